@@ -1,0 +1,41 @@
+# Developer entry points. CMake does the building; this file only strings
+# the steps together so each is one command.
+BUILD_DIR ?= build
+ASAN_BUILD_DIR ?= build-asan
+JOBS ?= $(shell nproc)
+AIRLOCK_DATA_DIR ?= /var/lib/airlock
+export AIRLOCK_DATA_DIR
+
+.PHONY: all deps build test test-asan bench up down clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Unit tests run in parallel; integration tests (real VMs) take a resource
+# lock so they run one at a time.
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j 2
+
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DAIRLOCK_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	@cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 2
+
+bench: build
+	@$(BUILD_DIR)/tests/airlock-bench --out bench/results
+
+up: build
+	@sh scripts/up.sh $(BUILD_DIR)
+
+down:
+	@sh scripts/down.sh
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -1,0 +1,69 @@
+/* Length-prefixed GuestFrame codec for the host <-> guest channel.
+ *
+ * Wire format (protos/guest.proto): a 4-byte big-endian length, then that
+ * many bytes of an encoded airlock.guest.v1.GuestFrame. Both ends use the
+ * incremental decoder below, so a reader can feed whatever read() returned
+ * and pull out complete frames; garbage or oversized lengths are reported
+ * as errors instead of allocating or crashing. */
+#ifndef AIRLOCK_FRAME_H
+#define AIRLOCK_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest.pb-c.h"
+
+typedef Airlock__Guest__V1__GuestFrame GuestFrame;
+
+#define AIRLOCK_GUEST_PROTOCOL_VERSION 1u
+/* Largest encoded frame either side accepts (header excluded). */
+#define AIRLOCK_FRAME_MAX (1u << 20)
+/* Largest payload (Output.data, Data.data) a sender puts in one frame. */
+#define AIRLOCK_CHUNK_MAX (64u << 10)
+/* Per-stream, per-direction flow-control window in payload bytes. */
+#define AIRLOCK_STREAM_WINDOW (256u << 10)
+#define AIRLOCK_FRAME_HEADER 4u
+
+enum frame_status {
+    FRAME_OK = 0,        /* a frame was decoded */
+    FRAME_NEED_MORE = 1, /* not enough bytes buffered yet */
+    FRAME_TOO_LARGE = -1, /* length prefix above AIRLOCK_FRAME_MAX */
+    FRAME_MALFORMED = -2, /* payload is not a valid GuestFrame */
+    FRAME_NO_MEMORY = -3,
+};
+
+struct frame_decoder {
+    uint8_t *buf;
+    size_t len; /* bytes buffered */
+    size_t cap;
+};
+
+/* Encodes f with its length prefix into a malloc'd buffer. Returns 0, or -1
+ * when the frame would exceed AIRLOCK_FRAME_MAX (errno = EMSGSIZE) or on
+ * allocation failure. */
+int frame_encode(const GuestFrame *f, uint8_t **out, size_t *out_len);
+
+void frame_decoder_init(struct frame_decoder *d);
+void frame_decoder_free(struct frame_decoder *d);
+/* Appends bytes; never buffers more than one maximal frame plus len. */
+int frame_decoder_feed(struct frame_decoder *d, const void *data, size_t len);
+/* Takes the next complete frame off the buffer. On FRAME_OK *out is owned by
+ * the caller (free with frame_free). After FRAME_TOO_LARGE or
+ * FRAME_MALFORMED the stream is out of sync: the caller must drop it. */
+enum frame_status frame_decoder_next(struct frame_decoder *d, GuestFrame **out);
+const char *frame_status_str(enum frame_status s);
+
+void frame_free(GuestFrame *f);
+
+/* Writes one frame to a (possibly non-blocking) fd, waiting with poll()
+ * while the fd is full. Returns 0 or -1 with errno set. */
+int frame_write_fd(int fd, const GuestFrame *f);
+
+/* Payload bytes a frame carries for flow-control accounting. */
+size_t frame_payload_bytes(const GuestFrame *f);
+
+/* True for the guest-sent frames that end a stream (protos/guest.proto). */
+bool frame_is_terminal(const GuestFrame *f);
+
+#endif

@@ -1,0 +1,277 @@
+/* Client side of airlock_rpc: every stream owns a pluck queue and runs one
+ * blocking batch per operation. See docs/rpc.md. */
+#include "rpc_client.h"
+
+#include "rpc_wire.h"
+
+#include <grpc/grpc_security.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tags on a stream's own queue: one per kind of op that may be in flight. */
+#define TAG_START ((void *)1)
+#define TAG_SEND ((void *)2)
+#define TAG_RECV ((void *)3)
+#define TAG_STATUS ((void *)4)
+
+struct rpc_channel {
+    grpc_channel *channel;
+    grpc_metadata auth; /* "authorization: Bearer …" */
+    size_t n_metadata;  /* 0 or 1 */
+};
+
+struct rpc_stream {
+    grpc_call *call;
+    grpc_completion_queue *cq;
+    bool start_pending; /* TAG_START (initial metadata) not plucked yet */
+    bool send_closed;
+    bool recv_ended;
+    bool got_initial_metadata;
+    grpc_metadata_array initial_metadata;
+};
+
+struct rpc_channel *rpc_channel_open(const char *target, const char *bearer_token)
+{
+    struct rpc_channel *ch = calloc(1, sizeof(*ch));
+    if (!ch)
+        return NULL;
+    grpc_init();
+    if (bearer_token) {
+        size_t len = strlen("Bearer ") + strlen(bearer_token) + 1;
+        char *value = malloc(len);
+        if (!value)
+            goto fail;
+        snprintf(value, len, "Bearer %s", bearer_token);
+        ch->auth.key = grpc_slice_from_static_string("authorization");
+        ch->auth.value = grpc_slice_from_copied_string(value);
+        ch->n_metadata = 1;
+        free(value);
+    }
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    ch->channel = grpc_channel_create(target, creds, rpc_wire_channel_args());
+    grpc_channel_credentials_release(creds);
+    return ch;
+
+fail:
+    free(ch);
+    grpc_shutdown();
+    return NULL;
+}
+
+void rpc_channel_close(struct rpc_channel *ch)
+{
+    if (!ch)
+        return;
+    grpc_channel_destroy(ch->channel);
+    if (ch->n_metadata) {
+        grpc_slice_unref(ch->auth.key);
+        grpc_slice_unref(ch->auth.value);
+    }
+    free(ch);
+    grpc_shutdown();
+}
+
+int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
+{
+    gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_connectivity_state state = grpc_channel_check_connectivity_state(ch->channel, 1);
+    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN) {
+        grpc_channel_watch_connectivity_state(ch->channel, state, deadline, cq, TAG_START);
+        grpc_event ev =
+            grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (!ev.success) /* deadline passed without a change */
+            break;
+        /* An idle channel must be asked again to connect. */
+        state = grpc_channel_check_connectivity_state(ch->channel, 1);
+    }
+    grpc_completion_queue_shutdown(cq);
+    grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_destroy(cq);
+    return state == GRPC_CHANNEL_READY ? 0 : -1;
+}
+
+struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, int timeout_ms)
+{
+    struct rpc_stream *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_metadata_array_init(&s->initial_metadata);
+    grpc_slice method_slice = grpc_slice_from_copied_string(method);
+    s->call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
+                                       method_slice, NULL, rpc_wire_deadline(timeout_ms), NULL);
+    grpc_slice_unref(method_slice);
+
+    /* Started now and plucked in finish, so later batches queue behind it
+     * without waiting for the connection here. */
+    grpc_op op = {.op = GRPC_OP_SEND_INITIAL_METADATA,
+                  .flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY,
+                  .data.send_initial_metadata = {.count = ch->n_metadata, .metadata = &ch->auth}};
+    s->start_pending = grpc_call_start_batch(s->call, &op, 1, TAG_START, NULL) == GRPC_CALL_OK;
+    return s;
+}
+
+static bool stream_run_batch(struct rpc_stream *s, const grpc_op *ops, size_t n, void *tag)
+{
+    if (grpc_call_start_batch(s->call, ops, n, tag, NULL) != GRPC_CALL_OK)
+        return false;
+    grpc_event ev = grpc_completion_queue_pluck(s->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    return ev.type == GRPC_OP_COMPLETE && ev.success;
+}
+
+int rpc_stream_send(struct rpc_stream *s, const ProtobufCMessage *msg)
+{
+    grpc_byte_buffer *buf = rpc_wire_pack(msg);
+    grpc_op op = {.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = buf};
+    bool ok = stream_run_batch(s, &op, 1, TAG_SEND);
+    grpc_byte_buffer_destroy(buf);
+    return ok ? 0 : -1;
+}
+
+int rpc_stream_close_send(struct rpc_stream *s)
+{
+    if (s->send_closed)
+        return 0;
+    s->send_closed = true;
+    grpc_op op = {.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT};
+    return stream_run_batch(s, &op, 1, TAG_SEND) ? 0 : -1;
+}
+
+/* Next raw response, or NULL at the end of the stream. */
+static grpc_byte_buffer *stream_recv_buffer(struct rpc_stream *s)
+{
+    if (s->recv_ended)
+        return NULL;
+    grpc_byte_buffer *buf = NULL;
+    grpc_op ops[2];
+    size_t n = 0;
+    if (!s->got_initial_metadata) {
+        s->got_initial_metadata = true;
+        ops[n++] = (grpc_op){.op = GRPC_OP_RECV_INITIAL_METADATA,
+                             .data.recv_initial_metadata.recv_initial_metadata =
+                                 &s->initial_metadata};
+    }
+    ops[n++] = (grpc_op){.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &buf};
+    if (!stream_run_batch(s, ops, n, TAG_RECV) && buf) {
+        grpc_byte_buffer_destroy(buf);
+        buf = NULL;
+    }
+    if (!buf)
+        s->recv_ended = true;
+    return buf;
+}
+
+int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+                    ProtobufCMessage **out)
+{
+    *out = NULL;
+    grpc_byte_buffer *buf = stream_recv_buffer(s);
+    if (!buf)
+        return 0;
+    *out = rpc_wire_unpack(buf, desc);
+    grpc_byte_buffer_destroy(buf);
+    if (*out)
+        return 1;
+    char reason[256];
+    snprintf(reason, sizeof(reason), "response is not a valid %s", desc->short_name);
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, reason, NULL);
+    s->recv_ended = true;
+    return 0;
+}
+
+void rpc_stream_cancel(struct rpc_stream *s)
+{
+    grpc_call_cancel(s->call, NULL);
+}
+
+grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details)
+{
+    /* gRPC delivers the status only once the client half-closed and read
+     * every message. */
+    rpc_stream_close_send(s);
+    grpc_byte_buffer *unread;
+    while ((unread = stream_recv_buffer(s)))
+        grpc_byte_buffer_destroy(unread);
+
+    grpc_status_code status = GRPC_STATUS_UNKNOWN;
+    grpc_slice status_details = grpc_empty_slice();
+    grpc_metadata_array trailing_metadata;
+    grpc_metadata_array_init(&trailing_metadata);
+    grpc_op op = {.op = GRPC_OP_RECV_STATUS_ON_CLIENT,
+                  .data.recv_status_on_client = {.trailing_metadata = &trailing_metadata,
+                                                 .status = &status,
+                                                 .status_details = &status_details}};
+    if (!stream_run_batch(s, &op, 1, TAG_STATUS))
+        status = GRPC_STATUS_INTERNAL;
+    if (s->start_pending)
+        grpc_completion_queue_pluck(s->cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (details)
+        *details = rpc_wire_slice_strdup(status_details);
+
+    grpc_slice_unref(status_details);
+    grpc_metadata_array_destroy(&trailing_metadata);
+    grpc_metadata_array_destroy(&s->initial_metadata);
+    grpc_call_unref(s->call);
+    grpc_completion_queue_shutdown(s->cq);
+    grpc_completion_queue_pluck(s->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_destroy(s->cq);
+    free(s);
+    return status;
+}
+
+grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                           const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                           char **details, int timeout_ms)
+{
+    *resp = NULL;
+    struct rpc_stream *s = rpc_stream_open(ch, method, timeout_ms);
+    if (!s) {
+        if (details)
+            *details = strdup("out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    if (rpc_stream_send(s, req) == 0 && rpc_stream_close_send(s) == 0)
+        rpc_stream_recv(s, resp_desc, resp);
+    grpc_status_code status = rpc_stream_finish(s, details);
+    if (status == GRPC_STATUS_OK && !*resp) {
+        status = GRPC_STATUS_INTERNAL;
+        if (details) {
+            free(*details);
+            *details = strdup("no response message");
+        }
+    }
+    if (status != GRPC_STATUS_OK && *resp) {
+        protobuf_c_message_free_unpacked(*resp, NULL);
+        *resp = NULL;
+    }
+    return status;
+}
+
+const char *rpc_status_name(grpc_status_code code)
+{
+    static const char *const names[] = {
+        [GRPC_STATUS_OK] = "OK",
+        [GRPC_STATUS_CANCELLED] = "CANCELLED",
+        [GRPC_STATUS_UNKNOWN] = "UNKNOWN",
+        [GRPC_STATUS_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
+        [GRPC_STATUS_DEADLINE_EXCEEDED] = "DEADLINE_EXCEEDED",
+        [GRPC_STATUS_NOT_FOUND] = "NOT_FOUND",
+        [GRPC_STATUS_ALREADY_EXISTS] = "ALREADY_EXISTS",
+        [GRPC_STATUS_PERMISSION_DENIED] = "PERMISSION_DENIED",
+        [GRPC_STATUS_RESOURCE_EXHAUSTED] = "RESOURCE_EXHAUSTED",
+        [GRPC_STATUS_FAILED_PRECONDITION] = "FAILED_PRECONDITION",
+        [GRPC_STATUS_ABORTED] = "ABORTED",
+        [GRPC_STATUS_OUT_OF_RANGE] = "OUT_OF_RANGE",
+        [GRPC_STATUS_UNIMPLEMENTED] = "UNIMPLEMENTED",
+        [GRPC_STATUS_INTERNAL] = "INTERNAL",
+        [GRPC_STATUS_UNAVAILABLE] = "UNAVAILABLE",
+        [GRPC_STATUS_DATA_LOSS] = "DATA_LOSS",
+        [GRPC_STATUS_UNAUTHENTICATED] = "UNAUTHENTICATED",
+    };
+    if ((unsigned)code < sizeof(names) / sizeof(names[0]) && names[code])
+        return names[code];
+    return "UNKNOWN";
+}

@@ -1,0 +1,54 @@
+/* A small blocking gRPC client on the gRPC C core with protobuf-c messages.
+ * One rpc_stream per call; unary calls are rpc_unary(). Thread-safe per
+ * channel; a stream belongs to one thread at a time. */
+#ifndef AIRLOCK_RPC_CLIENT_H
+#define AIRLOCK_RPC_CLIENT_H
+
+#include <grpc/grpc.h>
+#include <grpc/status.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+
+struct rpc_channel;
+struct rpc_stream;
+
+/* target: "unix:/abs/path" or "host:port". bearer_token, when not NULL, is
+ * sent as "authorization: Bearer <token>" on every call. */
+struct rpc_channel *rpc_channel_open(const char *target, const char *bearer_token);
+void rpc_channel_close(struct rpc_channel *ch);
+
+/* Connects now and waits up to timeout_ms for the channel to be ready: 0 when
+ * it is, -1 when the server could not be reached in time. Lets a tool fail
+ * fast before a call that has no deadline of its own. */
+int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms);
+
+/* Starts a call; timeout_ms <= 0 means no deadline. Waits for the server to
+ * become reachable (wait-for-ready) within the deadline. NULL only when out
+ * of memory. */
+struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, int timeout_ms);
+/* -1 when the call already failed (the status tells why). */
+int rpc_stream_send(struct rpc_stream *s, const ProtobufCMessage *msg);
+int rpc_stream_close_send(struct rpc_stream *s);
+/* 1 with *out set (free with protobuf_c_message_free_unpacked), 0 at the end
+ * of the response stream or on failure. */
+int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+                    ProtobufCMessage **out);
+/* Cancels the call from the client side (the server sees cancellation).
+ * Unlike the other stream calls, safe from any thread. */
+void rpc_stream_cancel(struct rpc_stream *s);
+/* Half-closes if not done yet, reads and drops responses not yet received,
+ * waits for the status and frees the stream (cancel first to abandon an
+ * endless stream). *details (malloc'd, may be NULL) gets the status
+ * message; details itself may be NULL. A response that does not parse ends
+ * the call with INTERNAL "response is not a valid <Message>". */
+grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details);
+
+/* open + send + close_send + recv one + finish. On a non-OK status *resp is
+ * NULL. */
+grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                           const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                           char **details, int timeout_ms);
+
+const char *rpc_status_name(grpc_status_code code);
+
+#endif

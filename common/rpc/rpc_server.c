@@ -1,0 +1,498 @@
+/* Server side of airlock_rpc: one thread accepts calls on a "next" queue;
+ * each accepted call gets its own pluck queue and worker thread, so handlers
+ * are plain blocking code. See docs/rpc.md. */
+#include "rpc_server.h"
+
+#include "log.h"
+#include "rpc_wire.h"
+
+#include <errno.h>
+#include <grpc/grpc_security.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Tags on a call's own queue: one per kind of op that may be in flight. */
+#define TAG_RECV ((void *)1)
+#define TAG_SEND ((void *)2)
+#define TAG_CLOSE ((void *)3)
+
+struct rpc_metadata_entry {
+    char *key;
+    char *value;
+};
+
+struct rpc_call {
+    struct rpc_server *srv;
+    grpc_call *call;           /* filled in by grpc_server_request_call */
+    grpc_completion_queue *cq; /* pluck queue for this call's ops only */
+    grpc_call_details details;
+    grpc_metadata_array request_metadata;
+
+    char *method;
+    struct rpc_metadata_entry *metadata;
+    size_t n_metadata;
+
+    bool sent_initial_metadata;
+    bool finished;
+    enum rpc_recv_status recv_status;
+
+    /* RECV_CLOSE_ON_SERVER runs from the start; whoever plucks its tag first
+     * (rpc_call_cancelled or the worker's end) records the outcome. */
+    pthread_mutex_t close_mu;
+    atomic_bool closed;
+    atomic_bool cancelled;
+    int close_cancelled; /* written by gRPC when TAG_CLOSE completes */
+
+    pthread_t thread;
+    struct rpc_call *next_done; /* on srv->done once the worker returned */
+};
+
+struct rpc_server {
+    grpc_server *server;
+    grpc_completion_queue *cq; /* new-call notifications and the shutdown tag */
+    pthread_t thread;
+    const struct rpc_method *methods;
+    size_t n_methods;
+    void *ctx;
+    char *unix_path; /* removed again at stop */
+    char shutdown_tag;
+
+    pthread_mutex_t mu;
+    pthread_cond_t workers_changed;
+    size_t live_workers;
+    struct rpc_call *done; /* workers that returned and await pthread_join */
+};
+
+/* ---- per-call queue -------------------------------------------------- */
+
+static bool call_run_batch(struct rpc_call *c, const grpc_op *ops, size_t n, void *tag)
+{
+    if (grpc_call_start_batch(c->call, ops, n, tag, NULL) != GRPC_CALL_OK)
+        return false;
+    grpc_event ev = grpc_completion_queue_pluck(c->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    return ev.type == GRPC_OP_COMPLETE && ev.success;
+}
+
+/* Records the close outcome once TAG_CLOSE has been plucked. */
+static void call_note_closed(struct rpc_call *c)
+{
+    atomic_store(&c->cancelled, c->close_cancelled != 0);
+    atomic_store(&c->closed, true);
+}
+
+static void call_poll_close(struct rpc_call *c, gpr_timespec deadline)
+{
+    pthread_mutex_lock(&c->close_mu);
+    if (!atomic_load(&c->closed)) {
+        grpc_event ev = grpc_completion_queue_pluck(c->cq, TAG_CLOSE, deadline, NULL);
+        if (ev.type == GRPC_OP_COMPLETE)
+            call_note_closed(c);
+    }
+    pthread_mutex_unlock(&c->close_mu);
+}
+
+static struct rpc_call *call_new(struct rpc_server *srv)
+{
+    struct rpc_call *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->srv = srv;
+    c->cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_call_details_init(&c->details);
+    grpc_metadata_array_init(&c->request_metadata);
+    pthread_mutex_init(&c->close_mu, NULL);
+    return c;
+}
+
+/* Frees everything but the struct itself, which the worker hands to the
+ * server for pthread_join. */
+static void call_release(struct rpc_call *c)
+{
+    if (c->call)
+        grpc_call_unref(c->call);
+    c->call = NULL;
+    grpc_completion_queue_shutdown(c->cq);
+    grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_destroy(c->cq);
+    grpc_call_details_destroy(&c->details);
+    grpc_metadata_array_destroy(&c->request_metadata);
+    for (size_t i = 0; i < c->n_metadata; i++) {
+        free(c->metadata[i].key);
+        free(c->metadata[i].value);
+    }
+    free(c->metadata);
+    free(c->method);
+    pthread_mutex_destroy(&c->close_mu);
+}
+
+static int call_copy_request_info(struct rpc_call *c)
+{
+    c->method = rpc_wire_slice_strdup(c->details.method);
+    c->metadata = calloc(c->request_metadata.count + 1, sizeof(*c->metadata));
+    if (!c->method || !c->metadata)
+        return -1;
+    for (size_t i = 0; i < c->request_metadata.count; i++) {
+        const grpc_metadata *md = &c->request_metadata.metadata[i];
+        struct rpc_metadata_entry *e = &c->metadata[c->n_metadata++];
+        e->key = rpc_wire_slice_strdup(md->key);
+        e->value = rpc_wire_slice_strdup(md->value);
+        if (!e->key || !e->value)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- handler API ----------------------------------------------------- */
+
+ProtobufCMessage *rpc_call_recv(struct rpc_call *c, const ProtobufCMessageDescriptor *desc)
+{
+    grpc_byte_buffer *buf = NULL;
+    grpc_op op = {.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &buf};
+    if (!call_run_batch(c, &op, 1, TAG_RECV)) {
+        c->recv_status = RPC_RECV_FAILED;
+        if (buf)
+            grpc_byte_buffer_destroy(buf);
+        return NULL;
+    }
+    if (!buf) {
+        c->recv_status = RPC_RECV_END;
+        return NULL;
+    }
+    ProtobufCMessage *msg = rpc_wire_unpack(buf, desc);
+    grpc_byte_buffer_destroy(buf);
+    c->recv_status = msg ? RPC_RECV_MESSAGE : RPC_RECV_MALFORMED;
+    return msg;
+}
+
+enum rpc_recv_status rpc_call_recv_status(const struct rpc_call *c)
+{
+    return c->recv_status;
+}
+
+ProtobufCMessage *rpc_call_recv_request(struct rpc_call *c, const ProtobufCMessageDescriptor *desc)
+{
+    ProtobufCMessage *msg = rpc_call_recv(c, desc);
+    switch (c->recv_status) {
+    case RPC_RECV_MESSAGE:
+        return msg;
+    case RPC_RECV_MALFORMED:
+        rpc_call_finishf(c, GRPC_STATUS_INVALID_ARGUMENT, "request is not a valid %s",
+                         desc->short_name);
+        break;
+    case RPC_RECV_END:
+        rpc_call_finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message");
+        break;
+    case RPC_RECV_FAILED:
+        rpc_call_finish(c, GRPC_STATUS_CANCELLED, "call ended before the request arrived");
+        break;
+    }
+    return NULL;
+}
+
+/* Adds SEND_INITIAL_METADATA in front of the first send, so an error status
+ * can go out as a trailers-only response. Returns the number of ops used. */
+static size_t call_initial_metadata_op(struct rpc_call *c, grpc_op *op)
+{
+    if (c->sent_initial_metadata)
+        return 0;
+    c->sent_initial_metadata = true;
+    *op = (grpc_op){.op = GRPC_OP_SEND_INITIAL_METADATA};
+    return 1;
+}
+
+int rpc_call_send(struct rpc_call *c, const ProtobufCMessage *msg)
+{
+    grpc_op ops[2];
+    size_t n = call_initial_metadata_op(c, &ops[0]);
+    grpc_byte_buffer *buf = rpc_wire_pack(msg);
+    ops[n++] = (grpc_op){.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = buf};
+    bool ok = call_run_batch(c, ops, n, TAG_SEND);
+    grpc_byte_buffer_destroy(buf);
+    return ok ? 0 : -1;
+}
+
+void rpc_call_finish(struct rpc_call *c, grpc_status_code code, const char *message)
+{
+    if (c->finished) {
+        log_warn("rpc call finished twice", "method=%s", c->method);
+        return;
+    }
+    c->finished = true;
+    grpc_slice details = grpc_slice_from_copied_string(message ? message : "");
+    grpc_op ops[2];
+    size_t n = call_initial_metadata_op(c, &ops[0]);
+    ops[n++] = (grpc_op){.op = GRPC_OP_SEND_STATUS_FROM_SERVER,
+                         .data.send_status_from_server = {.status = code, .status_details = &details}};
+    /* Fails only when the client is gone, which the handler cannot act on. */
+    call_run_batch(c, ops, n, TAG_SEND);
+    grpc_slice_unref(details);
+}
+
+void rpc_call_finishf(struct rpc_call *c, grpc_status_code code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof(message), fmt, ap);
+    va_end(ap);
+    rpc_call_finish(c, code, message);
+}
+
+bool rpc_call_cancelled(struct rpc_call *c)
+{
+    if (!atomic_load(&c->closed))
+        call_poll_close(c, gpr_inf_past(GPR_CLOCK_REALTIME));
+    return atomic_load(&c->cancelled);
+}
+
+const char *rpc_call_metadata(struct rpc_call *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_metadata; i++)
+        if (strcasecmp(c->metadata[i].key, key) == 0)
+            return c->metadata[i].value;
+    return NULL;
+}
+
+const char *rpc_call_method(const struct rpc_call *c)
+{
+    return c->method;
+}
+
+/* ---- workers --------------------------------------------------------- */
+
+static rpc_handler_fn server_find_handler(const struct rpc_server *srv, const char *method)
+{
+    for (size_t i = 0; i < srv->n_methods; i++)
+        if (strcmp(srv->methods[i].path, method) == 0)
+            return srv->methods[i].handler;
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    struct rpc_call *c = arg;
+    struct rpc_server *srv = c->srv;
+
+    grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER,
+                        .data.recv_close_on_server.cancelled = &c->close_cancelled};
+    if (grpc_call_start_batch(c->call, &close_op, 1, TAG_CLOSE, NULL) != GRPC_CALL_OK)
+        call_note_closed(c); /* never started: nothing to pluck later */
+
+    if (call_copy_request_info(c) < 0) {
+        rpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        rpc_handler_fn handler = server_find_handler(srv, c->method);
+        if (handler) {
+            handler(c, srv->ctx);
+            if (!c->finished)
+                rpc_call_finish(c, GRPC_STATUS_INTERNAL, "handler did not finish");
+        } else {
+            rpc_call_finishf(c, GRPC_STATUS_UNIMPLEMENTED, "unknown method %s", c->method);
+        }
+    }
+    /* The call may be unreffed only once its close op is out of the queue. */
+    call_poll_close(c, gpr_inf_future(GPR_CLOCK_REALTIME));
+    call_release(c);
+
+    pthread_mutex_lock(&srv->mu);
+    c->next_done = srv->done;
+    srv->done = c;
+    srv->live_workers--;
+    pthread_cond_broadcast(&srv->workers_changed);
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
+}
+
+/* Joins workers that have returned; the server thread calls it as calls
+ * arrive so a long-running server does not accumulate finished threads. */
+static void server_reap_workers(struct rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    struct rpc_call *done = srv->done;
+    srv->done = NULL;
+    pthread_mutex_unlock(&srv->mu);
+    while (done) {
+        struct rpc_call *next = done->next_done;
+        pthread_join(done->thread, NULL);
+        free(done);
+        done = next;
+    }
+}
+
+static void server_start_worker(struct rpc_server *srv, struct rpc_call *c)
+{
+    pthread_mutex_lock(&srv->mu);
+    int err = pthread_create(&c->thread, NULL, worker_main, c);
+    if (err == 0)
+        srv->live_workers++;
+    pthread_mutex_unlock(&srv->mu);
+    if (err == 0)
+        return;
+    log_error("rpc worker thread failed", "method=%s err=\"%s\"", c->method ? c->method : "?",
+              strerror(err));
+    grpc_call_cancel_with_status(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "no thread for the call",
+                                 NULL);
+    call_release(c);
+    free(c);
+}
+
+/* ---- accept loop ----------------------------------------------------- */
+
+/* Asks gRPC for the next incoming call. Without one pending the server
+ * accepts nothing more, so a failure is logged loudly. */
+static void server_request_call(struct rpc_server *srv)
+{
+    struct rpc_call *c = call_new(srv);
+    if (!c) {
+        log_error("rpc server cannot request calls", "err=\"out of memory\"");
+        return;
+    }
+    grpc_call_error err = grpc_server_request_call(srv->server, &c->call, &c->details,
+                                                   &c->request_metadata, c->cq, srv->cq, c);
+    if (err == GRPC_CALL_OK)
+        return;
+    log_error("rpc server cannot request calls", "grpc_call_error=%d", (int)err);
+    call_release(c);
+    free(c);
+}
+
+static void *server_main(void *arg)
+{
+    struct rpc_server *srv = arg;
+    bool shutting_down = false;
+
+    server_request_call(srv);
+    for (;;) {
+        grpc_event ev =
+            grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        if (ev.tag == &srv->shutdown_tag) {
+            /* Nothing is requested on the queue past this point. */
+            shutting_down = true;
+            grpc_completion_queue_shutdown(srv->cq);
+            continue;
+        }
+        struct rpc_call *c = ev.tag;
+        if (!ev.success) { /* the server is shutting down */
+            call_release(c);
+            free(c);
+            continue;
+        }
+        if (!shutting_down)
+            server_request_call(srv);
+        server_start_worker(srv, c);
+        server_reap_workers(srv);
+    }
+    return NULL;
+}
+
+/* ---- start / stop ---------------------------------------------------- */
+
+/* Removes a leftover socket file from a previous run (only a socket). */
+static int server_prepare_unix_path(struct rpc_server *srv, const char *addr, char *err,
+                                    size_t errlen)
+{
+    if (strncmp(addr, "unix:", 5) != 0)
+        return 0;
+    srv->unix_path = strdup(addr + 5);
+    if (!srv->unix_path) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct stat st;
+    if (lstat(srv->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) && unlink(srv->unix_path) < 0) {
+        snprintf(err, errlen, "cannot remove stale socket %s: %s", srv->unix_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void server_free(struct rpc_server *srv)
+{
+    grpc_server_destroy(srv->server);
+    grpc_completion_queue_destroy(srv->cq);
+    if (srv->unix_path) {
+        struct stat st;
+        if (lstat(srv->unix_path, &st) == 0 && S_ISSOCK(st.st_mode))
+            unlink(srv->unix_path);
+        free(srv->unix_path);
+    }
+    pthread_mutex_destroy(&srv->mu);
+    pthread_cond_destroy(&srv->workers_changed);
+    free(srv);
+    grpc_shutdown();
+}
+
+struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
+                                    size_t n_methods, void *ctx, char *err, size_t errlen)
+{
+    struct rpc_server *srv = calloc(1, sizeof(*srv));
+    if (!srv) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    grpc_init();
+    srv->methods = methods;
+    srv->n_methods = n_methods;
+    srv->ctx = ctx;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->workers_changed, NULL);
+    srv->server = grpc_server_create(rpc_wire_channel_args(), NULL);
+    srv->cq = grpc_completion_queue_create_for_next(NULL);
+    grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
+
+    if (server_prepare_unix_path(srv, addr, err, errlen) < 0)
+        goto fail_unstarted;
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    int port = grpc_server_add_http2_port(srv->server, addr, creds);
+    grpc_server_credentials_release(creds);
+    if (port == 0) {
+        snprintf(err, errlen, "cannot listen on %s", addr);
+        goto fail_unstarted;
+    }
+    grpc_server_start(srv->server);
+
+    int rc = pthread_create(&srv->thread, NULL, server_main, srv);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the server thread: %s", strerror(rc));
+        /* Run the accept loop here just to drain the shutdown. */
+        grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
+        server_main(srv);
+        server_free(srv);
+        return NULL;
+    }
+    return srv;
+
+fail_unstarted:
+    grpc_completion_queue_shutdown(srv->cq);
+    while (grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN)
+        ;
+    free(srv->unix_path);
+    srv->unix_path = NULL; /* not ours: another server may be listening there */
+    server_free(srv);
+    return NULL;
+}
+
+void rpc_server_stop(struct rpc_server *srv)
+{
+    if (!srv)
+        return;
+    grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
+    grpc_server_cancel_all_calls(srv->server);
+    pthread_join(srv->thread, NULL);
+
+    pthread_mutex_lock(&srv->mu);
+    while (srv->live_workers > 0)
+        pthread_cond_wait(&srv->workers_changed, &srv->mu);
+    pthread_mutex_unlock(&srv->mu);
+    server_reap_workers(srv);
+    server_free(srv);
+}

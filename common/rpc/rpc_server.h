@@ -1,0 +1,86 @@
+/* A small gRPC server on the gRPC C core with protobuf-c messages.
+ *
+ * Each incoming call is handled on its own thread with its own completion
+ * queue, so a handler is plain blocking code: receive the request, send zero
+ * or more messages, finish with a status. Handlers for unary, server-
+ * streaming and client-streaming methods all use the same calls.
+ *
+ * Threads: one server thread accepts calls; each call runs its handler on a
+ * fresh worker thread. On one call, a recv may run concurrently with a send
+ * or finish on another thread, but never two recvs or two sends at once. */
+#ifndef AIRLOCK_RPC_SERVER_H
+#define AIRLOCK_RPC_SERVER_H
+
+#include <grpc/grpc.h>
+#include <grpc/status.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct rpc_server;
+struct rpc_call;
+
+typedef void (*rpc_handler_fn)(struct rpc_call *call, void *ctx);
+
+struct rpc_method {
+    const char *path; /* "/airlock.vmhost.v1.VmHost/CreateSandbox" */
+    rpc_handler_fn handler;
+};
+
+/* What the last rpc_call_recv() saw. */
+enum rpc_recv_status {
+    RPC_RECV_MESSAGE,   /* a message was returned */
+    RPC_RECV_END,       /* the client half-closed: no more messages */
+    RPC_RECV_MALFORMED, /* bytes arrived that do not parse as the message */
+    RPC_RECV_FAILED,    /* the call is gone (cancelled, deadline, server stop) */
+};
+
+/* Listens on addr ("unix:/abs/path" or "127.0.0.1:port"; a stale unix socket
+ * is unlinked first) and serves methods until rpc_server_stop(). Unknown
+ * methods get UNIMPLEMENTED. methods[] must outlive the server. Returns NULL
+ * with a message in err. */
+struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
+                                    size_t n_methods, void *ctx, char *err, size_t errlen);
+
+/* Stops accepting, cancels calls in flight, waits for handler threads to
+ * return, frees everything. */
+void rpc_server_stop(struct rpc_server *srv);
+
+/* Next request message, unpacked (free with protobuf_c_message_free_unpacked).
+ * NULL when the client half-closed (end of a client stream), sent bytes that
+ * are not a desc message, or the call failed; rpc_call_recv_status() tells
+ * which. */
+ProtobufCMessage *rpc_call_recv(struct rpc_call *call, const ProtobufCMessageDescriptor *desc);
+enum rpc_recv_status rpc_call_recv_status(const struct rpc_call *call);
+
+/* The request of a unary or server-streaming method. When there is none,
+ * finishes the call itself (INVALID_ARGUMENT "request is not a valid
+ * <Message>", INVALID_ARGUMENT "missing request message", or CANCELLED) and
+ * returns NULL; the handler then just returns. */
+ProtobufCMessage *rpc_call_recv_request(struct rpc_call *call,
+                                        const ProtobufCMessageDescriptor *desc);
+
+/* Sends one response message (blocking until gRPC took it). -1 when the
+ * client went away. */
+int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg);
+
+/* Ends the call with a status; once per call (later calls are logged and
+ * ignored). The handler returns after this. A handler that returns without
+ * finishing gets INTERNAL "handler did not finish". */
+void rpc_call_finish(struct rpc_call *call, grpc_status_code code, const char *message);
+/* printf-style message. */
+void rpc_call_finishf(struct rpc_call *call, grpc_status_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* True once the client cancelled, its deadline passed, the connection broke
+ * or the server is stopping. Cheap and callable from any thread; handlers of
+ * long streams poll it. */
+bool rpc_call_cancelled(struct rpc_call *call);
+
+/* Value of a request metadata key (e.g. "authorization"), or NULL. The
+ * string lives as long as the call. */
+const char *rpc_call_metadata(struct rpc_call *call, const char *key);
+
+const char *rpc_call_method(const struct rpc_call *call);
+
+#endif

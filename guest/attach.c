@@ -1,0 +1,100 @@
+#include "attach.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "exec.h"
+#include "guestd_internal.h"
+#include "handlers.h"
+#include "process_table.h"
+
+struct attach_stream {
+    struct stream base;
+    struct list_node peer; /* in the process's attachers */
+    struct bg_process *proc;
+    uint64_t cursor; /* next ring position to send */
+    uint64_t end;    /* without follow: stop here */
+    bool follow;
+    uint64_t window;
+};
+
+/* Sends what the window allows; ends the stream when it is complete. */
+static void attach_pump(struct attach_stream *a)
+{
+    struct bg_process *p = a->proc;
+    struct guestd *g = a->base.g;
+    uint8_t buf[AIRLOCK_CHUNK_MAX];
+    uint64_t limit = a->follow ? p->output.total : a->end;
+    /* Output the ring already overwrote is lost to this reader. */
+    if (a->cursor < ring_start(&p->output))
+        a->cursor = ring_start(&p->output);
+    while (a->cursor < limit && a->window > 0) {
+        size_t want = a->window < sizeof(buf) ? (size_t)a->window : sizeof(buf);
+        if (limit - a->cursor < want)
+            want = (size_t)(limit - a->cursor);
+        size_t n = ring_read(&p->output, a->cursor, buf, want);
+        if (n == 0)
+            break;
+        guestd_send_output(g, a->base.id, 1, buf, n);
+        a->cursor += n;
+        a->window -= n;
+    }
+    if (a->cursor < limit)
+        return;
+    if (!a->follow)
+        guestd_send_result(g, a->base.id, 0, NULL);
+    else if (!p->running)
+        exec_send_exit(g, a->base.id, p->wait_status, p->timed_out);
+    else
+        return;
+    guestd_stream_end(&a->base);
+}
+
+void attach_wake_all(struct bg_process *p)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &p->attachers)
+        attach_pump(list_entry(pos, struct attach_stream, peer));
+}
+
+static void attach_on_window(struct stream *s, uint32_t bytes)
+{
+    struct attach_stream *a = (struct attach_stream *)s;
+    a->window = window_add(a->window, bytes);
+    attach_pump(a);
+}
+
+static void attach_destroy(struct stream *s)
+{
+    struct attach_stream *a = (struct attach_stream *)s;
+    list_remove(&a->peer);
+    free(a);
+}
+
+static const struct stream_ops attach_stream_ops = {
+    .kind = "attach",
+    .on_window = attach_on_window,
+    .destroy = attach_destroy,
+};
+
+void attach_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AttachRequest *r)
+{
+    struct bg_process *p = process_table_find(g->processes, r->pid);
+    if (!p) {
+        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+        return;
+    }
+    struct attach_stream *a = calloc(1, sizeof(*a));
+    if (!a) {
+        guestd_send_result(g, id, ENOMEM, "attach: out of memory");
+        return;
+    }
+    a->proc = p;
+    a->cursor = ring_start(&p->output);
+    a->end = p->output.total;
+    a->follow = r->follow;
+    a->window = AIRLOCK_STREAM_WINDOW;
+    guestd_stream_add(g, &a->base, id, &attach_stream_ops);
+    list_add_tail(&p->attachers, &a->peer);
+    attach_pump(a);
+}

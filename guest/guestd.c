@@ -1,0 +1,272 @@
+/* The daemon: owns the event loop, the host channel and the streams, and
+ * routes every frame from the host to its handler. */
+#include "guestd.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guestd_internal.h"
+#include "handlers.h"
+#include "log.h"
+#include "process_table.h"
+
+/* Each open stream holds a few fds and up to a window of buffers. */
+#define GUESTD_MAX_STREAMS 1024
+
+void guestd_stream_add(struct guestd *g, struct stream *s, uint32_t id,
+                       const struct stream_ops *ops)
+{
+    s->id = id;
+    s->ops = ops;
+    s->g = g;
+    list_add_tail(&g->streams, &s->node);
+    g->nstreams++;
+}
+
+void guestd_stream_end(struct stream *s)
+{
+    list_remove(&s->node);
+    s->g->nstreams--;
+    s->ops->destroy(s);
+}
+
+static struct stream *guestd_find_stream(struct guestd *g, uint32_t id)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &g->streams) {
+        struct stream *s = list_entry(pos, struct stream, node);
+        if (s->id == id)
+            return s;
+    }
+    return NULL;
+}
+
+/* Foreground execs die, transfers are aborted; background processes live
+ * on in the process table. */
+static void guestd_end_session(struct guestd *g)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &g->streams)
+        guestd_stream_end(list_entry(pos, struct stream, node));
+}
+
+static void guestd_hello(struct guestd *g, const GuestFrame *f)
+{
+    if (f->hello->protocol_version != AIRLOCK_GUEST_PROTOCOL_VERSION)
+        log_warn("host speaks another protocol version", "host=%u guest=%u",
+                 f->hello->protocol_version, AIRLOCK_GUEST_PROTOCOL_VERSION);
+    if (g->nstreams)
+        log_info("new session: ending the previous one's streams", "streams=%zu", g->nstreams);
+    guestd_end_session(g);
+    Airlock__Guest__V1__Hello h = AIRLOCK__GUEST__V1__HELLO__INIT;
+    h.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
+    h.guestd_version = GUESTD_VERSION;
+    GuestFrame out = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    out.stream_id = f->stream_id;
+    out.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
+    out.hello = &h;
+    guestd_send(g, &out);
+}
+
+/* Frames that continue an open stream; for an unknown stream they are
+ * ignored (it may have just ended). Returns false if f is not one. */
+static bool guestd_stream_frame(struct guestd *g, const GuestFrame *f)
+{
+    struct stream *s = guestd_find_stream(g, f->stream_id);
+    switch (f->body_case) {
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA:
+        if (s && s->ops->on_data)
+            s->ops->on_data(s, f->data);
+        return true;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW:
+        if (s && s->ops->on_window)
+            s->ops->on_window(s, f->window->bytes);
+        return true;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE:
+        if (s && s->ops->on_resize)
+            s->ops->on_resize(s, f->resize->rows, f->resize->cols);
+        return true;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CANCEL:
+        if (s)
+            guestd_stream_end(s);
+        return true;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL:
+        /* On an exec stream it targets that exec; else it is a request. */
+        if (!s)
+            return false;
+        if (s->ops->on_signal)
+            s->ops->on_signal(s, f->signal->signal);
+        return true;
+    default:
+        if (s) {
+            log_warn("unexpected frame on an open stream", "stream=%u kind=%s body=%d",
+                     f->stream_id, s->ops->kind, (int)f->body_case);
+            return true;
+        }
+        return false;
+    }
+}
+
+static void guestd_request(struct guestd *g, const GuestFrame *f)
+{
+    uint32_t id = f->stream_id;
+    if (id == 0) {
+        log_warn("request on stream 0 ignored", "body=%d", (int)f->body_case);
+        return;
+    }
+    if (g->nstreams >= GUESTD_MAX_STREAMS) {
+        guestd_send_result(g, id, EAGAIN, "too many open streams (%d)", GUESTD_MAX_STREAMS);
+        return;
+    }
+    switch (f->body_case) {
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC:
+        guestd_touch(g);
+        exec_request(g, id, f->exec);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL:
+        guestd_touch(g);
+        process_signal_request(g, id, f->signal);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST_REQUEST:
+        guestd_touch(g);
+        process_list_request(g, id);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ATTACH:
+        guestd_touch(g);
+        attach_request(g, id, f->attach);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_STDIN:
+        guestd_touch(g);
+        process_stdin_request(g, id, f->process_stdin);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_READ:
+        guestd_touch(g);
+        file_read_request(g, id, f->file_read);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_WRITE:
+        guestd_touch(g);
+        file_write_request(g, id, f->file_write);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_STAT:
+        guestd_touch(g);
+        stat_request(g, id, f->stat);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST:
+        guestd_touch(g);
+        dir_list_request(g, id, f->list);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_MKDIR:
+        guestd_touch(g);
+        mkdir_request(g, id, f->mkdir);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_REMOVE:
+        guestd_touch(g);
+        remove_request(g, id, f->remove);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RENAME:
+        guestd_touch(g);
+        rename_request(g, id, f->rename);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CHMOD:
+        guestd_touch(g);
+        chmod_request(g, id, f->chmod);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST:
+        health_request(g, id);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_CLOCK:
+        set_clock_request(g, id, f->set_clock);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ADD_ENTROPY:
+        add_entropy_request(g, id, f->add_entropy);
+        break;
+    default:
+        /* A body from a newer host, or one only the guest sends. */
+        guestd_send_result(g, id, EINVAL, "unsupported request (frame body %d)",
+                           (int)f->body_case);
+    }
+}
+
+static void guestd_on_frame(void *ctx, const GuestFrame *f)
+{
+    struct guestd *g = ctx;
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO)
+        guestd_hello(g, f);
+    else if (!guestd_stream_frame(g, f))
+        guestd_request(g, f);
+}
+
+static void guestd_on_hangup(void *ctx, bool final)
+{
+    struct guestd *g = ctx;
+    guestd_end_session(g);
+    if (final)
+        loop_stop(g->loop);
+}
+
+static const struct channel_handler guestd_channel_handler = {
+    .on_frame = guestd_on_frame,
+    .on_hangup = guestd_on_hangup,
+};
+
+/* Library mode: SIGKILLed process groups still need reaping; wait a moment
+ * so no zombie outlives guestd_run. */
+static void guestd_reap_remaining(void)
+{
+    for (int i = 0; i < 100; i++) {
+        pid_t pid;
+        while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (pid < 0) /* ECHILD: none left */
+            return;
+        usleep(10 * 1000);
+    }
+}
+
+int guestd_run(int channel_fd, const struct guestd_options *opts)
+{
+    int rc = -1;
+    struct guestd g = { 0 };
+    list_init(&g.streams);
+    g.started_ms = loop_now_ms();
+    g.last_activity_unix_ms = unix_now_ms();
+    signal(SIGPIPE, SIG_IGN);
+    /* Orphans of the programs we run come back to us, as they do to PID 1. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+    if (!(g.loop = loop_new()) || !(g.reaper = reaper_new(g.loop)) ||
+        !(g.processes = process_table_new(&g))) {
+        log_error("cannot start", "error=\"out of memory\"");
+        close(channel_fd);
+        goto out;
+    }
+    g.channel = channel_new(g.loop, channel_fd, opts->reconnecting, &guestd_channel_handler, &g);
+    if (!g.channel) {
+        log_error("guestd: cannot use the channel fd", "fd=%d errno=%d", channel_fd, errno);
+        close(channel_fd);
+        goto out;
+    }
+    log_info("guestd serving", "version=%s reconnecting=%d", GUESTD_VERSION,
+             (int)opts->reconnecting);
+    rc = 0;
+    while (!loop_stopped(g.loop)) {
+        if (loop_run_once(g.loop) < 0) {
+            log_error("poll failed", "errno=%d error=\"%s\"", errno, strerror(errno));
+            rc = -1;
+            break;
+        }
+    }
+    guestd_end_session(&g);
+out:
+    process_table_free(g.processes);
+    channel_free(g.channel);
+    reaper_free(g.reaper);
+    loop_free(g.loop);
+    guestd_reap_remaining();
+    return rc;
+}

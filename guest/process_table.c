@@ -1,0 +1,251 @@
+#include "process_table.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "attach.h"
+#include "guestd_internal.h"
+#include "handlers.h"
+#include "log.h"
+
+struct process_table {
+    struct guestd *g;
+    struct list_node procs;
+    size_t nexited;
+};
+
+static size_t bg_output_budget(void *owner)
+{
+    (void)owner;
+    return SIZE_MAX; /* the ring never blocks the program */
+}
+
+static void bg_on_output(void *owner, int fd, const uint8_t *data, size_t len)
+{
+    (void)fd;
+    struct bg_process *p = owner;
+    guestd_touch(p->table->g);
+    if (ring_append(&p->output, data, len) < 0)
+        log_warn("out of memory for process output", "pid=%d", (int)p->pid);
+    attach_wake_all(p);
+}
+
+static void bg_free(struct bg_process *p)
+{
+    list_remove(&p->node);
+    child_destroy(&p->child);
+    ring_free(&p->output);
+    for (size_t i = 0; i < p->argc; i++)
+        free(p->argv[i].data);
+    free(p->argv);
+    free(p);
+}
+
+/* Drops the oldest exited entries nobody is attached to. */
+static void process_table_evict(struct process_table *t)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &t->procs) {
+        if (t->nexited <= PROCESS_MAX_EXITED)
+            return;
+        struct bg_process *p = list_entry(pos, struct bg_process, node);
+        if (p->running || !list_empty(&p->attachers))
+            continue;
+        bg_free(p);
+        t->nexited--;
+    }
+}
+
+static void bg_on_done(void *owner)
+{
+    struct bg_process *p = owner;
+    struct process_table *t = p->table;
+    p->running = false;
+    p->wait_status = p->child.wait_status;
+    p->timed_out = p->child.timed_out;
+    child_destroy(&p->child);
+    log_info("background process finished", "pid=%d status=0x%x", (int)p->pid, p->wait_status);
+    t->nexited++;
+    attach_wake_all(p);
+    process_table_evict(t);
+}
+
+static const struct child_owner bg_child_owner = {
+    .output_budget = bg_output_budget,
+    .on_output = bg_on_output,
+    .on_done = bg_on_done,
+};
+
+struct process_table *process_table_new(struct guestd *g)
+{
+    struct process_table *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->g = g;
+    list_init(&t->procs);
+    return t;
+}
+
+void process_table_free(struct process_table *t)
+{
+    if (!t)
+        return;
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &t->procs)
+        bg_free(list_entry(pos, struct bg_process, node));
+    free(t);
+}
+
+static int copy_argv(struct bg_process *p, const Airlock__Guest__V1__ExecRequest *r)
+{
+    p->argv = calloc(r->n_argv, sizeof(*p->argv));
+    if (!p->argv)
+        return -1;
+    for (size_t i = 0; i < r->n_argv; i++, p->argc++) {
+        p->argv[i].len = r->argv[i].len;
+        p->argv[i].data = malloc(r->argv[i].len ? r->argv[i].len : 1);
+        if (!p->argv[i].data)
+            return -1;
+        memcpy(p->argv[i].data, r->argv[i].data, r->argv[i].len);
+    }
+    return 0;
+}
+
+int process_table_start(struct process_table *t, const struct spawn_spec *spec,
+                        const Airlock__Guest__V1__ExecRequest *r, pid_t *pid, char *msg,
+                        size_t msglen)
+{
+    struct bg_process *p = calloc(1, sizeof(*p));
+    if (!p)
+        goto nomem;
+    list_init(&p->node);
+    list_init(&p->attachers);
+    ring_init(&p->output, PROCESS_RING_BYTES);
+    p->table = t;
+    p->pty = r->pty;
+    p->started_unix_ms = unix_now_ms();
+    if (copy_argv(p, r) < 0)
+        goto nomem;
+    struct guestd *g = t->g;
+    int err = child_start(&p->child, g->loop, g->reaper, spec, r->timeout_ms, &bg_child_owner,
+                          p, msg, msglen);
+    if (err) {
+        bg_free(p);
+        return err;
+    }
+    p->pid = p->child.pid;
+    p->running = true;
+    list_add_tail(&t->procs, &p->node);
+    log_info("background process started", "pid=%d", (int)p->pid);
+    *pid = p->pid;
+    return 0;
+nomem:
+    if (p)
+        bg_free(p);
+    snprintf(msg, msglen, "exec: out of memory");
+    return ENOMEM;
+}
+
+struct bg_process *process_table_find(struct process_table *t, pid_t pid)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &t->procs) {
+        struct bg_process *p = list_entry(pos, struct bg_process, node);
+        if (p->pid == pid)
+            return p;
+    }
+    return NULL;
+}
+
+void process_list_request(struct guestd *g, uint32_t id)
+{
+    struct process_table *t = g->processes;
+    size_t n = 0;
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &t->procs)
+        n++;
+    Airlock__Guest__V1__ProcessInfo *infos = calloc(n ? n : 1, sizeof(*infos));
+    Airlock__Guest__V1__ProcessInfo **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    if (!infos || !ptrs) {
+        guestd_send_result(g, id, ENOMEM, "process list: out of memory");
+        goto out;
+    }
+    size_t i = 0;
+    list_for_each_safe(pos, tmp, &t->procs) {
+        struct bg_process *p = list_entry(pos, struct bg_process, node);
+        Airlock__Guest__V1__ProcessInfo *pi = &infos[i];
+        airlock__guest__v1__process_info__init(pi);
+        pi->pid = p->pid;
+        pi->n_argv = p->argc;
+        pi->argv = p->argv;
+        pi->running = p->running;
+        if (!p->running && WIFSIGNALED(p->wait_status)) {
+            pi->signal = WTERMSIG(p->wait_status);
+            pi->exit_code = 128 + pi->signal;
+        } else if (!p->running) {
+            pi->exit_code = WEXITSTATUS(p->wait_status);
+        }
+        pi->started_unix_ms = p->started_unix_ms;
+        pi->pty = p->pty;
+        ptrs[i++] = pi;
+    }
+    Airlock__Guest__V1__ProcessList list = AIRLOCK__GUEST__V1__PROCESS_LIST__INIT;
+    list.n_processes = n;
+    list.processes = ptrs;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = id;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST;
+    f.process_list = &list;
+    guestd_send(g, &f);
+out:
+    free(infos);
+    free(ptrs);
+}
+
+void process_stdin_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ProcessStdin *r)
+{
+    struct bg_process *p = process_table_find(g->processes, r->pid);
+    if (!p) {
+        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+        return;
+    }
+    if (!p->running || p->child.stdin_fd < 0) {
+        guestd_send_result(g, id, EPIPE, "process %d: stdin is closed", r->pid);
+        return;
+    }
+    if (p->child.stdin_queue.len + r->data.len > PROCESS_STDIN_MAX) {
+        guestd_send_result(g, id, EAGAIN,
+                           "process %d: stdin queue full (%zu bytes waiting, limit %u)", r->pid,
+                           p->child.stdin_queue.len, PROCESS_STDIN_MAX);
+        return;
+    }
+    if (child_write_stdin(&p->child, r->data.data, r->data.len, r->eof) < 0) {
+        guestd_send_result(g, id, EPIPE, "process %d: stdin is closed", r->pid);
+        return;
+    }
+    guestd_send_result(g, id, 0, NULL);
+}
+
+void process_signal_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SignalRequest *r)
+{
+    if (r->signal < 0 || r->signal >= NSIG) {
+        guestd_send_result(g, id, EINVAL, "signal: invalid signal %d", r->signal);
+        return;
+    }
+    struct bg_process *p = process_table_find(g->processes, r->pid);
+    if (!p) {
+        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+        return;
+    }
+    int err = p->running ? child_signal(&p->child, r->signal) : ESRCH;
+    if (err)
+        guestd_send_result(g, id, err, "signal %d to process %d: %s", r->signal, r->pid,
+                           strerror(err));
+    else
+        guestd_send_result(g, id, 0, NULL);
+}

@@ -1,0 +1,49 @@
+/* Background processes: they outlive the stream and the session that
+ * started them; their output (stdout and stderr interleaved) goes to a ring
+ * of the last PROCESS_RING_BYTES for attach. Exited entries keep their exit
+ * status and ring until PROCESS_MAX_EXITED newer ones exited. */
+#ifndef GUESTD_PROCESS_TABLE_H
+#define GUESTD_PROCESS_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "child.h"
+#include "frame.h"
+#include "list.h"
+#include "ring.h"
+
+#define PROCESS_RING_BYTES (1u << 20)
+#define PROCESS_STDIN_MAX (1u << 20)
+#define PROCESS_MAX_EXITED 64
+
+struct guestd;
+struct process_table;
+
+struct bg_process {
+    struct list_node node; /* in the table, oldest first */
+    struct process_table *table;
+    pid_t pid;
+    ProtobufCBinaryData *argv;
+    size_t argc;
+    bool pty;
+    int64_t started_unix_ms;
+    struct child child;
+    bool running; /* false once exited and its output finished */
+    int wait_status;
+    bool timed_out;
+    struct ring output;
+    struct list_node attachers; /* attach streams following it */
+};
+
+struct process_table *process_table_new(struct guestd *g);
+/* SIGKILLs the running processes. Attach streams must be gone already. */
+void process_table_free(struct process_table *t);
+
+/* Starts a background process. Returns 0 or an errno with msg set. */
+int process_table_start(struct process_table *t, const struct spawn_spec *spec,
+                        const Airlock__Guest__V1__ExecRequest *r, pid_t *pid, char *msg,
+                        size_t msglen);
+struct bg_process *process_table_find(struct process_table *t, pid_t pid);
+
+#endif

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Installs the Debian packages airlock needs to build, test and run, and
+# nothing when they are all present. Needs root (apt-get). Used by `make up`,
+# `make test` and CI, so a fresh Debian 12 machine needs no manual steps.
+set -eu
+
+PACKAGES="
+build-essential cmake pkg-config
+libgrpc-dev protobuf-c-compiler libprotobuf-c-dev
+libpq-dev libnats-dev nats-server
+libbtrfsutil-dev btrfs-progs libnl-3-dev libnl-route-3-dev
+libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev
+qemu-system-x86 mmdebstrap busybox-static e2fsprogs cpio procps
+"
+
+missing=""
+for p in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+# The guest image builder asks apt for package versions and downloads the
+# kernel package, so the package lists must exist even when nothing is
+# missing.
+lists_present() {
+    ls /var/lib/apt/lists/ 2>/dev/null | grep -q '_Packages'
+}
+
+if [ -z "$missing" ] && lists_present; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages:$missing" >&2
+    echo "install-deps: run as root (or: sudo apt-get install$missing)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: apt-get update"
+apt-get -o DPkg::Lock::Timeout=300 update -q
+if [ -n "$missing" ]; then
+    echo "install-deps: installing$missing"
+    # shellcheck disable=SC2086
+    apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing
+fi

@@ -1,0 +1,385 @@
+#include "itest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "proc.h"
+
+#define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
+#define ITEST_WRITE_CHUNK (1u << 20)
+
+static struct itest_vmhost *itest_current;
+
+const char *itest_image_dir(void)
+{
+    const char *d = getenv("AIRLOCK_TEST_IMAGE_DIR");
+    return d && *d ? d : "/var/cache/airlock/images";
+}
+
+static void itest_cleanup_at_exit(void)
+{
+    if (itest_current)
+        itest_vmhost_stop(itest_current);
+}
+
+static void itest_cleanup_on_signal(int sig)
+{
+    itest_cleanup_at_exit();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void itest_vmhost_print_log_tail(const struct itest_vmhost *vh)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (fs_read_file(vh->log_path, 64 << 20, &text, &len, NULL, 0) < 0)
+        return;
+    size_t start = len > 6000 ? len - 6000 : 0;
+    fprintf(stderr, "---- vmhost log tail (%s) ----\n%s\n----\n", vh->log_path, text + start);
+    free(text);
+}
+
+static bool itest_vmhost_answers(struct itest_vmhost *vh)
+{
+    Airlock__Vmhost__V1__ListSandboxesRequest req = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
+    ProtobufCMessage *resp = NULL;
+    grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("ListSandboxes"), &req.base,
+                                    &airlock__vmhost__v1__list_sandboxes_response__descriptor, &resp,
+                                    NULL, 1000);
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    return st == GRPC_STATUS_OK;
+}
+
+int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
+{
+    memset(vh, 0, sizeof(*vh));
+    snprintf(vh->data_dir, sizeof(vh->data_dir), "/tmp/airlock-itest-XXXXXX");
+    if (!mkdtemp(vh->data_dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(vh->image_dir, sizeof(vh->image_dir), "%s", itest_image_dir());
+    fs_path(vh->addr, sizeof(vh->addr), "unix:%s/vmhost.sock", vh->data_dir);
+    fs_path(vh->log_path, sizeof(vh->log_path), "%s/vmhost.log", vh->data_dir);
+    const char *accel = getenv("AIRLOCK_TEST_ACCEL");
+
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = AIRLOCK_VMHOST_BIN;
+    argv[n++] = "serve";
+    argv[n++] = "--data-dir";
+    argv[n++] = vh->data_dir;
+    argv[n++] = "--image-dir";
+    argv[n++] = vh->image_dir;
+    argv[n++] = "--listen";
+    argv[n++] = vh->addr;
+    argv[n++] = "--guestd";
+    argv[n++] = AIRLOCK_GUESTD_BIN;
+    argv[n++] = "--accel";
+    argv[n++] = accel && *accel ? accel : "auto";
+    for (size_t i = 0; extra_args && extra_args[i] && n < 63; i++)
+        argv[n++] = extra_args[i];
+    argv[n] = NULL;
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(vh->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    vh->pid = pid;
+    itest_current = vh;
+    static bool hooks_installed;
+    if (!hooks_installed) {
+        atexit(itest_cleanup_at_exit);
+        signal(SIGINT, itest_cleanup_on_signal);
+        signal(SIGTERM, itest_cleanup_on_signal);
+        hooks_installed = true;
+    }
+    vh->ch = rpc_channel_open(vh->addr, NULL);
+
+    int64_t deadline = clock_monotonic_ms() + ITEST_START_TIMEOUT_MS;
+    while (clock_monotonic_ms() < deadline) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            vh->pid = 0;
+            fprintf(stderr, "itest: vmhost exited during start (status %d)\n", status);
+            itest_vmhost_print_log_tail(vh);
+            return -1;
+        }
+        char sock[PATH_MAX];
+        fs_path(sock, sizeof(sock), "%s/vmhost.sock", vh->data_dir);
+        if (access(sock, F_OK) == 0 && itest_vmhost_answers(vh))
+            return 0;
+        usleep(100 * 1000);
+    }
+    fprintf(stderr, "itest: vmhost did not answer within %d s\n", ITEST_START_TIMEOUT_MS / 1000);
+    itest_vmhost_print_log_tail(vh);
+    return -1;
+}
+
+/* A QEMU whose command line names this test's data directory was started
+ * by this test's vmhost: stop it if vmhost could not. */
+static void itest_kill_leftover_qemus(const char *data_dir)
+{
+    pid_t pids[256];
+    size_t n = proc_find("qemu-system", data_dir, pids, 256);
+    for (size_t i = 0; i < n && i < 256; i++) {
+        fprintf(stderr, "itest: killing leftover QEMU %d\n", (int)pids[i]);
+        kill(pids[i], SIGKILL);
+    }
+}
+
+void itest_vmhost_stop(struct itest_vmhost *vh)
+{
+    if (vh->ch) {
+        rpc_channel_close(vh->ch);
+        vh->ch = NULL;
+    }
+    if (vh->pid > 0) {
+        kill(vh->pid, SIGTERM);
+        int64_t deadline = clock_monotonic_ms() + 60000;
+        int status;
+        while (waitpid(vh->pid, &status, WNOHANG) == 0) {
+            if (clock_monotonic_ms() > deadline) {
+                kill(vh->pid, SIGKILL);
+                waitpid(vh->pid, &status, 0);
+                break;
+            }
+            usleep(20 * 1000);
+        }
+        vh->pid = 0;
+    }
+    if (vh->data_dir[0]) {
+        itest_kill_leftover_qemus(vh->data_dir);
+        if (!getenv("AIRLOCK_TEST_KEEP"))
+            fs_remove_tree(vh->data_dir, NULL, 0);
+        vh->data_dir[0] = '\0';
+    }
+    if (itest_current == vh)
+        itest_current = NULL;
+}
+
+char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__Sandbox *sb = NULL;
+    char *det = NULL;
+    grpc_status_code st =
+        rpc_unary(vh->ch, ITEST_METHOD("CreateSandbox"), &req.base,
+                  &airlock__vmhost__v1__sandbox__descriptor, (ProtobufCMessage **)&sb, &det,
+                  ITEST_CALL_TIMEOUT_MS);
+    if (status)
+        *status = st;
+    if (details)
+        *details = det;
+    else
+        free(det);
+    if (st != GRPC_STATUS_OK || !sb) {
+        if (!details)
+            fprintf(stderr, "itest: CreateSandbox: %s\n", rpc_status_name(st));
+        return NULL;
+    }
+    char *id = strdup(sb->id);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return id;
+}
+
+grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)
+{
+    Airlock__Vmhost__V1__DeleteSandboxRequest req = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    ProtobufCMessage *resp = NULL;
+    grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("DeleteSandbox"), &req.base,
+                                    &airlock__vmhost__v1__delete_sandbox_response__descriptor, &resp,
+                                    NULL, ITEST_CALL_TIMEOUT_MS);
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    return st;
+}
+
+static void append_bytes(uint8_t **buf, size_t *len, const uint8_t *data, size_t n)
+{
+    uint8_t *nb = realloc(*buf, *len + n + 1);
+    if (!nb)
+        abort();
+    memcpy(nb + *len, data, n);
+    *len += n;
+    nb[*len] = '\0';
+    *buf = nb;
+}
+
+void itest_exec(struct itest_vmhost *vh, const char *sandbox_id, const char *const argv[],
+                const struct itest_exec_options *opts, struct itest_exec_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    static const struct itest_exec_options none;
+    if (!opts)
+        opts = &none;
+    Airlock__Vmhost__V1__ExecRequest req = AIRLOCK__VMHOST__V1__EXEC_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    ProtobufCBinaryData args[argc ? argc : 1];
+    for (size_t i = 0; i < argc; i++) {
+        args[i].data = (uint8_t *)argv[i];
+        args[i].len = strlen(argv[i]);
+    }
+    req.n_argv = argc;
+    req.argv = args;
+    size_t envc = 0;
+    while (opts->env && opts->env[envc])
+        envc++;
+    Airlock__Vmhost__V1__ExecRequest__EnvEntry entries[envc ? envc : 1];
+    Airlock__Vmhost__V1__ExecRequest__EnvEntry *entry_ptrs[envc ? envc : 1];
+    char *env_copies[envc ? envc : 1];
+    for (size_t i = 0; i < envc; i++) {
+        airlock__vmhost__v1__exec_request__env_entry__init(&entries[i]);
+        env_copies[i] = strdup(opts->env[i]);
+        char *eq = strchr(env_copies[i], '=');
+        if (eq)
+            *eq = '\0';
+        entries[i].key = env_copies[i];
+        entries[i].value = eq ? eq + 1 : "";
+        entry_ptrs[i] = &entries[i];
+    }
+    req.n_env = envc;
+    req.env = entry_ptrs;
+    if (opts->cwd) {
+        req.cwd.data = (uint8_t *)opts->cwd;
+        req.cwd.len = strlen(opts->cwd);
+    }
+    req.user = (char *)(opts->user ? opts->user : "");
+    req.timeout_ms = opts->timeout_ms;
+    req.stdin.data = (uint8_t *)opts->stdin_data;
+    req.stdin.len = opts->stdin_len;
+    req.pty = opts->pty;
+    req.rows = opts->rows;
+    req.cols = opts->cols;
+
+    struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("Exec"), ITEST_CALL_TIMEOUT_MS);
+    rpc_stream_send(s, &req.base);
+    rpc_stream_close_send(s);
+    Airlock__Vmhost__V1__ExecEvent *ev;
+    while (rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor, (ProtobufCMessage **)&ev) == 1) {
+        switch (ev->event_case) {
+        case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_STARTED:
+            r->exec_id = strdup(ev->started->exec_id);
+            r->pid = ev->started->pid;
+            break;
+        case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT:
+            if (ev->output->fd == 2)
+                append_bytes(&r->err, &r->err_len, ev->output->data.data, ev->output->data.len);
+            else
+                append_bytes(&r->out, &r->out_len, ev->output->data.data, ev->output->data.len);
+            break;
+        case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT:
+            r->exited = true;
+            r->exit_code = ev->exit->exit_code;
+            r->signal = ev->exit->signal;
+            r->timed_out = ev->exit->timed_out;
+            break;
+        default:
+            break;
+        }
+        protobuf_c_message_free_unpacked(&ev->base, NULL);
+    }
+    r->status = rpc_stream_finish(s, &r->details);
+    if (!r->out)
+        append_bytes(&r->out, &r->out_len, (const uint8_t *)"", 0);
+    if (!r->err)
+        append_bytes(&r->err, &r->err_len, (const uint8_t *)"", 0);
+    for (size_t i = 0; i < envc; i++)
+        free(env_copies[i]);
+}
+
+void itest_sh(struct itest_vmhost *vh, const char *sandbox_id, const char *script,
+              struct itest_exec_result *r)
+{
+    const char *argv[] = { "sh", "-c", script, NULL };
+    itest_exec(vh, sandbox_id, argv, NULL, r);
+}
+
+void itest_exec_result_free(struct itest_exec_result *r)
+{
+    free(r->details);
+    free(r->exec_id);
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof(*r));
+}
+
+grpc_status_code itest_write_file(struct itest_vmhost *vh, const char *sandbox_id,
+                                  const uint8_t *path, size_t path_len, const uint8_t *data,
+                                  size_t len, char **details)
+{
+    struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("WriteFile"), ITEST_CALL_TIMEOUT_MS);
+    size_t off = 0;
+    do {
+        Airlock__Vmhost__V1__WriteFileRequest req = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
+        if (off == 0) {
+            req.sandbox_id = (char *)sandbox_id;
+            req.path.data = (uint8_t *)path;
+            req.path.len = path_len;
+        }
+        size_t n = len - off > ITEST_WRITE_CHUNK ? ITEST_WRITE_CHUNK : len - off;
+        req.data.data = (uint8_t *)data + off;
+        req.data.len = n;
+        if (rpc_stream_send(s, &req.base) < 0)
+            break;
+        off += n;
+    } while (off < len);
+    rpc_stream_close_send(s);
+    ProtobufCMessage *info = NULL;
+    if (rpc_stream_recv(s, &airlock__vmhost__v1__file_info__descriptor, &info) == 1)
+        protobuf_c_message_free_unpacked(info, NULL);
+    return rpc_stream_finish(s, details);
+}
+
+grpc_status_code itest_read_file(struct itest_vmhost *vh, const char *sandbox_id,
+                                 const uint8_t *path, size_t path_len, uint8_t **data,
+                                 size_t *len, char **details)
+{
+    Airlock__Vmhost__V1__ReadFileRequest req = AIRLOCK__VMHOST__V1__READ_FILE_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    req.path.data = (uint8_t *)path;
+    req.path.len = path_len;
+    struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("ReadFile"), ITEST_CALL_TIMEOUT_MS);
+    rpc_stream_send(s, &req.base);
+    rpc_stream_close_send(s);
+    *data = NULL;
+    *len = 0;
+    Airlock__Vmhost__V1__FileChunk *c;
+    while (rpc_stream_recv(s, &airlock__vmhost__v1__file_chunk__descriptor, (ProtobufCMessage **)&c) == 1) {
+        append_bytes(data, len, c->data.data, c->data.len);
+        protobuf_c_message_free_unpacked(&c->base, NULL);
+    }
+    return rpc_stream_finish(s, details);
+}
+
+size_t itest_count_qemus(const char *dir)
+{
+    return proc_find("qemu-system", dir, NULL, 0);
+}

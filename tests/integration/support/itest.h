@@ -1,0 +1,94 @@
+/* Integration-test support: a real airlock-vmhost process on a private data
+ * directory (the guest image cache is shared between runs, keyed by content
+ * hash), a gRPC client to it, and helpers for the calls tests make.
+ *
+ * Cleanup is unconditional: itest_vmhost_stop() terminates vmhost (which
+ * deletes its sandboxes), then kills any QEMU still recorded in the data
+ * directory — only QEMUs whose command line names that directory, i.e. ones
+ * this test started — and removes the directory. It also runs from an
+ * atexit handler and on SIGINT/SIGTERM, so a crashed test leaks nothing. */
+#ifndef AIRLOCK_ITEST_H
+#define AIRLOCK_ITEST_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rpc_client.h"
+#include "vmhost.pb-c.h"
+
+#define ITEST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
+#define ITEST_CALL_TIMEOUT_MS 120000
+
+struct itest_vmhost {
+    pid_t pid;
+    char data_dir[PATH_MAX];
+    char image_dir[PATH_MAX];
+    char addr[PATH_MAX + 8];
+    char log_path[PATH_MAX];
+    struct rpc_channel *ch;
+};
+
+/* Image cache shared by every test run on this machine. */
+const char *itest_image_dir(void);
+
+/* Starts vmhost with extra arguments (NULL-terminated, may be NULL) and
+ * waits until it answers. Returns 0, or -1 after printing why. */
+int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[]);
+void itest_vmhost_stop(struct itest_vmhost *vh);
+/* Prints the last lines of vmhost's log (for failure diagnostics). */
+void itest_vmhost_print_log_tail(const struct itest_vmhost *vh);
+
+/* CreateSandbox with defaults; returns a malloc'd id or NULL. */
+char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details);
+grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id);
+
+struct itest_exec_result {
+    grpc_status_code status;
+    char *details;          /* status message, malloc'd or NULL */
+    char *exec_id;
+    int32_t pid;
+    uint8_t *out;           /* stdout bytes, NUL-terminated */
+    size_t out_len;
+    uint8_t *err;           /* stderr bytes, NUL-terminated */
+    size_t err_len;
+    bool exited;
+    int32_t exit_code;
+    int32_t signal;
+    bool timed_out;
+};
+
+struct itest_exec_options {
+    const char *const *env;  /* "K=V" strings, NULL-terminated, or NULL */
+    const char *cwd;
+    const char *user;
+    uint32_t timeout_ms;
+    const void *stdin_data;
+    size_t stdin_len;
+    bool pty;
+    uint32_t rows, cols;
+};
+
+/* Runs argv (NULL-terminated) to completion and collects everything. */
+void itest_exec(struct itest_vmhost *vh, const char *sandbox_id, const char *const argv[],
+                const struct itest_exec_options *opts, struct itest_exec_result *r);
+/* sh -c script, no options. */
+void itest_sh(struct itest_vmhost *vh, const char *sandbox_id, const char *script,
+              struct itest_exec_result *r);
+void itest_exec_result_free(struct itest_exec_result *r);
+
+/* Streams len bytes into path (WriteFile, 1 MiB messages). */
+grpc_status_code itest_write_file(struct itest_vmhost *vh, const char *sandbox_id,
+                                  const uint8_t *path, size_t path_len, const uint8_t *data,
+                                  size_t len, char **details);
+/* Reads the whole file; *data malloc'd. */
+grpc_status_code itest_read_file(struct itest_vmhost *vh, const char *sandbox_id,
+                                 const uint8_t *path, size_t path_len, uint8_t **data,
+                                 size_t *len, char **details);
+
+/* QEMU processes whose command line names dir (VMs of that data dir). */
+size_t itest_count_qemus(const char *dir);
+
+#endif

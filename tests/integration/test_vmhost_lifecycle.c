@@ -1,0 +1,172 @@
+/* Sandbox lifecycle on a real vmhost: create/get/list/delete, deletion
+ * leaving no process, socket or file behind, and a VM that dies on its own
+ * turning into state error with a reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static struct itest_vmhost vh;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return itest_vmhost_start(&vh, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    itest_vmhost_stop(&vh);
+    return 0;
+}
+
+static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id, grpc_status_code *st,
+                                                 char **details)
+{
+    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    Airlock__Vmhost__V1__Sandbox *sb = NULL;
+    *st = rpc_unary(vh.ch, ITEST_METHOD("GetSandbox"), &req.base,
+                    &airlock__vmhost__v1__sandbox__descriptor, (ProtobufCMessage **)&sb, details,
+                    ITEST_CALL_TIMEOUT_MS);
+    return sb;
+}
+
+static bool path_exists(const char *fmt, const char *id)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), fmt, vh.data_dir, id);
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void test_create_get_list_delete_leaves_nothing(void **state)
+{
+    (void)state;
+    char *id = itest_create_sandbox(&vh, NULL, NULL);
+    assert_non_null(id);
+
+    grpc_status_code st;
+    Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
+    assert_int_equal(st, GRPC_STATUS_OK);
+    assert_string_equal(sb->id, id);
+    assert_int_equal(sb->state, AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING);
+    assert_string_equal(sb->template_, "default");
+    assert_int_equal(sb->vcpus, 1);
+    assert_int_equal(sb->memory_mb, 512);
+    assert_true(strcmp(sb->accel, "tcg") == 0 || strcmp(sb->accel, "kvm") == 0);
+    pid_t qemu = sb->qemu_pid;
+    assert_true(qemu > 1);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    assert_int_equal(kill(qemu, 0), 0);
+    assert_true(path_exists("%s/sandboxes/%s/disk.ext4", id));
+    assert_true(path_exists("%s/sandboxes/%s/agent.sock", id));
+
+    Airlock__Vmhost__V1__ListSandboxesRequest lr = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = NULL;
+    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListSandboxes"), &lr.base,
+                               &airlock__vmhost__v1__list_sandboxes_response__descriptor,
+                               (ProtobufCMessage **)&list, NULL, ITEST_CALL_TIMEOUT_MS),
+                     GRPC_STATUS_OK);
+    bool listed = false;
+    for (size_t i = 0; i < list->n_sandboxes; i++)
+        listed |= strcmp(list->sandboxes[i]->id, id) == 0;
+    assert_true(listed);
+    protobuf_c_message_free_unpacked(&list->base, NULL);
+
+    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    /* vmhost reaped its child, so the pid is gone, not a zombie. */
+    assert_int_equal(kill(qemu, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    assert_false(path_exists("%s/sandboxes/%s", id));
+    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
+
+    char *details = NULL;
+    sb = get_sandbox(id, &st, &details);
+    assert_null(sb);
+    assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
+    assert_non_null(strstr(details, id));
+    free(details);
+    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_NOT_FOUND);
+    free(id);
+}
+
+static void test_vm_dying_marks_error_with_reason(void **state)
+{
+    (void)state;
+    char *id = itest_create_sandbox(&vh, NULL, NULL);
+    assert_non_null(id);
+    grpc_status_code st;
+    Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
+    pid_t qemu = sb->qemu_pid;
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    assert_int_equal(kill(qemu, SIGKILL), 0);
+
+    /* vmhost notices within moments; poll rather than sleep a fixed time. */
+    sb = NULL;
+    for (int i = 0; i < 200; i++) {
+        sb = get_sandbox(id, &st, NULL);
+        assert_int_equal(st, GRPC_STATUS_OK);
+        if (sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR)
+            break;
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+        sb = NULL;
+        usleep(50 * 1000);
+    }
+    assert_non_null(sb);
+    assert_non_null(strstr(sb->error, "signal 9"));
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+
+    struct itest_exec_result r;
+    itest_sh(&vh, id, "true", &r);
+    assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
+    assert_non_null(strstr(r.details, "error"));
+    itest_exec_result_free(&r);
+
+    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_false(path_exists("%s/sandboxes/%s", id));
+    free(id);
+}
+
+static void test_two_sandboxes_are_isolated(void **state)
+{
+    (void)state;
+    char *a = itest_create_sandbox(&vh, NULL, NULL);
+    char *b = itest_create_sandbox(&vh, NULL, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_not_equal(a, b);
+    struct itest_exec_result r;
+    itest_sh(&vh, a, "echo only-in-a > /root/marker", &r);
+    assert_int_equal(r.exit_code, 0);
+    itest_exec_result_free(&r);
+    itest_sh(&vh, b, "cat /root/marker 2>/dev/null || echo absent", &r);
+    assert_string_equal((char *)r.out, "absent\n");
+    itest_exec_result_free(&r);
+    assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_get_list_delete_leaves_nothing),
+        cmocka_unit_test(test_vm_dying_marks_error_with_reason),
+        cmocka_unit_test(test_two_sandboxes_are_isolated),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

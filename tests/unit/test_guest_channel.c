@@ -1,0 +1,311 @@
+/* The host end of the guest channel against a scripted fake guest on a
+ * socketpair: handshake, stream routing, credit returned as output is
+ * consumed, and a guest sending garbage or vanishing — which must end the
+ * channel with a reason and never crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "guest_channel.h"
+
+/* The "address" is the fd number of our end of a socketpair. */
+static int socketpair_connect(const char *address, int timeout_ms, char *err, size_t errlen)
+{
+    (void)timeout_ms;
+    (void)err;
+    (void)errlen;
+    return dup(atoi(address));
+}
+
+static const struct guest_transport socketpair_transport = {
+    .name = "socketpair",
+    .connect = socketpair_connect,
+};
+
+struct fake_guest {
+    int fd;
+    struct frame_decoder dec;
+};
+
+static GuestFrame *fake_read_frame(struct fake_guest *g)
+{
+    for (;;) {
+        GuestFrame *f;
+        enum frame_status st = frame_decoder_next(&g->dec, &f);
+        if (st == FRAME_OK)
+            return f;
+        if (st != FRAME_NEED_MORE)
+            return NULL;
+        uint8_t buf[65536];
+        ssize_t n = read(g->fd, buf, sizeof(buf));
+        if (n <= 0)
+            return NULL;
+        frame_decoder_feed(&g->dec, buf, (size_t)n);
+    }
+}
+
+static void fake_send_hello(struct fake_guest *g)
+{
+    Airlock__Guest__V1__Hello h = AIRLOCK__GUEST__V1__HELLO__INIT;
+    h.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
+    h.guestd_version = "fake-1";
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
+    f.hello = &h;
+    assert_int_equal(frame_write_fd(g->fd, &f), 0);
+}
+
+static void fake_send_output(struct fake_guest *g, uint32_t stream, size_t len)
+{
+    static uint8_t zeros[AIRLOCK_CHUNK_MAX];
+    Airlock__Guest__V1__Output o = AIRLOCK__GUEST__V1__OUTPUT__INIT;
+    o.fd = 1;
+    o.data.data = zeros;
+    o.data.len = len;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = stream;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT;
+    f.output = &o;
+    assert_int_equal(frame_write_fd(g->fd, &f), 0);
+}
+
+struct connect_args {
+    char address[16];
+    struct guest_channel *ch;
+    int rc;
+    char err[256];
+};
+
+static void *connect_main(void *arg)
+{
+    struct connect_args *a = arg;
+    a->rc = guest_channel_connect(&socketpair_transport, a->address, 5000, &a->ch, a->err,
+                                  sizeof(a->err));
+    return NULL;
+}
+
+/* Connects a channel to a fake guest that completes the handshake. */
+static struct guest_channel *connect_to_fake(struct fake_guest *g, int *host_fd)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    *host_fd = sv[0];
+    g->fd = sv[1];
+    frame_decoder_init(&g->dec);
+    struct connect_args a = { 0 };
+    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    pthread_t t;
+    pthread_create(&t, NULL, connect_main, &a);
+    GuestFrame *hello = fake_read_frame(g);
+    assert_non_null(hello);
+    assert_int_equal(hello->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO);
+    assert_int_equal(hello->hello->protocol_version, AIRLOCK_GUEST_PROTOCOL_VERSION);
+    frame_free(hello);
+    fake_send_hello(g);
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    assert_string_equal(guest_channel_guestd_version(a.ch), "fake-1");
+    return a.ch;
+}
+
+static void fake_close(struct fake_guest *g, int host_fd)
+{
+    close(g->fd);
+    close(host_fd);
+    frame_decoder_free(&g->dec);
+}
+
+static void test_routes_frames_and_returns_credit(void **state)
+{
+    (void)state;
+    struct fake_guest g;
+    int host_fd;
+    struct guest_channel *ch = connect_to_fake(&g, &host_fd);
+    struct guest_stream *s1 = guest_stream_open(ch);
+    struct guest_stream *s2 = guest_stream_open(ch);
+
+    Airlock__Guest__V1__HealthRequest hr = AIRLOCK__GUEST__V1__HEALTH_REQUEST__INIT;
+    GuestFrame req = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    req.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST;
+    req.health_request = &hr;
+    assert_int_equal(guest_stream_send(s2, &req, 1000), 0);
+    GuestFrame *got = fake_read_frame(&g);
+    assert_int_equal(got->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST);
+    uint32_t s2_id = got->stream_id;
+    frame_free(got);
+
+    /* Output for stream 2 only; stream 1 sees nothing. */
+    fake_send_output(&g, s2_id, 1000);
+    GuestFrame *f;
+    assert_int_equal(guest_stream_recv(s1, 100, &f), GUEST_RECV_TIMEOUT);
+    assert_int_equal(guest_stream_recv(s2, 2000, &f), GUEST_RECV_OK);
+    assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT);
+    assert_int_equal(f->output->data.len, 1000);
+    frame_free(f);
+
+    /* Consuming the output returned its 1000 bytes of credit. */
+    got = fake_read_frame(&g);
+    assert_int_equal(got->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW);
+    assert_int_equal(got->stream_id, s2_id);
+    assert_int_equal(got->window->bytes, 1000);
+    frame_free(got);
+
+    /* Closing an unfinished stream tells the guest to cancel it. */
+    guest_stream_close(s2);
+    got = fake_read_frame(&g);
+    assert_int_equal(got->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CANCEL);
+    assert_int_equal(got->stream_id, s2_id);
+    frame_free(got);
+
+    guest_stream_close(s1);
+    guest_channel_close(ch);
+    fake_close(&g, host_fd);
+}
+
+/* Reads and counts Data payload the host sends, like a guest would. */
+static void *drain_main(void *arg)
+{
+    struct fake_guest *g = arg;
+    size_t *total = calloc(1, sizeof(size_t));
+    GuestFrame *f;
+    while ((f = fake_read_frame(g))) {
+        *total += frame_payload_bytes(f);
+        frame_free(f);
+    }
+    return total;
+}
+
+static void test_send_waits_for_credit(void **state)
+{
+    (void)state;
+    struct fake_guest g;
+    int host_fd;
+    struct guest_channel *ch = connect_to_fake(&g, &host_fd);
+    pthread_t drain;
+    pthread_create(&drain, NULL, drain_main, &g);
+    struct guest_stream *s = guest_stream_open(ch);
+    static uint8_t chunk[AIRLOCK_CHUNK_MAX];
+    size_t sent = 0;
+    /* Exactly one window goes out without any credit back... */
+    while (guest_stream_send_bytes(s, chunk, sizeof(chunk), false, 0) == 0)
+        sent += sizeof(chunk);
+    assert_int_equal(sent, AIRLOCK_STREAM_WINDOW);
+    /* ...and a WindowUpdate lets more through. */
+    Airlock__Guest__V1__WindowUpdate w = AIRLOCK__GUEST__V1__WINDOW_UPDATE__INIT;
+    w.bytes = AIRLOCK_CHUNK_MAX;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = 1;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW;
+    f.window = &w;
+    assert_int_equal(frame_write_fd(g.fd, &f), 0);
+    assert_int_equal(guest_stream_send_bytes(s, chunk, sizeof(chunk), false, 2000), 0);
+    guest_stream_close(s);
+    guest_channel_close(ch);
+    size_t *received;
+    pthread_join(drain, (void **)&received);
+    assert_int_equal(*received, AIRLOCK_STREAM_WINDOW + AIRLOCK_CHUNK_MAX);
+    free(received);
+    fake_close(&g, host_fd);
+}
+
+static void test_garbage_from_guest_closes_channel(void **state)
+{
+    (void)state;
+    struct fake_guest g;
+    int host_fd;
+    struct guest_channel *ch = connect_to_fake(&g, &host_fd);
+    struct guest_stream *s = guest_stream_open(ch);
+
+    const uint8_t garbage[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8 };
+    assert_int_equal(write(g.fd, garbage, sizeof(garbage)), (ssize_t)sizeof(garbage));
+    GuestFrame *f;
+    assert_int_equal(guest_stream_recv(s, 5000, &f), GUEST_RECV_CLOSED);
+    char reason[256];
+    assert_false(guest_channel_alive(ch, reason, sizeof(reason)));
+    assert_non_null(strstr(reason, "invalid frame"));
+
+    /* Sends fail cleanly too. */
+    Airlock__Guest__V1__HealthRequest hr = AIRLOCK__GUEST__V1__HEALTH_REQUEST__INIT;
+    GuestFrame req = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    req.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST;
+    req.health_request = &hr;
+    assert_int_equal(guest_stream_send(s, &req, 100), -1);
+    guest_stream_close(s);
+    guest_channel_close(ch);
+    fake_close(&g, host_fd);
+}
+
+static void test_malformed_payload_closes_channel(void **state)
+{
+    (void)state;
+    struct fake_guest g;
+    int host_fd;
+    struct guest_channel *ch = connect_to_fake(&g, &host_fd);
+    /* A valid length prefix around bytes that are no GuestFrame. */
+    const uint8_t bad[] = { 0, 0, 0, 3, 0x0a, 0x7f, 0x01 };
+    assert_int_equal(write(g.fd, bad, sizeof(bad)), (ssize_t)sizeof(bad));
+    char reason[256] = "";
+    for (int i = 0; i < 500 && guest_channel_alive(ch, reason, sizeof(reason)); i++)
+        usleep(10000);
+    assert_non_null(strstr(reason, "malformed"));
+    guest_channel_close(ch);
+    fake_close(&g, host_fd);
+}
+
+static void test_guest_vanishing_fails_streams(void **state)
+{
+    (void)state;
+    struct fake_guest g;
+    int host_fd;
+    struct guest_channel *ch = connect_to_fake(&g, &host_fd);
+    struct guest_stream *s = guest_stream_open(ch);
+    close(g.fd);
+    GuestFrame *f;
+    assert_int_equal(guest_stream_recv(s, 5000, &f), GUEST_RECV_CLOSED);
+    /* The stream outlives the owner's close without use-after-free. */
+    guest_channel_close(ch);
+    assert_int_equal(guest_stream_recv(s, 10, &f), GUEST_RECV_CLOSED);
+    guest_stream_close(s);
+    close(host_fd);
+    frame_decoder_free(&g.dec);
+}
+
+static void test_no_hello_times_out(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    char address[16];
+    snprintf(address, sizeof(address), "%d", sv[0]);
+    struct guest_channel *ch = NULL;
+    char err[256];
+    assert_int_equal(guest_channel_connect(&socketpair_transport, address, 200, &ch, err,
+                                           sizeof(err)),
+                     -1);
+    assert_null(ch);
+    assert_non_null(strstr(err, "did not answer"));
+    close(sv[0]);
+    close(sv[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes_frames_and_returns_credit),
+        cmocka_unit_test(test_send_waits_for_credit),
+        cmocka_unit_test(test_garbage_from_guest_closes_channel),
+        cmocka_unit_test(test_malformed_payload_closes_channel),
+        cmocka_unit_test(test_guest_vanishing_fails_streams),
+        cmocka_unit_test(test_no_hello_times_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,153 @@
+/* vmhostctl [global options] COMMAND [args]: dispatch and usage. */
+#include "args.h"
+#include "ctl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_ADDR "unix:/var/lib/airlock/vmhost.sock"
+
+struct ctl_command {
+    const char *name;
+    ctl_command_fn run;
+    const char *usage; /* what follows the name */
+};
+
+static const struct ctl_command commands[] = {
+    {"create", cmd_create, "[--id ID] [--template T] [--cpus N] [--memory MiB]"},
+    {"get", cmd_get, "ID"},
+    {"ls", cmd_ls, ""},
+    {"rm", cmd_rm, "ID"},
+    {"exec", cmd_exec,
+     "ID [--pty] [--stdin] [--env K=V]... [--cwd DIR] [--user U] [--timeout SECONDS] -- CMD [ARG]..."},
+    {"start", cmd_start,
+     "ID [--pty] [--stdin] [--env K=V]... [--cwd DIR] [--user U] [--timeout SECONDS] -- CMD [ARG]..."},
+    {"ps", cmd_ps, "ID"},
+    {"attach", cmd_attach, "ID PID [--follow]"},
+    {"kill", cmd_kill, "ID PID [--signal TERM|KILL|N]"},
+    {"stdin", cmd_stdin, "ID PID < data"},
+    {"cat", cmd_cat, "ID PATH"},
+    {"put", cmd_put, "ID PATH [--mode 0644] [--append] [--parents] < data"},
+    {"ls-files", cmd_ls_files, "ID PATH"},
+    {"stat", cmd_stat, "ID PATH"},
+    {"mkdir", cmd_mkdir, "ID PATH [-p] [--mode 0755]"},
+    {"rm-file", cmd_rm_file, "ID PATH [-r]"},
+    {"mv", cmd_mv, "ID FROM TO"},
+    {"chmod", cmd_chmod, "ID MODE PATH"},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vmhostctl [--addr unix:/PATH | HOST:PORT] [--json] [--connect-timeout SECONDS]\n"
+            "                 [--rpc-timeout SECONDS] COMMAND [ARGS]\n"
+            "The address defaults to $AIRLOCK_VMHOST_ADDR, else " DEFAULT_ADDR ".\n"
+            "Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].usage);
+}
+
+static const struct ctl_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int ctl_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("vmhostctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    const struct ctl_command *cmd = command ? find_command(command) : NULL;
+    if (cmd)
+        fprintf(stderr, "usage: vmhostctl %s%s%s\n", cmd->name, *cmd->usage ? " " : "", cmd->usage);
+    else
+        print_usage(stderr);
+    return CTL_EXIT_USAGE;
+}
+
+/* Seconds from the command line as milliseconds; -1 when invalid. */
+static int seconds_option_ms(const char *s)
+{
+    unsigned long secs;
+    if (ctl_parse_uint(s, 24 * 3600, &secs) < 0 || secs == 0)
+        return -1;
+    return (int)secs * 1000;
+}
+
+/* Global options up to the command name; returns its index in argv, or
+ * -1 after a usage error, 0 when help was printed. */
+static int parse_global_options(struct ctl *ctl, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"addr", required_argument, NULL, 'a'},
+        {"json", no_argument, NULL, 'j'},
+        {"connect-timeout", required_argument, NULL, 'c'},
+        {"rpc-timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    int opt;
+    /* "+": stop at the command name; its own options follow it. */
+    while ((opt = ctl_next_option(argc, argv, "+:h", options)) != -1) {
+        switch (opt) {
+        case 'a':
+            ctl->addr = optarg;
+            break;
+        case 'j':
+            ctl->json = true;
+            break;
+        case 'c':
+            if ((ctl->connect_timeout_ms = seconds_option_ms(optarg)) < 0) {
+                ctl_usage_error(NULL, "invalid --connect-timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 't':
+            if ((ctl->call_timeout_ms = seconds_option_ms(optarg)) < 0) {
+                ctl_usage_error(NULL, "invalid --rpc-timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'h':
+            print_usage(stdout);
+            return 0;
+        default:
+            return -1;
+        }
+    }
+    if (optind >= argc) {
+        ctl_usage_error(NULL, "missing command");
+        return -1;
+    }
+    return optind;
+}
+
+int main(int argc, char **argv)
+{
+    const char *env_addr = getenv("AIRLOCK_VMHOST_ADDR");
+    struct ctl ctl = {
+        .addr = env_addr && *env_addr ? env_addr : DEFAULT_ADDR,
+        .connect_timeout_ms = 5000,
+        .call_timeout_ms = 120000,
+    };
+    int cmd_index = parse_global_options(&ctl, argc, argv);
+    if (cmd_index <= 0)
+        return cmd_index == 0 ? 0 : CTL_EXIT_USAGE;
+    const struct ctl_command *cmd = find_command(argv[cmd_index]);
+    if (!cmd)
+        return ctl_usage_error(NULL, "unknown command '%s'", argv[cmd_index]);
+
+    optind = 0; /* GNU getopt: start over for the command's own options */
+    int rc = cmd->run(&ctl, argc - cmd_index, argv + cmd_index);
+    rpc_channel_close(ctl.channel);
+    return rc;
+}

@@ -1,0 +1,474 @@
+#include "guest_channel.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+struct queued_frame {
+    GuestFrame *frame;
+    struct queued_frame *next;
+};
+
+struct guest_stream {
+    struct guest_channel *ch;
+    uint32_t id;
+    struct queued_frame *head, *tail;
+    pthread_cond_t changed;     /* frame queued, credit granted or channel closed */
+    uint32_t send_credit;       /* payload bytes we may still send to the guest */
+    bool finished;              /* guest sent the terminal frame */
+    bool closed;                /* removed from the channel */
+    struct guest_stream *next;
+};
+
+struct guest_channel {
+    int fd;
+    pthread_t reader;
+    pthread_mutex_t lock;       /* everything below and all stream fields */
+    pthread_mutex_t write_lock; /* one frame at a time on the wire */
+    pthread_cond_t hello_seen;
+    struct guest_stream *streams;
+    uint32_t next_stream_id;
+    int refs;                   /* the owner's + one per open stream */
+    bool dead;
+    char dead_reason[256];
+    bool hello_received;
+    char guestd_version[64];
+};
+
+static void channel_free(struct guest_channel *ch)
+{
+    pthread_mutex_destroy(&ch->lock);
+    pthread_mutex_destroy(&ch->write_lock);
+    pthread_cond_destroy(&ch->hello_seen);
+    free(ch);
+}
+
+void guest_channel_ref(struct guest_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    ch->refs++;
+    pthread_mutex_unlock(&ch->lock);
+}
+
+void guest_channel_release(struct guest_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    bool last = --ch->refs == 0;
+    pthread_mutex_unlock(&ch->lock);
+    if (last)
+        channel_free(ch);
+}
+
+static struct guest_stream *stream_find_locked(struct guest_channel *ch, uint32_t id)
+{
+    for (struct guest_stream *s = ch->streams; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* Marks the channel dead and wakes every waiter. Called with ch->lock. */
+static void channel_kill_locked(struct guest_channel *ch, const char *reason)
+{
+    if (ch->dead)
+        return;
+    ch->dead = true;
+    snprintf(ch->dead_reason, sizeof(ch->dead_reason), "%s", reason);
+    for (struct guest_stream *s = ch->streams; s; s = s->next)
+        pthread_cond_broadcast(&s->changed);
+    pthread_cond_broadcast(&ch->hello_seen);
+}
+
+/* Routes one decoded frame; takes ownership of it. Called with ch->lock. */
+static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f)
+{
+    if (f->stream_id == 0) {
+        if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO && f->hello) {
+            snprintf(ch->guestd_version, sizeof(ch->guestd_version), "%s",
+                     f->hello->guestd_version ? f->hello->guestd_version : "");
+            ch->hello_received = true;
+            pthread_cond_broadcast(&ch->hello_seen);
+        }
+        frame_free(f);
+        return;
+    }
+    struct guest_stream *s = stream_find_locked(ch, f->stream_id);
+    if (!s || s->finished) {
+        /* Late frames of a cancelled stream are expected; drop them. */
+        frame_free(f);
+        return;
+    }
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW) {
+        if (f->window)
+            s->send_credit += f->window->bytes;
+        frame_free(f);
+        pthread_cond_broadcast(&s->changed);
+        return;
+    }
+    if (frame_is_terminal(f))
+        s->finished = true;
+    struct queued_frame *q = malloc(sizeof(*q));
+    if (!q) {
+        frame_free(f);
+        channel_kill_locked(ch, "out of memory queueing a guest frame");
+        return;
+    }
+    q->frame = f;
+    q->next = NULL;
+    if (s->tail)
+        s->tail->next = q;
+    else
+        s->head = q;
+    s->tail = q;
+    pthread_cond_broadcast(&s->changed);
+}
+
+static void *channel_reader_main(void *arg)
+{
+    struct guest_channel *ch = arg;
+    struct frame_decoder dec;
+    frame_decoder_init(&dec);
+    uint8_t buf[64 * 1024];
+    char reason[256] = "guest channel closed";
+
+    for (;;) {
+        ssize_t n = read(ch->fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n < 0)
+                snprintf(reason, sizeof(reason), "guest channel read failed: %s", strerror(errno));
+            break;
+        }
+        if (frame_decoder_feed(&dec, buf, (size_t)n) < 0) {
+            snprintf(reason, sizeof(reason), "out of memory reading the guest channel");
+            break;
+        }
+        GuestFrame *f;
+        enum frame_status st;
+        pthread_mutex_lock(&ch->lock);
+        while ((st = frame_decoder_next(&dec, &f)) == FRAME_OK)
+            channel_dispatch_locked(ch, f);
+        pthread_mutex_unlock(&ch->lock);
+        if (st != FRAME_NEED_MORE) {
+            snprintf(reason, sizeof(reason), "guest sent an invalid frame: %s", frame_status_str(st));
+            log_warn("guest channel protocol error", "reason=\"%s\"", reason);
+            break;
+        }
+    }
+    frame_decoder_free(&dec);
+    pthread_mutex_lock(&ch->lock);
+    channel_kill_locked(ch, reason);
+    pthread_mutex_unlock(&ch->lock);
+    return NULL;
+}
+
+static int channel_write_frame(struct guest_channel *ch, GuestFrame *f)
+{
+    pthread_mutex_lock(&ch->write_lock);
+    int rc = -1;
+    errno = EPIPE;
+    if (ch->fd >= 0)
+        rc = frame_write_fd(ch->fd, f);
+    int saved = errno;
+    pthread_mutex_unlock(&ch->write_lock);
+    errno = saved;
+    return rc;
+}
+
+int guest_channel_connect(const struct guest_transport *transport, const char *address,
+                          int timeout_ms, struct guest_channel **out, char *err, size_t errlen)
+{
+    int64_t deadline = clock_monotonic_ms() + timeout_ms;
+    int fd = transport->connect(address, timeout_ms, err, errlen);
+    if (fd < 0)
+        return -1;
+
+    struct guest_channel *ch = calloc(1, sizeof(*ch));
+    if (!ch) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ch->fd = fd;
+    ch->refs = 1;
+    ch->next_stream_id = 1;
+    pthread_mutex_init(&ch->lock, NULL);
+    pthread_mutex_init(&ch->write_lock, NULL);
+    pthread_cond_init(&ch->hello_seen, NULL);
+    if (pthread_create(&ch->reader, NULL, channel_reader_main, ch) != 0) {
+        snprintf(err, errlen, "cannot start the guest channel reader thread");
+        close(fd);
+        channel_free(ch);
+        return -1;
+    }
+
+    /* The guest may still be booting: QEMU holds our bytes until guestd
+     * opens the port, so one Hello is enough. */
+    Airlock__Guest__V1__Hello hello = AIRLOCK__GUEST__V1__HELLO__INIT;
+    hello.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
+    f.hello = &hello;
+    if (channel_write_frame(ch, &f) < 0) {
+        snprintf(err, errlen, "cannot send hello to the guest: %s", strerror(errno));
+        goto fail;
+    }
+    pthread_mutex_lock(&ch->lock);
+    while (!ch->hello_received && !ch->dead) {
+        int64_t left = deadline - clock_monotonic_ms();
+        if (left <= 0)
+            break;
+        struct timespec ts = clock_deadline_after_ms(left);
+        pthread_cond_timedwait(&ch->hello_seen, &ch->lock, &ts);
+    }
+    bool ok = ch->hello_received;
+    if (!ok)
+        snprintf(err, errlen, "guest daemon did not answer within %d ms%s%s", timeout_ms,
+                 ch->dead ? ": " : "", ch->dead ? ch->dead_reason : "");
+    pthread_mutex_unlock(&ch->lock);
+    if (!ok)
+        goto fail;
+    *out = ch;
+    return 0;
+
+fail:
+    guest_channel_close(ch);
+    return -1;
+}
+
+void guest_channel_close(struct guest_channel *ch)
+{
+    if (!ch)
+        return;
+    /* shutdown() wakes the reader's read(); the fd is closed after the
+     * reader is joined so no other thread can reuse its number meanwhile. */
+    shutdown(ch->fd, SHUT_RDWR);
+    pthread_join(ch->reader, NULL);
+    pthread_mutex_lock(&ch->write_lock);
+    close(ch->fd);
+    ch->fd = -1;
+    pthread_mutex_unlock(&ch->write_lock);
+    pthread_mutex_lock(&ch->lock);
+    channel_kill_locked(ch, "guest channel closed by vmhost");
+    pthread_mutex_unlock(&ch->lock);
+    guest_channel_release(ch);
+}
+
+bool guest_channel_alive(struct guest_channel *ch, char *reason, size_t reasonlen)
+{
+    pthread_mutex_lock(&ch->lock);
+    bool alive = !ch->dead;
+    if (!alive && reason)
+        snprintf(reason, reasonlen, "%s", ch->dead_reason);
+    pthread_mutex_unlock(&ch->lock);
+    return alive;
+}
+
+const char *guest_channel_guestd_version(const struct guest_channel *ch)
+{
+    return ch->guestd_version;
+}
+
+struct guest_stream *guest_stream_open(struct guest_channel *ch)
+{
+    struct guest_stream *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    pthread_cond_init(&s->changed, NULL);
+    s->ch = ch;
+    s->send_credit = AIRLOCK_STREAM_WINDOW;
+    pthread_mutex_lock(&ch->lock);
+    s->id = ch->next_stream_id++;
+    if (ch->next_stream_id == 0)
+        ch->next_stream_id = 1;
+    s->next = ch->streams;
+    ch->streams = s;
+    ch->refs++;
+    pthread_mutex_unlock(&ch->lock);
+    return s;
+}
+
+static int stream_wait_credit_locked(struct guest_stream *s, size_t need, int timeout_ms)
+{
+    struct guest_channel *ch = s->ch;
+    int64_t deadline = clock_monotonic_ms() + timeout_ms;
+    while (s->send_credit < need && !ch->dead && !s->finished) {
+        int64_t left = deadline - clock_monotonic_ms();
+        if (timeout_ms >= 0 && left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->changed, &ch->lock);
+        } else {
+            struct timespec ts = clock_deadline_after_ms(left);
+            pthread_cond_timedwait(&s->changed, &ch->lock, &ts);
+        }
+    }
+    if (ch->dead || s->finished) {
+        errno = EPIPE;
+        return -1;
+    }
+    s->send_credit -= (uint32_t)need;
+    return 0;
+}
+
+int guest_stream_send(struct guest_stream *s, GuestFrame *f, int timeout_ms)
+{
+    struct guest_channel *ch = s->ch;
+    f->stream_id = s->id;
+    size_t payload = frame_payload_bytes(f);
+    if (payload > AIRLOCK_CHUNK_MAX) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    pthread_mutex_lock(&ch->lock);
+    int rc = 0;
+    if (ch->dead) {
+        errno = EPIPE;
+        rc = -1;
+    } else if (payload > 0) {
+        rc = stream_wait_credit_locked(s, payload, timeout_ms);
+    }
+    pthread_mutex_unlock(&ch->lock);
+    if (rc < 0)
+        return -1;
+    if (channel_write_frame(ch, f) < 0) {
+        errno = EPIPE;
+        return -1;
+    }
+    return 0;
+}
+
+static void stream_grant_credit(struct guest_stream *s, size_t bytes)
+{
+    Airlock__Guest__V1__WindowUpdate w = AIRLOCK__GUEST__V1__WINDOW_UPDATE__INIT;
+    w.bytes = (uint32_t)bytes;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = s->id;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW;
+    f.window = &w;
+    channel_write_frame(s->ch, &f); /* a dead channel is noticed by recv */
+}
+
+enum guest_recv_status guest_stream_recv(struct guest_stream *s, int timeout_ms, GuestFrame **out)
+{
+    struct guest_channel *ch = s->ch;
+    *out = NULL;
+    int64_t deadline = clock_monotonic_ms() + timeout_ms;
+    pthread_mutex_lock(&ch->lock);
+    while (!s->head && !ch->dead && !s->finished) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->changed, &ch->lock);
+            continue;
+        }
+        int64_t left = deadline - clock_monotonic_ms();
+        if (left <= 0) {
+            pthread_mutex_unlock(&ch->lock);
+            return GUEST_RECV_TIMEOUT;
+        }
+        struct timespec ts = clock_deadline_after_ms(left);
+        pthread_cond_timedwait(&s->changed, &ch->lock, &ts);
+    }
+    struct queued_frame *q = s->head;
+    if (!q) {
+        pthread_mutex_unlock(&ch->lock);
+        return GUEST_RECV_CLOSED;
+    }
+    s->head = q->next;
+    if (!s->head)
+        s->tail = NULL;
+    bool more_expected = !s->finished;
+    pthread_mutex_unlock(&ch->lock);
+
+    *out = q->frame;
+    free(q);
+    size_t payload = frame_payload_bytes(*out);
+    if (payload > 0 && more_expected)
+        stream_grant_credit(s, payload);
+    return GUEST_RECV_OK;
+}
+
+bool guest_stream_finished(struct guest_stream *s)
+{
+    pthread_mutex_lock(&s->ch->lock);
+    bool finished = s->finished;
+    pthread_mutex_unlock(&s->ch->lock);
+    return finished;
+}
+
+void guest_stream_close(struct guest_stream *s)
+{
+    if (!s)
+        return;
+    struct guest_channel *ch = s->ch;
+    pthread_mutex_lock(&ch->lock);
+    bool cancel = !s->finished && !ch->dead;
+    for (struct guest_stream **pp = &ch->streams; *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ch->lock);
+
+    if (cancel) {
+        Airlock__Guest__V1__Cancel c = AIRLOCK__GUEST__V1__CANCEL__INIT;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.stream_id = s->id;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CANCEL;
+        f.cancel = &c;
+        channel_write_frame(ch, &f);
+    }
+    while (s->head) {
+        struct queued_frame *q = s->head;
+        s->head = q->next;
+        frame_free(q->frame);
+        free(q);
+    }
+    pthread_cond_destroy(&s->changed);
+    free(s);
+    guest_channel_release(ch);
+}
+
+int guest_stream_send_bytes(struct guest_stream *s, const uint8_t *data, size_t len, bool eof,
+                            int timeout_ms)
+{
+    size_t off = 0;
+    do {
+        size_t n = len - off > AIRLOCK_CHUNK_MAX ? AIRLOCK_CHUNK_MAX : len - off;
+        Airlock__Guest__V1__Data d = AIRLOCK__GUEST__V1__DATA__INIT;
+        d.data.data = n ? (uint8_t *)data + off : NULL;
+        d.data.len = n;
+        d.eof = eof && off + n == len;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA;
+        f.data = &d;
+        if (guest_stream_send(s, &f, timeout_ms) < 0)
+            return -1;
+        off += n;
+    } while (off < len);
+    return 0;
+}
+
+enum guest_recv_status guest_call(struct guest_channel *ch, GuestFrame *request, int timeout_ms,
+                                  GuestFrame **answer)
+{
+    *answer = NULL;
+    struct guest_stream *s = guest_stream_open(ch);
+    if (!s)
+        return GUEST_RECV_CLOSED;
+    enum guest_recv_status st = GUEST_RECV_CLOSED;
+    if (guest_stream_send(s, request, timeout_ms) == 0)
+        st = guest_stream_recv(s, timeout_ms, answer);
+    guest_stream_close(s);
+    return st;
+}

@@ -1,0 +1,168 @@
+/* airlock-vmhost: the node agent. Parses configuration and wires the parts
+ * together; everything else lives in the other files of vmhost/. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "service.h"
+#include "vmhost.h"
+
+#define VMHOST_DEFAULT_DATA_DIR "/var/lib/airlock"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: airlock-vmhost serve [options]        run the node agent\n"
+            "       airlock-vmhost build-image [options]  build (or find cached) the guest image\n"
+            "options:\n"
+            "  --data-dir DIR       state directory (env AIRLOCK_DATA_DIR, default %s)\n"
+            "  --image-dir DIR      guest image cache (default DATA_DIR/images)\n"
+            "  --listen ADDR        gRPC address (default unix:DATA_DIR/vmhost.sock)\n"
+            "  --accel auto|kvm|tcg accelerator (default auto: KVM only if a guest really runs)\n"
+            "  --max-sandboxes N    capacity of this node (default 64)\n"
+            "  --qemu PATH          QEMU binary (default qemu-system-x86_64)\n"
+            "  --guestd PATH        airlock-guestd binary to put into the image\n"
+            "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n",
+            VMHOST_DEFAULT_DATA_DIR);
+}
+
+struct vmhost_args {
+    struct vmhost_config cfg;
+    char image_dir[4096];
+    char listen[4200];
+};
+
+static int parse_args(int argc, char **argv, struct vmhost_args *a)
+{
+    static const struct option opts[] = {
+        { "data-dir", required_argument, NULL, 'd' },
+        { "image-dir", required_argument, NULL, 'i' },
+        { "listen", required_argument, NULL, 'l' },
+        { "accel", required_argument, NULL, 'a' },
+        { "max-sandboxes", required_argument, NULL, 'm' },
+        { "qemu", required_argument, NULL, 'q' },
+        { "guestd", required_argument, NULL, 'g' },
+        { "ready-timeout", required_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *env_data = getenv("AIRLOCK_DATA_DIR");
+    a->cfg.data_dir = env_data && *env_data ? env_data : VMHOST_DEFAULT_DATA_DIR;
+    a->cfg.max_sandboxes = 64;
+    a->cfg.guest_ready_timeout_ms = 60000;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': a->cfg.data_dir = optarg; break;
+        case 'i': a->cfg.image_dir = optarg; break;
+        case 'l': a->cfg.listen = optarg; break;
+        case 'q': a->cfg.qemu_binary = optarg; break;
+        case 'g': a->cfg.guestd_path = optarg; break;
+        case 'a':
+            if (vm_accel_parse(optarg, &a->cfg.accel) < 0) {
+                fprintf(stderr, "airlock-vmhost: --accel must be auto, kvm or tcg, not \"%s\"\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case 'm':
+            a->cfg.max_sandboxes = (unsigned)strtoul(optarg, NULL, 10);
+            if (a->cfg.max_sandboxes == 0) {
+                fprintf(stderr, "airlock-vmhost: --max-sandboxes must be a positive number\n");
+                return -1;
+            }
+            break;
+        case 'r':
+            a->cfg.guest_ready_timeout_ms = atoi(optarg);
+            if (a->cfg.guest_ready_timeout_ms <= 0) {
+                fprintf(stderr, "airlock-vmhost: --ready-timeout must be a positive number\n");
+                return -1;
+            }
+            break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (!a->cfg.image_dir) {
+        snprintf(a->image_dir, sizeof(a->image_dir), "%s/images", a->cfg.data_dir);
+        a->cfg.image_dir = a->image_dir;
+    }
+    if (!a->cfg.listen) {
+        snprintf(a->listen, sizeof(a->listen), "unix:%s/vmhost.sock", a->cfg.data_dir);
+        a->cfg.listen = a->listen;
+    }
+    return 0;
+}
+
+static int cmd_build_image(struct vmhost_args *a)
+{
+    struct vmhost vh;
+    char err[4096];
+    if (vmhost_init(&vh, &a->cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        return 1;
+    }
+    printf("image %s\n  kernel %s\n  initrd %s\n  rootfs %s\n  accel %s\n", vh.image.hash,
+           vh.image.kernel, vh.image.initrd, vh.image.rootfs, vm_accel_name(vh.accel));
+    vmhost_shutdown(&vh);
+    return 0;
+}
+
+static int cmd_serve(struct vmhost_args *a)
+{
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    /* Block before any thread starts so only sigwait() below sees them. */
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    struct vmhost vh;
+    char err[4096];
+    if (vmhost_init(&vh, &a->cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        return 1;
+    }
+    struct rpc_server *srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err));
+    if (!srv) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        vmhost_shutdown(&vh);
+        return 1;
+    }
+    log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
+    int sig;
+    sigwait(&stop_signals, &sig);
+    log_info("vmhost stopping", "signal=%d", sig);
+    rpc_server_stop(srv);
+    vmhost_shutdown(&vh);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    log_init("vmhost", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    /* A guest or client that vanishes mid-write must not kill the agent. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    struct vmhost_args a = { 0 };
+    if (parse_args(argc - 1, argv + 1, &a) < 0)
+        return 2;
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(&a);
+    if (strcmp(cmd, "build-image") == 0)
+        return cmd_build_image(&a);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "airlock-vmhost: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return 2;
+}

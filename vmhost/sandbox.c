@@ -1,0 +1,440 @@
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "log.h"
+#include "sandbox_guest_init.h"
+
+#define SANDBOX_DEFAULT_TEMPLATE "default"
+#define SANDBOX_MAX_VCPUS 16
+#define SANDBOX_MIN_MEMORY_MB 128
+#define SANDBOX_MAX_MEMORY_MB 65536
+
+const char *sandbox_state_name(sandbox_state s)
+{
+    switch (s) {
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING: return "creating";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING: return "running";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_PAUSED: return "paused";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING: return "suspending";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDED: return "suspended";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING: return "resuming";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING: return "deleting";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETED: return "deleted";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR: return "error";
+    default: return "unspecified";
+    }
+}
+
+/* Ids become directory names: keep them to a safe alphabet. */
+static bool sandbox_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static void sandbox_generate_id(char *out, size_t outlen)
+{
+    uint8_t r[8];
+    if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
+        int64_t t = clock_realtime_ms();
+        memcpy(r, &t, sizeof(r));
+    }
+    snprintf(out, outlen, "sb_%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
+             r[5], r[6], r[7]);
+}
+
+static enum sandbox_error sandbox_validate(const struct sandbox_create_params *p, char *err,
+                                           size_t errlen)
+{
+    if (p->id && *p->id && !sandbox_id_valid(p->id)) {
+        snprintf(err, errlen, "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
+        return SANDBOX_ERR_INVALID;
+    }
+    const char *tmpl = p->template_name && *p->template_name ? p->template_name
+                                                            : SANDBOX_DEFAULT_TEMPLATE;
+    if (strcmp(tmpl, SANDBOX_DEFAULT_TEMPLATE) != 0) {
+        snprintf(err, errlen, "template \"%.64s\" not found (this node has: default)", tmpl);
+        return SANDBOX_ERR_NOT_FOUND;
+    }
+    if (p->vcpus > SANDBOX_MAX_VCPUS) {
+        snprintf(err, errlen, "vcpus: %u is more than the maximum of %d", p->vcpus,
+                 SANDBOX_MAX_VCPUS);
+        return SANDBOX_ERR_INVALID;
+    }
+    if (p->memory_mb &&
+        (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB)) {
+        snprintf(err, errlen, "memory_mb: %u is outside %d..%d", p->memory_mb,
+                 SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
+        return SANDBOX_ERR_INVALID;
+    }
+    return SANDBOX_OK;
+}
+
+static struct sandbox *registry_find_locked(struct vmhost *vh, const char *id)
+{
+    for (struct sandbox *sb = vh->sandboxes; sb; sb = sb->next)
+        if (strcmp(sb->id, id) == 0)
+            return sb;
+    return NULL;
+}
+
+static void registry_remove_locked(struct vmhost *vh, struct sandbox *sb)
+{
+    for (struct sandbox **pp = &vh->sandboxes; *pp; pp = &(*pp)->next) {
+        if (*pp == sb) {
+            *pp = sb->next;
+            vh->n_sandboxes--;
+            return;
+        }
+    }
+}
+
+static void sandbox_free(struct sandbox *sb)
+{
+    pthread_mutex_destroy(&sb->exec_lock);
+    pthread_mutex_destroy(&sb->lock);
+    free(sb);
+}
+
+/* Reserves the id in the registry (state creating) so concurrent creates of
+ * the same id and capacity checks see it. */
+static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
+                                          struct sandbox **out, char *err, size_t errlen)
+{
+    struct sandbox *sb = calloc(1, sizeof(*sb));
+    if (!sb) {
+        snprintf(err, errlen, "out of memory");
+        return SANDBOX_ERR_INTERNAL;
+    }
+    pthread_mutex_init(&sb->lock, NULL);
+    pthread_mutex_init(&sb->exec_lock, NULL);
+    sb->vh = vh;
+    sb->refs = 2; /* the registry's and the creator's */
+    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
+    sb->vcpus = p->vcpus ? p->vcpus : 1;
+    sb->memory_mb = p->memory_mb ? p->memory_mb : 512;
+    sb->created_unix_ms = clock_realtime_ms();
+    sb->last_activity_unix_ms = sb->created_unix_ms;
+    snprintf(sb->template_name, sizeof(sb->template_name), "%s", SANDBOX_DEFAULT_TEMPLATE);
+
+    enum sandbox_error rc = SANDBOX_OK;
+    pthread_mutex_lock(&vh->lock);
+    if (p->id && *p->id) {
+        snprintf(sb->id, sizeof(sb->id), "%s", p->id);
+    } else {
+        do
+            sandbox_generate_id(sb->id, sizeof(sb->id));
+        while (registry_find_locked(vh, sb->id));
+    }
+    if (registry_find_locked(vh, sb->id)) {
+        snprintf(err, errlen, "sandbox %s already exists", sb->id);
+        rc = SANDBOX_ERR_EXISTS;
+    } else if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
+        snprintf(err, errlen, "node is full: %u of %u sandboxes in use", vh->n_sandboxes,
+                 vh->cfg.max_sandboxes);
+        rc = SANDBOX_ERR_CAPACITY;
+    } else {
+        sb->next = vh->sandboxes;
+        vh->sandboxes = sb;
+        vh->n_sandboxes++;
+    }
+    pthread_mutex_unlock(&vh->lock);
+    if (rc != SANDBOX_OK) {
+        sandbox_free(sb);
+        return rc;
+    }
+    if (fs_path(sb->dir, sizeof(sb->dir), "%s/%s", vh->sandboxes_dir, sb->id) < 0 ||
+        fs_path(sb->disk, sizeof(sb->disk), "%s/disk.ext4", sb->dir) < 0) {
+        snprintf(err, errlen, "data directory path too long: %s", vh->sandboxes_dir);
+        pthread_mutex_lock(&vh->lock);
+        registry_remove_locked(vh, sb);
+        pthread_mutex_unlock(&vh->lock);
+        sandbox_free(sb);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    *out = sb;
+    return SANDBOX_OK;
+}
+
+/* A reflink where the file system can (btrfs, xfs): O(metadata). Elsewhere a
+ * copy that keeps the image's holes. */
+static int sandbox_clone_disk(const char *src, const char *dst, char *err, size_t errlen)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        snprintf(err, errlen, "open %s: %s", src, strerror(errno));
+        return -1;
+    }
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        snprintf(err, errlen, "create %s: %s", dst, strerror(errno));
+        close(in);
+        return -1;
+    }
+    int rc = ioctl(out, FICLONE, in);
+    close(out);
+    close(in);
+    if (rc == 0)
+        return 0;
+    return fs_copy_file(src, dst, 0600, err, errlen);
+}
+
+/* Runs on QEMU's monitor thread when the VM dies on its own. */
+static void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
+{
+    struct sandbox *sb = arg;
+    (void)wait_status;
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state != AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING) {
+        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
+        snprintf(sb->error, sizeof(sb->error), "%s", reason);
+    }
+    pthread_mutex_unlock(&sb->lock);
+    log_warn("sandbox vm exited unexpectedly", "sandbox=%s", sb->id);
+}
+
+/* Stops what runs and removes what exists; used by delete and by failed
+ * creates. The sandbox must already be out of the registry. */
+static void sandbox_teardown(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->lock);
+    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING;
+    struct vm *vm = sb->vm;
+    struct guest_channel *ch = sb->channel;
+    sb->vm = NULL;
+    sb->channel = NULL;
+    pthread_mutex_unlock(&sb->lock);
+
+    if (ch)
+        guest_channel_close(ch);
+    if (vm)
+        vm_free(vm);
+    char err[512];
+    if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)
+        log_error("cannot remove sandbox directory", "sandbox=%s error=\"%s\"", sb->id, err);
+    pthread_mutex_lock(&sb->lock);
+    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETED;
+    pthread_mutex_unlock(&sb->lock);
+}
+
+enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
+                                  struct sandbox **out, char *err, size_t errlen)
+{
+    enum sandbox_error rc = sandbox_validate(p, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    struct sandbox *sb;
+    rc = sandbox_reserve(vh, p, &sb, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    int64_t started = clock_monotonic_ms();
+
+    if (mkdir(sb->dir, 0700) < 0) {
+        snprintf(err, errlen, "create %s: %s", sb->dir, strerror(errno));
+        goto fail;
+    }
+    if (sandbox_clone_disk(vh->image.rootfs, sb->disk, err, errlen) < 0)
+        goto fail;
+
+    struct vm_config vc = {
+        .qemu_binary = vh->cfg.qemu_binary,
+        .accel = vh->accel,
+        .kernel = vh->image.kernel,
+        .initrd = vh->image.initrd,
+        .disk = sb->disk,
+        .vcpus = sb->vcpus,
+        .memory_mb = sb->memory_mb,
+        .run_dir = sb->dir,
+    };
+    struct vm *vm;
+    if (vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen) < 0)
+        goto fail;
+    pthread_mutex_lock(&sb->lock);
+    sb->vm = vm;
+    pthread_mutex_unlock(&sb->lock);
+
+    struct guest_channel *ch;
+    char cerr[512];
+    if (guest_channel_connect(&guest_transport_virtio_serial, vm_agent_socket(vm),
+                              vh->cfg.guest_ready_timeout_ms, &ch, cerr, sizeof(cerr)) < 0) {
+        char tail[2048];
+        vm_console_tail(vm_console_log(vm), tail, sizeof(tail));
+        snprintf(err, errlen, "sandbox %s did not become ready: %s; console tail:\n%s", sb->id, cerr,
+                 tail);
+        goto fail;
+    }
+    pthread_mutex_lock(&sb->lock);
+    sb->channel = ch;
+    pthread_mutex_unlock(&sb->lock);
+    if (sandbox_guest_init(sb, ch, err, errlen) < 0)
+        goto fail;
+
+    pthread_mutex_lock(&sb->lock);
+    bool died = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
+    if (!died)
+        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
+    else
+        snprintf(err, errlen, "%s", sb->error);
+    pthread_mutex_unlock(&sb->lock);
+    if (died)
+        goto fail;
+    log_info("sandbox created", "sandbox=%s vcpus=%u memory_mb=%u accel=%s ms=%lld", sb->id,
+             sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
+             (long long)(clock_monotonic_ms() - started));
+    *out = sb;
+    return SANDBOX_OK;
+
+fail:
+    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    pthread_mutex_lock(&vh->lock);
+    registry_remove_locked(vh, sb);
+    pthread_mutex_unlock(&vh->lock);
+    sandbox_teardown(sb);
+    sandbox_put(sb); /* the registry's */
+    sandbox_put(sb); /* ours */
+    return SANDBOX_ERR_INTERNAL;
+}
+
+struct sandbox *sandbox_get(struct vmhost *vh, const char *id)
+{
+    pthread_mutex_lock(&vh->lock);
+    struct sandbox *sb = registry_find_locked(vh, id);
+    if (sb)
+        sb->refs++;
+    pthread_mutex_unlock(&vh->lock);
+    return sb;
+}
+
+void sandbox_put(struct sandbox *sb)
+{
+    if (!sb)
+        return;
+    struct vmhost *vh = sb->vh;
+    pthread_mutex_lock(&vh->lock);
+    bool last = --sb->refs == 0;
+    pthread_mutex_unlock(&vh->lock);
+    if (last)
+        sandbox_free(sb);
+}
+
+struct sandbox **sandbox_list(struct vmhost *vh, size_t *n)
+{
+    pthread_mutex_lock(&vh->lock);
+    struct sandbox **all = calloc(vh->n_sandboxes + 1, sizeof(*all));
+    size_t i = 0;
+    if (all) {
+        for (struct sandbox *sb = vh->sandboxes; sb; sb = sb->next) {
+            sb->refs++;
+            all[i++] = sb;
+        }
+    }
+    pthread_mutex_unlock(&vh->lock);
+    *n = i;
+    return all;
+}
+
+enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&vh->lock);
+    struct sandbox *sb = registry_find_locked(vh, id);
+    /* A sandbox still being created is owned by its creator. */
+    if (sb && sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING) {
+        pthread_mutex_unlock(&vh->lock);
+        snprintf(err, errlen, "sandbox %s is still being created; delete it when it is running",
+                 id);
+        return SANDBOX_ERR_STATE;
+    }
+    if (sb)
+        registry_remove_locked(vh, sb);
+    pthread_mutex_unlock(&vh->lock);
+    if (!sb) {
+        snprintf(err, errlen, "sandbox %s not found", id);
+        return SANDBOX_ERR_NOT_FOUND;
+    }
+    sandbox_teardown(sb);
+    log_info("sandbox deleted", "sandbox=%s", sb->id);
+    sandbox_put(sb);
+    return SANDBOX_OK;
+}
+
+struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *code, char *err,
+                                      size_t errlen)
+{
+    pthread_mutex_lock(&sb->lock);
+    struct guest_channel *ch = NULL;
+    if (sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING && sb->channel) {
+        ch = sb->channel;
+        guest_channel_ref(ch);
+    } else if (sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR) {
+        snprintf(err, errlen, "sandbox %s is in state error: %.3000s", sb->id, sb->error);
+        *code = SANDBOX_ERR_STATE;
+    } else {
+        snprintf(err, errlen, "sandbox %s is %s, not running", sb->id,
+                 sandbox_state_name(sb->state));
+        *code = SANDBOX_ERR_STATE;
+    }
+    pthread_mutex_unlock(&sb->lock);
+    return ch;
+}
+
+void sandbox_touch(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->lock);
+    sb->last_activity_unix_ms = clock_realtime_ms();
+    pthread_mutex_unlock(&sb->lock);
+}
+
+void sandbox_exec_register(struct sandbox *sb, struct sandbox_exec *ex)
+{
+    pthread_mutex_lock(&sb->exec_lock);
+    ex->next = sb->execs;
+    sb->execs = ex;
+    pthread_mutex_unlock(&sb->exec_lock);
+}
+
+void sandbox_exec_unregister(struct sandbox *sb, struct sandbox_exec *ex)
+{
+    pthread_mutex_lock(&sb->exec_lock);
+    for (struct sandbox_exec **pp = &sb->execs; *pp; pp = &(*pp)->next) {
+        if (*pp == ex) {
+            *pp = ex->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sb->exec_lock);
+}
+
+int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,
+                             int (*fn)(struct guest_stream *s, void *arg), void *arg)
+{
+    pthread_mutex_lock(&sb->exec_lock);
+    struct sandbox_exec *ex = sb->execs;
+    while (ex && strcmp(ex->id, exec_id) != 0)
+        ex = ex->next;
+    int rc = -1;
+    if (ex)
+        rc = fn(ex->stream, arg);
+    else
+        errno = ENOENT;
+    pthread_mutex_unlock(&sb->exec_lock);
+    return rc;
+}

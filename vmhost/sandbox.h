@@ -1,0 +1,104 @@
+/* A sandbox on this node: its VM, its guest channel, its directory
+ * (sandboxes/<id>/ with disk.ext4, sockets and console.log), and the execs
+ * in flight that ExecInput can reach.
+ *
+ * Lifetime: the registry holds one reference; every request handler that
+ * looked a sandbox up holds another until sandbox_put(). Deletion takes it
+ * out of the registry at once (new lookups fail with NOT_FOUND), stops the
+ * VM (which fails the streams of handlers still running) and the memory goes
+ * with the last reference. */
+#ifndef AIRLOCK_SANDBOX_H
+#define AIRLOCK_SANDBOX_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "guest_channel.h"
+#include "vm.h"
+#include "vmhost.h"
+#include "vmhost.pb-c.h"
+
+typedef Airlock__Vmhost__V1__SandboxState sandbox_state;
+
+struct sandbox_exec {
+    char id[32];
+    struct guest_stream *stream;
+    struct sandbox_exec *next;
+};
+
+struct sandbox {
+    char id[65];
+    char template_name[64];
+    unsigned vcpus;
+    unsigned memory_mb;
+    int64_t created_unix_ms;
+    char dir[PATH_MAX];
+    char disk[PATH_MAX];
+
+    pthread_mutex_t lock;        /* state, error, vm, channel, activity */
+    pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */
+    sandbox_state state;
+    char error[4096];
+    struct vm *vm;
+    struct guest_channel *channel;
+    struct sandbox_exec *execs;
+    int64_t last_activity_unix_ms;
+
+    struct vmhost *vh;
+    int refs;                    /* protected by vh->lock */
+    struct sandbox *next;        /* registry list, protected by vh->lock */
+};
+
+struct sandbox_create_params {
+    const char *id;              /* NULL/empty = generate */
+    const char *template_name;   /* NULL/empty = "default" */
+    unsigned vcpus;              /* 0 = 1 */
+    unsigned memory_mb;          /* 0 = 512 */
+};
+
+/* Error classes a caller maps to its own status codes (gRPC here). */
+enum sandbox_error {
+    SANDBOX_OK = 0,
+    SANDBOX_ERR_INVALID,         /* a parameter is invalid; message names it */
+    SANDBOX_ERR_NOT_FOUND,
+    SANDBOX_ERR_EXISTS,
+    SANDBOX_ERR_CAPACITY,
+    SANDBOX_ERR_STATE,           /* not allowed in the current state */
+    SANDBOX_ERR_INTERNAL,
+};
+
+/* Boots a VM and waits until its guest daemon answers; on success *out holds
+ * a reference. On failure nothing is left behind. */
+enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
+                                  struct sandbox **out, char *err, size_t errlen);
+
+/* Looks a sandbox up and takes a reference, or NULL. */
+struct sandbox *sandbox_get(struct vmhost *vh, const char *id);
+void sandbox_put(struct sandbox *sb);
+
+/* References to every sandbox, for listing; free the array and put each. */
+struct sandbox **sandbox_list(struct vmhost *vh, size_t *n);
+
+/* Stops the VM, removes every file of the sandbox and drops it from the
+ * registry. Works in any state. */
+enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
+
+/* The guest channel of a running sandbox with a reference the caller drops
+ * with guest_channel_release(), or NULL with the reason in err. */
+struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *code, char *err,
+                                      size_t errlen);
+
+void sandbox_touch(struct sandbox *sb);
+
+/* Execs in flight, so ExecInput can find their streams. */
+void sandbox_exec_register(struct sandbox *sb, struct sandbox_exec *ex);
+void sandbox_exec_unregister(struct sandbox *sb, struct sandbox_exec *ex);
+/* Runs fn on the exec's stream under exec_lock (so the stream cannot
+ * be closed meanwhile). Returns -1 with errno ENOENT for an unknown exec. */
+int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,
+                             int (*fn)(struct guest_stream *s, void *arg), void *arg);
+
+const char *sandbox_state_name(sandbox_state s);
+
+#endif

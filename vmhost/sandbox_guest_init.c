@@ -1,0 +1,73 @@
+#include "sandbox_guest_init.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "guest_channel.h"
+#include "sandbox.h"
+
+#define GUEST_INIT_TIMEOUT_MS 10000
+#define GUEST_INIT_ENTROPY_BYTES 64
+
+/* Sends one request and expects Result{0} (or Health for a health check). */
+static int guest_init_call(struct guest_channel *ch, GuestFrame *req, const char *what, char *err,
+                           size_t errlen)
+{
+    GuestFrame *ans;
+    enum guest_recv_status st = guest_call(ch, req, GUEST_INIT_TIMEOUT_MS, &ans);
+    if (st != GUEST_RECV_OK) {
+        snprintf(err, errlen, "%s: guest did not answer (%s)", what,
+                 st == GUEST_RECV_TIMEOUT ? "timeout" : "channel closed");
+        return -1;
+    }
+    int rc = 0;
+    if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT && ans->result->errno_value) {
+        snprintf(err, errlen, "%s: %s", what, ans->result->message);
+        rc = -1;
+    } else if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH &&
+               !ans->health->ready) {
+        snprintf(err, errlen, "%s: guest daemon reports not ready", what);
+        rc = -1;
+    }
+    frame_free(ans);
+    return rc;
+}
+
+int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+{
+    (void)sb;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    Airlock__Guest__V1__SetClock clk = AIRLOCK__GUEST__V1__SET_CLOCK__INIT;
+    clk.unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_CLOCK;
+    f.set_clock = &clk;
+    if (guest_init_call(ch, &f, "set guest clock", err, errlen) < 0)
+        return -1;
+
+    uint8_t seed[GUEST_INIT_ENTROPY_BYTES];
+    if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+        snprintf(err, errlen, "getrandom: %s", strerror(errno));
+        return -1;
+    }
+    Airlock__Guest__V1__AddEntropy ent = AIRLOCK__GUEST__V1__ADD_ENTROPY__INIT;
+    ent.data.data = seed;
+    ent.data.len = sizeof(seed);
+    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ADD_ENTROPY;
+    f.add_entropy = &ent;
+    int rc = guest_init_call(ch, &f, "seed guest entropy", err, errlen);
+    explicit_bzero(seed, sizeof(seed));
+    if (rc < 0)
+        return -1;
+
+    Airlock__Guest__V1__HealthRequest hr = AIRLOCK__GUEST__V1__HEALTH_REQUEST__INIT;
+    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST;
+    f.health_request = &hr;
+    return guest_init_call(ch, &f, "guest health check", err, errlen);
+}

@@ -1,0 +1,184 @@
+#include "service.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
+
+static const struct rpc_method vmhost_methods[] = {
+    { VMHOST_METHOD("CreateSandbox"), service_sandbox_create },
+    { VMHOST_METHOD("GetSandbox"), service_sandbox_get },
+    { VMHOST_METHOD("ListSandboxes"), service_sandbox_list },
+    { VMHOST_METHOD("DeleteSandbox"), service_sandbox_delete },
+    { VMHOST_METHOD("Exec"), service_exec },
+    { VMHOST_METHOD("ExecInput"), service_exec_input },
+    { VMHOST_METHOD("StartProcess"), service_process_start },
+    { VMHOST_METHOD("ListProcesses"), service_process_list },
+    { VMHOST_METHOD("AttachProcess"), service_process_attach },
+    { VMHOST_METHOD("WriteProcessStdin"), service_process_stdin },
+    { VMHOST_METHOD("SignalProcess"), service_process_signal },
+    { VMHOST_METHOD("ReadFile"), service_file_read },
+    { VMHOST_METHOD("WriteFile"), service_file_write },
+    { VMHOST_METHOD("ListDir"), service_file_list },
+    { VMHOST_METHOD("StatFile"), service_file_stat },
+    { VMHOST_METHOD("MakeDir"), service_file_mkdir },
+    { VMHOST_METHOD("RemoveFile"), service_file_remove },
+    { VMHOST_METHOD("RenameFile"), service_file_rename },
+    { VMHOST_METHOD("ChmodFile"), service_file_chmod },
+};
+
+struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, char *err,
+                                        size_t errlen)
+{
+    return rpc_server_start(addr, vmhost_methods, sizeof(vmhost_methods) / sizeof(*vmhost_methods),
+                            vh, err, errlen);
+}
+
+grpc_status_code service_status_from_sandbox_error(enum sandbox_error e)
+{
+    switch (e) {
+    case SANDBOX_OK: return GRPC_STATUS_OK;
+    case SANDBOX_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
+    case SANDBOX_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
+    case SANDBOX_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
+    case SANDBOX_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    case SANDBOX_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
+    case SANDBOX_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
+    }
+    return GRPC_STATUS_INTERNAL;
+}
+
+grpc_status_code service_status_from_errno(int err)
+{
+    switch (err) {
+    case 0: return GRPC_STATUS_OK;
+    case ENOENT:
+    case ESRCH: return GRPC_STATUS_NOT_FOUND;
+    case EINVAL:
+    case ENAMETOOLONG:
+    case EISDIR:
+    case ENOTDIR:
+    case ELOOP:
+    case E2BIG: return GRPC_STATUS_INVALID_ARGUMENT;
+    case EEXIST: return GRPC_STATUS_ALREADY_EXISTS;
+    case EACCES:
+    case EPERM:
+    case EROFS: return GRPC_STATUS_PERMISSION_DENIED;
+    case ENOTEMPTY:
+    case EBUSY:
+    case EXDEV: return GRPC_STATUS_FAILED_PRECONDITION;
+    case EAGAIN:
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    case ETIMEDOUT: return GRPC_STATUS_DEADLINE_EXCEEDED;
+    default: return GRPC_STATUS_INTERNAL;
+    }
+}
+
+struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmhost *vh,
+                                              const char *id, struct sandbox **sb_out)
+{
+    *sb_out = NULL;
+    if (!id || !*id) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "sandbox_id: required");
+        return NULL;
+    }
+    struct sandbox *sb = sandbox_get(vh, id);
+    if (!sb) {
+        rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", id);
+        return NULL;
+    }
+    enum sandbox_error code = SANDBOX_OK;
+    char err[4096];
+    struct guest_channel *ch = sandbox_channel(sb, &code, err, sizeof(err));
+    if (!ch) {
+        rpc_call_finish(call, service_status_from_sandbox_error(code), err);
+        sandbox_put(sb);
+        return NULL;
+    }
+    sandbox_touch(sb);
+    *sb_out = sb;
+    return ch;
+}
+
+void service_done(struct sandbox *sb, struct guest_channel *ch)
+{
+    if (ch)
+        guest_channel_release(ch);
+    sandbox_put(sb);
+}
+
+void service_finish_from_result(struct rpc_call *call, const GuestFrame *ans)
+{
+    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
+        rpc_call_finish(call, GRPC_STATUS_INTERNAL, "guest sent an unexpected answer");
+        return;
+    }
+    int e = ans->result->errno_value;
+    rpc_call_finish(call, service_status_from_errno(e), e ? ans->result->message : NULL);
+}
+
+GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct guest_channel *ch,
+                               GuestFrame *req)
+{
+    GuestFrame *ans;
+    enum guest_recv_status st = guest_call(ch, req, SERVICE_GUEST_TIMEOUT_MS, &ans);
+    if (st != GUEST_RECV_OK) {
+        service_finish_guest_failure(call, sb, st);
+        return NULL;
+    }
+    return ans;
+}
+
+void service_finish_empty(struct rpc_call *call, const GuestFrame *ans)
+{
+    if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT &&
+        ans->result->errno_value == 0) {
+        Airlock__Vmhost__V1__Empty e = AIRLOCK__VMHOST__V1__EMPTY__INIT;
+        rpc_call_send(call, &e.base);
+    }
+    service_finish_from_result(call, ans);
+}
+
+void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
+                                  enum guest_recv_status st)
+{
+    if (st == GUEST_RECV_TIMEOUT) {
+        rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
+                         "sandbox %s: guest did not answer within %d ms", sb->id,
+                         SERVICE_GUEST_TIMEOUT_MS);
+        return;
+    }
+    char reason[256] = "channel closed";
+    enum sandbox_error code;
+    char err[4096];
+    struct guest_channel *ch = sandbox_channel(sb, &code, err, sizeof(err));
+    if (!ch) {
+        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, err);
+        return;
+    }
+    guest_channel_alive(ch, reason, sizeof(reason));
+    guest_channel_release(ch);
+    rpc_call_finishf(call, GRPC_STATUS_UNAVAILABLE, "sandbox %s: %s", sb->id, reason);
+}
+
+bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path)
+{
+    if (path.len == 0) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: required", field);
+        return false;
+    }
+    if (path.len >= PATH_MAX) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: longer than %d bytes", field,
+                         PATH_MAX - 1);
+        return false;
+    }
+    if (memchr(path.data, '\0', path.len)) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: contains a NUL byte", field);
+        return false;
+    }
+    return true;
+}

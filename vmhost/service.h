@@ -1,0 +1,71 @@
+/* vmhost's gRPC service (protos/vmhost.proto): request validation and
+ * translation between the public messages and the guest protocol. One file
+ * per method group: service_sandbox.c, service_exec.c, service_process.c,
+ * service_files.c. */
+#ifndef AIRLOCK_VMHOST_SERVICE_H
+#define AIRLOCK_VMHOST_SERVICE_H
+
+#include <stddef.h>
+
+#include "rpc_server.h"
+#include "sandbox.h"
+#include "vmhost.h"
+
+struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, char *err,
+                                        size_t errlen);
+
+/* Shared by the handlers. */
+#define SERVICE_GUEST_TIMEOUT_MS 30000
+
+grpc_status_code service_status_from_sandbox_error(enum sandbox_error e);
+grpc_status_code service_status_from_errno(int err);
+
+/* Looks up the running sandbox named by id and its channel; on failure the
+ * call is finished with NOT_FOUND / FAILED_PRECONDITION / INVALID_ARGUMENT
+ * and NULL returned. The caller drops both references with service_done(). */
+struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmhost *vh,
+                                              const char *id, struct sandbox **sb_out);
+
+void service_done(struct sandbox *sb, struct guest_channel *ch);
+
+/* Finishes the call from a guest answer that should be Result{0}: OK, or the
+ * errno mapped to a status with the guest's message. */
+void service_finish_from_result(struct rpc_call *call, const GuestFrame *ans);
+
+/* One request frame on a fresh stream, one answer; NULL after finishing
+ * the call when the guest did not answer. */
+GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct guest_channel *ch,
+                               GuestFrame *req);
+
+/* Answers Empty on Result{0}, the mapped error otherwise. */
+void service_finish_empty(struct rpc_call *call, const GuestFrame *ans);
+
+/* Finishes the call for a guest_call/recv that returned no frame. */
+void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
+                                  enum guest_recv_status st);
+
+/* Path fields: non-empty, no NUL bytes, at most PATH_MAX. Finishes the call
+ * with INVALID_ARGUMENT naming the field when not. */
+bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path);
+
+void service_sandbox_create(struct rpc_call *call, void *ctx);
+void service_sandbox_get(struct rpc_call *call, void *ctx);
+void service_sandbox_list(struct rpc_call *call, void *ctx);
+void service_sandbox_delete(struct rpc_call *call, void *ctx);
+void service_exec(struct rpc_call *call, void *ctx);
+void service_exec_input(struct rpc_call *call, void *ctx);
+void service_process_start(struct rpc_call *call, void *ctx);
+void service_process_list(struct rpc_call *call, void *ctx);
+void service_process_attach(struct rpc_call *call, void *ctx);
+void service_process_stdin(struct rpc_call *call, void *ctx);
+void service_process_signal(struct rpc_call *call, void *ctx);
+void service_file_read(struct rpc_call *call, void *ctx);
+void service_file_write(struct rpc_call *call, void *ctx);
+void service_file_list(struct rpc_call *call, void *ctx);
+void service_file_stat(struct rpc_call *call, void *ctx);
+void service_file_mkdir(struct rpc_call *call, void *ctx);
+void service_file_remove(struct rpc_call *call, void *ctx);
+void service_file_rename(struct rpc_call *call, void *ctx);
+void service_file_chmod(struct rpc_call *call, void *ctx);
+
+#endif

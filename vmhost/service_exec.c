@@ -1,0 +1,168 @@
+/* Exec (server-streaming output) and ExecInput (stdin, resize, signals for
+ * an exec in flight). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "service_exec_common.h"
+
+#define EXEC_INPUT_TIMEOUT_MS 10000
+
+static void exec_next_id(struct vmhost *vh, char *out, size_t outlen)
+{
+    pthread_mutex_lock(&vh->lock);
+    unsigned long long n = ++vh->next_exec_id;
+    pthread_mutex_unlock(&vh->lock);
+    snprintf(out, outlen, "ex_%llu", n);
+}
+
+/* Waits for the guest's first answer: ExecStarted, or a Result explaining
+ * why the program could not start (finishes the call then). */
+static bool exec_wait_started(struct rpc_call *call, struct sandbox *sb, struct guest_stream *s,
+                              int32_t *pid)
+{
+    GuestFrame *f;
+    enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &f);
+    if (st != GUEST_RECV_OK) {
+        service_finish_guest_failure(call, sb, st);
+        return false;
+    }
+    bool started = f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED;
+    if (started)
+        *pid = f->exec_started->pid;
+    else if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT)
+        service_finish_from_result(call, f);
+    else
+        rpc_call_finish(call, GRPC_STATUS_INTERNAL, "guest sent an unexpected answer to exec");
+    frame_free(f);
+    return started;
+}
+
+void service_exec(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__ExecRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__exec_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    struct guest_stream *s = NULL;
+    struct guest_exec_request g;
+    if (!exec_request_translate(call, req, &g))
+        goto out_req;
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out_g;
+
+    s = guest_stream_open(ch);
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
+    f.exec = &g.msg;
+    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
+        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+        goto out;
+    }
+    int32_t pid;
+    if (!exec_wait_started(call, sb, s, &pid))
+        goto out;
+
+    struct sandbox_exec ex = { .stream = s };
+    exec_next_id(vh, ex.id, sizeof(ex.id));
+    Airlock__Vmhost__V1__ExecStarted started = AIRLOCK__VMHOST__V1__EXEC_STARTED__INIT;
+    started.exec_id = ex.id;
+    started.pid = pid;
+    Airlock__Vmhost__V1__ExecEvent ev = AIRLOCK__VMHOST__V1__EXEC_EVENT__INIT;
+    ev.event_case = AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_STARTED;
+    ev.started = &started;
+    if (rpc_call_send(call, &ev.base) < 0) {
+        rpc_call_finish(call, GRPC_STATUS_CANCELLED, "client went away");
+        goto out;
+    }
+    sandbox_exec_register(sb, &ex);
+    exec_stream_relay(call, sb, s, req->stdin, g.msg.stdin_open && !req->stdin_open);
+    sandbox_exec_unregister(sb, &ex);
+out:
+    guest_stream_close(s); /* cancels (kills) the process if it still runs */
+    service_done(sb, ch);
+out_g:
+    exec_request_free(&g);
+out_req:
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static int exec_input_apply(struct guest_stream *s, void *arg)
+{
+    const Airlock__Vmhost__V1__ExecInputRequest *req = arg;
+    if ((req->stdin.len || req->close_stdin) &&
+        guest_stream_send_bytes(s, req->stdin.data, req->stdin.len, req->close_stdin,
+                               EXEC_INPUT_TIMEOUT_MS) < 0)
+        return -1;
+    if (req->rows && req->cols) {
+        Airlock__Guest__V1__Resize r = AIRLOCK__GUEST__V1__RESIZE__INIT;
+        r.rows = req->rows;
+        r.cols = req->cols;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE;
+        f.resize = &r;
+        if (guest_stream_send(s, &f, EXEC_INPUT_TIMEOUT_MS) < 0)
+            return -1;
+    }
+    if (req->signal) {
+        Airlock__Guest__V1__SignalRequest sr = AIRLOCK__GUEST__V1__SIGNAL_REQUEST__INIT;
+        sr.signal = req->signal;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL;
+        f.signal = &sr;
+        if (guest_stream_send(s, &f, EXEC_INPUT_TIMEOUT_MS) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void service_exec_input(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__ExecInputRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__exec_input_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    if (!*req->exec_id) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "exec_id: required");
+        goto out;
+    }
+    if (req->signal < 0 || req->signal >= SIGRTMAX) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "signal: %d is not a signal number",
+                         req->signal);
+        goto out;
+    }
+    if ((req->rows == 0) != (req->cols == 0) || req->rows > 1000 || req->cols > 1000) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT,
+                        "rows/cols: give both, each 1..1000, to resize");
+        goto out;
+    }
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out;
+    if (sandbox_exec_with_stream(sb, req->exec_id, exec_input_apply, req) < 0) {
+        if (errno == ENOENT)
+            rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "exec %.64s not found in sandbox %s",
+                             req->exec_id, sb->id);
+        else if (errno == ETIMEDOUT)
+            rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
+                             "exec %.64s is not reading its stdin", req->exec_id);
+        else
+            rpc_call_finishf(call, GRPC_STATUS_FAILED_PRECONDITION, "exec %.64s has ended",
+                             req->exec_id);
+        goto out;
+    }
+    Airlock__Vmhost__V1__ExecInputResponse resp = AIRLOCK__VMHOST__V1__EXEC_INPUT_RESPONSE__INIT;
+    rpc_call_send(call, &resp.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+out:
+    service_done(sb, ch);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

@@ -1,0 +1,248 @@
+/* Background processes: StartProcess, ListProcesses, AttachProcess,
+ * WriteProcessStdin, SignalProcess. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "service_exec_common.h"
+
+static int process_write_stdin(struct guest_channel *ch, int32_t pid, ProtobufCBinaryData data,
+                               bool eof, GuestFrame **ans)
+{
+    Airlock__Guest__V1__ProcessStdin ps = AIRLOCK__GUEST__V1__PROCESS_STDIN__INIT;
+    ps.pid = pid;
+    ps.data = data;
+    ps.eof = eof;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_STDIN;
+    f.process_stdin = &ps;
+    return guest_call(ch, &f, SERVICE_GUEST_TIMEOUT_MS, ans) == GUEST_RECV_OK ? 0 : -1;
+}
+
+void service_process_start(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__ExecRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__exec_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    struct guest_stream *s = NULL;
+    struct guest_exec_request g;
+    GuestFrame *ans = NULL;
+    if (!exec_request_translate(call, req, &g))
+        goto out_req;
+    g.msg.background = true;
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out;
+
+    s = guest_stream_open(ch);
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
+    f.exec = &g.msg;
+    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
+        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+        goto out;
+    }
+    enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &ans);
+    if (st != GUEST_RECV_OK) {
+        service_finish_guest_failure(call, sb, st);
+        goto out;
+    }
+    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED) {
+        service_finish_from_result(call, ans);
+        goto out;
+    }
+    int32_t pid = ans->exec_started->pid;
+    frame_free(ans);
+    ans = NULL;
+
+    if (req->stdin.len) {
+        if (process_write_stdin(ch, pid, req->stdin, !req->stdin_open, &ans) < 0) {
+            service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+            goto out;
+        }
+        if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT ||
+            ans->result->errno_value) {
+            service_finish_from_result(call, ans);
+            goto out;
+        }
+    }
+    Airlock__Vmhost__V1__ProcessInfo info = AIRLOCK__VMHOST__V1__PROCESS_INFO__INIT;
+    info.pid = pid;
+    info.n_argv = req->n_argv;
+    info.argv = req->argv;
+    info.running = true;
+    info.started_unix_ms = clock_realtime_ms();
+    info.pty = req->pty;
+    rpc_call_send(call, &info.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+out:
+    frame_free(ans);
+    guest_stream_close(s);
+    service_done(sb, ch);
+    exec_request_free(&g);
+out_req:
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_process_list(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__ListProcessesRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__list_processes_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    GuestFrame *ans = NULL;
+    if (!ch)
+        goto out;
+    Airlock__Guest__V1__ProcessListRequest plr = AIRLOCK__GUEST__V1__PROCESS_LIST_REQUEST__INIT;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST_REQUEST;
+    f.process_list_request = &plr;
+    ans = service_guest_call(call, sb, ch, &f);
+    if (!ans)
+        goto out;
+    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST) {
+        service_finish_from_result(call, ans);
+        goto out;
+    }
+    const Airlock__Guest__V1__ProcessList *pl = ans->process_list;
+    Airlock__Vmhost__V1__ProcessInfo *infos = calloc(pl->n_processes + 1, sizeof(*infos));
+    Airlock__Vmhost__V1__ProcessInfo **ptrs = calloc(pl->n_processes + 1, sizeof(*ptrs));
+    if (!infos || !ptrs) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        for (size_t i = 0; i < pl->n_processes; i++) {
+            const Airlock__Guest__V1__ProcessInfo *gp = pl->processes[i];
+            airlock__vmhost__v1__process_info__init(&infos[i]);
+            infos[i].pid = gp->pid;
+            infos[i].n_argv = gp->n_argv;
+            infos[i].argv = gp->argv;
+            infos[i].running = gp->running;
+            infos[i].exit_code = gp->exit_code;
+            infos[i].signal = gp->signal;
+            infos[i].started_unix_ms = gp->started_unix_ms;
+            infos[i].pty = gp->pty;
+            ptrs[i] = &infos[i];
+        }
+        Airlock__Vmhost__V1__ListProcessesResponse resp =
+            AIRLOCK__VMHOST__V1__LIST_PROCESSES_RESPONSE__INIT;
+        resp.n_processes = pl->n_processes;
+        resp.processes = ptrs;
+        rpc_call_send(call, &resp.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    }
+    free(infos);
+    free(ptrs);
+out:
+    frame_free(ans);
+    service_done(sb, ch);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_process_attach(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__AttachProcessRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__attach_process_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    struct guest_stream *s = NULL;
+    if (req->pid <= 0) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
+        goto out;
+    }
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out;
+    Airlock__Guest__V1__AttachRequest ar = AIRLOCK__GUEST__V1__ATTACH_REQUEST__INIT;
+    ar.pid = req->pid;
+    ar.follow = req->follow;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ATTACH;
+    f.attach = &ar;
+    s = guest_stream_open(ch);
+    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
+        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+        goto out;
+    }
+    ProtobufCBinaryData no_stdin = { 0, NULL };
+    exec_stream_relay(call, sb, s, no_stdin, false);
+out:
+    guest_stream_close(s);
+    service_done(sb, ch);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_process_stdin(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__ProcessStdinRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__process_stdin_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    GuestFrame *ans = NULL;
+    if (req->pid <= 0) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
+        goto out;
+    }
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out;
+    if (process_write_stdin(ch, req->pid, req->data, req->eof, &ans) < 0) {
+        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+        goto out;
+    }
+    service_finish_empty(call, ans);
+out:
+    frame_free(ans);
+    service_done(sb, ch);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_process_signal(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__SignalProcessRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__signal_process_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = NULL;
+    GuestFrame *ans = NULL;
+    if (req->pid <= 0) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
+        goto out;
+    }
+    if (req->signal <= 0 || req->signal >= SIGRTMAX) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "signal: %d is not a signal number",
+                         req->signal);
+        goto out;
+    }
+    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
+    if (!ch)
+        goto out;
+    Airlock__Guest__V1__SignalRequest sr = AIRLOCK__GUEST__V1__SIGNAL_REQUEST__INIT;
+    sr.pid = req->pid;
+    sr.signal = req->signal;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL;
+    f.signal = &sr;
+    ans = service_guest_call(call, sb, ch, &f);
+    if (ans)
+        service_finish_empty(call, ans);
+out:
+    frame_free(ans);
+    service_done(sb, ch);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

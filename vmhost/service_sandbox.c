@@ -1,0 +1,158 @@
+/* CreateSandbox, GetSandbox, ListSandboxes, DeleteSandbox. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "service.h"
+
+/* Fills msg from sb; strings point into out_buf copies owned by the caller's
+ * stack frame for the duration of the send. */
+struct sandbox_snapshot {
+    Airlock__Vmhost__V1__Sandbox msg;
+    char id[65];
+    char template_name[64];
+    char accel[8];
+    char error[4096];
+    char image_hash[65];
+};
+
+static void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
+{
+    airlock__vmhost__v1__sandbox__init(&out->msg);
+    pthread_mutex_lock(&sb->lock);
+    memcpy(out->id, sb->id, sizeof(out->id));
+    memcpy(out->template_name, sb->template_name, sizeof(out->template_name));
+    memcpy(out->error, sb->error, sizeof(out->error));
+    out->msg.state = sb->state;
+    out->msg.qemu_pid = sb->vm ? vm_pid(sb->vm) : 0;
+    out->msg.last_activity_unix_ms = sb->last_activity_unix_ms;
+    pthread_mutex_unlock(&sb->lock);
+    snprintf(out->accel, sizeof(out->accel), "%s", vm_accel_name(sb->vh->accel));
+    memcpy(out->image_hash, sb->vh->image.hash, sizeof(out->image_hash));
+    out->msg.id = out->id;
+    out->msg.template_ = out->template_name;
+    out->msg.vcpus = sb->vcpus;
+    out->msg.memory_mb = sb->memory_mb;
+    out->msg.created_unix_ms = sb->created_unix_ms;
+    out->msg.accel = out->accel;
+    out->msg.error = out->error;
+    out->msg.image_hash = out->image_hash;
+}
+
+void service_sandbox_create(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__CreateSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__create_sandbox_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox_create_params p = {
+        .id = req->id,
+        .template_name = req->template_,
+        .vcpus = req->vcpus,
+        .memory_mb = req->memory_mb,
+    };
+    struct sandbox *sb;
+    char err[4096];
+    enum sandbox_error rc = sandbox_create(vh, &p, &sb, err, sizeof(err));
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    if (rc != SANDBOX_OK) {
+        rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
+        return;
+    }
+    struct sandbox_snapshot *snap = malloc(sizeof(*snap));
+    if (!snap) {
+        sandbox_put(sb);
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return;
+    }
+    sandbox_snapshot_take(sb, snap);
+    sandbox_put(sb);
+    rpc_call_send(call, &snap->msg.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    free(snap);
+}
+
+void service_sandbox_get(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__GetSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = *req->id ? sandbox_get(vh, req->id) : NULL;
+    if (!sb) {
+        if (*req->id)
+            rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", req->id);
+        else
+            rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "id: required");
+        protobuf_c_message_free_unpacked(&req->base, NULL);
+        return;
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    struct sandbox_snapshot *snap = malloc(sizeof(*snap));
+    if (snap) {
+        sandbox_snapshot_take(sb, snap);
+        rpc_call_send(call, &snap->msg.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+        free(snap);
+    } else {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    sandbox_put(sb);
+}
+
+void service_sandbox_list(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    ProtobufCMessage *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__list_sandboxes_request__descriptor);
+    if (!req)
+        return;
+    protobuf_c_message_free_unpacked(req, NULL);
+    size_t n;
+    struct sandbox **all = sandbox_list(vh, &n);
+    struct sandbox_snapshot *snaps = calloc(n ? n : 1, sizeof(*snaps));
+    Airlock__Vmhost__V1__Sandbox **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    if (!all || !snaps || !ptrs) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            sandbox_snapshot_take(all[i], &snaps[i]);
+            ptrs[i] = &snaps[i].msg;
+        }
+        Airlock__Vmhost__V1__ListSandboxesResponse resp =
+            AIRLOCK__VMHOST__V1__LIST_SANDBOXES_RESPONSE__INIT;
+        resp.n_sandboxes = n;
+        resp.sandboxes = ptrs;
+        rpc_call_send(call, &resp.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    }
+    for (size_t i = 0; all && i < n; i++)
+        sandbox_put(all[i]);
+    free(all);
+    free(snaps);
+    free(ptrs);
+}
+
+void service_sandbox_delete(struct rpc_call *call, void *ctx)
+{
+    struct vmhost *vh = ctx;
+    Airlock__Vmhost__V1__DeleteSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__delete_sandbox_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    enum sandbox_error rc = SANDBOX_ERR_INVALID;
+    if (*req->id)
+        rc = sandbox_delete(vh, req->id, err, sizeof(err));
+    else
+        snprintf(err, sizeof(err), "id: required");
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    if (rc != SANDBOX_OK) {
+        rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
+        return;
+    }
+    Airlock__Vmhost__V1__DeleteSandboxResponse resp = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_RESPONSE__INIT;
+    rpc_call_send(call, &resp.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}

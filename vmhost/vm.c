@@ -1,0 +1,534 @@
+#include "vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "qmp.h"
+#include "strbuf.h"
+#include "vm_tsc.h"
+
+#define VM_DEFAULT_QEMU "qemu-system-x86_64"
+#define VM_QMP_START_TIMEOUT_MS 10000
+#define VM_QMP_COMMAND_TIMEOUT_MS 10000
+#define VM_QUIT_TIMEOUT_MS 2000
+#define VM_CONSOLE_TAIL_BYTES 2048
+#define VM_QEMU_LOG_TAIL_BYTES 1024
+#define VM_MAX_ARGS 64
+
+/* Fast, quiet boot on microvm (see docs/vm-driver.md for each option). */
+#define VM_BASE_CMDLINE                                                                  \
+    "console=ttyS0 quiet panic=-1 reboot=t tsc=reliable no_timer_check mitigations=off " \
+    "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp"
+
+struct vm {
+    pid_t pid;
+    char run_dir[PATH_MAX];
+    char qmp_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char agent_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char console_path[PATH_MAX];
+    char qemu_log_path[PATH_MAX];
+    char pid_path[PATH_MAX];
+
+    vm_exit_fn on_exit;
+    void *exit_arg;
+
+    pthread_mutex_t lock; /* guards the fields below */
+    pthread_cond_t exited_cond;
+    bool exited;   /* reaped by the monitor */
+    bool stopping; /* vm_stop() owns the exit: no callback */
+    bool stopped;  /* vm_stop() finished */
+    int wait_status;
+    pthread_t monitor;
+    bool monitor_started;
+
+    pthread_mutex_t qmp_lock; /* one QMP command at a time */
+    struct qmp_client qmp;
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
+{
+    if (fs_path(vm->run_dir, sizeof(vm->run_dir), "%s", run_dir) ||
+        fs_path(vm->qmp_path, sizeof(vm->qmp_path), "%s/qmp.sock", run_dir) ||
+        fs_path(vm->agent_path, sizeof(vm->agent_path), "%s/agent.sock", run_dir) ||
+        fs_path(vm->console_path, sizeof(vm->console_path), "%s/console.log", run_dir) ||
+        fs_path(vm->qemu_log_path, sizeof(vm->qemu_log_path), "%s/qemu.log", run_dir) ||
+        fs_path(vm->pid_path, sizeof(vm->pid_path), "%s/qemu.pid", run_dir)) {
+        snprintf(err, errlen,
+                 "run_dir %s is too long: unix socket paths in it must stay below %zu bytes",
+                 run_dir, sizeof(vm->qmp_path));
+        return -1;
+    }
+    return 0;
+}
+
+static void remove_runtime_files(const struct vm *vm)
+{
+    unlink(vm->qmp_path);
+    unlink(vm->agent_path);
+    unlink(vm->pid_path);
+}
+
+void vm_console_tail(const char *console_log, char *buf, size_t max_bytes)
+{
+    if (max_bytes == 0)
+        return;
+    buf[0] = '\0';
+    int fd = open(console_log, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0) {
+        off_t want = (off_t)max_bytes - 1;
+        off_t start = st.st_size > want ? st.st_size - want : 0;
+        ssize_t n = pread(fd, buf, (size_t)(st.st_size - start), start);
+        buf[n > 0 ? n : 0] = '\0';
+        /* A NUL from the guest would cut the text short for the reader. */
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == '\0')
+                buf[i] = '?';
+    }
+    close(fd);
+}
+
+/* "QEMU exited with status 1" + console and QEMU log tails. */
+static void describe_exit(const struct vm *vm, int status, struct strbuf *out)
+{
+    if (WIFEXITED(status))
+        strbuf_appendf(out, "QEMU (pid %d) exited with status %d", vm->pid,
+                       WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        strbuf_appendf(out, "QEMU (pid %d) was killed by signal %d (SIG%s)", vm->pid,
+                       WTERMSIG(status),
+                       sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+    else
+        strbuf_appendf(out, "QEMU (pid %d) ended with wait status %#x", vm->pid, status);
+    char tail[VM_CONSOLE_TAIL_BYTES + 1];
+    vm_console_tail(vm->console_path, tail, sizeof(tail));
+    strbuf_appendf(out, "; console tail:\n%s", tail[0] ? tail : "(empty)\n");
+    vm_console_tail(vm->qemu_log_path, tail, VM_QEMU_LOG_TAIL_BYTES);
+    if (tail[0])
+        strbuf_appendf(out, "\nqemu.log tail:\n%s", tail);
+}
+
+static void *monitor_main(void *arg)
+{
+    struct vm *vm = arg;
+    /* Wait without reaping first: until the pid is reaped below (under the
+     * lock), vm_stop() can SIGKILL it without hitting a recycled pid. */
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)vm->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    pthread_mutex_lock(&vm->lock);
+    int status = 0;
+    while (waitpid(vm->pid, &status, 0) < 0) {
+        if (errno != EINTR) { /* ECHILD: someone else reaped it (SIGCHLD ignored?) */
+            status = 0xff00; /* reads as "exited with status 255" */
+            break;
+        }
+    }
+    vm->exited = true;
+    vm->wait_status = status;
+    bool expected = vm->stopping;
+    pthread_cond_broadcast(&vm->exited_cond);
+    pthread_mutex_unlock(&vm->lock);
+
+    if (!expected && vm->on_exit) {
+        struct strbuf reason = { 0 };
+        describe_exit(vm, status, &reason);
+        vm->on_exit(vm->exit_arg, status,
+                    strbuf_failed(&reason) ? "QEMU exited" : strbuf_str(&reason));
+        strbuf_free(&reason);
+    }
+    return NULL;
+}
+
+struct argv_list {
+    char *v[VM_MAX_ARGS + 1];
+    size_t n;
+    bool failed;
+};
+
+static void arg_add(struct argv_list *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void arg_add(struct argv_list *a, const char *fmt, ...)
+{
+    if (a->n == VM_MAX_ARGS) {
+        a->failed = true;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&a->v[a->n], fmt, ap) < 0) {
+        a->v[a->n] = NULL;
+        a->failed = true;
+    } else {
+        a->n++;
+    }
+    va_end(ap);
+}
+
+static void argv_free(struct argv_list *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i]);
+    a->n = 0;
+}
+
+static void kernel_cmdline(const struct vm_config *cfg, struct strbuf *out)
+{
+    strbuf_append(out, VM_BASE_CMDLINE);
+    long khz = vm_host_tsc_khz();
+    if (khz > 0)
+        strbuf_appendf(out, " tsc_early_khz=%ld", khz);
+    if (cfg->extra_cmdline && *cfg->extra_cmdline)
+        strbuf_appendf(out, " %s", cfg->extra_cmdline);
+}
+
+static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct argv_list *a,
+                      char *err, size_t errlen)
+{
+    struct strbuf cmdline = { 0 };
+    kernel_cmdline(cfg, &cmdline);
+
+    arg_add(a, "%s", cfg->qemu_binary ? cfg->qemu_binary : VM_DEFAULT_QEMU);
+    /* ACPI stays on: without it microvm describes virtio-mmio devices on the
+     * kernel command line, which Debian's kernel ignores. */
+    arg_add(a, "-M");
+    arg_add(a, "microvm");
+    arg_add(a, "-accel");
+    arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "kvm" : "tcg");
+    arg_add(a, "-cpu");
+    arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "host" : "max");
+    arg_add(a, "-m");
+    arg_add(a, "%u", cfg->memory_mb);
+    arg_add(a, "-smp");
+    arg_add(a, "%u", cfg->vcpus);
+    arg_add(a, "-nodefaults");
+    arg_add(a, "-no-user-config");
+    arg_add(a, "-display");
+    arg_add(a, "none");
+    arg_add(a, "-no-reboot");
+    arg_add(a, "-kernel");
+    arg_add(a, "%s", cfg->kernel);
+    arg_add(a, "-initrd");
+    arg_add(a, "%s", cfg->initrd);
+    arg_add(a, "-append");
+    arg_add(a, "%s", strbuf_str(&cmdline));
+    arg_add(a, "-chardev");
+    arg_add(a, "file,id=con,path=%s", vm->console_path);
+    arg_add(a, "-serial");
+    arg_add(a, "chardev:con");
+    if (cfg->disk) {
+        arg_add(a, "-drive");
+        arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", cfg->disk);
+        arg_add(a, "-device");
+        arg_add(a, "virtio-blk-device,drive=root");
+    }
+    arg_add(a, "-device");
+    arg_add(a, "virtio-serial-device");
+    arg_add(a, "-chardev");
+    arg_add(a, "socket,id=agent,path=%s,server=on,wait=off", vm->agent_path);
+    arg_add(a, "-device");
+    arg_add(a, "virtserialport,chardev=agent,name=agent");
+    /* Network devices go here: a TAP opened in the sandbox's netns is passed
+     * by fd (-netdev tap,id=n0,fd=N -device virtio-net-device,netdev=n0,
+     * mac=<fixed>), and the child must then keep fd N open across exec. */
+    arg_add(a, "-qmp");
+    arg_add(a, "unix:%s,server=on,wait=off", vm->qmp_path);
+
+    bool failed = a->failed || strbuf_failed(&cmdline);
+    strbuf_free(&cmdline);
+    if (failed) {
+        snprintf(err, errlen, "QEMU command line: out of memory or too many arguments");
+        argv_free(a);
+        return -1;
+    }
+    a->v[a->n] = NULL;
+    return 0;
+}
+
+/* In the child between fork and exec: async-signal-safe calls only. QEMU
+ * deliberately stays in vmhost's process group and gets no PDEATHSIG, so a
+ * restarted vmhost can adopt running VMs. */
+static void exec_qemu(char *const argv[], int log_fd)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+        _exit(126);
+    close_range(3, ~0u, 0);
+    execvp(argv[0], argv);
+    static const char msg[] = "vmhost: exec of the QEMU binary failed\n";
+    ssize_t ignored = write(2, msg, sizeof(msg) - 1);
+    (void)ignored;
+    _exit(127);
+}
+
+/* Connects to QMP as soon as QEMU has created the socket. */
+static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
+{
+    long long deadline = now_ms() + VM_QMP_START_TIMEOUT_MS;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(vm->pid, &status, WNOHANG);
+        if (r == vm->pid) {
+            struct strbuf why = { 0 };
+            describe_exit(vm, status, &why);
+            snprintf(err, errlen, "QEMU failed to start: %s", strbuf_str(&why));
+            strbuf_free(&why);
+            vm->pid = 0; /* reaped */
+            return -1;
+        }
+        long long left = deadline - now_ms();
+        if (access(vm->qmp_path, F_OK) == 0 &&
+            qmp_connect(&vm->qmp, vm->qmp_path, NULL, NULL, left > 100 ? (int)left : 100, err,
+                        errlen) == 0)
+            return 0;
+        if (now_ms() >= deadline) {
+            char tail[VM_QEMU_LOG_TAIL_BYTES];
+            vm_console_tail(vm->qemu_log_path, tail, sizeof(tail));
+            size_t used = strnlen(err, errlen);
+            if (access(vm->qmp_path, F_OK) < 0)
+                used = (size_t)snprintf(err, errlen, "QEMU did not create %s", vm->qmp_path);
+            if (used < errlen)
+                snprintf(err + used, errlen - used, " within %d ms; qemu.log tail:\n%s",
+                         VM_QMP_START_TIMEOUT_MS, tail[0] ? tail : "(empty)");
+            return -1;
+        }
+        usleep(5000);
+    }
+}
+
+static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
+{
+    const char *missing = !cfg->kernel ? "kernel" : !cfg->initrd ? "initrd"
+                        : !cfg->run_dir ? "run_dir" : NULL;
+    if (missing) {
+        snprintf(err, errlen, "vm_start: %s is required", missing);
+        return -1;
+    }
+    if (cfg->accel != VM_ACCEL_KVM && cfg->accel != VM_ACCEL_TCG) {
+        snprintf(err, errlen, "vm_start: accel must be kvm or tcg (resolve auto with "
+                              "vm_accel_probe)");
+        return -1;
+    }
+    if (cfg->vcpus == 0 || cfg->memory_mb == 0) {
+        snprintf(err, errlen, "vm_start: vcpus and memory_mb must be positive");
+        return -1;
+    }
+    return 0;
+}
+
+int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
+             char *err, size_t errlen)
+{
+    *out = NULL;
+    if (check_config(cfg, err, errlen) < 0)
+        return -1;
+    struct vm *vm = calloc(1, sizeof(*vm));
+    if (!vm) {
+        snprintf(err, errlen, "vm_start: out of memory");
+        return -1;
+    }
+    vm->on_exit = on_exit;
+    vm->exit_arg = exit_arg;
+    vm->qmp.fd = -1;
+    pthread_mutex_init(&vm->lock, NULL);
+    pthread_mutex_init(&vm->qmp_lock, NULL);
+    pthread_condattr_t cattr;
+    pthread_condattr_init(&cattr);
+    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC); /* wait_exited_locked's deadlines */
+    pthread_cond_init(&vm->exited_cond, &cattr);
+    pthread_condattr_destroy(&cattr);
+    struct argv_list argv = { 0 };
+    int log_fd = -1;
+
+    if (set_paths(vm, cfg->run_dir, err, errlen) < 0 ||
+        fs_mkdir_p(cfg->run_dir, 0700, err, errlen) < 0)
+        goto fail;
+    remove_runtime_files(vm); /* stale sockets from an earlier run make QEMU fail */
+    if (build_argv(cfg, vm, &argv, err, errlen) < 0)
+        goto fail;
+    log_fd = open(vm->qemu_log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+        snprintf(err, errlen, "create %s: %s", vm->qemu_log_path, strerror(errno));
+        goto fail;
+    }
+    vm->pid = fork();
+    if (vm->pid < 0) {
+        snprintf(err, errlen, "fork for QEMU: %s", strerror(errno));
+        vm->pid = 0;
+        goto fail;
+    }
+    if (vm->pid == 0)
+        exec_qemu(argv.v, log_fd);
+    close(log_fd);
+    log_fd = -1;
+    argv_free(&argv);
+
+    char pid_text[32];
+    int n = snprintf(pid_text, sizeof(pid_text), "%d\n", (int)vm->pid);
+    if (fs_write_file_atomic(vm->pid_path, pid_text, (size_t)n, 0644, err, errlen) < 0 ||
+        wait_for_qmp(vm, err, errlen) < 0)
+        goto fail;
+    int rc = pthread_create(&vm->monitor, NULL, monitor_main, vm);
+    if (rc != 0) {
+        snprintf(err, errlen, "vm_start: cannot start the monitor thread: %s", strerror(rc));
+        goto fail;
+    }
+    vm->monitor_started = true;
+    *out = vm;
+    return 0;
+
+fail:
+    if (log_fd >= 0)
+        close(log_fd);
+    argv_free(&argv);
+    if (vm->pid > 0) {
+        kill(vm->pid, SIGKILL);
+        while (waitpid(vm->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    qmp_close(&vm->qmp);
+    if (vm->run_dir[0])
+        remove_runtime_files(vm);
+    pthread_cond_destroy(&vm->exited_cond);
+    pthread_mutex_destroy(&vm->qmp_lock);
+    pthread_mutex_destroy(&vm->lock);
+    free(vm);
+    return -1;
+}
+
+pid_t vm_pid(const struct vm *vm)
+{
+    return vm->pid;
+}
+
+const char *vm_agent_socket(const struct vm *vm)
+{
+    return vm->agent_path;
+}
+
+const char *vm_console_log(const struct vm *vm)
+{
+    return vm->console_path;
+}
+
+int vm_qmp_command(struct vm *vm, const char *command, const char *arguments_json, char *err,
+                   size_t errlen)
+{
+    json_t *args = NULL;
+    if (arguments_json) {
+        json_error_t jerr;
+        args = json_loads(arguments_json, 0, &jerr);
+        if (!json_is_object(args)) {
+            snprintf(err, errlen, "QMP %s: arguments are not a JSON object: %s", command,
+                     args ? "wrong type" : jerr.text);
+            json_decref(args);
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&vm->qmp_lock);
+    int rc = qmp_execute(&vm->qmp, command, args, NULL, VM_QMP_COMMAND_TIMEOUT_MS, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(args);
+    return rc;
+}
+
+/* Waits (lock held) until the monitor has reaped QEMU or the deadline passes. */
+static bool wait_exited_locked(struct vm *vm, long long deadline_ms)
+{
+    while (!vm->exited) {
+        long long left = deadline_ms - now_ms();
+        if (left <= 0)
+            return false;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&vm->exited_cond, &vm->lock, &ts);
+    }
+    return true;
+}
+
+int vm_stop(struct vm *vm, int timeout_ms)
+{
+    pthread_mutex_lock(&vm->lock);
+    if (vm->stopped) {
+        pthread_mutex_unlock(&vm->lock);
+        return 0;
+    }
+    vm->stopping = true;
+    bool exited = vm->exited;
+    pthread_mutex_unlock(&vm->lock);
+
+    if (!exited) {
+        char ignored[256];
+        int quit_ms = timeout_ms < VM_QUIT_TIMEOUT_MS ? timeout_ms : VM_QUIT_TIMEOUT_MS;
+        pthread_mutex_lock(&vm->qmp_lock);
+        /* QEMU may close the socket before answering; the wait below decides. */
+        qmp_execute(&vm->qmp, "quit", NULL, NULL, quit_ms > 0 ? quit_ms : 1, ignored,
+                    sizeof(ignored));
+        pthread_mutex_unlock(&vm->qmp_lock);
+    }
+
+    pthread_mutex_lock(&vm->lock);
+    if (!wait_exited_locked(vm, now_ms() + timeout_ms)) {
+        /* Not reaped yet (the monitor reaps under this lock): pid is still ours. */
+        kill(vm->pid, SIGKILL);
+        while (!vm->exited)
+            pthread_cond_wait(&vm->exited_cond, &vm->lock);
+    }
+    pthread_mutex_unlock(&vm->lock);
+
+    if (vm->monitor_started) {
+        pthread_join(vm->monitor, NULL);
+        vm->monitor_started = false;
+    }
+    pthread_mutex_lock(&vm->qmp_lock);
+    qmp_close(&vm->qmp);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    remove_runtime_files(vm);
+
+    pthread_mutex_lock(&vm->lock);
+    vm->stopped = true;
+    pthread_mutex_unlock(&vm->lock);
+    return 0;
+}
+
+void vm_free(struct vm *vm)
+{
+    if (!vm)
+        return;
+    vm_stop(vm, VM_QUIT_TIMEOUT_MS);
+    pthread_cond_destroy(&vm->exited_cond);
+    pthread_mutex_destroy(&vm->qmp_lock);
+    pthread_mutex_destroy(&vm->lock);
+    free(vm);
+}

@@ -1,0 +1,73 @@
+/* One QEMU -M microvm process per sandbox, driven over QMP.
+ *
+ * vm_start() launches QEMU with the image's kernel and initramfs, the
+ * sandbox disk as virtio-blk, a virtio-serial port named "agent" whose host
+ * side is a unix socket (the guest channel), the serial console written to a
+ * log file, and a QMP socket. A monitor thread waits for the process; when it
+ * exits without vm_stop() having been called, the exit callback runs with a
+ * reason that includes the tail of the console log. */
+#ifndef AIRLOCK_VM_H
+#define AIRLOCK_VM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum vm_accel { VM_ACCEL_AUTO = 0, VM_ACCEL_KVM, VM_ACCEL_TCG };
+
+const char *vm_accel_name(enum vm_accel a);
+/* Parses "kvm", "tcg" or "auto"; -1 on anything else. */
+int vm_accel_parse(const char *s, enum vm_accel *out);
+
+struct vm_config {
+    const char *qemu_binary;   /* NULL = qemu-system-x86_64 from PATH */
+    enum vm_accel accel;       /* KVM or TCG (resolve AUTO with vm_accel_probe first) */
+    const char *kernel;
+    const char *initrd;
+    const char *disk;          /* raw ext4 image, writable, owned by this VM; NULL = no disk
+                                  (the accelerator probe) */
+    unsigned vcpus;
+    unsigned memory_mb;
+    const char *run_dir;       /* holds qmp.sock, agent.sock, console.log, qemu.pid */
+    const char *extra_cmdline; /* appended to the kernel command line, or NULL */
+};
+
+struct vm;
+
+typedef void (*vm_exit_fn)(void *arg, int wait_status, const char *reason);
+
+/* Starts QEMU and waits until its QMP socket answers. Does not wait for the
+ * guest daemon. On failure nothing is left running and -1 is returned with a
+ * message in err (including QEMU's stderr when it exited). */
+int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
+             char *err, size_t errlen);
+
+pid_t vm_pid(const struct vm *vm);
+const char *vm_agent_socket(const struct vm *vm); /* run_dir/agent.sock */
+const char *vm_console_log(const struct vm *vm);  /* run_dir/console.log */
+
+/* Sends a QMP command (e.g. "stop", "cont") and waits for its answer.
+ * arguments_json may be NULL. Returns 0 or -1 with QMP's error in err. */
+int vm_qmp_command(struct vm *vm, const char *command, const char *arguments_json, char *err,
+                   size_t errlen);
+
+/* Stops QEMU (QMP quit, SIGKILL after timeout_ms), waits for it, removes the
+ * sockets and pid file. The exit callback does not run. Idempotent. */
+int vm_stop(struct vm *vm, int timeout_ms);
+
+/* vm_stop() if needed, then frees. */
+void vm_free(struct vm *vm);
+
+/* The last max_bytes of the console log, NUL-terminated, into buf. */
+void vm_console_tail(const char *console_log, char *buf, size_t max_bytes);
+
+/* Decides the accelerator. KVM is used only when a tiny guest really boots
+ * under it (on nested/PVM hosts /dev/kvm exists but standard kernels fail);
+ * otherwise TCG with one warning. requested KVM/TCG is returned as is
+ * (KVM fails later with a clear error if it does not work). The probe result
+ * is cached in cache_dir keyed by kernel and QEMU binary. */
+enum vm_accel vm_accel_probe(enum vm_accel requested, const char *qemu_binary, const char *kernel,
+                             const char *initrd, const char *cache_dir);
+
+#endif
