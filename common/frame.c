@@ -39,6 +39,8 @@ void frame_decoder_free(struct frame_decoder *d)
 
 int frame_decoder_feed(struct frame_decoder *d, const void *data, size_t len)
 {
+    if (len == 0)
+        return 0;
     if (d->len + len > d->cap) {
         size_t cap = d->cap ? d->cap : 4096;
         while (cap < d->len + len)

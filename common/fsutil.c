@@ -84,21 +84,6 @@ int fs_fsync_dir(const char *dir, char *err, size_t errlen)
     return rc < 0 ? -1 : 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 static void dir_of(const char *path, char *dir, size_t dirlen)
 {
@@ -125,7 +110,7 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
         set_err(err, errlen, "create %s: %s", tmp, strerror(errno));
         return -1;
     }
-    if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || fs_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         set_err(err, errlen, "write %s: %s", tmp, strerror(errno));
         goto fail;
     }
@@ -467,4 +452,20 @@ int run_command(const char *const argv[], const char *cwd, char **output, char *
     else
         free(buf);
     return rc;
+}
+
+int fs_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }

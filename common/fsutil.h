@@ -22,6 +22,10 @@ int fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, char *err,
                          size_t errlen);
 
+/* write() until all len bytes are out, retrying on EINTR. Returns 0 or -1
+ * with errno set. */
+int fs_write_all(int fd, const void *data, size_t len);
+
 /* Reads the whole file (at most max_bytes) into a malloc'd NUL-terminated
  * buffer. *len (if not NULL) gets the size without the NUL. */
 int fs_read_file(const char *path, size_t max_bytes, char **data, size_t *len, char *err,

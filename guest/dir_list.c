@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "file_request.h"
-#include "fsutil.h"
+#include "guest_fs.h"
 #include "guestd_internal.h"
 #include "handlers.h"
 

@@ -9,7 +9,7 @@
 
 #include "bytes.h"
 #include "file_request.h"
-#include "fsutil.h"
+#include "guest_fs.h"
 #include "guestd_internal.h"
 #include "handlers.h"
 

@@ -12,6 +12,7 @@
 
 #include "file_request.h"
 #include "fsutil.h"
+#include "guest_fs.h"
 #include "guestd_internal.h"
 #include "handlers.h"
 
@@ -21,20 +22,6 @@ struct file_write_stream {
     char *path;
     char *tmp_path; /* NULL when appending or once renamed */
 };
-
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /* Closes and renames into place; returns 0 or an errno. */
 static int file_write_commit(struct file_write_stream *w)
@@ -56,7 +43,7 @@ static void file_write_on_data(struct stream *s, const Airlock__Guest__V1__Data 
 {
     struct file_write_stream *w = (struct file_write_stream *)s;
     struct guestd *g = s->g;
-    if (write_all(w->fd, d->data.data, d->data.len) < 0) {
+    if (fs_write_all(w->fd, d->data.data, d->data.len) < 0) {
         send_path_error(g, s->id, "write", w->path, errno);
         guestd_stream_end(s);
         return;

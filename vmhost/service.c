@@ -165,6 +165,47 @@ void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
     rpc_call_finishf(call, GRPC_STATUS_UNAVAILABLE, "sandbox %s: %s", sb->id, reason);
 }
 
+struct guest_stream *service_open_stream(struct rpc_call *call, struct sandbox *sb,
+                                         struct guest_channel *ch, GuestFrame *req)
+{
+    struct guest_stream *s = guest_stream_open(ch);
+    if (s && guest_stream_send(s, req, SERVICE_GUEST_TIMEOUT_MS) == 0)
+        return s;
+    guest_stream_close(s);
+    service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    return NULL;
+}
+
+void service_simple_op(struct rpc_call *call, struct vmhost *vh, const char *sandbox_id,
+                       GuestFrame *req)
+{
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = service_running_sandbox(call, vh, sandbox_id, &sb);
+    if (!ch)
+        return;
+    GuestFrame *ans = service_guest_call(call, sb, ch, req);
+    if (ans)
+        service_finish_empty(call, ans);
+    frame_free(ans);
+    service_done(sb, ch);
+}
+
+bool service_check_pid(struct rpc_call *call, int32_t pid)
+{
+    if (pid > 0)
+        return true;
+    rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
+    return false;
+}
+
+bool service_check_mode(struct rpc_call *call, uint32_t mode)
+{
+    if (mode <= 07777)
+        return true;
+    rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "mode: %o is not a permission mode", mode);
+    return false;
+}
+
 bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path)
 {
     if (path.len == 0) {

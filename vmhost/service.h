@@ -44,6 +44,20 @@ void service_finish_empty(struct rpc_call *call, const GuestFrame *ans);
 void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
                                   enum guest_recv_status st);
 
+/* Opens a stream and sends req on it; NULL after finishing the call with
+ * UNAVAILABLE when the channel is gone. */
+struct guest_stream *service_open_stream(struct rpc_call *call, struct sandbox *sb,
+                                         struct guest_channel *ch, GuestFrame *req);
+
+/* The whole of a request answered by Empty: look the sandbox up, send req,
+ * answer Empty on Result{0}, the mapped error otherwise. */
+void service_simple_op(struct rpc_call *call, struct vmhost *vh, const char *sandbox_id,
+                       GuestFrame *req);
+
+/* pid > 0 and a permission mode <= 07777; otherwise INVALID_ARGUMENT. */
+bool service_check_pid(struct rpc_call *call, int32_t pid);
+bool service_check_mode(struct rpc_call *call, uint32_t mode);
+
 /* Path fields: non-empty, no NUL bytes, at most PATH_MAX. Finishes the call
  * with INVALID_ARGUMENT naming the field when not. */
 bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path);

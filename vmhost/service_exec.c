@@ -56,14 +56,12 @@ void service_exec(struct rpc_call *call, void *ctx)
     if (!ch)
         goto out_g;
 
-    s = guest_stream_open(ch);
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
     f.exec = &g.msg;
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     int32_t pid;
     if (!exec_wait_started(call, sb, s, &pid))
         goto out;

@@ -8,7 +8,6 @@
 
 #include "service.h"
 
-#define FILES_MAX_MODE 07777
 
 static void file_info_from_guest(Airlock__Vmhost__V1__FileInfo *out,
                                  const Airlock__Guest__V1__FileInfo *in)
@@ -46,11 +45,9 @@ void service_file_read(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_READ;
     f.file_read = &fr;
-    s = guest_stream_open(ch);
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     for (;;) {
         if (rpc_call_cancelled(call)) {
             rpc_call_finish(call, GRPC_STATUS_CANCELLED, "client cancelled");
@@ -126,11 +123,8 @@ void service_file_write(struct rpc_call *call, void *ctx)
     struct guest_stream *s = NULL;
     if (!service_check_path(call, "path", first->path))
         goto out;
-    if (first->mode > FILES_MAX_MODE) {
-        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "mode: %o is not a permission mode",
-                         first->mode);
+    if (!service_check_mode(call, first->mode))
         goto out;
-    }
     ch = service_running_sandbox(call, vh, first->sandbox_id, &sb);
     if (!ch)
         goto out;
@@ -142,11 +136,9 @@ void service_file_write(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_WRITE;
     f.file_write = &fw;
-    s = guest_stream_open(ch);
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     /* A failed send means the guest ended the stream early (its Result says
      * why) or the channel broke: either way the answer comes from recv. */
     bool sending = guest_stream_send_bytes(s, first->data.data, first->data.len, false, SERVICE_GUEST_TIMEOUT_MS) == 0;
@@ -215,11 +207,9 @@ void service_file_list(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST;
     f.list = &lr;
-    s = guest_stream_open(ch);
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     for (;;) {
         GuestFrame *ans;
         enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &ans);
@@ -311,42 +301,21 @@ out:
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* The common shape of MakeDir, RemoveFile, RenameFile and ChmodFile: check
- * the sandbox, send one request, answer Empty or the error. */
-static void files_simple_op(struct rpc_call *call, struct vmhost *vh, const char *sandbox_id,
-                            GuestFrame *req)
-{
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = service_running_sandbox(call, vh, sandbox_id, &sb);
-    if (!ch)
-        return;
-    GuestFrame *ans = service_guest_call(call, sb, ch, req);
-    if (ans)
-        service_finish_empty(call, ans);
-    frame_free(ans);
-    service_done(sb, ch);
-}
-
 void service_file_mkdir(struct rpc_call *call, void *ctx)
 {
     Airlock__Vmhost__V1__MakeDirRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__make_dir_request__descriptor);
     if (!req)
         return;
-    if (service_check_path(call, "path", req->path)) {
-        if (req->mode > FILES_MAX_MODE) {
-            rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT,
-                             "mode: %o is not a permission mode", req->mode);
-        } else {
-            Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
-            m.path = req->path;
-            m.mode = req->mode;
-            m.parents = req->parents;
-            GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-            f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_MKDIR;
-            f.mkdir = &m;
-            files_simple_op(call, ctx, req->sandbox_id, &f);
-        }
+    if (service_check_path(call, "path", req->path) && service_check_mode(call, req->mode)) {
+        Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+        m.path = req->path;
+        m.mode = req->mode;
+        m.parents = req->parents;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_MKDIR;
+        f.mkdir = &m;
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -364,7 +333,7 @@ void service_file_remove(struct rpc_call *call, void *ctx)
         GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
         f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_REMOVE;
         f.remove = &r;
-        files_simple_op(call, ctx, req->sandbox_id, &f);
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -382,7 +351,7 @@ void service_file_rename(struct rpc_call *call, void *ctx)
         GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
         f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RENAME;
         f.rename = &r;
-        files_simple_op(call, ctx, req->sandbox_id, &f);
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -393,19 +362,14 @@ void service_file_chmod(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__chmod_file_request__descriptor);
     if (!req)
         return;
-    if (service_check_path(call, "path", req->path)) {
-        if (req->mode > FILES_MAX_MODE) {
-            rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT,
-                             "mode: %o is not a permission mode", req->mode);
-        } else {
-            Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
-            c.path = req->path;
-            c.mode = req->mode;
-            GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-            f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CHMOD;
-            f.chmod = &c;
-            files_simple_op(call, ctx, req->sandbox_id, &f);
-        }
+    if (service_check_path(call, "path", req->path) && service_check_mode(call, req->mode)) {
+        Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
+        c.path = req->path;
+        c.mode = req->mode;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CHMOD;
+        f.chmod = &c;
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -39,14 +39,12 @@ void service_process_start(struct rpc_call *call, void *ctx)
     if (!ch)
         goto out;
 
-    s = guest_stream_open(ch);
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
     f.exec = &g.msg;
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &ans);
     if (st != GUEST_RECV_OK) {
         service_finish_guest_failure(call, sb, st);
@@ -156,10 +154,8 @@ void service_process_attach(struct rpc_call *call, void *ctx)
     struct sandbox *sb = NULL;
     struct guest_channel *ch = NULL;
     struct guest_stream *s = NULL;
-    if (req->pid <= 0) {
-        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
+    if (!service_check_pid(call, req->pid))
         goto out;
-    }
     ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
     if (!ch)
         goto out;
@@ -169,11 +165,9 @@ void service_process_attach(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ATTACH;
     f.attach = &ar;
-    s = guest_stream_open(ch);
-    if (!s || guest_stream_send(s, &f, SERVICE_GUEST_TIMEOUT_MS) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+    s = service_open_stream(call, sb, ch, &f);
+    if (!s)
         goto out;
-    }
     ProtobufCBinaryData no_stdin = { 0, NULL };
     exec_stream_relay(call, sb, s, no_stdin, false);
 out:
@@ -184,65 +178,45 @@ out:
 
 void service_process_stdin(struct rpc_call *call, void *ctx)
 {
-    struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__ProcessStdinRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__process_stdin_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = NULL;
-    GuestFrame *ans = NULL;
-    if (req->pid <= 0) {
-        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
-        goto out;
+    if (service_check_pid(call, req->pid)) {
+        Airlock__Guest__V1__ProcessStdin ps = AIRLOCK__GUEST__V1__PROCESS_STDIN__INIT;
+        ps.pid = req->pid;
+        ps.data = req->data;
+        ps.eof = req->eof;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_STDIN;
+        f.process_stdin = &ps;
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
-    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch)
-        goto out;
-    if (process_write_stdin(ch, req->pid, req->data, req->eof, &ans) < 0) {
-        service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
-        goto out;
-    }
-    service_finish_empty(call, ans);
-out:
-    frame_free(ans);
-    service_done(sb, ch);
     protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static bool signal_number_valid(struct rpc_call *call, int32_t signal)
+{
+    if (signal > 0 && signal < SIGRTMAX)
+        return true;
+    rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "signal: %d is not a signal number", signal);
+    return false;
 }
 
 void service_process_signal(struct rpc_call *call, void *ctx)
 {
-    struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__SignalProcessRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__signal_process_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = NULL;
-    GuestFrame *ans = NULL;
-    if (req->pid <= 0) {
-        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "pid: must be a positive process id");
-        goto out;
+    if (service_check_pid(call, req->pid) && signal_number_valid(call, req->signal)) {
+        Airlock__Guest__V1__SignalRequest sr = AIRLOCK__GUEST__V1__SIGNAL_REQUEST__INIT;
+        sr.pid = req->pid;
+        sr.signal = req->signal;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL;
+        f.signal = &sr;
+        service_simple_op(call, ctx, req->sandbox_id, &f);
     }
-    if (req->signal <= 0 || req->signal >= SIGRTMAX) {
-        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "signal: %d is not a signal number",
-                         req->signal);
-        goto out;
-    }
-    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch)
-        goto out;
-    Airlock__Guest__V1__SignalRequest sr = AIRLOCK__GUEST__V1__SIGNAL_REQUEST__INIT;
-    sr.pid = req->pid;
-    sr.signal = req->signal;
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL;
-    f.signal = &sr;
-    ans = service_guest_call(call, sb, ch, &f);
-    if (ans)
-        service_finish_empty(call, ans);
-out:
-    frame_free(ans);
-    service_done(sb, ch);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -2,6 +2,7 @@
 #include "args.h"
 #include "ctl.h"
 #include "json.h"
+#include "fsutil.h"
 #include "output.h"
 
 #include <errno.h>
@@ -97,7 +98,7 @@ int cmd_cat(struct ctl *ctl, int argc, char **argv)
         Airlock__Vmhost__V1__FileChunk *chunk;
         while (rpc_stream_recv(s, &airlock__vmhost__v1__file_chunk__descriptor,
                                (ProtobufCMessage **)&chunk)) {
-            int written = ctl_write_all(STDOUT_FILENO, chunk->data.data, chunk->data.len);
+            int written = fs_write_all(STDOUT_FILENO, chunk->data.data, chunk->data.len);
             protobuf_c_message_free_unpacked(&chunk->base, NULL);
             if (written < 0) {
                 perror("vmhostctl: writing stdout");

@@ -1,5 +1,6 @@
 #include "exec_events.h"
 
+#include "fsutil.h"
 #include "output.h"
 
 #include <unistd.h>
@@ -18,7 +19,7 @@ void exec_events_relay(struct rpc_stream *s, exec_started_fn on_started, void *a
                 on_started(ev->started, arg);
             break;
         case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT:
-            write_failed = ctl_write_all(ev->output->fd == 2 ? STDERR_FILENO : STDOUT_FILENO,
+            write_failed = fs_write_all(ev->output->fd == 2 ? STDERR_FILENO : STDOUT_FILENO,
                                          ev->output->data.data, ev->output->data.len) < 0;
             break;
         case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT:

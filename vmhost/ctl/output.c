@@ -31,21 +31,6 @@ void ctl_format_enum(const ProtobufCEnumDescriptor *desc, int value, const char 
     buf[i] = '\0';
 }
 
-int ctl_write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 void ctl_print_argv(FILE *out, const ProtobufCBinaryData *argv, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -15,8 +15,6 @@ void ctl_format_time(int64_t unix_ms, char *buf, size_t len);
 void ctl_format_enum(const ProtobufCEnumDescriptor *desc, int value, const char *prefix, char *buf,
                      size_t len);
 
-/* All of buf to fd, across partial writes; -1 on error (errno set). */
-int ctl_write_all(int fd, const void *buf, size_t len);
 
 /* argv as one shell-like line: words joined by spaces. */
 void ctl_print_argv(FILE *out, const ProtobufCBinaryData *argv, size_t n);

@@ -62,19 +62,10 @@ static bool itest_vmhost_answers(struct itest_vmhost *vh)
     return st == GRPC_STATUS_OK;
 }
 
-int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
+/* Starts vmhost on vh->data_dir and waits until it answers. */
+static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_args[])
 {
-    memset(vh, 0, sizeof(*vh));
-    snprintf(vh->data_dir, sizeof(vh->data_dir), "/tmp/airlock-itest-XXXXXX");
-    if (!mkdtemp(vh->data_dir)) {
-        perror("mkdtemp");
-        return -1;
-    }
-    snprintf(vh->image_dir, sizeof(vh->image_dir), "%s", itest_image_dir());
-    fs_path(vh->addr, sizeof(vh->addr), "unix:%s/vmhost.sock", vh->data_dir);
-    fs_path(vh->log_path, sizeof(vh->log_path), "%s/vmhost.log", vh->data_dir);
     const char *accel = getenv("AIRLOCK_TEST_ACCEL");
-
     const char *argv[64];
     size_t n = 0;
     argv[n++] = AIRLOCK_VMHOST_BIN;
@@ -99,7 +90,7 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
         return -1;
     }
     if (pid == 0) {
-        int fd = open(vh->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fd = open(vh->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
             dup2(fd, 2);
@@ -109,14 +100,6 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
         _exit(127);
     }
     vh->pid = pid;
-    itest_current = vh;
-    static bool hooks_installed;
-    if (!hooks_installed) {
-        atexit(itest_cleanup_at_exit);
-        signal(SIGINT, itest_cleanup_on_signal);
-        signal(SIGTERM, itest_cleanup_on_signal);
-        hooks_installed = true;
-    }
     vh->ch = rpc_channel_open(vh->addr, NULL);
 
     int64_t deadline = clock_monotonic_ms() + ITEST_START_TIMEOUT_MS;
@@ -137,6 +120,38 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
     fprintf(stderr, "itest: vmhost did not answer within %d s\n", ITEST_START_TIMEOUT_MS / 1000);
     itest_vmhost_print_log_tail(vh);
     return -1;
+}
+
+int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
+{
+    memset(vh, 0, sizeof(*vh));
+    snprintf(vh->data_dir, sizeof(vh->data_dir), "/tmp/airlock-itest-XXXXXX");
+    if (!mkdtemp(vh->data_dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(vh->image_dir, sizeof(vh->image_dir), "%s", itest_image_dir());
+    fs_path(vh->addr, sizeof(vh->addr), "unix:%s/vmhost.sock", vh->data_dir);
+    fs_path(vh->log_path, sizeof(vh->log_path), "%s/vmhost.log", vh->data_dir);
+    itest_current = vh;
+    static bool hooks_installed;
+    if (!hooks_installed) {
+        atexit(itest_cleanup_at_exit);
+        signal(SIGINT, itest_cleanup_on_signal);
+        signal(SIGTERM, itest_cleanup_on_signal);
+        hooks_installed = true;
+    }
+    return itest_vmhost_spawn(vh, extra_args);
+}
+
+int itest_vmhost_crash_and_restart(struct itest_vmhost *vh)
+{
+    rpc_channel_close(vh->ch);
+    vh->ch = NULL;
+    kill(vh->pid, SIGKILL);
+    waitpid(vh->pid, NULL, 0);
+    vh->pid = 0;
+    return itest_vmhost_spawn(vh, NULL);
 }
 
 /* A QEMU whose command line names this test's data directory was started

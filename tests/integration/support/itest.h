@@ -38,6 +38,9 @@ const char *itest_image_dir(void);
  * waits until it answers. Returns 0, or -1 after printing why. */
 int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[]);
 void itest_vmhost_stop(struct itest_vmhost *vh);
+/* kill -9 vmhost (its VMs keep running), then start a new one on the same
+ * data directory. */
+int itest_vmhost_crash_and_restart(struct itest_vmhost *vh);
 /* Prints the last lines of vmhost's log (for failure diagnostics). */
 void itest_vmhost_print_log_tail(const struct itest_vmhost *vh);
 

@@ -1,4 +1,4 @@
-#include "fsutil.h"
+#include "guest_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

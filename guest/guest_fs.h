@@ -1,6 +1,6 @@
 /* Filesystem helpers shared by the file operations. */
-#ifndef GUESTD_FSUTIL_H
-#define GUESTD_FSUTIL_H
+#ifndef GUESTD_GUEST_FS_H
+#define GUESTD_GUEST_FS_H
 
 #include <stddef.h>
 #include <sys/stat.h>
