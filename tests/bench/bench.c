@@ -197,6 +197,7 @@ out:
     if (id)
         itest_delete_sandbox(&vh, id);
     free(id);
-    itest_vmhost_stop(&vh);
+    if (itest_vmhost_stop(&vh) < 0)
+        rc = 1;
     return rc;
 }

@@ -43,8 +43,7 @@ static int group_teardown(void **state)
     if (sandbox_id)
         itest_delete_sandbox(&vh, sandbox_id);
     free(sandbox_id);
-    itest_vmhost_stop(&vh);
-    return 0;
+    return itest_vmhost_stop(&vh);
 }
 
 static void test_echo(void **state)

@@ -28,8 +28,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    itest_vmhost_stop(&vh);
-    return 0;
+    return itest_vmhost_stop(&vh);
 }
 
 static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id, grpc_status_code *st,

@@ -29,8 +29,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    itest_vmhost_stop(&vh);
-    return 0;
+    return itest_vmhost_stop(&vh);
 }
 
 /* Runs "vmhostctl ARGS" through sh; returns the exit code, output in out. */

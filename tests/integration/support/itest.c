@@ -166,16 +166,17 @@ static void itest_kill_leftover_qemus(const char *data_dir)
     }
 }
 
-void itest_vmhost_stop(struct itest_vmhost *vh)
+int itest_vmhost_stop(struct itest_vmhost *vh)
 {
     if (vh->ch) {
         rpc_channel_close(vh->ch);
         vh->ch = NULL;
     }
+    int rc = 0;
     if (vh->pid > 0) {
         kill(vh->pid, SIGTERM);
         int64_t deadline = clock_monotonic_ms() + 60000;
-        int status;
+        int status = 0;
         while (waitpid(vh->pid, &status, WNOHANG) == 0) {
             if (clock_monotonic_ms() > deadline) {
                 kill(vh->pid, SIGKILL);
@@ -185,6 +186,13 @@ void itest_vmhost_stop(struct itest_vmhost *vh)
             usleep(20 * 1000);
         }
         vh->pid = 0;
+        /* A clean stop exits 0; anything else (a hang, a crash, a sanitizer
+         * report at exit) fails the test program. */
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "itest: vmhost did not stop cleanly (wait status %d)\n", status);
+            itest_vmhost_print_log_tail(vh);
+            rc = -1;
+        }
     }
     if (vh->data_dir[0]) {
         itest_kill_leftover_qemus(vh->data_dir);
@@ -194,6 +202,7 @@ void itest_vmhost_stop(struct itest_vmhost *vh)
     }
     if (itest_current == vh)
         itest_current = NULL;
+    return rc;
 }
 
 char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details)

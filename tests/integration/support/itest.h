@@ -37,7 +37,8 @@ const char *itest_image_dir(void);
 /* Starts vmhost with extra arguments (NULL-terminated, may be NULL) and
  * waits until it answers. Returns 0, or -1 after printing why. */
 int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[]);
-void itest_vmhost_stop(struct itest_vmhost *vh);
+/* Returns -1 (after printing vmhost's log tail) unless vmhost exited 0. */
+int itest_vmhost_stop(struct itest_vmhost *vh);
 /* kill -9 vmhost (its VMs keep running), then start a new one on the same
  * data directory. */
 int itest_vmhost_crash_and_restart(struct itest_vmhost *vh);
