@@ -11,8 +11,9 @@
 
 /* Stop reading requests while this much output waits for the host. */
 #define CHANNEL_HIGH_WATER (8u << 20)
-/* Retry interval while no host is connected to the virtio port. */
-#define CHANNEL_RETRY_MS 20
+/* Retry interval while no host is connected to the virtio port: short, as
+ * a restored VM waits here for its new host and every ms counts. */
+#define CHANNEL_RETRY_MS 5
 #define CHANNEL_READ_CHUNK (64u << 10)
 
 struct out_buf {

@@ -32,5 +32,6 @@ void chmod_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Chmo
 void health_request(struct guestd *g, uint32_t id);
 void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r);
 void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r);
+void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r);
 
 #endif

@@ -1,5 +1,7 @@
-/* Health, clock and entropy: what the host refreshes after a restore. */
+/* Health, clock, entropy and hostname: what the host refreshes after a
+ * restore. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/random.h>
 #include <stdlib.h>
@@ -63,7 +65,10 @@ void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1
         info->entropy_count = (int)(r->data.len * 8);
         info->buf_size = (int)r->data.len;
         memcpy(info->buf, r->data.data, r->data.len);
-        if (ioctl(fd, RNDADDENTROPY, info) < 0)
+        /* Crediting alone does not reseed a CRNG that is already
+         * initialised: clones restored from one snapshot would keep
+         * producing the same bytes until the next timed reseed. */
+        if (ioctl(fd, RNDADDENTROPY, info) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0)
             err = errno;
     }
     if (fd >= 0)
@@ -73,4 +78,32 @@ void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1
         guestd_send_result(g, id, err, "add entropy: %s", strerror(err));
     else
         guestd_send_result(g, id, 0, NULL);
+}
+
+static bool hostname_valid(const char *h)
+{
+    size_t n = strlen(h);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((h[i] >= 'a' && h[i] <= 'z') || (h[i] >= 'A' && h[i] <= 'Z') ||
+              (h[i] >= '0' && h[i] <= '9') || h[i] == '-' || h[i] == '_' || h[i] == '.'))
+            return false;
+    return true;
+}
+
+void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r)
+{
+    if (!hostname_valid(r->hostname)) {
+        guestd_send_result(g, id, EINVAL,
+                           "set hostname: \"%.80s\" is not 1-64 characters of a-z A-Z 0-9 - _ .",
+                           r->hostname);
+        return;
+    }
+    if (sethostname(r->hostname, strlen(r->hostname)) < 0) {
+        int err = errno;
+        guestd_send_result(g, id, err, "set hostname: %s", strerror(err));
+        return;
+    }
+    guestd_send_result(g, id, 0, NULL);
 }

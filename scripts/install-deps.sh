@@ -11,7 +11,7 @@ libpq-dev libnats-dev nats-server
 libbtrfsutil-dev btrfs-progs libnl-3-dev libnl-route-3-dev
 libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev
 qemu-system-x86 mmdebstrap busybox-static e2fsprogs cpio procps
-postgresql nftables iproute2 python3-grpcio python3-grpc-tools
+postgresql nftables libnftables-dev iproute2 python3-grpcio python3-grpc-tools
 "
 
 missing=""

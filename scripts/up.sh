@@ -1,43 +1,127 @@
 #!/bin/sh
-# `make up`: builds the guest image (cached by content hash) and starts
-# vmhost in the background on this machine, then says how to use it.
-# The control plane (scheduler, gateway, PostgreSQL, NATS) joins here as it
-# lands; see docs/operations.md.
+# `make up`: starts airlock on this machine — its own PostgreSQL (unless
+# AIRLOCK_DATABASE_URL is set) and nats-server (unless AIRLOCK_NATS_URL is
+# set), then vmhost, scheduler and the gateway on 127.0.0.1:7070 — and
+# returns once the API answers. Idempotent: parts already running are left
+# alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
+# `make down` stops exactly those. See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
+RUN="$DATA_DIR/run"
+PG_BIN=/usr/lib/postgresql/15/bin
+NATS_PORT=${AIRLOCK_NATS_PORT:-4222}
+GATEWAY_ADDR=${AIRLOCK_GATEWAY_ADDR:-127.0.0.1:7070}
 VMHOST="$BUILD_DIR/vmhost/airlock-vmhost"
-CTL="$BUILD_DIR/vmhost/vmhostctl"
-PIDFILE="$DATA_DIR/vmhost.pid"
-ADDR="unix:$DATA_DIR/vmhost.sock"
+SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
+GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 
-mkdir -p "$DATA_DIR"
-if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
-    echo "vmhost is already running (pid $(cat "$PIDFILE"))"
-else
-    "$VMHOST" build-image --data-dir "$DATA_DIR"
-    nohup "$VMHOST" serve --data-dir "$DATA_DIR" >>"$DATA_DIR/vmhost.log" 2>&1 &
-    echo $! >"$PIDFILE"
+mkdir -p "$RUN"
+chmod 755 "$DATA_DIR"
+
+running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+# wait_for NAME LOG TEST...: polls TEST for up to 120 s while NAME lives.
+wait_for() {
+    name=$1 log=$2
+    shift 2
     i=0
-    until "$CTL" --addr "$ADDR" ls >/dev/null 2>&1; do
+    until "$@" >/dev/null 2>&1; do
         i=$((i + 1))
-        if [ $i -gt 600 ] || ! kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
-            echo "vmhost did not start; last log lines:" >&2
-            tail -n 30 "$DATA_DIR/vmhost.log" >&2
+        if [ $i -gt 600 ] || ! running "$name"; then
+            echo "$name did not start; last log lines ($log):" >&2
+            tail -n 30 "$log" >&2
             exit 1
         fi
         sleep 0.2
     done
-    echo "vmhost running (pid $(cat "$PIDFILE")), log: $DATA_DIR/vmhost.log"
+}
+
+# start NAME LOG CMD...: runs CMD in the background, records its pid.
+start() {
+    name=$1 log=$2
+    shift 2
+    nohup "$@" >>"$log" 2>&1 &
+    echo $! >"$RUN/$name.pid"
+}
+
+# ---- PostgreSQL ----
+if [ -n "${AIRLOCK_DATABASE_URL:-}" ]; then
+    DATABASE_URL=$AIRLOCK_DATABASE_URL
+else
+    PGDATA="$DATA_DIR/postgres"
+    PGSOCK="$RUN/pg"
+    pg() { runuser -u postgres -- "$@"; }
+    if [ ! -f "$PGDATA/PG_VERSION" ]; then
+        echo "postgres: initdb $PGDATA"
+        mkdir -p "$PGDATA"
+        chown postgres "$PGDATA"
+        pg "$PG_BIN/initdb" -D "$PGDATA" -A trust -U airlock >/dev/null
+    fi
+    mkdir -p "$PGSOCK"
+    chown postgres "$PGSOCK"
+    chmod 700 "$PGSOCK"
+    touch "$DATA_DIR/postgres.log"
+    chown postgres "$DATA_DIR/postgres.log"
+    if ! pg "$PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+        # Unix socket only (listen_addresses=''), in a directory only root
+        # and postgres can enter.
+        pg "$PG_BIN/pg_ctl" -D "$PGDATA" -l "$DATA_DIR/postgres.log" -w \
+            -o "-k $PGSOCK -p 5432 -c listen_addresses=''" start >/dev/null
+        touch "$RUN/postgres.started"
+        echo "postgres running (socket in $PGSOCK)"
+    fi
+    if ! pg "$PG_BIN/psql" -h "$PGSOCK" -U airlock -d postgres -Atc \
+        "SELECT 1 FROM pg_database WHERE datname = 'airlock'" | grep -q 1; then
+        pg "$PG_BIN/createdb" -h "$PGSOCK" -U airlock airlock
+    fi
+    DATABASE_URL="host=$PGSOCK port=5432 user=airlock dbname=airlock"
 fi
+
+# ---- NATS ----
+if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
+    NATS_URL=$AIRLOCK_NATS_URL
+else
+    NATS_URL="nats://127.0.0.1:$NATS_PORT"
+    if ! running nats; then
+        start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -a 127.0.0.1 -p "$NATS_PORT"
+        wait_for nats "$DATA_DIR/nats.log" grep -q "Server is ready" "$DATA_DIR/nats.log"
+        echo "nats-server running on $NATS_URL"
+    fi
+fi
+
+# ---- vmhost ----
+if ! running vmhost; then
+    "$VMHOST" build-image --data-dir "$DATA_DIR"
+    rm -f "$DATA_DIR/vmhost.sock" # stale from a crash: would look like "up"
+    start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
+        --nats "$NATS_URL" --node-id "$(hostname)"
+    wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
+    echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
+fi
+
+# ---- scheduler ----
+if ! running scheduler; then
+    rm -f "$DATA_DIR/scheduler.sock"
+    start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
+        --database "$DATABASE_URL" --nats "$NATS_URL"
+    wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
+    echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
+fi
+
+# ---- gateway ----
+if ! running gateway; then
+    start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
+        --scheduler "unix:$DATA_DIR/scheduler.sock"
+    echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
+fi
+wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"
+
 cat <<EOT
 
-airlock is up on this machine. Try it:
-  export AIRLOCK_VMHOST_ADDR=$ADDR
-  $CTL create                       # boots a sandbox microVM, prints its id
-  $CTL exec <id> -- uname -a        # runs a command inside it
-  $CTL put <id> /root/hello.txt < /etc/hostname
-  $CTL cat <id> /root/hello.txt
-  $CTL rm <id>
+airlock is up: http://$GATEWAY_ADDR
+admin key (also in $DATA_DIR/admin-key, mode 0600): $(cat "$DATA_DIR/admin-key")
+Try it:
+  curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" http://$GATEWAY_ADDR/v1/sandboxes
 Stop everything with: make down
 EOT

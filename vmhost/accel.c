@@ -117,11 +117,10 @@ static int probe_cache_path(const char *qemu_binary, const char *kernel, const c
                             const char *cache_dir, char *path, size_t pathlen)
 {
     const char *qemu = qemu_binary ? qemu_binary : "qemu-system-x86_64";
-    const char *version_argv[] = { qemu, "--version", NULL };
-    char *version = NULL, hex[65], ignored[256];
+    char hex[65], ignored[256];
+    char *version = vm_qemu_version(qemu_binary, ignored, sizeof(ignored));
     struct content_hash h;
-    if (run_command(version_argv, NULL, &version, ignored, sizeof(ignored)) < 0 ||
-        content_hash_init(&h, ignored, sizeof(ignored)) < 0) {
+    if (!version || content_hash_init(&h, ignored, sizeof(ignored)) < 0) {
         free(version);
         return -1;
     }

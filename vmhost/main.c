@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "nats_agent.h"
 #include "service.h"
 #include "vmhost.h"
 
@@ -25,14 +27,19 @@ static void usage(FILE *out)
             "  --max-sandboxes N    capacity of this node (default 64)\n"
             "  --qemu PATH          QEMU binary (default qemu-system-x86_64)\n"
             "  --guestd PATH        airlock-guestd binary to put into the image\n"
-            "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n",
-            VMHOST_DEFAULT_DATA_DIR);
+            "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n"
+            "  --store-size-gb N    size of DATA_DIR/store.btrfs, made when DATA_DIR is not on\n"
+            "                       btrfs (default %d, sparse)\n"
+            "  --cold-boot          no template snapshot: every sandbox boots its kernel\n",
+            VMHOST_DEFAULT_DATA_DIR, STORE_DEFAULT_SIZE_GB);
 }
 
 struct vmhost_args {
     struct vmhost_config cfg;
     char image_dir[4096];
     char listen[4200];
+    const char *nats_url;       /* NULL: no control plane, gRPC only */
+    char node_id[128];
 };
 
 static int parse_args(int argc, char **argv, struct vmhost_args *a)
@@ -46,6 +53,10 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "qemu", required_argument, NULL, 'q' },
         { "guestd", required_argument, NULL, 'g' },
         { "ready-timeout", required_argument, NULL, 'r' },
+        { "nats", required_argument, NULL, 'N' },
+        { "node-id", required_argument, NULL, 'I' },
+        { "store-size-gb", required_argument, NULL, 's' },
+        { "cold-boot", no_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -82,6 +93,16 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
                 return -1;
             }
             break;
+        case 's':
+            a->cfg.store_size_gb = (unsigned)strtoul(optarg, NULL, 10);
+            if (a->cfg.store_size_gb == 0) {
+                fprintf(stderr, "airlock-vmhost: --store-size-gb must be a positive number\n");
+                return -1;
+            }
+            break;
+        case 'c': a->cfg.cold_boot = true; break;
+        case 'N': a->nats_url = optarg; break;
+        case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -90,6 +111,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         snprintf(a->image_dir, sizeof(a->image_dir), "%s/images", a->cfg.data_dir);
         a->cfg.image_dir = a->image_dir;
     }
+    if (!a->node_id[0] && gethostname(a->node_id, sizeof(a->node_id) - 1) < 0)
+        snprintf(a->node_id, sizeof(a->node_id), "node");
     if (!a->cfg.listen) {
         snprintf(a->listen, sizeof(a->listen), "unix:%s/vmhost.sock", a->cfg.data_dir);
         a->cfg.listen = a->listen;
@@ -132,10 +155,21 @@ static int cmd_serve(struct vmhost_args *a)
         vmhost_shutdown(&vh);
         return 1;
     }
+    struct nats_agent *agent = NULL;
+    if (a->nats_url) {
+        agent = nats_agent_start(&vh, a->nats_url, a->node_id, a->cfg.listen, err, sizeof(err));
+        if (!agent) {
+            fprintf(stderr, "airlock-vmhost: %s\n", err);
+            rpc_server_stop(srv);
+            vmhost_shutdown(&vh);
+            return 1;
+        }
+    }
     log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
     int sig;
     sigwait(&stop_signals, &sig);
     log_info("vmhost stopping", "signal=%d", sig);
+    nats_agent_stop(agent);
     rpc_server_stop(srv);
     vmhost_shutdown(&vh);
     return 0;

@@ -154,26 +154,35 @@ static int read_line(struct qmp_client *c, long long deadline, char **line, size
     }
 }
 
-/* Reads until a message of a wanted kind arrives, passing events on. */
+/* Reads and parses the next message; anything that is not QMP is an error. */
+static int read_one(struct qmp_client *c, long long deadline, struct qmp_msg *m, char *err,
+                    size_t errlen)
+{
+    char *line = NULL;
+    size_t len;
+    if (read_line(c, deadline, &line, &len, err, errlen) < 0)
+        return -1;
+    enum qmp_msg_type t = qmp_parse_line(line, len, m);
+    free(line);
+    if (t == QMP_MSG_INVALID) {
+        snprintf(err, errlen, "QMP: unexpected message from QEMU: %s", m->error_desc);
+        qmp_msg_clear(m);
+        return -1;
+    }
+    if (t == QMP_MSG_EVENT && c->on_event)
+        c->on_event(c->event_arg, m->event, m->value);
+    return 0;
+}
+
+/* Reads until a message other than an event arrives, passing events on. */
 static int read_message(struct qmp_client *c, long long deadline, struct qmp_msg *m, char *err,
                         size_t errlen)
 {
     for (;;) {
-        char *line = NULL;
-        size_t len;
-        if (read_line(c, deadline, &line, &len, err, errlen) < 0)
+        if (read_one(c, deadline, m, err, errlen) < 0)
             return -1;
-        enum qmp_msg_type t = qmp_parse_line(line, len, m);
-        free(line);
-        if (t == QMP_MSG_INVALID) {
-            snprintf(err, errlen, "QMP: unexpected message from QEMU: %s", m->error_desc);
-            qmp_msg_clear(m);
-            return -1;
-        }
-        if (t != QMP_MSG_EVENT)
+        if (m->type != QMP_MSG_EVENT)
             return 0;
-        if (c->on_event)
-            c->on_event(c->event_arg, m->event, m->value);
         qmp_msg_clear(m);
     }
 }
@@ -246,6 +255,24 @@ int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, js
         }
         qmp_msg_clear(&m);
         return 0;
+    }
+}
+
+int qmp_wait_event(struct qmp_client *c, int timeout_ms, char *err, size_t errlen)
+{
+    if (c->fd < 0) {
+        snprintf(err, errlen, "QMP: not connected");
+        return -1;
+    }
+    long long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        struct qmp_msg m;
+        if (read_one(c, deadline, &m, err, errlen) < 0)
+            return -1;
+        bool event = m.type == QMP_MSG_EVENT;
+        qmp_msg_clear(&m); /* answers to earlier, timed-out commands */
+        if (event)
+            return 0;
     }
 }
 

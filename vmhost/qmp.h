@@ -59,6 +59,11 @@ int qmp_connect(struct qmp_client *c, const char *socket_path, qmp_event_fn on_e
 int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, json_t **ret,
                 int timeout_ms, char *err, size_t errlen);
 
+/* Waits up to timeout_ms for the next event and passes it to on_event
+ * (answers to earlier, timed-out commands are skipped). Returns 0 after one
+ * event, -1 on timeout or a broken connection. */
+int qmp_wait_event(struct qmp_client *c, int timeout_ms, char *err, size_t errlen);
+
 void qmp_close(struct qmp_client *c);
 
 #endif

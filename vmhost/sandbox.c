@@ -2,11 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #define SANDBOX_MAX_VCPUS 16
 #define SANDBOX_MIN_MEMORY_MB 128
 #define SANDBOX_MAX_MEMORY_MB 65536
+#define SANDBOX_RESTORE_TIMEOUT_MS 30000
 
 const char *sandbox_state_name(sandbox_state s)
 {
@@ -130,8 +129,8 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
     sb->vh = vh;
     sb->refs = 2; /* the registry's and the creator's */
     sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
-    sb->vcpus = p->vcpus ? p->vcpus : 1;
-    sb->memory_mb = p->memory_mb ? p->memory_mb : 512;
+    sb->vcpus = p->vcpus ? p->vcpus : VMHOST_TEMPLATE_VCPUS;
+    sb->memory_mb = p->memory_mb ? p->memory_mb : VMHOST_TEMPLATE_MEMORY_MB;
     sb->created_unix_ms = clock_realtime_ms();
     sb->last_activity_unix_ms = sb->created_unix_ms;
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", SANDBOX_DEFAULT_TEMPLATE);
@@ -173,29 +172,6 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
     }
     *out = sb;
     return SANDBOX_OK;
-}
-
-/* A reflink where the file system can (btrfs, xfs): O(metadata). Elsewhere a
- * copy that keeps the image's holes. */
-static int sandbox_clone_disk(const char *src, const char *dst, char *err, size_t errlen)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) {
-        snprintf(err, errlen, "open %s: %s", src, strerror(errno));
-        return -1;
-    }
-    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (out < 0) {
-        snprintf(err, errlen, "create %s: %s", dst, strerror(errno));
-        close(in);
-        return -1;
-    }
-    int rc = ioctl(out, FICLONE, in);
-    close(out);
-    close(in);
-    if (rc == 0)
-        return 0;
-    return fs_copy_file(src, dst, 0600, err, errlen);
 }
 
 /* Runs on QEMU's monitor thread when the VM dies on its own. */
@@ -252,7 +228,11 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
         snprintf(err, errlen, "create %s: %s", sb->dir, strerror(errno));
         goto fail;
     }
-    if (sandbox_clone_disk(vh->image.rootfs, sb->disk, err, errlen) < 0)
+    /* Sandboxes of the template's size are restored from its snapshot;
+     * other sizes boot their kernel. */
+    const struct template_snapshot *t = &vh->tmpl;
+    sb->restored = vh->have_template && sb->vcpus == t->vcpus && sb->memory_mb == t->memory_mb;
+    if (store_clone_file(sb->restored ? t->disk : vh->base_disk, sb->disk, err, errlen) < 0)
         goto fail;
 
     struct vm_config vc = {
@@ -264,13 +244,21 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
         .vcpus = sb->vcpus,
         .memory_mb = sb->memory_mb,
         .run_dir = sb->dir,
+        .mem_path = sb->restored ? t->mem : NULL,
+        .mem_shared = false,
+        .incoming = sb->restored,
     };
     struct vm *vm;
+    int64_t qemu_started = clock_monotonic_ms();
     if (vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen) < 0)
         goto fail;
     pthread_mutex_lock(&sb->lock);
     sb->vm = vm;
     pthread_mutex_unlock(&sb->lock);
+    int64_t qmp_ready = clock_monotonic_ms();
+    if (sb->restored && vm_restore_state(vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0)
+        goto fail;
+    int64_t vm_running = clock_monotonic_ms();
 
     struct guest_channel *ch;
     char cerr[512];
@@ -285,6 +273,7 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     pthread_mutex_lock(&sb->lock);
     sb->channel = ch;
     pthread_mutex_unlock(&sb->lock);
+    int64_t guest_connected = clock_monotonic_ms();
     if (sandbox_guest_init(sb, ch, err, errlen) < 0)
         goto fail;
 
@@ -297,9 +286,17 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     pthread_mutex_unlock(&sb->lock);
     if (died)
         goto fail;
-    log_info("sandbox created", "sandbox=%s vcpus=%u memory_mb=%u accel=%s ms=%lld", sb->id,
-             sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
-             (long long)(clock_monotonic_ms() - started));
+    int64_t done = clock_monotonic_ms();
+    /* Where the time went: disk clone, QEMU to QMP, state load + cont,
+     * guestd hello, clock/entropy/hostname. */
+    log_info("sandbox created",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s ms=%lld disk_ms=%lld qmp_ms=%lld "
+             "restore_ms=%lld hello_ms=%lld init_ms=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
+             sb->restored ? "snapshot" : "cold-boot", (long long)(done - started),
+             (long long)(qemu_started - started), (long long)(qmp_ready - qemu_started),
+             (long long)(vm_running - qmp_ready), (long long)(guest_connected - vm_running),
+             (long long)(done - guest_connected));
     *out = sb;
     return SANDBOX_OK;
 

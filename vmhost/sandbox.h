@@ -32,6 +32,7 @@ struct sandbox {
     char template_name[64];
     unsigned vcpus;
     unsigned memory_mb;
+    bool restored;               /* from the template snapshot, not a cold boot */
     int64_t created_unix_ms;
     char dir[PATH_MAX];
     char disk[PATH_MAX];
@@ -83,6 +84,11 @@ struct sandbox **sandbox_list(struct vmhost *vh, size_t *n);
 /* Stops the VM, removes every file of the sandbox and drops it from the
  * registry. Works in any state. */
 enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
+
+/* running -> paused (QMP stop) and paused -> running (QMP cont, then the
+ * guest clock is set). Any other state: SANDBOX_ERR_STATE naming it. */
+enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen);
+enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen);
 
 /* The guest channel of a running sandbox with a reference the caller drops
  * with guest_channel_release(), or NULL with the reason in err. */

@@ -36,9 +36,8 @@ static int guest_init_call(struct guest_channel *ch, GuestFrame *req, const char
     return rc;
 }
 
-int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen)
 {
-    (void)sb;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     Airlock__Guest__V1__SetClock clk = AIRLOCK__GUEST__V1__SET_CLOCK__INIT;
@@ -46,7 +45,12 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_CLOCK;
     f.set_clock = &clk;
-    if (guest_init_call(ch, &f, "set guest clock", err, errlen) < 0)
+    return guest_init_call(ch, &f, "set guest clock", err, errlen);
+}
+
+int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+{
+    if (sandbox_guest_set_clock(ch, err, errlen) < 0)
         return -1;
 
     uint8_t seed[GUEST_INIT_ENTROPY_BYTES];
@@ -57,12 +61,20 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     Airlock__Guest__V1__AddEntropy ent = AIRLOCK__GUEST__V1__ADD_ENTROPY__INIT;
     ent.data.data = seed;
     ent.data.len = sizeof(seed);
-    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ADD_ENTROPY;
     f.add_entropy = &ent;
     int rc = guest_init_call(ch, &f, "seed guest entropy", err, errlen);
     explicit_bzero(seed, sizeof(seed));
     if (rc < 0)
+        return -1;
+
+    Airlock__Guest__V1__SetHostname host = AIRLOCK__GUEST__V1__SET_HOSTNAME__INIT;
+    host.hostname = sb->id;
+    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME;
+    f.set_hostname = &host;
+    if (guest_init_call(ch, &f, "set guest hostname", err, errlen) < 0)
         return -1;
 
     Airlock__Guest__V1__HealthRequest hr = AIRLOCK__GUEST__V1__HEALTH_REQUEST__INIT;

@@ -1,6 +1,8 @@
 /* What a fresh guest needs before it is handed out: the current time (a VM
- * starts with the RTC's whole seconds, and a restored one far behind) and
- * fresh entropy (restored clones would otherwise share RNG state). */
+ * starts with the RTC's whole seconds, and a restored one far behind),
+ * fresh entropy and a reseeded CRNG (restored clones would otherwise share
+ * RNG state) and its own hostname, the sandbox id (clones of a snapshot
+ * would otherwise all carry the template's). */
 #ifndef AIRLOCK_SANDBOX_GUEST_INIT_H
 #define AIRLOCK_SANDBOX_GUEST_INIT_H
 
@@ -10,5 +12,8 @@ struct sandbox;
 struct guest_channel;
 
 int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen);
+
+/* Just the clock: after a resume the guest is behind by the pause. */
+int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen);
 
 #endif

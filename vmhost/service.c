@@ -12,6 +12,8 @@ static const struct rpc_method vmhost_methods[] = {
     { VMHOST_METHOD("GetSandbox"), service_sandbox_get },
     { VMHOST_METHOD("ListSandboxes"), service_sandbox_list },
     { VMHOST_METHOD("DeleteSandbox"), service_sandbox_delete },
+    { VMHOST_METHOD("PauseSandbox"), service_sandbox_pause },
+    { VMHOST_METHOD("ResumeSandbox"), service_sandbox_resume },
     { VMHOST_METHOD("Exec"), service_exec },
     { VMHOST_METHOD("ExecInput"), service_exec_input },
     { VMHOST_METHOD("StartProcess"), service_process_start },

@@ -66,6 +66,8 @@ void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);
 void service_sandbox_delete(struct rpc_call *call, void *ctx);
+void service_sandbox_pause(struct rpc_call *call, void *ctx);
+void service_sandbox_resume(struct rpc_call *call, void *ctx);
 void service_exec(struct rpc_call *call, void *ctx);
 void service_exec_input(struct rpc_call *call, void *ctx);
 void service_process_start(struct rpc_call *call, void *ctx);

@@ -1,4 +1,5 @@
-/* CreateSandbox, GetSandbox, ListSandboxes, DeleteSandbox. */
+/* CreateSandbox, GetSandbox, ListSandboxes, DeleteSandbox, PauseSandbox,
+ * ResumeSandbox. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,35 @@ static void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *o
     out->msg.accel = out->accel;
     out->msg.error = out->error;
     out->msg.image_hash = out->image_hash;
+    out->msg.restored = sb->restored;
+}
+
+/* Answers the call with sb's current view and OK. */
+static void finish_with_sandbox(struct rpc_call *call, struct sandbox *sb)
+{
+    struct sandbox_snapshot *snap = malloc(sizeof(*snap));
+    if (!snap) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return;
+    }
+    sandbox_snapshot_take(sb, snap);
+    rpc_call_send(call, &snap->msg.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    free(snap);
+}
+
+/* The sandbox named by id with a reference, or NULL after finishing the
+ * call with INVALID_ARGUMENT / NOT_FOUND. */
+static struct sandbox *lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id)
+{
+    if (!*id) {
+        rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "id: required");
+        return NULL;
+    }
+    struct sandbox *sb = sandbox_get(vh, id);
+    if (!sb)
+        rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", id);
+    return sb;
 }
 
 void service_sandbox_create(struct rpc_call *call, void *ctx)
@@ -59,17 +89,8 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
         return;
     }
-    struct sandbox_snapshot *snap = malloc(sizeof(*snap));
-    if (!snap) {
-        sandbox_put(sb);
-        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        return;
-    }
-    sandbox_snapshot_take(sb, snap);
+    finish_with_sandbox(call, sb);
     sandbox_put(sb);
-    rpc_call_send(call, &snap->msg.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-    free(snap);
 }
 
 void service_sandbox_get(struct rpc_call *call, void *ctx)
@@ -79,25 +100,11 @@ void service_sandbox_get(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = *req->id ? sandbox_get(vh, req->id) : NULL;
-    if (!sb) {
-        if (*req->id)
-            rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", req->id);
-        else
-            rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "id: required");
-        protobuf_c_message_free_unpacked(&req->base, NULL);
-        return;
-    }
+    struct sandbox *sb = lookup_sandbox(call, vh, req->id);
     protobuf_c_message_free_unpacked(&req->base, NULL);
-    struct sandbox_snapshot *snap = malloc(sizeof(*snap));
-    if (snap) {
-        sandbox_snapshot_take(sb, snap);
-        rpc_call_send(call, &snap->msg.base);
-        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-        free(snap);
-    } else {
-        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    }
+    if (!sb)
+        return;
+    finish_with_sandbox(call, sb);
     sandbox_put(sb);
 }
 
@@ -155,4 +162,40 @@ void service_sandbox_delete(struct rpc_call *call, void *ctx)
     Airlock__Vmhost__V1__DeleteSandboxResponse resp = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_RESPONSE__INIT;
     rpc_call_send(call, &resp.base);
     rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}
+
+/* Pause and Resume: look up, transition, answer with the new view. */
+static void change_state(struct rpc_call *call, struct vmhost *vh, const char *id,
+                         enum sandbox_error (*op)(struct sandbox *, char *, size_t))
+{
+    struct sandbox *sb = lookup_sandbox(call, vh, id);
+    if (!sb)
+        return;
+    char err[1024];
+    enum sandbox_error rc = op(sb, err, sizeof(err));
+    if (rc == SANDBOX_OK)
+        finish_with_sandbox(call, sb);
+    else
+        rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
+    sandbox_put(sb);
+}
+
+void service_sandbox_pause(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vmhost__V1__PauseSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__pause_sandbox_request__descriptor);
+    if (!req)
+        return;
+    change_state(call, ctx, req->id, sandbox_pause);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_sandbox_resume(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vmhost__V1__ResumeSandboxRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vmhost__v1__resume_sandbox_request__descriptor);
+    if (!req)
+        return;
+    change_state(call, ctx, req->id, sandbox_resume);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
 }

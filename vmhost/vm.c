@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "qmp.h"
 #include "strbuf.h"
+#include "vm_internal.h"
 #include "vm_tsc.h"
 
 #define VM_DEFAULT_QEMU "qemu-system-x86_64"
@@ -31,31 +32,6 @@
 #define VM_BASE_CMDLINE                                                                  \
     "console=ttyS0 quiet panic=-1 reboot=t tsc=reliable no_timer_check mitigations=off " \
     "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp"
-
-struct vm {
-    pid_t pid;
-    char run_dir[PATH_MAX];
-    char qmp_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    char agent_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    char console_path[PATH_MAX];
-    char qemu_log_path[PATH_MAX];
-    char pid_path[PATH_MAX];
-
-    vm_exit_fn on_exit;
-    void *exit_arg;
-
-    pthread_mutex_t lock; /* guards the fields below */
-    pthread_cond_t exited_cond;
-    bool exited;   /* reaped by the monitor */
-    bool stopping; /* vm_stop() owns the exit: no callback */
-    bool stopped;  /* vm_stop() finished */
-    int wait_status;
-    pthread_t monitor;
-    bool monitor_started;
-
-    pthread_mutex_t qmp_lock; /* one QMP command at a time */
-    struct qmp_client qmp;
-};
 
 static long long now_ms(void)
 {
@@ -213,7 +189,12 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     /* ACPI stays on: without it microvm describes virtio-mmio devices on the
      * kernel command line, which Debian's kernel ignores. */
     arg_add(a, "-M");
-    arg_add(a, "microvm");
+    arg_add(a, "%s", cfg->mem_path ? "microvm,memory-backend=mem" : "microvm");
+    if (cfg->mem_path) {
+        arg_add(a, "-object");
+        arg_add(a, "memory-backend-file,id=mem,size=%uM,mem-path=%s,share=%s", cfg->memory_mb,
+                cfg->mem_path, cfg->mem_shared ? "on" : "off");
+    }
     arg_add(a, "-accel");
     arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "kvm" : "tcg");
     arg_add(a, "-cpu");
@@ -227,12 +208,17 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     arg_add(a, "-display");
     arg_add(a, "none");
     arg_add(a, "-no-reboot");
-    arg_add(a, "-kernel");
-    arg_add(a, "%s", cfg->kernel);
-    arg_add(a, "-initrd");
-    arg_add(a, "%s", cfg->initrd);
-    arg_add(a, "-append");
-    arg_add(a, "%s", strbuf_str(&cmdline));
+    /* A restored guest's kernel is already in its memory: QEMU need not
+     * read kernel and initramfs (the firmware that would load them never
+     * runs again). */
+    if (!cfg->incoming) {
+        arg_add(a, "-kernel");
+        arg_add(a, "%s", cfg->kernel);
+        arg_add(a, "-initrd");
+        arg_add(a, "%s", cfg->initrd);
+        arg_add(a, "-append");
+        arg_add(a, "%s", strbuf_str(&cmdline));
+    }
     arg_add(a, "-chardev");
     arg_add(a, "file,id=con,path=%s", vm->console_path);
     arg_add(a, "-serial");
@@ -254,6 +240,10 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
      * mac=<fixed>), and the child must then keep fd N open across exec. */
     arg_add(a, "-qmp");
     arg_add(a, "unix:%s,server=on,wait=off", vm->qmp_path);
+    if (cfg->incoming) {
+        arg_add(a, "-incoming");
+        arg_add(a, "defer");
+    }
 
     bool failed = a->failed || strbuf_failed(&cmdline);
     strbuf_free(&cmdline);
@@ -286,6 +276,16 @@ static void exec_qemu(char *const argv[], int log_fd)
     _exit(127);
 }
 
+/* Runs with qmp_lock held (events are read while waiting for answers). */
+static void vm_on_qmp_event(void *arg, const char *event, json_t *data)
+{
+    struct vm *vm = arg;
+    if (strcmp(event, "MIGRATION") == 0) {
+        const char *status = json_string_value(json_object_get(data, "status"));
+        snprintf(vm->migration_status, sizeof(vm->migration_status), "%s", status ? status : "");
+    }
+}
+
 /* Connects to QMP as soon as QEMU has created the socket. */
 static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
 {
@@ -303,8 +303,8 @@ static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
         }
         long long left = deadline - now_ms();
         if (access(vm->qmp_path, F_OK) == 0 &&
-            qmp_connect(&vm->qmp, vm->qmp_path, NULL, NULL, left > 100 ? (int)left : 100, err,
-                        errlen) == 0)
+            qmp_connect(&vm->qmp, vm->qmp_path, vm_on_qmp_event, vm,
+                        left > 100 ? (int)left : 100, err, errlen) == 0)
             return 0;
         if (now_ms() >= deadline) {
             char tail[VM_QEMU_LOG_TAIL_BYTES];
@@ -317,13 +317,14 @@ static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
                          VM_QMP_START_TIMEOUT_MS, tail[0] ? tail : "(empty)");
             return -1;
         }
-        usleep(5000);
+        usleep(1000); /* QEMU takes ~20-60 ms: poll finely */
     }
 }
 
 static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
 {
-    const char *missing = !cfg->kernel ? "kernel" : !cfg->initrd ? "initrd"
+    const char *missing = !cfg->incoming && !cfg->kernel   ? "kernel"
+                        : !cfg->incoming && !cfg->initrd ? "initrd"
                         : !cfg->run_dir ? "run_dir" : NULL;
     if (missing) {
         snprintf(err, errlen, "vm_start: %s is required", missing);
@@ -531,4 +532,15 @@ void vm_free(struct vm *vm)
     pthread_mutex_destroy(&vm->qmp_lock);
     pthread_mutex_destroy(&vm->lock);
     free(vm);
+}
+
+char *vm_qemu_version(const char *qemu_binary, char *err, size_t errlen)
+{
+    const char *argv[] = { qemu_binary ? qemu_binary : VM_DEFAULT_QEMU, "--version", NULL };
+    char *version = NULL;
+    if (run_command(argv, NULL, &version, err, errlen) < 0) {
+        free(version);
+        return NULL;
+    }
+    return version;
 }

@@ -31,6 +31,13 @@ struct vm_config {
     unsigned memory_mb;
     const char *run_dir;       /* holds qmp.sock, agent.sock, console.log, qemu.pid */
     const char *extra_cmdline; /* appended to the kernel command line, or NULL */
+    /* Guest RAM from a file (memory-backend-file "mem") instead of anonymous
+     * memory: a template VM maps it shared (the guest writes into the file),
+     * a restored VM privately (copy-on-write; clean pages stay shared in the
+     * page cache across every VM of the template). NULL = anonymous RAM. */
+    const char *mem_path;
+    bool mem_shared;
+    bool incoming;             /* -incoming defer: wait for vm_restore_state() */
 };
 
 struct vm;
@@ -52,6 +59,18 @@ const char *vm_console_log(const struct vm *vm);  /* run_dir/console.log */
 int vm_qmp_command(struct vm *vm, const char *command, const char *arguments_json, char *err,
                    size_t errlen);
 
+/* Saves the stopped VM's device state to state_path (QMP migrate with
+ * x-ignore-shared: RAM stays in the shared memory file, only device state is
+ * written) and waits for the MIGRATION completed event. The VM must have
+ * been started with mem_path + mem_shared and be stopped ("stop"). */
+int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *err, size_t errlen);
+
+/* Loads device state into a VM started with incoming, waits for the
+ * MIGRATION completed event and only then resumes it ("cont"; a cont sent
+ * during the incoming migration would be ignored). */
+int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                     size_t errlen);
+
 /* Stops QEMU (QMP quit, SIGKILL after timeout_ms), waits for it, removes the
  * sockets and pid file. The exit callback does not run. Idempotent. */
 int vm_stop(struct vm *vm, int timeout_ms);
@@ -61,6 +80,10 @@ void vm_free(struct vm *vm);
 
 /* The last max_bytes of the console log, NUL-terminated, into buf. */
 void vm_console_tail(const char *console_log, char *buf, size_t max_bytes);
+
+/* `qemu --version` output (malloc'd) of qemu_binary (NULL = from PATH):
+ * part of every cache key that depends on the QEMU build. */
+char *vm_qemu_version(const char *qemu_binary, char *err, size_t errlen);
 
 /* Decides the accelerator. KVM is used only when a tiny guest really boots
  * under it (on nested/PVM hosts /dev/kvm exists but standard kernels fail);

@@ -18,20 +18,23 @@
 #define AIRLOCK_GUESTD_BUILD_PATH "/usr/lib/airlock/airlock-guestd"
 #endif
 
-/* Sandboxes left by a vmhost that died: until re-adoption exists, stop their
- * VMs (only QEMUs started for that sandbox directory) and remove them, so
- * nothing leaks across restarts. */
-static void vmhost_clean_leftovers(struct vmhost *vh)
+/* Run directories (sandboxes, template builds) left by a vmhost that died:
+ * until re-adoption exists, stop their VMs (only QEMUs started for that
+ * directory) and remove them, so nothing leaks across restarts. Entries
+ * starting with '.' are skipped unless they start with only_prefix. */
+static void vmhost_clean_leftovers(const char *parent, const char *only_prefix)
 {
-    DIR *d = opendir(vh->sandboxes_dir);
+    DIR *d = opendir(parent);
     if (!d)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
+        bool wanted = only_prefix ? strncmp(e->d_name, only_prefix, strlen(only_prefix)) == 0
+                                  : e->d_name[0] != '.';
+        if (!wanted)
             continue;
         char dir[PATH_MAX], pidfile[PATH_MAX];
-        if (fs_path(dir, sizeof(dir), "%s/%s", vh->sandboxes_dir, e->d_name) < 0 ||
+        if (fs_path(dir, sizeof(dir), "%s/%s", parent, e->d_name) < 0 ||
             fs_path(pidfile, sizeof(pidfile), "%s/qemu.pid", dir) < 0)
             continue;
         char *text = NULL;
@@ -39,15 +42,48 @@ static void vmhost_clean_leftovers(struct vmhost *vh)
             pid_t pid = (pid_t)atoi(text);
             if (pid > 1 && proc_cmdline_matches(pid, "qemu-system", dir)) {
                 kill(pid, SIGKILL);
-                log_warn("stopped leftover VM", "sandbox=%s pid=%d", e->d_name, (int)pid);
+                log_warn("stopped leftover VM", "dir=%s pid=%d", dir, (int)pid);
             }
             free(text);
         }
         char err[256];
         if (fs_remove_tree(dir, err, sizeof(err)) < 0)
-            log_error("cannot remove leftover sandbox", "sandbox=%s error=\"%s\"", e->d_name, err);
+            log_error("cannot remove leftover run directory", "dir=%s error=\"%s\"", dir, err);
     }
     closedir(d);
+}
+
+/* The default template's snapshot, which sandbox creation restores. */
+static int vmhost_prepare_template(struct vmhost *vh, char *err, size_t errlen)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "image-%s.ext4", vh->image.hash);
+    if (store_import_file(&vh->store, vh->image.rootfs, name, vh->base_disk,
+                          sizeof(vh->base_disk), err, errlen) < 0)
+        return -1;
+    if (vh->cfg.cold_boot) {
+        log_info("template snapshots disabled: sandboxes cold-boot", "template=default");
+        return 0;
+    }
+    struct template_spec spec = {
+        .name = "default",
+        .image = &vh->image,
+        .base_disk = vh->base_disk,
+        .templates_dir = vh->store.templates_dir,
+        .qemu_binary = vh->cfg.qemu_binary,
+        .accel = vh->accel,
+        .vcpus = VMHOST_TEMPLATE_VCPUS,
+        .memory_mb = VMHOST_TEMPLATE_MEMORY_MB,
+        .ready_timeout_ms = vh->cfg.guest_ready_timeout_ms,
+    };
+    char why[3072];
+    if (template_snapshot_ensure(&spec, &vh->tmpl, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "template snapshot of \"default\" failed (start with --cold-boot "
+                              "to run without snapshots): %s", why);
+        return -1;
+    }
+    vh->have_template = true;
+    return 0;
 }
 
 int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, size_t errlen)
@@ -55,13 +91,11 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     memset(vh, 0, sizeof(*vh));
     vh->cfg = *cfg;
     pthread_mutex_init(&vh->lock, NULL);
-    if (fs_path(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s/sandboxes", cfg->data_dir) < 0) {
-        snprintf(err, errlen, "data directory path too long: %s", cfg->data_dir);
+    if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         return -1;
-    }
-    if (fs_mkdir_p(vh->sandboxes_dir, 0700, err, errlen) < 0)
-        return -1;
-    vmhost_clean_leftovers(vh);
+    snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
+    vmhost_clean_leftovers(vh->sandboxes_dir, NULL);
+    vmhost_clean_leftovers(vh->store.templates_dir, ".build-");
 
     struct image_build_options io = {
         .cache_dir = cfg->image_dir,
@@ -69,12 +103,19 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         .progress = stderr,
     };
     if (guest_image_ensure(&io, &vh->image, err, errlen) < 0)
-        return -1;
+        goto fail;
     vh->accel = vm_accel_probe(cfg->accel, cfg->qemu_binary, vh->image.kernel, vh->image.initrd,
                                cfg->image_dir);
-    log_info("vmhost ready", "accel=%s image=%s max_sandboxes=%u", vm_accel_name(vh->accel),
-             vh->image.hash, cfg->max_sandboxes);
+    if (vmhost_prepare_template(vh, err, errlen) < 0)
+        goto fail;
+    log_info("vmhost ready", "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u",
+             vm_accel_name(vh->accel), vh->image.hash, vh->store.root,
+             vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes);
     return 0;
+fail:
+    store_close(&vh->store);
+    pthread_mutex_destroy(&vh->lock);
+    return -1;
 }
 
 void vmhost_shutdown(struct vmhost *vh)
@@ -87,5 +128,6 @@ void vmhost_shutdown(struct vmhost *vh)
         sandbox_put(all[i]);
     }
     free(all);
+    store_close(&vh->store);
     pthread_mutex_destroy(&vh->lock);
 }

@@ -8,9 +8,15 @@
 #include <stdbool.h>
 
 #include "image.h"
+#include "store.h"
+#include "template.h"
 #include "vm.h"
 
 struct sandbox;
+
+/* The default template: what CreateSandbox gets without vcpus/memory_mb. */
+#define VMHOST_TEMPLATE_VCPUS 1
+#define VMHOST_TEMPLATE_MEMORY_MB 512
 
 struct vmhost_config {
     const char *data_dir;       /* sandboxes/ lives here */
@@ -21,13 +27,19 @@ struct vmhost_config {
     enum vm_accel accel;        /* AUTO probes */
     unsigned max_sandboxes;     /* capacity of this node */
     int guest_ready_timeout_ms; /* boot to guestd hello */
+    unsigned store_size_gb;     /* loop-mounted store image when data_dir is not btrfs */
+    bool cold_boot;             /* no template snapshot: every sandbox boots its kernel */
 };
 
 struct vmhost {
     struct vmhost_config cfg;
     struct guest_image image;
     enum vm_accel accel;
-    char sandboxes_dir[PATH_MAX];
+    struct store store;
+    char sandboxes_dir[PATH_MAX];  /* store.sandboxes_dir */
+    char base_disk[PATH_MAX];      /* the image's rootfs, imported into the store */
+    struct template_snapshot tmpl; /* the default template's snapshot ... */
+    bool have_template;            /* ... unless cold_boot */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */
@@ -35,9 +47,11 @@ struct vmhost {
     unsigned long long next_exec_id;
 };
 
-/* Prepares directories, the guest image and the accelerator. */
+/* Prepares the store, the guest image, the accelerator and the default
+ * template's snapshot. */
 int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, size_t errlen);
-/* Deletes every sandbox (their VMs are stopped) and frees the registry. */
+/* Deletes every sandbox (their VMs are stopped), frees the registry and
+ * unmounts a loop-mounted store. */
 void vmhost_shutdown(struct vmhost *vh);
 
 #endif

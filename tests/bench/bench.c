@@ -2,8 +2,12 @@
  * beside a reference point measured in the same run, printed as a table and
  * written as JSON (bench/results/). Never used as a pass/fail test.
  *
- *   cold boot      CreateSandbox → guest daemon ready (disk copy, QEMU start,
- *                  kernel boot, guestd hello, clock + entropy), 10 runs
+ *   create         CreateSandbox → guest daemon ready, restored from the
+ *                  template snapshot (reflink, QEMU start, state load, cont,
+ *                  guestd hello, clock + entropy + hostname), 20 runs
+ *   cold boot      the same with vmhost --cold-boot (kernel boot), 10 runs:
+ *                  the reference for create
+ *   pause, resume  PauseSandbox / ResumeSandbox round trips, 50 runs each
  *   exec `true`    Exec round trip through gRPC + guest channel, 200 runs
  *   file write/read 64 MiB through WriteFile / ReadFile, MB/s
  * References: spawning `true` on the host (the floor for any exec), and a
@@ -26,6 +30,8 @@
 extern char **environ;
 
 #define BENCH_BOOTS 10
+#define BENCH_RESTORES 20
+#define BENCH_PAUSES 50
 #define BENCH_EXECS 200
 #define BENCH_FILE_BYTES (64u << 20)
 #define BENCH_FILE_RUNS 3
@@ -37,9 +43,9 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int bench_cold_boot(struct itest_vmhost *vh, struct bench_series *s)
+static int bench_create(struct itest_vmhost *vh, int runs, struct bench_series *s)
 {
-    for (int i = 0; i < BENCH_BOOTS; i++) {
+    for (int i = 0; i < runs; i++) {
         double t0 = now_ms();
         char *id = itest_create_sandbox(vh, NULL, NULL);
         double t1 = now_ms();
@@ -50,6 +56,40 @@ static int bench_cold_boot(struct itest_vmhost *vh, struct bench_series *s)
         free(id);
     }
     return 0;
+}
+
+/* Pause then resume, each timed. */
+static int bench_pause_resume(struct itest_vmhost *vh, const char *id, struct bench_series *pause,
+                              struct bench_series *resume)
+{
+    const char *methods[] = { ITEST_METHOD("PauseSandbox"), ITEST_METHOD("ResumeSandbox") };
+    struct bench_series *series[] = { pause, resume };
+    for (int i = 0; i < BENCH_PAUSES; i++) {
+        for (int k = 0; k < 2; k++) {
+            grpc_status_code st;
+            double t0 = now_ms();
+            Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(vh, methods[k], id, &st, NULL);
+            double t1 = now_ms();
+            if (!sb)
+                return -1;
+            protobuf_c_message_free_unpacked(&sb->base, NULL);
+            bench_series_add(series[k], t1 - t0);
+        }
+    }
+    return 0;
+}
+
+/* The reference: a vmhost without template snapshots. */
+static int bench_cold_boot(struct bench_series *s)
+{
+    struct itest_vmhost cold;
+    const char *const args[] = { "--cold-boot", NULL };
+    if (itest_vmhost_start(&cold, args) < 0)
+        return -1;
+    int rc = bench_create(&cold, BENCH_BOOTS, s);
+    if (itest_vmhost_stop(&cold) < 0)
+        rc = -1;
+    return rc;
 }
 
 static int bench_exec_true(struct itest_vmhost *vh, const char *id, struct bench_series *s)
@@ -155,7 +195,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench: starting vmhost (builds the guest image on first use)\n");
     if (itest_vmhost_start(&vh, NULL) < 0)
         return 1;
-    struct bench_series boot = { .name = "cold boot to guest ready", .unit = "ms" };
+    struct bench_series create = { .name = "create (restore snapshot) to guest ready",
+                                   .unit = "ms" };
+    struct bench_series boot = { .name = "cold boot to guest ready (reference)", .unit = "ms" };
+    struct bench_series pause = { .name = "pause", .unit = "ms" };
+    struct bench_series resume = { .name = "resume (incl. guest clock)", .unit = "ms" };
     struct bench_series exec = { .name = "exec `true` round trip", .unit = "ms" };
     struct bench_series host_true = { .name = "host: spawn `true` (floor)", .unit = "ms" };
     struct bench_series wr = { .name = "file write 64 MiB", .unit = "MB/s" };
@@ -164,13 +208,16 @@ int main(int argc, char **argv)
     int rc = 1;
     char *id = NULL;
 
-    fprintf(stderr, "bench: cold boots (%d)\n", BENCH_BOOTS);
-    if (bench_cold_boot(&vh, &boot) < 0)
+    fprintf(stderr, "bench: creates from the template snapshot (%d)\n", BENCH_RESTORES);
+    if (bench_create(&vh, BENCH_RESTORES, &create) < 0)
         goto out;
     id = itest_create_sandbox(&vh, NULL, NULL);
     if (!id)
         goto out;
     const char *accel = sandbox_accel(&vh, id);
+    fprintf(stderr, "bench: pause/resume (%d)\n", BENCH_PAUSES);
+    if (bench_pause_resume(&vh, id, &pause, &resume) < 0)
+        goto out;
     fprintf(stderr, "bench: exec round trips (%d)\n", BENCH_EXECS);
     if (bench_exec_true(&vh, id, &exec) < 0)
         goto out;
@@ -179,8 +226,17 @@ int main(int argc, char **argv)
     if (bench_files(&vh, id, &wr, &rd) < 0)
         goto out;
     host_pipe_throughput(&host_pipe);
+    itest_delete_sandbox(&vh, id);
+    free(id);
+    id = NULL;
+    if (itest_vmhost_stop(&vh) < 0)
+        goto out;
+    fprintf(stderr, "bench: cold boots with --cold-boot (%d)\n", BENCH_BOOTS);
+    if (bench_cold_boot(&boot) < 0)
+        goto out;
 
-    struct bench_series *all[] = { &boot, &exec, &host_true, &wr, &rd, &host_pipe };
+    struct bench_series *all[] = { &create, &boot, &pause, &resume, &exec, &host_true,
+                                   &wr, &rd, &host_pipe };
     struct bench_report report = { .accel = accel, .series = all,
                                    .n_series = sizeof(all) / sizeof(*all) };
     bench_report_print(&report, stdout);

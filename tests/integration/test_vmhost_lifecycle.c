@@ -34,13 +34,7 @@ static int group_teardown(void **state)
 static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id, grpc_status_code *st,
                                                  char **details)
 {
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
-    req.id = (char *)id;
-    Airlock__Vmhost__V1__Sandbox *sb = NULL;
-    *st = rpc_unary(vh.ch, ITEST_METHOD("GetSandbox"), &req.base,
-                    &airlock__vmhost__v1__sandbox__descriptor, (ProtobufCMessage **)&sb, details,
-                    ITEST_CALL_TIMEOUT_MS);
-    return sb;
+    return itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, st, details);
 }
 
 static bool path_exists(const char *fmt, const char *id)
@@ -70,8 +64,8 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_true(qemu > 1);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     assert_int_equal(kill(qemu, 0), 0);
-    assert_true(path_exists("%s/sandboxes/%s/disk.ext4", id));
-    assert_true(path_exists("%s/sandboxes/%s/agent.sock", id));
+    assert_true(path_exists("%s/store/sandboxes/%s/disk.ext4", id));
+    assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
 
     Airlock__Vmhost__V1__ListSandboxesRequest lr = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
     Airlock__Vmhost__V1__ListSandboxesResponse *list = NULL;
@@ -89,7 +83,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     /* vmhost reaped its child, so the pid is gone, not a zombie. */
     assert_int_equal(kill(qemu, 0), -1);
     assert_int_equal(errno, ESRCH);
-    assert_false(path_exists("%s/sandboxes/%s", id));
+    assert_false(path_exists("%s/store/sandboxes/%s", id));
     assert_int_equal(itest_count_qemus(vh.data_dir), 0);
 
     char *details = NULL;
@@ -135,7 +129,7 @@ static void test_vm_dying_marks_error_with_reason(void **state)
     itest_exec_result_free(&r);
 
     assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
-    assert_false(path_exists("%s/sandboxes/%s", id));
+    assert_false(path_exists("%s/store/sandboxes/%s", id));
     free(id);
 }
 
@@ -179,7 +173,7 @@ static void test_restart_after_crash_leaks_nothing(void **state)
     for (int i = 0; i < 100 && itest_count_qemus(vh.data_dir) > 0; i++)
         usleep(20 * 1000);
     assert_int_equal(itest_count_qemus(vh.data_dir), 0);
-    assert_false(path_exists("%s/sandboxes/%s", id));
+    assert_false(path_exists("%s/store/sandboxes/%s", id));
     sb = get_sandbox(id, &st, NULL);
     assert_null(sb);
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);

@@ -1,5 +1,5 @@
 /* guestd's protocol behaviour: flow control, hostile input, sessions,
- * unsupported requests, health, clock and entropy. */
+ * unsupported requests, health, clock, entropy and hostname. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,6 +189,26 @@ static void test_add_entropy(void **state)
     assert_int_equal(gd_result(d, 2, NULL, 0), 0);
 }
 
+static void test_set_hostname(void **state)
+{
+    struct gd *d = *state;
+    Airlock__Guest__V1__SetHostname h = AIRLOCK__GUEST__V1__SET_HOSTNAME__INIT;
+    h.hostname = "";
+    gd_send_body(d, 1, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME, &h);
+    assert_int_equal(gd_result(d, 1, NULL, 0), EINVAL);
+    h.hostname = "bad name;rm";
+    gd_send_body(d, 2, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME, &h);
+    char msg[256];
+    assert_int_equal(gd_result(d, 2, msg, sizeof(msg)), EINVAL);
+    assert_non_null(strstr(msg, "bad name;rm"));
+    /* Setting it to what it is changes nothing on the test machine. */
+    char current[65] = "";
+    assert_int_equal(gethostname(current, sizeof(current) - 1), 0);
+    h.hostname = current;
+    gd_send_body(d, 3, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME, &h);
+    assert_int_equal(gd_result(d, 3, NULL, 0), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, gd_setup, gd_teardown)
 
 int main(void)
@@ -202,6 +222,7 @@ int main(void)
         T(test_health_tracks_activity),
         T(test_set_clock),
         T(test_add_entropy),
+        T(test_set_hostname),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,6 +281,42 @@ static void test_client_times_out(void **state)
     run_fake(script, client_silent);
 }
 
+static void client_waits_for_events(const char *path)
+{
+    struct qmp_client c;
+    char err[256] = "";
+    events_seen = 0;
+    assert_int_equal(qmp_connect(&c, path, count_event, (void *)"MIGRATION", 2000, err,
+                                 sizeof(err)),
+                     0);
+    /* A stale answer is skipped; each call returns after one event. */
+    assert_int_equal(qmp_wait_event(&c, 2000, err, sizeof(err)), 0);
+    assert_int_equal(events_seen, 1);
+    assert_int_equal(qmp_wait_event(&c, 2000, err, sizeof(err)), 0);
+    assert_int_equal(events_seen, 2);
+    /* Then the fake closes: an error, not a hang. */
+    assert_int_equal(qmp_wait_event(&c, 2000, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "closed"));
+    qmp_close(&c);
+    assert_int_equal(qmp_wait_event(&c, 10, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "not connected"));
+}
+
+static void test_client_waits_for_events(void **state)
+{
+    (void)state;
+    static const char *const script[] = {
+        "{\"QMP\": {\"version\": {}, \"capabilities\": []}}\n",
+        "<",
+        "{\"return\": {}, \"id\": \"airlock-1\"}\n",
+        "{\"return\": {}, \"id\": \"airlock-0\"}\n",
+        "{\"event\": \"MIGRATION\", \"data\": {\"status\": \"active\"}, \"timestamp\": {}}\n",
+        "{\"event\": \"MIGRATION\", \"data\": {\"status\": \"completed\"}, \"timestamp\": {}}\n",
+        NULL,
+    };
+    run_fake(script, client_waits_for_events);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_client_conversation),
         cmocka_unit_test(test_client_rejects_garbage_greeting),
         cmocka_unit_test(test_client_times_out),
+        cmocka_unit_test(test_client_waits_for_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,12 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "itest_store.h"
 #include "proc.h"
 
 #define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
 #define ITEST_WRITE_CHUNK (1u << 20)
+#define ITEST_LOOP_RELEASE_MS 10000 /* loop devices detach asynchronously */
 
 static struct itest_vmhost *itest_current;
 
@@ -196,6 +198,16 @@ int itest_vmhost_stop(struct itest_vmhost *vh)
     }
     if (vh->data_dir[0]) {
         itest_kill_leftover_qemus(vh->data_dir);
+        /* A vmhost that stopped cleanly has unmounted its store; anything
+         * still there is a leak (or vmhost died): fail, then clean up. */
+        if (!itest_store_released(vh->data_dir, rc == 0 ? ITEST_LOOP_RELEASE_MS : 0)) {
+            if (rc == 0)
+                fprintf(stderr, "itest: vmhost left a mount or loop device under %s\n",
+                        vh->data_dir);
+            rc = -1;
+            itest_mounts_under(vh->data_dir, true);
+            itest_loops_under(vh->data_dir, true);
+        }
         if (!getenv("AIRLOCK_TEST_KEEP"))
             fs_remove_tree(vh->data_dir, NULL, 0);
         vh->data_dir[0] = '\0';
@@ -205,13 +217,14 @@ int itest_vmhost_stop(struct itest_vmhost *vh)
     return rc;
 }
 
-char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details)
+char *itest_create_sandbox_with(struct itest_vmhost *vh,
+                                const Airlock__Vmhost__V1__CreateSandboxRequest *req,
+                                grpc_status_code *status, char **details)
 {
-    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     Airlock__Vmhost__V1__Sandbox *sb = NULL;
     char *det = NULL;
     grpc_status_code st =
-        rpc_unary(vh->ch, ITEST_METHOD("CreateSandbox"), &req.base,
+        rpc_unary(vh->ch, ITEST_METHOD("CreateSandbox"), &req->base,
                   &airlock__vmhost__v1__sandbox__descriptor, (ProtobufCMessage **)&sb, &det,
                   ITEST_CALL_TIMEOUT_MS);
     if (status)
@@ -228,6 +241,26 @@ char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, ch
     char *id = strdup(sb->id);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     return id;
+}
+
+char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    return itest_create_sandbox_with(vh, &req, status, details);
+}
+
+Airlock__Vmhost__V1__Sandbox *itest_sandbox_call(struct itest_vmhost *vh, const char *method,
+                                                 const char *id, grpc_status_code *st,
+                                                 char **details)
+{
+    /* GetSandbox, PauseSandbox and ResumeSandbox requests are all
+     * {string id = 1}: one encoder serves the three. */
+    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    Airlock__Vmhost__V1__Sandbox *sb = NULL;
+    *st = rpc_unary(vh->ch, method, &req.base, &airlock__vmhost__v1__sandbox__descriptor,
+                    (ProtobufCMessage **)&sb, details, ITEST_CALL_TIMEOUT_MS);
+    return sb;
 }
 
 grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)

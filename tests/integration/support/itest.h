@@ -5,7 +5,9 @@
  * Cleanup is unconditional: itest_vmhost_stop() terminates vmhost (which
  * deletes its sandboxes), then kills any QEMU still recorded in the data
  * directory — only QEMUs whose command line names that directory, i.e. ones
- * this test started — and removes the directory. It also runs from an
+ * this test started — unmounts its btrfs store and frees the loop device if
+ * vmhost could not (and fails: a clean stop must leave neither behind), and
+ * removes the directory. It also runs from an
  * atexit handler and on SIGINT/SIGTERM, so a crashed test leaks nothing. */
 #ifndef AIRLOCK_ITEST_H
 #define AIRLOCK_ITEST_H
@@ -47,6 +49,16 @@ void itest_vmhost_print_log_tail(const struct itest_vmhost *vh);
 
 /* CreateSandbox with defaults; returns a malloc'd id or NULL. */
 char *itest_create_sandbox(struct itest_vmhost *vh, grpc_status_code *status, char **details);
+/* CreateSandbox with the given request. */
+char *itest_create_sandbox_with(struct itest_vmhost *vh,
+                                const Airlock__Vmhost__V1__CreateSandboxRequest *req,
+                                grpc_status_code *status, char **details);
+/* A call that takes a sandbox id and answers a Sandbox: method is
+ * ITEST_METHOD("GetSandbox"), ("PauseSandbox") or ("ResumeSandbox"). The
+ * result (NULL unless OK) is freed with protobuf_c_message_free_unpacked. */
+Airlock__Vmhost__V1__Sandbox *itest_sandbox_call(struct itest_vmhost *vh, const char *method,
+                                                 const char *id, grpc_status_code *st,
+                                                 char **details);
 grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id);
 
 struct itest_exec_result {

@@ -1,0 +1,215 @@
+/* The registry of attached sandboxes and egress's node-wide settings. */
+#include "egress_internal.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "netns.h"
+
+struct host_addr_scan {
+    uint32_t *addrs;
+    size_t n;
+    char err[256];
+};
+
+/* Runs inside the uplink namespace: getifaddrs asks the thread's own. */
+static int scan_host_addrs(void *arg)
+{
+    struct host_addr_scan *scan = arg;
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) < 0) {
+        snprintf(scan->err, sizeof(scan->err), "getifaddrs failed");
+        return -1;
+    }
+    size_t max = 0;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
+        max++;
+    scan->addrs = calloc(max ? max : 1, sizeof(*scan->addrs));
+    if (!scan->addrs) {
+        freeifaddrs(ifs);
+        snprintf(scan->err, sizeof(scan->err), "out of memory");
+        return -1;
+    }
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+            scan->addrs[scan->n++] = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+    freeifaddrs(ifs);
+    return 0;
+}
+
+struct egress *egress_new(const struct egress_config *cfg, char *err, size_t errlen)
+{
+    struct egress *eg = calloc(1, sizeof(*eg));
+    if (!eg) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    eg->cfg = *cfg;
+    if (cfg->uplink_netns) {
+        snprintf(eg->uplink_netns, sizeof(eg->uplink_netns), "%s", cfg->uplink_netns);
+        eg->cfg.uplink_netns = eg->uplink_netns;
+    }
+    if (!eg->cfg.upstream_dns_port)
+        eg->cfg.upstream_dns_port = 53;
+    if (eg->cfg.sniff_timeout_ms <= 0)
+        eg->cfg.sniff_timeout_ms = 5000;
+    if (eg->cfg.connect_timeout_ms <= 0)
+        eg->cfg.connect_timeout_ms = 10000;
+    if (eg->cfg.dns_timeout_ms <= 0)
+        eg->cfg.dns_timeout_ms = 2000;
+    pthread_mutex_init(&eg->lock, NULL);
+
+    struct host_addr_scan scan = { 0 };
+    if (netns_run(eg->cfg.uplink_netns, scan_host_addrs, &scan, err, errlen) < 0) {
+        if (scan.err[0])
+            snprintf(err, errlen, "%s", scan.err);
+        free(scan.addrs);
+        pthread_mutex_destroy(&eg->lock);
+        free(eg);
+        return NULL;
+    }
+    eg->host_addrs = scan.addrs;
+    eg->n_host_addrs = scan.n;
+    return eg;
+}
+
+void egress_free(struct egress *eg)
+{
+    if (!eg)
+        return;
+    while (eg->sandboxes) {
+        struct egress_sandbox *sb = eg->sandboxes;
+        eg->sandboxes = sb->next;
+        egress_sandbox_stop(sb);
+    }
+    pthread_mutex_destroy(&eg->lock);
+    free(eg->host_addrs);
+    free(eg);
+}
+
+bool egress_is_host_address(const struct egress *eg, uint32_t addr)
+{
+    for (size_t i = 0; i < eg->n_host_addrs; i++)
+        if (eg->host_addrs[i] == addr)
+            return true;
+    return false;
+}
+
+static struct egress_sandbox **find_locked(struct egress *eg, const char *id)
+{
+    struct egress_sandbox **pp = &eg->sandboxes;
+    while (*pp && strcmp((*pp)->id, id) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static bool sandbox_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') || id[i] == '-' ||
+              id[i] == '_'))
+            return false;
+    return true;
+}
+
+enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
+                                struct egress_policy *policy, char *err, size_t errlen)
+{
+    if (!sandbox_id_valid(sandbox_id)) {
+        snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    if (!netns_path || netns_path[0] != '/') {
+        snprintf(err, errlen, "netns_path: must be an absolute path");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    /* Held across the start so two attaches of one id cannot both open
+     * listeners; starting takes a millisecond. */
+    pthread_mutex_lock(&eg->lock);
+    enum egress_error rc = EGRESS_OK;
+    if (*find_locked(eg, sandbox_id)) {
+        snprintf(err, errlen, "sandbox %s is attached already", sandbox_id);
+        egress_policy_put(policy);
+        rc = EGRESS_ERR_EXISTS;
+        goto out;
+    }
+    struct egress_sandbox *sb = egress_sandbox_start(eg, sandbox_id, netns_path, policy, err,
+                                                     errlen);
+    if (!sb) {
+        rc = EGRESS_ERR_INTERNAL;
+        goto out;
+    }
+    sb->next = eg->sandboxes;
+    eg->sandboxes = sb;
+    log_info("sandbox attached", "sandbox=%s netns=%s", sandbox_id, netns_path);
+out:
+    pthread_mutex_unlock(&eg->lock);
+    return rc;
+}
+
+enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
+                                    struct egress_policy *policy, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&eg->lock);
+    struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
+    if (!sb) {
+        pthread_mutex_unlock(&eg->lock);
+        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
+        egress_policy_put(policy);
+        return EGRESS_ERR_NOT_FOUND;
+    }
+    pthread_mutex_lock(&sb->lock);
+    struct egress_policy *old = sb->policy;
+    sb->policy = policy;
+    pthread_mutex_unlock(&sb->lock);
+    pthread_mutex_unlock(&eg->lock);
+    egress_policy_put(old);
+    log_info("policy changed", "sandbox=%s", sandbox_id);
+    return EGRESS_OK;
+}
+
+enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,
+                                size_t errlen)
+{
+    pthread_mutex_lock(&eg->lock);
+    struct egress_sandbox **pp = find_locked(eg, sandbox_id);
+    struct egress_sandbox *sb = *pp;
+    if (sb)
+        *pp = sb->next;
+    pthread_mutex_unlock(&eg->lock);
+    if (!sb) {
+        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
+        return EGRESS_ERR_NOT_FOUND;
+    }
+    egress_sandbox_stop(sb);
+    log_info("sandbox detached", "sandbox=%s", sandbox_id);
+    return EGRESS_OK;
+}
+
+enum egress_error egress_connections(struct egress *eg, const char *sandbox_id,
+                                     uint64_t after_seq, struct conn_entry **out, size_t *n,
+                                     char *err, size_t errlen)
+{
+    pthread_mutex_lock(&eg->lock);
+    struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
+    enum egress_error rc = EGRESS_OK;
+    if (!sb) {
+        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
+        rc = EGRESS_ERR_NOT_FOUND;
+    } else if (conn_log_read(sb->log, after_seq, out, n) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = EGRESS_ERR_INTERNAL;
+    }
+    pthread_mutex_unlock(&eg->lock);
+    return rc;
+}

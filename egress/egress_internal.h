@@ -1,0 +1,76 @@
+/* Shared by egress's own files only. */
+#ifndef AIRLOCK_EGRESS_INTERNAL_H
+#define AIRLOCK_EGRESS_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "conn_log.h"
+#include "egress.h"
+#include "pins.h"
+#include "policy.h"
+
+#define EGRESS_PINS_PER_SANDBOX 4096
+#define EGRESS_LOG_PER_SANDBOX 4096
+
+struct egress_sandbox;
+
+struct egress {
+    struct egress_config cfg;         /* timeouts resolved; uplink_netns points below */
+    char uplink_netns[PATH_MAX];
+    uint32_t *host_addrs;             /* the uplink namespace's own IPv4 addresses */
+    size_t n_host_addrs;
+    pthread_mutex_t lock;             /* sandboxes */
+    struct egress_sandbox *sandboxes;
+};
+
+/* One spliced (or being decided) guest connection. */
+struct egress_conn {
+    struct egress_sandbox *sb;
+    int client_fd;
+    int upstream_fd;                  /* -1 until dialled; set under sb->lock */
+    struct egress_conn *next;
+};
+
+struct egress_sandbox {
+    char id[65];
+    struct egress *eg;
+    pthread_mutex_t lock;             /* policy, conns, stopping */
+    pthread_cond_t conns_gone;
+    struct egress_policy *policy;
+    struct egress_conn *conns;
+    bool stopping;
+    struct pin_table *pins;
+    struct conn_log *log;
+    int tcp_fd;                       /* listeners, inside the sandbox namespace */
+    int dns_fd;
+    int wake[2];                      /* tells the loop thread to stop */
+    pthread_t loop;
+    bool loop_started;
+    struct egress_sandbox *next;      /* protected by eg->lock */
+};
+
+/* A reference to the sandbox's current policy. */
+struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb);
+
+bool egress_is_host_address(const struct egress *eg, uint32_t addr);
+
+/* The reply to one guest DNS message (0 = send nothing). Blocks on the
+ * upstream resolver for at most dns_timeout_ms. */
+size_t egress_dns_answer(struct egress_sandbox *sb, const uint8_t *query, size_t len,
+                         uint8_t *out, size_t outlen);
+
+/* Takes over client_fd: decides, dials and splices it on a thread of its
+ * own, registered in sb->conns. */
+void egress_tcp_accept(struct egress_sandbox *sb, int client_fd);
+
+/* Stops the loop, closes the listeners, ends every connection, frees. */
+void egress_sandbox_stop(struct egress_sandbox *sb);
+
+/* Opens the listeners inside netns_path and starts the loop thread. */
+struct egress_sandbox *egress_sandbox_start(struct egress *eg, const char *id,
+                                            const char *netns_path, struct egress_policy *policy,
+                                            char *err, size_t errlen);
+
+#endif

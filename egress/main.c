@@ -1,0 +1,113 @@
+/* airlock-egress: the per-node egress service. Parses configuration and
+ * wires the parts together; everything else lives in egress/. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "egress.h"
+#include "log.h"
+#include "service.h"
+
+#define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: airlock-egress --upstream-dns IP[:PORT] [options]\n"
+            "options:\n"
+            "  --listen ADDR         gRPC address (default %s)\n"
+            "  --upstream-dns IP[:P] resolver egress asks for allowed names\n"
+            "  --uplink-netns PATH   dial out from this network namespace instead of\n"
+            "                        egress's own (tests; production leaves it unset)\n",
+            EGRESS_DEFAULT_LISTEN);
+}
+
+static int parse_resolver(const char *s, struct egress_config *cfg)
+{
+    char host[64];
+    const char *colon = strchr(s, ':');
+    size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+    if (hl >= sizeof(host))
+        return -1;
+    memcpy(host, s, hl);
+    host[hl] = '\0';
+    struct in_addr in;
+    if (inet_pton(AF_INET, host, &in) != 1)
+        return -1;
+    cfg->upstream_dns_addr = ntohl(in.s_addr);
+    if (colon) {
+        char *end;
+        unsigned long port = strtoul(colon + 1, &end, 10);
+        if (*end || port == 0 || port > 65535)
+            return -1;
+        cfg->upstream_dns_port = (uint16_t)port;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "listen", required_argument, NULL, 'l' },
+        { "upstream-dns", required_argument, NULL, 'u' },
+        { "uplink-netns", required_argument, NULL, 'n' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct egress_config cfg = { 0 };
+    const char *listen = EGRESS_DEFAULT_LISTEN;
+    bool have_resolver = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen = optarg; break;
+        case 'u':
+            if (parse_resolver(optarg, &cfg) < 0) {
+                fprintf(stderr, "airlock-egress: --upstream-dns: not IPv4[:port]: %s\n", optarg);
+                return 2;
+            }
+            have_resolver = true;
+            break;
+        case 'n': cfg.uplink_netns = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!have_resolver || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    log_init("egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    /* Block before any thread starts so only sigwait() below sees them. */
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    char err[512];
+    struct egress *eg = egress_new(&cfg, err, sizeof(err));
+    if (!eg) {
+        log_error("egress start failed", "error=\"%s\"", err);
+        return 1;
+    }
+    struct rpc_server *srv = egress_service_start(eg, listen, err, sizeof(err));
+    if (!srv) {
+        log_error("egress listen failed", "addr=%s error=\"%s\"", listen, err);
+        egress_free(eg);
+        return 1;
+    }
+    log_info("egress ready", "addr=%s uplink_netns=%s", listen,
+             cfg.uplink_netns ? cfg.uplink_netns : "-");
+    int sig;
+    sigwait(&stop_signals, &sig);
+    log_info("egress stopping", "signal=%d", sig);
+    rpc_server_stop(srv);
+    egress_free(eg);
+    return 0;
+}

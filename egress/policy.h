@@ -1,0 +1,58 @@
+/* A sandbox's egress policy: immutable once built, shared by reference, so
+ * a live change swaps the pointer and connections in flight keep the one
+ * they were decided with. The rule order is documented in
+ * protos/egress.proto (message Policy). */
+#ifndef AIRLOCK_EGRESS_POLICY_H
+#define AIRLOCK_EGRESS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cidr.h"
+#include "egress.pb-c.h"
+
+struct egress_policy;
+
+/* Validates and copies a Policy message. NULL with err naming the field
+ * ("policy.allow_cidrs[1]: not a CIDR: ...") when invalid. Holds one
+ * reference. */
+struct egress_policy *egress_policy_from_proto(const Airlock__Egress__V1__Policy *msg, char *err,
+                                               size_t errlen);
+struct egress_policy *egress_policy_get(struct egress_policy *p);
+void egress_policy_put(struct egress_policy *p);
+
+enum egress_verdict {
+    EGRESS_ALLOW,
+    EGRESS_DENY,
+    EGRESS_NEED_NAME, /* only the name the connection claims can decide */
+};
+
+struct egress_decision {
+    enum egress_verdict verdict;
+    const char *reason; /* the rule that decided; static string */
+};
+
+/* What egress knows about a TCP connection when it asks. */
+struct egress_target {
+    uint32_t addr;
+    uint16_t port;
+    bool host_address;  /* one of egress's own uplink addresses */
+    bool name_known;    /* the first bytes were read (name may still be NULL) */
+    const char *name;   /* normalized SNI or Host; NULL when none */
+    bool name_pinned;   /* egress's DNS answered name with addr for this sandbox */
+};
+
+struct egress_decision egress_policy_check_connection(const struct egress_policy *p,
+                                                      const struct egress_target *t);
+
+/* May the sandbox resolve name? */
+struct egress_decision egress_policy_check_name(const struct egress_policy *p, const char *name);
+
+/* May a DNS answer for an allowed name hand out addr? Applies the address
+ * rules only (deny_cidrs, allow_cidrs, reserved ranges, host addresses), so
+ * an allowed name re-resolving to a private address gets nothing. */
+struct egress_decision egress_policy_check_answer(const struct egress_policy *p, uint32_t addr,
+                                                  bool host_address);
+
+#endif

@@ -1,0 +1,137 @@
+#include "service.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cidr.h"
+#include "egress.pb-c.h"
+
+static grpc_status_code status_from_egress_error(enum egress_error e)
+{
+    switch (e) {
+    case EGRESS_OK: return GRPC_STATUS_OK;
+    case EGRESS_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
+    case EGRESS_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
+    case EGRESS_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
+    case EGRESS_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
+    }
+    return GRPC_STATUS_INTERNAL;
+}
+
+/* Sends the (empty) response on success, the status either way. */
+static void finish(struct rpc_call *call, enum egress_error e, const char *err,
+                   const ProtobufCMessage *ok_response)
+{
+    if (e == EGRESS_OK && ok_response && rpc_call_send(call, ok_response) < 0)
+        return;
+    rpc_call_finish(call, status_from_egress_error(e), e == EGRESS_OK ? NULL : err);
+}
+
+static void handle_attach(struct rpc_call *call, void *ctx)
+{
+    Airlock__Egress__V1__AttachSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__egress__v1__attach_sandbox_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    enum egress_error e = EGRESS_ERR_INVALID;
+    struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
+    if (p)
+        e = egress_attach(ctx, req->sandbox_id, req->netns_path, p, err, sizeof(err));
+    Airlock__Egress__V1__AttachSandboxResponse resp =
+        AIRLOCK__EGRESS__V1__ATTACH_SANDBOX_RESPONSE__INIT;
+    finish(call, e, err, &resp.base);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_set_policy(struct rpc_call *call, void *ctx)
+{
+    Airlock__Egress__V1__SetPolicyRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__egress__v1__set_policy_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    enum egress_error e = EGRESS_ERR_INVALID;
+    struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
+    if (p)
+        e = egress_set_policy(ctx, req->sandbox_id, p, err, sizeof(err));
+    Airlock__Egress__V1__SetPolicyResponse resp = AIRLOCK__EGRESS__V1__SET_POLICY_RESPONSE__INIT;
+    finish(call, e, err, &resp.base);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_detach(struct rpc_call *call, void *ctx)
+{
+    Airlock__Egress__V1__DetachSandboxRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__egress__v1__detach_sandbox_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    enum egress_error e = egress_detach(ctx, req->sandbox_id, err, sizeof(err));
+    Airlock__Egress__V1__DetachSandboxResponse resp =
+        AIRLOCK__EGRESS__V1__DETACH_SANDBOX_RESPONSE__INIT;
+    finish(call, e, err, &resp.base);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_list_connections(struct rpc_call *call, void *ctx)
+{
+    Airlock__Egress__V1__ListConnectionsRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__egress__v1__list_connections_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    struct conn_entry *entries = NULL;
+    size_t n = 0;
+    enum egress_error e =
+        egress_connections(ctx, req->sandbox_id, req->after_seq, &entries, &n, err, sizeof(err));
+    Airlock__Egress__V1__Connection *conns = calloc(n ? n : 1, sizeof(*conns));
+    Airlock__Egress__V1__Connection **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    char (*addrs)[16] = calloc(n ? n : 1, sizeof(*addrs));
+    if (e == EGRESS_OK && (!conns || !ptrs || !addrs)) {
+        snprintf(err, sizeof(err), "out of memory");
+        e = EGRESS_ERR_INTERNAL;
+    }
+    Airlock__Egress__V1__ListConnectionsResponse resp =
+        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_RESPONSE__INIT;
+    if (e == EGRESS_OK) {
+        for (size_t i = 0; i < n; i++) {
+            Airlock__Egress__V1__Connection *c = &conns[i];
+            airlock__egress__v1__connection__init(c);
+            c->seq = entries[i].seq;
+            c->time_unix_ms = entries[i].time_unix_ms;
+            c->protocol = (char *)entries[i].protocol;
+            c->dest_ip = entries[i].addr ? (char *)addr_format(entries[i].addr, addrs[i]) : "";
+            c->dest_port = entries[i].port;
+            c->name = entries[i].name;
+            c->decision = entries[i].allowed ? AIRLOCK__EGRESS__V1__DECISION__DECISION_ALLOW
+                                             : AIRLOCK__EGRESS__V1__DECISION__DECISION_DENY;
+            c->reason = (char *)entries[i].reason;
+            c->bytes_sent = entries[i].bytes_sent;
+            c->bytes_received = entries[i].bytes_received;
+            ptrs[i] = c;
+        }
+        resp.connections = ptrs;
+        resp.n_connections = n;
+    }
+    finish(call, e, err, &resp.base);
+    free(addrs);
+    free(ptrs);
+    free(conns);
+    free(entries);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static const struct rpc_method egress_methods[] = {
+    { EGRESS_METHOD("AttachSandbox"), handle_attach },
+    { EGRESS_METHOD("SetPolicy"), handle_set_policy },
+    { EGRESS_METHOD("DetachSandbox"), handle_detach },
+    { EGRESS_METHOD("ListConnections"), handle_list_connections },
+};
+
+struct rpc_server *egress_service_start(struct egress *eg, const char *addr, char *err,
+                                        size_t errlen)
+{
+    return rpc_server_start(addr, egress_methods, sizeof(egress_methods) / sizeof(*egress_methods),
+                            eg, err, errlen);
+}

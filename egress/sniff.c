@@ -1,0 +1,229 @@
+#include "sniff.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#define TLS_RECORD_HANDSHAKE 0x16
+#define TLS_HANDSHAKE_CLIENT_HELLO 0x01
+#define TLS_EXT_SERVER_NAME 0x0000
+#define TLS_SNI_HOST_NAME 0x00
+
+/* A bounds-checked reader over a byte range. */
+struct reader {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+};
+
+static uint32_t rd_uint(struct reader *r, size_t n)
+{
+    uint32_t v = 0;
+    if (r->left < n) {
+        r->bad = true;
+        r->left = 0;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        v = (v << 8) | r->p[i];
+    r->p += n;
+    r->left -= n;
+    return v;
+}
+
+/* A sub-reader over the next n bytes, which the parent skips. */
+static struct reader rd_sub(struct reader *r, size_t n)
+{
+    struct reader sub = { .p = r->p, .left = n };
+    if (r->left < n) {
+        r->bad = true;
+        r->left = 0;
+        sub.left = 0;
+        sub.bad = true;
+        return sub;
+    }
+    r->p += n;
+    r->left -= n;
+    return sub;
+}
+
+/* The ClientHello body (after the 4-byte handshake header). */
+static enum sniff_result parse_client_hello(struct reader hello, char *name)
+{
+    rd_uint(&hello, 2);                       /* legacy_version */
+    rd_sub(&hello, 32);                       /* random */
+    rd_sub(&hello, rd_uint(&hello, 1));       /* legacy_session_id */
+    rd_sub(&hello, rd_uint(&hello, 2));       /* cipher_suites */
+    rd_sub(&hello, rd_uint(&hello, 1));       /* legacy_compression_methods */
+    if (hello.bad)
+        return SNIFF_MALFORMED;
+    if (hello.left == 0)
+        return SNIFF_NONE; /* no extensions at all */
+    struct reader exts = rd_sub(&hello, rd_uint(&hello, 2));
+    if (hello.bad || hello.left != 0)
+        return SNIFF_MALFORMED;
+    bool found = false;
+    while (exts.left > 0) {
+        uint32_t type = rd_uint(&exts, 2);
+        struct reader ext = rd_sub(&exts, rd_uint(&exts, 2));
+        if (exts.bad)
+            return SNIFF_MALFORMED;
+        if (type != TLS_EXT_SERVER_NAME)
+            continue;
+        /* Two server_name extensions or two names: which one would the
+         * server use? Refuse rather than guess. */
+        if (found)
+            return SNIFF_MALFORMED;
+        struct reader list = rd_sub(&ext, rd_uint(&ext, 2));
+        if (ext.bad || ext.left != 0)
+            return SNIFF_MALFORMED;
+        uint32_t name_type = rd_uint(&list, 1);
+        struct reader host = rd_sub(&list, rd_uint(&list, 2));
+        if (list.bad || list.left != 0 || name_type != TLS_SNI_HOST_NAME)
+            return SNIFF_MALFORMED;
+        if (name_normalize((const char *)host.p, host.left, name) < 0)
+            return SNIFF_MALFORMED;
+        found = true;
+    }
+    return found ? SNIFF_FOUND : SNIFF_NONE;
+}
+
+enum sniff_result sniff_tls_sni(const uint8_t *buf, size_t len, char *name)
+{
+    /* The ClientHello may be split over several handshake records (a known
+     * evasion of single-record parsers): reassemble their payloads. */
+    uint8_t hs[SNIFF_MAX_BYTES];
+    size_t hs_len = 0;
+    struct reader in = { .p = buf, .left = len };
+    for (;;) {
+        if (hs_len >= 4) {
+            size_t body = ((size_t)hs[1] << 16) | ((size_t)hs[2] << 8) | hs[3];
+            if (hs[0] != TLS_HANDSHAKE_CLIENT_HELLO || body + 4 > sizeof(hs))
+                return SNIFF_MALFORMED;
+            if (hs_len >= body + 4) {
+                struct reader hello = { .p = hs + 4, .left = body };
+                return parse_client_hello(hello, name);
+            }
+        }
+        if (in.left < 5)
+            return len >= SNIFF_MAX_BYTES ? SNIFF_MALFORMED : SNIFF_NEED_MORE;
+        uint32_t type = rd_uint(&in, 1);
+        uint32_t major = rd_uint(&in, 1);
+        rd_uint(&in, 1);
+        size_t rec_len = rd_uint(&in, 2);
+        if (type != TLS_RECORD_HANDSHAKE || major != 3 || rec_len == 0 || rec_len > 16384)
+            return SNIFF_MALFORMED;
+        if (in.left < rec_len)
+            return len >= SNIFF_MAX_BYTES ? SNIFF_MALFORMED : SNIFF_NEED_MORE;
+        if (hs_len + rec_len > sizeof(hs))
+            return SNIFF_MALFORMED;
+        memcpy(hs + hs_len, in.p, rec_len);
+        hs_len += rec_len;
+        rd_sub(&in, rec_len);
+    }
+}
+
+static const uint8_t *find_bytes(const uint8_t *buf, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(buf + i, needle, n) == 0)
+            return buf + i;
+    return NULL;
+}
+
+/* "host[:port]" → normalized host. Bracketed IPv6 literals are refused. */
+static int authority_host(const char *s, size_t len, char *name)
+{
+    const char *colon = memchr(s, ':', len);
+    if (colon) {
+        size_t plen = len - (size_t)(colon - s) - 1;
+        if (plen == 0 || plen > 5)
+            return -1;
+        for (size_t i = 0; i < plen; i++)
+            if (colon[1 + i] < '0' || colon[1 + i] > '9')
+                return -1;
+        len = (size_t)(colon - s);
+    }
+    return name_normalize(s, len, name);
+}
+
+static bool is_token_char(uint8_t c)
+{
+    return c > 0x20 && c < 0x7f && !strchr("()<>@,;:\\\"/[]?={}", c);
+}
+
+enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
+{
+    /* Request line: METHOD SP target SP HTTP/1.x — anything else is not
+     * HTTP and claims no name. */
+    size_t m = 0;
+    while (m < len && m < 32 && is_token_char(buf[m]))
+        m++;
+    if (m == len)
+        return len >= SNIFF_MAX_BYTES ? SNIFF_NONE : SNIFF_NEED_MORE;
+    if (m == 0 || buf[m] != ' ')
+        return SNIFF_NONE;
+    const uint8_t *end = find_bytes(buf, len, "\r\n\r\n");
+    if (!end)
+        return len >= SNIFF_MAX_BYTES ? SNIFF_MALFORMED : SNIFF_NEED_MORE;
+    size_t head_len = (size_t)(end - buf) + 2; /* keep the last line's CRLF */
+    const uint8_t *line_end = find_bytes(buf, head_len, "\r\n");
+    const uint8_t *target = buf + m + 1;
+    const uint8_t *target_end = memchr(target, ' ', (size_t)(line_end - target));
+    if (!target_end || (size_t)(line_end - target_end) < 9 ||
+        memcmp(target_end + 1, "HTTP/1.", 7) != 0)
+        return SNIFF_MALFORMED;
+    /* egress is not a proxy: CONNECT would ask it to tunnel elsewhere. */
+    if (m == 7 && memcmp(buf, "CONNECT", 7) == 0)
+        return SNIFF_MALFORMED;
+
+    bool have_host = false;
+    for (const uint8_t *line = line_end + 2; line < buf + head_len;) {
+        const uint8_t *eol = find_bytes(line, (size_t)(buf + head_len - line), "\r\n");
+        if (!eol)
+            return SNIFF_MALFORMED;
+        size_t ll = (size_t)(eol - line);
+        /* Folded header lines could hide a second Host: refuse. */
+        if (ll > 0 && (line[0] == ' ' || line[0] == '\t'))
+            return SNIFF_MALFORMED;
+        if (ll >= 5 && strncasecmp((const char *)line, "host:", 5) == 0) {
+            if (have_host)
+                return SNIFF_MALFORMED;
+            const char *v = (const char *)line + 5;
+            size_t vl = ll - 5;
+            while (vl > 0 && (*v == ' ' || *v == '\t'))
+                v++, vl--;
+            while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+                vl--;
+            if (authority_host(v, vl, name) < 0)
+                return SNIFF_MALFORMED;
+            have_host = true;
+        }
+        line = eol + 2;
+    }
+    /* An absolute-form target ("GET http://x/ HTTP/1.1") must name the
+     * same host as Host, or the two could point different ways. */
+    size_t tl = (size_t)(target_end - target);
+    if (tl > 7 && strncasecmp((const char *)target, "http://", 7) == 0) {
+        const char *auth = (const char *)target + 7;
+        size_t al = tl - 7;
+        const char *slash = memchr(auth, '/', al);
+        if (slash)
+            al = (size_t)(slash - auth);
+        char target_host[NAME_MAX_LEN + 1];
+        if (!have_host || authority_host(auth, al, target_host) < 0 ||
+            strcmp(target_host, name) != 0)
+            return SNIFF_MALFORMED;
+    }
+    return have_host ? SNIFF_FOUND : SNIFF_NONE;
+}
+
+enum sniff_result sniff_name(const uint8_t *buf, size_t len, char *name)
+{
+    if (len == 0)
+        return SNIFF_NEED_MORE;
+    if (buf[0] == TLS_RECORD_HANDSHAKE)
+        return sniff_tls_sni(buf, len, name);
+    return sniff_http_host(buf, len, name);
+}

@@ -1,0 +1,32 @@
+/* The name a TCP connection claims, from its first bytes: the SNI of a TLS
+ * ClientHello or the Host of an HTTP/1.x request. Pure functions over a
+ * buffer that grows as bytes arrive; they never read past len and never
+ * allocate, so garbage from a guest can only make them say MALFORMED.
+ * Fuzzed by tests/fuzz. */
+#ifndef AIRLOCK_EGRESS_SNIFF_H
+#define AIRLOCK_EGRESS_SNIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "names.h"
+
+/* Largest first flight egress buffers before deciding: a ClientHello with
+ * post-quantum key shares is ~1.8 KiB; 16 KiB is one full TLS record. */
+#define SNIFF_MAX_BYTES (16 * 1024 + 5)
+
+enum sniff_result {
+    SNIFF_NEED_MORE, /* could still become a complete ClientHello/request */
+    SNIFF_FOUND,     /* name holds the normalized name */
+    SNIFF_NONE,      /* complete (or not TLS/HTTP at all) and names nothing */
+    SNIFF_MALFORMED, /* TLS/HTTP that egress refuses: broken, ambiguous, CONNECT */
+};
+
+/* Dispatches on the first byte: 0x16 is a TLS handshake, anything else is
+ * tried as HTTP. name must hold NAME_MAX_LEN + 1 bytes. */
+enum sniff_result sniff_name(const uint8_t *buf, size_t len, char *name);
+
+enum sniff_result sniff_tls_sni(const uint8_t *buf, size_t len, char *name);
+enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name);
+
+#endif

@@ -1,0 +1,200 @@
+#include "gateway.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "handlers.h"
+#include "log.h"
+#include "random_id.h"
+#include "reply.h"
+#include "routes.h"
+
+void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
+{
+    if (r->pending_status)
+        return; /* the first problem is the one reported */
+    r->pending_status = status;
+    snprintf(r->pending_code, sizeof(r->pending_code), "%s", code);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->pending_message, sizeof(r->pending_message), fmt, ap);
+    va_end(ap);
+}
+
+/* Ids in paths: what vmhost and the scheduler generate ([a-z0-9_-]). */
+static bool path_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    return n >= 1 && n <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+static void authenticate(struct gw_request *r)
+{
+    const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (!auth || strncmp(auth, "Bearer ", 7) != 0 || !auth[7]) {
+        gw_request_fail(r, 401, "unauthenticated", "missing \"Authorization: Bearer <key>\" header");
+        return;
+    }
+    Airlock__Scheduler__V1__AuthenticateRequest req =
+        AIRLOCK__SCHEDULER__V1__AUTHENTICATE_REQUEST__INIT;
+    req.api_key = (char *)auth + 7;
+    Airlock__Scheduler__V1__Principal *p = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("Authenticate"), &req.base,
+                                    &airlock__scheduler__v1__principal__descriptor,
+                                    (ProtobufCMessage **)&p, &details, GW_SCHEDULER_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK) {
+        const char *code;
+        unsigned status = reply_http_status(st, &code);
+        gw_request_fail(r, status, code, "%s", details ? details : rpc_status_name(st));
+    } else if (r->route->auth == GW_AUTH_ADMIN && !p->admin) {
+        gw_request_fail(r, 403, "permission_denied", "this route needs the admin key");
+    } else {
+        snprintf(r->key_id, sizeof(r->key_id), "%s", p->key_id);
+        snprintf(r->project_id, sizeof(r->project_id), "%s", p->project_id);
+        r->admin = p->admin;
+    }
+    free(details);
+    if (p)
+        protobuf_c_message_free_unpacked(&p->base, NULL);
+}
+
+/* First call for a request: route, id, authentication, upload start. */
+static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connection *conn,
+                                        const char *url, const char *method)
+{
+    struct gw_request *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->gw = gw;
+    r->conn = conn;
+    r->started_ms = clock_monotonic_ms();
+    random_id("req_", 8, r->id, sizeof(r->id));
+    gw_metrics_begin(&gw->metrics);
+    bool path_known;
+    r->route = gw_route_match(method, url, r->path_id, sizeof(r->path_id), &path_known);
+    if (!r->route) {
+        if (path_known)
+            gw_request_fail(r, 405, "invalid_argument", "method %s is not allowed on %s", method, url);
+        else
+            gw_request_fail(r, 404, "not_found", "no route %s %s", method, url);
+        return r;
+    }
+    if (strstr(r->route->pattern, "{id}") && !path_id_valid(r->path_id)) {
+        gw_request_fail(r, 400, "invalid_argument",
+                        "id \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", r->path_id);
+        return r;
+    }
+    if (r->route->auth != GW_AUTH_NONE)
+        authenticate(r);
+    if (!r->pending_status && r->route->upload_begin)
+        r->route->upload_begin(r);
+    return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    struct gateway *gw = cls;
+    struct gw_request *r = *con_cls;
+    if (!r) {
+        r = request_begin(gw, conn, url, method);
+        *con_cls = r;
+        return r ? MHD_YES : MHD_NO;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->pending_status)
+            return MHD_YES; /* already failed: drain the body */
+        if (r->route->upload_chunk) {
+            r->route->upload_chunk(r, upload_data, n);
+        } else if (r->body.len + n > gw->cfg.max_json_body) {
+            gw_request_fail(r, 413, "invalid_argument", "request body larger than %zu bytes",
+                            gw->cfg.max_json_body);
+        } else {
+            strbuf_append_n(&r->body, upload_data, n);
+        }
+        return MHD_YES;
+    }
+    if (r->pending_status)
+        return reply_error(r, r->pending_status, r->pending_code, "%s", r->pending_message);
+    if (strbuf_failed(&r->body))
+        return reply_error(r, 500, "internal", "out of memory reading the body");
+    return r->route->handle(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    struct gateway *gw = cls;
+    struct gw_request *r = *con_cls;
+    if (!r)
+        return;
+    if (r->route && r->route->upload_cleanup)
+        r->route->upload_cleanup(r);
+    int64_t ms = clock_monotonic_ms() - r->started_ms;
+    int route_index = r->route ? (int)(r->route - gw_routes) : -1;
+    gw_metrics_end(&gw->metrics, route_index, r->status, ms);
+    log_info("http request", "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld%s",
+             r->id, r->route ? r->route->method : "-", r->route ? r->route->pattern : "-",
+             r->path_id[0] ? r->path_id : "-", r->project_id[0] ? r->project_id : "-", r->status,
+             (long long)ms, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=true");
+    strbuf_free(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen)
+{
+    memset(gw, 0, sizeof(*gw));
+    gw->cfg = *cfg;
+    gw_metrics_init(&gw->metrics);
+    vmhost_pool_init(&gw->vmhosts);
+    gw->scheduler = rpc_channel_open(cfg->scheduler, NULL);
+    if (!gw->scheduler) {
+        snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
+        goto fail;
+    }
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(cfg->listen_port) };
+    if (inet_pton(AF_INET, cfg->listen_host, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "listen address %s is not an IPv4 address", cfg->listen_host);
+        goto fail;
+    }
+    /* Thread per connection: handlers block on gRPC and stream readers
+     * block on the next exec event without holding up other requests. */
+    gw->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                      MHD_USE_ERROR_LOG,
+                                  cfg->listen_port, NULL, NULL, on_request, gw,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+    if (!gw->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%u", cfg->listen_host, cfg->listen_port);
+        goto fail;
+    }
+    return 0;
+fail:
+    if (gw->scheduler)
+        rpc_channel_close(gw->scheduler);
+    vmhost_pool_destroy(&gw->vmhosts);
+    gw_metrics_destroy(&gw->metrics);
+    return -1;
+}
+
+void gateway_stop(struct gateway *gw)
+{
+    MHD_stop_daemon(gw->daemon);
+    rpc_channel_close(gw->scheduler);
+    vmhost_pool_destroy(&gw->vmhosts);
+    gw_metrics_destroy(&gw->metrics);
+}

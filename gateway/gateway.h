@@ -1,0 +1,70 @@
+/* The public REST/SSE gateway: libmicrohttpd (one thread per connection, so
+ * handlers and streaming readers are plain blocking code) in front of the
+ * scheduler's gRPC API for control, and of each sandbox's vmhost gRPC API
+ * for bulk bytes (exec output, files), whose address the scheduler reports.
+ * Stateless: any number of replicas. */
+#ifndef AIRLOCK_GATEWAY_H
+#define AIRLOCK_GATEWAY_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metrics.h"
+#include "rpc_client.h"
+#include "strbuf.h"
+#include "vmhost_pool.h"
+
+struct gateway_config {
+    const char *listen_host;   /* 127.0.0.1 */
+    uint16_t listen_port;      /* 7070 */
+    const char *scheduler;     /* gRPC address of the scheduler */
+    size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
+};
+
+struct gateway {
+    struct gateway_config cfg;
+    struct rpc_channel *scheduler;
+    struct vmhost_pool vmhosts;
+    struct gw_metrics metrics;
+    struct MHD_Daemon *daemon;
+};
+
+struct gw_route;
+
+/* One HTTP request, from its headers to the completion callback. */
+struct gw_request {
+    struct gateway *gw;
+    struct MHD_Connection *conn;
+    const struct gw_route *route;
+    char id[40];                  /* req_…: logs, X-Request-Id, scheduler calls */
+    char path_id[160];            /* the {id} segment of the route, if any */
+    int64_t started_ms;
+
+    /* Who is calling (after authentication). */
+    char key_id[64];
+    char project_id[64];
+    bool admin;
+
+    struct strbuf body;           /* JSON routes: the request body */
+    bool body_too_large;
+
+    /* An error found before the body was read (auth, bad id): answered
+     * once the upload is over. */
+    unsigned pending_status;
+    char pending_code[32];
+    char pending_message[1024];
+
+    void *upload;                 /* streaming-upload routes: their state */
+    unsigned status;              /* what was answered, for logs/metrics */
+};
+
+int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen);
+void gateway_stop(struct gateway *gw);
+
+/* Remembers an error to answer at the end of the request. */
+void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

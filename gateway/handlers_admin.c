@@ -1,0 +1,114 @@
+/* /healthz, /metrics, and the admin routes for projects and keys. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "json_input.h"
+#include "reply.h"
+#include "routes.h"
+
+enum MHD_Result handle_healthz(struct gw_request *r)
+{
+    return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+enum MHD_Result handle_metrics(struct gw_request *r)
+{
+    struct strbuf text = { 0 };
+    gw_metrics_render(&r->gw->metrics, &text);
+    if (strbuf_failed(&text)) {
+        strbuf_free(&text);
+        return reply_error(r, 500, "internal", "out of memory");
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(text.len, text.data, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        strbuf_free(&text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
+    return reply_queue(r, 200, resp);
+}
+
+/* Both admin routes take {"name":"…"}: the body, or NULL after a 400. */
+static json_t *name_body(struct gw_request *r, enum MHD_Result *rc)
+{
+    static const struct json_field fields[] = { { "name", JF_STRING } };
+    json_t *body;
+    char err[512];
+    if (json_input_parse(r->body.data, r->body.len, fields, 1, &body, err, sizeof(err)) < 0) {
+        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+        return NULL;
+    }
+    return body;
+}
+
+/* One admin call on the scheduler; on success to_json builds the 201 body
+ * from the answer. */
+static enum MHD_Result admin_call(struct gw_request *r, const char *method,
+                                  const ProtobufCMessage *req,
+                                  const ProtobufCMessageDescriptor *resp_desc,
+                                  json_t *(*to_json)(const ProtobufCMessage *resp))
+{
+    ProtobufCMessage *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(r->gw->scheduler, method, req, resp_desc, &resp, &details,
+                                    GW_SCHEDULER_TIMEOUT_MS);
+    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, to_json(resp))
+                                              : reply_grpc_error(r, st, details);
+    free(details);
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    return rc;
+}
+
+static json_t *project_json(const ProtobufCMessage *msg)
+{
+    const Airlock__Scheduler__V1__Project *p = (const void *)msg;
+    char created[40];
+    reply_rfc3339(p->created_unix_ms, created, sizeof(created));
+    return json_pack("{s:s,s:s,s:s}", "id", p->id, "name", p->name, "created_at", created);
+}
+
+static json_t *key_json(const ProtobufCMessage *msg)
+{
+    const Airlock__Scheduler__V1__ApiKey *k = (const void *)msg;
+    char created[40];
+    reply_rfc3339(k->created_unix_ms, created, sizeof(created));
+    /* The only time the secret is shown. */
+    return json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", k->id, "project_id", k->project_id, "name",
+                     k->name, "key", k->secret, "created_at", created);
+}
+
+enum MHD_Result handle_project_create(struct gw_request *r)
+{
+    enum MHD_Result rc = MHD_NO;
+    json_t *body = name_body(r, &rc);
+    if (!body)
+        return rc;
+    Airlock__Scheduler__V1__CreateProjectRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_PROJECT_REQUEST__INIT;
+    req.request_id = r->id;
+    req.name = (char *)json_input_string(body, "name", "");
+    rc = admin_call(r, SCHEDULER_METHOD("CreateProject"), &req.base,
+                    &airlock__scheduler__v1__project__descriptor, project_json);
+    json_decref(body);
+    return rc;
+}
+
+enum MHD_Result handle_key_create(struct gw_request *r)
+{
+    enum MHD_Result rc = MHD_NO;
+    json_t *body = name_body(r, &rc);
+    if (!body)
+        return rc;
+    Airlock__Scheduler__V1__CreateApiKeyRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_API_KEY_REQUEST__INIT;
+    req.request_id = r->id;
+    req.project_id = r->path_id;
+    req.name = (char *)json_input_string(body, "name", "");
+    rc = admin_call(r, SCHEDULER_METHOD("CreateApiKey"), &req.base,
+                    &airlock__scheduler__v1__api_key__descriptor, key_json);
+    json_decref(body);
+    return rc;
+}

@@ -1,0 +1,215 @@
+/* Sandboxes: create, list, get, delete, pause, resume, suspend — control
+ * calls on the scheduler — and the lookups the data routes share. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "json_input.h"
+#include "reply.h"
+
+/* The public shape of a sandbox (docs/api.md). */
+static json_t *sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
+{
+    char created[40], updated[40];
+    reply_rfc3339(sb->created_unix_ms, created, sizeof(created));
+    reply_rfc3339(sb->updated_unix_ms, updated, sizeof(updated));
+    json_t *metadata = json_loads(sb->metadata_json, 0, NULL);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:i,s:s,s:s}", "id", sb->id, "state",
+                          sb->state, "template", sb->template_, "node", sb->node_id, "cpus",
+                          (json_int_t)sb->cpus, "memory_mb", (json_int_t)sb->memory_mb, "metadata",
+                          metadata ? metadata : json_object(), "idle_timeout_s",
+                          (json_int_t)sb->idle_timeout_s, "created_at", created, "updated_at",
+                          updated);
+    if (j && *sb->error)
+        json_object_set_new(j, "error", json_string(sb->error));
+    return j;
+}
+
+/* One scheduler call answered by a Sandbox. */
+static grpc_status_code sandbox_call(struct gw_request *r, const char *method,
+                                     Airlock__Scheduler__V1__Sandbox **out, char **details)
+{
+    Airlock__Scheduler__V1__SandboxRef ref = AIRLOCK__SCHEDULER__V1__SANDBOX_REF__INIT;
+    ref.request_id = r->id;
+    ref.project_id = r->project_id;
+    ref.actor = r->key_id;
+    ref.id = r->path_id;
+    return rpc_unary(r->gw->scheduler, method, &ref.base,
+                     &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
+                     details, GW_SCHEDULER_TIMEOUT_MS);
+}
+
+Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup(struct gw_request *r, enum MHD_Result *rc)
+{
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    char *details = NULL;
+    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &details);
+    if (st != GRPC_STATUS_OK)
+        *rc = reply_grpc_error(r, st, details);
+    free(details);
+    return sb;
+}
+
+Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r)
+{
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    char *details = NULL;
+    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &details);
+    if (st != GRPC_STATUS_OK) {
+        const char *code;
+        unsigned status = reply_http_status(st, &code);
+        gw_request_fail(r, status, code, "%s", details ? details : rpc_status_name(st));
+    }
+    free(details);
+    return sb;
+}
+
+struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
+                                      const char *what, enum MHD_Result *rc)
+{
+    if (strcmp(sb->state, "running") != 0) {
+        *rc = reply_error(r, 409, "conflict", "sandbox %s is %s; %s needs running", sb->id,
+                          sb->state, what);
+        return NULL;
+    }
+    struct rpc_channel *ch = *sb->vmhost_addr ? vmhost_pool_get(&r->gw->vmhosts, sb->vmhost_addr)
+                                              : NULL;
+    if (!ch)
+        *rc = reply_error(r, 503, "unavailable", "node %s of sandbox %s is not reachable",
+                          sb->node_id, sb->id);
+    return ch;
+}
+
+const char *gw_query_path(struct gw_request *r, enum MHD_Result *rc)
+{
+    const char *path = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "path");
+    if (!path || !*path) {
+        *rc = reply_error(r, 400, "invalid_argument", "path: query parameter required");
+        return NULL;
+    }
+    if (path[0] != '/') {
+        *rc = reply_error(r, 400, "invalid_argument", "path: must be absolute");
+        return NULL;
+    }
+    return path;
+}
+
+enum MHD_Result handle_sandbox_create(struct gw_request *r)
+{
+    static const struct json_field fields[] = {
+        { "template", JF_STRING },      { "cpus", JF_UINT },
+        { "memory_mb", JF_UINT },       { "env", JF_STRING_MAP },
+        { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
+    };
+    json_t *body;
+    char err[512];
+    uint64_t cpus, memory_mb, idle;
+    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields),
+                         &body, err, sizeof(err)) < 0)
+        return reply_error(r, 400, "invalid_argument", "%s", err);
+    if (json_input_uint(body, "cpus", 16, 0, &cpus, err, sizeof(err)) < 0 ||
+        json_input_uint(body, "memory_mb", 65536, 0, &memory_mb, err, sizeof(err)) < 0 ||
+        json_input_uint(body, "idle_timeout_s", 365u * 86400, 0, &idle, err, sizeof(err)) < 0) {
+        json_decref(body);
+        return reply_error(r, 400, "invalid_argument", "%s", err);
+    }
+    json_t *env = json_object_get(body, "env"), *metadata = json_object_get(body, "metadata");
+    char *env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
+    char *metadata_json = metadata ? json_dumps(metadata, JSON_COMPACT) : NULL;
+    const char *idem = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
+    Airlock__Scheduler__V1__CreateSandboxRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.request_id = r->id;
+    req.project_id = r->project_id;
+    req.actor = r->key_id;
+    req.idempotency_key = (char *)(idem ? idem : "");
+    req.template_ = (char *)json_input_string(body, "template", "");
+    req.cpus = (uint32_t)cpus;
+    req.memory_mb = (uint32_t)memory_mb;
+    req.idle_timeout_s = (uint32_t)idle;
+    req.env_json = env_json ? env_json : "";
+    req.metadata_json = metadata_json ? metadata_json : "";
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req.base,
+                                    &airlock__scheduler__v1__sandbox__descriptor,
+                                    (ProtobufCMessage **)&sb, &details, GW_CREATE_TIMEOUT_MS);
+    free(env_json);
+    free(metadata_json);
+    json_decref(body);
+    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, sandbox_json(sb))
+                                              : reply_grpc_error(r, st, details);
+    free(details);
+    if (sb)
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return rc;
+}
+
+enum MHD_Result handle_sandbox_list(struct gw_request *r)
+{
+    Airlock__Scheduler__V1__ListSandboxesRequest req =
+        AIRLOCK__SCHEDULER__V1__LIST_SANDBOXES_REQUEST__INIT;
+    req.request_id = r->id;
+    req.project_id = r->project_id;
+    Airlock__Scheduler__V1__ListSandboxesResponse *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("ListSandboxes"), &req.base,
+                                    &airlock__scheduler__v1__list_sandboxes_response__descriptor,
+                                    (ProtobufCMessage **)&resp, &details, GW_SCHEDULER_TIMEOUT_MS);
+    enum MHD_Result rc;
+    if (st != GRPC_STATUS_OK) {
+        rc = reply_grpc_error(r, st, details);
+    } else {
+        json_t *list = json_array();
+        for (size_t i = 0; i < resp->n_sandboxes; i++)
+            json_array_append_new(list, sandbox_json(resp->sandboxes[i]));
+        rc = reply_json(r, 200, json_pack("{s:o}", "sandboxes", list));
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    }
+    free(details);
+    return rc;
+}
+
+/* Get and the lifecycle operations: one scheduler call, the sandbox back. */
+static enum MHD_Result sandbox_op(struct gw_request *r, const char *method, unsigned ok_status)
+{
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    char *details = NULL;
+    grpc_status_code st = sandbox_call(r, method, &sb, &details);
+    enum MHD_Result rc;
+    if (st != GRPC_STATUS_OK)
+        rc = reply_grpc_error(r, st, details);
+    else if (ok_status == 204)
+        rc = reply_empty(r, 204);
+    else
+        rc = reply_json(r, ok_status, sandbox_json(sb));
+    free(details);
+    if (sb)
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return rc;
+}
+
+enum MHD_Result handle_sandbox_get(struct gw_request *r)
+{
+    return sandbox_op(r, SCHEDULER_METHOD("GetSandbox"), 200);
+}
+
+enum MHD_Result handle_sandbox_delete(struct gw_request *r)
+{
+    return sandbox_op(r, SCHEDULER_METHOD("DeleteSandbox"), 204);
+}
+
+enum MHD_Result handle_sandbox_pause(struct gw_request *r)
+{
+    return sandbox_op(r, SCHEDULER_METHOD("PauseSandbox"), 200);
+}
+
+enum MHD_Result handle_sandbox_resume(struct gw_request *r)
+{
+    return sandbox_op(r, SCHEDULER_METHOD("ResumeSandbox"), 200);
+}
+
+enum MHD_Result handle_sandbox_suspend(struct gw_request *r)
+{
+    return sandbox_op(r, SCHEDULER_METHOD("SuspendSandbox"), 200);
+}

@@ -1,0 +1,35 @@
+/* Request bodies: parse, refuse unknown fields and wrong types, and read
+ * typed values, each failure a message naming the field. */
+#ifndef AIRLOCK_GATEWAY_JSON_INPUT_H
+#define AIRLOCK_GATEWAY_JSON_INPUT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum json_field_kind {
+    JF_STRING,
+    JF_UINT,          /* a non-negative integer */
+    JF_STRING_ARRAY,  /* array of strings */
+    JF_STRING_MAP,    /* object whose values are strings */
+};
+
+struct json_field {
+    const char *name;
+    enum json_field_kind kind;
+};
+
+/* Parses body (an empty body is {}) into a JSON object whose fields are all
+ * listed and of their kind. 0 with *out, or -1 with err naming the
+ * problem. */
+int json_input_parse(const char *body, size_t len, const struct json_field *fields,
+                     size_t n_fields, json_t **out, char *err, size_t errlen);
+
+/* A validated field's value, or the fallback when absent. */
+const char *json_input_string(json_t *obj, const char *name, const char *fallback);
+/* uint field; -1 with err when above max. */
+int json_input_uint(json_t *obj, const char *name, uint64_t max, uint64_t fallback, uint64_t *out,
+                    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,104 @@
+/* airlock-gateway: the public REST/SSE API. Parses configuration and wires
+ * the parts together; everything else lives in the other files of
+ * gateway/. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway.h"
+#include "log.h"
+#include "routes.h"
+
+#define GATEWAY_DEFAULT_DATA_DIR "/var/lib/airlock"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: airlock-gateway [options]\n"
+            "       airlock-gateway --routes     print every route (METHOD PATH) and exit\n"
+            "  --listen HOST:PORT     HTTP address (default 127.0.0.1:7070)\n"
+            "  --scheduler ADDR       scheduler gRPC address (default unix:DATA_DIR/scheduler.sock)\n"
+            "  --data-dir DIR         (env AIRLOCK_DATA_DIR, default %s)\n"
+            "  --max-body BYTES       largest JSON request body (default 1048576)\n",
+            GATEWAY_DEFAULT_DATA_DIR);
+}
+
+static void print_routes(void)
+{
+    for (size_t i = 0; i < gw_routes_count; i++)
+        printf("%s %s\n", gw_routes[i].method, gw_routes[i].pattern);
+}
+
+static int parse_listen(const char *s, char *host, size_t hostlen, uint16_t *port)
+{
+    const char *colon = strrchr(s, ':');
+    long p = colon ? strtol(colon + 1, NULL, 10) : 0;
+    if (!colon || colon == s || (size_t)(colon - s) >= hostlen || p <= 0 || p > 65535)
+        return -1;
+    snprintf(host, hostlen, "%.*s", (int)(colon - s), s);
+    *port = (uint16_t)p;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    log_init("gateway", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    signal(SIGPIPE, SIG_IGN);
+    static const struct option opts[] = {
+        { "listen", required_argument, NULL, 'l' },
+        { "scheduler", required_argument, NULL, 's' },
+        { "data-dir", required_argument, NULL, 'd' },
+        { "max-body", required_argument, NULL, 'b' },
+        { "routes", no_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *env_data = getenv("AIRLOCK_DATA_DIR");
+    const char *data_dir = env_data && *env_data ? env_data : GATEWAY_DEFAULT_DATA_DIR;
+    const char *listen = "127.0.0.1:7070";
+    char host[64], scheduler[4200];
+    struct gateway_config cfg = { .max_json_body = 1 << 20 };
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen = optarg; break;
+        case 's': cfg.scheduler = optarg; break;
+        case 'd': data_dir = optarg; break;
+        case 'b': cfg.max_json_body = strtoul(optarg, NULL, 10); break;
+        case 'r': print_routes(); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (parse_listen(listen, host, sizeof(host), &cfg.listen_port) < 0 || cfg.max_json_body == 0) {
+        fprintf(stderr, "airlock-gateway: --listen must be HOST:PORT and --max-body positive\n");
+        return 2;
+    }
+    cfg.listen_host = host;
+    if (!cfg.scheduler) {
+        snprintf(scheduler, sizeof(scheduler), "unix:%s/scheduler.sock", data_dir);
+        cfg.scheduler = scheduler;
+    }
+
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    /* Block before any thread starts so only sigwait() below sees them. */
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    struct gateway gw;
+    char err[512];
+    if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-gateway: %s\n", err);
+        return 1;
+    }
+    log_info("gateway listening", "addr=%s:%u scheduler=%s", host, cfg.listen_port, cfg.scheduler);
+    int sig;
+    sigwait(&stop_signals, &sig);
+    log_info("gateway stopping", "signal=%d", sig);
+    gateway_stop(&gw);
+    return 0;
+}

@@ -1,0 +1,112 @@
+#include "reply.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum MHD_Result reply_queue(struct gw_request *r, unsigned status, struct MHD_Response *resp)
+{
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "X-Request-Id", r->id);
+    enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    return rc;
+}
+
+enum MHD_Result reply_json(struct gw_request *r, unsigned status, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (!text)
+        return MHD_NO;
+    size_t len = strlen(text);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    return reply_queue(r, status, resp);
+}
+
+enum MHD_Result reply_error(struct gw_request *r, unsigned status, const char *code,
+                            const char *fmt, ...)
+{
+    char message[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof(message), fmt, ap);
+    va_end(ap);
+    /* A message made of invalid UTF-8 (e.g. echoing a bad path) would
+     * make jansson refuse the string: fall back to a generic one. */
+    json_t *msg = json_string(message);
+    if (!msg)
+        msg = json_string("(message was not valid UTF-8)");
+    return reply_json(r, status,
+                      json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", msg));
+}
+
+unsigned reply_http_status(grpc_status_code st, const char **code)
+{
+    switch (st) {
+    case GRPC_STATUS_OK: *code = "ok"; return 200;
+    case GRPC_STATUS_INVALID_ARGUMENT:
+    case GRPC_STATUS_OUT_OF_RANGE: *code = "invalid_argument"; return 400;
+    case GRPC_STATUS_UNAUTHENTICATED: *code = "unauthenticated"; return 401;
+    case GRPC_STATUS_PERMISSION_DENIED: *code = "permission_denied"; return 403;
+    case GRPC_STATUS_NOT_FOUND: *code = "not_found"; return 404;
+    case GRPC_STATUS_ALREADY_EXISTS:
+    case GRPC_STATUS_FAILED_PRECONDITION:
+    case GRPC_STATUS_ABORTED: *code = "conflict"; return 409;
+    case GRPC_STATUS_UNIMPLEMENTED: *code = "not_implemented"; return 501;
+    case GRPC_STATUS_RESOURCE_EXHAUSTED:
+    case GRPC_STATUS_UNAVAILABLE: *code = "unavailable"; return 503;
+    case GRPC_STATUS_DEADLINE_EXCEEDED: *code = "unavailable"; return 504;
+    default: *code = "internal"; return 500;
+    }
+}
+
+enum MHD_Result reply_grpc_error(struct gw_request *r, grpc_status_code st, const char *details)
+{
+    const char *code;
+    unsigned status = reply_http_status(st, &code);
+    return reply_error(r, status, code, "%s", details && *details ? details : rpc_status_name(st));
+}
+
+enum MHD_Result reply_empty(struct gw_request *r, unsigned status)
+{
+    return reply_queue(r, status,
+                       MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}
+
+void reply_rfc3339(int64_t unix_ms, char *out, size_t outlen)
+{
+    time_t secs = (time_t)(unix_ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, outlen, "%s.%03dZ", when, (int)(unix_ms % 1000));
+}
+
+json_t *reply_utf8_string(const void *data, size_t len)
+{
+    return json_stringn(data, len);
+}
+
+json_t *reply_base64(const void *data, size_t len)
+{
+    size_t cap = 4 * ((len + 2) / 3) + 1;
+    unsigned char *b64 = malloc(cap);
+    if (!b64)
+        return NULL;
+    int n = EVP_EncodeBlock(b64, data, (int)len);
+    json_t *s = json_stringn((const char *)b64, (size_t)n);
+    free(b64);
+    return s;
+}

@@ -1,0 +1,35 @@
+/* Responses: JSON bodies, the error shape
+ * {"error":{"code":"…","message":"…"}}, and gRPC status → HTTP. Every reply
+ * carries X-Request-Id. */
+#ifndef AIRLOCK_GATEWAY_REPLY_H
+#define AIRLOCK_GATEWAY_REPLY_H
+
+#include <grpc/status.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "gateway.h"
+
+/* Queues body (stolen) as JSON with status. */
+enum MHD_Result reply_json(struct gw_request *r, unsigned status, json_t *body);
+enum MHD_Result reply_error(struct gw_request *r, unsigned status, const char *code,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The error for a failed gRPC call, message passed through. */
+enum MHD_Result reply_grpc_error(struct gw_request *r, grpc_status_code st, const char *details);
+enum MHD_Result reply_empty(struct gw_request *r, unsigned status);
+/* Queues a prepared response (destroyed here). */
+enum MHD_Result reply_queue(struct gw_request *r, unsigned status, struct MHD_Response *resp);
+
+/* HTTP status and error code for a gRPC status. */
+unsigned reply_http_status(grpc_status_code st, const char **code);
+
+/* "2026-11-29T15:52:01.123Z" */
+void reply_rfc3339(int64_t unix_ms, char *out, size_t outlen);
+
+/* A JSON string for bytes that are UTF-8, else NULL (callers fall back to
+ * base64 under a *_b64 name). */
+json_t *reply_utf8_string(const void *data, size_t len);
+/* base64 of data as a JSON string. */
+json_t *reply_base64(const void *data, size_t len);
+
+#endif

@@ -1,0 +1,63 @@
+#include "routes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers.h"
+
+const struct gw_route gw_routes[] = {
+    { "GET", "/healthz", GW_AUTH_NONE, handle_healthz, NULL, NULL, NULL },
+    { "GET", "/metrics", GW_AUTH_NONE, handle_metrics, NULL, NULL, NULL },
+    { "POST", "/v1/projects", GW_AUTH_ADMIN, handle_project_create, NULL, NULL, NULL },
+    { "POST", "/v1/projects/{id}/keys", GW_AUTH_ADMIN, handle_key_create, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes", GW_AUTH_KEY, handle_sandbox_create, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes", GW_AUTH_KEY, handle_sandbox_list, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes/{id}", GW_AUTH_KEY, handle_sandbox_get, NULL, NULL, NULL },
+    { "DELETE", "/v1/sandboxes/{id}", GW_AUTH_KEY, handle_sandbox_delete, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/pause", GW_AUTH_KEY, handle_sandbox_pause, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/resume", GW_AUTH_KEY, handle_sandbox_resume, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/suspend", GW_AUTH_KEY, handle_sandbox_suspend, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/exec", GW_AUTH_KEY, handle_exec, NULL, NULL, NULL },
+    { "PUT", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_put, file_put_begin,
+      file_put_chunk, file_put_cleanup },
+    { "GET", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_get, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes/{id}/files/list", GW_AUTH_KEY, handle_file_list, NULL, NULL, NULL },
+};
+
+const size_t gw_routes_count = sizeof(gw_routes) / sizeof(*gw_routes);
+
+/* Whether path fits pattern; the {id} segment goes to id. */
+static bool pattern_matches(const char *pattern, const char *path, char *id, size_t idlen)
+{
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (strncmp(p, "{id}", 4) == 0) {
+            size_t n = strcspn(s, "/");
+            if (n == 0)
+                return false;
+            snprintf(id, idlen, "%.*s", (int)n, s);
+            p += 4;
+            s += n;
+            continue;
+        }
+        if (*p != *s)
+            return false;
+        p++;
+        s++;
+    }
+    return *p == '\0' && *s == '\0';
+}
+
+const struct gw_route *gw_route_match(const char *method, const char *path, char *id,
+                                      size_t idlen, bool *path_known)
+{
+    *path_known = false;
+    for (size_t i = 0; i < gw_routes_count; i++) {
+        if (!pattern_matches(gw_routes[i].pattern, path, id, idlen))
+            continue;
+        if (strcmp(gw_routes[i].method, method) == 0)
+            return &gw_routes[i];
+        *path_known = true;
+    }
+    return NULL;
+}

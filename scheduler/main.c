@@ -1,0 +1,115 @@
+/* airlock-scheduler: the control plane. Parses configuration and wires the
+ * parts together; everything else lives in the other files of scheduler/. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "scheduler.h"
+#include "service.h"
+
+#define SCHEDULER_DEFAULT_DATA_DIR "/var/lib/airlock"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: airlock-scheduler [options]\n"
+            "  --data-dir DIR        admin-key is written here (env AIRLOCK_DATA_DIR, default %s)\n"
+            "  --listen ADDR         gRPC address (default unix:DATA_DIR/scheduler.sock)\n"
+            "  --database URL        PostgreSQL connection string (env AIRLOCK_DATABASE_URL)\n"
+            "  --nats URL            NATS server (env AIRLOCK_NATS_URL, default nats://127.0.0.1:4222)\n"
+            "  --node-timeout MS     one request to a node, e.g. a VM boot (default 120000)\n"
+            "  --node-dead-after S   a node silent this long gets no work (default 10)\n",
+            SCHEDULER_DEFAULT_DATA_DIR);
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char *listen,
+                      size_t listen_len)
+{
+    static const struct option opts[] = {
+        { "data-dir", required_argument, NULL, 'd' },
+        { "listen", required_argument, NULL, 'l' },
+        { "database", required_argument, NULL, 'D' },
+        { "nats", required_argument, NULL, 'n' },
+        { "node-timeout", required_argument, NULL, 't' },
+        { "node-dead-after", required_argument, NULL, 'a' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    cfg->data_dir = env_or("AIRLOCK_DATA_DIR", SCHEDULER_DEFAULT_DATA_DIR);
+    cfg->database_url = env_or("AIRLOCK_DATABASE_URL", NULL);
+    cfg->nats_url = env_or("AIRLOCK_NATS_URL", "nats://127.0.0.1:4222");
+    cfg->node_timeout_ms = 120000;
+    cfg->node_dead_after_s = 10;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': cfg->data_dir = optarg; break;
+        case 'l': cfg->listen = optarg; break;
+        case 'D': cfg->database_url = optarg; break;
+        case 'n': cfg->nats_url = optarg; break;
+        case 't': cfg->node_timeout_ms = atoi(optarg); break;
+        case 'a': cfg->node_dead_after_s = atoi(optarg); break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (!cfg->database_url) {
+        fprintf(stderr, "airlock-scheduler: --database or AIRLOCK_DATABASE_URL is required\n");
+        return -1;
+    }
+    if (cfg->node_timeout_ms <= 0 || cfg->node_dead_after_s <= 0) {
+        fprintf(stderr, "airlock-scheduler: --node-timeout and --node-dead-after must be positive\n");
+        return -1;
+    }
+    if (!cfg->listen) {
+        snprintf(listen, listen_len, "unix:%s/scheduler.sock", cfg->data_dir);
+        cfg->listen = listen;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    log_init("scheduler", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    signal(SIGPIPE, SIG_IGN);
+    struct scheduler_config cfg = { 0 };
+    char listen[4200];
+    if (parse_args(argc, argv, &cfg, listen, sizeof(listen)) < 0)
+        return 2;
+
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    /* Block before any thread starts so only sigwait() below sees them. */
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    struct scheduler s;
+    char err[4096];
+    if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        return 1;
+    }
+    struct rpc_server *srv = scheduler_service_start(&s, err, sizeof(err));
+    if (!srv) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        scheduler_shutdown(&s);
+        return 1;
+    }
+    log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
+    int sig;
+    sigwait(&stop_signals, &sig);
+    log_info("scheduler stopping", "signal=%d", sig);
+    rpc_server_stop(srv);
+    scheduler_shutdown(&s);
+    return 0;
+}

@@ -1,0 +1,143 @@
+#include "nodes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
+#define ROLL_CALL_SUBJECT "airlock.nodes.roll-call" /* see protos/node.proto */
+
+static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    struct scheduler *s = closure;
+    Airlock__Node__V1__Heartbeat *hb = airlock__node__v1__heartbeat__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+    if (!hb || !*hb->node_id) {
+        log_warn("ignoring malformed heartbeat", "subject=%s", natsMsg_GetSubject(msg));
+        goto out;
+    }
+    char capacity[16], sandboxes[16], free_mb[32];
+    snprintf(capacity, sizeof(capacity), "%u", hb->capacity);
+    snprintf(sandboxes, sizeof(sandboxes), "%u", hb->sandboxes);
+    snprintf(free_mb, sizeof(free_mb), "%llu", (unsigned long long)hb->free_memory_mb);
+    const char *params[] = { hb->node_id, hb->vmhost_addr, capacity, sandboxes, free_mb, hb->accel };
+    char err[512];
+    /* xmax = 0 only on a freshly inserted row: log new nodes once. */
+    PGresult *res = db_query(&s->db,
+                             "INSERT INTO nodes (id, vmhost_addr, capacity, sandboxes,"
+                             " free_memory_mb, accel, last_seen)"
+                             " VALUES ($1, $2, $3::integer, $4::integer, $5::bigint, $6, now())"
+                             " ON CONFLICT (id) DO UPDATE SET vmhost_addr = EXCLUDED.vmhost_addr,"
+                             " capacity = EXCLUDED.capacity, sandboxes = EXCLUDED.sandboxes,"
+                             " free_memory_mb = EXCLUDED.free_memory_mb, accel = EXCLUDED.accel,"
+                             " last_seen = now()"
+                             " RETURNING (xmax = 0)",
+                             6, params, err, sizeof(err));
+    if (!res) {
+        log_warn("heartbeat not recorded", "node=%s error=\"%s\"", hb->node_id, err);
+        goto out;
+    }
+    if (PQgetvalue(res, 0, 0)[0] == 't')
+        log_info("node registered", "node=%s vmhost=%s capacity=%u accel=%s", hb->node_id,
+                 hb->vmhost_addr, hb->capacity, hb->accel);
+    PQclear(res);
+out:
+    if (hb)
+        airlock__node__v1__heartbeat__free_unpacked(hb, NULL);
+    natsMsg_Destroy(msg);
+}
+
+int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen)
+{
+    natsStatus st = natsConnection_Subscribe(&s->heartbeats, s->nc, HEARTBEAT_SUBJECT,
+                                             on_heartbeat, s);
+    if (st != NATS_OK) {
+        snprintf(err, errlen, "nats: subscribe %s: %s", HEARTBEAT_SUBJECT, natsStatus_GetText(st));
+        return -1;
+    }
+    /* Ask every node for a heartbeat now, so placement works right after
+     * a (re)start instead of one heartbeat period later. */
+    natsConnection_Publish(s->nc, ROLL_CALL_SUBJECT, NULL, 0);
+    return 0;
+}
+
+grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id,
+                             size_t idlen, char *err, size_t errlen)
+{
+    char dead_after[16];
+    snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
+    const char *params[] = { sandbox_id, dead_after };
+    /* Creates in flight count against a node until its heartbeat shows them
+     * (conservative: for a moment they may count twice). */
+    PGresult *res = db_query(
+        &s->db,
+        "UPDATE sandboxes SET node_id = ("
+        "  SELECT n.id FROM nodes n"
+        "  WHERE n.last_seen > now() - make_interval(secs => $2::integer)"
+        "    AND n.capacity > n.sandboxes + (SELECT count(*) FROM sandboxes p"
+        "        WHERE p.node_id = n.id AND p.state = 'creating')"
+        "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
+        " WHERE id = $1 RETURNING coalesce(node_id, '')",
+        2, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    grpc_status_code st = GRPC_STATUS_OK;
+    if (PQntuples(res) != 1 || !*PQgetvalue(res, 0, 0)) {
+        snprintf(err, errlen, "no live node has room for another sandbox");
+        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    } else {
+        snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
+    }
+    PQclear(res);
+    return st;
+}
+
+grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char *op,
+                            const ProtobufCMessage *req, int timeout_ms,
+                            Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
+{
+    *reply = NULL;
+    char subject[256];
+    snprintf(subject, sizeof(subject), "airlock.node.%s.%s", node_id, op);
+    size_t len = protobuf_c_message_get_packed_size(req);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    protobuf_c_message_pack(req, buf);
+    natsMsg *resp = NULL;
+    natsStatus ns = natsConnection_Request(&resp, s->nc, subject, buf, (int)len, timeout_ms);
+    free(buf);
+    if (ns == NATS_NO_RESPONDERS) {
+        snprintf(err, errlen, "node %s is not answering (no responders on %s)", node_id, subject);
+        return GRPC_STATUS_UNAVAILABLE;
+    }
+    if (ns == NATS_TIMEOUT) {
+        snprintf(err, errlen, "node %s did not answer %s within %d ms", node_id, op, timeout_ms);
+        return GRPC_STATUS_DEADLINE_EXCEEDED;
+    }
+    if (ns != NATS_OK) {
+        snprintf(err, errlen, "nats: request %s: %s", subject, natsStatus_GetText(ns));
+        return GRPC_STATUS_UNAVAILABLE;
+    }
+    Airlock__Node__V1__NodeReply *r = airlock__node__v1__node_reply__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(resp), (const uint8_t *)natsMsg_GetData(resp));
+    natsMsg_Destroy(resp);
+    if (!r) {
+        snprintf(err, errlen, "node %s sent a malformed reply to %s", node_id, op);
+        return GRPC_STATUS_INTERNAL;
+    }
+    grpc_status_code st = (grpc_status_code)r->status;
+    if (st != GRPC_STATUS_OK) {
+        snprintf(err, errlen, "%s", r->message);
+        airlock__node__v1__node_reply__free_unpacked(r, NULL);
+        return st;
+    }
+    *reply = r;
+    return GRPC_STATUS_OK;
+}

@@ -1,0 +1,165 @@
+#include "sandbox_store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Column order is what store_sandbox_msg() reads. */
+#define SANDBOX_SELECT                                                                    \
+    "SELECT s.id, s.project_id, s.state, s.template, s.cpus, s.memory_mb,"                \
+    " coalesce(s.node_id, ''), coalesce(n.vmhost_addr, ''),"                              \
+    " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
+    " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
+    " s.error, s.env::text, s.metadata::text, s.idle_timeout_s"                           \
+    " FROM sandboxes s LEFT JOIN nodes n ON n.id = s.node_id"
+
+void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg)
+{
+    airlock__scheduler__v1__sandbox__init(msg);
+    msg->id = PQgetvalue(res, row, 0);
+    msg->project_id = PQgetvalue(res, row, 1);
+    msg->state = PQgetvalue(res, row, 2);
+    msg->template_ = PQgetvalue(res, row, 3);
+    msg->cpus = (uint32_t)atoi(PQgetvalue(res, row, 4));
+    msg->memory_mb = (uint32_t)atoi(PQgetvalue(res, row, 5));
+    msg->node_id = PQgetvalue(res, row, 6);
+    msg->vmhost_addr = PQgetvalue(res, row, 7);
+    msg->created_unix_ms = atoll(PQgetvalue(res, row, 8));
+    msg->updated_unix_ms = atoll(PQgetvalue(res, row, 9));
+    msg->error = PQgetvalue(res, row, 10);
+    msg->env_json = PQgetvalue(res, row, 11);
+    msg->metadata_json = PQgetvalue(res, row, 12);
+    msg->idle_timeout_s = (uint32_t)atoi(PQgetvalue(res, row, 13));
+}
+
+const char *store_sandbox_state(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, 2);
+}
+
+const char *store_sandbox_node(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, 6);
+}
+
+grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const char *id,
+                                   PGresult **out, char *err, size_t errlen)
+{
+    const char *params[] = { project_id, id };
+    PGresult *res = db_query(db,
+                             SANDBOX_SELECT
+                             " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'",
+                             2, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        snprintf(err, errlen, "sandbox %.80s not found", id);
+        return GRPC_STATUS_NOT_FOUND;
+    }
+    *out = res;
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
+                                    char *err, size_t errlen)
+{
+    const char *params[] = { project_id };
+    *out = db_query(db,
+                    SANDBOX_SELECT " WHERE s.project_id = $1 AND s.state <> 'deleted'"
+                                   " ORDER BY s.created_at, s.id",
+                    1, params, err, errlen);
+    return *out ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
+}
+
+grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                      const char *id, const struct transition_note *note,
+                                      char *existing_id, size_t idlen, char *err, size_t errlen)
+{
+    char cpus[16], memory[16], idle[16];
+    snprintf(cpus, sizeof(cpus), "%u", req->cpus);
+    snprintf(memory, sizeof(memory), "%u", req->memory_mb);
+    snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
+    const char *params[] = { id,          req->project_id, req->template_, cpus,
+                             memory,      req->env_json,   req->metadata_json, idle,
+                             req->idempotency_key, note->who, note->request_id };
+    existing_id[0] = '\0';
+    const char *tparams[] = { req->template_, req->project_id };
+    PGresult *res = db_query(db,
+                             "SELECT 1 FROM templates WHERE id = $1"
+                             " AND (project_id IS NULL OR project_id = $2)",
+                             2, tparams, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    int templates = PQntuples(res);
+    PQclear(res);
+    if (templates == 0) {
+        snprintf(err, errlen, "template: \"%.80s\" does not exist", req->template_);
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    }
+    /* The sandbox and its first transition in one statement (atomic); a
+     * duplicate idempotency key inserts neither. */
+    res = db_query(
+        db,
+        "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
+        "   metadata, idle_timeout_s, idempotency_key)"
+        "   VALUES ($1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
+        "   $8::integer, NULLIF($9, ''))"
+        "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING id)"
+        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
+        " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING sandbox_id",
+        11, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    int inserted = PQntuples(res);
+    PQclear(res);
+    if (inserted)
+        return GRPC_STATUS_OK;
+    const char *lookup[] = { req->project_id, req->idempotency_key };
+    res = db_query(db, "SELECT id FROM sandboxes WHERE project_id = $1 AND idempotency_key = $2",
+                   2, lookup, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    if (PQntuples(res) == 1)
+        snprintf(existing_id, idlen, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    if (!existing_id[0]) {
+        snprintf(err, errlen, "sandbox with idempotency key %.80s vanished", req->idempotency_key);
+        return GRPC_STATUS_ABORTED;
+    }
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
+                                  enum sandbox_state to, const struct transition_note *note,
+                                  char *err, size_t errlen)
+{
+    if (!sandbox_transition_allowed(from, to)) {
+        snprintf(err, errlen, "sandbox %s: %s → %s is not a transition of the state machine", id,
+                 sandbox_state_name(from), sandbox_state_name(to));
+        return GRPC_STATUS_FAILED_PRECONDITION;
+    }
+    const char *params[] = { id,       sandbox_state_name(from), sandbox_state_name(to),
+                             note->who, note->request_id,          note->why ? note->why : "" };
+    /* Compare-and-set on the state plus the audit row, atomically. */
+    PGresult *res = db_query(
+        db,
+        "WITH u AS (UPDATE sandboxes SET state = $3, updated_at = now(),"
+        "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"
+        "   WHERE id = $1 AND state = $2 RETURNING id)"
+        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
+        " SELECT id, $4, $2, $3, $6, $5 FROM u RETURNING id",
+        6, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    int done = PQntuples(res);
+    PQclear(res);
+    if (done)
+        return GRPC_STATUS_OK;
+    const char *lookup[] = { id };
+    res = db_query(db, "SELECT state FROM sandboxes WHERE id = $1", 1, lookup, err, errlen);
+    snprintf(err, errlen, "sandbox %s is %s now (expected %s)", id,
+             res && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "gone", sandbox_state_name(from));
+    PQclear(res);
+    return GRPC_STATUS_FAILED_PRECONDITION;
+}

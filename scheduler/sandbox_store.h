@@ -1,0 +1,46 @@
+/* Sandbox rows in PostgreSQL: lookups scoped by project (a foreign or
+ * deleted sandbox is NOT_FOUND, never a different error), creation with an
+ * idempotency key, and state transitions that are committed together with
+ * their sandbox_transitions row in one statement. */
+#ifndef AIRLOCK_SCHEDULER_SANDBOX_STORE_H
+#define AIRLOCK_SCHEDULER_SANDBOX_STORE_H
+
+#include <grpc/status.h>
+#include <stdbool.h>
+
+#include "db.h"
+#include "sandbox_state.h"
+#include "scheduler.pb-c.h"
+
+/* Who/why/request of a transition, for the audit rows. */
+struct transition_note {
+    const char *who;
+    const char *why;
+    const char *request_id;
+};
+
+/* Points msg's fields into row `row` of res (valid until PQclear). */
+void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg);
+const char *store_sandbox_state(PGresult *res, int row);
+const char *store_sandbox_node(PGresult *res, int row);
+
+grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const char *id,
+                                   PGresult **out, char *err, size_t errlen);
+grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
+                                    char *err, size_t errlen);
+
+/* Inserts a creating sandbox named id with its first transition. When the
+ * project already has a sandbox with this idempotency key, nothing is
+ * inserted and *existing_id gets that sandbox's id (else ""). */
+grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                      const char *id, const struct transition_note *note,
+                                      char *existing_id, size_t idlen, char *err, size_t errlen);
+
+/* from → to, checked against the state machine and committed with its
+ * audit row. FAILED_PRECONDITION (naming the state found) when the sandbox
+ * is no longer in `from` — another request moved it first. */
+grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
+                                  enum sandbox_state to, const struct transition_note *note,
+                                  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,33 @@
+/* The scheduler's shared state: the database, the NATS connection that
+ * carries heartbeats and node work, and its configuration. */
+#ifndef AIRLOCK_SCHEDULER_H
+#define AIRLOCK_SCHEDULER_H
+
+#include <nats/nats.h>
+#include <stddef.h>
+
+#include "db.h"
+
+struct scheduler_config {
+    const char *data_dir;      /* admin-key is written here at first start */
+    const char *listen;        /* gRPC address */
+    const char *database_url;  /* libpq connection string */
+    const char *nats_url;
+    int node_timeout_ms;       /* one NATS request to a node (a create boots a VM) */
+    int node_dead_after_s;     /* a node without heartbeat this long gets no work */
+};
+
+struct scheduler {
+    struct scheduler_config cfg;
+    struct db db;
+    natsConnection *nc;
+    natsSubscription *heartbeats;
+};
+
+/* Connects to PostgreSQL (migrating and bootstrapping the admin key) and
+ * NATS, and starts following node heartbeats. */
+int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char *err,
+                   size_t errlen);
+void scheduler_shutdown(struct scheduler *s);
+
+#endif

@@ -1,0 +1,113 @@
+#include "service.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "sandbox_store.h"
+#include "scheduler.pb-c.h"
+#include "tenancy.h"
+
+#define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
+
+static void service_authenticate(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__AuthenticateRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__authenticate_request__descriptor);
+    if (!req)
+        return;
+    struct principal p;
+    char err[512];
+    grpc_status_code st = tenancy_authenticate(&s->db, req->api_key, &p, err, sizeof(err));
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    if (st != GRPC_STATUS_OK) {
+        rpc_call_finish(call, st, err);
+        return;
+    }
+    Airlock__Scheduler__V1__Principal resp = AIRLOCK__SCHEDULER__V1__PRINCIPAL__INIT;
+    resp.key_id = p.key_id;
+    resp.project_id = p.project_id;
+    resp.admin = p.admin;
+    rpc_call_send(call, &resp.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}
+
+static void service_project_create(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__CreateProjectRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__create_project_request__descriptor);
+    if (!req)
+        return;
+    char id[64], err[512];
+    long long created = 0;
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (!*req->name || strlen(req->name) > 200)
+        snprintf(err, sizeof(err), "name: required, at most 200 bytes");
+    else
+        st = tenancy_create_project(&s->db, req->name, id, sizeof(id), &created, err, sizeof(err));
+    if (st == GRPC_STATUS_OK) {
+        log_info("project created", "request=%s project=%s", req->request_id, id);
+        Airlock__Scheduler__V1__Project resp = AIRLOCK__SCHEDULER__V1__PROJECT__INIT;
+        resp.id = id;
+        resp.name = req->name;
+        resp.created_unix_ms = created;
+        rpc_call_send(call, &resp.base);
+    }
+    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void service_key_create(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__CreateApiKeyRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__create_api_key_request__descriptor);
+    if (!req)
+        return;
+    char id[64], secret[128], err[512];
+    long long created = 0;
+    grpc_status_code st = tenancy_create_key(&s->db, req->project_id, req->name, id, sizeof(id),
+                                             secret, sizeof(secret), &created, err, sizeof(err));
+    if (st == GRPC_STATUS_OK) {
+        log_info("api key created", "request=%s project=%s key=%s", req->request_id,
+                 req->project_id, id);
+        Airlock__Scheduler__V1__ApiKey resp = AIRLOCK__SCHEDULER__V1__API_KEY__INIT;
+        resp.id = id;
+        resp.project_id = req->project_id;
+        resp.name = req->name;
+        resp.secret = secret;
+        resp.created_unix_ms = created;
+        rpc_call_send(call, &resp.base);
+    }
+    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static const struct rpc_method scheduler_methods[] = {
+    { SCHEDULER_METHOD("Authenticate"), service_authenticate },
+    { SCHEDULER_METHOD("CreateProject"), service_project_create },
+    { SCHEDULER_METHOD("CreateApiKey"), service_key_create },
+    { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create },
+    { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get },
+    { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list },
+    { SCHEDULER_METHOD("DeleteSandbox"), service_sandbox_delete },
+    { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause },
+    { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume },
+    { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend },
+};
+
+struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen)
+{
+    return rpc_server_start(s->cfg.listen, scheduler_methods,
+                            sizeof(scheduler_methods) / sizeof(*scheduler_methods), s, err, errlen);
+}
+
+void service_reply_sandbox(struct rpc_call *call, PGresult *res)
+{
+    Airlock__Scheduler__V1__Sandbox msg;
+    store_sandbox_msg(res, 0, &msg);
+    rpc_call_send(call, &msg.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}

@@ -1,0 +1,348 @@
+/* CreateSandbox, GetSandbox, ListSandboxes and the lifecycle operations
+ * (Delete, Pause, Resume, Suspend): the state machine decides, PostgreSQL
+ * records, the node acts. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "nodes.h"
+#include "random_id.h"
+#include "rpc_client.h"
+#include "sandbox_store.h"
+#include "service.h"
+
+/* A create that times out is sent once more with the same sandbox id: the
+ * node answers a duplicate with the sandbox it already has, never a second
+ * VM. */
+#define CREATE_ATTEMPTS 2
+
+static const char *actor_of(const char *actor)
+{
+    return actor && *actor ? actor : "scheduler";
+}
+
+static bool json_object_text(const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    bool ok = j && json_is_object(j);
+    json_decref(j);
+    return ok;
+}
+
+/* Fills the defaults into req, a shallow copy of the received request (its
+ * strings stay owned by the original, so literals may replace them). */
+static bool create_request_valid(Airlock__Scheduler__V1__CreateSandboxRequest *req, char *err,
+                                 size_t errlen)
+{
+    if (!*req->project_id) {
+        snprintf(err, errlen, "project_id: required");
+        return false;
+    }
+    if (!*req->template_)
+        req->template_ = "default";
+    if (req->cpus == 0)
+        req->cpus = 1;
+    if (req->memory_mb == 0)
+        req->memory_mb = 512;
+    if (!*req->env_json)
+        req->env_json = "{}";
+    if (!*req->metadata_json)
+        req->metadata_json = "{}";
+    if (req->idle_timeout_s == 0)
+        req->idle_timeout_s = 21600;
+    if (req->cpus > 16) {
+        snprintf(err, errlen, "cpus: %u is more than 16", req->cpus);
+        return false;
+    }
+    if (req->memory_mb < 128 || req->memory_mb > 65536) {
+        snprintf(err, errlen, "memory_mb: %u is not in 128..65536", req->memory_mb);
+        return false;
+    }
+    if (strlen(req->idempotency_key) > 200) {
+        snprintf(err, errlen, "idempotency_key: longer than 200 bytes");
+        return false;
+    }
+    if (!json_object_text(req->env_json) || !json_object_text(req->metadata_json)) {
+        snprintf(err, errlen, "env, metadata: must be JSON objects");
+        return false;
+    }
+    return true;
+}
+
+/* Places (if not yet placed) and boots sandbox `id`, then commits
+ * creating → running, or creating → error with the reason. */
+static grpc_status_code create_on_node(struct scheduler *s, const char *id,
+                                       const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                       const struct transition_note *note, char *err, size_t errlen)
+{
+    PGresult *row = NULL;
+    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, id, &row, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    char node[128];
+    snprintf(node, sizeof(node), "%s", store_sandbox_node(row, 0));
+    Airlock__Scheduler__V1__Sandbox stored;
+    store_sandbox_msg(row, 0, &stored);
+    Airlock__Vmhost__V1__CreateSandboxRequest creq = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    creq.id = (char *)id;
+    creq.template_ = stored.template_;
+    creq.vcpus = stored.cpus;
+    creq.memory_mb = stored.memory_mb;
+    if (!node[0])
+        st = nodes_place(s, id, node, sizeof(node), err, errlen);
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    for (int attempt = 1; st == GRPC_STATUS_OK && attempt <= CREATE_ATTEMPTS; attempt++) {
+        st = nodes_call(s, node, "create", &creq.base, s->cfg.node_timeout_ms, &reply, err, errlen);
+        if (st != GRPC_STATUS_DEADLINE_EXCEEDED)
+            break;
+        log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
+                 note->request_id, id, node, attempt);
+    }
+    PQclear(row);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    if (st == GRPC_STATUS_OK)
+        return store_transition(&s->db, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
+    char why[1200];
+    snprintf(why, sizeof(why), "create on node %s failed: %.900s", node[0] ? node : "(none)", err);
+    snprintf(err, errlen, "sandbox %s: %s", id, why);
+    struct transition_note failed = { note->who, why, note->request_id };
+    char terr[256];
+    if (store_transition(&s->db, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr,
+                         sizeof(terr)) != GRPC_STATUS_OK)
+        log_warn("error state not recorded", "sandbox=%s error=\"%s\"", id, terr);
+    return st;
+}
+
+void service_sandbox_create(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__CreateSandboxRequest *received = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__create_sandbox_request__descriptor);
+    if (!received)
+        return;
+    Airlock__Scheduler__V1__CreateSandboxRequest effective = *received, *req = &effective;
+    int64_t t0 = clock_monotonic_ms();
+    char id[64], existing[64] = "", err[2048];
+    PGresult *row = NULL;
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    struct transition_note note = { actor_of(req->actor), "create", req->request_id };
+    if (!create_request_valid(req, err, sizeof(err)))
+        goto out;
+    if (random_id("sb_", 10, id, sizeof(id)) < 0) {
+        st = GRPC_STATUS_INTERNAL;
+        snprintf(err, sizeof(err), "cannot generate an id");
+        goto out;
+    }
+    st = store_sandbox_insert(&s->db, req, id, &note, existing, sizeof(existing), err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    if (existing[0]) {
+        /* A retry: report the sandbox the first attempt made, and finish
+         * its creation if that attempt did not get to. */
+        snprintf(id, sizeof(id), "%s", existing);
+        st = store_sandbox_get(&s->db, req->project_id, id, &row, err, sizeof(err));
+        bool unfinished = st == GRPC_STATUS_OK && strcmp(store_sandbox_state(row, 0), "creating") == 0;
+        log_info("create retried", "request=%s sandbox=%s state=%s", req->request_id, id,
+                 row ? store_sandbox_state(row, 0) : "?");
+        if (!unfinished)
+            goto out;
+        PQclear(row);
+        row = NULL;
+    }
+    st = create_on_node(s, id, req, &note, err, sizeof(err));
+    if (st == GRPC_STATUS_OK || st == GRPC_STATUS_FAILED_PRECONDITION) {
+        /* FAILED_PRECONDITION here: a concurrent retry finished it first. */
+        st = store_sandbox_get(&s->db, req->project_id, id, &row, err, sizeof(err));
+    }
+out:
+    if (st == GRPC_STATUS_OK) {
+        log_info("sandbox created", "request=%s project=%s sandbox=%s node=%s state=%s ms=%lld",
+                 req->request_id, req->project_id, id, store_sandbox_node(row, 0),
+                 store_sandbox_state(row, 0), (long long)(clock_monotonic_ms() - t0));
+        service_reply_sandbox(call, row);
+    } else {
+        log_warn("create failed", "request=%s project=%s status=%s error=\"%s\"", req->request_id,
+                 req->project_id, rpc_status_name(st), err);
+        rpc_call_finish(call, st, err);
+    }
+    PQclear(row);
+    protobuf_c_message_free_unpacked(&received->base, NULL);
+}
+
+void service_sandbox_get(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__SandboxRef *req =
+        (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__sandbox_ref__descriptor);
+    if (!req)
+        return;
+    PGresult *row = NULL;
+    char err[512];
+    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        service_reply_sandbox(call, row);
+    else
+        rpc_call_finish(call, st, err);
+    PQclear(row);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_sandbox_list(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__ListSandboxesRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__list_sandboxes_request__descriptor);
+    if (!req)
+        return;
+    PGresult *rows = NULL;
+    char err[512];
+    grpc_status_code st = store_sandbox_list(&s->db, req->project_id, &rows, err, sizeof(err));
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    if (st != GRPC_STATUS_OK) {
+        rpc_call_finish(call, st, err);
+        return;
+    }
+    int n = PQntuples(rows);
+    Airlock__Scheduler__V1__Sandbox *msgs = calloc((size_t)n + 1, sizeof(*msgs));
+    Airlock__Scheduler__V1__Sandbox **ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
+    if (!msgs || !ptrs) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        store_sandbox_msg(rows, i, &msgs[i]);
+        ptrs[i] = &msgs[i];
+    }
+    Airlock__Scheduler__V1__ListSandboxesResponse resp =
+        AIRLOCK__SCHEDULER__V1__LIST_SANDBOXES_RESPONSE__INIT;
+    resp.n_sandboxes = (size_t)n;
+    resp.sandboxes = ptrs;
+    rpc_call_send(call, &resp.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+out:
+    free(msgs);
+    free(ptrs);
+    PQclear(rows);
+}
+
+/* The node's part of op; NOT_FOUND on delete means already gone. */
+static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op op, const char *id,
+                                          const char *node, char *err, size_t errlen)
+{
+    if (!*node)
+        return GRPC_STATUS_OK; /* never placed: nothing runs anywhere */
+    Airlock__Vmhost__V1__GetSandboxRequest nreq = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    nreq.id = (char *)id;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    grpc_status_code st = nodes_call(s, node, sandbox_op_name(op), &nreq.base,
+                                     s->cfg.node_timeout_ms, &reply, err, errlen);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    if (op == SANDBOX_OP_DELETE && st == GRPC_STATUS_NOT_FOUND)
+        return GRPC_STATUS_OK;
+    return st;
+}
+
+static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum sandbox_op op)
+{
+    Airlock__Scheduler__V1__SandboxRef *req =
+        (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__sandbox_ref__descriptor);
+    if (!req)
+        return;
+    PGresult *row = NULL;
+    char err[2048], node[128];
+    struct transition_note note = { actor_of(req->actor), sandbox_op_name(op), req->request_id };
+    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    enum sandbox_state from;
+    struct sandbox_plan plan;
+    if (sandbox_state_parse(store_sandbox_state(row, 0), &from) < 0) {
+        st = GRPC_STATUS_INTERNAL;
+        snprintf(err, sizeof(err), "sandbox %s has an unknown state %s", req->id,
+                 store_sandbox_state(row, 0));
+        goto out;
+    }
+    if (sandbox_op_plan(op, from, req->id, &plan, err, sizeof(err)) < 0) {
+        st = GRPC_STATUS_FAILED_PRECONDITION;
+        goto out;
+    }
+    snprintf(node, sizeof(node), "%s", store_sandbox_node(row, 0));
+    PQclear(row);
+    row = NULL;
+    bool two_step = plan.first != plan.done;
+    /* Two-step operations are recorded before the node acts (a crash in
+     * between leaves "deleting"/"suspending", which a retry or the
+     * reconciler finishes); one-step ones once the node has done it. */
+    if (two_step && plan.record_first) {
+        st = store_transition(&s->db, req->id, from, plan.first, &note, err, sizeof(err));
+        if (st != GRPC_STATUS_OK)
+            goto out;
+    }
+    st = lifecycle_on_node(s, op, req->id, node, err, sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        if (two_step && op != SANDBOX_OP_DELETE) {
+            /* Nothing changed on the node: back to where it was. */
+            struct transition_note undo = { note.who, err, note.request_id };
+            char uerr[256];
+            if (store_transition(&s->db, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
+                GRPC_STATUS_OK)
+                log_warn("undo not recorded", "sandbox=%s error=\"%s\"", req->id, uerr);
+        }
+        goto out;
+    }
+    st = store_transition(&s->db, req->id, two_step ? plan.first : from, plan.done, &note, err,
+                          sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    /* A deleted sandbox is no longer visible to Get: answer directly. */
+    if (plan.done == SANDBOX_DELETED) {
+        Airlock__Scheduler__V1__Sandbox gone = AIRLOCK__SCHEDULER__V1__SANDBOX__INIT;
+        gone.id = req->id;
+        gone.project_id = req->project_id;
+        gone.state = "deleted";
+        log_info("sandbox deleted", "request=%s sandbox=%s node=%s", req->request_id, req->id,
+                 node);
+        rpc_call_send(call, &gone.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+        protobuf_c_message_free_unpacked(&req->base, NULL);
+        return;
+    }
+    st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
+out:
+    if (st == GRPC_STATUS_OK) {
+        log_info("sandbox lifecycle", "request=%s sandbox=%s op=%s state=%s", req->request_id,
+                 req->id, sandbox_op_name(op), store_sandbox_state(row, 0));
+        service_reply_sandbox(call, row);
+    } else {
+        log_info("sandbox lifecycle refused", "request=%s sandbox=%s op=%s status=%s error=\"%s\"",
+                 req->request_id, req->id, sandbox_op_name(op), rpc_status_name(st), err);
+        rpc_call_finish(call, st, err);
+    }
+    PQclear(row);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_sandbox_delete(struct rpc_call *call, void *ctx)
+{
+    sandbox_lifecycle(call, ctx, SANDBOX_OP_DELETE);
+}
+
+void service_sandbox_pause(struct rpc_call *call, void *ctx)
+{
+    sandbox_lifecycle(call, ctx, SANDBOX_OP_PAUSE);
+}
+
+void service_sandbox_resume(struct rpc_call *call, void *ctx)
+{
+    sandbox_lifecycle(call, ctx, SANDBOX_OP_RESUME);
+}
+
+void service_sandbox_suspend(struct rpc_call *call, void *ctx)
+{
+    sandbox_lifecycle(call, ctx, SANDBOX_OP_SUSPEND);
+}

@@ -1,0 +1,153 @@
+#include "tenancy.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "random_id.h"
+
+#define KEY_PREFIX "ak_"
+#define KEY_SECRET_BYTES 32
+#define KEY_LEN (sizeof(KEY_PREFIX) - 1 + 2 * KEY_SECRET_BYTES)
+
+static int sha256_hex(const char *s, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+        return -1;
+    for (unsigned i = 0; i < mdlen; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
+
+/* Inserts a key row for project_id; secret receives the new secret. */
+static grpc_status_code insert_key(struct db *db, PGresult *(*query)(struct db *, const char *, int,
+                                                                     const char *const *, char *,
+                                                                     size_t),
+                                   const char *project_id, const char *name, bool admin,
+                                   char *key_id, size_t idlen, char *secret, size_t secretlen,
+                                   long long *created_unix_ms, char *err, size_t errlen)
+{
+    char hash[65];
+    if (random_id("key_", 8, key_id, idlen) < 0 ||
+        random_id(KEY_PREFIX, KEY_SECRET_BYTES, secret, secretlen) < 0 ||
+        sha256_hex(secret, hash) < 0) {
+        snprintf(err, errlen, "cannot generate a key");
+        return GRPC_STATUS_INTERNAL;
+    }
+    const char *params[] = { key_id, project_id, name, hash, admin ? "t" : "f" };
+    /* INSERT ... SELECT so an unknown project yields no row (NOT_FOUND)
+     * rather than a foreign-key error. */
+    PGresult *res = query(db,
+                          "INSERT INTO api_keys (id, project_id, name, sha256, admin)"
+                          " SELECT $1, id, $3, $4, $5::boolean FROM projects WHERE id = $2"
+                          " RETURNING (extract(epoch from created_at) * 1000)::bigint",
+                          5, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    grpc_status_code st = GRPC_STATUS_OK;
+    if (PQntuples(res) == 0) {
+        snprintf(err, errlen, "project %s not found", project_id);
+        st = GRPC_STATUS_NOT_FOUND;
+    } else if (created_unix_ms) {
+        *created_unix_ms = atoll(PQgetvalue(res, 0, 0));
+    }
+    PQclear(res);
+    return st;
+}
+
+int tenancy_bootstrap(struct db *db, void *data_dir, char *err, size_t errlen)
+{
+    PGresult *res = db_query_locked(
+        db, "INSERT INTO projects (id, name) VALUES ('" TENANCY_DEFAULT_PROJECT "', 'default')"
+            " ON CONFLICT (id) DO NOTHING", 0, NULL, err, errlen);
+    if (!res)
+        return -1;
+    PQclear(res);
+    res = db_query_locked(db, "SELECT count(*) FROM api_keys WHERE admin AND revoked_at IS NULL",
+                          0, NULL, err, errlen);
+    if (!res)
+        return -1;
+    long have = atol(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    if (have > 0)
+        return 0;
+    char key_id[64], secret[KEY_LEN + 1], path[4096];
+    if (insert_key(db, db_query_locked, TENANCY_DEFAULT_PROJECT, "admin", true, key_id,
+                   sizeof(key_id), secret, sizeof(secret), NULL, err, errlen) != GRPC_STATUS_OK)
+        return -1;
+    char line[KEY_LEN + 2];
+    snprintf(line, sizeof(line), "%s\n", secret);
+    if (fs_path(path, sizeof(path), "%s/admin-key", (const char *)data_dir) < 0 ||
+        fs_write_file_atomic(path, line, strlen(line), 0600, err, errlen) < 0)
+        return -1;
+    /* The one time the secret is shown; the database keeps only its hash. */
+    printf("admin key (shown once, also in %s): %s\n", path, secret);
+    fflush(stdout);
+    log_info("admin key created", "key=%s path=%s", key_id, path);
+    return 0;
+}
+
+grpc_status_code tenancy_authenticate(struct db *db, const char *api_key, struct principal *out,
+                                      char *err, size_t errlen)
+{
+    char hash[65];
+    if (strlen(api_key) != KEY_LEN || strncmp(api_key, KEY_PREFIX, 3) != 0) {
+        snprintf(err, errlen, "malformed API key (expected %s followed by %d hex digits)",
+                 KEY_PREFIX, 2 * KEY_SECRET_BYTES);
+        return GRPC_STATUS_UNAUTHENTICATED;
+    }
+    if (sha256_hex(api_key, hash) < 0) {
+        snprintf(err, errlen, "cannot hash the key");
+        return GRPC_STATUS_INTERNAL;
+    }
+    const char *params[] = { hash };
+    PGresult *res = db_query(db,
+                             "SELECT id, project_id, admin FROM api_keys"
+                             " WHERE sha256 = $1 AND revoked_at IS NULL",
+                             1, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    grpc_status_code st = GRPC_STATUS_OK;
+    if (PQntuples(res) != 1) {
+        snprintf(err, errlen, "unknown API key");
+        st = GRPC_STATUS_UNAUTHENTICATED;
+    } else {
+        snprintf(out->key_id, sizeof(out->key_id), "%s", PQgetvalue(res, 0, 0));
+        snprintf(out->project_id, sizeof(out->project_id), "%s", PQgetvalue(res, 0, 1));
+        out->admin = PQgetvalue(res, 0, 2)[0] == 't';
+    }
+    PQclear(res);
+    return st;
+}
+
+grpc_status_code tenancy_create_project(struct db *db, const char *name, char *id, size_t idlen,
+                                        long long *created_unix_ms, char *err, size_t errlen)
+{
+    if (random_id("prj_", 8, id, idlen) < 0) {
+        snprintf(err, errlen, "cannot generate an id");
+        return GRPC_STATUS_INTERNAL;
+    }
+    const char *params[] = { id, name };
+    PGresult *res = db_query(db,
+                             "INSERT INTO projects (id, name) VALUES ($1, $2)"
+                             " RETURNING (extract(epoch from created_at) * 1000)::bigint",
+                             2, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    *created_unix_ms = atoll(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code tenancy_create_key(struct db *db, const char *project_id, const char *name,
+                                    char *key_id, size_t idlen, char *secret, size_t secretlen,
+                                    long long *created_unix_ms, char *err, size_t errlen)
+{
+    return insert_key(db, db_query, project_id, name, false, key_id, idlen, secret, secretlen,
+                      created_unix_ms, err, errlen);
+}

@@ -1,0 +1,365 @@
+#include "nats_agent.h"
+
+#include <errno.h>
+#include <nats/nats.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "node.pb-c.h"
+#include "service.h"
+
+/* How long a duplicate create waits for the first one's VM to boot. */
+#define DUPLICATE_CREATE_WAIT_MS 120000
+
+struct nats_agent {
+    struct vmhost *vh;
+    char node_id[128];
+    char advertise[4200];
+    natsConnection *nc;
+    natsSubscription *work;
+    natsSubscription *roll_call;
+
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* stopping set, or a worker finished */
+    bool stopping;
+    unsigned workers;         /* request threads still running */
+    pthread_t heartbeat_thread;
+    bool heartbeat_started;
+};
+
+struct work_item {
+    struct nats_agent *agent;
+    natsMsg *msg;
+};
+
+static unsigned long long mem_available_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb / 1024;
+}
+
+static void publish_heartbeat(struct nats_agent *a)
+{
+    Airlock__Node__V1__Heartbeat hb = AIRLOCK__NODE__V1__HEARTBEAT__INIT;
+    hb.node_id = a->node_id;
+    hb.vmhost_addr = a->advertise;
+    hb.capacity = a->vh->cfg.max_sandboxes;
+    pthread_mutex_lock(&a->vh->lock);
+    hb.sandboxes = a->vh->n_sandboxes;
+    pthread_mutex_unlock(&a->vh->lock);
+    hb.free_memory_mb = mem_available_mb();
+    hb.accel = (char *)vm_accel_name(a->vh->accel);
+    hb.sent_unix_ms = clock_realtime_ms();
+    uint8_t buf[1024];
+    size_t len = airlock__node__v1__heartbeat__pack(&hb, buf);
+    char subject[256];
+    snprintf(subject, sizeof(subject), "airlock.node.%s.heartbeat", a->node_id);
+    natsStatus st = natsConnection_Publish(a->nc, subject, buf, (int)len);
+    if (st != NATS_OK)
+        log_warn("heartbeat not sent", "node=%s error=\"%s\"", a->node_id, natsStatus_GetText(st));
+}
+
+static void *heartbeat_main(void *arg)
+{
+    struct nats_agent *a = arg;
+    pthread_mutex_lock(&a->lock);
+    while (!a->stopping) {
+        pthread_mutex_unlock(&a->lock);
+        publish_heartbeat(a);
+        pthread_mutex_lock(&a->lock);
+        struct timespec until = clock_deadline_after_ms(NATS_AGENT_HEARTBEAT_MS);
+        while (!a->stopping && pthread_cond_timedwait(&a->changed, &a->lock, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static void reply(struct nats_agent *a, natsMsg *msg, grpc_status_code status, const char *message,
+                  struct sandbox *sb)
+{
+    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
+    Airlock__Vmhost__V1__Sandbox s = AIRLOCK__VMHOST__V1__SANDBOX__INIT;
+    char error[sizeof(sb->error)];
+    r.status = status;
+    r.message = (char *)(message ? message : "");
+    if (sb) {
+        s.id = sb->id;
+        s.template_ = sb->template_name;
+        s.vcpus = sb->vcpus;
+        s.memory_mb = sb->memory_mb;
+        s.created_unix_ms = sb->created_unix_ms;
+        s.accel = (char *)vm_accel_name(a->vh->accel);
+        pthread_mutex_lock(&sb->lock);
+        s.state = sb->state;
+        memcpy(error, sb->error, sizeof(error));
+        pthread_mutex_unlock(&sb->lock);
+        s.error = error;
+        r.sandbox = &s;
+    }
+    size_t len = airlock__node__v1__node_reply__get_packed_size(&r);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return; /* the scheduler's request times out and is retried */
+    airlock__node__v1__node_reply__pack(&r, buf);
+    natsConnection_Publish(a->nc, natsMsg_GetReply(msg), buf, (int)len);
+    free(buf);
+}
+
+/* A create for an id that exists: the scheduler retried. Answer with the
+ * sandbox once the first attempt's VM is up, never with a second VM. */
+static void reply_existing(struct nats_agent *a, natsMsg *msg, const char *id)
+{
+    int64_t deadline = clock_monotonic_ms() + DUPLICATE_CREATE_WAIT_MS;
+    for (;;) {
+        struct sandbox *sb = sandbox_get(a->vh, id);
+        if (!sb) {
+            reply(a, msg, GRPC_STATUS_ABORTED, "sandbox vanished while being created", NULL);
+            return;
+        }
+        pthread_mutex_lock(&sb->lock);
+        bool creating = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
+        pthread_mutex_unlock(&sb->lock);
+        if (!creating || clock_monotonic_ms() > deadline) {
+            reply(a, msg, GRPC_STATUS_OK, NULL, sb);
+            sandbox_put(sb);
+            return;
+        }
+        sandbox_put(sb);
+        usleep(50 * 1000);
+    }
+}
+
+static void op_create(struct nats_agent *a, natsMsg *msg)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest *req = airlock__vmhost__v1__create_sandbox_request__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+    if (!req || !*req->id) {
+        reply(a, msg, GRPC_STATUS_INVALID_ARGUMENT, "create: a CreateSandboxRequest with an id", NULL);
+        goto out;
+    }
+    struct sandbox_create_params p = {
+        .id = req->id,
+        .template_name = req->template_,
+        .vcpus = req->vcpus,
+        .memory_mb = req->memory_mb,
+    };
+    struct sandbox *sb = NULL;
+    char err[4096];
+    enum sandbox_error rc = sandbox_create(a->vh, &p, &sb, err, sizeof(err));
+    if (rc == SANDBOX_ERR_EXISTS) {
+        reply_existing(a, msg, req->id);
+    } else if (rc != SANDBOX_OK) {
+        reply(a, msg, service_status_from_sandbox_error(rc), err, NULL);
+    } else {
+        log_info("sandbox created for scheduler", "sandbox=%s node=%s", sb->id, a->node_id);
+        reply(a, msg, GRPC_STATUS_OK, NULL, sb);
+        sandbox_put(sb);
+    }
+out:
+    if (req)
+        airlock__vmhost__v1__create_sandbox_request__free_unpacked(req, NULL);
+}
+
+/* get, delete, and the operations this node cannot do yet. */
+static void op_by_id(struct nats_agent *a, natsMsg *msg, const char *op)
+{
+    Airlock__Vmhost__V1__GetSandboxRequest *req = airlock__vmhost__v1__get_sandbox_request__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+    char err[512];
+    if (!req || !*req->id) {
+        snprintf(err, sizeof(err), "%s: a request with an id", op);
+        reply(a, msg, GRPC_STATUS_INVALID_ARGUMENT, err, NULL);
+    } else if (strcmp(op, "get") == 0) {
+        struct sandbox *sb = sandbox_get(a->vh, req->id);
+        snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
+        reply(a, msg, sb ? GRPC_STATUS_OK : GRPC_STATUS_NOT_FOUND, sb ? NULL : err, sb);
+        if (sb)
+            sandbox_put(sb);
+    } else if (strcmp(op, "delete") == 0) {
+        enum sandbox_error rc = sandbox_delete(a->vh, req->id, err, sizeof(err));
+        reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err, NULL);
+    } else if (strcmp(op, "pause") == 0 || strcmp(op, "resume") == 0) {
+        struct sandbox *sb = sandbox_get(a->vh, req->id);
+        enum sandbox_error rc = SANDBOX_ERR_NOT_FOUND;
+        snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
+        if (sb)
+            rc = op[0] == 'p' ? sandbox_pause(sb, err, sizeof(err))
+                              : sandbox_resume(sb, err, sizeof(err));
+        reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err,
+              rc == SANDBOX_OK ? sb : NULL);
+        if (sb)
+            sandbox_put(sb);
+    } else {
+        /* suspend arrives with durable snapshots (issue 3). */
+        snprintf(err, sizeof(err), "%s is not supported by node %s yet", op, a->node_id);
+        reply(a, msg, GRPC_STATUS_UNIMPLEMENTED, err, NULL);
+    }
+    if (req)
+        airlock__vmhost__v1__get_sandbox_request__free_unpacked(req, NULL);
+}
+
+static void *worker_main(void *arg)
+{
+    struct work_item *w = arg;
+    struct nats_agent *a = w->agent;
+    const char *subject = natsMsg_GetSubject(w->msg);
+    const char *op = strrchr(subject, '.') + 1;
+    int64_t t0 = clock_monotonic_ms();
+    if (strcmp(op, "create") == 0)
+        op_create(a, w->msg);
+    else
+        op_by_id(a, w->msg, op);
+    log_debug("node request served", "op=%s ms=%lld", op, (long long)(clock_monotonic_ms() - t0));
+    natsMsg_Destroy(w->msg);
+    free(w);
+    pthread_mutex_lock(&a->lock);
+    a->workers--;
+    pthread_cond_broadcast(&a->changed);
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+/* A scheduler (re)started: tell it about this node now, not in 2 s. */
+static void on_roll_call(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    natsMsg_Destroy(msg);
+    publish_heartbeat(closure);
+}
+
+/* One thread per request: a create boots a VM for seconds and must not
+ * hold up a get or delete behind it. */
+static void on_work(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    struct nats_agent *a = closure;
+    /* Our own heartbeat also matches the wildcard; work always has a reply. */
+    if (!natsMsg_GetReply(msg)) {
+        natsMsg_Destroy(msg);
+        return;
+    }
+    struct work_item *w = malloc(sizeof(*w));
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&a->lock);
+    a->workers++;
+    pthread_mutex_unlock(&a->lock);
+    if (w) {
+        w->agent = a;
+        w->msg = msg;
+    }
+    if (!w || pthread_create(&t, &attr, worker_main, w) != 0) {
+        reply(a, msg, GRPC_STATUS_RESOURCE_EXHAUSTED, "node cannot start a request thread", NULL);
+        natsMsg_Destroy(msg);
+        free(w);
+        pthread_mutex_lock(&a->lock);
+        a->workers--;
+        pthread_mutex_unlock(&a->lock);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static natsStatus agent_connect(struct nats_agent *a, const char *url)
+{
+    natsOptions *opts = NULL;
+    char name[200];
+    snprintf(name, sizeof(name), "airlock-vmhost/%s", a->node_id);
+    natsStatus st = natsOptions_Create(&opts);
+    if (st == NATS_OK)
+        st = natsOptions_SetURL(opts, url);
+    if (st == NATS_OK)
+        st = natsOptions_SetName(opts, name);
+    /* Replies go out at once instead of waiting for the flusher thread. */
+    if (st == NATS_OK)
+        st = natsOptions_SetSendAsap(opts, true);
+    if (st == NATS_OK)
+        st = natsOptions_SetMaxReconnect(opts, -1);
+    if (st == NATS_OK)
+        st = natsConnection_Connect(&a->nc, opts);
+    natsOptions_Destroy(opts);
+    return st;
+}
+
+struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url, const char *node_id,
+                                    const char *advertise_addr, char *err, size_t errlen)
+{
+    if (!*node_id || strpbrk(node_id, ".*> \t") || strlen(node_id) >= 128) {
+        snprintf(err, errlen, "node id \"%s\": 1..127 characters without . * > or spaces", node_id);
+        return NULL;
+    }
+    struct nats_agent *a = calloc(1, sizeof(*a));
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->vh = vh;
+    snprintf(a->node_id, sizeof(a->node_id), "%s", node_id);
+    snprintf(a->advertise, sizeof(a->advertise), "%s", advertise_addr);
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->changed, NULL);
+    char subject[256];
+    snprintf(subject, sizeof(subject), "airlock.node.%s.*", a->node_id);
+    natsStatus st = agent_connect(a, url);
+    if (st == NATS_OK)
+        st = natsConnection_Subscribe(&a->work, a->nc, subject, on_work, a);
+    if (st == NATS_OK)
+        st = natsConnection_Subscribe(&a->roll_call, a->nc, NATS_ROLL_CALL_SUBJECT, on_roll_call, a);
+    if (st != NATS_OK) {
+        snprintf(err, errlen, "nats %s: %s", url, natsStatus_GetText(st));
+        nats_agent_stop(a);
+        return NULL;
+    }
+    if (pthread_create(&a->heartbeat_thread, NULL, heartbeat_main, a) != 0) {
+        snprintf(err, errlen, "cannot start the heartbeat thread");
+        nats_agent_stop(a);
+        return NULL;
+    }
+    a->heartbeat_started = true;
+    log_info("nats agent started", "node=%s nats=%s subjects=%s", a->node_id, url, subject);
+    return a;
+}
+
+void nats_agent_stop(struct nats_agent *a)
+{
+    if (!a)
+        return;
+    if (a->roll_call && natsSubscription_Drain(a->roll_call) == NATS_OK)
+        natsSubscription_WaitForDrainCompletion(a->roll_call, 2000);
+    if (a->work && natsSubscription_Drain(a->work) == NATS_OK)
+        natsSubscription_WaitForDrainCompletion(a->work, 2000);
+    pthread_mutex_lock(&a->lock);
+    a->stopping = true;
+    pthread_cond_broadcast(&a->changed);
+    while (a->workers > 0)
+        pthread_cond_wait(&a->changed, &a->lock);
+    pthread_mutex_unlock(&a->lock);
+    if (a->heartbeat_started)
+        pthread_join(a->heartbeat_thread, NULL);
+    natsSubscription_Destroy(a->roll_call);
+    natsSubscription_Destroy(a->work);
+    if (a->nc) {
+        natsConnection_Close(a->nc);
+        natsConnection_Destroy(a->nc);
+    }
+    nats_CloseAndWait(1000);
+    pthread_cond_destroy(&a->changed);
+    pthread_mutex_destroy(&a->lock);
+    free(a);
+}

@@ -1,0 +1,44 @@
+/* A sandbox's network: a named namespace airlock-<id> holding loopback and
+ * a persistent TAP device (tap0, gateway address and MAC from
+ * sandbox_netdefs.h) for the VM's virtio-net NIC, and nftables rules that
+ * send all guest TCP to egress's transparent listener, UDP/53 to its DNS
+ * listener, and drop and count everything else.
+ *
+ * Keyed by sandbox id and stateless here: everything is found again by
+ * name, so a restarted vmhost can delete what an earlier one created. */
+#ifndef AIRLOCK_SANDBOX_NET_H
+#define AIRLOCK_SANDBOX_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Packets the namespace dropped, by kind. */
+struct sandbox_net_counters {
+    uint64_t dropped_udp;   /* UDP other than port 53 */
+    uint64_t dropped_icmp;
+    uint64_t dropped_ipv6;
+    uint64_t dropped_other; /* other protocols, unredirected packets, forwarding */
+};
+
+/* Builds the namespace, the TAP and the rules. On failure nothing is left. */
+int sandbox_net_create(const char *sandbox_id, char *err, size_t errlen);
+
+/* /run/netns/airlock-<id>: what egress's AttachSandbox takes. */
+int sandbox_net_netns_path(const char *sandbox_id, char *buf, size_t buflen);
+
+/* A new fd on the sandbox's TAP (IFF_VNET_HDR) for QEMU's
+ * -netdev tap,fd=N. One per QEMU process: the caller passes it to the
+ * child and closes its own copy after the spawn. Works again for a restore
+ * of the same sandbox. */
+int sandbox_net_open_tap(const char *sandbox_id, int *fd, char *err, size_t errlen);
+
+/* Reads the drop counters of the sandbox's rules. */
+int sandbox_net_counters(const char *sandbox_id, struct sandbox_net_counters *out, char *err,
+                         size_t errlen);
+
+/* Removes the TAP and the namespace. QEMU should be gone and egress
+ * detached: an open TAP fd or an egress socket keeps the (then nameless)
+ * namespace alive. A sandbox without a network is not an error. */
+int sandbox_net_delete(const char *sandbox_id, char *err, size_t errlen);
+
+#endif

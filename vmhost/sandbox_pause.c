@@ -1,0 +1,58 @@
+/* Pause and resume: QMP stop/cont on a sandbox's VM. Memory stays where it
+ * is; nothing is written to disk. */
+#include <stdio.h>
+
+#include "log.h"
+#include "sandbox.h"
+#include "sandbox_guest_init.h"
+
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+
+/* Moves sb from one state to another with a QMP command, under sb->lock so
+ * that concurrent pauses, resumes and deletes see one state at a time. */
+static enum sandbox_error sandbox_transition(struct sandbox *sb, sandbox_state from,
+                                             sandbox_state to, const char *qmp_command,
+                                             const char *verb, char *err, size_t errlen)
+{
+    enum sandbox_error rc = SANDBOX_OK;
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state != from || !sb->vm) {
+        snprintf(err, errlen, "sandbox %s is %s; only a %s sandbox can be %s", sb->id,
+                 sandbox_state_name(sb->state), sandbox_state_name(from), verb);
+        rc = SANDBOX_ERR_STATE;
+    } else if (vm_qmp_command(sb->vm, qmp_command, NULL, err, errlen) < 0) {
+        rc = SANDBOX_ERR_INTERNAL;
+    } else {
+        sb->state = to;
+    }
+    pthread_mutex_unlock(&sb->lock);
+    if (rc == SANDBOX_OK)
+        log_info(to == STATE(PAUSED) ? "sandbox paused" : "sandbox resumed", "sandbox=%s", sb->id);
+    return rc;
+}
+
+enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen)
+{
+    return sandbox_transition(sb, STATE(RUNNING), STATE(PAUSED), "stop", "paused", err, errlen);
+}
+
+enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen)
+{
+    enum sandbox_error rc =
+        sandbox_transition(sb, STATE(PAUSED), STATE(RUNNING), "cont", "resumed", err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    /* The guest's wall clock stood still while paused. A failure here does
+     * not undo the resume: the sandbox runs, with a stale clock. */
+    enum sandbox_error code;
+    char cerr[512];
+    struct guest_channel *ch = sandbox_channel(sb, &code, cerr, sizeof(cerr));
+    if (ch && sandbox_guest_set_clock(ch, cerr, sizeof(cerr)) == 0) {
+        guest_channel_release(ch);
+        return SANDBOX_OK;
+    }
+    if (ch)
+        guest_channel_release(ch);
+    log_warn("cannot set the guest clock after resume", "sandbox=%s error=\"%s\"", sb->id, cerr);
+    return SANDBOX_OK;
+}

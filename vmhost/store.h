@@ -1,0 +1,49 @@
+/* The node's btrfs store: where templates and sandboxes live, so a sandbox
+ * disk can be a reflink (FICLONE) of its template's disk, O(metadata).
+ *
+ * If the data directory is itself on btrfs, the store is the data directory.
+ * Otherwise vmhost keeps a sparse image DATA_DIR/store.btrfs (made with
+ * mkfs.btrfs once), attaches it to a loop device with autoclear and mounts
+ * it on DATA_DIR/store; store_close() unmounts it, which frees the loop
+ * device. A store left mounted by a vmhost that died is reused as it is.
+ * templates/ and sandboxes/ are btrfs subvolumes. */
+#ifndef AIRLOCK_STORE_H
+#define AIRLOCK_STORE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Layout under root: templates/ (template snapshots and imported image
+ * disks) and sandboxes/ (one directory per sandbox). */
+struct store {
+    char root[PATH_MAX];          /* btrfs directory holding everything */
+    char templates_dir[PATH_MAX]; /* root/templates */
+    char sandboxes_dir[PATH_MAX]; /* root/sandboxes */
+    char image[PATH_MAX];         /* DATA_DIR/store.btrfs, or "" when data_dir is btrfs */
+    bool mounted_by_us;           /* root is our loop mount: unmount it on close */
+};
+
+#define STORE_DEFAULT_SIZE_GB 32
+
+/* Finds or makes the store for data_dir (size_gb sizes a new image). On
+ * error returns -1 with the reason and what to do about it in err. */
+int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *err, size_t errlen);
+
+/* Unmounts a loop-mounted store (its loop device detaches with it). */
+void store_close(struct store *s);
+
+/* dst becomes a reflink of src (FICLONE): O(metadata) inside the store.
+ * Where the file system cannot (src elsewhere), a copy that keeps holes. */
+int store_clone_file(const char *src, const char *dst, char *err, size_t errlen);
+
+/* Brings a file from outside the store in once, as templates/<name>, so
+ * later clones of it are reflinks: out gets its path. Copied under a
+ * temporary name, fsynced and renamed, so a present file is complete. */
+int store_import_file(const struct store *s, const char *src, const char *name, char *out,
+                      size_t outlen, char *err, size_t errlen);
+
+/* True when path lies on btrfs. */
+bool store_is_btrfs(const char *path);
+
+#endif

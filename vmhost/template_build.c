@@ -1,0 +1,154 @@
+#include "template_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "guest_channel.h"
+#include "store.h"
+
+#define TEMPLATE_GUEST_TIMEOUT_MS 30000
+#define TEMPLATE_SAVE_TIMEOUT_MS 60000
+#define TEMPLATE_QUIT_TIMEOUT_MS 10000
+
+/* Runs argv[0] in the guest and waits for it to exit 0. */
+static int guest_run(struct guest_channel *ch, const char *prog, char *err, size_t errlen)
+{
+    ProtobufCBinaryData argv[] = { { strlen(prog), (uint8_t *)prog } };
+    Airlock__Guest__V1__ExecRequest ex = AIRLOCK__GUEST__V1__EXEC_REQUEST__INIT;
+    ex.n_argv = 1;
+    ex.argv = argv;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
+    f.exec = &ex;
+    struct guest_stream *s = guest_stream_open(ch);
+    if (!s || guest_stream_send(s, &f, TEMPLATE_GUEST_TIMEOUT_MS) < 0) {
+        guest_stream_close(s);
+        snprintf(err, errlen, "guest %s: channel closed", prog);
+        return -1;
+    }
+    int rc = -1;
+    snprintf(err, errlen, "guest %s: no exit status", prog);
+    for (;;) {
+        GuestFrame *ans;
+        if (guest_stream_recv(s, TEMPLATE_GUEST_TIMEOUT_MS, &ans) != GUEST_RECV_OK)
+            break;
+        bool done = true;
+        if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT) {
+            rc = ans->exec_exit->exit_code == 0 && ans->exec_exit->signal == 0 ? 0 : -1;
+            if (rc < 0)
+                snprintf(err, errlen, "guest %s: exit code %d, signal %d", prog,
+                         ans->exec_exit->exit_code, ans->exec_exit->signal);
+        } else if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
+            snprintf(err, errlen, "guest %s: %s", prog, ans->result->message);
+        } else {
+            done = false; /* ExecStarted, output */
+        }
+        frame_free(ans);
+        if (done)
+            break;
+    }
+    guest_stream_close(s);
+    return rc;
+}
+
+/* Guest ready, its writes flushed to the disk image. */
+static int template_guest_settle(const struct template_spec *spec, struct vm *vm, char *err,
+                                 size_t errlen)
+{
+    struct guest_channel *ch;
+    char cerr[512];
+    if (guest_channel_connect(&guest_transport_virtio_serial, vm_agent_socket(vm),
+                              spec->ready_timeout_ms, &ch, cerr, sizeof(cerr)) < 0) {
+        char tail[2048];
+        vm_console_tail(vm_console_log(vm), tail, sizeof(tail));
+        snprintf(err, errlen, "template VM did not become ready: %s; console tail:\n%s", cerr,
+                 tail);
+        return -1;
+    }
+    int rc = guest_run(ch, "sync", err, errlen);
+    /* The restored sandboxes connect anew; guestd treats that as a new
+     * session, as it does after any host disconnect. */
+    guest_channel_close(ch);
+    return rc;
+}
+
+static int fsync_path(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) < 0) {
+        snprintf(err, errlen, "fsync %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int write_manifest(const struct template_spec *spec, const struct template_snapshot *t,
+                          char *err, size_t errlen)
+{
+    json_t *m = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I}", "name", spec->name,
+                          "key", t->key, "image", spec->image->hash, "accel",
+                          vm_accel_name(spec->accel), "vcpus", (int)spec->vcpus, "memory_mb",
+                          (int)spec->memory_mb, "built_unix_ms", (json_int_t)clock_realtime_ms(),
+                          "state_bytes", (json_int_t)fs_disk_usage(t->state), "mem_bytes",
+                          (json_int_t)fs_disk_usage(t->mem));
+    char *text = m ? json_dumps(m, JSON_INDENT(2)) : NULL;
+    json_decref(m);
+    if (!text) {
+        snprintf(err, errlen, "template manifest: out of memory");
+        return -1;
+    }
+    char path[PATH_MAX];
+    int rc = fs_path(path, sizeof(path), "%s/manifest.json", t->dir);
+    if (rc == 0)
+        rc = fs_write_file_atomic(path, text, strlen(text), 0644, err, errlen);
+    free(text);
+    return rc;
+}
+
+int template_build(const struct template_spec *spec, const struct template_snapshot *t,
+                   int64_t *ms, char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    if (store_clone_file(spec->base_disk, t->disk, err, errlen) < 0)
+        return -1;
+    struct vm_config vc = {
+        .qemu_binary = spec->qemu_binary,
+        .accel = spec->accel,
+        .kernel = spec->image->kernel,
+        .initrd = spec->image->initrd,
+        .disk = t->disk,
+        .vcpus = spec->vcpus,
+        .memory_mb = spec->memory_mb,
+        .run_dir = t->dir,
+        .mem_path = t->mem,
+        .mem_shared = true,
+    };
+    struct vm *vm;
+    if (vm_start(&vc, NULL, NULL, &vm, err, errlen) < 0)
+        return -1;
+    int rc = -1;
+    if (template_guest_settle(spec, vm, err, errlen) < 0 ||
+        vm_qmp_command(vm, "stop", NULL, err, errlen) < 0 ||
+        vm_save_state(vm, t->state, TEMPLATE_SAVE_TIMEOUT_MS, err, errlen) < 0)
+        goto out;
+    rc = 0;
+out:
+    /* The disk and memory are final only once QEMU is gone. */
+    vm_stop(vm, TEMPLATE_QUIT_TIMEOUT_MS);
+    vm_free(vm);
+    if (rc == 0 && (fsync_path(t->disk, err, errlen) < 0 || fsync_path(t->mem, err, errlen) < 0 ||
+                    fsync_path(t->state, err, errlen) < 0 ||
+                    write_manifest(spec, t, err, errlen) < 0))
+        rc = -1;
+    *ms = clock_monotonic_ms() - started;
+    return rc;
+}

@@ -1,0 +1,19 @@
+/* The steps that turn a guest image into a template snapshot, in a
+ * directory the caller then renames into place. */
+#ifndef AIRLOCK_TEMPLATE_BUILD_H
+#define AIRLOCK_TEMPLATE_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "template.h"
+
+/* Boots the template VM with its RAM in t->mem (shared), waits for the guest
+ * daemon, has the guest sync its disk, stops the vCPUs, saves the device
+ * state to t->state, quits QEMU and fsyncs disk, memory and state, then
+ * writes t->dir/manifest.json. *ms gets the time taken. On failure the VM is
+ * gone; the caller removes the directory. */
+int template_build(const struct template_spec *spec, const struct template_snapshot *t,
+                   int64_t *ms, char *err, size_t errlen);
+
+#endif

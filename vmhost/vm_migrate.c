@@ -1,0 +1,110 @@
+/* Snapshot and restore of a VM's device state over QMP migration, with
+ * x-ignore-shared: guest RAM lives in a memory-backend-file and is not
+ * copied, so the state file holds device state only (tens of KiB). */
+#include <stdio.h>
+#include <string.h>
+
+#include "vm_internal.h"
+
+/* The state path goes through QEMU's "exec:" URI, i.e. /bin/sh -c. */
+static bool path_is_shell_safe(const char *p)
+{
+    for (; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("/._+-", *p)))
+            return false;
+    return true;
+}
+
+static long long ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* qmp_lock held. Reads events until the MIGRATION event says how it ended. */
+static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms, char *err,
+                                 size_t errlen)
+{
+    long long deadline = ms_now() + timeout_ms;
+    for (;;) {
+        if (strcmp(vm->migration_status, "completed") == 0)
+            return 0;
+        if (strcmp(vm->migration_status, "failed") == 0 ||
+            strcmp(vm->migration_status, "cancelled") == 0) {
+            json_t *info = NULL;
+            char qerr[256];
+            const char *why = NULL;
+            if (qmp_execute(&vm->qmp, "query-migrate", NULL, &info, 2000, qerr, sizeof(qerr)) == 0)
+                why = json_string_value(json_object_get(info, "error-desc"));
+            snprintf(err, errlen, "%s %s: %s (see %s)", what, vm->migration_status,
+                     why ? why : "QEMU gave no reason", vm->qemu_log_path);
+            json_decref(info);
+            return -1;
+        }
+        long long left = deadline - ms_now();
+        char qerr[256];
+        if (left <= 0 || qmp_wait_event(&vm->qmp, (int)left, qerr, sizeof(qerr)) < 0) {
+            snprintf(err, errlen, "%s did not complete within %d ms (last status \"%s\"): %s",
+                     what, timeout_ms, vm->migration_status, left <= 0 ? "timeout" : qerr);
+            return -1;
+        }
+    }
+}
+
+/* qmp_lock held. */
+static int set_capabilities_locked(struct vm *vm, char *err, size_t errlen)
+{
+    json_t *args = json_pack("{s:[{s:s, s:b}, {s:s, s:b}]}", "capabilities", "capability",
+                             "x-ignore-shared", "state", 1, "capability", "events", "state", 1);
+    int rc = qmp_execute(&vm->qmp, "migrate-set-capabilities", args, NULL, 2000, err, errlen);
+    json_decref(args);
+    return rc;
+}
+
+/* qmp_lock held. Starts a migration with command (migrate or
+ * migrate-incoming) to/from uri and waits for it to complete. */
+static int migrate_locked(struct vm *vm, const char *command, const char *uri, int timeout_ms,
+                          char *err, size_t errlen)
+{
+    vm->migration_status[0] = '\0';
+    if (set_capabilities_locked(vm, err, errlen) < 0)
+        return -1;
+    json_t *args = json_pack("{s:s}", "uri", uri);
+    int rc = qmp_execute(&vm->qmp, command, args, NULL, 2000, err, errlen);
+    json_decref(args);
+    if (rc < 0)
+        return -1;
+    return wait_migration_locked(vm, command, timeout_ms, err, errlen);
+}
+
+static int migrate_with_file(struct vm *vm, const char *command, const char *uri_fmt,
+                             const char *state_path, int timeout_ms, char *err, size_t errlen)
+{
+    if (!path_is_shell_safe(state_path)) {
+        snprintf(err, errlen, "%s: state path %s has characters other than A-Z a-z 0-9 / . _ + -",
+                 command, state_path);
+        return -1;
+    }
+    char uri[PATH_MAX + 32];
+    snprintf(uri, sizeof(uri), uri_fmt, state_path);
+    pthread_mutex_lock(&vm->qmp_lock);
+    int rc = migrate_locked(vm, command, uri, timeout_ms, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    return rc;
+}
+
+int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *err, size_t errlen)
+{
+    return migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, timeout_ms, err, errlen);
+}
+
+int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                     size_t errlen)
+{
+    if (migrate_with_file(vm, "migrate-incoming", "exec:cat %s", state_path, timeout_ms, err,
+                          errlen) < 0)
+        return -1;
+    return vm_qmp_command(vm, "cont", NULL, err, errlen);
+}
