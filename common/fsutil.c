@@ -70,18 +70,28 @@ int fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
     return 0;
 }
 
-int fs_fsync_dir(const char *dir, char *err, size_t errlen)
+static int fsync_opened(const char *path, int flags, char *err, size_t errlen)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
     if (fd < 0) {
-        set_err(err, errlen, "open %s: %s", dir, strerror(errno));
+        set_err(err, errlen, "open %s: %s", path, strerror(errno));
         return -1;
     }
     int rc = fsync(fd);
     if (rc < 0)
-        set_err(err, errlen, "fsync %s: %s", dir, strerror(errno));
+        set_err(err, errlen, "fsync %s: %s", path, strerror(errno));
     close(fd);
     return rc < 0 ? -1 : 0;
+}
+
+int fs_fsync_dir(const char *dir, char *err, size_t errlen)
+{
+    return fsync_opened(dir, O_DIRECTORY, err, errlen);
+}
+
+int fs_fsync_file(const char *path, char *err, size_t errlen)
+{
+    return fsync_opened(path, 0, err, errlen);
 }
 
 

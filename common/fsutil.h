@@ -40,6 +40,8 @@ int fs_remove_tree(const char *path, char *err, size_t errlen);
 
 /* fsync() of a directory, making renames and creations in it durable. */
 int fs_fsync_dir(const char *dir, char *err, size_t errlen);
+/* fsync() of a file by path (e.g. one another process wrote). */
+int fs_fsync_file(const char *path, char *err, size_t errlen);
 
 /* Bytes allocated on disk for a file or, recursively, a directory tree
  * (st_blocks, so holes do not count). */

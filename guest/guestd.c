@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_net.h"
 #include "guestd_internal.h"
 #include "handlers.h"
 #include "log.h"
@@ -63,6 +64,10 @@ static void guestd_hello(struct guestd *g, const GuestFrame *f)
     if (g->nstreams)
         log_info("new session: ending the previous one's streams", "streams=%zu", g->nstreams);
     guestd_end_session(g);
+    /* A restored guest keeps its network in memory; re-applying is cheap
+     * and repairs whatever an earlier session changed. */
+    if (g->configure_network)
+        guest_net_configure();
     Airlock__Guest__V1__Hello h = AIRLOCK__GUEST__V1__HELLO__INIT;
     h.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
     h.guestd_version = GUESTD_VERSION;
@@ -238,6 +243,9 @@ int guestd_run(int channel_fd, const struct guestd_options *opts)
     list_init(&g.streams);
     g.started_ms = loop_now_ms();
     g.last_activity_unix_ms = unix_now_ms();
+    g.configure_network = opts->configure_network;
+    if (g.configure_network)
+        guest_net_configure();
     signal(SIGPIPE, SIG_IGN);
     /* Orphans of the programs we run come back to us, as they do to PID 1. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -14,6 +14,10 @@ struct guestd_options {
      * then never returns. Otherwise (a stream socket) end of file ends
      * guestd_run. */
     bool reconnecting;
+    /* PID 1 of a sandbox VM: configure the NIC (guest_net.h) at start and
+     * again at every new host session (after a restore). Never in tests,
+     * which run guestd on the host. */
+    bool configure_network;
 };
 
 /* Serves the protocol on channel_fd (taken over and closed) until the

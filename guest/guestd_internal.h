@@ -23,6 +23,7 @@ struct guestd {
     size_t nstreams;
     int64_t started_ms; /* monotonic */
     int64_t last_activity_unix_ms;
+    bool configure_network; /* guestd_options */
 };
 
 int64_t unix_now_ms(void);

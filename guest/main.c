@@ -60,14 +60,15 @@ int main(int argc, char **argv)
         struct guestd_options o = { .reconnecting = false };
         return guestd_run(channel_fd, &o) == 0 ? 0 : 1;
     }
-    if (getpid() == 1)
+    bool pid1 = getpid() == 1;
+    if (pid1)
         pid1_setup();
     else
         log_warn("not running as pid 1: no system setup", "pid=%d", (int)getpid());
     stdio_ensure_open();
     /* PID 1 must never exit: the kernel would panic. */
     for (;;) {
-        struct guestd_options o = { .reconnecting = true };
+        struct guestd_options o = { .reconnecting = true, .configure_network = pid1 };
         int fd = port_open_wait(port);
         guestd_run(fd, &o);
         log_error("guestd stopped unexpectedly; restarting", "errno=%d", errno);

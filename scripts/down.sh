@@ -26,6 +26,7 @@ stop() {
 stop gateway
 stop scheduler
 stop vmhost
+stop egress
 stop nats
 if [ -f "$RUN/postgres.started" ]; then
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$DATA_DIR/postgres" -m fast -w stop >/dev/null &&

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `make up`: starts airlock on this machine — its own PostgreSQL (unless
 # AIRLOCK_DATABASE_URL is set) and nats-server (unless AIRLOCK_NATS_URL is
-# set), then vmhost, scheduler and the gateway on 127.0.0.1:7070 — and
+# set), then egress, vmhost, scheduler and the gateway on 127.0.0.1:7070 — and
 # returns once the API answers. Idempotent: parts already running are left
 # alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
 # `make down` stops exactly those. See docs/operations.md.
@@ -13,6 +13,9 @@ PG_BIN=/usr/lib/postgresql/15/bin
 NATS_PORT=${AIRLOCK_NATS_PORT:-4222}
 GATEWAY_ADDR=${AIRLOCK_GATEWAY_ADDR:-127.0.0.1:7070}
 VMHOST="$BUILD_DIR/vmhost/airlock-vmhost"
+EGRESS="$BUILD_DIR/egress/airlock-egress"
+# The resolver egress asks for allowed names: the host's first nameserver.
+UPSTREAM_DNS=${AIRLOCK_UPSTREAM_DNS:-$(awk '$1 == "nameserver" { print $2; exit }' /etc/resolv.conf)}
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 
@@ -90,12 +93,21 @@ else
     fi
 fi
 
+# ---- egress (before vmhost, which attaches every sandbox to it) ----
+if ! running egress; then
+    rm -f "$DATA_DIR/egress.sock"
+    start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
+        --upstream-dns "$UPSTREAM_DNS"
+    wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
+    echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, log: $DATA_DIR/egress.log"
+fi
+
 # ---- vmhost ----
 if ! running vmhost; then
     "$VMHOST" build-image --data-dir "$DATA_DIR"
     rm -f "$DATA_DIR/vmhost.sock" # stale from a crash: would look like "up"
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
-        --nats "$NATS_URL" --node-id "$(hostname)"
+        --nats "$NATS_URL" --node-id "$(hostname)" --egress "unix:$DATA_DIR/egress.sock"
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
 fi
@@ -112,7 +124,7 @@ fi
 # ---- gateway ----
 if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
-        --scheduler "unix:$DATA_DIR/scheduler.sock"
+        --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"
@@ -123,5 +135,6 @@ airlock is up: http://$GATEWAY_ADDR
 admin key (also in $DATA_DIR/admin-key, mode 0600): $(cat "$DATA_DIR/admin-key")
 Try it:
   curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" http://$GATEWAY_ADDR/v1/sandboxes
+  or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key); $BUILD_DIR/cli/airlock create
 Stop everything with: make down
 EOT

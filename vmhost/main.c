@@ -30,7 +30,11 @@ static void usage(FILE *out)
             "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n"
             "  --store-size-gb N    size of DATA_DIR/store.btrfs, made when DATA_DIR is not on\n"
             "                       btrfs (default %d, sparse)\n"
-            "  --cold-boot          no template snapshot: every sandbox boots its kernel\n",
+            "  --cold-boot          no template snapshot: every sandbox boots its kernel\n"
+            "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
+            "                       for creates without an id (default 0: none)\n"
+            "  --egress ADDR        airlock-egress's gRPC address: sandboxes are attached to it\n"
+            "                       with their policy (unset: sandboxes reach nothing at all)\n",
             VMHOST_DEFAULT_DATA_DIR, STORE_DEFAULT_SIZE_GB);
 }
 
@@ -57,6 +61,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "node-id", required_argument, NULL, 'I' },
         { "store-size-gb", required_argument, NULL, 's' },
         { "cold-boot", no_argument, NULL, 'c' },
+        { "warm-pool", required_argument, NULL, 'w' },
+        { "egress", required_argument, NULL, 'e' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -101,6 +107,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             }
             break;
         case 'c': a->cfg.cold_boot = true; break;
+        case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'e': a->cfg.egress_addr = optarg; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);

@@ -155,6 +155,7 @@ static void op_create(struct nats_agent *a, natsMsg *msg)
         .template_name = req->template_,
         .vcpus = req->vcpus,
         .memory_mb = req->memory_mb,
+        .policy = req->policy,
     };
     struct sandbox *sb = NULL;
     char err[4096];
@@ -174,6 +175,21 @@ out:
 }
 
 /* get, delete, and the operations this node cannot do yet. */
+
+typedef enum sandbox_error (*lifecycle_fn)(struct sandbox *sb, char *err, size_t errlen);
+
+/* The lifecycle operation named op, or NULL. */
+static lifecycle_fn lifecycle_op(const char *op)
+{
+    if (strcmp(op, "pause") == 0)
+        return sandbox_pause;
+    if (strcmp(op, "resume") == 0)
+        return sandbox_resume;
+    if (strcmp(op, "suspend") == 0)
+        return sandbox_suspend;
+    return NULL;
+}
+
 static void op_by_id(struct nats_agent *a, natsMsg *msg, const char *op)
 {
     Airlock__Vmhost__V1__GetSandboxRequest *req = airlock__vmhost__v1__get_sandbox_request__unpack(
@@ -191,19 +207,17 @@ static void op_by_id(struct nats_agent *a, natsMsg *msg, const char *op)
     } else if (strcmp(op, "delete") == 0) {
         enum sandbox_error rc = sandbox_delete(a->vh, req->id, err, sizeof(err));
         reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err, NULL);
-    } else if (strcmp(op, "pause") == 0 || strcmp(op, "resume") == 0) {
+    } else if (lifecycle_op(op)) {
         struct sandbox *sb = sandbox_get(a->vh, req->id);
         enum sandbox_error rc = SANDBOX_ERR_NOT_FOUND;
         snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
         if (sb)
-            rc = op[0] == 'p' ? sandbox_pause(sb, err, sizeof(err))
-                              : sandbox_resume(sb, err, sizeof(err));
+            rc = lifecycle_op(op)(sb, err, sizeof(err));
         reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err,
               rc == SANDBOX_OK ? sb : NULL);
         if (sb)
             sandbox_put(sb);
     } else {
-        /* suspend arrives with durable snapshots (issue 3). */
         snprintf(err, sizeof(err), "%s is not supported by node %s yet", op, a->node_id);
         reply(a, msg, GRPC_STATUS_UNIMPLEMENTED, err, NULL);
     }

@@ -13,6 +13,9 @@
 #include "fsutil.h"
 #include "log.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_net.h"
+#include "sandbox_network.h"
+#include "warm_pool.h"
 
 #define SANDBOX_DEFAULT_TEMPLATE "default"
 #define SANDBOX_MAX_VCPUS 16
@@ -137,14 +140,18 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
 
     enum sandbox_error rc = SANDBOX_OK;
     pthread_mutex_lock(&vh->lock);
-    if (p->id && *p->id) {
+    if (p->for_pool) {
+        sandbox_generate_id(sb->id, sizeof(sb->id)); /* 64 random bits: unique enough */
+    } else if (p->id && *p->id) {
         snprintf(sb->id, sizeof(sb->id), "%s", p->id);
     } else {
         do
             sandbox_generate_id(sb->id, sizeof(sb->id));
         while (registry_find_locked(vh, sb->id));
     }
-    if (registry_find_locked(vh, sb->id)) {
+    if (p->for_pool) {
+        /* kept by the warm pool until sandbox_adopt_pooled() registers it */
+    } else if (registry_find_locked(vh, sb->id)) {
         snprintf(err, errlen, "sandbox %s already exists", sb->id);
         rc = SANDBOX_ERR_EXISTS;
     } else if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
@@ -204,6 +211,7 @@ static void sandbox_teardown(struct sandbox *sb)
         guest_channel_close(ch);
     if (vm)
         vm_free(vm);
+    sandbox_network_down(sb);
     char err[512];
     if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)
         log_error("cannot remove sandbox directory", "sandbox=%s error=\"%s\"", sb->id, err);
@@ -212,13 +220,106 @@ static void sandbox_teardown(struct sandbox *sb)
     pthread_mutex_unlock(&sb->lock);
 }
 
+/* Undoes a create (or a pool adoption) that failed after sandbox_reserve(). */
+static void sandbox_abandon(struct sandbox *sb, const char *err)
+{
+    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    pthread_mutex_lock(&sb->vh->lock);
+    registry_remove_locked(sb->vh, sb);
+    pthread_mutex_unlock(&sb->vh->lock);
+    sandbox_discard_pooled(sb);
+}
+
+int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen)
+{
+    struct vmhost *vh = sb->vh;
+    int tap_fd;
+    if (sandbox_net_open_tap(sb->id, &tap_fd, err, errlen) < 0)
+        return -1;
+    struct vm_config vc = {
+        .qemu_binary = vh->cfg.qemu_binary,
+        .accel = vh->accel,
+        .kernel = vh->image.kernel,
+        .initrd = vh->image.initrd,
+        .disk = sb->disk,
+        .vcpus = sb->vcpus,
+        .memory_mb = sb->memory_mb,
+        .run_dir = sb->dir,
+        .mem_path = sb->restored ? vh->tmpl.mem : NULL,
+        .mem_shared = false,
+        .incoming = incoming,
+        .has_nic = true,
+        .tap_fd = tap_fd,
+    };
+    struct vm *vm;
+    int started_rc = vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen);
+    close(tap_fd); /* QEMU has its own copy */
+    if (started_rc < 0)
+        return -1;
+    pthread_mutex_lock(&sb->lock);
+    sb->vm = vm;
+    pthread_mutex_unlock(&sb->lock);
+    return 0;
+}
+
+int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen)
+{
+    struct vm *vm = sb->vm;
+    struct guest_channel *ch;
+    char cerr[512];
+    if (guest_channel_connect(&guest_transport_virtio_serial, vm_agent_socket(vm),
+                              sb->vh->cfg.guest_ready_timeout_ms, &ch, cerr, sizeof(cerr)) < 0) {
+        char tail[2048];
+        vm_console_tail(vm_console_log(vm), tail, sizeof(tail));
+        snprintf(err, errlen, "sandbox %s did not become ready: %s; console tail:\n%s", sb->id, cerr,
+                 tail);
+        return -1;
+    }
+    pthread_mutex_lock(&sb->lock);
+    sb->channel = ch;
+    pthread_mutex_unlock(&sb->lock);
+    return 0;
+}
+
+/* The guest's per-sandbox init, then running, unless QEMU died meanwhile. */
+static int sandbox_finish_create(struct sandbox *sb, char *err, size_t errlen)
+{
+    if (sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
+        return -1;
+
+    pthread_mutex_lock(&sb->lock);
+    bool died = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
+    if (!died)
+        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
+    else
+        snprintf(err, errlen, "%s", sb->error);
+    pthread_mutex_unlock(&sb->lock);
+    if (died)
+        return -1;
+    return 0;
+}
+
 enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
                                   struct sandbox **out, char *err, size_t errlen)
 {
     enum sandbox_error rc = sandbox_validate(p, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
-    struct sandbox *sb;
+    /* A pooled VM already carries its id (its directory and network
+     * namespace are named after it): only a create that leaves the id to
+     * the node can take one. */
+    bool poolable = !p->for_pool && !(p->id && *p->id) && vh->have_template &&
+                    (p->vcpus ? p->vcpus : VMHOST_TEMPLATE_VCPUS) == vh->tmpl.vcpus &&
+                    (p->memory_mb ? p->memory_mb : VMHOST_TEMPLATE_MEMORY_MB) == vh->tmpl.memory_mb;
+    struct sandbox *sb = poolable ? warm_pool_take(vh->pool) : NULL;
+    if (sb) {
+        rc = sandbox_adopt_pooled(sb, p, err, errlen);
+        if (rc != SANDBOX_ERR_INTERNAL) {
+            *out = rc == SANDBOX_OK ? sb : NULL;
+            return rc;
+        }
+        log_warn("pooled sandbox failed: restoring instead", "error=\"%.300s\"", err);
+    }
     rc = sandbox_reserve(vh, p, &sb, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
@@ -234,57 +335,31 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     sb->restored = vh->have_template && sb->vcpus == t->vcpus && sb->memory_mb == t->memory_mb;
     if (store_clone_file(sb->restored ? t->disk : vh->base_disk, sb->disk, err, errlen) < 0)
         goto fail;
-
-    struct vm_config vc = {
-        .qemu_binary = vh->cfg.qemu_binary,
-        .accel = vh->accel,
-        .kernel = vh->image.kernel,
-        .initrd = vh->image.initrd,
-        .disk = sb->disk,
-        .vcpus = sb->vcpus,
-        .memory_mb = sb->memory_mb,
-        .run_dir = sb->dir,
-        .mem_path = sb->restored ? t->mem : NULL,
-        .mem_shared = false,
-        .incoming = sb->restored,
-    };
-    struct vm *vm;
-    int64_t qemu_started = clock_monotonic_ms();
-    if (vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen) < 0)
+    /* egress listens before the guest can send its first packet. */
+    rc = sandbox_network_up(sb, p->policy, err, errlen);
+    if (rc != SANDBOX_OK)
         goto fail;
-    pthread_mutex_lock(&sb->lock);
-    sb->vm = vm;
-    pthread_mutex_unlock(&sb->lock);
+    int64_t qemu_started = clock_monotonic_ms();
+    if (sandbox_start_vm(sb, sb->restored, err, errlen) < 0)
+        goto fail;
     int64_t qmp_ready = clock_monotonic_ms();
-    if (sb->restored && vm_restore_state(vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0)
+    if (sb->restored &&
+        vm_restore_state(sb->vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0)
         goto fail;
     int64_t vm_running = clock_monotonic_ms();
 
-    struct guest_channel *ch;
-    char cerr[512];
-    if (guest_channel_connect(&guest_transport_virtio_serial, vm_agent_socket(vm),
-                              vh->cfg.guest_ready_timeout_ms, &ch, cerr, sizeof(cerr)) < 0) {
-        char tail[2048];
-        vm_console_tail(vm_console_log(vm), tail, sizeof(tail));
-        snprintf(err, errlen, "sandbox %s did not become ready: %s; console tail:\n%s", sb->id, cerr,
-                 tail);
+    if (sandbox_connect_guest(sb, err, errlen) < 0)
         goto fail;
-    }
-    pthread_mutex_lock(&sb->lock);
-    sb->channel = ch;
-    pthread_mutex_unlock(&sb->lock);
     int64_t guest_connected = clock_monotonic_ms();
-    if (sandbox_guest_init(sb, ch, err, errlen) < 0)
-        goto fail;
-
-    pthread_mutex_lock(&sb->lock);
-    bool died = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
-    if (!died)
-        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
-    else
-        snprintf(err, errlen, "%s", sb->error);
-    pthread_mutex_unlock(&sb->lock);
-    if (died)
+    if (p->for_pool) {
+        /* Paused right after its guest answered: the per-sandbox init
+         * (clock, entropy, hostname) runs when it is handed out. */
+        if (vm_qmp_command(sb->vm, "stop", NULL, err, errlen) < 0)
+            goto fail;
+        *out = sb;
+        return SANDBOX_OK;
+    }
+    if (sandbox_finish_create(sb, err, errlen) < 0)
         goto fail;
     int64_t done = clock_monotonic_ms();
     /* Where the time went: disk clone, QEMU to QMP, state load + cont,
@@ -301,14 +376,57 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     return SANDBOX_OK;
 
 fail:
-    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
-    pthread_mutex_lock(&vh->lock);
-    registry_remove_locked(vh, sb);
-    pthread_mutex_unlock(&vh->lock);
+    sandbox_abandon(sb, err);
+    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
+}
+
+void sandbox_discard_pooled(struct sandbox *sb)
+{
     sandbox_teardown(sb);
-    sandbox_put(sb); /* the registry's */
-    sandbox_put(sb); /* ours */
-    return SANDBOX_ERR_INTERNAL;
+    sandbox_put(sb); /* the registry's (never registered) */
+    sandbox_put(sb); /* the creator's */
+}
+
+enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox_create_params *p,
+                                        char *err, size_t errlen)
+{
+    struct vmhost *vh = sb->vh;
+    int64_t started = clock_monotonic_ms();
+    enum sandbox_error rc = SANDBOX_OK;
+    pthread_mutex_lock(&vh->lock);
+    if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
+        snprintf(err, errlen, "node is full: %u of %u sandboxes in use", vh->n_sandboxes,
+                 vh->cfg.max_sandboxes);
+        rc = SANDBOX_ERR_CAPACITY;
+    } else {
+        sb->next = vh->sandboxes;
+        vh->sandboxes = sb;
+        vh->n_sandboxes++;
+    }
+    pthread_mutex_unlock(&vh->lock);
+    if (rc != SANDBOX_OK)
+        goto fail;
+    pthread_mutex_lock(&sb->lock);
+    sb->from_pool = true;
+    sb->created_unix_ms = clock_realtime_ms();
+    sb->last_activity_unix_ms = sb->created_unix_ms;
+    pthread_mutex_unlock(&sb->lock);
+    if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
+        goto fail;
+    if (p->policy && vh->egress) {
+        rc = sandbox_set_policy(sb, p->policy, err, errlen);
+        if (rc != SANDBOX_OK)
+            goto fail;
+    }
+    if (sandbox_finish_create(sb, err, errlen) < 0)
+        goto fail;
+    log_info("sandbox created", "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=pool ms=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
+             (long long)(clock_monotonic_ms() - started));
+    return SANDBOX_OK;
+fail:
+    sandbox_abandon(sb, err);
+    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
 }
 
 struct sandbox *sandbox_get(struct vmhost *vh, const char *id)
@@ -353,11 +471,15 @@ enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, 
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = registry_find_locked(vh, id);
-    /* A sandbox still being created is owned by its creator. */
-    if (sb && sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING) {
+    /* A sandbox being created, suspended or resumed is owned by that
+     * operation (which uses its VM without holding sb->lock). */
+    sandbox_state busy = sb ? sb->state : AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
+    if (busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING ||
+        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING ||
+        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING) {
         pthread_mutex_unlock(&vh->lock);
-        snprintf(err, errlen, "sandbox %s is still being created; delete it when it is running",
-                 id);
+        snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
+                 sandbox_state_name(busy));
         return SANDBOX_ERR_STATE;
     }
     if (sb)

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "egress.pb-c.h"
 #include "guest_channel.h"
 #include "vm.h"
 #include "vmhost.h"
@@ -33,9 +34,12 @@ struct sandbox {
     unsigned vcpus;
     unsigned memory_mb;
     bool restored;               /* from the template snapshot, not a cold boot */
+    bool from_pool;              /* handed out by the warm pool (warm_pool.h) */
     int64_t created_unix_ms;
     char dir[PATH_MAX];
     char disk[PATH_MAX];
+    bool net_up;                 /* namespace airlock-<id> exists (sandbox_network.h) */
+    bool egress_attached;
 
     pthread_mutex_t lock;        /* state, error, vm, channel, activity */
     pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */
@@ -56,6 +60,8 @@ struct sandbox_create_params {
     const char *template_name;   /* NULL/empty = "default" */
     unsigned vcpus;              /* 0 = 1 */
     unsigned memory_mb;          /* 0 = 512 */
+    const Airlock__Egress__V1__Policy *policy; /* NULL = deny everything */
+    bool for_pool;               /* warm_pool.c: own id, unregistered, left paused */
 };
 
 /* Error classes a caller maps to its own status codes (gRPC here). */
@@ -74,6 +80,32 @@ enum sandbox_error {
 enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
                                   struct sandbox **out, char *err, size_t errlen);
 
+/* For the warm pool and suspend/resume (warm_pool.c, sandbox_suspend.c). */
+
+/* A sandbox made with for_pool: out of the registry, paused after its guest
+ * answered. sandbox_adopt_pooled() registers it under its own id, resumes it
+ * and runs the per-sandbox guest init (on failure it is gone);
+ * sandbox_discard_pooled() stops and removes one never adopted. */
+enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox_create_params *p,
+                                        char *err, size_t errlen);
+void sandbox_discard_pooled(struct sandbox *sb);
+
+/* Starts the sandbox's QEMU as a create does (its disk, its NIC on a TAP
+ * opened in its namespace, the template's memory file if restored) and
+ * records it in sb->vm; incoming: wait for a state to load. Create and
+ * resume-from-suspended share it, so a snapshot is always loaded into the
+ * device list it was taken with. */
+int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen);
+/* Connects the guest channel (Hello) and records it in sb->channel. */
+int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen);
+
+/* running|paused -> suspending -> suspended: the whole VM state (RAM
+ * included) and a reflink of the disk written durably to DIR/suspend/, then
+ * QEMU quits. A failure leaves the sandbox as it was and no partial files. */
+enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen);
+/* suspended -> resuming -> running; sandbox_resume() calls it. */
+enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen);
+
 /* Looks a sandbox up and takes a reference, or NULL. */
 struct sandbox *sandbox_get(struct vmhost *vh, const char *id);
 void sandbox_put(struct sandbox *sb);
@@ -86,7 +118,9 @@ struct sandbox **sandbox_list(struct vmhost *vh, size_t *n);
 enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
- * guest clock is set). Any other state: SANDBOX_ERR_STATE naming it. */
+ * guest clock is set); resume also brings a suspended sandbox back (a new
+ * QEMU loads DIR/suspend/, then the guest init). Any other state:
+ * SANDBOX_ERR_STATE naming it. */
 enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen);
 enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen);
 

@@ -38,6 +38,11 @@ enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen)
 
 enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen)
 {
+    pthread_mutex_lock(&sb->lock);
+    bool suspended = sb->state == STATE(SUSPENDED);
+    pthread_mutex_unlock(&sb->lock);
+    if (suspended) /* (re-checked under the lock there) */
+        return sandbox_resume_suspended(sb, err, errlen);
     enum sandbox_error rc =
         sandbox_transition(sb, STATE(PAUSED), STATE(RUNNING), "cont", "resumed", err, errlen);
     if (rc != SANDBOX_OK)

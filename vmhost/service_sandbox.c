@@ -1,8 +1,9 @@
 /* CreateSandbox, GetSandbox, ListSandboxes, DeleteSandbox, PauseSandbox,
- * ResumeSandbox. */
+ * ResumeSandbox, SuspendSandbox, SetSandboxPolicy. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox_network.h"
 #include "service.h"
 
 /* Fills msg from sb; strings point into out_buf copies owned by the caller's
@@ -38,6 +39,7 @@ static void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *o
     out->msg.error = out->error;
     out->msg.image_hash = out->image_hash;
     out->msg.restored = sb->restored;
+    out->msg.from_pool = sb->from_pool;
 }
 
 /* Answers the call with sb's current view and OK. */
@@ -80,6 +82,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         .template_name = req->template_,
         .vcpus = req->vcpus,
         .memory_mb = req->memory_mb,
+        .policy = req->policy,
     };
     struct sandbox *sb;
     char err[4096];
@@ -197,5 +200,37 @@ void service_sandbox_resume(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     change_state(call, ctx, req->id, sandbox_resume);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_sandbox_suspend(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vmhost__V1__SuspendSandboxRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vmhost__v1__suspend_sandbox_request__descriptor);
+    if (!req)
+        return;
+    change_state(call, ctx, req->id, sandbox_suspend);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_sandbox_set_policy(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vmhost__V1__SetSandboxPolicyRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vmhost__v1__set_sandbox_policy_request__descriptor);
+    if (!req)
+        return;
+    struct sandbox *sb = lookup_sandbox(call, ctx, req->id);
+    if (sb) {
+        char err[1024];
+        enum sandbox_error rc = sandbox_set_policy(sb, req->policy, err, sizeof(err));
+        if (rc == SANDBOX_OK) {
+            Airlock__Vmhost__V1__Empty empty = AIRLOCK__VMHOST__V1__EMPTY__INIT;
+            rpc_call_send(call, &empty.base);
+            rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+        } else {
+            rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
+        }
+        sandbox_put(sb);
+    }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

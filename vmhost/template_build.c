@@ -10,11 +10,15 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "guest_channel.h"
+#include "log.h"
+#include "sandbox_net.h"
+#include "sandbox_netdefs.h"
 #include "store.h"
 
 #define TEMPLATE_GUEST_TIMEOUT_MS 30000
 #define TEMPLATE_SAVE_TIMEOUT_MS 60000
 #define TEMPLATE_QUIT_TIMEOUT_MS 10000
+#define TEMPLATE_BUILD_DIR_PREFIX ".build-"
 
 /* Runs argv[0] in the guest and waits for it to exit 0. */
 static int guest_run(struct guest_channel *ch, const char *prog, char *err, size_t errlen)
@@ -78,19 +82,6 @@ static int template_guest_settle(const struct template_spec *spec, struct vm *vm
     return rc;
 }
 
-static int fsync_path(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) < 0) {
-        snprintf(err, errlen, "fsync %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return 0;
-}
-
 static int write_manifest(const struct template_spec *spec, const struct template_snapshot *t,
                           char *err, size_t errlen)
 {
@@ -114,12 +105,21 @@ static int write_manifest(const struct template_spec *spec, const struct templat
     return rc;
 }
 
-int template_build(const struct template_spec *spec, const struct template_snapshot *t,
-                   int64_t *ms, char *err, size_t errlen)
+int template_build_net_id(const char *build_dir, char *out, size_t outlen)
 {
-    int64_t started = clock_monotonic_ms();
-    if (store_clone_file(spec->base_disk, t->disk, err, errlen) < 0)
+    const char *base = strrchr(build_dir, '/');
+    base = base ? base + 1 : build_dir;
+    size_t pl = strlen(TEMPLATE_BUILD_DIR_PREFIX);
+    if (strncmp(base, TEMPLATE_BUILD_DIR_PREFIX, pl) != 0)
         return -1;
+    int n = snprintf(out, outlen, "template-%s", base + pl);
+    return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* Boots the template VM (with its NIC on tap_fd) and freezes it into t. */
+static int template_build_vm(const struct template_spec *spec, const struct template_snapshot *t,
+                             int tap_fd, char *err, size_t errlen)
+{
     struct vm_config vc = {
         .qemu_binary = spec->qemu_binary,
         .accel = spec->accel,
@@ -131,6 +131,8 @@ int template_build(const struct template_spec *spec, const struct template_snaps
         .run_dir = t->dir,
         .mem_path = t->mem,
         .mem_shared = true,
+        .has_nic = true,
+        .tap_fd = tap_fd,
     };
     struct vm *vm;
     if (vm_start(&vc, NULL, NULL, &vm, err, errlen) < 0)
@@ -145,10 +147,39 @@ out:
     /* The disk and memory are final only once QEMU is gone. */
     vm_stop(vm, TEMPLATE_QUIT_TIMEOUT_MS);
     vm_free(vm);
-    if (rc == 0 && (fsync_path(t->disk, err, errlen) < 0 || fsync_path(t->mem, err, errlen) < 0 ||
-                    fsync_path(t->state, err, errlen) < 0 ||
-                    write_manifest(spec, t, err, errlen) < 0))
-        rc = -1;
+    return rc;
+}
+
+int template_build(const struct template_spec *spec, const struct template_snapshot *t,
+                   int64_t *ms, char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    char net_id[64];
+    int tap_fd = -1, rc = -1;
+    bool net_up = false;
+    if (template_build_net_id(t->dir, net_id, sizeof(net_id)) < 0) {
+        snprintf(err, errlen, "template build directory %s is not named %sXXXXXX", t->dir,
+                 TEMPLATE_BUILD_DIR_PREFIX);
+        goto out;
+    }
+    if (store_clone_file(spec->base_disk, t->disk, err, errlen) < 0 ||
+        sandbox_net_create(net_id, err, errlen) < 0)
+        goto out;
+    net_up = true;
+    if (sandbox_net_open_tap(net_id, &tap_fd, err, errlen) < 0 ||
+        template_build_vm(spec, t, tap_fd, err, errlen) < 0)
+        goto out;
+    if (fs_fsync_file(t->disk, err, errlen) < 0 || fs_fsync_file(t->mem, err, errlen) < 0 ||
+        fs_fsync_file(t->state, err, errlen) < 0 || write_manifest(spec, t, err, errlen) < 0)
+        goto out;
+    rc = 0;
+out:
+    if (tap_fd >= 0)
+        close(tap_fd);
+    char net_err[512];
+    if (net_up && sandbox_net_delete(net_id, net_err, sizeof(net_err)) < 0)
+        log_error("cannot delete the template build's network", "netns=%s%s error=\"%s\"",
+                  SANDBOX_NET_NS_PREFIX, net_id, net_err);
     *ms = clock_monotonic_ms() - started;
     return rc;
 }

@@ -16,4 +16,11 @@
 int template_build(const struct template_spec *spec, const struct template_snapshot *t,
                    int64_t *ms, char *err, size_t errlen);
 
+/* The template VM has the sandboxes' NIC (a restore needs the same devices)
+ * on a TAP in a namespace of its own, named after the build directory
+ * (".../.build-XXXXXX" -> "template-XXXXXX", namespace airlock-template-
+ * XXXXXX) and deleted after the build; a vmhost that finds a leftover build
+ * directory deletes its namespace by the same name. */
+int template_build_net_id(const char *build_dir, char *out, size_t outlen);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "fsutil.h"
 #include "qmp.h"
+#include "sandbox_netdefs.h"
 #include "strbuf.h"
 #include "vm_internal.h"
 #include "vm_tsc.h"
@@ -27,6 +28,8 @@
 #define VM_CONSOLE_TAIL_BYTES 2048
 #define VM_QEMU_LOG_TAIL_BYTES 1024
 #define VM_MAX_ARGS 64
+/* The number the TAP fd gets in QEMU (the first after stdio). */
+#define VM_CHILD_TAP_FD 3
 
 /* Fast, quiet boot on microvm (see docs/vm-driver.md for each option). */
 #define VM_BASE_CMDLINE                                                                  \
@@ -235,9 +238,14 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     arg_add(a, "socket,id=agent,path=%s,server=on,wait=off", vm->agent_path);
     arg_add(a, "-device");
     arg_add(a, "virtserialport,chardev=agent,name=agent");
-    /* Network devices go here: a TAP opened in the sandbox's netns is passed
-     * by fd (-netdev tap,id=n0,fd=N -device virtio-net-device,netdev=n0,
-     * mac=<fixed>), and the child must then keep fd N open across exec. */
+    /* The same MAC in every sandbox: a restored guest keeps its ARP cache
+     * and its idea of its own address (docs/egress.md). */
+    if (cfg->has_nic) {
+        arg_add(a, "-netdev");
+        arg_add(a, "tap,id=n0,fd=%d", VM_CHILD_TAP_FD);
+        arg_add(a, "-device");
+        arg_add(a, "virtio-net-device,netdev=n0,mac=%s", SANDBOX_NET_GUEST_MAC);
+    }
     arg_add(a, "-qmp");
     arg_add(a, "unix:%s,server=on,wait=off", vm->qmp_path);
     if (cfg->incoming) {
@@ -259,7 +267,7 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
 /* In the child between fork and exec: async-signal-safe calls only. QEMU
  * deliberately stays in vmhost's process group and gets no PDEATHSIG, so a
  * restarted vmhost can adopt running VMs. */
-static void exec_qemu(char *const argv[], int log_fd)
+static void exec_qemu(char *const argv[], int log_fd, int tap_fd)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -268,7 +276,15 @@ static void exec_qemu(char *const argv[], int log_fd)
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
         _exit(126);
-    close_range(3, ~0u, 0);
+    int first_closed = 3;
+    if (tap_fd >= 0) {
+        /* dup2 onto itself would keep O_CLOEXEC: clear it by hand then. */
+        if (tap_fd == VM_CHILD_TAP_FD ? fcntl(tap_fd, F_SETFD, 0) < 0
+                                      : dup2(tap_fd, VM_CHILD_TAP_FD) < 0)
+            _exit(126);
+        first_closed = VM_CHILD_TAP_FD + 1;
+    }
+    close_range((unsigned)first_closed, ~0u, 0);
     execvp(argv[0], argv);
     static const char msg[] = "vmhost: exec of the QEMU binary failed\n";
     ssize_t ignored = write(2, msg, sizeof(msg) - 1);
@@ -335,6 +351,10 @@ static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
                               "vm_accel_probe)");
         return -1;
     }
+    if (cfg->has_nic && cfg->tap_fd <= 2) { /* the child's stdio would overwrite it */
+        snprintf(err, errlen, "vm_start: has_nic needs an open tap_fd above 2");
+        return -1;
+    }
     if (cfg->vcpus == 0 || cfg->memory_mb == 0) {
         snprintf(err, errlen, "vm_start: vcpus and memory_mb must be positive");
         return -1;
@@ -384,7 +404,7 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
         goto fail;
     }
     if (vm->pid == 0)
-        exec_qemu(argv.v, log_fd);
+        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1);
     close(log_fd);
     log_fd = -1;
     argv_free(&argv);

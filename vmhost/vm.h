@@ -38,6 +38,12 @@ struct vm_config {
     const char *mem_path;
     bool mem_shared;
     bool incoming;             /* -incoming defer: wait for vm_restore_state() */
+    /* The NIC: virtio-net on a TAP opened by the caller in the sandbox's
+     * namespace (sandbox_net_open_tap), with the fixed guest MAC. The
+     * caller keeps and closes its fd; QEMU gets its own copy. Snapshot and
+     * restore must agree on has_nic: it changes the device list. */
+    bool has_nic;
+    int tap_fd;
 };
 
 struct vm;
@@ -70,6 +76,14 @@ int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *e
  * during the incoming migration would be ignored). */
 int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                      size_t errlen);
+
+/* The same for a suspend: the stopped VM's whole state, guest RAM included
+ * (without x-ignore-shared), into state_path; and its load into a VM
+ * started with incoming and the same configuration, followed by cont. */
+int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                       size_t errlen);
+int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                          size_t errlen);
 
 /* Stops QEMU (QMP quit, SIGKILL after timeout_ms), waits for it, removes the
  * sockets and pid file. The exit callback does not run. Idempotent. */

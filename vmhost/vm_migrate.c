@@ -1,6 +1,11 @@
-/* Snapshot and restore of a VM's device state over QMP migration, with
- * x-ignore-shared: guest RAM lives in a memory-backend-file and is not
- * copied, so the state file holds device state only (tens of KiB). */
+/* Snapshot and restore of a VM over QMP migration to/from a file. Two
+ * kinds: the template's, with x-ignore-shared (guest RAM lives in a shared
+ * memory-backend-file and is not copied, so the state file holds device
+ * state only, tens of KiB), and a suspend's, with the whole of guest RAM (a
+ * restored sandbox maps the template's memory file privately, share=off:
+ * its dirty pages exist only in QEMU's anonymous copy-on-write pages, and
+ * QEMU migrates a non-shared RAM block in full anyway). Both sides of a
+ * migration must agree on x-ignore-shared: it changes the stream format. */
 #include <stdio.h>
 #include <string.h>
 
@@ -53,11 +58,17 @@ static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms
     }
 }
 
+/* Outgoing migrations of a stopped VM: without a limit QEMU would throttle
+ * the RAM copy to its default bandwidth and iterate towards a downtime
+ * target that means nothing here. */
+#define VM_MIGRATE_MAX_BANDWIDTH (64ull << 30)
+
 /* qmp_lock held. */
-static int set_capabilities_locked(struct vm *vm, char *err, size_t errlen)
+static int set_capabilities_locked(struct vm *vm, bool ignore_shared, char *err, size_t errlen)
 {
     json_t *args = json_pack("{s:[{s:s, s:b}, {s:s, s:b}]}", "capabilities", "capability",
-                             "x-ignore-shared", "state", 1, "capability", "events", "state", 1);
+                             "x-ignore-shared", "state", ignore_shared, "capability", "events",
+                             "state", 1);
     int rc = qmp_execute(&vm->qmp, "migrate-set-capabilities", args, NULL, 2000, err, errlen);
     json_decref(args);
     return rc;
@@ -65,12 +76,19 @@ static int set_capabilities_locked(struct vm *vm, char *err, size_t errlen)
 
 /* qmp_lock held. Starts a migration with command (migrate or
  * migrate-incoming) to/from uri and waits for it to complete. */
-static int migrate_locked(struct vm *vm, const char *command, const char *uri, int timeout_ms,
-                          char *err, size_t errlen)
+static int migrate_locked(struct vm *vm, const char *command, const char *uri, bool ignore_shared,
+                          int timeout_ms, char *err, size_t errlen)
 {
     vm->migration_status[0] = '\0';
-    if (set_capabilities_locked(vm, err, errlen) < 0)
+    if (set_capabilities_locked(vm, ignore_shared, err, errlen) < 0)
         return -1;
+    if (strcmp(command, "migrate") == 0) {
+        json_t *params = json_pack("{s:I}", "max-bandwidth", (json_int_t)VM_MIGRATE_MAX_BANDWIDTH);
+        int prc = qmp_execute(&vm->qmp, "migrate-set-parameters", params, NULL, 2000, err, errlen);
+        json_decref(params);
+        if (prc < 0)
+            return -1;
+    }
     json_t *args = json_pack("{s:s}", "uri", uri);
     int rc = qmp_execute(&vm->qmp, command, args, NULL, 2000, err, errlen);
     json_decref(args);
@@ -80,7 +98,8 @@ static int migrate_locked(struct vm *vm, const char *command, const char *uri, i
 }
 
 static int migrate_with_file(struct vm *vm, const char *command, const char *uri_fmt,
-                             const char *state_path, int timeout_ms, char *err, size_t errlen)
+                             const char *state_path, bool ignore_shared, int timeout_ms, char *err,
+                             size_t errlen)
 {
     if (!path_is_shell_safe(state_path)) {
         snprintf(err, errlen, "%s: state path %s has characters other than A-Z a-z 0-9 / . _ + -",
@@ -90,21 +109,46 @@ static int migrate_with_file(struct vm *vm, const char *command, const char *uri
     char uri[PATH_MAX + 32];
     snprintf(uri, sizeof(uri), uri_fmt, state_path);
     pthread_mutex_lock(&vm->qmp_lock);
-    int rc = migrate_locked(vm, command, uri, timeout_ms, err, errlen);
+    int rc = migrate_locked(vm, command, uri, ignore_shared, timeout_ms, err, errlen);
     pthread_mutex_unlock(&vm->qmp_lock);
     return rc;
 }
 
+static int save(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
+                char *err, size_t errlen)
+{
+    return migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, ignore_shared,
+                             timeout_ms, err, errlen);
+}
+
+static int restore(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
+                   char *err, size_t errlen)
+{
+    if (migrate_with_file(vm, "migrate-incoming", "exec:cat %s", state_path, ignore_shared,
+                          timeout_ms, err, errlen) < 0)
+        return -1;
+    return vm_qmp_command(vm, "cont", NULL, err, errlen);
+}
+
 int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *err, size_t errlen)
 {
-    return migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, timeout_ms, err, errlen);
+    return save(vm, state_path, true, timeout_ms, err, errlen);
 }
 
 int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                      size_t errlen)
 {
-    if (migrate_with_file(vm, "migrate-incoming", "exec:cat %s", state_path, timeout_ms, err,
-                          errlen) < 0)
-        return -1;
-    return vm_qmp_command(vm, "cont", NULL, err, errlen);
+    return restore(vm, state_path, true, timeout_ms, err, errlen);
+}
+
+int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                       size_t errlen)
+{
+    return save(vm, state_path, false, timeout_ms, err, errlen);
+}
+
+int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
+                          size_t errlen)
+{
+    return restore(vm, state_path, false, timeout_ms, err, errlen);
 }

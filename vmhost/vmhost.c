@@ -9,20 +9,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress_client.h"
 #include "fsutil.h"
 #include "log.h"
 #include "proc.h"
 #include "sandbox.h"
+#include "sandbox_net.h"
+#include "template_build.h"
+#include "warm_pool.h"
 
 #ifndef AIRLOCK_GUESTD_BUILD_PATH
 #define AIRLOCK_GUESTD_BUILD_PATH "/usr/lib/airlock/airlock-guestd"
 #endif
 
+/* The network of a leftover sandbox or template build: detached from
+ * egress (which may have outlived the old vmhost) and deleted. */
+static void vmhost_clean_leftover_network(struct vmhost *vh, const char *net_id)
+{
+    char path[256], err[1024];
+    if (sandbox_net_netns_path(net_id, path, sizeof(path)) < 0 || access(path, F_OK) < 0)
+        return;
+    if (vh->egress)
+        egress_client_detach(vh->egress, net_id, err, sizeof(err));
+    if (sandbox_net_delete(net_id, err, sizeof(err)) < 0)
+        log_error("cannot delete leftover network", "netns=%s error=\"%s\"", path, err);
+    else
+        log_warn("deleted leftover network", "netns=%s", path);
+}
+
 /* Run directories (sandboxes, template builds) left by a vmhost that died:
  * until re-adoption exists, stop their VMs (only QEMUs started for that
- * directory) and remove them, so nothing leaks across restarts. Entries
- * starting with '.' are skipped unless they start with only_prefix. */
-static void vmhost_clean_leftovers(const char *parent, const char *only_prefix)
+ * directory) and remove them and their networks, so nothing leaks across
+ * restarts. Entries starting with '.' are skipped unless they start with
+ * only_prefix (template builds). */
+static void vmhost_clean_leftovers(struct vmhost *vh, const char *parent, const char *only_prefix)
 {
     DIR *d = opendir(parent);
     if (!d)
@@ -46,9 +66,12 @@ static void vmhost_clean_leftovers(const char *parent, const char *only_prefix)
             }
             free(text);
         }
-        char err[256];
+        char err[256], net_id[128];
         if (fs_remove_tree(dir, err, sizeof(err)) < 0)
             log_error("cannot remove leftover run directory", "dir=%s error=\"%s\"", dir, err);
+        if (only_prefix ? template_build_net_id(dir, net_id, sizeof(net_id)) == 0
+                        : snprintf(net_id, sizeof(net_id), "%s", e->d_name) < (int)sizeof(net_id))
+            vmhost_clean_leftover_network(vh, net_id);
     }
     closedir(d);
 }
@@ -94,8 +117,12 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         return -1;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
-    vmhost_clean_leftovers(vh->sandboxes_dir, NULL);
-    vmhost_clean_leftovers(vh->store.templates_dir, ".build-");
+    if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr))) {
+        snprintf(err, errlen, "egress client for %s: out of memory", cfg->egress_addr);
+        goto fail;
+    }
+    vmhost_clean_leftovers(vh, vh->sandboxes_dir, NULL);
+    vmhost_clean_leftovers(vh, vh->store.templates_dir, ".build-");
 
     struct image_build_options io = {
         .cache_dir = cfg->image_dir,
@@ -108,11 +135,17 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
                                cfg->image_dir);
     if (vmhost_prepare_template(vh, err, errlen) < 0)
         goto fail;
-    log_info("vmhost ready", "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u",
+    if (cfg->warm_pool && vh->have_template &&
+        !(vh->pool = warm_pool_start(vh, cfg->warm_pool, err, errlen)))
+        goto fail;
+    log_info("vmhost ready",
+             "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u egress=%s",
              vm_accel_name(vh->accel), vh->image.hash, vh->store.root,
-             vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes);
+             vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes,
+             cfg->egress_addr ? cfg->egress_addr : "none");
     return 0;
 fail:
+    egress_client_close(vh->egress);
     store_close(&vh->store);
     pthread_mutex_destroy(&vh->lock);
     return -1;
@@ -120,6 +153,7 @@ fail:
 
 void vmhost_shutdown(struct vmhost *vh)
 {
+    warm_pool_stop(vh->pool);
     size_t n;
     struct sandbox **all = sandbox_list(vh, &n);
     for (size_t i = 0; i < n; i++) {
@@ -128,6 +162,7 @@ void vmhost_shutdown(struct vmhost *vh)
         sandbox_put(all[i]);
     }
     free(all);
+    egress_client_close(vh->egress);
     store_close(&vh->store);
     pthread_mutex_destroy(&vh->lock);
 }

@@ -13,6 +13,8 @@
 #include "vm.h"
 
 struct sandbox;
+struct warm_pool;
+struct egress_client;
 
 /* The default template: what CreateSandbox gets without vcpus/memory_mb. */
 #define VMHOST_TEMPLATE_VCPUS 1
@@ -29,6 +31,9 @@ struct vmhost_config {
     int guest_ready_timeout_ms; /* boot to guestd hello */
     unsigned store_size_gb;     /* loop-mounted store image when data_dir is not btrfs */
     bool cold_boot;             /* no template snapshot: every sandbox boots its kernel */
+    unsigned warm_pool;         /* paused VMs of the default template kept ready (warm_pool.h) */
+    const char *egress_addr;    /* egress's gRPC address; NULL: sandboxes are attached to
+                                   nothing and reach nothing (docs/egress.md) */
 };
 
 struct vmhost {
@@ -40,6 +45,8 @@ struct vmhost {
     char base_disk[PATH_MAX];      /* the image's rootfs, imported into the store */
     struct template_snapshot tmpl; /* the default template's snapshot ... */
     bool have_template;            /* ... unless cold_boot */
+    struct warm_pool *pool;        /* NULL without cfg.warm_pool */
+    struct egress_client *egress;  /* NULL without cfg.egress_addr */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */

@@ -7,10 +7,18 @@
  *                  guestd hello, clock + entropy + hostname), 20 runs
  *   cold boot      the same with vmhost --cold-boot (kernel boot), 10 runs:
  *                  the reference for create
+ *   create (pool)  the same from vmhost --warm-pool 2: a restored, paused VM
+ *                  is resumed and gets the guest init; each run waits until
+ *                  the pool is full again first (not timed), 20 runs
  *   pause, resume  PauseSandbox / ResumeSandbox round trips, 50 runs each
+ *   suspend, resume from suspended  SuspendSandbox (whole 512 MiB guest to
+ *                  disk, fsync, QEMU exits) / ResumeSandbox, 5 runs each
+ *   RSS per idle sandbox  VmRSS of each QEMU, 4 sandboxes idle for 2 s
  *   exec `true`    Exec round trip through gRPC + guest channel, 200 runs
  *   file write/read 64 MiB through WriteFile / ReadFile, MB/s
- * References: spawning `true` on the host (the floor for any exec), and a
+ * References: spawning `true` on the host (the floor for any exec),
+ * `unshare -n true` (a process in its own network namespace: the floor for
+ * any sandbox), and a
  * 64 MiB pipe through `cat` on the host (the floor for streamed bytes). */
 #include <getopt.h>
 #include <spawn.h>
@@ -35,6 +43,10 @@ extern char **environ;
 #define BENCH_EXECS 200
 #define BENCH_FILE_BYTES (64u << 20)
 #define BENCH_FILE_RUNS 3
+#define BENCH_POOL_SIZE "2"
+#define BENCH_POOL_FILL_TIMEOUT_MS 180000
+#define BENCH_SUSPENDS 5
+#define BENCH_IDLE_SANDBOXES 4
 
 static double now_ms(void)
 {
@@ -58,13 +70,14 @@ static int bench_create(struct itest_vmhost *vh, int runs, struct bench_series *
     return 0;
 }
 
-/* Pause then resume, each timed. */
-static int bench_pause_resume(struct itest_vmhost *vh, const char *id, struct bench_series *pause,
-                              struct bench_series *resume)
+/* runs x (first then second), each call timed into its series. */
+static int bench_transitions(struct itest_vmhost *vh, const char *id, const char *first,
+                             const char *second, int runs, struct bench_series *first_s,
+                             struct bench_series *second_s)
 {
-    const char *methods[] = { ITEST_METHOD("PauseSandbox"), ITEST_METHOD("ResumeSandbox") };
-    struct bench_series *series[] = { pause, resume };
-    for (int i = 0; i < BENCH_PAUSES; i++) {
+    const char *methods[] = { first, second };
+    struct bench_series *series[] = { first_s, second_s };
+    for (int i = 0; i < runs; i++) {
         for (int k = 0; k < 2; k++) {
             grpc_status_code st;
             double t0 = now_ms();
@@ -77,6 +90,72 @@ static int bench_pause_resume(struct itest_vmhost *vh, const char *id, struct be
         }
     }
     return 0;
+}
+
+/* Creates from a warm pool; each run starts with a full pool. */
+static int bench_create_from_pool(struct bench_series *s)
+{
+    struct itest_vmhost pooled;
+    const char *const args[] = { "--warm-pool", BENCH_POOL_SIZE, NULL };
+    if (itest_vmhost_start(&pooled, args) < 0)
+        return -1;
+    int rc = 0;
+    unsigned want = (unsigned)atoi(BENCH_POOL_SIZE);
+    for (int i = 0; i < BENCH_RESTORES && rc == 0; i++) {
+        if (!itest_wait_pool_ready(&pooled, want, BENCH_POOL_FILL_TIMEOUT_MS) ||
+            bench_create(&pooled, 1, s) < 0)
+            rc = -1;
+    }
+    if (itest_vmhost_stop(&pooled) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* VmRSS of pid in MiB, or -1. */
+static double rss_mib(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double kib = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %lf kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
+}
+
+/* Resident memory of each QEMU of a few idle sandboxes. */
+static int bench_idle_rss(struct itest_vmhost *vh, struct bench_series *s)
+{
+    char *ids[BENCH_IDLE_SANDBOXES] = { 0 };
+    int rc = 0;
+    for (int i = 0; i < BENCH_IDLE_SANDBOXES && rc == 0; i++)
+        if (!(ids[i] = itest_create_sandbox(vh, NULL, NULL)))
+            rc = -1;
+    if (rc == 0)
+        sleep(2);
+    for (int i = 0; i < BENCH_IDLE_SANDBOXES && rc == 0; i++) {
+        grpc_status_code st;
+        Airlock__Vmhost__V1__Sandbox *sb =
+            itest_sandbox_call(vh, ITEST_METHOD("GetSandbox"), ids[i], &st, NULL);
+        double mib = sb ? rss_mib(sb->qemu_pid) : -1;
+        if (sb)
+            protobuf_c_message_free_unpacked(&sb->base, NULL);
+        if (mib < 0)
+            rc = -1;
+        else
+            bench_series_add(s, mib);
+    }
+    for (int i = 0; i < BENCH_IDLE_SANDBOXES; i++) {
+        if (ids[i])
+            itest_delete_sandbox(vh, ids[i]);
+        free(ids[i]);
+    }
+    return rc;
 }
 
 /* The reference: a vmhost without template snapshots. */
@@ -109,13 +188,12 @@ static int bench_exec_true(struct itest_vmhost *vh, const char *id, struct bench
     return 0;
 }
 
-static void host_spawn_true(struct bench_series *s)
+static void host_spawn(char *const argv[], struct bench_series *s)
 {
-    char *argv[] = { "true", NULL };
     for (int i = 0; i < BENCH_EXECS; i++) {
         double t0 = now_ms();
         pid_t pid;
-        if (posix_spawnp(&pid, "true", NULL, NULL, argv, environ) == 0)
+        if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) == 0)
             waitpid(pid, NULL, 0);
         bench_series_add(s, now_ms() - t0);
     }
@@ -197,7 +275,13 @@ int main(int argc, char **argv)
         return 1;
     struct bench_series create = { .name = "create (restore snapshot) to guest ready",
                                    .unit = "ms" };
+    struct bench_series pool = { .name = "create from warm pool to guest ready", .unit = "ms" };
     struct bench_series boot = { .name = "cold boot to guest ready (reference)", .unit = "ms" };
+    struct bench_series host_unshare = { .name = "host: spawn `unshare -n true` (floor)",
+                                         .unit = "ms" };
+    struct bench_series suspend = { .name = "suspend (512 MiB guest, durable)", .unit = "ms" };
+    struct bench_series unsuspend = { .name = "resume from suspended", .unit = "ms" };
+    struct bench_series rss = { .name = "RSS per idle sandbox (QEMU)", .unit = "MiB" };
     struct bench_series pause = { .name = "pause", .unit = "ms" };
     struct bench_series resume = { .name = "resume (incl. guest clock)", .unit = "ms" };
     struct bench_series exec = { .name = "exec `true` round trip", .unit = "ms" };
@@ -216,12 +300,20 @@ int main(int argc, char **argv)
         goto out;
     const char *accel = sandbox_accel(&vh, id);
     fprintf(stderr, "bench: pause/resume (%d)\n", BENCH_PAUSES);
-    if (bench_pause_resume(&vh, id, &pause, &resume) < 0)
+    if (bench_transitions(&vh, id, ITEST_METHOD("PauseSandbox"), ITEST_METHOD("ResumeSandbox"),
+                          BENCH_PAUSES, &pause, &resume) < 0)
+        goto out;
+    fprintf(stderr, "bench: suspend/resume from suspended (%d)\n", BENCH_SUSPENDS);
+    if (bench_transitions(&vh, id, ITEST_METHOD("SuspendSandbox"), ITEST_METHOD("ResumeSandbox"),
+                          BENCH_SUSPENDS, &suspend, &unsuspend) < 0)
         goto out;
     fprintf(stderr, "bench: exec round trips (%d)\n", BENCH_EXECS);
     if (bench_exec_true(&vh, id, &exec) < 0)
         goto out;
-    host_spawn_true(&host_true);
+    char *true_argv[] = { "true", NULL };
+    char *unshare_argv[] = { "unshare", "-n", "true", NULL };
+    host_spawn(true_argv, &host_true);
+    host_spawn(unshare_argv, &host_unshare);
     fprintf(stderr, "bench: file throughput\n");
     if (bench_files(&vh, id, &wr, &rd) < 0)
         goto out;
@@ -229,14 +321,21 @@ int main(int argc, char **argv)
     itest_delete_sandbox(&vh, id);
     free(id);
     id = NULL;
+    fprintf(stderr, "bench: resident memory of %d idle sandboxes\n", BENCH_IDLE_SANDBOXES);
+    if (bench_idle_rss(&vh, &rss) < 0)
+        goto out;
     if (itest_vmhost_stop(&vh) < 0)
+        goto out;
+    fprintf(stderr, "bench: creates from a warm pool (%d)\n", BENCH_RESTORES);
+    if (bench_create_from_pool(&pool) < 0)
         goto out;
     fprintf(stderr, "bench: cold boots with --cold-boot (%d)\n", BENCH_BOOTS);
     if (bench_cold_boot(&boot) < 0)
         goto out;
 
-    struct bench_series *all[] = { &create, &boot, &pause, &resume, &exec, &host_true,
-                                   &wr, &rd, &host_pipe };
+    struct bench_series *all[] = { &pool, &create, &boot, &host_unshare, &pause, &resume,
+                                   &suspend, &unsuspend, &rss, &exec, &host_true, &wr, &rd,
+                                   &host_pipe };
     struct bench_report report = { .accel = accel, .series = all,
                                    .n_series = sizeof(all) / sizeof(*all) };
     bench_report_print(&report, stdout);

@@ -45,6 +45,14 @@ static bool path_exists(const char *fmt, const char *id)
     return lstat(path, &st) == 0;
 }
 
+/* The sandbox's network namespace, /run/netns/airlock-<id>. */
+static bool netns_exists(const char *id)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
+    return access(path, F_OK) == 0;
+}
+
 static void test_create_get_list_delete_leaves_nothing(void **state)
 {
     (void)state;
@@ -66,6 +74,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(kill(qemu, 0), 0);
     assert_true(path_exists("%s/store/sandboxes/%s/disk.ext4", id));
     assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
+    assert_true(netns_exists(id));
 
     Airlock__Vmhost__V1__ListSandboxesRequest lr = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
     Airlock__Vmhost__V1__ListSandboxesResponse *list = NULL;
@@ -84,6 +93,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(kill(qemu, 0), -1);
     assert_int_equal(errno, ESRCH);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
+    assert_false(netns_exists(id));
     assert_int_equal(itest_count_qemus(vh.data_dir), 0);
 
     char *details = NULL;
@@ -105,6 +115,7 @@ static void test_vm_dying_marks_error_with_reason(void **state)
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
     pid_t qemu = sb->qemu_pid;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
+    assert_true(netns_exists(id));
     assert_int_equal(kill(qemu, SIGKILL), 0);
 
     /* vmhost notices within moments; poll rather than sleep a fixed time. */
@@ -130,6 +141,7 @@ static void test_vm_dying_marks_error_with_reason(void **state)
 
     assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
+    assert_false(netns_exists(id));
     free(id);
 }
 
@@ -174,6 +186,7 @@ static void test_restart_after_crash_leaks_nothing(void **state)
         usleep(20 * 1000);
     assert_int_equal(itest_count_qemus(vh.data_dir), 0);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
+    assert_false(netns_exists(id));
     sb = get_sandbox(id, &st, NULL);
     assert_null(sb);
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);

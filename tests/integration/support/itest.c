@@ -440,3 +440,36 @@ size_t itest_count_qemus(const char *dir)
 {
     return proc_find("qemu-system", dir, NULL, 0);
 }
+
+Airlock__Vmhost__V1__NodeStats *itest_node_stats(struct itest_vmhost *vh)
+{
+    Airlock__Vmhost__V1__GetNodeStatsRequest req = AIRLOCK__VMHOST__V1__GET_NODE_STATS_REQUEST__INIT;
+    Airlock__Vmhost__V1__NodeStats *st = NULL;
+    if (rpc_unary(vh->ch, ITEST_METHOD("GetNodeStats"), &req.base,
+                  &airlock__vmhost__v1__node_stats__descriptor, (ProtobufCMessage **)&st, NULL,
+                  ITEST_CALL_TIMEOUT_MS) != GRPC_STATUS_OK && st) {
+        protobuf_c_message_free_unpacked(&st->base, NULL);
+        st = NULL;
+    }
+    return st;
+}
+
+bool itest_wait_pool_ready(struct itest_vmhost *vh, unsigned want, int timeout_ms)
+{
+    int64_t deadline = clock_monotonic_ms() + timeout_ms;
+    for (;;) {
+        Airlock__Vmhost__V1__NodeStats *st = itest_node_stats(vh);
+        unsigned ready = st ? st->pool_ready : 0;
+        if (st)
+            protobuf_c_message_free_unpacked(&st->base, NULL);
+        if (ready == want)
+            return true;
+        if (clock_monotonic_ms() > deadline) {
+            fprintf(stderr, "itest: warm pool has %u of %u VMs after %d ms\n", ready, want,
+                    timeout_ms);
+            itest_vmhost_print_log_tail(vh);
+            return false;
+        }
+        usleep(50 * 1000);
+    }
+}

@@ -104,6 +104,12 @@ grpc_status_code itest_read_file(struct itest_vmhost *vh, const char *sandbox_id
                                  const uint8_t *path, size_t path_len, uint8_t **data,
                                  size_t *len, char **details);
 
+/* GetNodeStats; NULL unless OK. Free with protobuf_c_message_free_unpacked. */
+Airlock__Vmhost__V1__NodeStats *itest_node_stats(struct itest_vmhost *vh);
+/* Polls GetNodeStats until the warm pool holds want ready VMs; false
+ * (after printing vmhost's log tail) when timeout_ms passed first. */
+bool itest_wait_pool_ready(struct itest_vmhost *vh, unsigned want, int timeout_ms);
+
 /* QEMU processes whose command line names dir (VMs of that data dir). */
 size_t itest_count_qemus(const char *dir);
 

@@ -219,29 +219,16 @@ void netlab_down(void)
 
 #define IN(ns) "ip netns exec " ns " "
 
-int netlab_up(void)
+/* The uplink ⇄ inet pair and the inet servers. */
+static int netlab_build_uplink(void)
 {
-    netlab_down();
     char err[512];
-    if (sandbox_net_create(NETLAB_SANDBOX_ID, err, sizeof(err)) < 0) {
+    if (netns_create(NETLAB_UPLINK_NS, err, sizeof(err)) < 0 ||
+        netns_create(NETLAB_INET_NS, err, sizeof(err)) < 0) {
         fprintf(stderr, "netlab: %s\n", err);
         return -1;
     }
-    for (size_t i = 0; i < sizeof(netlab_namespaces) / sizeof(*netlab_namespaces); i++) {
-        if (netns_create(netlab_namespaces[i], err, sizeof(err)) < 0) {
-            fprintf(stderr, "netlab: %s\n", err);
-            goto fail;
-        }
-    }
-    if (sh(IN(NETLAB_GUEST_NS) "ip link set lo up") < 0 ||
-        sh(IN(NETLAB_GUEST_NS) "ip link add veth-g type veth peer name veth-s netns airlock-"
-                               NETLAB_SANDBOX_ID) < 0 ||
-        sh(IN(NETLAB_GUEST_NS) "ip addr add 100.96.1.2/30 dev veth-g") < 0 ||
-        sh(IN(NETLAB_GUEST_NS) "ip link set veth-g up") < 0 ||
-        sh(IN(NETLAB_GUEST_NS) "ip route add default via " NETLAB_GUEST_GW) < 0 ||
-        sh(IN("airlock-" NETLAB_SANDBOX_ID) "ip addr add " NETLAB_GUEST_GW "/30 dev veth-s") < 0 ||
-        sh(IN("airlock-" NETLAB_SANDBOX_ID) "ip link set veth-s up") < 0 ||
-        sh(IN(NETLAB_UPLINK_NS) "ip link set lo up") < 0 ||
+    if (sh(IN(NETLAB_UPLINK_NS) "ip link set lo up") < 0 ||
         sh(IN(NETLAB_UPLINK_NS) "ip link add up0 type veth peer name net0 netns " NETLAB_INET_NS) < 0 ||
         sh(IN(NETLAB_UPLINK_NS) "ip addr add " NETLAB_UPLINK_ADDR "/24 dev up0") < 0 ||
         sh(IN(NETLAB_UPLINK_NS) "ip link set up0 up") < 0 ||
@@ -253,16 +240,54 @@ int netlab_up(void)
         sh(IN(NETLAB_INET_NS) "ip addr add " NETLAB_DNS "/32 dev net0") < 0 ||
         sh(IN(NETLAB_INET_NS) "ip addr add " NETLAB_PRIVATE "/32 dev net0") < 0 ||
         sh(IN(NETLAB_INET_NS) "ip link set net0 up") < 0)
-        goto fail;
+        return -1;
     if (pipe2(servers.stop, O_CLOEXEC) < 0 ||
         netns_run(netlab_ns_path(NETLAB_INET_NS), open_server_sockets, NULL, err, sizeof(err)) < 0 ||
         pthread_create(&servers.thread, NULL, server_thread, NULL) != 0)
-        goto fail;
+        return -1;
     servers.running = true;
     return 0;
-fail:
+}
+
+/* The guest namespace behind the sandbox namespace. */
+static int netlab_build_guest(void)
+{
+    char err[512];
+    if (sandbox_net_create(NETLAB_SANDBOX_ID, err, sizeof(err)) < 0 ||
+        netns_create(NETLAB_GUEST_NS, err, sizeof(err)) < 0) {
+        fprintf(stderr, "netlab: %s\n", err);
+        return -1;
+    }
+    if (sh(IN(NETLAB_GUEST_NS) "ip link set lo up") < 0 ||
+        sh(IN(NETLAB_GUEST_NS) "ip link add veth-g type veth peer name veth-s netns airlock-"
+                               NETLAB_SANDBOX_ID) < 0 ||
+        sh(IN(NETLAB_GUEST_NS) "ip addr add 100.96.1.2/30 dev veth-g") < 0 ||
+        sh(IN(NETLAB_GUEST_NS) "ip link set veth-g up") < 0 ||
+        sh(IN(NETLAB_GUEST_NS) "ip route add default via " NETLAB_GUEST_GW) < 0 ||
+        sh(IN("airlock-" NETLAB_SANDBOX_ID) "ip addr add " NETLAB_GUEST_GW "/30 dev veth-s") < 0 ||
+        sh(IN("airlock-" NETLAB_SANDBOX_ID) "ip link set veth-s up") < 0)
+        return -1;
+    return 0;
+}
+
+int netlab_up(void)
+{
     netlab_down();
-    return -1;
+    if (netlab_build_guest() < 0 || netlab_build_uplink() < 0) {
+        netlab_down();
+        return -1;
+    }
+    return 0;
+}
+
+int netlab_uplink_up(void)
+{
+    netlab_down();
+    if (netlab_build_uplink() < 0) {
+        netlab_down();
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- the guest's side: each runs on a thread inside the guest ns ---- */

@@ -33,6 +33,9 @@
 /* Builds every namespace and starts the servers. Removes leftovers of an
  * earlier crashed run first. */
 int netlab_up(void);
+/* Only the uplink and inet namespaces with the servers: for tests whose
+ * guest is a real VM behind vmhost's own sandbox namespace. */
+int netlab_uplink_up(void);
 /* Stops the servers and removes every namespace and device; safe to call
  * twice and after a partial netlab_up. */
 void netlab_down(void);

@@ -1,0 +1,101 @@
+#include "egress_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rpc_client.h"
+
+#define EGRESS_CLIENT_METHOD(name) "/airlock.egress.v1.Egress/" name
+/* Attach opens sockets in a namespace: milliseconds. The bound only keeps a
+ * wedged egress from hanging sandbox creation forever. */
+#define EGRESS_CLIENT_TIMEOUT_MS 10000
+
+struct egress_client {
+    struct rpc_channel *ch;
+};
+
+struct egress_client *egress_client_open(const char *addr)
+{
+    struct egress_client *ec = calloc(1, sizeof(*ec));
+    if (!ec)
+        return NULL;
+    ec->ch = rpc_channel_open(addr, NULL);
+    if (!ec->ch) {
+        free(ec);
+        return NULL;
+    }
+    return ec;
+}
+
+void egress_client_close(struct egress_client *ec)
+{
+    if (!ec)
+        return;
+    rpc_channel_close(ec->ch);
+    free(ec);
+}
+
+static grpc_status_code egress_call(struct egress_client *ec, const char *method,
+                                    const ProtobufCMessage *req,
+                                    const ProtobufCMessageDescriptor *resp_desc, char *err,
+                                    size_t errlen)
+{
+    ProtobufCMessage *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(ec->ch, method, req, resp_desc, &resp, &details,
+                                    EGRESS_CLIENT_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        snprintf(err, errlen, "egress %s: %s: %s", method + sizeof(EGRESS_CLIENT_METHOD("")) - 1,
+                 rpc_status_name(st), details ? details : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    free(details);
+    return st;
+}
+
+/* An unset policy is an empty one: default deny, no rules. */
+static Airlock__Egress__V1__Policy *policy_or_deny_all(const Airlock__Egress__V1__Policy *p,
+                                                       Airlock__Egress__V1__Policy *empty)
+{
+    *empty = (Airlock__Egress__V1__Policy)AIRLOCK__EGRESS__V1__POLICY__INIT;
+    return p ? (Airlock__Egress__V1__Policy *)p : empty;
+}
+
+grpc_status_code egress_client_attach(struct egress_client *ec, const char *sandbox_id,
+                                      const char *netns_path,
+                                      const Airlock__Egress__V1__Policy *policy, char *err,
+                                      size_t errlen)
+{
+    Airlock__Egress__V1__Policy empty;
+    Airlock__Egress__V1__AttachSandboxRequest req =
+        AIRLOCK__EGRESS__V1__ATTACH_SANDBOX_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    req.netns_path = (char *)netns_path;
+    req.policy = policy_or_deny_all(policy, &empty);
+    return egress_call(ec, EGRESS_CLIENT_METHOD("AttachSandbox"), &req.base,
+                       &airlock__egress__v1__attach_sandbox_response__descriptor, err, errlen);
+}
+
+grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *sandbox_id,
+                                          const Airlock__Egress__V1__Policy *policy, char *err,
+                                          size_t errlen)
+{
+    Airlock__Egress__V1__Policy empty;
+    Airlock__Egress__V1__SetPolicyRequest req = AIRLOCK__EGRESS__V1__SET_POLICY_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    req.policy = policy_or_deny_all(policy, &empty);
+    return egress_call(ec, EGRESS_CLIENT_METHOD("SetPolicy"), &req.base,
+                       &airlock__egress__v1__set_policy_response__descriptor, err, errlen);
+}
+
+grpc_status_code egress_client_detach(struct egress_client *ec, const char *sandbox_id, char *err,
+                                      size_t errlen)
+{
+    Airlock__Egress__V1__DetachSandboxRequest req =
+        AIRLOCK__EGRESS__V1__DETACH_SANDBOX_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    grpc_status_code st =
+        egress_call(ec, EGRESS_CLIENT_METHOD("DetachSandbox"), &req.base,
+                    &airlock__egress__v1__detach_sandbox_response__descriptor, err, errlen);
+    return st == GRPC_STATUS_NOT_FOUND ? GRPC_STATUS_OK : st;
+}

@@ -1,0 +1,193 @@
+/* Suspend to disk and resume from it.
+ *
+ * Suspend: QMP stop, the whole VM state (guest RAM included: a restored
+ * sandbox maps the template's memory file privately, so what it changed
+ * exists only in QEMU's copy-on-write pages) migrated into
+ * DIR/suspend.tmp/state, a reflink of the disk beside it, both fsynced,
+ * then suspend.tmp renamed to DIR/suspend and DIR fsynced; only then does
+ * QEMU quit. A crash or an error before the rename leaves the VM (stopped,
+ * or running again after an error) and at most a suspend.tmp that the next
+ * suspend removes; after it, a complete snapshot. Never a torn one.
+ *
+ * Resume: the disk comes back from the snapshot's reflink, a new QEMU with
+ * the sandbox's original configuration loads the state, continues, and the
+ * guest gets the per-sandbox init (its clock is as old as the snapshot).
+ * The snapshot is removed once the sandbox runs: from then on the VM is the
+ * truth. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "log.h"
+#include "sandbox.h"
+#include "sandbox_guest_init.h"
+
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+#define SUSPEND_MIGRATE_TIMEOUT_MS 300000
+
+struct suspend_paths {
+    char tmp[PATH_MAX];     /* DIR/suspend.tmp */
+    char dir[PATH_MAX];     /* DIR/suspend */
+    char state[PATH_MAX];   /* in tmp while writing, in dir when reading */
+    char disk[PATH_MAX];
+};
+
+static int suspend_paths(const struct sandbox *sb, bool writing, struct suspend_paths *p,
+                         char *err, size_t errlen)
+{
+    const char *in = writing ? p->tmp : p->dir;
+    if (fs_path(p->tmp, sizeof(p->tmp), "%s/suspend.tmp", sb->dir) < 0 ||
+        fs_path(p->dir, sizeof(p->dir), "%s/suspend", sb->dir) < 0 ||
+        fs_path(p->state, sizeof(p->state), "%s/state", in) < 0 ||
+        fs_path(p->disk, sizeof(p->disk), "%s/disk.ext4", in) < 0) {
+        snprintf(err, errlen, "sandbox directory path too long: %s", sb->dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* The stopped VM's state and disk into p->tmp, durably, then renamed to p->dir. */
+static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspend_paths *p,
+                          char *err, size_t errlen)
+{
+    if (mkdir(p->tmp, 0700) < 0) {
+        snprintf(err, errlen, "create %s: %s", p->tmp, strerror(errno));
+        return -1;
+    }
+    if (vm_save_full_state(vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0 ||
+        store_clone_file(sb->disk, p->disk, err, errlen) < 0 ||
+        fs_fsync_file(p->state, err, errlen) < 0 || fs_fsync_file(p->disk, err, errlen) < 0 ||
+        fs_fsync_dir(p->tmp, err, errlen) < 0)
+        return -1;
+    if (rename(p->tmp, p->dir) < 0) {
+        snprintf(err, errlen, "rename %s to %s: %s", p->tmp, p->dir, strerror(errno));
+        return -1;
+    }
+    return fs_fsync_dir(sb->dir, err, errlen);
+}
+
+enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    struct suspend_paths p;
+    if (suspend_paths(sb, true, &p, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    pthread_mutex_lock(&sb->lock);
+    sandbox_state was = sb->state;
+    if ((was != STATE(RUNNING) && was != STATE(PAUSED)) || !sb->vm) {
+        snprintf(err, errlen, "sandbox %s is %s; only a running or paused sandbox can be suspended",
+                 sb->id, sandbox_state_name(was));
+        pthread_mutex_unlock(&sb->lock);
+        return SANDBOX_ERR_STATE;
+    }
+    sb->state = STATE(SUSPENDING); /* from here on only this call uses sb->vm */
+    struct vm *vm = sb->vm;
+    pthread_mutex_unlock(&sb->lock);
+
+    char ignored[256];
+    /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
+    fs_remove_tree(p.tmp, ignored, sizeof(ignored));
+    fs_remove_tree(p.dir, ignored, sizeof(ignored));
+    if ((was == STATE(RUNNING) && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0) ||
+        write_snapshot(sb, vm, &p, err, errlen) < 0)
+        goto fail;
+
+    pthread_mutex_lock(&sb->lock);
+    struct guest_channel *ch = sb->channel;
+    sb->channel = NULL;
+    sb->vm = NULL;
+    sb->state = STATE(SUSPENDED);
+    pthread_mutex_unlock(&sb->lock);
+    if (ch)
+        guest_channel_close(ch);
+    vm_free(vm); /* QEMU quits: its memory goes back to the host */
+    log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s", sb->id,
+             (long long)(clock_monotonic_ms() - started), p.dir);
+    return SANDBOX_OK;
+
+fail:
+    log_warn("sandbox suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    fs_remove_tree(p.tmp, ignored, sizeof(ignored));
+    fs_remove_tree(p.dir, ignored, sizeof(ignored));
+    /* After a completed migration QEMU still runs the VM on cont. */
+    if (was == STATE(RUNNING) && vm_qmp_command(vm, "cont", NULL, ignored, sizeof(ignored)) < 0)
+        log_warn("cannot continue the VM after a failed suspend", "sandbox=%s error=\"%s\"",
+                 sb->id, ignored);
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state == STATE(SUSPENDING)) /* not error: QEMU still lives */
+        sb->state = was;
+    pthread_mutex_unlock(&sb->lock);
+    return SANDBOX_ERR_INTERNAL;
+}
+
+/* QEMU from the snapshot, up to a guest that answered its init. */
+static int start_from_snapshot(struct sandbox *sb, const struct suspend_paths *p, char *err,
+                               size_t errlen)
+{
+    if (unlink(sb->disk) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "remove %s: %s", sb->disk, strerror(errno));
+        return -1;
+    }
+    if (store_clone_file(p->disk, sb->disk, err, errlen) < 0 ||
+        sandbox_start_vm(sb, true, err, errlen) < 0 ||
+        vm_restore_full_state(sb->vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0 ||
+        sandbox_connect_guest(sb, err, errlen) < 0 ||
+        sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    struct suspend_paths p;
+    if (suspend_paths(sb, false, &p, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state != STATE(SUSPENDED)) {
+        snprintf(err, errlen, "sandbox %s is %s; only a paused or suspended sandbox can be resumed",
+                 sb->id, sandbox_state_name(sb->state));
+        pthread_mutex_unlock(&sb->lock);
+        return SANDBOX_ERR_STATE;
+    }
+    sb->state = STATE(RESUMING);
+    pthread_mutex_unlock(&sb->lock);
+
+    int rc = start_from_snapshot(sb, &p, err, errlen);
+    pthread_mutex_lock(&sb->lock);
+    if (rc == 0 && sb->state == STATE(ERROR)) { /* QEMU died after the init */
+        snprintf(err, errlen, "%s", sb->error);
+        rc = -1;
+    }
+    struct vm *vm = NULL;
+    struct guest_channel *ch = NULL;
+    if (rc == 0) {
+        sb->state = STATE(RUNNING);
+    } else {
+        /* The snapshot is untouched: the sandbox stays suspended. */
+        vm = sb->vm;
+        ch = sb->channel;
+        sb->vm = NULL;
+        sb->channel = NULL;
+        sb->state = STATE(SUSPENDED);
+        sb->error[0] = '\0';
+    }
+    pthread_mutex_unlock(&sb->lock);
+    if (rc < 0) {
+        if (ch)
+            guest_channel_close(ch);
+        vm_free(vm);
+        log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    char why[256];
+    if (fs_remove_tree(p.dir, why, sizeof(why)) < 0)
+        log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
+    log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
+             (long long)(clock_monotonic_ms() - started));
+    return SANDBOX_OK;
+}
