@@ -77,7 +77,10 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
     bool path_known;
-    r->route = gw_route_match(method, url, r->path_id, sizeof(r->path_id), &path_known);
+    struct gw_path_params params = { "", "" };
+    r->route = gw_route_match(method, url, &params, &path_known);
+    memcpy(r->path_id, params.id, sizeof(r->path_id));
+    memcpy(r->path_pid, params.pid, sizeof(r->path_pid));
     if (!r->route) {
         if (path_known)
             gw_request_fail(r, 405, "invalid_argument", "method %s is not allowed on %s", method, url);
@@ -154,6 +157,32 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+/* Connects in the background if NATS is not up yet, and reconnects for
+ * ever: events are the only thing the gateway needs NATS for. */
+static int nats_connect(struct gateway *gw, char *err, size_t errlen)
+{
+    natsOptions *opts = NULL;
+    natsStatus st = natsOptions_Create(&opts);
+    if (st == NATS_OK)
+        st = natsOptions_SetURL(opts, gw->cfg.nats_url);
+    if (st == NATS_OK)
+        st = natsOptions_SetName(opts, "airlock-gateway");
+    if (st == NATS_OK)
+        st = natsOptions_SetMaxReconnect(opts, -1);
+    if (st == NATS_OK)
+        st = natsOptions_SetRetryOnFailedConnect(opts, true, NULL, NULL);
+    if (st == NATS_OK)
+        st = natsConnection_Connect(&gw->nats, opts);
+    natsOptions_Destroy(opts);
+    if (st == NATS_NOT_YET_CONNECTED)
+        st = NATS_OK;
+    if (st != NATS_OK) {
+        snprintf(err, errlen, "nats %s: %s", gw->cfg.nats_url, natsStatus_GetText(st));
+        return -1;
+    }
+    return 0;
+}
+
 int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen)
 {
     memset(gw, 0, sizeof(*gw));
@@ -165,6 +194,8 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
         goto fail;
     }
+    if (nats_connect(gw, err, errlen) < 0)
+        goto fail;
     struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(cfg->listen_port) };
     if (inet_pton(AF_INET, cfg->listen_host, &addr.sin_addr) != 1) {
         snprintf(err, errlen, "listen address %s is not an IPv4 address", cfg->listen_host);
@@ -184,6 +215,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     }
     return 0;
 fail:
+    natsConnection_Destroy(gw->nats);
     if (gw->scheduler)
         rpc_channel_close(gw->scheduler);
     vmhost_pool_destroy(&gw->vmhosts);
@@ -193,8 +225,13 @@ fail:
 
 void gateway_stop(struct gateway *gw)
 {
+    atomic_store(&gw->stopping, true);
     MHD_stop_daemon(gw->daemon);
+    natsConnection_Close(gw->nats);
+    natsConnection_Destroy(gw->nats);
     rpc_channel_close(gw->scheduler);
     vmhost_pool_destroy(&gw->vmhosts);
     gw_metrics_destroy(&gw->metrics);
+    /* Frees NATS.c's global threads and pools for leak checkers. */
+    nats_CloseAndWait(1000);
 }

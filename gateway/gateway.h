@@ -2,11 +2,14 @@
  * handlers and streaming readers are plain blocking code) in front of the
  * scheduler's gRPC API for control, and of each sandbox's vmhost gRPC API
  * for bulk bytes (exec output, files), whose address the scheduler reports.
- * Stateless: any number of replicas. */
+ * Lifecycle events come from NATS (handlers_events.c). Stateless: any
+ * number of replicas. */
 #ifndef AIRLOCK_GATEWAY_H
 #define AIRLOCK_GATEWAY_H
 
 #include <microhttpd.h>
+#include <nats/nats.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +23,7 @@ struct gateway_config {
     const char *listen_host;   /* 127.0.0.1 */
     uint16_t listen_port;      /* 7070 */
     const char *scheduler;     /* gRPC address of the scheduler */
+    const char *nats_url;      /* lifecycle events (airlock.events.<project>) */
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
 };
 
@@ -28,6 +32,8 @@ struct gateway {
     struct rpc_channel *scheduler;
     struct vmhost_pool vmhosts;
     struct gw_metrics metrics;
+    natsConnection *nats;         /* reconnects by itself; /v1/events is 503 while down */
+    atomic_bool stopping;         /* ends open /v1/events streams */
     struct MHD_Daemon *daemon;
 };
 
@@ -40,6 +46,7 @@ struct gw_request {
     const struct gw_route *route;
     char id[40];                  /* req_…: logs, X-Request-Id, scheduler calls */
     char path_id[160];            /* the {id} segment of the route, if any */
+    char path_pid[32];            /* the {pid} segment (processes), if any */
     int64_t started_ms;
 
     /* Who is calling (after authentication). */

@@ -1,10 +1,16 @@
 /* Route handlers, one file per group: handlers_admin.c (health, metrics,
- * projects, keys), handlers_sandbox.c, handlers_exec.c, handlers_files.c. */
+ * projects, keys), handlers_sandbox.c, handlers_exec.c, handlers_process.c,
+ * handlers_files.c (bytes and listings), handlers_file_ops.c (stat, mkdir,
+ * remove, rename), handlers_events.c. */
 #ifndef AIRLOCK_GATEWAY_HANDLERS_H
 #define AIRLOCK_GATEWAY_HANDLERS_H
 
 #include "gateway.h"
+#include "json_input.h"
+#include <jansson.h>
+
 #include "scheduler.pb-c.h"
+#include "vmhost.pb-c.h"
 
 #define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
@@ -26,6 +32,16 @@ enum MHD_Result handle_exec(struct gw_request *r);
 enum MHD_Result handle_file_put(struct gw_request *r);
 enum MHD_Result handle_file_get(struct gw_request *r);
 enum MHD_Result handle_file_list(struct gw_request *r);
+enum MHD_Result handle_file_stat(struct gw_request *r);
+enum MHD_Result handle_file_mkdir(struct gw_request *r);
+enum MHD_Result handle_file_remove(struct gw_request *r);
+enum MHD_Result handle_file_rename(struct gw_request *r);
+enum MHD_Result handle_process_start(struct gw_request *r);
+enum MHD_Result handle_process_list(struct gw_request *r);
+enum MHD_Result handle_process_output(struct gw_request *r);
+enum MHD_Result handle_process_stdin(struct gw_request *r);
+enum MHD_Result handle_process_signal(struct gw_request *r);
+enum MHD_Result handle_events(struct gw_request *r);
 void file_put_begin(struct gw_request *r);
 void file_put_chunk(struct gw_request *r, const char *data, size_t len);
 void file_put_cleanup(struct gw_request *r);
@@ -43,6 +59,28 @@ Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r);
  * state (or 503) and returns NULL. */
 struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
                                       const char *what, enum MHD_Result *rc);
+
+/* Sandbox {id}, its running vmhost and the "path" query parameter, or
+ * NULL after answering (what: "reading files", for the 409 message). */
+struct rpc_channel *gw_file_target(struct gw_request *r, const char *what,
+                                   Airlock__Scheduler__V1__Sandbox **sb, const char **path,
+                                   enum MHD_Result *rc);
+
+/* {"name":…,"type":"file|dir|symlink|other","size":…,"mode":…,"mtime":…}
+ * (name_b64 when the name is not UTF-8). */
+json_t *gw_file_info_json(const Airlock__Vmhost__V1__FileInfo *fi);
+
+/* The JSON body of r checked against fields (json_input.h); NULL after
+ * answering 400 naming the field. */
+json_t *gw_json_body(struct gw_request *r, const struct json_field *fields, size_t n_fields,
+                     enum MHD_Result *rc);
+
+/* For sandbox {id}, if running: sets *sandbox_id_field (a field of req) to
+ * its id and makes the unary vmhost call `method`, whose answer is Empty;
+ * 204, or the error (404 foreign sandbox, 409 naming the state and
+ * `what`). */
+enum MHD_Result gw_vmhost_call_no_content(struct gw_request *r, const char *what, const char *method,
+                                          ProtobufCMessage *req, char **sandbox_id_field);
 
 /* The "path" query parameter: present, absolute, no NUL. NULL after
  * answering 400 otherwise. */

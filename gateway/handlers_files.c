@@ -1,6 +1,7 @@
 /* Files: PUT (raw body streamed to vmhost WriteFile as it arrives), GET
  * (vmhost ReadFile streamed out as a chunked body) and files/list. Like
- * exec, the bytes go straight between gateway and the sandbox's vmhost. */
+ * exec, the bytes go straight between gateway and the sandbox's vmhost.
+ * The other file operations are in handlers_file_ops.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,10 +145,9 @@ static void file_get_free(void *cls)
     free(g);
 }
 
-/* Sandbox, its running vmhost and the path, or NULL after answering. */
-static struct rpc_channel *file_target(struct gw_request *r, const char *what,
-                                       Airlock__Scheduler__V1__Sandbox **sb, const char **path,
-                                       enum MHD_Result *rc)
+struct rpc_channel *gw_file_target(struct gw_request *r, const char *what,
+                                   Airlock__Scheduler__V1__Sandbox **sb, const char **path,
+                                   enum MHD_Result *rc)
 {
     *path = gw_query_path(r, rc);
     if (!*path)
@@ -163,7 +163,7 @@ enum MHD_Result handle_file_get(struct gw_request *r)
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
     const char *path;
     enum MHD_Result rc = MHD_NO;
-    struct rpc_channel *ch = file_target(r, "reading files", &sb, &path, &rc);
+    struct rpc_channel *ch = gw_file_target(r, "reading files", &sb, &path, &rc);
     struct file_get *g = ch ? calloc(1, sizeof(*g)) : NULL;
     if (!ch)
         goto out;
@@ -218,7 +218,7 @@ static const char *file_type_name(Airlock__Vmhost__V1__FileType t)
     }
 }
 
-static json_t *entry_json(const Airlock__Vmhost__V1__FileInfo *fi)
+json_t *gw_file_info_json(const Airlock__Vmhost__V1__FileInfo *fi)
 {
     char mtime[40];
     reply_rfc3339(fi->mtime_unix_ms, mtime, sizeof(mtime));
@@ -237,7 +237,7 @@ enum MHD_Result handle_file_list(struct gw_request *r)
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
     const char *path;
     enum MHD_Result rc = MHD_NO;
-    struct rpc_channel *ch = file_target(r, "listing files", &sb, &path, &rc);
+    struct rpc_channel *ch = gw_file_target(r, "listing files", &sb, &path, &rc);
     if (!ch)
         goto out;
     Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
@@ -254,7 +254,7 @@ enum MHD_Result handle_file_list(struct gw_request *r)
     } else {
         json_t *entries = json_array();
         for (size_t i = 0; i < resp->n_entries; i++)
-            json_array_append_new(entries, entry_json(resp->entries[i]));
+            json_array_append_new(entries, gw_file_info_json(resp->entries[i]));
         rc = reply_json(r, 200, json_pack("{s:o}", "entries", entries));
         protobuf_c_message_free_unpacked(&resp->base, NULL);
     }

@@ -80,6 +80,41 @@ struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Sched
     return ch;
 }
 
+json_t *gw_json_body(struct gw_request *r, const struct json_field *fields, size_t n_fields,
+                     enum MHD_Result *rc)
+{
+    json_t *body;
+    char err[512];
+    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, err, sizeof(err)) < 0) {
+        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+        return NULL;
+    }
+    return body;
+}
+
+enum MHD_Result gw_vmhost_call_no_content(struct gw_request *r, const char *what, const char *method,
+                                          ProtobufCMessage *req, char **sandbox_id_field)
+{
+    enum MHD_Result rc = MHD_NO;
+    Airlock__Scheduler__V1__Sandbox *sb = gw_sandbox_lookup(r, &rc);
+    if (!sb)
+        return rc;
+    struct rpc_channel *ch = gw_sandbox_vmhost(r, sb, what, &rc);
+    if (ch) {
+        *sandbox_id_field = sb->id;
+        ProtobufCMessage *resp = NULL;
+        char *details = NULL;
+        grpc_status_code st = rpc_unary(ch, method, req, &airlock__vmhost__v1__empty__descriptor,
+                                        &resp, &details, GW_SCHEDULER_TIMEOUT_MS);
+        rc = st == GRPC_STATUS_OK ? reply_empty(r, 204) : reply_grpc_error(r, st, details);
+        free(details);
+        if (resp)
+            protobuf_c_message_free_unpacked(resp, NULL);
+    }
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return rc;
+}
+
 const char *gw_query_path(struct gw_request *r, enum MHD_Result *rc)
 {
     const char *path = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "path");

@@ -10,6 +10,7 @@ static const char *kind_name(enum json_field_kind k)
     case JF_UINT: return "a non-negative integer";
     case JF_STRING_ARRAY: return "an array of strings";
     case JF_STRING_MAP: return "an object of strings";
+    case JF_BOOL: return "true or false";
     }
     return "?";
 }
@@ -19,6 +20,7 @@ static bool value_fits(json_t *v, enum json_field_kind k)
     switch (k) {
     case JF_STRING: return json_is_string(v);
     case JF_UINT: return json_is_integer(v) && json_integer_value(v) >= 0;
+    case JF_BOOL: return json_is_boolean(v);
     case JF_STRING_ARRAY: {
         if (!json_is_array(v))
             return false;

@@ -13,6 +13,7 @@ enum json_field_kind {
     JF_UINT,          /* a non-negative integer */
     JF_STRING_ARRAY,  /* array of strings */
     JF_STRING_MAP,    /* object whose values are strings */
+    JF_BOOL,
 };
 
 struct json_field {

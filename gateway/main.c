@@ -20,6 +20,7 @@ static void usage(FILE *out)
             "       airlock-gateway --routes     print every route (METHOD PATH) and exit\n"
             "  --listen HOST:PORT     HTTP address (default 127.0.0.1:7070)\n"
             "  --scheduler ADDR       scheduler gRPC address (default unix:DATA_DIR/scheduler.sock)\n"
+            "  --nats URL             lifecycle events (env AIRLOCK_NATS_URL, default nats://127.0.0.1:4222)\n"
             "  --data-dir DIR         (env AIRLOCK_DATA_DIR, default %s)\n"
             "  --max-body BYTES       largest JSON request body (default 1048576)\n",
             GATEWAY_DEFAULT_DATA_DIR);
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "listen", required_argument, NULL, 'l' },
         { "scheduler", required_argument, NULL, 's' },
+        { "nats", required_argument, NULL, 'n' },
         { "data-dir", required_argument, NULL, 'd' },
         { "max-body", required_argument, NULL, 'b' },
         { "routes", no_argument, NULL, 'r' },
@@ -59,12 +61,17 @@ int main(int argc, char **argv)
     const char *data_dir = env_data && *env_data ? env_data : GATEWAY_DEFAULT_DATA_DIR;
     const char *listen = "127.0.0.1:7070";
     char host[64], scheduler[4200];
-    struct gateway_config cfg = { .max_json_body = 1 << 20 };
+    const char *env_nats = getenv("AIRLOCK_NATS_URL");
+    struct gateway_config cfg = {
+        .max_json_body = 1 << 20,
+        .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
+    };
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'l': listen = optarg; break;
         case 's': cfg.scheduler = optarg; break;
+        case 'n': cfg.nats_url = optarg; break;
         case 'd': data_dir = optarg; break;
         case 'b': cfg.max_json_body = strtoul(optarg, NULL, 10); break;
         case 'r': print_routes(); return 0;
@@ -95,7 +102,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock-gateway: %s\n", err);
         return 1;
     }
-    log_info("gateway listening", "addr=%s:%u scheduler=%s", host, cfg.listen_port, cfg.scheduler);
+    log_info("gateway listening", "addr=%s:%u scheduler=%s nats=%s", host, cfg.listen_port,
+             cfg.scheduler, cfg.nats_url);
     int sig;
     sigwait(&stop_signals, &sig);
     log_info("gateway stopping", "signal=%d", sig);

@@ -21,22 +21,39 @@ const struct gw_route gw_routes[] = {
     { "PUT", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_put, file_put_begin,
       file_put_chunk, file_put_cleanup },
     { "GET", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_get, NULL, NULL, NULL },
+    { "DELETE", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_remove, NULL, NULL, NULL },
     { "GET", "/v1/sandboxes/{id}/files/list", GW_AUTH_KEY, handle_file_list, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes/{id}/files/stat", GW_AUTH_KEY, handle_file_stat, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/files/mkdir", GW_AUTH_KEY, handle_file_mkdir, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/files/rename", GW_AUTH_KEY, handle_file_rename, NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/processes", GW_AUTH_KEY, handle_process_start, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes/{id}/processes", GW_AUTH_KEY, handle_process_list, NULL, NULL, NULL },
+    { "GET", "/v1/sandboxes/{id}/processes/{pid}/output", GW_AUTH_KEY, handle_process_output, NULL,
+      NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/processes/{pid}/stdin", GW_AUTH_KEY, handle_process_stdin, NULL,
+      NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/processes/{pid}/signal", GW_AUTH_KEY, handle_process_signal, NULL,
+      NULL, NULL },
+    { "GET", "/v1/events", GW_AUTH_KEY, handle_events, NULL, NULL, NULL },
 };
 
 const size_t gw_routes_count = sizeof(gw_routes) / sizeof(*gw_routes);
 
-/* Whether path fits pattern; the {id} segment goes to id. */
-static bool pattern_matches(const char *pattern, const char *path, char *id, size_t idlen)
+/* Whether path fits pattern; each {name} segment goes to its field of
+ * params. */
+static bool pattern_matches(const char *pattern, const char *path, struct gw_path_params *params)
 {
     const char *p = pattern, *s = path;
     while (*p && *s) {
-        if (strncmp(p, "{id}", 4) == 0) {
+        if (*p == '{') {
             size_t n = strcspn(s, "/");
             if (n == 0)
                 return false;
-            snprintf(id, idlen, "%.*s", (int)n, s);
-            p += 4;
+            bool is_pid = strncmp(p, "{pid}", 5) == 0;
+            char *field = is_pid ? params->pid : params->id;
+            size_t size = is_pid ? sizeof(params->pid) : sizeof(params->id);
+            snprintf(field, size, "%.*s", (int)n, s);
+            p += strcspn(p, "}") + 1;
             s += n;
             continue;
         }
@@ -48,12 +65,12 @@ static bool pattern_matches(const char *pattern, const char *path, char *id, siz
     return *p == '\0' && *s == '\0';
 }
 
-const struct gw_route *gw_route_match(const char *method, const char *path, char *id,
-                                      size_t idlen, bool *path_known)
+const struct gw_route *gw_route_match(const char *method, const char *path,
+                                      struct gw_path_params *params, bool *path_known)
 {
     *path_known = false;
     for (size_t i = 0; i < gw_routes_count; i++) {
-        if (!pattern_matches(gw_routes[i].pattern, path, id, idlen))
+        if (!pattern_matches(gw_routes[i].pattern, path, params))
             continue;
         if (strcmp(gw_routes[i].method, method) == 0)
             return &gw_routes[i];

@@ -18,7 +18,7 @@ enum gw_auth {
 
 struct gw_route {
     const char *method;
-    const char *pattern;  /* "/v1/sandboxes/{id}/exec": {id} is one path segment */
+    const char *pattern;  /* "/v1/sandboxes/{id}/exec": {id} and {pid} are path segments */
     enum gw_auth auth;
     /* Answers the request once its body is in (queues a response). */
     enum MHD_Result (*handle)(struct gw_request *r);
@@ -33,10 +33,16 @@ struct gw_route {
 extern const struct gw_route gw_routes[];
 extern const size_t gw_routes_count;
 
-/* The route for method + path, with the {id} segment copied into id. NULL
+/* The {id} and {pid} segments of a matched path ("" when absent). */
+struct gw_path_params {
+    char id[160];
+    char pid[32];
+};
+
+/* The route for method + path, with its segments copied into params. NULL
  * when none matches; *path_known then says whether the path exists with
  * another method (405 rather than 404). */
-const struct gw_route *gw_route_match(const char *method, const char *path, char *id,
-                                      size_t idlen, bool *path_known);
+const struct gw_route *gw_route_match(const char *method, const char *path,
+                                      struct gw_path_params *params, bool *path_known);
 
 #endif

@@ -1,11 +1,6 @@
-/* Versioned schema migrations. Each entry is applied once, in order, inside
- * its own transaction together with its schema_migrations row; a version is
- * never edited after it ships — changes are new entries. */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "db.h"
-#include "log.h"
+/* The scheduler's versioned schema (common/db/db_migrate.c applies it). A
+ * version is never edited after it ships — changes are new entries. */
+#include "schema.h"
 
 /* Any constant the other users of this database do not use. */
 #define MIGRATION_LOCK_KEY "7362104"
@@ -72,76 +67,9 @@ static const char *const migrations[] = {
     "  PRIMARY KEY (sandbox_id, name));",
 };
 
-static int migrate_locked(struct db *db, char *err, size_t errlen)
-{
-    PGresult *res = db_query_locked(db,
-                                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                                    " version integer PRIMARY KEY,"
-                                    " applied_at timestamptz NOT NULL DEFAULT now())",
-                                    0, NULL, err, errlen);
-    if (!res)
-        return -1;
-    PQclear(res);
-    res = db_query_locked(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL,
-                          err, errlen);
-    if (!res)
-        return -1;
-    int have = atoi(PQgetvalue(res, 0, 0));
-    PQclear(res);
-    int want = (int)(sizeof(migrations) / sizeof(*migrations));
-    for (int v = have + 1; v <= want; v++) {
-        char version[16];
-        snprintf(version, sizeof(version), "%d", v);
-        const char *params[] = { version };
-        /* One transaction per version: the schema change and its record
-         * land together or not at all. */
-        res = db_query_locked(db, "BEGIN", 0, NULL, err, errlen);
-        if (!res)
-            return -1;
-        PQclear(res);
-        /* Multi-statement text needs the simple protocol (PQexec). */
-        res = PQexec(db->conn, migrations[v - 1]);
-        if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-            snprintf(err, errlen, "migration %d: %s", v, PQresultErrorMessage(res));
-            PQclear(res);
-            PQclear(PQexec(db->conn, "ROLLBACK"));
-            return -1;
-        }
-        PQclear(res);
-        res = db_query_locked(db, "INSERT INTO schema_migrations (version) VALUES ($1::integer)", 1,
-                              params, err, errlen);
-        if (!res) {
-            PQclear(PQexec(db->conn, "ROLLBACK"));
-            return -1;
-        }
-        PQclear(res);
-        res = db_query_locked(db, "COMMIT", 0, NULL, err, errlen);
-        if (!res)
-            return -1;
-        PQclear(res);
-        log_info("schema migration applied", "version=%d", v);
-    }
-    return 0;
-}
-
-int db_migrate(struct db *db, int (*bootstrap)(struct db *db, void *arg, char *err, size_t errlen),
-               void *arg, char *err, size_t errlen)
-{
-    pthread_mutex_lock(&db->lock);
-    int rc = -1;
-    PGresult *res = db_query_locked(db, "SELECT pg_advisory_lock(" MIGRATION_LOCK_KEY ")", 0, NULL,
-                                    err, errlen);
-    if (!res)
-        goto out;
-    PQclear(res);
-    rc = migrate_locked(db, err, errlen);
-    if (rc == 0 && bootstrap)
-        rc = bootstrap(db, arg, err, errlen);
-    char unlock_err[256];
-    res = db_query_locked(db, "SELECT pg_advisory_unlock(" MIGRATION_LOCK_KEY ")", 0, NULL,
-                          unlock_err, sizeof(unlock_err));
-    PQclear(res);
-out:
-    pthread_mutex_unlock(&db->lock);
-    return rc;
-}
+const struct db_schema scheduler_schema = {
+    .version_table = "schema_migrations",
+    .lock_key = MIGRATION_LOCK_KEY,
+    .migrations = migrations,
+    .n_migrations = sizeof(migrations) / sizeof(*migrations),
+};

@@ -13,6 +13,20 @@
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s"                           \
     " FROM sandboxes s LEFT JOIN nodes n ON n.id = s.node_id"
 
+/* A transition row's time as RFC3339 UTC with milliseconds. */
+#define TRANSITION_AT_RFC3339(column) \
+    "to_char(" column " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+static void event_fill(struct sandbox_event *ev, const char *project_id, const char *id,
+                       const char *previous, const char *state, const char *at)
+{
+    snprintf(ev->project_id, sizeof(ev->project_id), "%s", project_id);
+    snprintf(ev->sandbox_id, sizeof(ev->sandbox_id), "%s", id);
+    ev->previous = previous;
+    ev->state = state;
+    snprintf(ev->at, sizeof(ev->at), "%s", at);
+}
+
 void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg)
 {
     airlock__scheduler__v1__sandbox__init(msg);
@@ -74,7 +88,8 @@ grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGres
 
 grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                       const char *id, const struct transition_note *note,
-                                      char *existing_id, size_t idlen, char *err, size_t errlen)
+                                      struct sandbox_event *created, char *existing_id,
+                                      size_t idlen, char *err, size_t errlen)
 {
     char cpus[16], memory[16], idle[16];
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
@@ -107,11 +122,14 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
         "   $8::integer, NULLIF($9, ''))"
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING id)"
         " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
-        " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING sandbox_id",
+        " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING "
+        TRANSITION_AT_RFC3339("at"),
         11, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     int inserted = PQntuples(res);
+    if (inserted)
+        event_fill(created, req->project_id, id, NULL, "creating", PQgetvalue(res, 0, 0));
     PQclear(res);
     if (inserted)
         return GRPC_STATUS_OK;
@@ -132,7 +150,7 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
 
 grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
                                   enum sandbox_state to, const struct transition_note *note,
-                                  char *err, size_t errlen)
+                                  struct sandbox_event *committed, char *err, size_t errlen)
 {
     if (!sandbox_transition_allowed(from, to)) {
         snprintf(err, errlen, "sandbox %s: %s → %s is not a transition of the state machine", id,
@@ -146,13 +164,17 @@ grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_st
         db,
         "WITH u AS (UPDATE sandboxes SET state = $3, updated_at = now(),"
         "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"
-        "   WHERE id = $1 AND state = $2 RETURNING id)"
-        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
-        " SELECT id, $4, $2, $3, $6, $5 FROM u RETURNING id",
+        "   WHERE id = $1 AND state = $2 RETURNING id, project_id),"
+        " t AS (INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why,"
+        "   request_id) SELECT id, $4, $2, $3, $6, $5 FROM u RETURNING at)"
+        " SELECT u.project_id, " TRANSITION_AT_RFC3339("t.at") " FROM u, t",
         6, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     int done = PQntuples(res);
+    if (done)
+        event_fill(committed, PQgetvalue(res, 0, 0), id, sandbox_state_name(from),
+                   sandbox_state_name(to), PQgetvalue(res, 0, 1));
     PQclear(res);
     if (done)
         return GRPC_STATUS_OK;

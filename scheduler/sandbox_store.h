@@ -19,6 +19,15 @@ struct transition_note {
     const char *request_id;
 };
 
+/* A committed transition, as published on airlock.events.<project>. */
+struct sandbox_event {
+    char project_id[64];
+    char sandbox_id[72];
+    const char *state;
+    const char *previous;   /* NULL for the first one (creating) */
+    char at[40];            /* RFC3339 UTC, the time of its sandbox_transitions row */
+};
+
 /* Points msg's fields into row `row` of res (valid until PQclear). */
 void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg);
 const char *store_sandbox_state(PGresult *res, int row);
@@ -29,18 +38,21 @@ grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const 
 grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
                                     char *err, size_t errlen);
 
-/* Inserts a creating sandbox named id with its first transition. When the
- * project already has a sandbox with this idempotency key, nothing is
- * inserted and *existing_id gets that sandbox's id (else ""). */
+/* Inserts a creating sandbox named id with its first transition (*created
+ * describes it). When the project already has a sandbox with this
+ * idempotency key, nothing is inserted and *existing_id gets that
+ * sandbox's id (else ""). */
 grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                       const char *id, const struct transition_note *note,
-                                      char *existing_id, size_t idlen, char *err, size_t errlen);
+                                      struct sandbox_event *created, char *existing_id,
+                                      size_t idlen, char *err, size_t errlen);
 
 /* from → to, checked against the state machine and committed with its
- * audit row. FAILED_PRECONDITION (naming the state found) when the sandbox
- * is no longer in `from` — another request moved it first. */
+ * audit row; *committed describes it. FAILED_PRECONDITION (naming the
+ * state found) when the sandbox is no longer in `from` — another request
+ * moved it first. */
 grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
                                   enum sandbox_state to, const struct transition_note *note,
-                                  char *err, size_t errlen);
+                                  struct sandbox_event *committed, char *err, size_t errlen);
 
 #endif

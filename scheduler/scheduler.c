@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "nodes.h"
+#include "schema.h"
 #include "tenancy.h"
 
 static int nats_connect(struct scheduler *s, char *err, size_t errlen)
@@ -38,7 +39,8 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
     s->cfg = *cfg;
     if (db_open(&s->db, cfg->database_url, err, errlen) < 0)
         return -1;
-    if (db_migrate(&s->db, tenancy_bootstrap, (void *)cfg->data_dir, err, errlen) < 0)
+    if (db_migrate(&s->db, &scheduler_schema, tenancy_bootstrap, (void *)cfg->data_dir, err,
+                   errlen) < 0)
         goto fail_db;
     if (nats_connect(s, err, errlen) < 0)
         goto fail_db;

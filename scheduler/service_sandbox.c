@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "events.h"
 #include "log.h"
 #include "nodes.h"
 #include "random_id.h"
@@ -30,6 +31,18 @@ static bool json_object_text(const char *text)
     bool ok = j && json_is_object(j);
     json_decref(j);
     return ok;
+}
+
+/* store_transition, and its event once committed. */
+static grpc_status_code transition(struct scheduler *s, const char *id, enum sandbox_state from,
+                                   enum sandbox_state to, const struct transition_note *note,
+                                   char *err, size_t errlen)
+{
+    struct sandbox_event ev;
+    grpc_status_code st = store_transition(&s->db, id, from, to, note, &ev, err, errlen);
+    if (st == GRPC_STATUS_OK)
+        events_publish(s->nc, &ev);
+    return st;
 }
 
 /* Fills the defaults into req, a shallow copy of the received request (its
@@ -105,14 +118,14 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (st == GRPC_STATUS_OK)
-        return store_transition(&s->db, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
+        return transition(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
     char why[1200];
     snprintf(why, sizeof(why), "create on node %s failed: %.900s", node[0] ? node : "(none)", err);
     snprintf(err, errlen, "sandbox %s: %s", id, why);
     struct transition_note failed = { note->who, why, note->request_id };
     char terr[256];
-    if (store_transition(&s->db, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr,
-                         sizeof(terr)) != GRPC_STATUS_OK)
+    if (transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr, sizeof(terr)) !=
+        GRPC_STATUS_OK)
         log_warn("error state not recorded", "sandbox=%s error=\"%s\"", id, terr);
     return st;
 }
@@ -137,9 +150,13 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         snprintf(err, sizeof(err), "cannot generate an id");
         goto out;
     }
-    st = store_sandbox_insert(&s->db, req, id, &note, existing, sizeof(existing), err, sizeof(err));
+    struct sandbox_event created;
+    st = store_sandbox_insert(&s->db, req, id, &note, &created, existing, sizeof(existing), err,
+                              sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
+    if (!existing[0])
+        events_publish(s->nc, &created);
     if (existing[0]) {
         /* A retry: report the sandbox the first attempt made, and finish
          * its creation if that attempt did not get to. */
@@ -279,7 +296,7 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
      * between leaves "deleting"/"suspending", which a retry or the
      * reconciler finishes); one-step ones once the node has done it. */
     if (two_step && plan.record_first) {
-        st = store_transition(&s->db, req->id, from, plan.first, &note, err, sizeof(err));
+        st = transition(s, req->id, from, plan.first, &note, err, sizeof(err));
         if (st != GRPC_STATUS_OK)
             goto out;
     }
@@ -289,14 +306,13 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
             /* Nothing changed on the node: back to where it was. */
             struct transition_note undo = { note.who, err, note.request_id };
             char uerr[256];
-            if (store_transition(&s->db, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
+            if (transition(s, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
                 GRPC_STATUS_OK)
                 log_warn("undo not recorded", "sandbox=%s error=\"%s\"", req->id, uerr);
         }
         goto out;
     }
-    st = store_transition(&s->db, req->id, two_step ? plan.first : from, plan.done, &note, err,
-                          sizeof(err));
+    st = transition(s, req->id, two_step ? plan.first : from, plan.done, &note, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     /* A deleted sandbox is no longer visible to Get: answer directly. */

@@ -35,12 +35,13 @@ const char *sandbox_state_name(sandbox_state s)
     case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING: return "deleting";
     case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETED: return "deleted";
     case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR: return "error";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CHECKPOINTING: return "checkpointing";
+    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESTORING: return "restoring";
     default: return "unspecified";
     }
 }
 
-/* Ids become directory names: keep them to a safe alphabet. */
-static bool sandbox_id_valid(const char *id)
+bool sandbox_id_valid(const char *id)
 {
     size_t n = strlen(id);
     if (n == 0 || n > 64)
@@ -308,7 +309,7 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     /* A pooled VM already carries its id (its directory and network
      * namespace are named after it): only a create that leaves the id to
      * the node can take one. */
-    bool poolable = !p->for_pool && !(p->id && *p->id) && vh->have_template &&
+    bool poolable = !p->for_pool && !(p->id && *p->id) && !p->from_disk && vh->have_template &&
                     (p->vcpus ? p->vcpus : VMHOST_TEMPLATE_VCPUS) == vh->tmpl.vcpus &&
                     (p->memory_mb ? p->memory_mb : VMHOST_TEMPLATE_MEMORY_MB) == vh->tmpl.memory_mb;
     struct sandbox *sb = poolable ? warm_pool_take(vh->pool) : NULL;
@@ -333,18 +334,23 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
      * other sizes boot their kernel. */
     const struct template_snapshot *t = &vh->tmpl;
     sb->restored = vh->have_template && sb->vcpus == t->vcpus && sb->memory_mb == t->memory_mb;
-    if (store_clone_file(sb->restored ? t->disk : vh->base_disk, sb->disk, err, errlen) < 0)
+    /* A fork starts from its checkpoint: the whole state when it has one. */
+    const char *disk = p->from_disk ? p->from_disk : sb->restored ? t->disk : vh->base_disk;
+    bool load_state = p->from_disk ? p->from_state != NULL : sb->restored;
+    if (store_clone_file(disk, sb->disk, err, errlen) < 0)
         goto fail;
     /* egress listens before the guest can send its first packet. */
     rc = sandbox_network_up(sb, p->policy, err, errlen);
     if (rc != SANDBOX_OK)
         goto fail;
     int64_t qemu_started = clock_monotonic_ms();
-    if (sandbox_start_vm(sb, sb->restored, err, errlen) < 0)
+    if (sandbox_start_vm(sb, load_state, err, errlen) < 0)
         goto fail;
     int64_t qmp_ready = clock_monotonic_ms();
-    if (sb->restored &&
-        vm_restore_state(sb->vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0)
+    if (p->from_state
+            ? vm_restore_full_state(sb->vm, p->from_state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0
+            : load_state && vm_restore_state(sb->vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err,
+                                             errlen) < 0)
         goto fail;
     int64_t vm_running = clock_monotonic_ms();
 
@@ -368,7 +374,8 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
              "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s ms=%lld disk_ms=%lld qmp_ms=%lld "
              "restore_ms=%lld hello_ms=%lld init_ms=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
-             sb->restored ? "snapshot" : "cold-boot", (long long)(done - started),
+             p->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
+             (long long)(done - started),
              (long long)(qemu_started - started), (long long)(qmp_ready - qemu_started),
              (long long)(vm_running - qmp_ready), (long long)(guest_connected - vm_running),
              (long long)(done - guest_connected));
@@ -471,12 +478,15 @@ enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, 
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = registry_find_locked(vh, id);
-    /* A sandbox being created, suspended or resumed is owned by that
-     * operation (which uses its VM without holding sb->lock). */
+    /* A sandbox being created, suspended, resumed, checkpointed or restored
+     * is owned by that operation (which uses its VM without holding
+     * sb->lock). */
     sandbox_state busy = sb ? sb->state : AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
     if (busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING ||
         busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING ||
-        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING) {
+        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING ||
+        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CHECKPOINTING ||
+        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESTORING) {
         pthread_mutex_unlock(&vh->lock);
         snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
                  sandbox_state_name(busy));

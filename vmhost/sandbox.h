@@ -62,6 +62,10 @@ struct sandbox_create_params {
     unsigned memory_mb;          /* 0 = 512 */
     const Airlock__Egress__V1__Policy *policy; /* NULL = deny everything */
     bool for_pool;               /* warm_pool.c: own id, unregistered, left paused */
+    /* sandbox_fork.c: start from a checkpoint's disk (NULL = the template)
+     * and, when not NULL, load its full state instead of booting. */
+    const char *from_disk;
+    const char *from_state;
 };
 
 /* Error classes a caller maps to its own status codes (gRPC here). */
@@ -98,6 +102,11 @@ void sandbox_discard_pooled(struct sandbox *sb);
 int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen);
 /* Connects the guest channel (Hello) and records it in sb->channel. */
 int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen);
+/* For a sandbox without a VM: its disk becomes a reflink of disk, a new
+ * QEMU loads state (NULL: cold-boots), and the guest answers its init.
+ * Resume from suspended and checkpoint restore share it. */
+int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
+                       size_t errlen);
 
 /* running|paused -> suspending -> suspended: the whole VM state (RAM
  * included) and a reflink of the disk written durably to DIR/suspend/, then
@@ -140,5 +149,8 @@ int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,
                              int (*fn)(struct guest_stream *s, void *arg), void *arg);
 
 const char *sandbox_state_name(sandbox_state s);
+/* Ids and checkpoint names become directory names: 1-64 characters of
+ * a-z, 0-9, '_' and '-'. */
+bool sandbox_id_valid(const char *id);
 
 #endif

@@ -83,3 +83,44 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     f.health_request = &hr;
     return guest_init_call(ch, &f, "guest health check", err, errlen);
 }
+
+int sandbox_guest_run(struct guest_channel *ch, const char *prog, int timeout_ms, char *err,
+                      size_t errlen)
+{
+    ProtobufCBinaryData argv[] = { { strlen(prog), (uint8_t *)prog } };
+    Airlock__Guest__V1__ExecRequest ex = AIRLOCK__GUEST__V1__EXEC_REQUEST__INIT;
+    ex.n_argv = 1;
+    ex.argv = argv;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
+    f.exec = &ex;
+    struct guest_stream *s = guest_stream_open(ch);
+    if (!s || guest_stream_send(s, &f, timeout_ms) < 0) {
+        guest_stream_close(s);
+        snprintf(err, errlen, "guest %s: channel closed", prog);
+        return -1;
+    }
+    int rc = -1;
+    snprintf(err, errlen, "guest %s: no exit status", prog);
+    for (;;) {
+        GuestFrame *ans;
+        if (guest_stream_recv(s, timeout_ms, &ans) != GUEST_RECV_OK)
+            break;
+        bool done = true;
+        if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT) {
+            rc = ans->exec_exit->exit_code == 0 && ans->exec_exit->signal == 0 ? 0 : -1;
+            if (rc < 0)
+                snprintf(err, errlen, "guest %s: exit code %d, signal %d", prog,
+                         ans->exec_exit->exit_code, ans->exec_exit->signal);
+        } else if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
+            snprintf(err, errlen, "guest %s: %s", prog, ans->result->message);
+        } else {
+            done = false; /* ExecStarted, output */
+        }
+        frame_free(ans);
+        if (done)
+            break;
+    }
+    guest_stream_close(s);
+    return rc;
+}

@@ -16,4 +16,9 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
 /* Just the clock: after a resume the guest is behind by the pause. */
 int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen);
 
+/* Runs prog (no arguments) in the guest and waits for it to exit 0: the
+ * template build and disk checkpoints use it for `sync`. */
+int sandbox_guest_run(struct guest_channel *ch, const char *prog, int timeout_ms, char *err,
+                      size_t errlen);
+
 #endif

@@ -124,17 +124,17 @@ fail:
     return SANDBOX_ERR_INTERNAL;
 }
 
-/* QEMU from the snapshot, up to a guest that answered its init. */
-static int start_from_snapshot(struct sandbox *sb, const struct suspend_paths *p, char *err,
-                               size_t errlen)
+int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
+                       size_t errlen)
 {
     if (unlink(sb->disk) < 0 && errno != ENOENT) {
         snprintf(err, errlen, "remove %s: %s", sb->disk, strerror(errno));
         return -1;
     }
-    if (store_clone_file(p->disk, sb->disk, err, errlen) < 0 ||
-        sandbox_start_vm(sb, true, err, errlen) < 0 ||
-        vm_restore_full_state(sb->vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0 ||
+    if (store_clone_file(disk, sb->disk, err, errlen) < 0 ||
+        sandbox_start_vm(sb, state != NULL, err, errlen) < 0 ||
+        (state &&
+         vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
         sandbox_connect_guest(sb, err, errlen) < 0 ||
         sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
         return -1;
@@ -157,7 +157,7 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
     sb->state = STATE(RESUMING);
     pthread_mutex_unlock(&sb->lock);
 
-    int rc = start_from_snapshot(sb, &p, err, errlen);
+    int rc = sandbox_start_from(sb, p.disk, p.state, err, errlen);
     pthread_mutex_lock(&sb->lock);
     if (rc == 0 && sb->state == STATE(ERROR)) { /* QEMU died after the init */
         snprintf(err, errlen, "%s", sb->error);

@@ -62,7 +62,30 @@ bool service_check_mode(struct rpc_call *call, uint32_t mode);
  * with INVALID_ARGUMENT naming the field when not. */
 bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path);
 
+/* A Sandbox message with its strings copied out of sb (under its lock), so
+ * it can be sent after the lock is gone. */
+struct sandbox_snapshot {
+    Airlock__Vmhost__V1__Sandbox msg;
+    char id[65];
+    char template_name[64];
+    char accel[8];
+    char error[4096];
+    char image_hash[65];
+};
+
+void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out);
+/* Answers the call with sb's current view and OK. */
+void service_finish_with_sandbox(struct rpc_call *call, struct sandbox *sb);
+/* The sandbox named by id with a reference, or NULL after finishing the
+ * call with INVALID_ARGUMENT / NOT_FOUND. */
+struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id);
+
 void service_sandbox_create(struct rpc_call *call, void *ctx);
+void service_checkpoint_create(struct rpc_call *call, void *ctx);
+void service_checkpoint_list(struct rpc_call *call, void *ctx);
+void service_checkpoint_delete(struct rpc_call *call, void *ctx);
+void service_checkpoint_restore(struct rpc_call *call, void *ctx);
+void service_sandbox_fork(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);
 void service_sandbox_delete(struct rpc_call *call, void *ctx);

@@ -6,18 +6,7 @@
 #include "sandbox_network.h"
 #include "service.h"
 
-/* Fills msg from sb; strings point into out_buf copies owned by the caller's
- * stack frame for the duration of the send. */
-struct sandbox_snapshot {
-    Airlock__Vmhost__V1__Sandbox msg;
-    char id[65];
-    char template_name[64];
-    char accel[8];
-    char error[4096];
-    char image_hash[65];
-};
-
-static void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
+void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
 {
     airlock__vmhost__v1__sandbox__init(&out->msg);
     pthread_mutex_lock(&sb->lock);
@@ -42,8 +31,7 @@ static void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *o
     out->msg.from_pool = sb->from_pool;
 }
 
-/* Answers the call with sb's current view and OK. */
-static void finish_with_sandbox(struct rpc_call *call, struct sandbox *sb)
+void service_finish_with_sandbox(struct rpc_call *call, struct sandbox *sb)
 {
     struct sandbox_snapshot *snap = malloc(sizeof(*snap));
     if (!snap) {
@@ -56,9 +44,7 @@ static void finish_with_sandbox(struct rpc_call *call, struct sandbox *sb)
     free(snap);
 }
 
-/* The sandbox named by id with a reference, or NULL after finishing the
- * call with INVALID_ARGUMENT / NOT_FOUND. */
-static struct sandbox *lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id)
+struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id)
 {
     if (!*id) {
         rpc_call_finish(call, GRPC_STATUS_INVALID_ARGUMENT, "id: required");
@@ -92,7 +78,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
         return;
     }
-    finish_with_sandbox(call, sb);
+    service_finish_with_sandbox(call, sb);
     sandbox_put(sb);
 }
 
@@ -103,11 +89,11 @@ void service_sandbox_get(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = lookup_sandbox(call, vh, req->id);
+    struct sandbox *sb = service_lookup_sandbox(call, vh, req->id);
     protobuf_c_message_free_unpacked(&req->base, NULL);
     if (!sb)
         return;
-    finish_with_sandbox(call, sb);
+    service_finish_with_sandbox(call, sb);
     sandbox_put(sb);
 }
 
@@ -171,13 +157,13 @@ void service_sandbox_delete(struct rpc_call *call, void *ctx)
 static void change_state(struct rpc_call *call, struct vmhost *vh, const char *id,
                          enum sandbox_error (*op)(struct sandbox *, char *, size_t))
 {
-    struct sandbox *sb = lookup_sandbox(call, vh, id);
+    struct sandbox *sb = service_lookup_sandbox(call, vh, id);
     if (!sb)
         return;
     char err[1024];
     enum sandbox_error rc = op(sb, err, sizeof(err));
     if (rc == SANDBOX_OK)
-        finish_with_sandbox(call, sb);
+        service_finish_with_sandbox(call, sb);
     else
         rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
     sandbox_put(sb);
@@ -219,7 +205,7 @@ void service_sandbox_set_policy(struct rpc_call *call, void *ctx)
         call, &airlock__vmhost__v1__set_sandbox_policy_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = lookup_sandbox(call, ctx, req->id);
+    struct sandbox *sb = service_lookup_sandbox(call, ctx, req->id);
     if (sb) {
         char err[1024];
         enum sandbox_error rc = sandbox_set_policy(sb, req->policy, err, sizeof(err));

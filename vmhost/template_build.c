@@ -11,6 +11,7 @@
 #include "fsutil.h"
 #include "guest_channel.h"
 #include "log.h"
+#include "sandbox_guest_init.h"
 #include "sandbox_net.h"
 #include "sandbox_netdefs.h"
 #include "store.h"
@@ -19,47 +20,6 @@
 #define TEMPLATE_SAVE_TIMEOUT_MS 60000
 #define TEMPLATE_QUIT_TIMEOUT_MS 10000
 #define TEMPLATE_BUILD_DIR_PREFIX ".build-"
-
-/* Runs argv[0] in the guest and waits for it to exit 0. */
-static int guest_run(struct guest_channel *ch, const char *prog, char *err, size_t errlen)
-{
-    ProtobufCBinaryData argv[] = { { strlen(prog), (uint8_t *)prog } };
-    Airlock__Guest__V1__ExecRequest ex = AIRLOCK__GUEST__V1__EXEC_REQUEST__INIT;
-    ex.n_argv = 1;
-    ex.argv = argv;
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
-    f.exec = &ex;
-    struct guest_stream *s = guest_stream_open(ch);
-    if (!s || guest_stream_send(s, &f, TEMPLATE_GUEST_TIMEOUT_MS) < 0) {
-        guest_stream_close(s);
-        snprintf(err, errlen, "guest %s: channel closed", prog);
-        return -1;
-    }
-    int rc = -1;
-    snprintf(err, errlen, "guest %s: no exit status", prog);
-    for (;;) {
-        GuestFrame *ans;
-        if (guest_stream_recv(s, TEMPLATE_GUEST_TIMEOUT_MS, &ans) != GUEST_RECV_OK)
-            break;
-        bool done = true;
-        if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT) {
-            rc = ans->exec_exit->exit_code == 0 && ans->exec_exit->signal == 0 ? 0 : -1;
-            if (rc < 0)
-                snprintf(err, errlen, "guest %s: exit code %d, signal %d", prog,
-                         ans->exec_exit->exit_code, ans->exec_exit->signal);
-        } else if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
-            snprintf(err, errlen, "guest %s: %s", prog, ans->result->message);
-        } else {
-            done = false; /* ExecStarted, output */
-        }
-        frame_free(ans);
-        if (done)
-            break;
-    }
-    guest_stream_close(s);
-    return rc;
-}
 
 /* Guest ready, its writes flushed to the disk image. */
 static int template_guest_settle(const struct template_spec *spec, struct vm *vm, char *err,
@@ -75,7 +35,7 @@ static int template_guest_settle(const struct template_spec *spec, struct vm *vm
                  tail);
         return -1;
     }
-    int rc = guest_run(ch, "sync", err, errlen);
+    int rc = sandbox_guest_run(ch, "sync", TEMPLATE_GUEST_TIMEOUT_MS, err, errlen);
     /* The restored sandboxes connect anew; guestd treats that as a new
      * session, as it does after any host disconnect. */
     guest_channel_close(ch);

@@ -8,6 +8,7 @@
  * migration must agree on x-ignore-shared: it changes the stream format. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "vm_internal.h"
 
@@ -114,11 +115,38 @@ static int migrate_with_file(struct vm *vm, const char *command, const char *uri
     return rc;
 }
 
+/* QEMU sends the completed event while still in run state finish-migrate,
+ * where `cont` fails ("Migration is not finalized yet"); a checkpoint
+ * continues the VM right after saving, so wait for postmigrate. */
+static int wait_migration_finalized(struct vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+    long long deadline = ms_now() + timeout_ms;
+    for (;;) {
+        json_t *info = NULL;
+        pthread_mutex_lock(&vm->qmp_lock);
+        int rc = qmp_execute(&vm->qmp, "query-status", NULL, &info, 2000, err, errlen);
+        pthread_mutex_unlock(&vm->qmp_lock);
+        const char *status = rc == 0 ? json_string_value(json_object_get(info, "status")) : NULL;
+        bool finalizing = status && strcmp(status, "finish-migrate") == 0;
+        json_decref(info);
+        if (rc < 0 || !finalizing)
+            return rc;
+        if (ms_now() >= deadline) {
+            snprintf(err, errlen, "QEMU still finalizing the migration after %d ms", timeout_ms);
+            return -1;
+        }
+        struct timespec pause = { 0, 2 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+    }
+}
+
 static int save(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
                 char *err, size_t errlen)
 {
-    return migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, ignore_shared,
-                             timeout_ms, err, errlen);
+    if (migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, ignore_shared, timeout_ms,
+                          err, errlen) < 0)
+        return -1;
+    return wait_migration_finalized(vm, timeout_ms, err, errlen);
 }
 
 static int restore(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "egress_client.h"
 #include "fsutil.h"
 #include "log.h"
@@ -122,6 +123,7 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         goto fail;
     }
     vmhost_clean_leftovers(vh, vh->sandboxes_dir, NULL);
+    vmhost_clean_leftovers(vh, vh->sandboxes_dir, CHECKPOINT_PIN_PREFIX); /* a crashed restore/fork's */
     vmhost_clean_leftovers(vh, vh->store.templates_dir, ".build-");
 
     struct image_build_options io = {

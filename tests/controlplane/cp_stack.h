@@ -13,11 +13,11 @@
 #include <sys/types.h>
 
 #include "itest.h"
+#include "pg_test.h"
 
 struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
-    char pg_data[PATH_MAX];
-    char database_url[PATH_MAX + 64];
+    struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
     struct itest_vmhost vmhost;
@@ -26,7 +26,6 @@ struct cp_stack {
     pid_t gateway_pid;
     char gateway_url[64];
     char admin_key[128];
-    bool pg_started;
 };
 
 /* 0, -1 after printing why, or 77 when PostgreSQL/nats-server are not

@@ -4,62 +4,14 @@ nats-server and vmhost with a real VM (started by cp_harness, which passes
 AIRLOCK_URL and AIRLOCK_ADMIN_KEY). argv[1]: the gateway binary, whose
 --routes list every route this test must have exercised.
 
-Standard library only. No timing assertions. One VM in all."""
-import http.client
-import json
-import os
+Standard library only. No timing assertions. Two VMs in all (A's, and one
+of B's that proves B's event stream works)."""
 import subprocess
+import time
 import sys
-import urllib.parse
 
-URL = urllib.parse.urlparse(os.environ["AIRLOCK_URL"])
-ADMIN = os.environ["AIRLOCK_ADMIN_KEY"]
-failures = []
-
-
-def call(method, path, key=None, body=None, headers=None, raw=False):
-    """(status, headers, body): body parsed as JSON unless raw."""
-    conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=600)
-    h = dict(headers or {})
-    if key:
-        h["Authorization"] = "Bearer " + key
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body).encode()
-    elif isinstance(body, str):
-        body = body.encode()
-    conn.request(method, path, body=body, headers=h)
-    resp = conn.getresponse()
-    data = resp.read()
-    conn.close()
-    if raw or not data:
-        return resp.status, resp.headers, data
-    try:
-        return resp.status, resp.headers, json.loads(data)
-    except ValueError:
-        return resp.status, resp.headers, data
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def expect_error(status, body, want_status, want_code, fragment, what):
-    ok = (status == want_status and isinstance(body, dict) and "error" in body
-          and body["error"].get("code") == want_code
-          and fragment in body["error"].get("message", ""))
-    check(ok, "%s -> %d %s mentioning %r (got %s %s)" % (what, want_status, want_code, fragment,
-                                                      status, body))
-
-
-def sse_events(text):
-    events = []
-    for block in text.decode().split("\n\n"):
-        lines = dict(l.split(": ", 1) for l in block.split("\n") if ": " in l)
-        if "event" in lines:
-            events.append((lines["event"], json.loads(lines["data"])))
-    return events
+from rest_client import (ADMIN, EventStream, call, check, expect_error, report_and_exit,
+                         sse_events)
 
 
 def main():
@@ -72,6 +24,8 @@ def main():
     expect_error(st, body, 401, "unauthenticated", "unknown API key", "unknown key")
     st, _, body = call("GET", "/v1/sandboxes", key="nonsense")
     expect_error(st, body, 401, "unauthenticated", "malformed", "malformed key")
+    st, _, body = call("GET", "/v1/events")
+    expect_error(st, body, 401, "unauthenticated", "Authorization", "events without a key")
     st, _, body = call("GET", "/v1/nothing", key=ADMIN)
     expect_error(st, body, 404, "not_found", "no route", "unknown route")
     st, _, body = call("PATCH", "/v1/sandboxes", key=ADMIN)
@@ -88,6 +42,10 @@ def main():
     st, _, kb = call("POST", "/v1/projects/%s/keys" % b["id"], key=ADMIN, body={})
     check(st == 201, "create key for B")
     KA, KB = ka["key"], kb["key"]
+    # Opened before anything happens in either project (checked at the end).
+    events_a, events_b = EventStream(KA), EventStream(KB)
+    check(events_a.status == 200 and events_a.subscribed and events_b.subscribed,
+          "GET /v1/events answers 200 and says it is subscribed")
     st, _, body = call("POST", "/v1/projects", key=KA, body={"name": "x"})
     expect_error(st, body, 403, "permission_denied", "admin", "project key creating a project")
     st, _, body = call("POST", "/v1/projects/prj_doesnotexist/keys", key=ADMIN, body={})
@@ -188,6 +146,9 @@ def main():
     st, _, body = call("GET", base + "/files/list", key=KA)
     expect_error(st, body, 400, "invalid_argument", "path", "list without path")
 
+    check_processes(base, KA)
+    check_file_ops(base, KA)
+
     # ---- state machine through the API ----
     st, _, body = call("POST", base + "/resume", key=KA)
     expect_error(st, body, 409, "conflict", "is running; resume needs paused or suspended",
@@ -200,15 +161,22 @@ def main():
     expect_error(st, body, 409, "conflict", "is paused; exec needs running", "exec while paused")
     st, _, body = call("GET", base + "/files?path=/root/blob.bin", key=KA)
     expect_error(st, body, 409, "conflict", "is paused", "read a file while paused")
+    st, _, body = call("POST", base + "/processes", key=KA, body={"cmd": ["true"]})
+    expect_error(st, body, 409, "conflict", "is paused", "start a process while paused")
+    st, _, body = call("GET", base + "/files/stat?path=/root", key=KA)
+    expect_error(st, body, 409, "conflict", "is paused", "stat while paused")
     st, _, got = call("POST", base + "/resume", key=KA)
     check(st == 200 and got.get("state") == "running", "resume: %s %s" % (st, got))
     st, _, r = call("POST", base + "/exec", key=KA, body={"cmd": ["echo", "back"]})
     check(st == 200 and r.get("stdout") == "back\n", "exec after resume")
-    # vmhost cannot suspend yet (issue 3): refused, state unchanged.
-    st, _, body = call("POST", base + "/suspend", key=KA)
-    check(st == 501 and body["error"]["code"] == "not_implemented", "suspend is not implemented")
-    st, _, got = call("GET", base, key=KA)
-    check(got.get("state") == "running", "state still running after a refused suspend")
+    st, _, got = call("POST", base + "/suspend", key=KA)
+    check(st == 200 and got.get("state") == "suspended", "suspend: %s %s" % (st, got))
+    st, _, body = call("POST", base + "/exec", key=KA, body={"cmd": ["true"]})
+    expect_error(st, body, 409, "conflict", "is suspended; exec needs running", "exec while suspended")
+    st, _, got = call("POST", base + "/resume", key=KA)
+    check(st == 200 and got.get("state") == "running", "resume from suspended: %s %s" % (st, got))
+    st, _, data = call("GET", base + "/files?path=/root/blob.bin", key=KA, raw=True)
+    check(st == 200 and data == blob, "the file survived suspend and resume")
 
     # ---- tenancy: B gets 404 on every route with A's sandbox ----
     for method, path, payload, hdr in [
@@ -222,11 +190,22 @@ def main():
         ("PUT", base + "/files?path=/root/evil", b"x", None),
         ("GET", base + "/files?path=/root/blob.bin", None, None),
         ("GET", base + "/files/list?path=/root", None, None),
+        ("GET", base + "/files/stat?path=/root/blob.bin", None, None),
+        ("POST", base + "/files/mkdir", {"path": "/root/evil-dir"}, None),
+        ("POST", base + "/files/rename", {"from": "/root/blob.bin", "to": "/root/evil"}, None),
+        ("DELETE", base + "/files?path=/root/blob.bin", None, None),
+        ("POST", base + "/processes", {"cmd": ["touch", "/root/evil"]}, None),
+        ("GET", base + "/processes", None, None),
+        ("GET", base + "/processes/1/output", None, None),
+        ("POST", base + "/processes/1/stdin", {"data": "x"}, None),
+        ("POST", base + "/processes/1/signal", {"signal": "KILL"}, None),
     ]:
         st, _, body = call(method, path, key=KB, body=payload, headers=hdr)
         expect_error(st, body, 404, "not_found", sid, "B: %s %s" % (method, path))
-    st, _, r = call("POST", base + "/exec", key=KA, body={"cmd": ["test", "-e", "/root/evil"]})
-    check(st == 200 and r["exit_code"] == 1, "B's PUT wrote nothing")
+    st, _, r = call("POST", base + "/exec", key=KA,
+                    body={"cmd": ["sh", "-c", "test -e /root/evil || test -e /root/evil-dir || "
+                                              "! test -e /root/blob.bin"]})
+    check(st == 200 and r["exit_code"] == 1, "B's calls changed nothing in A's sandbox")
 
     # ---- delete ----
     st, _, _ = call("DELETE", base, key=KA)
@@ -238,11 +217,19 @@ def main():
     st, _, body = call("POST", base + "/exec", key=KA, body={"cmd": ["true"]})
     expect_error(st, body, 404, "not_found", sid, "exec after delete")
 
+    check_events(sid, events_a, events_b, KB)
+
     # ---- metrics: every route has been served at least once ----
-    # (a request is counted when it completes: the second scrape sees the first)
+    # A request is counted when the gateway has finished sending it, which
+    # can be just after the client already has the body: scrape until the
+    # first scrape shows up (bounded), instead of assuming it already does.
     call("GET", "/metrics", raw=True)
-    st, _, text = call("GET", "/metrics", raw=True)
-    text = text.decode()
+    for _ in range(100):
+        st, _, text = call("GET", "/metrics", raw=True)
+        text = text.decode()
+        if 'route="GET /metrics"' in text:
+            break
+        time.sleep(0.02)
     check(st == 200 and "airlock_gateway_http_requests_total" in text, "GET /metrics")
     routes = subprocess.run([sys.argv[1], "--routes"], capture_output=True, text=True,
                             check=True).stdout.split("\n")
@@ -250,11 +237,134 @@ def main():
         check('route="%s"' % route in text, "route exercised: " + route)
 
 
+def check_processes(base, key):
+    """Background processes: start, list, stdin, re-attach, signal."""
+    st, _, p = call("POST", base + "/processes", key=key,
+                    body={"cmd": ["sh", "-c", "echo started; cat; echo done >&2"],
+                          "stdin_open": True})
+    check(st == 201 and p.get("pid", 0) > 0 and p.get("running") is True
+          and p.get("cmd") == ["sh", "-c", "echo started; cat; echo done >&2"],
+          "start a background process: %s %s" % (st, p))
+    if st != 201:
+        return
+    pid = p["pid"]
+    procs = base + "/processes/%d" % pid
+    st, _, lst = call("GET", base + "/processes", key=key)
+    mine = [q for q in lst.get("processes", []) if q["pid"] == pid] if st == 200 else []
+    check(mine and mine[0]["running"] is True, "list shows the process running: %s" % lst)
+    st, _, _ = call("POST", procs + "/stdin", key=key, body={"data": "hello\n"})
+    check(st == 204, "write to the process's stdin")
+    st, _, _ = call("POST", procs + "/stdin", key=key, body={"eof": True})
+    check(st == 204, "close the process's stdin")
+    # Re-attach replays what it printed so far and follows it to its exit.
+    st, hdrs, raw = call("GET", procs + "/output", key=key, raw=True)
+    events = sse_events(raw) if st == 200 else []
+    # The guest keeps one ring for both streams: a re-attach reports it as stdout.
+    out = "".join(e[1].get("data", "") for e in events if e[0] == "stdout")
+    check(st == 200 and hdrs.get("Content-Type") == "text/event-stream"
+          and out == "started\nhello\ndone\n"
+          and events[-1] == ("exit", {"exit_code": 0, "signal": 0, "timed_out": False}),
+          "re-attach to the output: %s %s" % (st, events))
+    st, _, lst = call("GET", base + "/processes", key=key)
+    mine = [q for q in lst.get("processes", []) if q["pid"] == pid] if st == 200 else []
+    check(mine and mine[0]["running"] is False and mine[0]["exit_code"] == 0,
+          "list shows the process exited: %s" % mine)
+
+    st, _, sleeper = call("POST", base + "/processes", key=key, body={"cmd": ["sleep", "1000"]})
+    check(st == 201, "start a sleeper")
+    sleeper_path = base + "/processes/%d" % sleeper.get("pid", 0)
+    st, _, _ = call("POST", sleeper_path + "/signal", key=key, body={"signal": "TERM"})
+    check(st == 204, "signal TERM")
+    st, _, raw = call("GET", sleeper_path + "/output", key=key, raw=True)
+    events = sse_events(raw) if st == 200 else []
+    check(events and events[-1][0] == "exit" and events[-1][1]["signal"] == 15,
+          "the sleeper ended by SIGTERM: %s" % events)
+
+    for method, path, payload, fragment in [
+        ("POST", base + "/processes", {"cmd": []}, "cmd"),
+        ("POST", base + "/processes", {"cmd": ["true"], "stdin_open": "yes"}, "stdin_open"),
+        ("POST", procs + "/signal", {"signal": "NOPE"}, "signal"),
+        ("POST", procs + "/signal", {}, "signal"),
+        ("POST", procs + "/signal", {"signal": 9}, "signal"),
+        ("POST", procs + "/stdin", {}, "data"),
+        ("POST", procs + "/stdin", {"data": 5}, "data"),
+        ("POST", base + "/processes/abc/signal", {"signal": "TERM"}, "pid"),
+        ("GET", base + "/processes/-4/output", None, "pid"),
+    ]:
+        st, _, body = call(method, path, key=key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "%s %s %s" % (method, path, payload))
+    st, _, body = call("POST", base + "/exec", key=key, body={"cmd": ["true"], "stdin_open": True})
+    expect_error(st, body, 400, "invalid_argument", "stdin_open", "exec refuses stdin_open")
+    st, _, body = call("GET", base + "/processes/999999/output", key=key)
+    expect_error(st, body, 404, "not_found", "999999", "re-attach to an unknown process")
+    st, _, body = call("POST", base + "/processes", key=key, body={"cmd": ["no-such-program"]})
+    expect_error(st, body, 404, "not_found", "no-such-program", "start a missing program")
+
+
+def check_file_ops(base, key):
+    """stat, mkdir, rename, remove."""
+    st, _, _ = call("POST", base + "/files/mkdir", key=key, body={"path": "/root/d/e", "parents": True})
+    check(st == 204, "mkdir with parents")
+    st, _, info = call("GET", base + "/files/stat?path=/root/d/e", key=key)
+    check(st == 200 and info.get("type") == "dir" and info.get("mode") == 0o755,
+          "stat a directory: %s" % info)
+    st, _, body = call("POST", base + "/files/mkdir", key=key, body={"path": "/root/d/e"})
+    expect_error(st, body, 409, "conflict", "/root/d/e", "mkdir of an existing directory")
+    call("PUT", base + "/files?path=/root/d/e/f", key=key, body=b"12345")
+    st, _, _ = call("POST", base + "/files/rename", key=key,
+                    body={"from": "/root/d/e/f", "to": "/root/d/g"})
+    check(st == 204, "rename a file")
+    st, _, info = call("GET", base + "/files/stat?path=/root/d/g", key=key)
+    check(st == 200 and info.get("type") == "file" and info.get("size") == 5,
+          "stat the renamed file: %s" % info)
+    st, _, body = call("GET", base + "/files/stat?path=/root/d/e/f", key=key)
+    expect_error(st, body, 404, "not_found", "/root/d/e/f", "stat the old name")
+    st, _, body = call("DELETE", base + "/files?path=/root/d", key=key)
+    expect_error(st, body, 409, "conflict", "/root/d", "remove a non-empty directory")
+    st, _, _ = call("DELETE", base + "/files?path=/root/d&recursive=true", key=key)
+    check(st == 204, "remove a directory recursively")
+    st, _, body = call("GET", base + "/files/stat?path=/root/d", key=key)
+    expect_error(st, body, 404, "not_found", "/root/d", "stat after remove")
+    for method, path, payload, fragment in [
+        ("GET", base + "/files/stat", None, "path"),
+        ("POST", base + "/files/mkdir", {}, "path"),
+        ("POST", base + "/files/mkdir", {"path": "rel"}, "path"),
+        ("POST", base + "/files/mkdir", {"path": "/x", "mode": 99999}, "mode"),
+        ("POST", base + "/files/rename", {"from": "/a"}, "to"),
+        ("POST", base + "/files/rename", {"from": "a", "to": "/b"}, "from"),
+        ("DELETE", base + "/files?path=/root&recursive=maybe", None, "recursive"),
+        ("DELETE", base + "/files", None, "path"),
+    ]:
+        st, _, body = call(method, path, key=key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "%s %s %s" % (method, path, payload))
+
+
+def check_events(sid, events_a, events_b, key_b):
+    """A's stream saw A's sandbox being created, paused and deleted, in
+    that order; B's saw nothing of A's (proved by waiting for an event of
+    B's own, published after all of A's)."""
+    got = events_a.wait_for(lambda e: e[1].get("id") == sid and e[1].get("state") == "deleted")
+    mine = [(e[1]["state"], e[1]["previous"]) for e in got if e[0] == "sandbox" and e[1]["id"] == sid]
+    wanted = [("creating", None), ("running", "creating"), ("paused", "running"),
+              ("deleted", "deleting")]
+    position = 0
+    for item in mine:
+        if position < len(wanted) and item == wanted[position]:
+            position += 1
+    check(position == len(wanted) and all(e[1].get("at", "").endswith("Z") for e in got),
+          "A's event stream: created, paused, deleted in order: %s" % mine)
+    st, _, other = call("POST", "/v1/sandboxes", key=key_b, body={})
+    check(st == 201, "B creates a sandbox")
+    if st != 201:
+        return
+    got_b = events_b.wait_for(lambda e: e[1].get("id") == other["id"])
+    check(got_b and all(e[1]["id"] == other["id"] for e in got_b),
+          "B's event stream has B's sandbox and nothing of A's: %s" % got_b)
+    call("DELETE", "/v1/sandboxes/" + other["id"], key=key_b)
+    events_a.close()
+    events_b.close()
+
+
 if __name__ == "__main__":
     main()
-    if failures:
-        print("%d check(s) failed:" % len(failures))
-        for f in failures:
-            print("  " + f)
-        sys.exit(1)
-    print("all checks passed")
+    report_and_exit()

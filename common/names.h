@@ -2,8 +2,8 @@
  * of letters, digits, '-' and '_' (1..63 bytes), at most 253 bytes. What
  * a guest sends (SNI, Host, DNS questions) and what a policy lists both go
  * through name_normalize, so a name compares equal only to itself. */
-#ifndef AIRLOCK_EGRESS_NAMES_H
-#define AIRLOCK_EGRESS_NAMES_H
+#ifndef AIRLOCK_NAMES_H
+#define AIRLOCK_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>

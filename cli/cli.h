@@ -1,0 +1,49 @@
+/* The airlock CLI: REST calls on the gateway (common/http_client.c) and
+ * one file per group of commands. Exit codes: 0 ok, 1 an error (printed
+ * with what to do about it), 2 a usage error; exec exits with the
+ * command's own code (128 + N for a signal). */
+#ifndef AIRLOCK_CLI_H
+#define AIRLOCK_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "http_client.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+
+struct cli {
+    const char *url;
+    struct http_target target;
+    const char *key;
+    bool json;                 /* --json: machine-readable output on stdout */
+};
+
+/* A JSON request (body may be NULL; stolen) answered with JSON (*out,
+ * NULL for an empty answer). Returns the HTTP status, or -1 after printing
+ * why the gateway could not be reached. */
+int cli_call(const struct cli *c, const char *method, const char *path, json_t *body, json_t **out);
+
+/* Sends the request with the CLI's auth header added; -1 after printing
+ * why it failed. extra_headers may be NULL. */
+int cli_send(const struct cli *c, struct http_request *req, const char *const *extra_headers,
+             struct http_response *resp);
+
+/* Reports a failed answer (status, the API's error body) on stderr — as
+ * the JSON error with --json — with a hint for sandbox sandbox_id (may be
+ * NULL) based on its current state. Returns CLI_EXIT_ERROR. */
+int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sandbox_id);
+
+/* Prints a JSON value on one line. */
+void cli_print_json(FILE *out, json_t *v);
+
+int cmd_create(struct cli *c, int argc, char **argv);
+int cmd_ls(struct cli *c, int argc, char **argv);
+int cmd_lifecycle(struct cli *c, const char *op, int argc, char **argv); /* pause resume suspend rm */
+int cmd_exec(struct cli *c, int argc, char **argv);
+int cmd_cp(struct cli *c, int argc, char **argv);
+
+#endif

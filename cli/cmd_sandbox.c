@@ -1,0 +1,137 @@
+/* create, ls, pause, resume, suspend, rm: one REST call each. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* A positive number option; -1 after printing the problem. */
+static long number_option(const char *name, const char *value, long max)
+{
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (*end || n <= 0 || n > max) {
+        fprintf(stderr, "airlock: --%s: \"%s\" is not a number in 1..%ld\n", name, value, max);
+        return -1;
+    }
+    return n;
+}
+
+int cmd_create(struct cli *c, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "template", required_argument, NULL, 't' },
+        { "cpus", required_argument, NULL, 'c' },
+        { "memory", required_argument, NULL, 'm' },
+        { NULL, 0, NULL, 0 },
+    };
+    json_t *body = json_object();
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        long n = 0;
+        switch (opt) {
+        case 't': json_object_set_new(body, "template", json_string(optarg)); continue;
+        case 'c': n = number_option("cpus", optarg, 16); break;
+        case 'm': n = number_option("memory", optarg, 65536); break;
+        default: n = -1; break;
+        }
+        if (n < 0) {
+            json_decref(body);
+            return CLI_EXIT_USAGE;
+        }
+        json_object_set_new(body, opt == 'c' ? "cpus" : "memory_mb", json_integer(n));
+    }
+    if (optind != argc) {
+        json_decref(body);
+        fprintf(stderr, "usage: airlock create [--template T] [--cpus N] [--memory MiB]\n");
+        return CLI_EXIT_USAGE;
+    }
+    json_t *sb = NULL;
+    int status = cli_call(c, "POST", "/v1/sandboxes", body, &sb);
+    int rc = CLI_EXIT_ERROR;
+    if (status == 201) {
+        if (c->json)
+            cli_print_json(stdout, sb);
+        else
+            printf("%s\n", json_string_value(json_object_get(sb, "id")));
+        rc = CLI_EXIT_OK;
+    } else if (status > 0) {
+        rc = cli_fail(c, status, sb, NULL);
+    }
+    json_decref(sb);
+    return rc;
+}
+
+int cmd_ls(struct cli *c, int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 1) {
+        fprintf(stderr, "usage: airlock ls\n");
+        return CLI_EXIT_USAGE;
+    }
+    json_t *list = NULL;
+    int status = cli_call(c, "GET", "/v1/sandboxes", NULL, &list);
+    if (status != 200) {
+        int rc = status > 0 ? cli_fail(c, status, list, NULL) : CLI_EXIT_ERROR;
+        json_decref(list);
+        return rc;
+    }
+    if (c->json) {
+        cli_print_json(stdout, list);
+    } else {
+        printf("%-24s %-10s %-10s %4s %7s  %s\n", "ID", "STATE", "TEMPLATE", "CPUS", "MEMORY",
+               "CREATED");
+        size_t i;
+        json_t *sb;
+        json_array_foreach(json_object_get(list, "sandboxes"), i, sb)
+        {
+            const char *error = json_string_value(json_object_get(sb, "error"));
+            printf("%-24s %-10s %-10s %4lld %6lldM  %s%s%s\n",
+                   json_string_value(json_object_get(sb, "id")),
+                   json_string_value(json_object_get(sb, "state")),
+                   json_string_value(json_object_get(sb, "template")),
+                   (long long)json_integer_value(json_object_get(sb, "cpus")),
+                   (long long)json_integer_value(json_object_get(sb, "memory_mb")),
+                   json_string_value(json_object_get(sb, "created_at")), error ? "  " : "",
+                   error ? error : "");
+        }
+    }
+    json_decref(list);
+    return CLI_EXIT_OK;
+}
+
+int cmd_lifecycle(struct cli *c, const char *op, int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: airlock %s ID\n", op);
+        return CLI_EXIT_USAGE;
+    }
+    const char *id = argv[1];
+    bool remove = strcmp(op, "rm") == 0;
+    char path[256];
+    if (remove)
+        snprintf(path, sizeof(path), "/v1/sandboxes/%.100s", id);
+    else
+        snprintf(path, sizeof(path), "/v1/sandboxes/%.100s/%s", id, op);
+    json_t *sb = NULL;
+    int status = cli_call(c, remove ? "DELETE" : "POST", path, NULL, &sb);
+    int rc = CLI_EXIT_ERROR;
+    if (status == 200 || status == 204) {
+        if (c->json && remove) {
+            json_t *gone = json_pack("{s:s,s:s}", "id", id, "state", "deleted");
+            cli_print_json(stdout, gone);
+            json_decref(gone);
+        } else if (c->json) {
+            cli_print_json(stdout, sb);
+        } else {
+            printf("%s %s\n", id, remove ? "deleted" : json_string_value(json_object_get(sb, "state")));
+        }
+        rc = CLI_EXIT_OK;
+    } else if (status > 0) {
+        rc = cli_fail(c, status, sb, id);
+    }
+    json_decref(sb);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* airlock: the command-line client of the REST API. Parses the global
+ * options and dispatches to the command; the commands live in cmd_*.c. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define CLI_DEFAULT_URL "http://127.0.0.1:7070"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: airlock [--url URL] [--key KEY] [--json] COMMAND [ARGS]\n"
+            "  --url URL    the gateway (env AIRLOCK_URL, default " CLI_DEFAULT_URL ")\n"
+            "  --key KEY    API key (env AIRLOCK_API_KEY)\n"
+            "  --json       machine-readable output (errors as JSON on stderr)\n"
+            "commands:\n"
+            "  create [--template T] [--cpus N] [--memory MiB]   prints the new sandbox's id\n"
+            "  ls\n"
+            "  exec [--timeout S] ID -- CMD [ARG...]          streams output, exits with CMD's code\n"
+            "  cp LOCAL ID:/path | cp ID:/path LOCAL             LOCAL - is stdin/stdout\n"
+            "  pause ID | resume ID | suspend ID | rm ID\n");
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+int main(int argc, char **argv)
+{
+    /* A closed stdout (airlock exec ... | head) ends the copy with an
+     * error instead of killing us mid-write. */
+    signal(SIGPIPE, SIG_IGN);
+    static const struct option opts[] = {
+        { "url", required_argument, NULL, 'u' },
+        { "key", required_argument, NULL, 'k' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct cli c = { .url = env_or("AIRLOCK_URL", CLI_DEFAULT_URL),
+                     .key = env_or("AIRLOCK_API_KEY", NULL) };
+    int opt;
+    /* "+": stop at the command, whose own options come after it. */
+    while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'u': c.url = optarg; break;
+        case 'k': c.key = optarg; break;
+        case 'j': c.json = true; break;
+        case 'h': usage(stdout); return CLI_EXIT_OK;
+        default: usage(stderr); return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    if (http_target_parse(c.url, &c.target, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock: --url %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (!c.key) {
+        fprintf(stderr, "airlock: no API key: pass --key or set AIRLOCK_API_KEY"
+                        " (`make up` prints the admin key)\n");
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[optind];
+    int cargc = argc - optind;
+    char **cargv = argv + optind;
+    if (strcmp(cmd, "create") == 0)
+        return cmd_create(&c, cargc, cargv);
+    if (strcmp(cmd, "ls") == 0)
+        return cmd_ls(&c, cargc, cargv);
+    if (strcmp(cmd, "exec") == 0)
+        return cmd_exec(&c, cargc, cargv);
+    if (strcmp(cmd, "cp") == 0)
+        return cmd_cp(&c, cargc, cargv);
+    if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
+        strcmp(cmd, "rm") == 0)
+        return cmd_lifecycle(&c, cmd, cargc, cargv);
+    fprintf(stderr, "airlock: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,96 @@
+#include "exec_request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_input.h"
+
+#define EXEC_DEFAULT_TIMEOUT_S 60
+#define EXEC_MAX_TIMEOUT_S 86400
+
+void exec_request_free(struct exec_request *in)
+{
+    json_decref(in->body);
+    json_decref(in->env);
+    free(in->argv);
+    free(in->entries);
+    free(in->entry_ptrs);
+    memset(in, 0, sizeof(*in));
+}
+
+int exec_request_parse(struct exec_request *in, const struct strbuf *body, enum exec_kind kind,
+                       char *err, size_t errlen)
+{
+    static const struct json_field fields[] = {
+        { "cmd", JF_STRING_ARRAY }, { "env", JF_STRING_MAP }, { "cwd", JF_STRING },
+        { "stdin", JF_STRING },     { "timeout_s", JF_UINT }, { "stdin_open", JF_BOOL },
+    };
+    /* stdin_open (last) only makes sense for a process that outlives the call. */
+    size_t n_fields = sizeof(fields) / sizeof(*fields) - (kind == EXEC_FOREGROUND ? 1 : 0);
+    memset(in, 0, sizeof(*in));
+    if (json_input_parse(body->data, body->len, fields, n_fields, &in->body, err, errlen) < 0)
+        return -1;
+    json_t *cmd = json_object_get(in->body, "cmd");
+    if (!cmd || json_array_size(cmd) == 0) {
+        snprintf(err, errlen, "cmd: required, a non-empty array of strings");
+        return -1;
+    }
+    uint64_t fallback = kind == EXEC_FOREGROUND ? EXEC_DEFAULT_TIMEOUT_S : 0;
+    return json_input_uint(in->body, "timeout_s", EXEC_MAX_TIMEOUT_S, fallback, &in->timeout_s,
+                           err, errlen);
+}
+
+int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sandbox *sb)
+{
+    Airlock__Vmhost__V1__ExecRequest *req = &in->req;
+    airlock__vmhost__v1__exec_request__init(req);
+    req->sandbox_id = sb->id;
+    json_t *cmd = json_object_get(in->body, "cmd");
+    size_t argc = json_array_size(cmd);
+    in->argv = calloc(argc, sizeof(*in->argv));
+    in->env = json_loads(sb->env_json, 0, NULL);
+    if (!in->env)
+        in->env = json_object();
+    json_t *req_env = json_object_get(in->body, "env");
+    if (req_env)
+        json_object_update(in->env, req_env);
+    size_t envc = json_object_size(in->env);
+    in->entries = calloc(envc + 1, sizeof(*in->entries));
+    in->entry_ptrs = calloc(envc + 1, sizeof(*in->entry_ptrs));
+    if (!in->argv || !in->entries || !in->entry_ptrs)
+        return -1;
+    for (size_t i = 0; i < argc; i++) {
+        json_t *a = json_array_get(cmd, i);
+        in->argv[i].data = (uint8_t *)json_string_value(a);
+        in->argv[i].len = json_string_length(a);
+    }
+    req->argv = in->argv;
+    req->n_argv = argc;
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+    json_object_foreach(in->env, key, v)
+    {
+        airlock__vmhost__v1__exec_request__env_entry__init(&in->entries[n]);
+        in->entries[n].key = (char *)key;
+        in->entries[n].value = (char *)json_string_value(v);
+        in->entry_ptrs[n] = &in->entries[n];
+        n++;
+    }
+    req->env = in->entry_ptrs;
+    req->n_env = n;
+    const char *cwd = json_input_string(in->body, "cwd", NULL);
+    if (cwd) {
+        req->cwd.data = (uint8_t *)cwd;
+        req->cwd.len = strlen(cwd);
+    }
+    json_t *stdin_text = json_object_get(in->body, "stdin");
+    if (stdin_text) {
+        req->stdin.data = (uint8_t *)json_string_value(stdin_text);
+        req->stdin.len = json_string_length(stdin_text);
+    }
+    req->stdin_open = json_is_true(json_object_get(in->body, "stdin_open"));
+    req->timeout_ms = (uint32_t)(in->timeout_s * 1000);
+    return 0;
+}

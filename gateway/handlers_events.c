@@ -1,0 +1,104 @@
+/* GET /v1/events: the caller's project's lifecycle events as SSE. Each
+ * client gets its own NATS subscription to airlock.events.<project> (the
+ * scheduler publishes one message per committed transition), so a key
+ * never sees another project's events. The subscription is in place
+ * before the response starts: an event committed after the client has the
+ * response headers is delivered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "events_subject.h"
+#include "handlers.h"
+#include "reply.h"
+#include "sse.h"
+
+/* How often a waiting reader looks at gw->stopping. */
+#define EVENTS_POLL_MS 1000
+/* An idle stream gets a comment this often: proxies keep it open and a
+ * client that went away is noticed (the write fails). */
+#define EVENTS_KEEPALIVE_MS 15000
+#define EVENTS_SUBSCRIBE_TIMEOUT_MS 5000
+
+struct event_stream {
+    struct gateway *gw;
+    natsSubscription *sub;
+    struct sse_buffer out;
+    int64_t last_write_ms;
+    bool ended;
+};
+
+/* Waits for the next message (or a keepalive's turn) into s->out. */
+static void events_next(struct event_stream *s)
+{
+    while (!atomic_load(&s->gw->stopping)) {
+        natsMsg *msg = NULL;
+        natsStatus st = natsSubscription_NextMsg(&msg, s->sub, EVENTS_POLL_MS);
+        if (st == NATS_OK) {
+            json_t *data = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0,
+                                      NULL);
+            natsMsg_Destroy(msg);
+            if (!data)
+                continue; /* not from the scheduler: never relay it raw */
+            sse_append(&s->out, "sandbox", data);
+            return;
+        }
+        if (st != NATS_TIMEOUT) {
+            sse_append(&s->out, "error",
+                       json_pack("{s:{s:s,s:s}}", "error", "code", "unavailable", "message",
+                                 natsStatus_GetText(st)));
+            s->ended = true;
+            return;
+        }
+        if (clock_monotonic_ms() - s->last_write_ms >= EVENTS_KEEPALIVE_MS) {
+            sse_append_comment(&s->out, "keepalive");
+            return;
+        }
+    }
+    s->ended = true; /* the gateway is stopping: end the stream cleanly */
+}
+
+static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct event_stream *s = cls;
+    while (sse_drained(&s->out)) {
+        if (s->ended)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        events_next(s);
+        if (strbuf_failed(&s->out.text))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    s->last_write_ms = clock_monotonic_ms();
+    return sse_take(&s->out, buf, max);
+}
+
+static void events_free(void *cls)
+{
+    struct event_stream *s = cls;
+    natsSubscription_Destroy(s->sub);
+    sse_buffer_free(&s->out);
+    free(s);
+}
+
+enum MHD_Result handle_events(struct gw_request *r)
+{
+    struct event_stream *s = calloc(1, sizeof(*s));
+    if (!s)
+        return reply_error(r, 500, "internal", "out of memory");
+    s->gw = r->gw;
+    char subject[128];
+    snprintf(subject, sizeof(subject), EVENTS_SUBJECT_PREFIX "%s", r->project_id);
+    natsStatus st = natsConnection_SubscribeSync(&s->sub, r->gw->nats, subject);
+    /* The flush round trip means the server has the subscription. */
+    if (st == NATS_OK)
+        st = natsConnection_FlushTimeout(r->gw->nats, EVENTS_SUBSCRIBE_TIMEOUT_MS);
+    if (st != NATS_OK) {
+        events_free(s);
+        return reply_error(r, 503, "unavailable", "the event bus (NATS) is not reachable: %s",
+                           natsStatus_GetText(st));
+    }
+    /* Sent at once, so clients see the stream is live before any event. */
+    sse_append_comment(&s->out, "subscribed");
+    return sse_reply(r, events_read, s, events_free);
+}

@@ -1,0 +1,18 @@
+/* Lifecycle events: every committed sandbox transition is published on
+ * NATS subject airlock.events.<project id> as JSON
+ * {"id":…,"state":…,"previous":…|null,"at":"RFC3339"}, after its row is
+ * committed. The gateway relays a project's subject to that project's
+ * /v1/events clients. Core NATS: at most once, no replay. */
+#ifndef AIRLOCK_SCHEDULER_EVENTS_H
+#define AIRLOCK_SCHEDULER_EVENTS_H
+
+#include <nats/nats.h>
+
+#include "events_subject.h"
+#include "sandbox_store.h"
+
+/* Best effort: a failure is logged, never returned (the transition is
+ * already committed). */
+void events_publish(natsConnection *nc, const struct sandbox_event *ev);
+
+#endif

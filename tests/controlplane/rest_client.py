@@ -1,0 +1,129 @@
+"""Helpers shared by the control-plane tests (standard library only): REST
+calls against the gateway named by AIRLOCK_URL, checks that record
+failures, SSE parsing, and a background reader for /v1/events."""
+import http.client
+import json
+import os
+import queue
+import sys
+import threading
+import urllib.parse
+
+URL = urllib.parse.urlparse(os.environ["AIRLOCK_URL"])
+ADMIN = os.environ["AIRLOCK_ADMIN_KEY"]
+failures = []
+
+
+def call(method, path, key=None, body=None, headers=None, raw=False):
+    """(status, headers, body): body parsed as JSON unless raw."""
+    conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=600)
+    h = dict(headers or {})
+    if key:
+        h["Authorization"] = "Bearer " + key
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+    elif isinstance(body, str):
+        body = body.encode()
+    conn.request(method, path, body=body, headers=h)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    if raw or not data:
+        return resp.status, resp.headers, data
+    try:
+        return resp.status, resp.headers, json.loads(data)
+    except ValueError:
+        return resp.status, resp.headers, data
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def report_and_exit():
+    """Lists the failed checks; exit status 1 if any."""
+    if failures:
+        print("%d check(s) failed:" % len(failures))
+        for f in failures:
+            print("  " + f)
+        sys.exit(1)
+    print("all checks passed")
+
+
+def expect_error(status, body, want_status, want_code, fragment, what):
+    ok = (status == want_status and isinstance(body, dict) and "error" in body
+          and body["error"].get("code") == want_code
+          and fragment in body["error"].get("message", ""))
+    check(ok, "%s -> %d %s mentioning %r (got %s %s)" % (what, want_status, want_code, fragment,
+                                                      status, body))
+
+
+def sse_events(text):
+    events = []
+    for block in text.decode().split("\n\n"):
+        lines = dict(l.split(": ", 1) for l in block.split("\n") if ": " in l)
+        if "event" in lines:
+            events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def new_project_key(name):
+    """A fresh project and an API key for it (admin calls)."""
+    st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": name})
+    st2, _, k = call("POST", "/v1/projects/%s/keys" % p["id"], key=ADMIN, body={})
+    if st != 201 or st2 != 201:
+        raise RuntimeError("cannot create project %s: %s %s" % (name, p, k))
+    return p["id"], k["key"]
+
+
+class EventStream:
+    """GET /v1/events read by a thread; events() waits for what arrived.
+    status is the HTTP status; the constructor returns once the stream's
+    first line (the ": subscribed" comment) is in, so events committed from
+    then on are delivered."""
+
+    def __init__(self, key):
+        self.conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=600)
+        self.conn.request("GET", "/v1/events", headers={"Authorization": "Bearer " + key,
+                                                         "Accept": "text/event-stream"})
+        self.resp = self.conn.getresponse()
+        self.status = self.resp.status
+        self.queue = queue.Queue()
+        self.received = []
+        self.subscribed = False
+        if self.status == 200:
+            self.subscribed = self.resp.readline().startswith(b": subscribed")
+            threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        event = None
+        try:
+            for line in self.resp:
+                line = line.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event:
+                    self.queue.put((event, json.loads(line[6:])))
+                    event = None
+        except Exception:  # noqa: BLE001 - close() pulled the socket from under the reader
+            pass
+        self.queue.put(None)
+
+    def wait_for(self, match, limit_s=120):
+        """Collects events until match(event) is true; the events so far.
+        limit_s only bounds a hang (a missing event fails the caller's
+        check), it asserts nothing about speed."""
+        while not any(match(e) for e in self.received):
+            try:
+                item = self.queue.get(timeout=limit_s)
+            except queue.Empty:
+                break
+            if item is None:
+                break
+            self.received.append(item)
+        return self.received
+
+    def close(self):
+        self.conn.close()

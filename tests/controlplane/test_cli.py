@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""The airlock CLI against a real stack (cp_harness: gateway, scheduler,
+PostgreSQL, nats-server, vmhost with a real VM): exit codes, output and
+the advice in its errors. argv[1]: the airlock binary. Standard library
+only; no timing assertions; one VM."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from rest_client import check, new_project_key, report_and_exit
+
+CLI = sys.argv[1]
+
+
+def airlock(*args, key=None, env_key=True):
+    """(exit code, stdout, stderr) of one CLI run."""
+    env = dict(os.environ)
+    env.pop("AIRLOCK_API_KEY", None)
+    if key and env_key:
+        env["AIRLOCK_API_KEY"] = key
+    p = subprocess.run([CLI] + list(args), capture_output=True, env=env, timeout=600)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def main():
+    rc, _, err = airlock("ls")
+    check(rc == 2 and "AIRLOCK_API_KEY" in err, "no key: exit 2 naming AIRLOCK_API_KEY (%d %r)" % (rc, err))
+    rc, _, err = airlock("--url", "http://127.0.0.1:1", "ls", key="ak_x")
+    check(rc == 1 and "cannot reach the gateway" in err, "unreachable gateway: %d %r" % (rc, err))
+    rc, _, err = airlock("ls", key="ak_" + "0" * 64)
+    check(rc == 1 and "unknown API key" in err and "--key" in err, "unknown key: %d %r" % (rc, err))
+    _, key = new_project_key("cli")
+    _, other_key = new_project_key("cli-other")
+    rc, _, err = airlock("create", "--cpus", "many", key=key)
+    check(rc == 2 and "--cpus" in err, "create --cpus many: usage error (%d %r)" % (rc, err))
+    rc, _, err = airlock("frobnicate", key=key)
+    check(rc == 2 and "unknown command" in err, "unknown command")
+
+    rc, out, err = airlock("create", key=key)
+    sid = out.strip()
+    check(rc == 0 and sid.startswith("sb_"), "create prints the id: %d %r %r" % (rc, out, err))
+    if rc != 0:
+        return
+    rc, out, _ = airlock("ls", key=key)
+    row = [l for l in out.splitlines() if l.startswith(sid)]
+    check(rc == 0 and out.startswith("ID") and row and " running " in row[0], "ls: %r" % out)
+    rc, out, _ = airlock("--json", "ls", key=key)
+    check(rc == 0 and [s["id"] for s in json.loads(out)["sandboxes"]] == [sid], "--json ls")
+
+    rc, out, err = airlock("exec", sid, "--", "sh", "-c", "echo out; echo err >&2; exit 7", key=key)
+    check(rc == 7 and out == "out\n" and err == "err\n",
+          "exec streams output and exits with the command's code: %d %r %r" % (rc, out, err))
+    rc, out, _ = airlock("exec", sid, "--", "sh", "-c", "kill -TERM $$", key=key)
+    check(rc == 128 + 15, "exec of a command killed by SIGTERM exits 143 (%d)" % rc)
+    rc, out, _ = airlock("--json", "exec", sid, "--", "printf", "hi", key=key)
+    result = json.loads(out) if rc == 0 else {}
+    check(result.get("stdout") == "hi" and result.get("exit_code") == 0, "--json exec: %r" % out)
+    rc, _, err = airlock("exec", sid, "--", "no-such-program", key=key)
+    check(rc == 1 and "no-such-program" in err, "exec of a missing program: %d %r" % (rc, err))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        local = os.path.join(tmp, "in.bin")
+        blob = bytes(range(256)) * 1024 + b"end"
+        with open(local, "wb") as f:
+            f.write(blob)
+        rc, _, err = airlock("cp", local, sid + ":/root/in.bin", key=key)
+        check(rc == 0, "cp into the sandbox: %d %r" % (rc, err))
+        back = os.path.join(tmp, "back.bin")
+        rc, out, err = airlock("--json", "cp", sid + ":/root/in.bin", back, key=key)
+        got = open(back, "rb").read() if os.path.exists(back) else b""
+        check(rc == 0 and got == blob and json.loads(out)["bytes"] == len(blob),
+              "cp out of the sandbox returns the same bytes: %d %r" % (rc, err))
+        missing = os.path.join(tmp, "missing.bin")
+        rc, _, err = airlock("cp", sid + ":/root/nope", missing, key=key)
+        check(rc == 1 and "/root/nope" in err and "airlock ls" not in err
+              and sorted(os.listdir(tmp)) == ["back.bin", "in.bin"],
+              "cp of a missing file fails and leaves nothing behind: %d %r %s" % (rc, err, os.listdir(tmp)))
+        rc, _, err = airlock("cp", local, os.path.join(tmp, "x"), key=key)
+        check(rc == 2 and "usage" in err, "cp between two local paths is a usage error")
+
+    rc, out, _ = airlock("pause", sid, key=key)
+    check(rc == 0 and out == "%s paused\n" % sid, "pause: %r" % out)
+    rc, _, err = airlock("exec", sid, "--", "true", key=key)
+    check(rc == 1 and "is paused" in err and "airlock resume %s" % sid in err,
+          "exec on a paused sandbox says to resume it: %r" % err)
+    rc, _, err = airlock("pause", sid, key=key)
+    check(rc == 1 and "pause needs running" in err and "airlock resume %s" % sid in err,
+          "pause twice: %r" % err)
+    rc, out, _ = airlock("--json", "resume", sid, key=key)
+    check(rc == 0 and json.loads(out)["state"] == "running", "--json resume: %r" % out)
+
+    rc, _, err = airlock("exec", sid, "--", "true", key=other_key)
+    check(rc == 1 and "not found" in err and "airlock ls" in err,
+          "another project's key gets not found: %r" % err)
+    rc, _, err = airlock("--json", "rm", sid, key=other_key)
+    error = json.loads(err.splitlines()[0]).get("error", {}) if err.startswith("{") else {}
+    check(rc == 1 and error.get("code") == "not_found", "--json errors are the API's JSON: %r" % err)
+
+    rc, out, _ = airlock("rm", sid, key=key)
+    check(rc == 0 and out == "%s deleted\n" % sid, "rm: %r" % out)
+    rc, _, err = airlock("rm", sid, key=key)
+    check(rc == 1 and sid in err, "rm twice: %r" % err)
+
+
+if __name__ == "__main__":
+    main()
+    report_and_exit()

@@ -1,0 +1,27 @@
+/* A throwaway PostgreSQL for tests: initdb in a directory the test owns,
+ * listening on a unix socket there only, stopped with pg_ctl. Shared by
+ * the control-plane stack and vault's tests. */
+#ifndef AIRLOCK_PG_TEST_H
+#define AIRLOCK_PG_TEST_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct pg_test {
+    char dir[PATH_MAX];      /* socket, log and data (dir/pg) live here */
+    char data[PATH_MAX];
+    char url[PATH_MAX + 64]; /* libpq connection string */
+    bool started;
+};
+
+/* Runs PostgreSQL in dir (which must exist; it is handed to the postgres
+ * user) with database "airlock". 0, -1 after printing why, or 77 when
+ * PostgreSQL is not installed. */
+int pg_test_start(struct pg_test *pg, const char *dir);
+/* Stops it if started; safe to call twice. */
+void pg_test_stop(struct pg_test *pg);
+
+/* Prints the last 4000 bytes of dir/name to stderr. */
+void test_print_log_tail(const char *dir, const char *name);
+
+#endif

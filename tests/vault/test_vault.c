@@ -1,0 +1,338 @@
+/* vault end to end: a real airlock-vault on a real PostgreSQL, over gRPC.
+ * Every test uses its own project id, so they share one fixture. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vault.pb-c.h"
+#include "vault_fixture.h"
+
+#define M(name) "/airlock.vault.v1.Vault/" name
+
+static struct vault_fixture fx;
+static const unsigned char customer_key[32] = "0123456789abcdef0123456789abcdef";
+
+struct secret_spec {
+    const char *project, *sandbox, *name, *value, *pattern, *rule;
+    uint32_t rate;
+    const unsigned char *ck; /* 32 bytes or NULL */
+};
+
+/* Status of CreateSecret; id (64 bytes) and details (512) when not NULL. */
+static grpc_status_code create_secret(const struct secret_spec *s, char *id, char *details)
+{
+    Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
+    char *patterns[] = { (char *)s->pattern };
+    req.project_id = (char *)s->project;
+    req.sandbox_id = (char *)(s->sandbox ? s->sandbox : "");
+    req.name = (char *)s->name;
+    req.value.data = (uint8_t *)s->value;
+    req.value.len = strlen(s->value);
+    req.n_host_patterns = 1;
+    req.host_patterns = patterns;
+    req.injection_rule = (char *)(s->rule ? s->rule : "Authorization: Bearer {secret}");
+    req.rate_limit_per_minute = s->rate;
+    req.actor = "test";
+    if (s->ck) {
+        req.customer_key.data = (uint8_t *)s->ck;
+        req.customer_key.len = 32;
+    }
+    ProtobufCMessage *resp = NULL;
+    char *why = NULL;
+    grpc_status_code st = rpc_unary(fx.ch, M("CreateSecret"), &req.base,
+                                    &airlock__vault__v1__secret_metadata__descriptor, &resp, &why,
+                                    10000);
+    if (id)
+        snprintf(id, 64, "%s", resp ? ((Airlock__Vault__V1__SecretMetadata *)resp)->id : "");
+    if (details)
+        snprintf(details, 512, "%s", why ? why : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    free(why);
+    return st;
+}
+
+/* Status of ResolveInjection; the header value (512 bytes) or details. */
+static grpc_status_code resolve(const char *project, const char *sandbox, const char *host,
+                                const unsigned char *ck, char *out)
+{
+    Airlock__Vault__V1__ResolveInjectionRequest req =
+        AIRLOCK__VAULT__V1__RESOLVE_INJECTION_REQUEST__INIT;
+    req.project_id = (char *)project;
+    req.sandbox_id = (char *)sandbox;
+    req.host = (char *)host;
+    req.method = "GET";
+    req.path = "/v1/models";
+    req.actor = "egress/test";
+    if (ck) {
+        req.customer_key.data = (uint8_t *)ck;
+        req.customer_key.len = 32;
+    }
+    ProtobufCMessage *resp = NULL;
+    char *why = NULL;
+    grpc_status_code st = rpc_unary(fx.ch, M("ResolveInjection"), &req.base,
+                                    &airlock__vault__v1__injection__descriptor, &resp, &why, 10000);
+    Airlock__Vault__V1__Injection *inj = (void *)resp;
+    snprintf(out, 512, "%s%s%s", inj ? inj->header_name : "", inj ? ": " : "",
+             inj ? inj->header_value : why ? why : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    free(why);
+    return st;
+}
+
+static void test_value_never_listed_and_injected(void **state)
+{
+    (void)state;
+    struct secret_spec s = { "p-basic", NULL, "openai", "sk-live-abc123", "api.openai.com", NULL,
+                             0, NULL };
+    char id[64], out[512];
+    assert_int_equal(create_secret(&s, id, NULL), GRPC_STATUS_OK);
+    assert_int_equal(create_secret(&s, NULL, out), GRPC_STATUS_ALREADY_EXISTS);
+
+    Airlock__Vault__V1__ListSecretsRequest req = AIRLOCK__VAULT__V1__LIST_SECRETS_REQUEST__INIT;
+    req.project_id = "p-basic";
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(fx.ch, M("ListSecrets"), &req.base,
+                               &airlock__vault__v1__list_secrets_response__descriptor, &resp, NULL,
+                               10000),
+                     GRPC_STATUS_OK);
+    Airlock__Vault__V1__ListSecretsResponse *list = (void *)resp;
+    assert_int_equal(list->n_secrets, 1);
+    assert_string_equal(list->secrets[0]->id, id);
+    assert_string_equal(list->secrets[0]->host_patterns[0], "api.openai.com");
+    /* Not in any field: look at the bytes on the wire. */
+    uint8_t wire[4096];
+    size_t n = protobuf_c_message_pack(resp, wire);
+    assert_null(memmem(wire, n, s.value, strlen(s.value)));
+    protobuf_c_message_free_unpacked(resp, NULL);
+
+    assert_int_equal(resolve("p-basic", "sb-1", "API.openai.com", NULL, out), GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer sk-live-abc123");
+}
+
+static void test_ciphertext_holds_no_plaintext(void **state)
+{
+    (void)state;
+    struct secret_spec s = { "p-cipher", NULL, "tok", "plaintext-marker-42", "example.com", NULL,
+                             0, NULL };
+    assert_int_equal(create_secret(&s, NULL, NULL), GRPC_STATUS_OK);
+    char err[512];
+    const char *params[] = { s.value };
+    PGresult *res = db_query(&fx.db,
+                             "SELECT (SELECT count(*) FROM vault_secrets),"
+                             " (SELECT count(*) FROM vault_secrets t WHERE"
+                             "  position(convert_to($1, 'UTF8') IN ciphertext) > 0"
+                             "  OR t::text LIKE '%' || $1 || '%'),"
+                             " (SELECT count(*) FROM vault_audit a WHERE a::text LIKE '%' || $1 || '%'),"
+                             " (SELECT count(*) FROM vault_bindings b WHERE b::text LIKE '%' || $1 || '%')",
+                             1, params, err, sizeof(err));
+    assert_non_null(res);
+    assert_true(atoi(PQgetvalue(res, 0, 0)) > 0);
+    assert_string_equal(PQgetvalue(res, 0, 1), "0");
+    assert_string_equal(PQgetvalue(res, 0, 2), "0");
+    assert_string_equal(PQgetvalue(res, 0, 3), "0");
+    PQclear(res);
+}
+
+static void test_narrowest_scope_wins(void **state)
+{
+    (void)state;
+    struct secret_spec wide = { "p-scope", NULL, "wild", "project-wild", "*.example.org", NULL, 0,
+                                NULL };
+    struct secret_spec project = { "p-scope", NULL, "proj", "project-exact", "api.example.org",
+                                   NULL, 0, NULL };
+    struct secret_spec sandbox = { "p-scope", "sb-a", "sand", "sandbox-a", "*.example.org",
+                                   "X-Api-Key: {secret}", 0, NULL };
+    assert_int_equal(create_secret(&wide, NULL, NULL), GRPC_STATUS_OK);
+    assert_int_equal(create_secret(&project, NULL, NULL), GRPC_STATUS_OK);
+    assert_int_equal(create_secret(&sandbox, NULL, NULL), GRPC_STATUS_OK);
+    char out[512];
+    assert_int_equal(resolve("p-scope", "sb-a", "api.example.org", NULL, out), GRPC_STATUS_OK);
+    assert_string_equal(out, "X-Api-Key: sandbox-a");
+    assert_int_equal(resolve("p-scope", "sb-b", "api.example.org", NULL, out), GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer project-exact");
+    assert_int_equal(resolve("p-scope", "sb-b", "www.example.org", NULL, out), GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer project-wild");
+    /* The wildcard does not match the bare domain; other projects see nothing. */
+    assert_int_equal(resolve("p-scope", "sb-a", "example.org", NULL, out), GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(resolve("p-other", "sb-a", "api.example.org", NULL, out),
+                     GRPC_STATUS_NOT_FOUND);
+}
+
+static void test_rate_limit(void **state)
+{
+    (void)state;
+    struct secret_spec s = { "p-rate", NULL, "limited", "rate-secret", "rate.example.com", NULL,
+                             3, NULL };
+    assert_int_equal(create_secret(&s, NULL, NULL), GRPC_STATUS_OK);
+    char out[512];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(resolve("p-rate", "sb", "rate.example.com", NULL, out), GRPC_STATUS_OK);
+    assert_int_equal(resolve("p-rate", "sb", "rate.example.com", NULL, out),
+                     GRPC_STATUS_RESOURCE_EXHAUSTED);
+    assert_non_null(strstr(out, "rate limit"));
+}
+
+static void test_byok(void **state)
+{
+    (void)state;
+    Airlock__Vault__V1__RegisterProjectRequest reg =
+        AIRLOCK__VAULT__V1__REGISTER_PROJECT_REQUEST__INIT;
+    reg.project_id = "p-byok";
+    reg.customer_key.data = (uint8_t *)customer_key;
+    reg.customer_key.len = 32;
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(fx.ch, M("RegisterProject"), &reg.base,
+                               &airlock__vault__v1__register_project_response__descriptor, &resp,
+                               NULL, 10000),
+                     GRPC_STATUS_OK);
+    protobuf_c_message_free_unpacked(resp, NULL);
+
+    unsigned char wrong[32];
+    memcpy(wrong, customer_key, 32);
+    wrong[0] ^= 1;
+    char out[512];
+    struct secret_spec s = { "p-byok", NULL, "own", "byok-secret", "byok.example.com", NULL, 0,
+                             NULL };
+    assert_int_equal(create_secret(&s, NULL, out), GRPC_STATUS_FAILED_PRECONDITION);
+    s.ck = wrong;
+    assert_int_equal(create_secret(&s, NULL, out), GRPC_STATUS_FAILED_PRECONDITION);
+    s.ck = customer_key;
+    assert_int_equal(create_secret(&s, NULL, out), GRPC_STATUS_OK);
+
+    assert_int_equal(resolve("p-byok", "sb", "byok.example.com", NULL, out),
+                     GRPC_STATUS_FAILED_PRECONDITION);
+    assert_non_null(strstr(out, "customer_key"));
+    assert_non_null(strstr(out, "required"));
+    assert_int_equal(resolve("p-byok", "sb", "byok.example.com", wrong, out),
+                     GRPC_STATUS_FAILED_PRECONDITION);
+    assert_non_null(strstr(out, "wrong"));
+    assert_int_equal(resolve("p-byok", "sb", "byok.example.com", customer_key, out),
+                     GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer byok-secret");
+}
+
+/* "action/status" of each audit row of project, oldest first, joined by
+ * spaces. */
+static void audit_summary(const char *project, char *out, size_t len)
+{
+    Airlock__Vault__V1__ListAuditRequest req = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
+    req.project_id = (char *)project;
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(fx.ch, M("ListAudit"), &req.base,
+                               &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
+                               10000),
+                     GRPC_STATUS_OK);
+    Airlock__Vault__V1__ListAuditResponse *list = (void *)resp;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = list->n_entries; i-- > 0;) {
+        Airlock__Vault__V1__AuditEntry *e = list->entries[i];
+        used += (size_t)snprintf(out + used, len - used, "%s%s/%s%s%s", used ? " " : "", e->action,
+                                 e->status, *e->host ? "@" : "", e->host);
+    }
+    protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void test_audit_log(void **state)
+{
+    (void)state;
+    struct secret_spec s = { "p-audit", NULL, "aud", "audit-secret", "audit.example.com", NULL, 1,
+                             NULL };
+    char id[64], out[512], summary[2048];
+    assert_int_equal(create_secret(&s, id, NULL), GRPC_STATUS_OK);
+    assert_int_equal(resolve("p-audit", "sb", "audit.example.com", NULL, out), GRPC_STATUS_OK);
+    assert_int_equal(resolve("p-audit", "sb", "audit.example.com", NULL, out),
+                     GRPC_STATUS_RESOURCE_EXHAUSTED);
+    Airlock__Vault__V1__DeleteSecretRequest del = AIRLOCK__VAULT__V1__DELETE_SECRET_REQUEST__INIT;
+    del.project_id = "p-audit";
+    del.id = id;
+    del.actor = "test";
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(fx.ch, M("DeleteSecret"), &del.base,
+                               &airlock__vault__v1__delete_secret_response__descriptor, &resp,
+                               NULL, 10000),
+                     GRPC_STATUS_OK);
+    protobuf_c_message_free_unpacked(resp, NULL);
+    assert_int_equal(resolve("p-audit", "sb", "audit.example.com", NULL, out),
+                     GRPC_STATUS_NOT_FOUND);
+    audit_summary("p-audit", summary, sizeof(summary));
+    assert_string_equal(summary, "register_project/OK create_secret/OK"
+                                 " inject/OK@audit.example.com"
+                                 " inject/RESOURCE_EXHAUSTED@audit.example.com delete_secret/OK");
+
+    /* Append-only, even for the owner vault connects as. */
+    char err[512];
+    PGresult *res = db_query(&fx.db, "UPDATE vault_audit SET status = 'OK'", 0, NULL, err,
+                             sizeof(err));
+    assert_null(res);
+    assert_non_null(strstr(err, "append-only"));
+    res = db_query(&fx.db, "DELETE FROM vault_audit", 0, NULL, err, sizeof(err));
+    assert_null(res);
+    assert_non_null(strstr(err, "append-only"));
+    res = db_query(&fx.db, "TRUNCATE vault_audit", 0, NULL, err, sizeof(err));
+    assert_null(res);
+    assert_non_null(strstr(err, "append-only"));
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    const struct secret_spec ok = { "p-bad", NULL, "n", "v", "ok.example.com", NULL, 0, NULL };
+    struct {
+        struct secret_spec spec;
+        const char *field;
+    } cases[] = {
+        { ok, "name:" },
+        { ok, "host_patterns[0]:" },
+        { ok, "host_patterns[0]:" },
+        { ok, "injection_rule:" },
+        { ok, "injection_rule:" },
+        { ok, "value:" },
+        { ok, "project_id:" },
+    };
+    cases[0].spec.name = "";
+    cases[1].spec.pattern = "bad host!";
+    cases[2].spec.pattern = "a.*.example.com";
+    cases[3].spec.rule = "Authorization: Bearer token";
+    cases[4].spec.rule = "no header line {secret}";
+    cases[5].spec.value = "line\r\nX-Evil: 1";
+    cases[6].spec.project = "";
+    char details[512];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        assert_int_equal(create_secret(&cases[i].spec, NULL, details),
+                         GRPC_STATUS_INVALID_ARGUMENT);
+        if (strncmp(details, cases[i].field, strlen(cases[i].field)) != 0)
+            fail_msg("case %zu: want an error naming %s, got \"%s\"", i, cases[i].field, details);
+    }
+    assert_int_equal(resolve("p-bad", "sb", "not a host", NULL, details),
+                     GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(details, "host:"));
+}
+
+int main(void)
+{
+    int rc = vault_fixture_start(&fx);
+    if (rc != 0) {
+        vault_fixture_stop(&fx);
+        return rc;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_value_never_listed_and_injected),
+        cmocka_unit_test(test_ciphertext_holds_no_plaintext),
+        cmocka_unit_test(test_narrowest_scope_wins),
+        cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_byok),
+        cmocka_unit_test(test_audit_log),
+        cmocka_unit_test(test_bad_input),
+    };
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    vault_fixture_stop(&fx);
+    return rc;
+}

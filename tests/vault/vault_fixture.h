@@ -1,0 +1,28 @@
+/* One PostgreSQL and one airlock-vault for the whole test program, both
+ * real, under a temp dir. vault_fixture_stop() (also at exit and on
+ * SIGINT/SIGTERM) stops the vault by its pid, then PostgreSQL, and removes
+ * the dir. */
+#ifndef AIRLOCK_VAULT_FIXTURE_H
+#define AIRLOCK_VAULT_FIXTURE_H
+
+#include <sys/types.h>
+
+#include "db.h"
+#include "pg_test.h"
+#include "rpc_client.h"
+
+struct vault_fixture {
+    char dir[PATH_MAX];
+    struct pg_test pg;
+    pid_t vault_pid;
+    char addr[PATH_MAX + 8];
+    struct rpc_channel *ch;
+    struct db db; /* direct access, to look at what vault stored */
+    bool db_open;
+};
+
+/* 0, -1 after printing why, or 77 when PostgreSQL is not installed. */
+int vault_fixture_start(struct vault_fixture *f);
+void vault_fixture_stop(struct vault_fixture *f);
+
+#endif

@@ -1,0 +1,187 @@
+#include "inject.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "crypto.h"
+#include "audit.h"
+#include "hex.h"
+#include "log.h"
+#include "names.h"
+#include "project_keys.h"
+#include "rules.h"
+#include "secmem.h"
+
+/* Columns of the candidate query. */
+enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG };
+
+/* The best candidate row for host, or -1. */
+static int best_binding(const PGresult *res, const char *host)
+{
+    int best = -1, best_rank = -1;
+    for (int i = 0; i < PQntuples(res); i++) {
+        const char *pattern = PQgetvalue(res, i, C_PATTERN);
+        if (!name_matches(pattern, host))
+            continue;
+        int rank = (*PQgetvalue(res, i, C_SANDBOX) ? 2 : 0) + (pattern[0] != '*');
+        if (rank > best_rank) {
+            best = i;
+            best_rank = rank;
+        }
+    }
+    return best;
+}
+
+/* Decrypts the chosen row's secret and renders its rule into out. */
+static grpc_status_code render(const PGresult *res, int row, const unsigned char *data_key,
+                               Airlock__Vault__V1__Injection *out, char *err, size_t errlen)
+{
+    grpc_status_code st = GRPC_STATUS_INTERNAL;
+    const char *ct_hex = PQgetvalue(res, row, C_CT);
+    size_t len = strlen(ct_hex) / 2;
+    unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES];
+    unsigned char *ct = malloc(len ? len : 1), *pt = secmem_alloc(len ? len : 1);
+    char aad[128], *name = NULL, *value = NULL;
+    size_t value_len = 0;
+    if (!ct || !pt || hex_decode(ct_hex, ct, len) < 0 ||
+        hex_decode(PQgetvalue(res, row, C_NONCE), nonce, sizeof(nonce)) < 0 ||
+        hex_decode(PQgetvalue(res, row, C_TAG), tag, sizeof(tag)) < 0) {
+        snprintf(err, errlen, "stored secret is malformed");
+        goto out;
+    }
+    crypto_secret_aad(aad, sizeof(aad), PQgetvalue(res, row, C_ID));
+    if (crypto_open(data_key, aad, nonce, ct, len, tag, pt) < 0) {
+        snprintf(err, errlen, "secret %s does not decrypt (tampered?)", PQgetvalue(res, row, C_ID));
+        goto out;
+    }
+    if (rule_render(PQgetvalue(res, row, C_RULE), pt, len, &name, &value, &value_len) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    /* protobuf-c needs a heap string; injection_clear zeroes it. */
+    out->header_value = strndup(value, value_len);
+    out->header_name = name;
+    out->secret_id = strdup(PQgetvalue(res, row, C_ID));
+    name = NULL;
+    st = out->header_value && out->secret_id ? GRPC_STATUS_OK : GRPC_STATUS_INTERNAL;
+    if (st != GRPC_STATUS_OK) {
+        snprintf(err, errlen, "out of memory");
+        injection_clear(out);
+    }
+out:
+    secmem_free(value, value_len + 1);
+    secmem_free(pt, len ? len : 1);
+    free(name);
+    free(ct);
+    return st;
+}
+
+void injection_clear(Airlock__Vault__V1__Injection *out)
+{
+    if (out->header_value && out->header_value != protobuf_c_empty_string)
+        OPENSSL_cleanse(out->header_value, strlen(out->header_value));
+    vault_free_string(out->header_value);
+    vault_free_string(out->header_name);
+    vault_free_string(out->secret_id);
+    airlock__vault__v1__injection__init(out);
+}
+
+static int check_request(const Airlock__Vault__V1__ResolveInjectionRequest *req, char *host,
+                         char *err, size_t errlen)
+{
+    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
+        return -1;
+    if (name_normalize(req->host, strlen(req->host), host) < 0) {
+        snprintf(err, errlen, "host: \"%s\" is not a host name", req->host);
+        return -1;
+    }
+    if (strlen(req->method) > 32 || strlen(req->path) > 8192) {
+        snprintf(err, errlen, "%s: too long", strlen(req->method) > 32 ? "method" : "path");
+        return -1;
+    }
+    return 0;
+}
+
+/* Decides for a matched secret: key, rate limit, decryption. */
+static grpc_status_code resolve_matched(struct vault *v,
+                                        const Airlock__Vault__V1__ResolveInjectionRequest *req,
+                                        const PGresult *res, int row, const char *actor,
+                                        Airlock__Vault__V1__Injection *out, char *err,
+                                        size_t errlen)
+{
+    unsigned char *data_key = secmem_alloc(VAULT_KEY_BYTES);
+    if (!data_key) {
+        snprintf(err, errlen, "cannot lock memory for a key");
+        return GRPC_STATUS_INTERNAL;
+    }
+    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    /* The key is checked before a token is taken: a refused BYOK request
+     * does not use up the secret's budget. */
+    grpc_status_code st =
+        project_data_key(v, req->project_id, ck, false, actor, data_key, err, errlen);
+    if (st == GRPC_STATUS_OK &&
+        !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, C_ID),
+                        (uint32_t)strtoul(PQgetvalue(res, row, C_RATE), NULL, 10),
+                        clock_monotonic_ms())) {
+        snprintf(err, errlen, "secret %s: rate limit of %s per minute reached",
+                 PQgetvalue(res, row, C_ID), PQgetvalue(res, row, C_RATE));
+        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    if (st == GRPC_STATUS_OK)
+        st = render(res, row, data_key, out, err, errlen);
+    secmem_free(data_key, VAULT_KEY_BYTES);
+    return st;
+}
+
+grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
+                                Airlock__Vault__V1__Injection *out, char *err, size_t errlen)
+{
+    char host[NAME_MAX_LEN + 1];
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    PGresult *res = NULL;
+    if (check_request(req, host, err, errlen) < 0)
+        goto out;
+    const char *params[] = { req->project_id, req->sandbox_id };
+    st = GRPC_STATUS_INTERNAL;
+    res = db_query(&v->db,
+                   "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
+                   " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
+                   " encode(s.tag, 'hex')"
+                   " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
+                   " WHERE s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2)"
+                   " ORDER BY s.created_at DESC, s.id",
+                   2, params, err, errlen);
+    if (!res)
+        goto out;
+    int row = best_binding(res, host);
+    if (row < 0) {
+        snprintf(err, errlen, "no secret of project %s is bound to host %s", req->project_id,
+                 host);
+        st = GRPC_STATUS_NOT_FOUND;
+        goto out;
+    }
+    const char *actor = *req->actor ? req->actor : "unknown";
+    st = resolve_matched(v, req, res, row, actor, out, err, errlen);
+    struct audit_event e = { .actor = actor, .action = "inject", .project_id = req->project_id,
+                             .sandbox_id = req->sandbox_id,
+                             .secret_id = PQgetvalue(res, row, C_ID), .host = host,
+                             .method = req->method, .path = req->path, .status = st };
+    char audit_err[256];
+    if (vault_audit(v, &e, audit_err, sizeof(audit_err)) < 0) {
+        /* An injection that is not on record does not happen. */
+        log_error("audit append failed", "error=\"%s\"", audit_err);
+        snprintf(err, errlen, "audit log unavailable: %s", audit_err);
+        if (st == GRPC_STATUS_OK)
+            injection_clear(out);
+        st = GRPC_STATUS_INTERNAL;
+    }
+out:
+    PQclear(res);
+    if (req->customer_key.data)
+        OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
+    return st;
+}

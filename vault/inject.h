@@ -1,0 +1,17 @@
+/* ResolveInjection: the header egress puts into a guest's request. */
+#ifndef AIRLOCK_VAULT_INJECT_H
+#define AIRLOCK_VAULT_INJECT_H
+
+#include "vault.h"
+#include "vault.pb-c.h"
+
+/* The narrowest binding for the request's host wins: a sandbox-scoped
+ * secret over a project-scoped one, an exact host pattern over a wildcard.
+ * Every outcome for a matched secret is audited. On OK out's strings are
+ * allocated (injection_clear zeroes and frees them). Zeroes
+ * req->customer_key. */
+grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
+                                Airlock__Vault__V1__Injection *out, char *err, size_t errlen);
+void injection_clear(Airlock__Vault__V1__Injection *out);
+
+#endif

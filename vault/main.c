@@ -1,0 +1,77 @@
+/* airlock-vault: encrypted secrets for egress to inject. Parses
+ * configuration and wires the parts together. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+
+#include "log.h"
+#include "service.h"
+#include "vault.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: airlock-vault --database URL --master-key-file PATH [--listen ADDR]\n"
+                 "  --database URL         PostgreSQL connection string (env AIRLOCK_DATABASE_URL)\n"
+                 "  --master-key-file PATH 32-byte master key, created (0600) when missing\n"
+                 "  --listen ADDR          gRPC address (default unix:/run/airlock/vault.sock)\n");
+}
+
+int main(int argc, char **argv)
+{
+    /* Before anything holds a key: no core dumps, no ptrace by other
+     * processes of the same user. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    log_init("vault", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    signal(SIGPIPE, SIG_IGN);
+    static const struct option opts[] = {
+        { "database", required_argument, NULL, 'D' },
+        { "master-key-file", required_argument, NULL, 'k' },
+        { "listen", required_argument, NULL, 'l' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *database = getenv("AIRLOCK_DATABASE_URL"), *key_file = NULL;
+    const char *listen = "unix:/run/airlock/vault.sock";
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D': database = optarg; break;
+        case 'k': key_file = optarg; break;
+        case 'l': listen = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!database || !key_file) {
+        usage(stderr);
+        return 2;
+    }
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    /* Block before any thread starts so only sigwait() below sees them. */
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    struct vault v;
+    char err[4096];
+    if (vault_init(&v, database, key_file, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vault: %s\n", err);
+        return 1;
+    }
+    struct rpc_server *srv = vault_service_start(&v, listen, err, sizeof(err));
+    if (!srv) {
+        fprintf(stderr, "airlock-vault: %s\n", err);
+        vault_shutdown(&v);
+        return 1;
+    }
+    log_info("vault listening", "addr=%s", listen);
+    int sig;
+    sigwait(&stop_signals, &sig);
+    log_info("vault stopping", "signal=%d", sig);
+    rpc_server_stop(srv);
+    vault_shutdown(&v);
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* vault's tables, as versioned migrations for db_migrate. They live next
+ * to the control plane's in the same database, prefixed vault_, with their
+ * own version table and advisory lock. A version is never edited after it
+ * ships — changes are new entries. */
+#include "schema.h"
+
+/* Any constant the other users of this database do not use. */
+#define VAULT_MIGRATION_LOCK_KEY "7362105"
+
+static const char *const vault_migrations[] = {
+    /* 1: keys, secrets, bindings, audit. */
+    "CREATE TABLE vault_projects ("
+    "  project_id text PRIMARY KEY,"
+    /* master: wrapped by vault's master key; customer: by the project's
+     * own key (BYOK), which vault does not keep. */
+    "  key_source text NOT NULL CHECK (key_source IN ('master', 'customer')),"
+    "  wrapped_key bytea NOT NULL," /* nonce || AES-256-GCM(data key) || tag */
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+    "CREATE TABLE vault_secrets ("
+    "  id text PRIMARY KEY,"
+    "  project_id text NOT NULL REFERENCES vault_projects(project_id),"
+    "  sandbox_id text NOT NULL DEFAULT ''," /* '' = project scope */
+    "  name text NOT NULL,"
+    "  nonce bytea NOT NULL,"
+    "  ciphertext bytea NOT NULL,"
+    "  tag bytea NOT NULL,"
+    "  rate_limit_per_minute integer NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  UNIQUE (project_id, sandbox_id, name));"
+    "CREATE TABLE vault_bindings ("
+    "  secret_id text NOT NULL REFERENCES vault_secrets(id) ON DELETE CASCADE,"
+    "  host_pattern text NOT NULL,"
+    "  injection_rule text NOT NULL,"
+    "  PRIMARY KEY (secret_id, host_pattern));"
+    "CREATE TABLE vault_audit ("
+    "  id bigserial PRIMARY KEY,"
+    "  at timestamptz NOT NULL DEFAULT now(),"
+    "  actor text NOT NULL,"
+    "  action text NOT NULL,"
+    "  project_id text NOT NULL,"
+    "  sandbox_id text NOT NULL DEFAULT '',"
+    "  secret_id text NOT NULL DEFAULT '',"
+    "  host text NOT NULL DEFAULT '',"
+    "  method text NOT NULL DEFAULT '',"
+    "  path text NOT NULL DEFAULT '',"
+    "  status text NOT NULL);"
+    "CREATE INDEX vault_audit_by_project ON vault_audit (project_id, id);"
+    /* Append-only for everyone, the table's owner included (REVOKE would
+     * not bind the owner vault connects as). */
+    "CREATE FUNCTION vault_audit_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN RAISE EXCEPTION 'vault_audit is append-only'; END $$;"
+    "CREATE TRIGGER vault_audit_no_update_delete BEFORE UPDATE OR DELETE ON vault_audit"
+    "  FOR EACH ROW EXECUTE FUNCTION vault_audit_refuse_change();"
+    "CREATE TRIGGER vault_audit_no_truncate BEFORE TRUNCATE ON vault_audit"
+    "  FOR EACH STATEMENT EXECUTE FUNCTION vault_audit_refuse_change();",
+};
+
+const struct db_schema vault_schema = {
+    .version_table = "vault_schema_migrations",
+    .lock_key = VAULT_MIGRATION_LOCK_KEY,
+    .migrations = vault_migrations,
+    .n_migrations = sizeof(vault_migrations) / sizeof(*vault_migrations),
+};

@@ -1,0 +1,285 @@
+#include "secrets.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "hex.h"
+#include "log.h"
+#include "names.h"
+#include "project_keys.h"
+#include "random_id.h"
+#include "ratelimit.h"
+#include "rules.h"
+#include "secmem.h"
+
+#define SECRET_MAX_PATTERNS 32
+#define SECRET_MAX_RATE_PER_MINUTE 1000000
+
+/* Checks every field; normalized host patterns go into patterns as a
+ * PostgreSQL array literal (safe: host names hold no quotes or commas). */
+static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char *patterns,
+                        size_t patterns_len, char *err, size_t errlen)
+{
+    char why[256];
+    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0 ||
+        vault_check_id("name", req->name, true, err, errlen) < 0)
+        return -1;
+    if (rule_check_secret(req->value.data, req->value.len, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "value: %s", why);
+        return -1;
+    }
+    if (req->n_host_patterns == 0 || req->n_host_patterns > SECRET_MAX_PATTERNS) {
+        snprintf(err, errlen, "host_patterns: 1 to %d required", SECRET_MAX_PATTERNS);
+        return -1;
+    }
+    size_t used = (size_t)snprintf(patterns, patterns_len, "{");
+    for (size_t i = 0; i < req->n_host_patterns; i++) {
+        char norm[NAME_MAX_LEN + 1];
+        if (name_pattern_normalize(req->host_patterns[i], norm) < 0) {
+            snprintf(err, errlen, "host_patterns[%zu]: \"%s\" is not a host name or *.name", i,
+                     req->host_patterns[i]);
+            return -1;
+        }
+        used += (size_t)snprintf(patterns + used, patterns_len - used, "%s%s", i ? "," : "", norm);
+    }
+    snprintf(patterns + used, patterns_len - used, "}");
+    if (rule_check(req->injection_rule, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "injection_rule: %s", why);
+        return -1;
+    }
+    if (req->rate_limit_per_minute > SECRET_MAX_RATE_PER_MINUTE) {
+        snprintf(err, errlen, "rate_limit_per_minute: at most %d", SECRET_MAX_RATE_PER_MINUTE);
+        return -1;
+    }
+    return 0;
+}
+
+static char *column_dup(const PGresult *res, int row, int col)
+{
+    return strdup(PQgetvalue(res, row, col));
+}
+
+/* One secret's metadata from a row of METADATA_SELECT. */
+static int metadata_from_row(const PGresult *res, int row, Airlock__Vault__V1__SecretMetadata *m)
+{
+    airlock__vault__v1__secret_metadata__init(m);
+    m->id = column_dup(res, row, 0);
+    m->project_id = column_dup(res, row, 1);
+    m->sandbox_id = column_dup(res, row, 2);
+    m->name = column_dup(res, row, 3);
+    m->injection_rule = column_dup(res, row, 5);
+    m->rate_limit_per_minute = (uint32_t)strtoul(PQgetvalue(res, row, 6), NULL, 10);
+    m->created_unix_ms = strtoll(PQgetvalue(res, row, 7), NULL, 10);
+    const char *list = PQgetvalue(res, row, 4);
+    size_t n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    m->host_patterns = calloc(n, sizeof(char *));
+    if (!m->id || !m->project_id || !m->sandbox_id || !m->name || !m->injection_rule ||
+        !m->host_patterns)
+        return -1;
+    for (const char *p = list; m->n_host_patterns < n; p += strcspn(p, ",") + 1) {
+        m->host_patterns[m->n_host_patterns] = strndup(p, strcspn(p, ","));
+        if (!m->host_patterns[m->n_host_patterns++])
+            return -1;
+    }
+    return 0;
+}
+
+void secret_metadata_clear(Airlock__Vault__V1__SecretMetadata *m)
+{
+    vault_free_string(m->id);
+    vault_free_string(m->project_id);
+    vault_free_string(m->sandbox_id);
+    vault_free_string(m->name);
+    vault_free_string(m->injection_rule);
+    for (size_t i = 0; i < m->n_host_patterns; i++)
+        free(m->host_patterns[i]);
+    free(m->host_patterns);
+    airlock__vault__v1__secret_metadata__init(m);
+}
+
+/* Metadata of a project's secrets, optionally of one sandbox scope or one
+ * id; never the ciphertext. */
+static PGresult *metadata_query(struct vault *v, const char *project_id, const char *sandbox_id,
+                                const char *secret_id, char *err, size_t errlen)
+{
+    const char *params[] = { project_id, sandbox_id, secret_id };
+    return db_query(&v->db,
+                    "SELECT s.id, s.project_id, s.sandbox_id, s.name,"
+                    " string_agg(b.host_pattern, ',' ORDER BY b.host_pattern),"
+                    " min(b.injection_rule), s.rate_limit_per_minute,"
+                    " (extract(epoch FROM s.created_at) * 1000)::bigint"
+                    " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
+                    " WHERE s.project_id = $1 AND ($2 = '' OR s.sandbox_id = $2)"
+                    " AND ($3 = '' OR s.id = $3)"
+                    " GROUP BY s.id ORDER BY s.sandbox_id, s.name",
+                    3, params, err, errlen);
+}
+
+/* Inserts the secret, its bindings and the audit row in one statement.
+ * ALREADY_EXISTS when the name is taken in that scope. */
+static grpc_status_code insert_secret(struct vault *v,
+                                      const Airlock__Vault__V1__CreateSecretRequest *req,
+                                      const char *id, const char *patterns,
+                                      const unsigned char *nonce, const unsigned char *ct,
+                                      const unsigned char *tag, char *err, size_t errlen)
+{
+    grpc_status_code st = GRPC_STATUS_INTERNAL;
+    char nonce_hex[2 * VAULT_NONCE_BYTES + 1], tag_hex[2 * VAULT_TAG_BYTES + 1], rate[16];
+    char *ct_hex = malloc(2 * req->value.len + 1);
+    if (!ct_hex) {
+        snprintf(err, errlen, "out of memory");
+        return st;
+    }
+    hex_encode(nonce, VAULT_NONCE_BYTES, nonce_hex);
+    hex_encode(tag, VAULT_TAG_BYTES, tag_hex);
+    hex_encode(ct, req->value.len, ct_hex);
+    snprintf(rate, sizeof(rate), "%u", req->rate_limit_per_minute);
+    const char *actor = *req->actor ? req->actor : "unknown";
+    const char *params[] = { id,      req->project_id, req->sandbox_id, req->name, nonce_hex,
+                             ct_hex,  tag_hex,         rate,            patterns,  req->injection_rule,
+                             actor };
+    PGresult *res = db_query(
+        &v->db,
+        "WITH s AS (INSERT INTO vault_secrets (id, project_id, sandbox_id, name, nonce,"
+        "  ciphertext, tag, rate_limit_per_minute) VALUES ($1, $2, $3, $4, decode($5, 'hex'),"
+        "  decode($6, 'hex'), decode($7, 'hex'), $8::integer) ON CONFLICT DO NOTHING"
+        "  RETURNING id, project_id, sandbox_id),"
+        " b AS (INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
+        "  SELECT DISTINCT s.id, p, $10 FROM s, unnest($9::text[]) p),"
+        " a AS (INSERT INTO vault_audit (actor, action, project_id, sandbox_id, secret_id, status)"
+        "  SELECT $11, 'create_secret', project_id, sandbox_id, id, 'OK' FROM s)"
+        " SELECT 1 FROM s",
+        11, params, err, errlen);
+    free(ct_hex);
+    if (!res)
+        return st;
+    st = PQntuples(res) == 1 ? GRPC_STATUS_OK : GRPC_STATUS_ALREADY_EXISTS;
+    if (st == GRPC_STATUS_ALREADY_EXISTS)
+        snprintf(err, errlen, "name: a secret named %s exists in that scope already", req->name);
+    PQclear(res);
+    return st;
+}
+
+grpc_status_code secret_create(struct vault *v, Airlock__Vault__V1__CreateSecretRequest *req,
+                               Airlock__Vault__V1__SecretMetadata *out, char *err, size_t errlen)
+{
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    char patterns[SECRET_MAX_PATTERNS * (NAME_MAX_LEN + 1) + 8], id[64], aad[128];
+    unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES], *ct = NULL;
+    unsigned char *data_key = secmem_alloc(VAULT_KEY_BYTES);
+    if (check_create(req, patterns, sizeof(patterns), err, errlen) < 0)
+        goto out;
+    st = GRPC_STATUS_INTERNAL;
+    ct = malloc(req->value.len);
+    if (!data_key || !ct || random_id("sec_", 16, id, sizeof(id)) < 0) {
+        snprintf(err, errlen, "out of memory or randomness");
+        goto out;
+    }
+    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    st = project_data_key(v, req->project_id, ck, true, *req->actor ? req->actor : "unknown",
+                          data_key, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    crypto_secret_aad(aad, sizeof(aad), id);
+    if (crypto_seal(data_key, aad, req->value.data, req->value.len, nonce, ct, tag) < 0) {
+        snprintf(err, errlen, "encryption failed");
+        st = GRPC_STATUS_INTERNAL;
+        goto out;
+    }
+    st = insert_secret(v, req, id, patterns, nonce, ct, tag, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    PGresult *res = metadata_query(v, req->project_id, "", id, err, errlen);
+    st = GRPC_STATUS_INTERNAL;
+    if (res && PQntuples(res) == 1 && metadata_from_row(res, 0, out) == 0)
+        st = GRPC_STATUS_OK;
+    else if (res)
+        snprintf(err, errlen, "secret %s vanished after creation", id);
+    PQclear(res);
+    if (st == GRPC_STATUS_OK)
+        log_info("secret created", "project=%s sandbox=%s secret=%s name=%s", req->project_id,
+                 req->sandbox_id, id, req->name);
+out:
+    /* The plaintext must not outlive the request. */
+    if (req->value.data)
+        OPENSSL_cleanse(req->value.data, req->value.len);
+    if (req->customer_key.data)
+        OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
+    secmem_free(data_key, VAULT_KEY_BYTES);
+    free(ct);
+    return st;
+}
+
+grpc_status_code secret_list(struct vault *v, const Airlock__Vault__V1__ListSecretsRequest *req,
+                             Airlock__Vault__V1__ListSecretsResponse *out, char *err,
+                             size_t errlen)
+{
+    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    PGresult *res = metadata_query(v, req->project_id, req->sandbox_id, "", err, errlen);
+    if (!res)
+        return GRPC_STATUS_INTERNAL;
+    grpc_status_code st = GRPC_STATUS_OK;
+    int n = PQntuples(res);
+    out->secrets = calloc((size_t)n + 1, sizeof(*out->secrets));
+    for (int i = 0; out->secrets && i < n && st == GRPC_STATUS_OK; i++) {
+        out->secrets[i] = malloc(sizeof(**out->secrets));
+        if (!out->secrets[i] || metadata_from_row(res, i, out->secrets[i]) < 0)
+            st = GRPC_STATUS_INTERNAL;
+        if (out->secrets[i])
+            out->n_secrets++;
+    }
+    if (!out->secrets || st != GRPC_STATUS_OK) {
+        snprintf(err, errlen, "out of memory");
+        st = GRPC_STATUS_INTERNAL;
+    }
+    PQclear(res);
+    return st;
+}
+
+void secret_list_clear(Airlock__Vault__V1__ListSecretsResponse *out)
+{
+    for (size_t i = 0; i < out->n_secrets; i++) {
+        secret_metadata_clear(out->secrets[i]);
+        free(out->secrets[i]);
+    }
+    free(out->secrets);
+    out->secrets = NULL;
+    out->n_secrets = 0;
+}
+
+grpc_status_code secret_delete(struct vault *v, const Airlock__Vault__V1__DeleteSecretRequest *req,
+                               char *err, size_t errlen)
+{
+    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+        vault_check_id("id", req->id, true, err, errlen) < 0)
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    const char *params[] = { req->project_id, req->id, *req->actor ? req->actor : "unknown" };
+    /* Ciphertext, bindings (cascade) and the audit row in one statement. */
+    PGresult *res = db_query(&v->db,
+                             "WITH d AS (DELETE FROM vault_secrets WHERE project_id = $1"
+                             "  AND id = $2 RETURNING id, sandbox_id),"
+                             " a AS (INSERT INTO vault_audit (actor, action, project_id,"
+                             "  sandbox_id, secret_id, status)"
+                             "  SELECT $3, 'delete_secret', $1, sandbox_id, id, 'OK' FROM d)"
+                             " SELECT 1 FROM d",
+                             3, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_INTERNAL;
+    grpc_status_code st = PQntuples(res) == 1 ? GRPC_STATUS_OK : GRPC_STATUS_NOT_FOUND;
+    PQclear(res);
+    if (st == GRPC_STATUS_NOT_FOUND) {
+        snprintf(err, errlen, "secret %s not found in project %s", req->id, req->project_id);
+        return st;
+    }
+    ratelimit_forget(&v->ratelimit, req->id);
+    log_info("secret deleted", "project=%s secret=%s", req->project_id, req->id);
+    return GRPC_STATUS_OK;
+}

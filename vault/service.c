@@ -1,0 +1,131 @@
+/* The gRPC handlers: unpack, call the part of vault that does the work,
+ * answer. Requests carrying secret bytes are zeroed by those parts. */
+#include "service.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+
+#include "audit.h"
+#include "inject.h"
+#include "log.h"
+#include "project_keys.h"
+#include "secrets.h"
+#include "vault.pb-c.h"
+
+#define VAULT_METHOD(name) "/airlock.vault.v1.Vault/" name
+
+/* Sends msg when st is OK, then finishes with st. */
+static void answer(struct rpc_call *call, grpc_status_code st, const ProtobufCMessage *msg,
+                   const char *err)
+{
+    if (st == GRPC_STATUS_OK)
+        rpc_call_send(call, msg);
+    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+}
+
+static void handle_register_project(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__RegisterProjectRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__register_project_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    if (vault_check_id("project_id", req->project_id, true, err, sizeof(err)) == 0)
+        st = project_register(ctx, req->project_id, ck, *req->actor ? req->actor : "unknown", err,
+                              sizeof(err));
+    Airlock__Vault__V1__RegisterProjectResponse resp =
+        AIRLOCK__VAULT__V1__REGISTER_PROJECT_RESPONSE__INIT;
+    resp.customer_key = ck.len != 0;
+    if (req->customer_key.data)
+        OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
+    answer(call, st, &resp.base, err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_create_secret(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__CreateSecretRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__create_secret_request__descriptor);
+    if (!req)
+        return;
+    char err[1024];
+    Airlock__Vault__V1__SecretMetadata resp = AIRLOCK__VAULT__V1__SECRET_METADATA__INIT;
+    grpc_status_code st = secret_create(ctx, req, &resp, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    secret_metadata_clear(&resp);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_list_secrets(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__ListSecretsRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__list_secrets_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__ListSecretsResponse resp = AIRLOCK__VAULT__V1__LIST_SECRETS_RESPONSE__INIT;
+    grpc_status_code st = secret_list(ctx, req, &resp, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    secret_list_clear(&resp);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_delete_secret(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__DeleteSecretRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__delete_secret_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__DeleteSecretResponse resp = AIRLOCK__VAULT__V1__DELETE_SECRET_RESPONSE__INIT;
+    grpc_status_code st = secret_delete(ctx, req, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_resolve_injection(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__ResolveInjectionRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__resolve_injection_request__descriptor);
+    if (!req)
+        return;
+    char err[1024];
+    Airlock__Vault__V1__Injection resp = AIRLOCK__VAULT__V1__INJECTION__INIT;
+    grpc_status_code st = inject_resolve(ctx, req, &resp, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    injection_clear(&resp);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_list_audit(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__ListAuditRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__list_audit_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    PGresult *rows = NULL;
+    Airlock__Vault__V1__ListAuditResponse resp = AIRLOCK__VAULT__V1__LIST_AUDIT_RESPONSE__INIT;
+    grpc_status_code st = audit_list(ctx, req, &resp, &rows, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    audit_list_clear(&resp, rows);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static const struct rpc_method vault_methods[] = {
+    { VAULT_METHOD("RegisterProject"), handle_register_project },
+    { VAULT_METHOD("CreateSecret"), handle_create_secret },
+    { VAULT_METHOD("ListSecrets"), handle_list_secrets },
+    { VAULT_METHOD("DeleteSecret"), handle_delete_secret },
+    { VAULT_METHOD("ResolveInjection"), handle_resolve_injection },
+    { VAULT_METHOD("ListAudit"), handle_list_audit },
+};
+
+struct rpc_server *vault_service_start(struct vault *v, const char *listen, char *err,
+                                       size_t errlen)
+{
+    return rpc_server_start(listen, vault_methods, sizeof(vault_methods) / sizeof(*vault_methods),
+                            v, err, errlen);
+}

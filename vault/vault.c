@@ -1,0 +1,66 @@
+#include "vault.h"
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "master_key.h"
+#include "schema.h"
+#include "secmem.h"
+
+int vault_init(struct vault *v, const char *database_url, const char *master_key_file, char *err,
+               size_t errlen)
+{
+    memset(v, 0, sizeof(*v));
+    ratelimit_init(&v->ratelimit);
+    v->master_key = secmem_alloc(VAULT_KEY_BYTES);
+    if (!v->master_key) {
+        snprintf(err, errlen, "cannot lock memory for the master key (RLIMIT_MEMLOCK?)");
+        goto fail;
+    }
+    if (master_key_load(master_key_file, v->master_key, err, errlen) < 0)
+        goto fail;
+    if (db_open(&v->db, database_url, err, errlen) < 0)
+        goto fail;
+    if (db_migrate(&v->db, &vault_schema, NULL, NULL, err, errlen) < 0) {
+        db_close(&v->db);
+        goto fail;
+    }
+    return 0;
+fail:
+    secmem_free(v->master_key, VAULT_KEY_BYTES);
+    ratelimit_destroy(&v->ratelimit);
+    return -1;
+}
+
+void vault_shutdown(struct vault *v)
+{
+    db_close(&v->db);
+    secmem_free(v->master_key, VAULT_KEY_BYTES);
+    v->master_key = NULL;
+    ratelimit_destroy(&v->ratelimit);
+}
+
+int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen)
+{
+    size_t len = strlen(value);
+    if (len == 0 && !required)
+        return 0;
+    bool ok = len > 0 && len <= 128;
+    for (const char *p = value; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             *p == '_' || *p == '.' || *p == '-';
+    if (ok)
+        return 0;
+    snprintf(err, errlen, "%s: %s1 to 128 characters of A-Z a-z 0-9 _ . -", field,
+             required ? "required, " : "");
+    return -1;
+}
+
+void vault_free_string(char *s)
+{
+    if (s != protobuf_c_empty_string)
+        free(s);
+}

@@ -1,0 +1,33 @@
+/* The vault service's state: its database, the master key (locked memory)
+ * and the rate-limit buckets. */
+#ifndef AIRLOCK_VAULT_H
+#define AIRLOCK_VAULT_H
+
+#include <grpc/status.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "db.h"
+#include "ratelimit.h"
+
+struct vault {
+    struct db db;
+    unsigned char *master_key; /* VAULT_KEY_BYTES, secmem */
+    struct ratelimit ratelimit;
+};
+
+/* Opens the database, applies vault's migrations and loads (or creates)
+ * the master key. 0 or -1 with err. */
+int vault_init(struct vault *v, const char *database_url, const char *master_key_file, char *err,
+               size_t errlen);
+void vault_shutdown(struct vault *v);
+
+/* Checks an id field (project_id, sandbox_id, name): 1..128 bytes of
+ * [A-Za-z0-9_.-], or empty when !required. -1 with "field: why" in err. */
+int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen);
+
+/* Frees a string of a protobuf-c message we filled; unset ones point at
+ * protobuf-c's shared static empty string. */
+void vault_free_string(char *s);
+
+#endif

@@ -1,0 +1,357 @@
+/* Creating, listing, deleting and pinning checkpoints (checkpoint.h).
+ *
+ * Writing one: the sandbox goes running -> checkpointing, so delete,
+ * suspend and other checkpoints wait their turn; for a DISK checkpoint the
+ * guest flushes its page cache first (`sync`). Then QMP stop (QEMU drains
+ * its I/O, so the disk file is one point in time), for FULL the whole VM
+ * state migrated into the directory, a reflink of the disk, cont, fsyncs.
+ * The VM stands still for the migration (FULL) or for a reflink (DISK). */
+#include "checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "log.h"
+#include "sandbox_guest_init.h"
+
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+#define CHECKPOINT_SYNC_TIMEOUT_MS 60000
+#define CHECKPOINT_MIGRATE_TIMEOUT_MS 300000
+
+static int checkpoint_files_at(struct checkpoint_files *f, const char *dir, char *err,
+                               size_t errlen)
+{
+    if (fs_path(f->dir, sizeof(f->dir), "%s", dir) < 0 ||
+        fs_path(f->disk, sizeof(f->disk), "%s/disk.ext4", dir) < 0 ||
+        fs_path(f->state, sizeof(f->state), "%s/state", dir) < 0) {
+        snprintf(err, errlen, "checkpoint path too long: %s", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static enum sandbox_error check_name(const char *name, char *err, size_t errlen)
+{
+    if (sandbox_id_valid(name))
+        return SANDBOX_OK;
+    snprintf(err, errlen, "name: must be 1-64 characters of a-z, 0-9, '_' or '-'");
+    return SANDBOX_ERR_INVALID;
+}
+
+/* DIR/checkpoints/<leaf>; leaf is a valid name, maybe with a prefix. */
+static int checkpoint_dir(const struct sandbox *sb, const char *prefix, const char *name,
+                          char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (fs_path(out, outlen, "%s/checkpoints/%s%s", sb->dir, prefix, name) < 0) {
+        snprintf(err, errlen, "sandbox directory path too long: %s", sb->dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* running -> checkpointing; *vm and a reference to *ch for the caller. */
+static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
+                                char *err, size_t errlen)
+{
+    enum sandbox_error rc = SANDBOX_OK;
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state != STATE(RUNNING) || !sb->vm || !sb->channel) {
+        snprintf(err, errlen, "sandbox %s is %s; only a running sandbox can be checkpointed",
+                 sb->id, sandbox_state_name(sb->state));
+        rc = SANDBOX_ERR_STATE;
+    } else {
+        sb->state = STATE(CHECKPOINTING); /* from here on only this call uses sb->vm */
+        *vm = sb->vm;
+        *ch = sb->channel;
+        guest_channel_ref(*ch);
+    }
+    pthread_mutex_unlock(&sb->lock);
+    return rc;
+}
+
+static void end(struct sandbox *sb, struct guest_channel *ch)
+{
+    guest_channel_release(ch);
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state == STATE(CHECKPOINTING)) /* not error: QEMU died meanwhile */
+        sb->state = STATE(RUNNING);
+    pthread_mutex_unlock(&sb->lock);
+}
+
+/* Disk (and, full, the VM state) into the existing directory f->dir. */
+static int write_checkpoint(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
+                            const struct checkpoint_files *f, char *err, size_t errlen)
+{
+    if (!f->full && sandbox_guest_run(ch, "sync", CHECKPOINT_SYNC_TIMEOUT_MS, err, errlen) < 0)
+        return -1;
+    if (vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
+        return -1;
+    int rc = 0;
+    if ((f->full &&
+         vm_save_full_state(vm, f->state, CHECKPOINT_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
+        store_clone_file(sb->disk, f->disk, err, errlen) < 0)
+        rc = -1;
+    /* After a completed migration QEMU still runs the VM on cont. */
+    char cerr[256];
+    if (vm_qmp_command(vm, "cont", NULL, cerr, sizeof(cerr)) < 0) {
+        log_warn("cannot continue the VM after a checkpoint", "sandbox=%s error=\"%s\"", sb->id,
+                 cerr);
+        if (rc == 0)
+            snprintf(err, errlen, "continue the VM: %s", cerr);
+        rc = -1;
+    }
+    if (rc == 0 && (fs_fsync_file(f->disk, err, errlen) < 0 ||
+                    (f->full && fs_fsync_file(f->state, err, errlen) < 0) ||
+                    fs_fsync_dir(f->dir, err, errlen) < 0))
+        rc = -1;
+    return rc;
+}
+
+/* Written to checkpoints/.tmp-<name>, renamed to checkpoints/<name>. */
+static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
+                                      const char *name, bool full, char *err, size_t errlen)
+{
+    char parent[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], ignored[256];
+    struct checkpoint_files f = { .full = full };
+    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0 ||
+        checkpoint_dir(sb, ".tmp-", name, tmp, sizeof(tmp), err, errlen) < 0 ||
+        checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
+        checkpoint_files_at(&f, tmp, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "create %s: %s", parent, strerror(errno));
+        return SANDBOX_ERR_INTERNAL;
+    }
+    if (access(final, F_OK) == 0) {
+        snprintf(err, errlen, "checkpoint %s of sandbox %s already exists", name, sb->id);
+        return SANDBOX_ERR_EXISTS;
+    }
+    fs_remove_tree(tmp, ignored, sizeof(ignored)); /* left by a crash mid-write */
+    if (mkdir(tmp, 0700) < 0) {
+        snprintf(err, errlen, "create %s: %s", tmp, strerror(errno));
+        return SANDBOX_ERR_INTERNAL;
+    }
+    if (write_checkpoint(sb, vm, ch, &f, err, errlen) < 0)
+        goto fail;
+    if (rename(tmp, final) < 0) {
+        snprintf(err, errlen, "rename %s to %s: %s", tmp, final, strerror(errno));
+        goto fail;
+    }
+    if (fs_fsync_dir(parent, err, errlen) < 0) {
+        fs_remove_tree(final, ignored, sizeof(ignored));
+        return SANDBOX_ERR_INTERNAL;
+    }
+    return SANDBOX_OK;
+fail:
+    fs_remove_tree(tmp, ignored, sizeof(ignored));
+    return SANDBOX_ERR_INTERNAL;
+}
+
+enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
+                                     enum checkpoint_kind kind, struct checkpoint_info *out,
+                                     char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    enum sandbox_error rc = check_name(name, err, errlen);
+    struct vm *vm;
+    struct guest_channel *ch;
+    if (rc != SANDBOX_OK || (rc = begin(sb, &vm, &ch, err, errlen)) != SANDBOX_OK)
+        return rc;
+    rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, err, errlen);
+    end(sb, ch);
+    if (rc != SANDBOX_OK) {
+        log_warn("checkpoint failed", "sandbox=%s checkpoint=%s error=\"%.300s\"", sb->id, name,
+                 err);
+        return rc;
+    }
+    snprintf(out->name, sizeof(out->name), "%s", name);
+    out->kind = kind;
+    out->created_unix_ms = clock_realtime_ms();
+    log_info("checkpoint created", "sandbox=%s checkpoint=%s kind=%s ms=%lld", sb->id, name,
+             kind == CHECKPOINT_FULL ? "full" : "disk",
+             (long long)(clock_monotonic_ms() - started));
+    return SANDBOX_OK;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct checkpoint_info *)a)->name,
+                  ((const struct checkpoint_info *)b)->name);
+}
+
+enum sandbox_error checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
+                                   char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    char parent[PATH_MAX];
+    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    DIR *d = opendir(parent);
+    if (!d) {
+        if (errno == ENOENT) /* none taken yet */
+            return SANDBOX_OK;
+        snprintf(err, errlen, "open %s: %s", parent, strerror(errno));
+        return SANDBOX_ERR_INTERNAL;
+    }
+    enum sandbox_error rc = SANDBOX_OK;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[PATH_MAX];
+        struct stat st;
+        /* Skips ., .. and what is being written or deleted (.tmp-, .del-). */
+        if (!sandbox_id_valid(e->d_name) ||
+            fs_path(path, sizeof(path), "%s/%s", parent, e->d_name) < 0 || stat(path, &st) < 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct checkpoint_info *grown = realloc(*out, cap * sizeof(**out));
+            if (!grown) {
+                snprintf(err, errlen, "out of memory");
+                rc = SANDBOX_ERR_INTERNAL;
+                break;
+            }
+            *out = grown;
+        }
+        struct checkpoint_info *ci = &(*out)[(*n)++];
+        snprintf(ci->name, sizeof(ci->name), "%.64s", e->d_name); /* valid: at most 64 */
+        char state[PATH_MAX];
+        ci->kind = fs_path(state, sizeof(state), "%s/state", path) == 0 && access(state, F_OK) == 0
+                       ? CHECKPOINT_FULL
+                       : CHECKPOINT_DISK;
+        /* The directory's last entry went in when it was written. */
+        ci->created_unix_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    }
+    closedir(d);
+    if (rc != SANDBOX_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+    qsort(*out, *n, sizeof(**out), by_name);
+    return SANDBOX_OK;
+}
+
+static void not_found(const struct sandbox *sb, const char *name, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "checkpoint %s of sandbox %s not found", name, sb->id);
+}
+
+enum sandbox_error checkpoint_delete(struct sandbox *sb, const char *name, char *err,
+                                     size_t errlen)
+{
+    char final[PATH_MAX], doomed[PATH_MAX];
+    enum sandbox_error rc = check_name(name, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
+        checkpoint_dir(sb, ".del-", name, doomed, sizeof(doomed), err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    /* Out of sight at once (and atomically with respect to pins, which link
+     * under the same lock); removed after. */
+    pthread_mutex_lock(&sb->lock);
+    int renamed = rename(final, doomed);
+    int saved = errno;
+    pthread_mutex_unlock(&sb->lock);
+    if (renamed < 0) {
+        if (saved == ENOENT) {
+            not_found(sb, name, err, errlen);
+            return SANDBOX_ERR_NOT_FOUND;
+        }
+        snprintf(err, errlen, "rename %s: %s", final, strerror(saved));
+        return SANDBOX_ERR_INTERNAL;
+    }
+    if (fs_remove_tree(doomed, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    log_info("checkpoint deleted", "sandbox=%s checkpoint=%s", sb->id, name);
+    return SANDBOX_OK;
+}
+
+/* A new empty directory sandboxes/.pin-<id>-XXXXXX, outside the sandbox's
+ * own so that deleting the sandbox does not pull it away either. */
+static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool full, char *err,
+                        size_t errlen)
+{
+    char tmpl[PATH_MAX];
+    if (fs_path(tmpl, sizeof(tmpl), "%s/%s%s-XXXXXX", sb->vh->sandboxes_dir,
+                CHECKPOINT_PIN_PREFIX, sb->id) < 0) {
+        snprintf(err, errlen, "data directory path too long: %s", sb->vh->sandboxes_dir);
+        return -1;
+    }
+    if (!mkdtemp(tmpl)) {
+        snprintf(err, errlen, "create %s: %s", tmpl, strerror(errno));
+        return -1;
+    }
+    f->full = full;
+    if (checkpoint_files_at(f, tmpl, err, errlen) < 0) {
+        char ignored[256];
+        fs_remove_tree(tmpl, ignored, sizeof(ignored));
+        return -1;
+    }
+    return 0;
+}
+
+enum sandbox_error checkpoint_pin(struct sandbox *sb, const char *name,
+                                  struct checkpoint_files *out, char *err, size_t errlen)
+{
+    struct checkpoint_files src;
+    char final[PATH_MAX];
+    enum sandbox_error rc = check_name(name, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
+        checkpoint_files_at(&src, final, err, errlen) < 0 ||
+        make_pin_dir(sb, out, false, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    pthread_mutex_lock(&sb->lock);
+    if (link(src.disk, out->disk) < 0) {
+        rc = errno == ENOENT ? SANDBOX_ERR_NOT_FOUND : SANDBOX_ERR_INTERNAL;
+        if (rc == SANDBOX_ERR_NOT_FOUND)
+            not_found(sb, name, err, errlen);
+        else
+            snprintf(err, errlen, "link %s: %s", src.disk, strerror(errno));
+    } else if (link(src.state, out->state) == 0) {
+        out->full = true;
+    } else if (errno != ENOENT) { /* ENOENT: a disk checkpoint */
+        snprintf(err, errlen, "link %s: %s", src.state, strerror(errno));
+        rc = SANDBOX_ERR_INTERNAL;
+    }
+    pthread_mutex_unlock(&sb->lock);
+    if (rc != SANDBOX_OK)
+        checkpoint_unpin(out);
+    return rc;
+}
+
+enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
+                                             char *err, size_t errlen)
+{
+    struct vm *vm;
+    struct guest_channel *ch;
+    enum sandbox_error rc = begin(sb, &vm, &ch, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    if (make_pin_dir(sb, out, true, err, errlen) < 0) {
+        rc = SANDBOX_ERR_INTERNAL;
+    } else if (write_checkpoint(sb, vm, ch, out, err, errlen) < 0) {
+        checkpoint_unpin(out);
+        rc = SANDBOX_ERR_INTERNAL;
+    }
+    end(sb, ch);
+    return rc;
+}
+
+void checkpoint_unpin(struct checkpoint_files *f)
+{
+    char err[256];
+    if (fs_remove_tree(f->dir, err, sizeof(err)) < 0)
+        log_warn("cannot remove a pinned checkpoint", "dir=%s error=\"%s\"", f->dir, err);
+}

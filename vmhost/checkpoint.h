@@ -1,0 +1,72 @@
+/* Checkpoints of a sandbox: named, durable copies of its disk (DISK) or of
+ * its disk and whole VM state (FULL) in DIR/checkpoints/<name>/, written
+ * under a temporary name, fsynced and renamed, so a present checkpoint is
+ * complete. They go with the sandbox directory when it is deleted.
+ *
+ * Restore and fork first pin a checkpoint: its files, which never change
+ * once written, are hard-linked into a private directory under sandboxes/,
+ * so a concurrent DeleteCheckpoint (or the sandbox's deletion) cannot pull
+ * them away mid-read. */
+#ifndef AIRLOCK_CHECKPOINT_H
+#define AIRLOCK_CHECKPOINT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sandbox.h"
+
+enum checkpoint_kind { CHECKPOINT_DISK, CHECKPOINT_FULL };
+
+/* Pin directories are sandboxes/.pin-<id>-XXXXXX. */
+#define CHECKPOINT_PIN_PREFIX ".pin-"
+
+struct checkpoint_info {
+    char name[65];
+    enum checkpoint_kind kind;
+    int64_t created_unix_ms;
+};
+
+/* A pinned or temporary checkpoint: dir holds disk.ext4 and, when full,
+ * state. Removed with checkpoint_unpin(). */
+struct checkpoint_files {
+    char dir[PATH_MAX];
+    char disk[PATH_MAX];
+    char state[PATH_MAX];
+    bool full;
+};
+
+/* Only a running sandbox can be checkpointed (SANDBOX_ERR_STATE naming its
+ * state); a taken name is SANDBOX_ERR_EXISTS. The VM continues afterwards. */
+enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
+                                     enum checkpoint_kind kind, struct checkpoint_info *out,
+                                     char *err, size_t errlen);
+/* Sorted by name; *out malloc'd (NULL when none). */
+enum sandbox_error checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
+                                   char *err, size_t errlen);
+enum sandbox_error checkpoint_delete(struct sandbox *sb, const char *name, char *err,
+                                     size_t errlen);
+
+/* Hard links of checkpoint name's files (SANDBOX_ERR_NOT_FOUND naming it). */
+enum sandbox_error checkpoint_pin(struct sandbox *sb, const char *name,
+                                  struct checkpoint_files *out, char *err, size_t errlen);
+/* A full checkpoint of the running sandbox straight into a pin directory,
+ * for a fork of the live sandbox. */
+enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
+                                             char *err, size_t errlen);
+void checkpoint_unpin(struct checkpoint_files *f);
+
+/* running|paused|error -> restoring -> running: QEMU stops, the disk comes
+ * back from the checkpoint, the VM cold-boots (DISK) or loads its state
+ * (FULL), then the guest init. A failure leaves state error, the checkpoint
+ * intact. */
+enum sandbox_error checkpoint_restore(struct sandbox *sb, const char *name, char *err,
+                                      size_t errlen);
+
+/* count (1..16) new sandboxes from checkpoint (NULL or "": a temporary full
+ * checkpoint of the running sandbox); all or none. *out: count references. */
+enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
+                                const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
+                                char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,76 @@
+/* Fork (checkpoint.h): new sandboxes made by the ordinary create path
+ * (own id, directory, network namespace, egress policy) whose disk is a
+ * reflink of the checkpoint's and which load its full state instead of the
+ * template's (a disk checkpoint cold-boots them). The guest init after the
+ * load gives each its own clock, CRNG reseed and hostname, so forks diverge
+ * from the first random number on. The checkpoint is pinned (or, for a
+ * fork of the live sandbox, taken into a pin directory) for the duration. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "checkpoint.h"
+#include "clock.h"
+#include "log.h"
+
+#define FORK_MAX_COUNT 16
+
+/* Deletes the forks made so far and drops their references. */
+static void discard_forks(struct sandbox **forks, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char err[512];
+        if (sandbox_delete(forks[i]->vh, forks[i]->id, err, sizeof(err)) != SANDBOX_OK)
+            log_warn("cannot delete a fork after a failed fork", "sandbox=%s error=\"%s\"",
+                     forks[i]->id, err);
+        sandbox_put(forks[i]);
+    }
+}
+
+enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
+                                const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
+                                char *err, size_t errlen)
+{
+    int64_t started = clock_monotonic_ms();
+    if (count < 1 || count > FORK_MAX_COUNT) {
+        snprintf(err, errlen, "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
+        return SANDBOX_ERR_INVALID;
+    }
+    struct checkpoint_files f;
+    bool live = !checkpoint || !*checkpoint;
+    enum sandbox_error rc = live ? checkpoint_take_temporary(sb, &f, err, errlen)
+                                 : checkpoint_pin(sb, checkpoint, &f, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    struct sandbox **forks = calloc(count, sizeof(*forks));
+    unsigned made = 0;
+    if (!forks) {
+        snprintf(err, errlen, "out of memory");
+        rc = SANDBOX_ERR_INTERNAL;
+        goto out;
+    }
+    struct sandbox_create_params p = {
+        .vcpus = sb->vcpus,       /* the state fits only the same machine */
+        .memory_mb = sb->memory_mb,
+        .policy = policy,
+        .from_disk = f.disk,
+        .from_state = f.full ? f.state : NULL,
+    };
+    for (; made < count; made++) {
+        rc = sandbox_create(sb->vh, &p, &forks[made], err, errlen);
+        if (rc != SANDBOX_OK)
+            break;
+    }
+    if (rc != SANDBOX_OK) {
+        log_warn("fork failed", "sandbox=%s made=%u of %u error=\"%.300s\"", sb->id, made, count,
+                 err);
+        discard_forks(forks, made);
+        free(forks);
+        goto out;
+    }
+    log_info("sandbox forked", "sandbox=%s from=%s count=%u ms=%lld", sb->id,
+             live ? "live" : checkpoint, count, (long long)(clock_monotonic_ms() - started));
+    *out = forks;
+out:
+    checkpoint_unpin(&f);
+    return rc;
+}
