@@ -11,6 +11,7 @@
 #include "egress.h"
 #include "log.h"
 #include "service.h"
+#include "stop_signals.h"
 
 #define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"
 
@@ -84,11 +85,7 @@ int main(int argc, char **argv)
     log_init("egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
     signal(SIGPIPE, SIG_IGN);
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    /* Block before any thread starts so only sigwait() below sees them. */
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    stop_signals_block(&stop_signals);
 
     char err[512];
     struct egress *eg = egress_new(&cfg, err, sizeof(err));
@@ -104,8 +101,7 @@ int main(int argc, char **argv)
     }
     log_info("egress ready", "addr=%s uplink_netns=%s", listen,
              cfg.uplink_netns ? cfg.uplink_netns : "-");
-    int sig;
-    sigwait(&stop_signals, &sig);
+    int sig = stop_signals_wait(&stop_signals);
     log_info("egress stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     egress_free(eg);

@@ -10,6 +10,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "routes.h"
+#include "stop_signals.h"
 
 #define GATEWAY_DEFAULT_DATA_DIR "/var/lib/airlock"
 
@@ -90,11 +91,7 @@ int main(int argc, char **argv)
     }
 
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    /* Block before any thread starts so only sigwait() below sees them. */
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    stop_signals_block(&stop_signals);
 
     struct gateway gw;
     char err[512];
@@ -104,8 +101,7 @@ int main(int argc, char **argv)
     }
     log_info("gateway listening", "addr=%s:%u scheduler=%s nats=%s", host, cfg.listen_port,
              cfg.scheduler, cfg.nats_url);
-    int sig;
-    sigwait(&stop_signals, &sig);
+    int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
     return 0;

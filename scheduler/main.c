@@ -9,6 +9,7 @@
 #include "log.h"
 #include "scheduler.h"
 #include "service.h"
+#include "stop_signals.h"
 
 #define SCHEDULER_DEFAULT_DATA_DIR "/var/lib/airlock"
 
@@ -87,11 +88,7 @@ int main(int argc, char **argv)
         return 2;
 
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    /* Block before any thread starts so only sigwait() below sees them. */
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    stop_signals_block(&stop_signals);
 
     struct scheduler s;
     char err[4096];
@@ -106,8 +103,7 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
-    int sig;
-    sigwait(&stop_signals, &sig);
+    int sig = stop_signals_wait(&stop_signals);
     log_info("scheduler stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     scheduler_shutdown(&s);

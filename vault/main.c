@@ -9,6 +9,7 @@
 #include "log.h"
 #include "service.h"
 #include "vault.h"
+#include "stop_signals.h"
 
 static void usage(FILE *out)
 {
@@ -49,11 +50,7 @@ int main(int argc, char **argv)
         return 2;
     }
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    /* Block before any thread starts so only sigwait() below sees them. */
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    stop_signals_block(&stop_signals);
 
     struct vault v;
     char err[4096];
@@ -68,8 +65,7 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("vault listening", "addr=%s", listen);
-    int sig;
-    sigwait(&stop_signals, &sig);
+    int sig = stop_signals_wait(&stop_signals);
     log_info("vault stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     vault_shutdown(&v);

@@ -11,6 +11,7 @@
 #include "nats_agent.h"
 #include "service.h"
 #include "vmhost.h"
+#include "stop_signals.h"
 
 #define VMHOST_DEFAULT_DATA_DIR "/var/lib/airlock"
 
@@ -145,11 +146,7 @@ static int cmd_build_image(struct vmhost_args *a)
 static int cmd_serve(struct vmhost_args *a)
 {
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    /* Block before any thread starts so only sigwait() below sees them. */
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    stop_signals_block(&stop_signals);
 
     struct vmhost vh;
     char err[4096];
@@ -174,8 +171,7 @@ static int cmd_serve(struct vmhost_args *a)
         }
     }
     log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
-    int sig;
-    sigwait(&stop_signals, &sig);
+    int sig = stop_signals_wait(&stop_signals);
     log_info("vmhost stopping", "signal=%d", sig);
     nats_agent_stop(agent);
     rpc_server_stop(srv);
