@@ -86,7 +86,8 @@ int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sa
         fprintf(stderr, "airlock: %s (HTTP %d)\n", message ? message : "the gateway refused", status);
     if (status == 401)
         fprintf(stderr, "  pass an API key with --key or AIRLOCK_API_KEY (`make up` prints the admin key)\n");
-    else if (status == 404 && sandbox_id && message && strstr(message, sandbox_id))
+    else if (status == 404 && sandbox_id && message && strncmp(message, "sandbox ", 8) == 0 &&
+             strstr(message, sandbox_id))
         fprintf(stderr, "  `airlock ls` lists the sandboxes of your key's project\n");
     else if (status == 409 && sandbox_id) {
         char path[256];

@@ -45,5 +45,8 @@ int cmd_ls(struct cli *c, int argc, char **argv);
 int cmd_lifecycle(struct cli *c, const char *op, int argc, char **argv); /* pause resume suspend rm */
 int cmd_exec(struct cli *c, int argc, char **argv);
 int cmd_cp(struct cli *c, int argc, char **argv);
+int cmd_checkpoint(struct cli *c, int argc, char **argv);
+int cmd_restore(struct cli *c, int argc, char **argv);
+int cmd_fork(struct cli *c, int argc, char **argv);
 
 #endif

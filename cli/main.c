@@ -22,7 +22,10 @@ static void usage(FILE *out)
             "  ls\n"
             "  exec [--timeout S] ID -- CMD [ARG...]          streams output, exits with CMD's code\n"
             "  cp LOCAL ID:/path | cp ID:/path LOCAL             LOCAL - is stdin/stdout\n"
-            "  pause ID | resume ID | suspend ID | rm ID\n");
+            "  pause ID | resume ID | suspend ID | rm ID\n"
+            "  checkpoint ID NAME [--kind disk|full]            disk (default): restore cold-boots\n"
+            "  restore ID NAME\n"
+            "  fork ID [--count N] [--checkpoint NAME]          prints the new sandboxes' ids\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -81,6 +84,12 @@ int main(int argc, char **argv)
         return cmd_exec(&c, cargc, cargv);
     if (strcmp(cmd, "cp") == 0)
         return cmd_cp(&c, cargc, cargv);
+    if (strcmp(cmd, "checkpoint") == 0)
+        return cmd_checkpoint(&c, cargc, cargv);
+    if (strcmp(cmd, "restore") == 0)
+        return cmd_restore(&c, cargc, cargv);
+    if (strcmp(cmd, "fork") == 0)
+        return cmd_fork(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

@@ -77,10 +77,11 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
     bool path_known;
-    struct gw_path_params params = { "", "" };
+    struct gw_path_params params = { "", "", "" };
     r->route = gw_route_match(method, url, &params, &path_known);
     memcpy(r->path_id, params.id, sizeof(r->path_id));
     memcpy(r->path_pid, params.pid, sizeof(r->path_pid));
+    memcpy(r->path_name, params.name, sizeof(r->path_name));
     if (!r->route) {
         if (path_known)
             gw_request_fail(r, 405, "invalid_argument", "method %s is not allowed on %s", method, url);

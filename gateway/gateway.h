@@ -47,6 +47,7 @@ struct gw_request {
     char id[40];                  /* req_…: logs, X-Request-Id, scheduler calls */
     char path_id[160];            /* the {id} segment of the route, if any */
     char path_pid[32];            /* the {pid} segment (processes), if any */
+    char path_name[80];           /* the {name} segment (checkpoints), if any */
     int64_t started_ms;
 
     /* Who is calling (after authentication). */

@@ -1,5 +1,6 @@
 /* Route handlers, one file per group: handlers_admin.c (health, metrics,
- * projects, keys), handlers_sandbox.c, handlers_exec.c, handlers_process.c,
+ * projects, keys), handlers_sandbox.c, handlers_checkpoint.c (checkpoints,
+ * restore, fork), handlers_exec.c, handlers_process.c,
  * handlers_files.c (bytes and listings), handlers_file_ops.c (stat, mkdir,
  * remove, rename), handlers_events.c. */
 #ifndef AIRLOCK_GATEWAY_HANDLERS_H
@@ -41,10 +42,18 @@ enum MHD_Result handle_process_list(struct gw_request *r);
 enum MHD_Result handle_process_output(struct gw_request *r);
 enum MHD_Result handle_process_stdin(struct gw_request *r);
 enum MHD_Result handle_process_signal(struct gw_request *r);
+enum MHD_Result handle_checkpoint_create(struct gw_request *r);
+enum MHD_Result handle_checkpoint_list(struct gw_request *r);
+enum MHD_Result handle_checkpoint_delete(struct gw_request *r);
+enum MHD_Result handle_checkpoint_restore(struct gw_request *r);
+enum MHD_Result handle_sandbox_fork(struct gw_request *r);
 enum MHD_Result handle_events(struct gw_request *r);
 void file_put_begin(struct gw_request *r);
 void file_put_chunk(struct gw_request *r, const char *data, size_t len);
 void file_put_cleanup(struct gw_request *r);
+
+/* The public shape of a sandbox (docs/api.md). */
+json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb);
 
 /* The caller's sandbox r->path_id from the scheduler (scoped to the
  * caller's project). On failure the error is answered (404 for a foreign

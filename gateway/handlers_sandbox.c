@@ -7,8 +7,7 @@
 #include "json_input.h"
 #include "reply.h"
 
-/* The public shape of a sandbox (docs/api.md). */
-static json_t *sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
+json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
 {
     char created[40], updated[40];
     reply_rfc3339(sb->created_unix_ms, created, sizeof(created));
@@ -172,7 +171,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     free(env_json);
     free(metadata_json);
     json_decref(body);
-    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, sandbox_json(sb))
+    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, gw_sandbox_json(sb))
                                               : reply_grpc_error(r, st, details);
     free(details);
     if (sb)
@@ -197,7 +196,7 @@ enum MHD_Result handle_sandbox_list(struct gw_request *r)
     } else {
         json_t *list = json_array();
         for (size_t i = 0; i < resp->n_sandboxes; i++)
-            json_array_append_new(list, sandbox_json(resp->sandboxes[i]));
+            json_array_append_new(list, gw_sandbox_json(resp->sandboxes[i]));
         rc = reply_json(r, 200, json_pack("{s:o}", "sandboxes", list));
         protobuf_c_message_free_unpacked(&resp->base, NULL);
     }
@@ -217,7 +216,7 @@ static enum MHD_Result sandbox_op(struct gw_request *r, const char *method, unsi
     else if (ok_status == 204)
         rc = reply_empty(r, 204);
     else
-        rc = reply_json(r, ok_status, sandbox_json(sb));
+        rc = reply_json(r, ok_status, gw_sandbox_json(sb));
     free(details);
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);

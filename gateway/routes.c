@@ -34,6 +34,15 @@ const struct gw_route gw_routes[] = {
       NULL, NULL },
     { "POST", "/v1/sandboxes/{id}/processes/{pid}/signal", GW_AUTH_KEY, handle_process_signal, NULL,
       NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/checkpoints", GW_AUTH_KEY, handle_checkpoint_create, NULL, NULL,
+      NULL },
+    { "GET", "/v1/sandboxes/{id}/checkpoints", GW_AUTH_KEY, handle_checkpoint_list, NULL, NULL,
+      NULL },
+    { "DELETE", "/v1/sandboxes/{id}/checkpoints/{name}", GW_AUTH_KEY, handle_checkpoint_delete,
+      NULL, NULL, NULL },
+    { "POST", "/v1/sandboxes/{id}/restore", GW_AUTH_KEY, handle_checkpoint_restore, NULL, NULL,
+      NULL },
+    { "POST", "/v1/sandboxes/{id}/fork", GW_AUTH_KEY, handle_sandbox_fork, NULL, NULL, NULL },
     { "GET", "/v1/events", GW_AUTH_KEY, handle_events, NULL, NULL, NULL },
 };
 
@@ -49,9 +58,15 @@ static bool pattern_matches(const char *pattern, const char *path, struct gw_pat
             size_t n = strcspn(s, "/");
             if (n == 0)
                 return false;
-            bool is_pid = strncmp(p, "{pid}", 5) == 0;
-            char *field = is_pid ? params->pid : params->id;
-            size_t size = is_pid ? sizeof(params->pid) : sizeof(params->id);
+            char *field = params->id;
+            size_t size = sizeof(params->id);
+            if (strncmp(p, "{pid}", 5) == 0) {
+                field = params->pid;
+                size = sizeof(params->pid);
+            } else if (strncmp(p, "{name}", 6) == 0) {
+                field = params->name;
+                size = sizeof(params->name);
+            }
             snprintf(field, size, "%.*s", (int)n, s);
             p += strcspn(p, "}") + 1;
             s += n;

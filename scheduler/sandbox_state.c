@@ -16,6 +16,9 @@ static const char *const op_names[SANDBOX_OP_COUNT] = {
     [SANDBOX_OP_RESUME] = "resume",
     [SANDBOX_OP_SUSPEND] = "suspend",
     [SANDBOX_OP_DELETE] = "delete",
+    [SANDBOX_OP_CHECKPOINT] = "checkpoint",
+    [SANDBOX_OP_RESTORE] = "restore",
+    [SANDBOX_OP_FORK] = "fork",
 };
 
 #define C SANDBOX_CREATING
@@ -86,6 +89,9 @@ static int op_first_state(enum sandbox_op op, enum sandbox_state from)
         if (from == DG)
             return DG; /* retry of a delete that did not finish */
         return sandbox_transition_allowed(from, DG) ? DG : -1;
+    case SANDBOX_OP_CHECKPOINT:
+    case SANDBOX_OP_FORK: return from == R ? R : -1;
+    case SANDBOX_OP_RESTORE: return from == R || from == P ? R : -1;
     case SANDBOX_OP_COUNT: break;
     }
     return -1;

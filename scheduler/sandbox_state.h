@@ -29,6 +29,9 @@ enum sandbox_op {
     SANDBOX_OP_RESUME,
     SANDBOX_OP_SUSPEND,
     SANDBOX_OP_DELETE,
+    SANDBOX_OP_CHECKPOINT, /* running stays running */
+    SANDBOX_OP_RESTORE,    /* running or paused → running */
+    SANDBOX_OP_FORK,       /* running stays running; the forks are new sandboxes */
     SANDBOX_OP_COUNT,
 };
 
@@ -44,7 +47,8 @@ bool sandbox_transition_allowed(enum sandbox_state from, enum sandbox_state to);
 /* How an operation proceeds from a state: first the sandbox moves to
  * `first` (committed before the node is asked), and when the node has
  * done its part it moves to `done` (first == done for one-step ops such as
- * pause). record_first is false when the sandbox is already in `first`
+ * pause; first == done == the state it is in for an op that leaves the
+ * state as it is, such as checkpoint). record_first is false when the sandbox is already in `first`
  * (a retried delete of a sandbox stuck in deleting). */
 struct sandbox_plan {
     enum sandbox_state first;

@@ -148,6 +148,38 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
     return GRPC_STATUS_OK;
 }
 
+grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
+                                   const struct transition_note *note,
+                                   struct sandbox_event *created, char *err, size_t errlen)
+{
+    const char *parent_id = PQgetvalue(parent, 0, 0);
+    char why[200];
+    snprintf(why, sizeof(why), "fork of %s", parent_id);
+    const char *params[] = { fork_id, parent_id, note->who, why, note->request_id };
+    /* The sandbox and its first transition in one statement (atomic). */
+    PGresult *res = db_query(
+        db,
+        "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
+        "   node_id, env, metadata, idle_timeout_s)"
+        "   SELECT $1, project_id, 'running', template, cpus, memory_mb, node_id, env, metadata,"
+        "   idle_timeout_s FROM sandboxes WHERE id = $2 RETURNING id, project_id)"
+        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
+        " SELECT id, $3, NULL, 'running', $4, $5 FROM s RETURNING "
+        TRANSITION_AT_RFC3339("at") ", (SELECT project_id FROM s)",
+        5, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    bool inserted = PQntuples(res) == 1;
+    if (inserted)
+        event_fill(created, PQgetvalue(res, 0, 1), fork_id, NULL, "running", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    if (!inserted) {
+        snprintf(err, errlen, "sandbox %s vanished while forking", parent_id);
+        return GRPC_STATUS_ABORTED;
+    }
+    return GRPC_STATUS_OK;
+}
+
 grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
                                   enum sandbox_state to, const struct transition_note *note,
                                   struct sandbox_event *committed, char *err, size_t errlen)

@@ -47,6 +47,14 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
                                       struct sandbox_event *created, char *existing_id,
                                       size_t idlen, char *err, size_t errlen);
 
+/* Inserts fork_id, made by the node of `parent` (a row of
+ * store_sandbox_get) from it: running, in the parent's project, on its
+ * node, with its template, size, env, metadata and idle timeout; its first
+ * transition says whose fork it is (*created describes it). */
+grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
+                                   const struct transition_note *note,
+                                   struct sandbox_event *created, char *err, size_t errlen);
+
 /* from → to, checked against the state machine and committed with its
  * audit row; *committed describes it. FAILED_PRECONDITION (naming the
  * state found) when the sandbox is no longer in `from` — another request

@@ -96,6 +96,11 @@ static const struct rpc_method scheduler_methods[] = {
     { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause },
     { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume },
     { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend },
+    { SCHEDULER_METHOD("CreateCheckpoint"), service_checkpoint_create },
+    { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list },
+    { SCHEDULER_METHOD("DeleteCheckpoint"), service_checkpoint_delete },
+    { SCHEDULER_METHOD("RestoreCheckpoint"), service_checkpoint_restore },
+    { SCHEDULER_METHOD("ForkSandbox"), service_sandbox_fork },
 };
 
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen)

@@ -1,16 +1,43 @@
 /* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
  * the method table and the project/key methods; service_sandbox.c the
- * sandbox lifecycle. */
+ * sandbox lifecycle; service_checkpoint.c checkpoints and restore;
+ * service_fork.c forks. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
+#include "node.pb-c.h"
 #include "rpc_server.h"
+#include "sandbox_store.h"
 #include "scheduler.h"
 
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen);
 
 /* Answers with the sandbox in row 0 of res and OK. */
 void service_reply_sandbox(struct rpc_call *call, PGresult *res);
+
+/* The actor recorded as "who" of a transition ("scheduler" when none). */
+const char *service_actor(const char *actor);
+
+/* store_transition, and its event once committed. */
+grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
+                                    enum sandbox_state to, const struct transition_note *note,
+                                    char *err, size_t errlen);
+
+/* The caller's sandbox (row 0 of *row) if op may proceed from its state
+ * (*plan, *from): NOT_FOUND for a foreign one, FAILED_PRECONDITION naming
+ * the state, or when it was never placed on a node. */
+grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
+                                        enum sandbox_op op, PGresult **row,
+                                        struct sandbox_plan *plan, enum sandbox_state *from,
+                                        char *err, size_t errlen);
+/* One request to the node of sandbox row 0 of `row`; the reply is freed
+ * unless wanted (then the caller frees it, when set). */
+grpc_status_code service_call_node(struct scheduler *s, PGresult *row, const char *op,
+                                   const ProtobufCMessage *req, Airlock__Node__V1__NodeReply **wanted,
+                                   char *err, size_t errlen);
+/* Logs a checkpoint op's outcome; on failure finishes the call with it. */
+void service_finish_checkpoint_op(struct rpc_call *call, const char *what, const char *request_id,
+                                  const char *sandbox_id, grpc_status_code st, const char *err);
 
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
@@ -19,5 +46,10 @@ void service_sandbox_delete(struct rpc_call *call, void *ctx);
 void service_sandbox_pause(struct rpc_call *call, void *ctx);
 void service_sandbox_resume(struct rpc_call *call, void *ctx);
 void service_sandbox_suspend(struct rpc_call *call, void *ctx);
+void service_checkpoint_create(struct rpc_call *call, void *ctx);
+void service_checkpoint_list(struct rpc_call *call, void *ctx);
+void service_checkpoint_delete(struct rpc_call *call, void *ctx);
+void service_checkpoint_restore(struct rpc_call *call, void *ctx);
+void service_sandbox_fork(struct rpc_call *call, void *ctx);
 
 #endif

@@ -20,11 +20,6 @@
  * VM. */
 #define CREATE_ATTEMPTS 2
 
-static const char *actor_of(const char *actor)
-{
-    return actor && *actor ? actor : "scheduler";
-}
-
 static bool json_object_text(const char *text)
 {
     json_t *j = json_loads(text, 0, NULL);
@@ -33,10 +28,14 @@ static bool json_object_text(const char *text)
     return ok;
 }
 
-/* store_transition, and its event once committed. */
-static grpc_status_code transition(struct scheduler *s, const char *id, enum sandbox_state from,
-                                   enum sandbox_state to, const struct transition_note *note,
-                                   char *err, size_t errlen)
+const char *service_actor(const char *actor)
+{
+    return actor && *actor ? actor : "scheduler";
+}
+
+grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
+                                    enum sandbox_state to, const struct transition_note *note,
+                                    char *err, size_t errlen)
 {
     struct sandbox_event ev;
     grpc_status_code st = store_transition(&s->db, id, from, to, note, &ev, err, errlen);
@@ -118,13 +117,13 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (st == GRPC_STATUS_OK)
-        return transition(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
+        return service_transition(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
     char why[1200];
     snprintf(why, sizeof(why), "create on node %s failed: %.900s", node[0] ? node : "(none)", err);
     snprintf(err, errlen, "sandbox %s: %s", id, why);
     struct transition_note failed = { note->who, why, note->request_id };
     char terr[256];
-    if (transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr, sizeof(terr)) !=
+    if (service_transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr, sizeof(terr)) !=
         GRPC_STATUS_OK)
         log_warn("error state not recorded", "sandbox=%s error=\"%s\"", id, terr);
     return st;
@@ -142,7 +141,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
     char id[64], existing[64] = "", err[2048];
     PGresult *row = NULL;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    struct transition_note note = { actor_of(req->actor), "create", req->request_id };
+    struct transition_note note = { service_actor(req->actor), "create", req->request_id };
     if (!create_request_valid(req, err, sizeof(err)))
         goto out;
     if (random_id("sb_", 10, id, sizeof(id)) < 0) {
@@ -272,7 +271,7 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
         return;
     PGresult *row = NULL;
     char err[2048], node[128];
-    struct transition_note note = { actor_of(req->actor), sandbox_op_name(op), req->request_id };
+    struct transition_note note = { service_actor(req->actor), sandbox_op_name(op), req->request_id };
     grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
@@ -296,7 +295,7 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
      * between leaves "deleting"/"suspending", which a retry or the
      * reconciler finishes); one-step ones once the node has done it. */
     if (two_step && plan.record_first) {
-        st = transition(s, req->id, from, plan.first, &note, err, sizeof(err));
+        st = service_transition(s, req->id, from, plan.first, &note, err, sizeof(err));
         if (st != GRPC_STATUS_OK)
             goto out;
     }
@@ -306,13 +305,13 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
             /* Nothing changed on the node: back to where it was. */
             struct transition_note undo = { note.who, err, note.request_id };
             char uerr[256];
-            if (transition(s, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
+            if (service_transition(s, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
                 GRPC_STATUS_OK)
                 log_warn("undo not recorded", "sandbox=%s error=\"%s\"", req->id, uerr);
         }
         goto out;
     }
-    st = transition(s, req->id, two_step ? plan.first : from, plan.done, &note, err, sizeof(err));
+    st = service_transition(s, req->id, two_step ? plan.first : from, plan.done, &note, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     /* A deleted sandbox is no longer visible to Get: answer directly. */

@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "node.pb-c.h"
+#include "nats_agent_ops.h"
 #include "service.h"
 
 /* How long a duplicate create waits for the first one's VM to boot. */
@@ -87,6 +87,17 @@ static void *heartbeat_main(void *arg)
     return NULL;
 }
 
+void node_reply_send(natsConnection *nc, natsMsg *msg, const Airlock__Node__V1__NodeReply *r)
+{
+    size_t len = airlock__node__v1__node_reply__get_packed_size(r);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return; /* the scheduler's request times out and is retried */
+    airlock__node__v1__node_reply__pack(r, buf);
+    natsConnection_Publish(nc, natsMsg_GetReply(msg), buf, (int)len);
+    free(buf);
+}
+
 static void reply(struct nats_agent *a, natsMsg *msg, grpc_status_code status, const char *message,
                   struct sandbox *sb)
 {
@@ -109,13 +120,7 @@ static void reply(struct nats_agent *a, natsMsg *msg, grpc_status_code status, c
         s.error = error;
         r.sandbox = &s;
     }
-    size_t len = airlock__node__v1__node_reply__get_packed_size(&r);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return; /* the scheduler's request times out and is retried */
-    airlock__node__v1__node_reply__pack(&r, buf);
-    natsConnection_Publish(a->nc, natsMsg_GetReply(msg), buf, (int)len);
-    free(buf);
+    node_reply_send(a->nc, msg, &r);
 }
 
 /* A create for an id that exists: the scheduler retried. Answer with the
@@ -234,7 +239,7 @@ static void *worker_main(void *arg)
     int64_t t0 = clock_monotonic_ms();
     if (strcmp(op, "create") == 0)
         op_create(a, w->msg);
-    else
+    else if (!node_checkpoint_op(a->vh, a->nc, w->msg, op))
         op_by_id(a, w->msg, op);
     log_debug("node request served", "op=%s ms=%lld", op, (long long)(clock_monotonic_ms() - t0));
     natsMsg_Destroy(w->msg);

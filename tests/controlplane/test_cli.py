@@ -2,7 +2,7 @@
 """The airlock CLI against a real stack (cp_harness: gateway, scheduler,
 PostgreSQL, nats-server, vmhost with a real VM): exit codes, output and
 the advice in its errors. argv[1]: the airlock binary. Standard library
-only; no timing assertions; one VM."""
+only; no timing assertions; one VM and one fork of it."""
 import json
 import os
 import subprocess
@@ -90,6 +90,21 @@ def main():
           "pause twice: %r" % err)
     rc, out, _ = airlock("--json", "resume", sid, key=key)
     check(rc == 0 and json.loads(out)["state"] == "running", "--json resume: %r" % out)
+
+    rc, out, err = airlock("checkpoint", sid, "c1", key=key)
+    check(rc == 0 and out == "%s checkpoint c1 (disk)\n" % sid, "checkpoint: %d %r %r" % (rc, out, err))
+    rc, out, err = airlock("restore", sid, "c1", key=key)
+    check(rc == 0 and out == "%s running\n" % sid, "restore: %d %r %r" % (rc, out, err))
+    rc, _, err = airlock("restore", sid, "c2", key=key)
+    check(rc == 1 and "c2" in err and "airlock ls" not in err,
+          "restore of an unknown checkpoint names it: %r" % err)
+    rc, _, err = airlock("fork", sid, "--count", "0", key=key)
+    check(rc == 2 and "--count" in err, "fork --count 0: usage error (%d %r)" % (rc, err))
+    rc, out, err = airlock("fork", sid, key=key)
+    fork = out.strip()
+    check(rc == 0 and fork.startswith("sb_") and fork != sid, "fork prints the new id: %r %r" % (out, err))
+    if fork.startswith("sb_"):
+        airlock("rm", fork, key=key)
 
     rc, _, err = airlock("exec", sid, "--", "true", key=other_key)
     check(rc == 1 and "not found" in err and "airlock ls" in err,

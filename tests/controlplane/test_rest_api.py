@@ -4,8 +4,8 @@ nats-server and vmhost with a real VM (started by cp_harness, which passes
 AIRLOCK_URL and AIRLOCK_ADMIN_KEY). argv[1]: the gateway binary, whose
 --routes list every route this test must have exercised.
 
-Standard library only. No timing assertions. Two VMs in all (A's, and one
-of B's that proves B's event stream works)."""
+Standard library only. No timing assertions. Four VMs in all (A's, two forks of it,
+and one of B's that proves B's event stream works)."""
 import subprocess
 import time
 import sys
@@ -148,6 +148,7 @@ def main():
 
     check_processes(base, KA)
     check_file_ops(base, KA)
+    check_checkpoints(base, sid, KA, KB)
 
     # ---- state machine through the API ----
     st, _, body = call("POST", base + "/resume", key=KA)
@@ -337,6 +338,75 @@ def check_file_ops(base, key):
     ]:
         st, _, body = call(method, path, key=key, body=payload)
         expect_error(st, body, 400, "invalid_argument", fragment, "%s %s %s" % (method, path, payload))
+
+
+def check_checkpoints(base, sid, key, key_b):
+    """Checkpoint (disk), restore, list, fork, delete; bad bodies, an
+    unknown or duplicate name, and project B. One cold-booting restore and
+    a fork of two from the live sandbox."""
+    for method, path, payload, fragment in [
+        ("POST", base + "/checkpoints", {}, "name"),
+        ("POST", base + "/checkpoints", {"name": 7}, "name"),
+        ("POST", base + "/checkpoints", {"name": "Bad Name"}, "name"),
+        ("POST", base + "/checkpoints", {"name": "x", "kind": "memory"}, "kind"),
+        ("POST", base + "/checkpoints", {"name": "x", "colour": "red"}, "colour"),
+        ("POST", base + "/restore", {}, "checkpoint"),
+        ("POST", base + "/fork", {"count": 99}, "count"),
+        ("POST", base + "/fork", {"count": "2"}, "count"),
+    ]:
+        st, _, body = call(method, path, key=key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "%s %s %s" % (method, path, payload))
+    st, _, cp = call("POST", base + "/checkpoints", key=key,
+                     body={"name": "before-write", "kind": "disk"})
+    check(st == 201 and cp.get("name") == "before-write" and cp.get("kind") == "disk"
+          and cp.get("created_at", "").endswith("Z"), "create a disk checkpoint: %s %s" % (st, cp))
+    st, _, body = call("POST", base + "/checkpoints", key=key, body={"name": "before-write"})
+    expect_error(st, body, 409, "conflict", "before-write", "a checkpoint name taken twice")
+    st, _, lst = call("GET", base + "/checkpoints", key=key)
+    check(st == 200 and [c["name"] for c in lst.get("checkpoints", [])] == ["before-write"],
+          "list checkpoints: %s" % lst)
+    call("PUT", base + "/files?path=/root/after.txt", key=key, body=b"later")
+    st, _, got = call("POST", base + "/restore", key=key, body={"checkpoint": "before-write"})
+    check(st == 200 and got.get("id") == sid and got.get("state") == "running",
+          "restore: %s %s" % (st, got))
+    st, _, body = call("GET", base + "/files/stat?path=/root/after.txt", key=key)
+    expect_error(st, body, 404, "not_found", "after.txt", "a file written after the checkpoint is gone")
+    st, _, info = call("GET", base + "/files/stat?path=/root/blob.bin", key=key)
+    check(st == 200, "a file written before the checkpoint is still there")
+    st, _, body = call("POST", base + "/restore", key=key, body={"checkpoint": "nope"})
+    expect_error(st, body, 404, "not_found", "nope", "restore an unknown checkpoint")
+
+    st, _, forks = call("POST", base + "/fork", key=key, body={"count": 2})
+    ids = [f["id"] for f in forks.get("sandboxes", [])] if st == 201 else []
+    check(len(ids) == 2 and all(f["state"] == "running" for f in forks["sandboxes"])
+          and sid not in ids, "fork two: %s %s" % (st, forks))
+    st, _, lst = call("GET", "/v1/sandboxes", key=key)
+    listed = {s["id"]: s for s in lst.get("sandboxes", [])}
+    check(all(i in listed and listed[i]["state"] == "running" and listed[i]["node"] == "cp-node"
+              for i in ids), "the forks are running sandboxes of the project: %s" % lst)
+    if ids:
+        st, _, r = call("POST", "/v1/sandboxes/%s/exec" % ids[0], key=key,
+                        body={"cmd": ["test", "-e", "/root/blob.bin"]})
+        check(st == 200 and r.get("exit_code") == 0, "a fork has the parent's files: %s" % r)
+    for i in ids:
+        st, _, _ = call("DELETE", "/v1/sandboxes/" + i, key=key)
+        check(st == 204, "delete fork " + i)
+
+    for method, path, payload in [
+        ("POST", base + "/checkpoints", {"name": "evil"}),
+        ("GET", base + "/checkpoints", None),
+        ("DELETE", base + "/checkpoints/before-write", None),
+        ("POST", base + "/restore", {"checkpoint": "before-write"}),
+        ("POST", base + "/fork", {}),
+    ]:
+        st, _, body = call(method, path, key=key_b, body=payload)
+        expect_error(st, body, 404, "not_found", sid, "B: %s %s" % (method, path))
+    st, _, _ = call("DELETE", base + "/checkpoints/before-write", key=key)
+    check(st == 204, "delete a checkpoint")
+    st, _, lst = call("GET", base + "/checkpoints", key=key)
+    check(st == 200 and lst.get("checkpoints") == [], "no checkpoints left: %s" % lst)
+    st, _, body = call("DELETE", base + "/checkpoints/before-write", key=key)
+    expect_error(st, body, 404, "not_found", "before-write", "delete a checkpoint twice")
 
 
 def check_events(sid, events_a, events_b, key_b):

@@ -279,6 +279,7 @@ static char **must_fork(const char *id, unsigned count, const char *checkpoint)
         itest_vmhost_print_log_tail(&vh);
         fail_msg("ForkSandbox: %s", details ? details : "?");
     }
+    free(details);
     return ids;
 }
 

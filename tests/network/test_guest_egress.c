@@ -31,7 +31,10 @@
 #include "rpc_client.h"
 #include "sandbox_net.h"
 
-#define SANDBOX_ID "guestnet"
+/* Unique per run: a namespace left by a crashed run, or another run on the
+ * same machine, must not collide with this one. Set in group setup. */
+static char sandbox_id[32];
+#define SANDBOX_ID sandbox_id
 #define EGRESS_METHOD(name) "/airlock.egress.v1.Egress/" name
 #define CALL_TIMEOUT_MS 10000
 #define EGRESS_START_TIMEOUT_MS 10000
@@ -557,6 +560,7 @@ static void cleanup_at_exit(void)
 
 static int group_setup(void **state)
 {
+    snprintf(sandbox_id, sizeof(sandbox_id), "guestnet-%d", (int)getpid());
     atexit(cleanup_at_exit);
     if (netlab_uplink_up() < 0 || egress_start() < 0)
         goto fail;
