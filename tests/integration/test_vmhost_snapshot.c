@@ -25,6 +25,7 @@
 
 #include "fsutil.h"
 #include "itest.h"
+#include "itest_assert.h"
 #include "itest_store.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
@@ -196,18 +197,6 @@ static void test_unknown_template_is_not_found(void **state)
     free(details);
 }
 
-/* Expects method on id to fail with FAILED_PRECONDITION naming want_state. */
-static void assert_refused(const char *method, const char *id, const char *want_state)
-{
-    grpc_status_code st;
-    char *details = NULL;
-    assert_null(itest_sandbox_call(&vh, method, id, &st, &details));
-    assert_int_equal(st, GRPC_STATUS_FAILED_PRECONDITION);
-    assert_non_null(strstr(details, id));
-    assert_non_null(strstr(details, want_state));
-    free(details);
-}
-
 static void test_pause_resume(void **state)
 {
     (void)state;
@@ -224,7 +213,7 @@ static void test_pause_resume(void **state)
     assert_int_equal(sb->state, STATE(PAUSED));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     assert_state(id, STATE(PAUSED));
-    assert_refused(ITEST_METHOD("PauseSandbox"), id, "paused");
+    itest_assert_refused(&vh, ITEST_METHOD("PauseSandbox"), id, "paused");
 
     itest_sh(&vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
@@ -239,7 +228,7 @@ static void test_pause_resume(void **state)
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, STATE(RUNNING));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    assert_refused(ITEST_METHOD("ResumeSandbox"), id, "running");
+    itest_assert_refused(&vh, ITEST_METHOD("ResumeSandbox"), id, "running");
     struct guest_identity gi;
     guest_identity(id, &gi);
     assert_true(gi.clock_offset_s > -1.5 && gi.clock_offset_s < 1.5);

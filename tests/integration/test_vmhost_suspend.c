@@ -18,6 +18,7 @@
 
 #include "fsutil.h"
 #include "itest.h"
+#include "itest_assert.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
@@ -33,32 +34,6 @@ static int group_teardown(void **state)
 {
     (void)state;
     return itest_vmhost_stop(&vh);
-}
-
-/* method on id must succeed and leave the sandbox in want. */
-static void transition(const char *method, const char *id, int want)
-{
-    grpc_status_code st;
-    char *details = NULL;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, method, id, &st, &details);
-    if (st != GRPC_STATUS_OK) {
-        itest_vmhost_print_log_tail(&vh);
-        fail_msg("%s: %s", method, details ? details : "?");
-    }
-    assert_int_equal(sb->state, want);
-    protobuf_c_message_free_unpacked(&sb->base, NULL);
-    free(details);
-}
-
-static void assert_refused(const char *method, const char *id, const char *want_state)
-{
-    grpc_status_code st;
-    char *details = NULL;
-    assert_null(itest_sandbox_call(&vh, method, id, &st, &details));
-    assert_int_equal(st, GRPC_STATUS_FAILED_PRECONDITION);
-    assert_non_null(strstr(details, id));
-    assert_non_null(strstr(details, want_state));
-    free(details);
 }
 
 static char *sh_out(const char *id, const char *script)
@@ -125,21 +100,21 @@ static void test_suspend_resume_keeps_processes(void **state)
     workload_read(id, &before);
     assert_true(before.counter > 0);
 
-    transition(ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
     assert_int_equal(itest_count_qemus(vh.data_dir), 0);
     assert_true(path_exists(id, "suspend/state"));
     assert_true(path_exists(id, "suspend/disk.ext4"));
     assert_false(path_exists(id, "suspend.tmp"));
 
-    assert_refused(ITEST_METHOD("PauseSandbox"), id, "suspended");
-    assert_refused(ITEST_METHOD("SuspendSandbox"), id, "suspended");
+    itest_assert_refused(&vh, ITEST_METHOD("PauseSandbox"), id, "suspended");
+    itest_assert_refused(&vh, ITEST_METHOD("SuspendSandbox"), id, "suspended");
     struct itest_exec_result r;
     itest_sh(&vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     assert_non_null(strstr(r.details, "suspended"));
     itest_exec_result_free(&r);
 
-    transition(ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     assert_false(path_exists(id, "suspend"));
     free(sh_out(id, "sleep 1"));
     workload_read(id, &after);
@@ -169,15 +144,15 @@ static void test_suspend_paused_and_delete_suspended(void **state)
     char *id = itest_create_sandbox(&vh, NULL, NULL);
     assert_non_null(id);
     free(sh_out(id, "echo kept > /root/kept"));
-    transition(ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
-    transition(ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
-    transition(ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    itest_assert_transition(&vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
+    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     char *out = sh_out(id, "cat /root/kept");
     assert_string_equal(out, "kept\n");
     free(out);
-    assert_refused(ITEST_METHOD("ResumeSandbox"), id, "running");
+    itest_assert_refused(&vh, ITEST_METHOD("ResumeSandbox"), id, "running");
 
-    transition(ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
     assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
     char dir[PATH_MAX];
     assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes/%s", vh.data_dir, id), 0);
