@@ -193,6 +193,9 @@ static void guestd_request(struct guestd *g, const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME:
         set_hostname_request(g, id, f->set_hostname);
         break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT:
+        session_init_request(g, id, f->session_init);
+        break;
     default:
         /* A body from a newer host, or one only the guest sends. */
         guestd_send_result(g, id, EINVAL, "unsupported request (frame body %d)",

@@ -33,5 +33,6 @@ void health_request(struct guestd *g, uint32_t id);
 void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r);
 void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r);
 void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r);
+void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SessionInit *r);
 
 #endif

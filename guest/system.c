@@ -1,9 +1,10 @@
 /* Health, clock, entropy and hostname: what the host refreshes after a
- * restore. */
+ * restore, one at a time or all at once (SessionInit). */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <linux/random.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -15,6 +16,7 @@
 #include "handlers.h"
 
 #define ENTROPY_MAX_BYTES (64u << 10)
+#define STEP_MSG_MAX 200
 
 void health_request(struct guestd *g, uint32_t id)
 {
@@ -31,53 +33,60 @@ void health_request(struct guestd *g, uint32_t id)
     guestd_send(g, &f);
 }
 
-void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r)
+/* Each step returns 0 or an errno and leaves a message naming the step in
+ * msg: the single-step requests and SessionInit share them. */
+static int set_clock(int64_t unix_ns, char *msg, size_t len)
 {
-    if (r->unix_ns <= 0) {
-        guestd_send_result(g, id, EINVAL, "set clock: invalid time %lld ns", (long long)r->unix_ns);
-        return;
+    if (unix_ns <= 0) {
+        snprintf(msg, len, "set clock: invalid time %lld ns", (long long)unix_ns);
+        return EINVAL;
     }
-    struct timespec ts = { .tv_sec = r->unix_ns / 1000000000, .tv_nsec = r->unix_ns % 1000000000 };
+    struct timespec ts = { .tv_sec = unix_ns / 1000000000, .tv_nsec = unix_ns % 1000000000 };
     if (clock_settime(CLOCK_REALTIME, &ts) < 0) {
         int err = errno;
-        guestd_send_result(g, id, err, "set clock: %s", strerror(err));
-        return;
+        snprintf(msg, len, "set clock: %s", strerror(err));
+        return err;
     }
-    guestd_send_result(g, id, 0, NULL);
+    return 0;
 }
 
-void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r)
+static int add_entropy(const ProtobufCBinaryData *data, char *msg, size_t len)
 {
-    if (r->data.len == 0 || r->data.len > ENTROPY_MAX_BYTES) {
-        guestd_send_result(g, id, EINVAL, "add entropy: need 1 to %u bytes, got %zu",
-                           ENTROPY_MAX_BYTES, r->data.len);
-        return;
+    if (data->len == 0 || data->len > ENTROPY_MAX_BYTES) {
+        snprintf(msg, len, "add entropy: need 1 to %u bytes, got %zu", ENTROPY_MAX_BYTES,
+                 data->len);
+        return EINVAL;
     }
-    struct rand_pool_info *info = malloc(sizeof(*info) + r->data.len);
-    int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
     int err = 0;
-    if (!info)
+    int fd = -1;
+    struct rand_pool_info *info = malloc(sizeof(*info) + data->len);
+    if (!info) {
         err = ENOMEM;
-    else if (fd < 0)
-        err = errno;
-    if (!err) {
-        /* Writing to /dev/urandom mixes bytes in but credits nothing. */
-        info->entropy_count = (int)(r->data.len * 8);
-        info->buf_size = (int)r->data.len;
-        memcpy(info->buf, r->data.data, r->data.len);
-        /* Crediting alone does not reseed a CRNG that is already
-         * initialised: clones restored from one snapshot would keep
-         * producing the same bytes until the next timed reseed. */
-        if (ioctl(fd, RNDADDENTROPY, info) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0)
-            err = errno;
+        goto out;
     }
+    fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        err = errno;
+        goto out;
+    }
+    /* Writing to /dev/urandom mixes bytes in but credits nothing. */
+    info->entropy_count = (int)(data->len * 8);
+    info->buf_size = (int)data->len;
+    memcpy(info->buf, data->data, data->len);
+    /* Crediting alone does not reseed a CRNG that is already initialised:
+     * clones restored from one snapshot would keep producing the same bytes
+     * until the next timed reseed. */
+    if (ioctl(fd, RNDADDENTROPY, info) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0)
+        err = errno;
+out:
     if (fd >= 0)
         close(fd);
+    if (info)
+        explicit_bzero(info->buf, data->len);
     free(info);
     if (err)
-        guestd_send_result(g, id, err, "add entropy: %s", strerror(err));
-    else
-        guestd_send_result(g, id, 0, NULL);
+        snprintf(msg, len, "add entropy: %s", strerror(err));
+    return err;
 }
 
 static bool hostname_valid(const char *h)
@@ -92,18 +101,61 @@ static bool hostname_valid(const char *h)
     return true;
 }
 
+static int set_hostname(const char *hostname, char *msg, size_t len)
+{
+    if (!hostname_valid(hostname)) {
+        snprintf(msg, len, "set hostname: \"%.80s\" is not 1-64 characters of a-z A-Z 0-9 - _ .",
+                 hostname);
+        return EINVAL;
+    }
+    if (sethostname(hostname, strlen(hostname)) < 0) {
+        int err = errno;
+        snprintf(msg, len, "set hostname: %s", strerror(err));
+        return err;
+    }
+    return 0;
+}
+
+/* Result{0} or Result{err, msg}. */
+static void send_step_result(struct guestd *g, uint32_t id, int err, const char *msg)
+{
+    if (err)
+        guestd_send_result(g, id, err, "%s", msg);
+    else
+        guestd_send_result(g, id, 0, NULL);
+}
+
+void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r)
+{
+    char msg[STEP_MSG_MAX];
+    send_step_result(g, id, set_clock(r->unix_ns, msg, sizeof(msg)), msg);
+}
+
+void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r)
+{
+    char msg[STEP_MSG_MAX];
+    send_step_result(g, id, add_entropy(&r->data, msg, sizeof(msg)), msg);
+}
+
 void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r)
 {
-    if (!hostname_valid(r->hostname)) {
-        guestd_send_result(g, id, EINVAL,
-                           "set hostname: \"%.80s\" is not 1-64 characters of a-z A-Z 0-9 - _ .",
-                           r->hostname);
+    char msg[STEP_MSG_MAX];
+    send_step_result(g, id, set_hostname(r->hostname, msg, sizeof(msg)), msg);
+}
+
+void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SessionInit *r)
+{
+    char msg[STEP_MSG_MAX];
+    /* Same order as the separate requests it replaces; the first failure
+     * stops the rest, so the host knows exactly which steps took effect. */
+    int err = set_clock(r->unix_ns, msg, sizeof(msg));
+    if (!err)
+        err = add_entropy(&r->entropy, msg, sizeof(msg));
+    if (!err)
+        err = set_hostname(r->hostname, msg, sizeof(msg));
+    if (err) {
+        guestd_send_result(g, id, err, "session init: %s", msg);
         return;
     }
-    if (sethostname(r->hostname, strlen(r->hostname)) < 0) {
-        int err = errno;
-        guestd_send_result(g, id, err, "set hostname: %s", strerror(err));
-        return;
-    }
-    guestd_send_result(g, id, 0, NULL);
+    health_request(g, id);
 }

@@ -12,7 +12,8 @@
 #define GUEST_INIT_TIMEOUT_MS 10000
 #define GUEST_INIT_ENTROPY_BYTES 64
 
-/* Sends one request and expects Result{0} (or Health for a health check). */
+/* Sends one request and expects Result{0}, or a ready Health where that is
+ * the answer (SessionInit). */
 static int guest_init_call(struct guest_channel *ch, GuestFrame *req, const char *what, char *err,
                            size_t errlen)
 {
@@ -36,52 +37,44 @@ static int guest_init_call(struct guest_channel *ch, GuestFrame *req, const char
     return rc;
 }
 
-int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen)
+static int64_t host_now_ns(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen)
+{
     Airlock__Guest__V1__SetClock clk = AIRLOCK__GUEST__V1__SET_CLOCK__INIT;
-    clk.unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    clk.unix_ns = host_now_ns();
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_CLOCK;
     f.set_clock = &clk;
     return guest_init_call(ch, &f, "set guest clock", err, errlen);
 }
 
+/* One SessionInit instead of SetClock, AddEntropy, SetHostname and Health:
+ * under TCG every round trip costs milliseconds of the hand-out latency. */
 int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
 {
-    if (sandbox_guest_set_clock(ch, err, errlen) < 0)
-        return -1;
-
     uint8_t seed[GUEST_INIT_ENTROPY_BYTES];
     if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
         snprintf(err, errlen, "getrandom: %s", strerror(errno));
         return -1;
     }
-    Airlock__Guest__V1__AddEntropy ent = AIRLOCK__GUEST__V1__ADD_ENTROPY__INIT;
-    ent.data.data = seed;
-    ent.data.len = sizeof(seed);
+    Airlock__Guest__V1__SessionInit si = AIRLOCK__GUEST__V1__SESSION_INIT__INIT;
+    si.entropy.data = seed;
+    si.entropy.len = sizeof(seed);
+    si.hostname = sb->id;
+    /* Last, so the time the guest is set to is as fresh as it can be. */
+    si.unix_ns = host_now_ns();
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ADD_ENTROPY;
-    f.add_entropy = &ent;
-    int rc = guest_init_call(ch, &f, "seed guest entropy", err, errlen);
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT;
+    f.session_init = &si;
+    int rc = guest_init_call(ch, &f, "guest session init", err, errlen);
     explicit_bzero(seed, sizeof(seed));
-    if (rc < 0)
-        return -1;
-
-    Airlock__Guest__V1__SetHostname host = AIRLOCK__GUEST__V1__SET_HOSTNAME__INIT;
-    host.hostname = sb->id;
-    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME;
-    f.set_hostname = &host;
-    if (guest_init_call(ch, &f, "set guest hostname", err, errlen) < 0)
-        return -1;
-
-    Airlock__Guest__V1__HealthRequest hr = AIRLOCK__GUEST__V1__HEALTH_REQUEST__INIT;
-    f = (GuestFrame)AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST;
-    f.health_request = &hr;
-    return guest_init_call(ch, &f, "guest health check", err, errlen);
+    return rc;
 }
 
 int sandbox_guest_run(struct guest_channel *ch, const char *prog, int timeout_ms, char *err,

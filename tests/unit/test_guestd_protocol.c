@@ -1,5 +1,5 @@
 /* guestd's protocol behaviour: flow control, hostile input, sessions,
- * unsupported requests, health, clock, entropy and hostname. */
+ * unsupported requests, health, clock, entropy, hostname and session init. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,6 +209,59 @@ static void test_set_hostname(void **state)
     assert_int_equal(gd_result(d, 3, NULL, 0), 0);
 }
 
+/* All steps in one request, answered by Health. The hostname is set to the
+ * current one and the clock to now, so the test machine is unchanged. */
+static void test_session_init(void **state)
+{
+    struct gd *d = *state;
+    char current[65] = "";
+    assert_int_equal(gethostname(current, sizeof(current) - 1), 0);
+    uint8_t seed[32];
+    for (size_t i = 0; i < sizeof(seed); i++)
+        seed[i] = (uint8_t)(i * 53 + 7);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    Airlock__Guest__V1__SessionInit si = AIRLOCK__GUEST__V1__SESSION_INIT__INIT;
+    si.unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    si.entropy = (ProtobufCBinaryData){ sizeof(seed), seed };
+    si.hostname = current;
+    gd_send_body(d, 1, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT, &si);
+    GuestFrame *f = gd_next(d, 1);
+    assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH);
+    assert_true(f->health->ready);
+    frame_free(f);
+}
+
+/* A failed step answers Result naming it; a valid hostname after a bad one
+ * shows the steps run in order and stop at the first failure. */
+static void test_session_init_bad_input(void **state)
+{
+    struct gd *d = *state;
+    char msg[256];
+    uint8_t seed[16] = { 1 };
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    Airlock__Guest__V1__SessionInit si = AIRLOCK__GUEST__V1__SESSION_INIT__INIT;
+    si.unix_ns = -1;
+    si.entropy = (ProtobufCBinaryData){ sizeof(seed), seed };
+    si.hostname = "bad name;rm";
+    gd_send_body(d, 1, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT, &si);
+    assert_int_equal(gd_result(d, 1, msg, sizeof(msg)), EINVAL);
+    assert_non_null(strstr(msg, "set clock"));
+
+    si.unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    si.entropy = (ProtobufCBinaryData){ 0, NULL };
+    gd_send_body(d, 2, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT, &si);
+    assert_int_equal(gd_result(d, 2, msg, sizeof(msg)), EINVAL);
+    assert_non_null(strstr(msg, "add entropy"));
+
+    si.entropy = (ProtobufCBinaryData){ sizeof(seed), seed };
+    gd_send_body(d, 3, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT, &si);
+    assert_int_equal(gd_result(d, 3, msg, sizeof(msg)), EINVAL);
+    assert_non_null(strstr(msg, "set hostname"));
+    assert_non_null(strstr(msg, "bad name;rm"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, gd_setup, gd_teardown)
 
 int main(void)
@@ -223,6 +276,8 @@ int main(void)
         T(test_set_clock),
         T(test_add_entropy),
         T(test_set_hostname),
+        T(test_session_init),
+        T(test_session_init_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
