@@ -1,6 +1,6 @@
 /* Route handlers, one file per group: handlers_admin.c (health, metrics,
- * projects, keys), handlers_sandbox.c, handlers_checkpoint.c (checkpoints,
- * restore, fork), handlers_exec.c, handlers_process.c,
+ * projects, keys), handlers_sandbox.c, handlers_network.c (egress policy),
+ * handlers_checkpoint.c (checkpoints, restore, fork), handlers_exec.c, handlers_process.c,
  * handlers_files.c (bytes and listings), handlers_file_ops.c (stat, mkdir,
  * remove, rename), handlers_events.c. */
 #ifndef AIRLOCK_GATEWAY_HANDLERS_H
@@ -29,6 +29,7 @@ enum MHD_Result handle_sandbox_delete(struct gw_request *r);
 enum MHD_Result handle_sandbox_pause(struct gw_request *r);
 enum MHD_Result handle_sandbox_resume(struct gw_request *r);
 enum MHD_Result handle_sandbox_suspend(struct gw_request *r);
+enum MHD_Result handle_sandbox_network_put(struct gw_request *r);
 enum MHD_Result handle_exec(struct gw_request *r);
 enum MHD_Result handle_file_put(struct gw_request *r);
 enum MHD_Result handle_file_get(struct gw_request *r);
@@ -90,6 +91,10 @@ json_t *gw_json_body(struct gw_request *r, const struct json_field *fields, size
  * `what`). */
 enum MHD_Result gw_vmhost_call_no_content(struct gw_request *r, const char *what, const char *method,
                                           ProtobufCMessage *req, char **sandbox_id_field);
+
+/* Shape and types of a "network" object (egress policy, docs/api.md); -1
+ * with err naming the field. egress judges the values later. */
+int gw_network_check(json_t *network, char *err, size_t errlen);
 
 /* The "path" query parameter: present, absolute, no NUL. NULL after
  * answering 400 otherwise. */

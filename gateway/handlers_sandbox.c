@@ -21,6 +21,11 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
                           updated);
     if (j && *sb->error)
         json_object_set_new(j, "error", json_string(sb->error));
+    json_t *network = *sb->network_json ? json_loads(sb->network_json, 0, NULL) : NULL;
+    if (j && network)
+        json_object_set_new(j, "network", network);
+    else
+        json_decref(network);
     return j;
 }
 
@@ -134,6 +139,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         { "template", JF_STRING },      { "cpus", JF_UINT },
         { "memory_mb", JF_UINT },       { "env", JF_STRING_MAP },
         { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
+        { "network", JF_OBJECT },
     };
     json_t *body;
     char err[512];
@@ -148,8 +154,14 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         return reply_error(r, 400, "invalid_argument", "%s", err);
     }
     json_t *env = json_object_get(body, "env"), *metadata = json_object_get(body, "metadata");
+    json_t *network = json_object_get(body, "network");
+    if (network && gw_network_check(network, err, sizeof(err)) < 0) {
+        json_decref(body);
+        return reply_error(r, 400, "invalid_argument", "%s", err);
+    }
     char *env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
     char *metadata_json = metadata ? json_dumps(metadata, JSON_COMPACT) : NULL;
+    char *network_json = network ? json_dumps(network, JSON_COMPACT) : NULL;
     const char *idem = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
     Airlock__Scheduler__V1__CreateSandboxRequest req =
         AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
@@ -163,6 +175,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     req.idle_timeout_s = (uint32_t)idle;
     req.env_json = env_json ? env_json : "";
     req.metadata_json = metadata_json ? metadata_json : "";
+    req.network_json = network_json ? network_json : "";
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
     char *details = NULL;
     grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req.base,
@@ -170,6 +183,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
                                     (ProtobufCMessage **)&sb, &details, GW_CREATE_TIMEOUT_MS);
     free(env_json);
     free(metadata_json);
+    free(network_json);
     json_decref(body);
     enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, gw_sandbox_json(sb))
                                               : reply_grpc_error(r, st, details);

@@ -11,6 +11,7 @@ static const char *kind_name(enum json_field_kind k)
     case JF_STRING_ARRAY: return "an array of strings";
     case JF_STRING_MAP: return "an object of strings";
     case JF_BOOL: return "true or false";
+    case JF_OBJECT: return "an object";
     }
     return "?";
 }
@@ -21,6 +22,7 @@ static bool value_fits(json_t *v, enum json_field_kind k)
     case JF_STRING: return json_is_string(v);
     case JF_UINT: return json_is_integer(v) && json_integer_value(v) >= 0;
     case JF_BOOL: return json_is_boolean(v);
+    case JF_OBJECT: return json_is_object(v);
     case JF_STRING_ARRAY: {
         if (!json_is_array(v))
             return false;
@@ -41,8 +43,7 @@ static bool value_fits(json_t *v, enum json_field_kind k)
     return false;
 }
 
-int json_input_parse(const char *body, size_t len, const struct json_field *fields,
-                     size_t n_fields, json_t **out, char *err, size_t errlen)
+int json_input_object(const char *body, size_t len, json_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     json_t *obj;
@@ -62,6 +63,19 @@ int json_input_parse(const char *body, size_t len, const struct json_field *fiel
         json_decref(obj);
         return -1;
     }
+    *out = obj;
+    return 0;
+}
+
+int json_input_parse(const char *body, size_t len, const struct json_field *fields,
+                     size_t n_fields, json_t **out, char *err, size_t errlen)
+{
+    json_t *obj;
+    if (json_input_object(body, len, &obj, err, errlen) < 0) {
+        *out = NULL;
+        return -1;
+    }
+    *out = NULL;
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v)

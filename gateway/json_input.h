@@ -14,12 +14,17 @@ enum json_field_kind {
     JF_STRING_ARRAY,  /* array of strings */
     JF_STRING_MAP,    /* object whose values are strings */
     JF_BOOL,
+    JF_OBJECT,        /* any object; its fields are the caller's to check */
 };
 
 struct json_field {
     const char *name;
     enum json_field_kind kind;
 };
+
+/* Parses body (an empty body is {}) into a JSON object, its fields
+ * unchecked. 0 with *out, or -1 with err. */
+int json_input_object(const char *body, size_t len, json_t **out, char *err, size_t errlen);
 
 /* Parses body (an empty body is {}) into a JSON object whose fields are all
  * listed and of their kind. 0 with *out, or -1 with err naming the

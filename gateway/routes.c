@@ -17,6 +17,8 @@ const struct gw_route gw_routes[] = {
     { "POST", "/v1/sandboxes/{id}/pause", GW_AUTH_KEY, handle_sandbox_pause, NULL, NULL, NULL },
     { "POST", "/v1/sandboxes/{id}/resume", GW_AUTH_KEY, handle_sandbox_resume, NULL, NULL, NULL },
     { "POST", "/v1/sandboxes/{id}/suspend", GW_AUTH_KEY, handle_sandbox_suspend, NULL, NULL, NULL },
+    { "PUT", "/v1/sandboxes/{id}/network", GW_AUTH_KEY, handle_sandbox_network_put, NULL, NULL,
+      NULL },
     { "POST", "/v1/sandboxes/{id}/exec", GW_AUTH_KEY, handle_exec, NULL, NULL, NULL },
     { "PUT", "/v1/sandboxes/{id}/files", GW_AUTH_KEY, handle_file_put, file_put_begin,
       file_put_chunk, file_put_cleanup },

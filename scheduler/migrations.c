@@ -65,6 +65,9 @@ static const char *const migrations[] = {
     "  kind text NOT NULL,"
     "  created_at timestamptz NOT NULL DEFAULT now(),"
     "  PRIMARY KEY (sandbox_id, name));",
+    /* 2: the egress policy as given (docs/api.md "network"); NULL = none,
+     * i.e. deny everything. Kept so forks and restores can reuse it. */
+    "ALTER TABLE sandboxes ADD COLUMN network jsonb;",
 };
 
 const struct db_schema scheduler_schema = {

@@ -19,6 +19,7 @@ static const char *const op_names[SANDBOX_OP_COUNT] = {
     [SANDBOX_OP_CHECKPOINT] = "checkpoint",
     [SANDBOX_OP_RESTORE] = "restore",
     [SANDBOX_OP_FORK] = "fork",
+    [SANDBOX_OP_SET_NETWORK] = "set_network",
 };
 
 #define C SANDBOX_CREATING
@@ -92,6 +93,7 @@ static int op_first_state(enum sandbox_op op, enum sandbox_state from)
     case SANDBOX_OP_CHECKPOINT:
     case SANDBOX_OP_FORK: return from == R ? R : -1;
     case SANDBOX_OP_RESTORE: return from == R || from == P ? R : -1;
+    case SANDBOX_OP_SET_NETWORK: return from == R || from == P ? (int)from : -1;
     case SANDBOX_OP_COUNT: break;
     }
     return -1;

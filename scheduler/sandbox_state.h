@@ -32,6 +32,7 @@ enum sandbox_op {
     SANDBOX_OP_CHECKPOINT, /* running stays running */
     SANDBOX_OP_RESTORE,    /* running or paused → running */
     SANDBOX_OP_FORK,       /* running stays running; the forks are new sandboxes */
+    SANDBOX_OP_SET_NETWORK, /* running or paused stays: egress is attached in both */
     SANDBOX_OP_COUNT,
 };
 

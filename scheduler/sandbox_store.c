@@ -10,7 +10,8 @@
     " coalesce(s.node_id, ''), coalesce(n.vmhost_addr, ''),"                              \
     " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
-    " s.error, s.env::text, s.metadata::text, s.idle_timeout_s"                           \
+    " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
+    " coalesce(s.network::text, '')"                                                      \
     " FROM sandboxes s LEFT JOIN nodes n ON n.id = s.node_id"
 
 /* A transition row's time as RFC3339 UTC with milliseconds. */
@@ -44,6 +45,7 @@ void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *
     msg->env_json = PQgetvalue(res, row, 11);
     msg->metadata_json = PQgetvalue(res, row, 12);
     msg->idle_timeout_s = (uint32_t)atoi(PQgetvalue(res, row, 13));
+    msg->network_json = PQgetvalue(res, row, 14);
 }
 
 const char *store_sandbox_state(PGresult *res, int row)
@@ -97,7 +99,8 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
     const char *params[] = { id,          req->project_id, req->template_, cpus,
                              memory,      req->env_json,   req->metadata_json, idle,
-                             req->idempotency_key, note->who, note->request_id };
+                             req->idempotency_key, note->who, note->request_id,
+                             req->network_json };
     existing_id[0] = '\0';
     const char *tparams[] = { req->template_, req->project_id };
     PGresult *res = db_query(db,
@@ -117,14 +120,14 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
     res = db_query(
         db,
         "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
-        "   metadata, idle_timeout_s, idempotency_key)"
+        "   metadata, idle_timeout_s, idempotency_key, network)"
         "   VALUES ($1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''))"
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb)"
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING id)"
         " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
         " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING "
         TRANSITION_AT_RFC3339("at"),
-        11, params, err, errlen);
+        12, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     int inserted = PQntuples(res);
@@ -176,6 +179,25 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
     if (!inserted) {
         snprintf(err, errlen, "sandbox %s vanished while forking", parent_id);
         return GRPC_STATUS_ABORTED;
+    }
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
+                                           const char *network_json, char *err, size_t errlen)
+{
+    const char *params[] = { project_id, id, network_json };
+    PGresult *res = db_query(db,
+                             "UPDATE sandboxes SET network = $3::jsonb, updated_at = now()"
+                             " WHERE project_id = $1 AND id = $2 AND state <> 'deleted' RETURNING id",
+                             3, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    int updated = PQntuples(res);
+    PQclear(res);
+    if (!updated) {
+        snprintf(err, errlen, "sandbox %.80s not found", id);
+        return GRPC_STATUS_NOT_FOUND;
     }
     return GRPC_STATUS_OK;
 }

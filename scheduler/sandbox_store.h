@@ -55,6 +55,11 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
                                    const struct transition_note *note,
                                    struct sandbox_event *created, char *err, size_t errlen);
 
+/* Records the sandbox's egress policy (JSON, checked by the caller);
+ * NOT_FOUND for a foreign or deleted one. */
+grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
+                                           const char *network_json, char *err, size_t errlen);
+
 /* from → to, checked against the state machine and committed with its
  * audit row; *committed describes it. FAILED_PRECONDITION (naming the
  * state found) when the sandbox is no longer in `from` — another request

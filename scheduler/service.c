@@ -96,6 +96,7 @@ static const struct rpc_method scheduler_methods[] = {
     { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause },
     { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume },
     { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend },
+    { SCHEDULER_METHOD("SetSandboxNetwork"), service_sandbox_set_network },
     { SCHEDULER_METHOD("CreateCheckpoint"), service_checkpoint_create },
     { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list },
     { SCHEDULER_METHOD("DeleteCheckpoint"), service_checkpoint_delete },

@@ -1,9 +1,11 @@
 /* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
  * the method table and the project/key methods; service_sandbox.c the
  * sandbox lifecycle; service_checkpoint.c checkpoints and restore;
- * service_fork.c forks. */
+ * service_fork.c forks; service_network.c egress policies. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
+
+#include <jansson.h>
 
 #include "node.pb-c.h"
 #include "rpc_server.h"
@@ -39,6 +41,17 @@ grpc_status_code service_call_node(struct scheduler *s, PGresult *row, const cha
 void service_finish_checkpoint_op(struct rpc_call *call, const char *what, const char *request_id,
                                   const char *sandbox_id, grpc_status_code st, const char *err);
 
+/* A sandbox's network_json as the Policy a node gets. */
+struct node_policy {
+    json_t *json;                      /* NULL: none set (the node denies all) */
+    Airlock__Egress__V1__Policy msg;   /* points into json */
+};
+/* Parses text ("" = none); INVALID_ARGUMENT naming the field otherwise. */
+grpc_status_code node_policy_load(struct node_policy *p, const char *text, char *err, size_t errlen);
+/* &p->msg, or NULL when none is set. */
+Airlock__Egress__V1__Policy *node_policy_msg(struct node_policy *p);
+void node_policy_free(struct node_policy *p);
+
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);
@@ -51,5 +64,6 @@ void service_checkpoint_list(struct rpc_call *call, void *ctx);
 void service_checkpoint_delete(struct rpc_call *call, void *ctx);
 void service_checkpoint_restore(struct rpc_call *call, void *ctx);
 void service_sandbox_fork(struct rpc_call *call, void *ctx);
+void service_sandbox_set_network(struct rpc_call *call, void *ctx);
 
 #endif

@@ -81,7 +81,11 @@ static bool create_request_valid(Airlock__Scheduler__V1__CreateSandboxRequest *r
         snprintf(err, errlen, "env, metadata: must be JSON objects");
         return false;
     }
-    return true;
+    /* Only the shape here; egress judges the values when the node attaches. */
+    struct node_policy policy;
+    bool ok = node_policy_load(&policy, req->network_json, err, errlen) == GRPC_STATUS_OK;
+    node_policy_free(&policy);
+    return ok;
 }
 
 /* Places (if not yet placed) and boots sandbox `id`, then commits
@@ -103,7 +107,11 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
     creq.template_ = stored.template_;
     creq.vcpus = stored.cpus;
     creq.memory_mb = stored.memory_mb;
-    if (!node[0])
+    /* The stored policy, not the request's: a retry may carry none. */
+    struct node_policy policy;
+    st = node_policy_load(&policy, stored.network_json, err, errlen);
+    creq.policy = node_policy_msg(&policy);
+    if (st == GRPC_STATUS_OK && !node[0])
         st = nodes_place(s, id, node, sizeof(node), err, errlen);
     Airlock__Node__V1__NodeReply *reply = NULL;
     for (int attempt = 1; st == GRPC_STATUS_OK && attempt <= CREATE_ATTEMPTS; attempt++) {
@@ -113,6 +121,7 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
         log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
                  note->request_id, id, node, attempt);
     }
+    node_policy_free(&policy);
     PQclear(row);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "nats_agent_ops.h"
+#include "sandbox_network.h"
 #include "service.h"
 
 /* How long a duplicate create waits for the first one's VM to boot. */
@@ -179,6 +180,32 @@ out:
         airlock__vmhost__v1__create_sandbox_request__free_unpacked(req, NULL);
 }
 
+/* Live, like the VmHost API's SetSandboxPolicy: new connections use it. */
+static void op_set_policy(struct nats_agent *a, natsMsg *msg)
+{
+    Airlock__Vmhost__V1__SetSandboxPolicyRequest *req =
+        airlock__vmhost__v1__set_sandbox_policy_request__unpack(
+            NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+    struct sandbox *sb = NULL;
+    char err[1024];
+    enum sandbox_error rc = SANDBOX_ERR_INVALID;
+    snprintf(err, sizeof(err), "set_policy: a SetSandboxPolicyRequest with an id");
+    if (!req || !*req->id)
+        goto out;
+    sb = sandbox_get(a->vh, req->id);
+    rc = SANDBOX_ERR_NOT_FOUND;
+    snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
+    if (sb)
+        rc = sandbox_set_policy(sb, req->policy, err, sizeof(err));
+out:
+    reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err,
+          rc == SANDBOX_OK ? sb : NULL);
+    if (sb)
+        sandbox_put(sb);
+    if (req)
+        airlock__vmhost__v1__set_sandbox_policy_request__free_unpacked(req, NULL);
+}
+
 /* get, delete, and the operations this node cannot do yet. */
 
 typedef enum sandbox_error (*lifecycle_fn)(struct sandbox *sb, char *err, size_t errlen);
@@ -239,6 +266,8 @@ static void *worker_main(void *arg)
     int64_t t0 = clock_monotonic_ms();
     if (strcmp(op, "create") == 0)
         op_create(a, w->msg);
+    else if (strcmp(op, "set_policy") == 0)
+        op_set_policy(a, w->msg);
     else if (!node_checkpoint_op(a->vh, a->nc, w->msg, op))
         op_by_id(a, w->msg, op);
     log_debug("node request served", "op=%s ms=%lld", op, (long long)(clock_monotonic_ms() - t0));

@@ -420,7 +420,7 @@ enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox
     pthread_mutex_unlock(&sb->lock);
     if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
         goto fail;
-    if (p->policy && vh->egress) {
+    if (p->policy) {
         rc = sandbox_set_policy(sb, p->policy, err, errlen);
         if (rc != SANDBOX_OK)
             goto fail;

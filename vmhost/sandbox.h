@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "egress.pb-c.h"
+#include "policy.h"
 #include "guest_channel.h"
 #include "vm.h"
 #include "vmhost.h"
@@ -40,6 +41,9 @@ struct sandbox {
     char disk[PATH_MAX];
     bool net_up;                 /* namespace airlock-<id> exists (sandbox_network.h) */
     bool egress_attached;
+    /* Without --egress: the last valid policy, kept for when one is
+     * enforced (sandbox_network.c); under lock. */
+    struct egress_policy *kept_policy;
 
     pthread_mutex_t lock;        /* state, error, vm, channel, activity */
     pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */

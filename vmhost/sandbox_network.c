@@ -16,6 +16,27 @@ static enum sandbox_error sandbox_error_from_egress(grpc_status_code st)
     }
 }
 
+/* Without egress nothing enforces a policy, yet it is checked by the same
+ * code egress uses and kept: the API answers alike with and without
+ * --egress, and an invalid policy never looks accepted. */
+static enum sandbox_error policy_keep(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+                                      char *err, size_t errlen)
+{
+    struct egress_policy *p = NULL;
+    if (policy) {
+        p = egress_policy_from_proto(policy, err, errlen);
+        if (!p)
+            return SANDBOX_ERR_INVALID;
+    }
+    pthread_mutex_lock(&sb->lock);
+    struct egress_policy *old = sb->kept_policy;
+    sb->kept_policy = p;
+    pthread_mutex_unlock(&sb->lock);
+    if (old)
+        egress_policy_put(old);
+    return SANDBOX_OK;
+}
+
 enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
@@ -23,10 +44,14 @@ enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress_
         return SANDBOX_ERR_INTERNAL;
     sb->net_up = true;
     struct egress_client *ec = sb->vh->egress;
-    if (!ec)
-        return SANDBOX_OK;
     char ns_path[256];
     enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    if (!ec) {
+        rc = policy_keep(sb, policy, err, errlen);
+        if (rc != SANDBOX_OK)
+            goto fail;
+        return SANDBOX_OK;
+    }
     if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
         snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
         goto fail;
@@ -55,16 +80,14 @@ void sandbox_network_down(struct sandbox *sb)
     if (sb->net_up && sandbox_net_delete(sb->id, err, sizeof(err)) < 0)
         log_error("cannot delete sandbox network", "sandbox=%s error=\"%s\"", sb->id, err);
     sb->net_up = false;
+    policy_keep(sb, NULL, NULL, 0);
 }
 
 enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
-    if (!sb->vh->egress) {
-        snprintf(err, errlen, "vmhost runs without --egress: sandbox %s has no egress policy",
-                 sb->id);
-        return SANDBOX_ERR_STATE;
-    }
+    if (!sb->vh->egress)
+        return policy_keep(sb, policy, err, errlen);
     return sandbox_error_from_egress(
         egress_client_set_policy(sb->vh->egress, sb->id, policy, err, errlen));
 }

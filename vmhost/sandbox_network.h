@@ -11,7 +11,9 @@
 
 /* Builds the namespace and attaches it to egress (policy NULL = deny all).
  * On failure whatever was made is undone. An invalid policy is
- * SANDBOX_ERR_INVALID with egress's message naming the field. */
+ * SANDBOX_ERR_INVALID with egress's message naming the field — also
+ * without --egress, where the policy is checked and kept but enforces
+ * nothing. */
 enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
 
@@ -19,7 +21,8 @@ enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress_
  * keep it alive otherwise). QEMU must be gone. Failures are logged. */
 void sandbox_network_down(struct sandbox *sb);
 
-/* Replaces the policy in egress; new connections use it at once. */
+/* Replaces the policy in egress; new connections use it at once. Without
+ * --egress it is checked and kept (see sandbox_network_up). */
 enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
 

@@ -94,6 +94,8 @@ static const struct plan_case plans[] = {
     { SANDBOX_OP_FORK, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_RESTORE, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_RESTORE, SANDBOX_PAUSED, true, SANDBOX_RUNNING, SANDBOX_RUNNING, true },
+    { SANDBOX_OP_SET_NETWORK, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
+    { SANDBOX_OP_SET_NETWORK, SANDBOX_PAUSED, true, SANDBOX_PAUSED, SANDBOX_PAUSED, false },
 };
 
 static const struct plan_case *find_plan(enum sandbox_op op, enum sandbox_state from)
