@@ -24,6 +24,7 @@ stop() {
 }
 
 stop gateway
+stop vault
 stop scheduler
 stop vmhost
 stop egress

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make up`: starts airlock on this machine — its own PostgreSQL (unless
 # AIRLOCK_DATABASE_URL is set) and nats-server (unless AIRLOCK_NATS_URL is
-# set), then egress, vmhost, scheduler and the gateway on 127.0.0.1:7070 — and
+# set), then egress, vmhost, scheduler, vault and the gateway on
+# 127.0.0.1:7070 — and
 # returns once the API answers. Idempotent: parts already running are left
 # alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
 # `make down` stops exactly those. See docs/operations.md.
@@ -18,6 +19,7 @@ EGRESS="$BUILD_DIR/egress/airlock-egress"
 UPSTREAM_DNS=${AIRLOCK_UPSTREAM_DNS:-$(awk '$1 == "nameserver" { print $2; exit }' /etc/resolv.conf)}
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
+VAULT="$BUILD_DIR/vault/airlock-vault"
 
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
@@ -119,6 +121,16 @@ if ! running scheduler; then
         --database "$DATABASE_URL" --nats "$NATS_URL"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
+fi
+
+# ---- vault (its tables live beside the scheduler's; the master key is
+# created 0600 on first start) ----
+if ! running vault; then
+    rm -f "$DATA_DIR/vault.sock"
+    start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
+        --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock"
+    wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
+    echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
 
 # ---- gateway ----
