@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "guest_net.h"
 #include "guestd_internal.h"
 #include "handlers.h"
@@ -244,7 +245,7 @@ int guestd_run(int channel_fd, const struct guestd_options *opts)
     int rc = -1;
     struct guestd g = { 0 };
     list_init(&g.streams);
-    g.started_ms = loop_now_ms();
+    g.started_ms = clock_monotonic_ms();
     g.last_activity_unix_ms = unix_now_ms();
     g.configure_network = opts->configure_network;
     if (g.configure_network)

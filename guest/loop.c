@@ -4,7 +4,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "clock.h"
 
 struct loop_fd {
     short events; /* 0 = not polled */
@@ -30,13 +31,6 @@ struct loop {
     uint64_t next_timer_id;
     bool stopped;
 };
-
-int64_t loop_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct loop *loop_new(void)
 {
@@ -101,7 +95,7 @@ uint64_t loop_add_timer(struct loop *l, int64_t delay_ms, loop_timer_cb cb, void
     }
     uint64_t id = l->next_timer_id++;
     l->timers[l->ntimers++] = (struct loop_timer){
-        .id = id, .deadline_ms = loop_now_ms() + delay_ms, .cb = cb, .ctx = ctx
+        .id = id, .deadline_ms = clock_monotonic_ms() + delay_ms, .cb = cb, .ctx = ctx
     };
     return id;
 }
@@ -124,7 +118,7 @@ static int loop_poll_timeout(const struct loop *l)
     for (size_t i = 1; i < l->ntimers; i++)
         if (l->timers[i].deadline_ms < earliest)
             earliest = l->timers[i].deadline_ms;
-    int64_t wait = earliest - loop_now_ms();
+    int64_t wait = earliest - clock_monotonic_ms();
     if (wait < 0)
         return 0;
     return wait > 60000 ? 60000 : (int)wait;
@@ -134,7 +128,7 @@ static int loop_poll_timeout(const struct loop *l)
  * callbacks (even with delay 0) wait for the next iteration. */
 static void loop_fire_timers(struct loop *l)
 {
-    int64_t now = loop_now_ms();
+    int64_t now = clock_monotonic_ms();
     uint64_t last_id = l->next_timer_id;
     for (;;) {
         size_t due = l->ntimers;

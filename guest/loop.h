@@ -36,7 +36,5 @@ int loop_run_once(struct loop *l);
 void loop_stop(struct loop *l);
 bool loop_stopped(const struct loop *l);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-int64_t loop_now_ms(void);
 
 #endif

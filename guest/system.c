@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "guestd.h"
 #include "guestd_internal.h"
 #include "handlers.h"
@@ -23,7 +24,7 @@ void health_request(struct guestd *g, uint32_t id)
     Airlock__Guest__V1__Health h = AIRLOCK__GUEST__V1__HEALTH__INIT;
     h.ready = true;
     h.last_activity_unix_ms = g->last_activity_unix_ms;
-    h.uptime_ms = (uint64_t)(loop_now_ms() - g->started_ms);
+    h.uptime_ms = (uint64_t)(clock_monotonic_ms() - g->started_ms);
     h.now_unix_ms = unix_now_ms();
     h.guestd_version = GUESTD_VERSION;
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 static void copy_string(char *dst, size_t dstlen, json_t *value)
 {
@@ -83,13 +84,6 @@ void qmp_msg_clear(struct qmp_msg *m)
     m->value = NULL;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Takes the next complete line out of the buffer into a malloc'd string,
  * reading from the socket until one arrives or the deadline passes. */
 static int read_line(struct qmp_client *c, long long deadline, char **line, size_t *linelen,
@@ -124,7 +118,7 @@ static int read_line(struct qmp_client *c, long long deadline, char **line, size
             c->buf = bigger;
             c->cap = cap;
         }
-        long long left = deadline - now_ms();
+        long long left = deadline - clock_monotonic_ms();
         if (left <= 0) {
             snprintf(err, errlen, "QMP: no answer within the timeout");
             return -1;
@@ -230,7 +224,7 @@ int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, js
     if (rc < 0)
         return -1;
 
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = clock_monotonic_ms() + timeout_ms;
     for (;;) {
         struct qmp_msg m;
         if (read_message(c, deadline, &m, err, errlen) < 0)
@@ -264,7 +258,7 @@ int qmp_wait_event(struct qmp_client *c, int timeout_ms, char *err, size_t errle
         snprintf(err, errlen, "QMP: not connected");
         return -1;
     }
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = clock_monotonic_ms() + timeout_ms;
     for (;;) {
         struct qmp_msg m;
         if (read_one(c, deadline, &m, err, errlen) < 0)
@@ -291,7 +285,7 @@ int qmp_connect(struct qmp_client *c, const char *socket_path, qmp_event_fn on_e
         snprintf(err, errlen, "QMP connect %s: %s", socket_path, strerror(errno));
         goto fail;
     }
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = clock_monotonic_ms() + timeout_ms;
     struct qmp_msg m;
     if (read_message(c, deadline, &m, err, errlen) < 0)
         goto fail;
@@ -301,7 +295,7 @@ int qmp_connect(struct qmp_client *c, const char *socket_path, qmp_event_fn on_e
         snprintf(err, errlen, "QMP %s: expected a greeting", socket_path);
         goto fail;
     }
-    long long left = deadline - now_ms();
+    long long left = deadline - clock_monotonic_ms();
     if (qmp_execute(c, "qmp_capabilities", NULL, NULL, left > 0 ? (int)left : 1, err, errlen) <
         0)
         goto fail;

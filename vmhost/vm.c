@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fsutil.h"
 #include "qmp.h"
 #include "sandbox_netdefs.h"
@@ -35,13 +36,6 @@
 #define VM_BASE_CMDLINE                                                                  \
     "console=ttyS0 quiet panic=-1 reboot=t tsc=reliable no_timer_check mitigations=off " \
     "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp"
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
 {
@@ -305,7 +299,7 @@ static void vm_on_qmp_event(void *arg, const char *event, json_t *data)
 /* Connects to QMP as soon as QEMU has created the socket. */
 static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
 {
-    long long deadline = now_ms() + VM_QMP_START_TIMEOUT_MS;
+    long long deadline = clock_monotonic_ms() + VM_QMP_START_TIMEOUT_MS;
     for (;;) {
         int status;
         pid_t r = waitpid(vm->pid, &status, WNOHANG);
@@ -317,12 +311,12 @@ static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
             vm->pid = 0; /* reaped */
             return -1;
         }
-        long long left = deadline - now_ms();
+        long long left = deadline - clock_monotonic_ms();
         if (access(vm->qmp_path, F_OK) == 0 &&
             qmp_connect(&vm->qmp, vm->qmp_path, vm_on_qmp_event, vm,
                         left > 100 ? (int)left : 100, err, errlen) == 0)
             return 0;
-        if (now_ms() >= deadline) {
+        if (clock_monotonic_ms() >= deadline) {
             char tail[VM_QEMU_LOG_TAIL_BYTES];
             vm_console_tail(vm->qemu_log_path, tail, sizeof(tail));
             size_t used = strnlen(err, errlen);
@@ -482,7 +476,7 @@ int vm_qmp_command(struct vm *vm, const char *command, const char *arguments_jso
 static bool wait_exited_locked(struct vm *vm, long long deadline_ms)
 {
     while (!vm->exited) {
-        long long left = deadline_ms - now_ms();
+        long long left = deadline_ms - clock_monotonic_ms();
         if (left <= 0)
             return false;
         struct timespec ts;
@@ -520,7 +514,7 @@ int vm_stop(struct vm *vm, int timeout_ms)
     }
 
     pthread_mutex_lock(&vm->lock);
-    if (!wait_exited_locked(vm, now_ms() + timeout_ms)) {
+    if (!wait_exited_locked(vm, clock_monotonic_ms() + timeout_ms)) {
         /* Not reaped yet (the monitor reaps under this lock): pid is still ours. */
         kill(vm->pid, SIGKILL);
         while (!vm->exited)
