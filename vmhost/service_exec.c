@@ -74,12 +74,13 @@ void service_exec(struct rpc_call *call, void *ctx)
     Airlock__Vmhost__V1__ExecEvent ev = AIRLOCK__VMHOST__V1__EXEC_EVENT__INIT;
     ev.event_case = AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_STARTED;
     ev.started = &started;
-    if (rpc_call_send(call, &ev.base) < 0) {
-        rpc_call_finish(call, GRPC_STATUS_CANCELLED, "client went away");
-        goto out;
-    }
+    /* Registered before the client learns the id: it may send ExecInput
+     * the moment it reads the started event. */
     sandbox_exec_register(sb, &ex);
-    exec_stream_relay(call, sb, s, req->stdin, g.msg.stdin_open && !req->stdin_open);
+    if (rpc_call_send(call, &ev.base) < 0)
+        rpc_call_finish(call, GRPC_STATUS_CANCELLED, "client went away");
+    else
+        exec_stream_relay(call, sb, s, req->stdin, g.msg.stdin_open && !req->stdin_open);
     sandbox_exec_unregister(sb, &ex);
 out:
     guest_stream_close(s); /* cancels (kills) the process if it still runs */
