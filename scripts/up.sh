@@ -15,8 +15,9 @@ NATS_PORT=${AIRLOCK_NATS_PORT:-4222}
 GATEWAY_ADDR=${AIRLOCK_GATEWAY_ADDR:-127.0.0.1:7070}
 VMHOST="$BUILD_DIR/vmhost/airlock-vmhost"
 EGRESS="$BUILD_DIR/egress/airlock-egress"
-# The resolver egress asks for allowed names: the host's first nameserver.
-UPSTREAM_DNS=${AIRLOCK_UPSTREAM_DNS:-$(awk '$1 == "nameserver" { print $2; exit }' /etc/resolv.conf)}
+# The resolver egress asks for allowed names: the host's first IPv4
+# nameserver (egress speaks to its resolver over IPv4).
+UPSTREAM_DNS=${AIRLOCK_UPSTREAM_DNS:-$(awk '$1 == "nameserver" && $2 ~ /^[0-9.]+$/ { print $2; exit }' /etc/resolv.conf)}
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 VAULT="$BUILD_DIR/vault/airlock-vault"
