@@ -99,3 +99,19 @@ int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sa
     }
     return CLI_EXIT_ERROR;
 }
+
+int cli_sse_next(struct http_response *resp, struct strbuf *line, char *event, size_t eventlen,
+                 json_t **data)
+{
+    *data = NULL;
+    while (http_read_line(resp, line) == 1) {
+        const char *text = strbuf_str(line);
+        if (strncmp(text, "event: ", 7) == 0) {
+            snprintf(event, eventlen, "%s", text + 7);
+        } else if (strncmp(text, "data: ", 6) == 0) {
+            *data = json_loads(text + 6, 0, NULL);
+            return 1;
+        }
+    }
+    return 0;
+}

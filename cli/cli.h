@@ -37,8 +37,21 @@ int cli_send(const struct cli *c, struct http_request *req, const char *const *e
  * NULL) based on its current state. Returns CLI_EXIT_ERROR. */
 int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sandbox_id);
 
+/* The next event of an SSE response: its name in event (the last
+ * "event:" line) and its data parsed (NULL when not JSON; the caller
+ * frees it). 1, or 0 at the end of the stream. line is scratch space. */
+int cli_sse_next(struct http_response *resp, struct strbuf *line, char *event, size_t eventlen,
+                 json_t **data);
+
 /* Prints a JSON value on one line. */
 void cli_print_json(FILE *out, json_t *v);
+
+/* The exit status for an exec's "exit" event or result: its code, 128 + N
+ * for a signal, 124 when it timed out (exec_output.c). */
+int cli_exit_status(json_t *exit);
+/* Relays an exec SSE stream (stdout/stderr events to ours) until its exit
+ * event; the exit status to use, CLI_EXIT_ERROR when the stream broke. */
+int cli_relay_exec_events(struct http_response *resp);
 
 int cmd_create(struct cli *c, int argc, char **argv);
 int cmd_ls(struct cli *c, int argc, char **argv);
@@ -48,5 +61,8 @@ int cmd_cp(struct cli *c, int argc, char **argv);
 int cmd_checkpoint(struct cli *c, int argc, char **argv);
 int cmd_restore(struct cli *c, int argc, char **argv);
 int cmd_fork(struct cli *c, int argc, char **argv);
+int cmd_logs(struct cli *c, int argc, char **argv);
+int cmd_shell(struct cli *c, int argc, char **argv);
+int cmd_template(struct cli *c, int argc, char **argv);
 
 #endif

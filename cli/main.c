@@ -25,7 +25,11 @@ static void usage(FILE *out)
             "  pause ID | resume ID | suspend ID | rm ID\n"
             "  checkpoint ID NAME [--kind disk|full]            disk (default): restore cold-boots\n"
             "  restore ID NAME\n"
-            "  fork ID [--count N] [--checkpoint NAME]          prints the new sandboxes' ids\n");
+            "  fork ID [--count N] [--checkpoint NAME]          prints the new sandboxes' ids\n"
+            "  shell ID [-- CMD [ARG...]]                       interactive shell on a PTY; exits with its code\n"
+            "  logs [--tail BYTES] ID                           the sandbox's console output\n"
+            "  template build -f SPEC.json                      build log on stderr, prints name:version\n"
+            "  template ls | template rm NAME[:VERSION]\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -90,6 +94,12 @@ int main(int argc, char **argv)
         return cmd_restore(&c, cargc, cargv);
     if (strcmp(cmd, "fork") == 0)
         return cmd_fork(&c, cargc, cargv);
+    if (strcmp(cmd, "shell") == 0)
+        return cmd_shell(&c, cargc, cargv);
+    if (strcmp(cmd, "logs") == 0)
+        return cmd_logs(&c, cargc, cargv);
+    if (strcmp(cmd, "template") == 0)
+        return cmd_template(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

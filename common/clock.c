@@ -12,6 +12,13 @@ int64_t clock_monotonic_ms(void)
     return clock_ms(CLOCK_MONOTONIC);
 }
 
+int64_t clock_monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t clock_realtime_ms(void)
 {
     return clock_ms(CLOCK_REALTIME);

@@ -1,6 +1,6 @@
 /* The NATS subject of a project's lifecycle events: the scheduler publishes
  * on it (scheduler/events.c), the gateway subscribes per /v1/events client
- * (gateway/handlers_events.c). Project ids are [a-z0-9_], valid tokens. */
+ * (gateway/events_feed.c). Project ids are [a-z0-9_], valid tokens. */
 #ifndef AIRLOCK_EVENTS_SUBJECT_H
 #define AIRLOCK_EVENTS_SUBJECT_H
 

@@ -107,8 +107,23 @@ static void dir_of(const char *path, char *dir, size_t dirlen)
         *slash = '\0';
 }
 
+static int write_replace(const char *path, const void *data, size_t len, mode_t mode,
+                         bool durable, char *err, size_t errlen);
+
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, char *err,
                          size_t errlen)
+{
+    return write_replace(path, data, len, mode, true, err, errlen);
+}
+
+int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t mode, char *err,
+                          size_t errlen)
+{
+    return write_replace(path, data, len, mode, false, err, errlen);
+}
+
+static int write_replace(const char *path, const void *data, size_t len, mode_t mode,
+                         bool durable, char *err, size_t errlen)
 {
     char tmp[PATH_MAX], dir[PATH_MAX];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
@@ -120,7 +135,7 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
         set_err(err, errlen, "create %s: %s", tmp, strerror(errno));
         return -1;
     }
-    if (fchmod(fd, mode) < 0 || fs_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (fchmod(fd, mode) < 0 || fs_write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
         set_err(err, errlen, "write %s: %s", tmp, strerror(errno));
         goto fail;
     }
@@ -134,6 +149,8 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
         set_err(err, errlen, "rename %s to %s: %s", tmp, path, strerror(errno));
         goto fail;
     }
+    if (!durable)
+        return 0;
     dir_of(path, dir, sizeof(dir));
     return fs_fsync_dir(dir, err, errlen);
 
@@ -222,6 +239,48 @@ static int copy_range(int in, int out, off_t off, off_t len)
         len -= n;
     }
     return 0;
+}
+
+int fs_read_tail(const char *path, size_t max_bytes, char **data, size_t *len, bool *truncated)
+{
+    *data = NULL;
+    *len = 0;
+    *truncated = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0)
+        goto fail;
+    off_t start = (size_t)st.st_size > max_bytes ? st.st_size - (off_t)max_bytes : 0;
+    size_t want = (size_t)(st.st_size - start);
+    char *buf = malloc(want + 1);
+    if (!buf)
+        goto fail;
+    size_t got = 0;
+    while (got < want) {
+        ssize_t n = pread(fd, buf + got, want - got, start + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            free(buf);
+            goto fail;
+        }
+        if (n == 0)
+            break; /* the file shrank meanwhile */
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *data = buf;
+    *len = got;
+    *truncated = start > 0;
+    return 0;
+fail:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
 }
 
 int fs_copy_file(const char *src, const char *dst, mode_t mode, char *err, size_t errlen)

@@ -6,6 +6,7 @@
 #ifndef AIRLOCK_FSUTIL_H
 #define AIRLOCK_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,6 +22,10 @@ int fs_mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
  * rename, fsync of the directory. */
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, char *err,
                          size_t errlen);
+/* The same without the fsyncs: readers, and a restart after the writing
+ * process died, see the old or the new content; a power cut may lose it. */
+int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t mode, char *err,
+                          size_t errlen);
 
 /* write() until all len bytes are out, retrying on EINTR. Returns 0 or -1
  * with errno set. */
@@ -30,6 +35,11 @@ int fs_write_all(int fd, const void *data, size_t len);
  * buffer. *len (if not NULL) gets the size without the NUL. */
 int fs_read_file(const char *path, size_t max_bytes, char **data, size_t *len, char *err,
                  size_t errlen);
+
+/* The last max_bytes of a file (all of it when smaller) into a malloc'd
+ * NUL-terminated buffer; *truncated says whether older bytes were left out.
+ * 0, or -1 with errno set (ENOENT for a missing file). */
+int fs_read_tail(const char *path, size_t max_bytes, char **data, size_t *len, bool *truncated);
 
 /* Copies src to dst (created or truncated with mode), keeping holes: only
  * the data regions of src are written, so sparse disk images stay sparse. */

@@ -106,6 +106,18 @@ static void *netns_bind_thread(void *p)
     return NULL;
 }
 
+/* The empty file a namespace is bind-mounted on; fails when it exists. */
+static int create_mount_point(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) {
+        snprintf(err, errlen, "create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 int netns_create(const char *name, char *err, size_t errlen)
 {
     char path[256];
@@ -113,14 +125,8 @@ int netns_create(const char *name, char *err, size_t errlen)
         snprintf(err, errlen, "namespace name too long: %s", name);
         return -1;
     }
-    if (netns_prepare_run_dir(err, errlen) < 0)
+    if (netns_prepare_run_dir(err, errlen) < 0 || create_mount_point(path, err, errlen) < 0)
         return -1;
-    int fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-    if (fd < 0) {
-        snprintf(err, errlen, "create %s: %s", path, strerror(errno));
-        return -1;
-    }
-    close(fd);
 
     struct netns_bind bind = { .path = path };
     pthread_t t;
@@ -152,6 +158,29 @@ int netns_delete(const char *name, char *err, size_t errlen)
     }
     if (unlink(path) < 0 && errno != ENOENT) {
         snprintf(err, errlen, "unlink %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int netns_rename(const char *from, const char *to, char *err, size_t errlen)
+{
+    char from_path[256], to_path[256];
+    if (netns_path(from, from_path, sizeof(from_path)) < 0 ||
+        netns_path(to, to_path, sizeof(to_path)) < 0) {
+        snprintf(err, errlen, "namespace name too long: %s", strlen(from) > strlen(to) ? from : to);
+        return -1;
+    }
+    if (create_mount_point(to_path, err, errlen) < 0)
+        return -1;
+    if (mount(from_path, to_path, "none", MS_BIND, NULL) < 0) {
+        snprintf(err, errlen, "bind mount %s on %s: %s", from_path, to_path, strerror(errno));
+        unlink(to_path);
+        return -1;
+    }
+    if (netns_delete(from, err, errlen) < 0) {
+        umount2(to_path, MNT_DETACH);
+        unlink(to_path);
         return -1;
     }
     return 0;

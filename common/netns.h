@@ -22,6 +22,12 @@ int netns_create(const char *name, char *err, size_t errlen);
  * is not an error. */
 int netns_delete(const char *name, char *err, size_t errlen);
 
+/* Gives the namespace bound at /run/netns/<from> the name <to> (a bind
+ * mount of the same namespace at the new path, then the old one goes):
+ * what lives in it (devices, rules, sockets) is untouched. Fails with
+ * EEXIST when <to> is taken; on failure <from> is left as it was. */
+int netns_rename(const char *from, const char *to, char *err, size_t errlen);
+
 /* /run/netns/<name> into buf; -1 (ENAMETOOLONG) when it does not fit. */
 int netns_path(const char *name, char *buf, size_t buflen);
 

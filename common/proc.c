@@ -1,6 +1,7 @@
 #include "proc.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,24 @@ bool proc_cmdline_matches(pid_t pid, const char *a, const char *b)
     return match;
 }
 
-size_t proc_find(const char *a, const char *b, pid_t *out, size_t max)
+bool proc_cwd_is(pid_t pid, const char *dir)
+{
+    char path[64], cwd[PATH_MAX];
+    snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+    ssize_t n = readlink(path, cwd, sizeof(cwd) - 1);
+    if (n < 0)
+        return false;
+    cwd[n] = '\0';
+    return strcmp(cwd, dir) == 0;
+}
+
+/* Command line contains a and b (b may be NULL) and, when cwd is
+ * set, the working directory is cwd. */
+struct proc_match {
+    const char *a, *b, *cwd;
+};
+
+static size_t find_matching(const struct proc_match *m, pid_t *out, size_t max)
 {
     DIR *d = opendir("/proc");
     if (!d)
@@ -42,7 +60,8 @@ size_t proc_find(const char *a, const char *b, pid_t *out, size_t max)
     struct dirent *e;
     while ((e = readdir(d))) {
         pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 1 || pid == self || !proc_cmdline_matches(pid, a, b))
+        if (pid <= 1 || pid == self || !proc_cmdline_matches(pid, m->a, m->b) ||
+            (m->cwd && !proc_cwd_is(pid, m->cwd)))
             continue;
         if (count < max && out)
             out[count] = pid;
@@ -50,4 +69,38 @@ size_t proc_find(const char *a, const char *b, pid_t *out, size_t max)
     }
     closedir(d);
     return count;
+}
+
+size_t proc_find(const char *a, const char *b, pid_t *out, size_t max)
+{
+    struct proc_match m = { .a = a, .b = b };
+    return find_matching(&m, out, max);
+}
+
+size_t proc_find_in_dir(const char *a, const char *dir, pid_t *out, size_t max)
+{
+    struct proc_match m = { .a = a, .cwd = dir };
+    return find_matching(&m, out, max);
+}
+
+int proc_start_time(pid_t pid, unsigned long long *ticks)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char *stat = NULL;
+    if (fs_read_file(path, 4096, &stat, NULL, NULL, 0) < 0)
+        return -1;
+    /* The command name (field 2) may hold spaces and ')': fields 3.. come
+     * after the last ')'. */
+    const char *rest = strrchr(stat, ')');
+    char state = 0;
+    int rc = -1;
+    if (rest && sscanf(rest + 1,
+                       " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                       "%*d %llu",
+                       &state, ticks) == 2 &&
+        state != 'Z' && state != 'X')
+        rc = 0;
+    free(stat);
+    return rc;
 }

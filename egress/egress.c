@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "netns.h"
+#include "random_id.h"
 
 struct host_addr_scan {
     uint32_t *addrs;
@@ -50,6 +51,11 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
         return NULL;
     }
     eg->cfg = *cfg;
+    if (random_id("", 16, eg->instance_id, sizeof(eg->instance_id)) < 0) {
+        snprintf(err, errlen, "getrandom failed");
+        free(eg);
+        return NULL;
+    }
     if (cfg->uplink_netns) {
         snprintf(eg->uplink_netns, sizeof(eg->uplink_netns), "%s", cfg->uplink_netns);
         eg->cfg.uplink_netns = eg->uplink_netns;
@@ -75,6 +81,10 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
     }
     eg->host_addrs = scan.addrs;
     eg->n_host_addrs = scan.n;
+    if (cfg->vault_addr && !(eg->injector = egress_injector_new(cfg, err, errlen))) {
+        egress_free(eg);
+        return NULL;
+    }
     return eg;
 }
 
@@ -88,8 +98,19 @@ void egress_free(struct egress *eg)
         egress_sandbox_stop(sb);
     }
     pthread_mutex_destroy(&eg->lock);
+    egress_injector_free(eg->injector);
     free(eg->host_addrs);
     free(eg);
+}
+
+void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes)
+{
+    memcpy(instance_id, eg->instance_id, sizeof(eg->instance_id));
+    pthread_mutex_lock(&eg->lock);
+    *sandboxes = 0;
+    for (struct egress_sandbox *sb = eg->sandboxes; sb; sb = sb->next)
+        (*sandboxes)++;
+    pthread_mutex_unlock(&eg->lock);
 }
 
 bool egress_is_host_address(const struct egress *eg, uint32_t addr)
@@ -108,6 +129,19 @@ static struct egress_sandbox **find_locked(struct egress *eg, const char *id)
     return pp;
 }
 
+/* vault's rule for ids; empty = none. */
+static bool project_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    if (n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+              (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.'))
+            return false;
+    return true;
+}
+
 static bool sandbox_id_valid(const char *id)
 {
     size_t n = strlen(id);
@@ -121,8 +155,10 @@ static bool sandbox_id_valid(const char *id)
 }
 
 enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
-                                struct egress_policy *policy, char *err, size_t errlen)
+                                struct egress_policy *policy, const char *project_id,
+                                char **ca_pem, char *err, size_t errlen)
 {
+    *ca_pem = NULL;
     if (!sandbox_id_valid(sandbox_id)) {
         snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
         egress_policy_put(policy);
@@ -130,6 +166,11 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
     }
     if (!netns_path || netns_path[0] != '/') {
         snprintf(err, errlen, "netns_path: must be an absolute path");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    if (!project_id_valid(project_id)) {
+        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }
@@ -143,23 +184,43 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
         rc = EGRESS_ERR_EXISTS;
         goto out;
     }
-    struct egress_sandbox *sb = egress_sandbox_start(eg, sandbox_id, netns_path, policy, err,
-                                                     errlen);
+    struct sandbox_ca *ca = NULL;
+    if (eg->injector &&
+        (!(ca = egress_injector_sandbox_ca(eg->injector, sandbox_id, err, errlen)) ||
+         !(*ca_pem = strdup(sandbox_ca_pem(ca))))) {
+        if (ca)
+            snprintf(err, errlen, "out of memory");
+        sandbox_ca_free(ca);
+        egress_policy_put(policy);
+        rc = EGRESS_ERR_INTERNAL;
+        goto out;
+    }
+    struct egress_sandbox *sb = egress_sandbox_start(eg, sandbox_id, netns_path, policy, ca,
+                                                     project_id, err, errlen);
     if (!sb) {
+        free(*ca_pem);
+        *ca_pem = NULL;
         rc = EGRESS_ERR_INTERNAL;
         goto out;
     }
     sb->next = eg->sandboxes;
     eg->sandboxes = sb;
-    log_info("sandbox attached", "sandbox=%s netns=%s", sandbox_id, netns_path);
+    log_info("sandbox attached", "sandbox=%s netns=%s project=%s injection=%s", sandbox_id,
+             netns_path, project_id[0] ? project_id : "-", eg->injector ? "on" : "off");
 out:
     pthread_mutex_unlock(&eg->lock);
     return rc;
 }
 
 enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
-                                    struct egress_policy *policy, char *err, size_t errlen)
+                                    struct egress_policy *policy, const char *project_id,
+                                    char *err, size_t errlen)
 {
+    if (!project_id_valid(project_id)) {
+        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
     if (!sb) {
@@ -169,6 +230,17 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         return EGRESS_ERR_NOT_FOUND;
     }
     pthread_mutex_lock(&sb->lock);
+    /* A sandbox never moves to another project's credentials. */
+    if (project_id[0] && sb->project_id[0] && strcmp(project_id, sb->project_id) != 0) {
+        snprintf(err, errlen, "project_id: sandbox %s belongs to project %s", sandbox_id,
+                 sb->project_id);
+        pthread_mutex_unlock(&sb->lock);
+        pthread_mutex_unlock(&eg->lock);
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    if (project_id[0])
+        snprintf(sb->project_id, sizeof(sb->project_id), "%s", project_id);
     struct egress_policy *old = sb->policy;
     sb->policy = policy;
     pthread_mutex_unlock(&sb->lock);
@@ -191,6 +263,9 @@ enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char 
         snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
         return EGRESS_ERR_NOT_FOUND;
     }
+    /* Gone for good, unlike at egress's own shutdown: its CA too. */
+    if (sb->ca)
+        sandbox_ca_forget(sb->ca);
     egress_sandbox_stop(sb);
     log_info("sandbox detached", "sandbox=%s", sandbox_id);
     return EGRESS_OK;

@@ -23,6 +23,13 @@ struct egress_config {
     int sniff_timeout_ms;       /* 0 = 5000: wait for SNI/Host */
     int connect_timeout_ms;     /* 0 = 10000 */
     int dns_timeout_ms;         /* 0 = 2000 */
+    /* Credential injection (intercept.h): vault's gRPC address, NULL =
+     * none. The CA bundle upstream certificates are verified against, NULL
+     * = the system's. Where sandbox CAs are saved for a restart, NULL =
+     * in memory only. */
+    const char *vault_addr;
+    const char *upstream_ca_file;
+    const char *state_dir;
 };
 
 struct egress;
@@ -31,6 +38,11 @@ struct egress;
 struct egress *egress_new(const struct egress_config *cfg, char *err, size_t errlen);
 /* Detaches every sandbox, then frees. */
 void egress_free(struct egress *eg);
+
+/* This process's random instance id (new at every start: a client that
+ * sees it change knows egress lost its sandboxes) and how many sandboxes
+ * are attached. instance_id holds 33 bytes. */
+void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes);
 
 enum egress_error {
     EGRESS_OK = 0,
@@ -41,14 +53,20 @@ enum egress_error {
 };
 
 /* Opens the listeners inside netns_path and starts serving the sandbox.
- * Takes over the caller's reference on policy, also on failure. */
+ * Takes over the caller's reference on policy, also on failure.
+ * project_id ("" = none yet) says whose credentials it gets; with
+ * credential injection *ca_pem (malloc'd) is the sandbox CA's certificate
+ * the guest must trust, else NULL. */
 enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
-                                struct egress_policy *policy, char *err, size_t errlen);
+                                struct egress_policy *policy, const char *project_id,
+                                char **ca_pem, char *err, size_t errlen);
 
 /* New connections and queries use policy at once. Takes over the
- * reference, also on failure. */
+ * reference, also on failure. project_id "" leaves the project as it is;
+ * it is set once (another one is EGRESS_ERR_INVALID). */
 enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
-                                    struct egress_policy *policy, char *err, size_t errlen);
+                                    struct egress_policy *policy, const char *project_id,
+                                    char *err, size_t errlen);
 
 /* Closes the listeners, ends the sandbox's connections and forgets it. */
 enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,

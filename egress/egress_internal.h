@@ -8,6 +8,7 @@
 
 #include "conn_log.h"
 #include "egress.h"
+#include "intercept.h"
 #include "pins.h"
 #include "policy.h"
 
@@ -23,6 +24,8 @@ struct egress {
     size_t n_host_addrs;
     pthread_mutex_t lock;             /* sandboxes */
     struct egress_sandbox *sandboxes;
+    struct egress_injector *injector; /* NULL without --vault (intercept.h) */
+    char instance_id[33];             /* random per start (egress_status) */
 };
 
 /* One spliced (or being decided) guest connection. */
@@ -43,6 +46,8 @@ struct egress_sandbox {
     bool stopping;
     struct pin_table *pins;
     struct conn_log *log;
+    struct sandbox_ca *ca;            /* with --vault: the sandbox's own CA */
+    char project_id[129];             /* whose credentials it gets; "" = none; under lock */
     int tcp_fd;                       /* listeners, inside the sandbox namespace */
     int dns_fd;
     int wake[2];                      /* tells the loop thread to stop */
@@ -65,12 +70,23 @@ size_t egress_dns_answer(struct egress_sandbox *sb, const uint8_t *query, size_t
  * own, registered in sb->conns. */
 void egress_tcp_accept(struct egress_sandbox *sb, int client_fd);
 
+/* Dials addr:port from the uplink side into c->upstream_fd (non-blocking
+ * socket), waiting at most timeout_ms. -1 when it failed or the sandbox is
+ * being detached. */
+int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms);
+
+/* Makes the close of fd a reset (SO_LINGER 0). */
+void egress_reset(int fd);
+
 /* Stops the loop, closes the listeners, ends every connection, frees. */
 void egress_sandbox_stop(struct egress_sandbox *sb);
 
-/* Opens the listeners inside netns_path and starts the loop thread. */
+/* Opens the listeners inside netns_path and starts the loop thread. Takes
+ * over policy and ca (NULL without credential injection), also on
+ * failure. */
 struct egress_sandbox *egress_sandbox_start(struct egress *eg, const char *id,
                                             const char *netns_path, struct egress_policy *policy,
+                                            struct sandbox_ca *ca, const char *project_id,
                                             char *err, size_t errlen);
 
 #endif

@@ -136,6 +136,7 @@ static void sandbox_free(struct egress_sandbox *sb)
     if (sb->wake[1] >= 0)
         close(sb->wake[1]);
     egress_policy_put(sb->policy);
+    sandbox_ca_free(sb->ca);
     pins_free(sb->pins);
     conn_log_free(sb->log);
     pthread_cond_destroy(&sb->conns_gone);
@@ -145,17 +146,21 @@ static void sandbox_free(struct egress_sandbox *sb)
 
 struct egress_sandbox *egress_sandbox_start(struct egress *eg, const char *id,
                                             const char *netns_path, struct egress_policy *policy,
+                                            struct sandbox_ca *ca, const char *project_id,
                                             char *err, size_t errlen)
 {
     struct egress_sandbox *sb = calloc(1, sizeof(*sb));
     if (!sb) {
         snprintf(err, errlen, "out of memory");
         egress_policy_put(policy);
+        sandbox_ca_free(ca);
         return NULL;
     }
     snprintf(sb->id, sizeof(sb->id), "%s", id);
     sb->eg = eg;
     sb->policy = policy;
+    sb->ca = ca;
+    snprintf(sb->project_id, sizeof(sb->project_id), "%s", project_id);
     sb->tcp_fd = sb->dns_fd = sb->wake[0] = sb->wake[1] = -1;
     pthread_mutex_init(&sb->lock, NULL);
     pthread_cond_init(&sb->conns_gone, NULL);

@@ -16,6 +16,8 @@
 
 #include "cidr.h"
 #include "clock.h"
+#include "http_follow.h"
+#include "intercept.h"
 #include "log.h"
 #include "sniff.h"
 
@@ -48,7 +50,7 @@ static enum sniff_result read_first_bytes(struct egress_conn *c, int timeout_ms,
     }
 }
 
-static int dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms)
+int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -74,27 +76,56 @@ static int dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout
     return 0;
 }
 
-/* One direction of the splice. */
+/* One direction of the splice. With follow, the guest's requests are
+ * checked one by one (http_follow.h): buf holds len bytes that may go from
+ * off on, then held bytes of a request head not complete yet. */
 struct pipe_dir {
     int from, to;
     uint8_t *buf;
-    size_t len, off;
+    size_t len, off, held;
     bool eof;
     uint64_t bytes;
+    struct http_follow *follow;
+    bool responses;                   /* this direction carries the server's answers */
 };
+
+#define PIPE_REFUSED (-2)
+
+/* The n bytes just read to buf + held: how many may go on. */
+static int pipe_follow(struct pipe_dir *d, size_t n)
+{
+    if (!d->follow) {
+        d->len = n;
+        return 0;
+    }
+    if (d->responses) {
+        http_follow_response(d->follow, d->buf, n);
+        d->len = n;
+        return 0;
+    }
+    size_t ready;
+    if (http_follow_feed(d->follow, d->buf + d->held, n, &ready) != HTTP_FOLLOW_OK)
+        return PIPE_REFUSED;
+    d->held = d->held + n - ready;
+    d->len = ready;
+    return 0;
+}
 
 static int pipe_step(struct pipe_dir *d, short from_revents, short to_revents)
 {
     if (d->len == 0 && !d->eof && (from_revents & (POLLIN | POLLHUP | POLLERR))) {
-        ssize_t n = read(d->from, d->buf, SPLICE_BUF);
+        if (d->held)
+            memmove(d->buf, d->buf + d->off, d->held);
+        d->off = 0;
+        ssize_t n = read(d->from, d->buf + d->held, SPLICE_BUF - d->held);
         if (n < 0 && errno != EAGAIN && errno != EINTR)
             return -1;
         if (n == 0) {
+            /* A request head never completed is never sent. */
             d->eof = true;
             shutdown(d->to, SHUT_WR);
-        } else if (n > 0) {
-            d->len = (size_t)n;
-            d->off = 0;
+        } else if (n > 0 && pipe_follow(d, (size_t)n) < 0) {
+            return PIPE_REFUSED;
         }
     }
     if (d->len > 0 && (to_revents & (POLLOUT | POLLERR))) {
@@ -111,19 +142,25 @@ static int pipe_step(struct pipe_dir *d, short from_revents, short to_revents)
 }
 
 /* Copies both ways until both sides have finished sending, one fails, or
- * egress detaches the sandbox (which shuts both sockets down). */
-static void splice_both(int client, int upstream, uint8_t *first, size_t first_len,
-                        uint64_t *sent, uint64_t *received)
+ * egress detaches the sandbox (which shuts both sockets down). With follow,
+ * first_ready of the first bytes were checked already and the rest is held.
+ * PIPE_REFUSED when the follower refused a later request. */
+static int splice_both(int client, int upstream, uint8_t *first, size_t first_len,
+                       size_t first_ready, struct http_follow *follow, uint64_t *sent,
+                       uint64_t *received)
 {
     uint8_t *up_buf = malloc(SPLICE_BUF), *down_buf = malloc(SPLICE_BUF);
-    struct pipe_dir up = { .from = client, .to = upstream, .buf = up_buf };
-    struct pipe_dir down = { .from = upstream, .to = client, .buf = down_buf };
+    struct pipe_dir up = { .from = client, .to = upstream, .buf = up_buf, .follow = follow };
+    struct pipe_dir down = { .from = upstream, .to = client, .buf = down_buf, .follow = follow,
+                             .responses = true };
+    int rc = 0;
     if (!up_buf || !down_buf)
         goto out;
     fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
     /* The bytes read while deciding go first. */
     memcpy(up.buf, first, first_len);
-    up.len = first_len;
+    up.len = first_ready;
+    up.held = first_len - first_ready;
     while (!(up.eof && up.len == 0 && down.eof && down.len == 0)) {
         struct pollfd pfd[2] = {
             { .fd = client, .events = (short)((up.len == 0 && !up.eof ? POLLIN : 0) |
@@ -136,8 +173,8 @@ static void splice_both(int client, int upstream, uint8_t *first, size_t first_l
                 continue;
             break;
         }
-        if (pipe_step(&up, pfd[0].revents, pfd[1].revents) < 0 ||
-            pipe_step(&down, pfd[1].revents, pfd[0].revents) < 0)
+        if ((rc = pipe_step(&up, pfd[0].revents, pfd[1].revents)) < 0 ||
+            (rc = pipe_step(&down, pfd[1].revents, pfd[0].revents)) < 0)
             break;
         /* Peer gone in a direction we still had to write to. */
         if ((pfd[0].revents & (POLLERR | POLLNVAL)) || (pfd[1].revents & (POLLERR | POLLNVAL)))
@@ -148,11 +185,12 @@ out:
     *received = down.bytes;
     free(up_buf);
     free(down_buf);
+    return rc == PIPE_REFUSED ? PIPE_REFUSED : 0;
 }
 
 /* Closing with a zero linger sends RST: the guest sees "connection reset"
  * at once instead of a hang. */
-static void reset(int fd)
+void egress_reset(int fd)
 {
     struct linger lg = { .l_onoff = 1, .l_linger = 0 };
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -175,6 +213,55 @@ static void conn_release(struct egress_conn *c)
     free(c);
 }
 
+/* A later request on a followed HTTP connection, decided like a first one
+ * (the name must be allowed and pinned to this address); the refused one's
+ * name and reason are kept for the log. */
+struct request_check {
+    struct egress_sandbox *sb;
+    const struct egress_policy *p;
+    struct egress_target t;
+    char name[NAME_MAX_LEN + 1];
+    const char *reason;
+};
+
+static bool check_request(void *ctx, const char *name)
+{
+    struct request_check *rc = ctx;
+    struct egress_target t = rc->t;
+    t.name_known = true;
+    t.name = name;
+    t.name_pinned = name && pins_match(rc->sb->pins, name, t.addr);
+    struct egress_decision d = egress_policy_check_connection(rc->p, &t);
+    if (d.verdict == EGRESS_ALLOW)
+        return true;
+    snprintf(rc->name, sizeof(rc->name), "%s", name ? name : "");
+    rc->reason = d.reason;
+    return false;
+}
+
+/* Plaintext HTTP is followed request by request: the requests already in
+ * the first bytes are checked before anything is dialled. *ready of them
+ * may go; the rest begin a head. On refusal *d and name say why. */
+static struct http_follow *follow_http(struct request_check *rc, const uint8_t *first,
+                                       size_t first_len, size_t *ready,
+                                       struct egress_decision *d, char *name)
+{
+    *ready = first_len;
+    if (first_len == 0 || first[0] == 0x16 || !sniff_http_is_request(first, first_len))
+        return NULL;
+    struct http_follow *f = http_follow_new(check_request, rc);
+    enum http_follow_result r = f ? http_follow_feed(f, first, first_len, ready)
+                                  : HTTP_FOLLOW_MALFORMED;
+    if (r == HTTP_FOLLOW_OK)
+        return f;
+    *d = (struct egress_decision){ EGRESS_DENY,
+                                   r == HTTP_FOLLOW_DENIED ? rc->reason : "malformed_request" };
+    if (r == HTTP_FOLLOW_DENIED)
+        snprintf(name, NAME_MAX_LEN + 1, "%s", rc->name);
+    http_follow_free(f);
+    return NULL;
+}
+
 static void *conn_thread(void *arg)
 {
     struct egress_conn *c = arg;
@@ -185,12 +272,14 @@ static void *conn_thread(void *arg)
     size_t first_len = 0;
     char name[NAME_MAX_LEN + 1] = "", a[16];
     struct conn_entry e = { .protocol = "tcp" };
+    struct http_follow *follow = NULL;
+    size_t first_ready = 0;
 
     struct sockaddr_in dst;
     socklen_t dl = sizeof(dst);
     if (!first || getsockopt(c->client_fd, SOL_IP, SO_ORIGINAL_DST, &dst, &dl) < 0) {
         log_error("no original destination", "sandbox=%s error=\"%s\"", sb->id, strerror(errno));
-        reset(c->client_fd);
+        egress_reset(c->client_fd);
         goto out;
     }
     struct egress_target t = {
@@ -209,6 +298,9 @@ static void *conn_thread(void *arg)
         d = r == SNIFF_MALFORMED ? (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" }
                                  : egress_policy_check_connection(p, &t);
     }
+    struct request_check rc = { .sb = sb, .p = p, .t = t };
+    if (d.verdict == EGRESS_ALLOW)
+        follow = follow_http(&rc, first, first_len, &first_ready, &d, name);
     e.addr = t.addr;
     e.port = t.port;
     e.allowed = d.verdict == EGRESS_ALLOW;
@@ -219,19 +311,40 @@ static void *conn_thread(void *arg)
              "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, addr_format(t.addr, a), t.port,
              name[0] ? name : "-", d.reason);
     if (!e.allowed) {
-        reset(c->client_fd);
-        goto out;
-    }
-    if (dial(c, t.addr, t.port, cfg->connect_timeout_ms) < 0) {
-        log_warn("upstream unreachable", "sandbox=%s dest=%s:%u", sb->id, a, t.port);
-        conn_log_finish(sb->log, seq, 0, 0, "upstream_unreachable");
-        reset(c->client_fd);
+        egress_reset(c->client_fd);
         goto out;
     }
     uint64_t sent = 0, received = 0;
-    splice_both(c->client_fd, c->upstream_fd, first, first_len, &sent, &received);
+    const char *why = NULL;
+    /* A host with a credential binding: egress terminates, injects and
+     * forwards itself (intercept.h). */
+    if (egress_intercept(c, &t, first, first_len, &sent, &received, &why)) {
+        conn_log_finish(sb->log, seq, sent, received, why);
+        goto out;
+    }
+    if (egress_dial(c, t.addr, t.port, cfg->connect_timeout_ms) < 0) {
+        log_warn("upstream unreachable", "sandbox=%s dest=%s:%u", sb->id, a, t.port);
+        conn_log_finish(sb->log, seq, 0, 0, "upstream_unreachable");
+        egress_reset(c->client_fd);
+        goto out;
+    }
+    bool refused = splice_both(c->client_fd, c->upstream_fd, first, first_len, first_ready,
+                               follow, &sent, &received) == PIPE_REFUSED;
     conn_log_finish(sb->log, seq, sent, received, NULL);
+    if (refused) {
+        /* A later request on the connection: logged on its own, and the
+         * connection ends. */
+        e.allowed = false;
+        e.reason = rc.reason ? rc.reason : "malformed_request";
+        snprintf(e.name, sizeof(e.name), "%s", rc.reason ? rc.name : "");
+        conn_log_add(sb->log, &e);
+        log_info("request denied", "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, a, t.port,
+                 e.name[0] ? e.name : "-", e.reason);
+        egress_reset(c->client_fd);
+        egress_reset(c->upstream_fd);
+    }
 out:
+    http_follow_free(follow);
     free(first);
     egress_policy_put(p);
     conn_release(c);
@@ -261,7 +374,7 @@ void egress_tcp_accept(struct egress_sandbox *sb, int client_fd)
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         log_error("connection thread failed", "sandbox=%s error=\"%s\"", sb->id, strerror(rc));
-        reset(client_fd);
+        egress_reset(client_fd);
         conn_release(c);
     }
 }

@@ -23,7 +23,12 @@ static void usage(FILE *out)
             "  --listen ADDR         gRPC address (default %s)\n"
             "  --upstream-dns IP[:P] resolver egress asks for allowed names\n"
             "  --uplink-netns PATH   dial out from this network namespace instead of\n"
-            "                        egress's own (tests; production leaves it unset)\n",
+            "                        egress's own (tests; production leaves it unset)\n"
+            "  --vault ADDR          inject credentials from this vault into requests\n"
+            "                        to hosts they are bound to (TLS interception)\n"
+            "  --upstream-ca FILE    CA bundle for upstream certificates when\n"
+            "                        intercepting (default: the system's)\n"
+            "  --state-dir DIR       keep sandbox CAs here (0600) across restarts\n",
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -56,6 +61,9 @@ int main(int argc, char **argv)
         { "listen", required_argument, NULL, 'l' },
         { "upstream-dns", required_argument, NULL, 'u' },
         { "uplink-netns", required_argument, NULL, 'n' },
+        { "vault", required_argument, NULL, 'v' },
+        { "upstream-ca", required_argument, NULL, 'c' },
+        { "state-dir", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -74,6 +82,9 @@ int main(int argc, char **argv)
             have_resolver = true;
             break;
         case 'n': cfg.uplink_netns = optarg; break;
+        case 'v': cfg.vault_addr = optarg; break;
+        case 'c': cfg.upstream_ca_file = optarg; break;
+        case 's': cfg.state_dir = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -99,8 +110,8 @@ int main(int argc, char **argv)
         egress_free(eg);
         return 1;
     }
-    log_info("egress ready", "addr=%s uplink_netns=%s", listen,
-             cfg.uplink_netns ? cfg.uplink_netns : "-");
+    log_info("egress ready", "addr=%s uplink_netns=%s vault=%s", listen,
+             cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-");
     int sig = stop_signals_wait(&stop_signals);
     log_info("egress stopping", "signal=%d", sig);
     rpc_server_stop(srv);

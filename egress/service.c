@@ -27,20 +27,40 @@ static void finish(struct rpc_call *call, enum egress_error e, const char *err,
     rpc_call_finish(call, status_from_egress_error(e), e == EGRESS_OK ? NULL : err);
 }
 
+static void handle_get_status(struct rpc_call *call, void *ctx)
+{
+    Airlock__Egress__V1__GetStatusRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__egress__v1__get_status_request__descriptor);
+    if (!req)
+        return;
+    char instance_id[33];
+    unsigned sandboxes;
+    egress_status(ctx, instance_id, &sandboxes);
+    Airlock__Egress__V1__GetStatusResponse resp = AIRLOCK__EGRESS__V1__GET_STATUS_RESPONSE__INIT;
+    resp.instance_id = instance_id;
+    resp.sandboxes = sandboxes;
+    finish(call, EGRESS_OK, NULL, &resp.base);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
 static void handle_attach(struct rpc_call *call, void *ctx)
 {
     Airlock__Egress__V1__AttachSandboxRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__egress__v1__attach_sandbox_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    char err[512], *ca_pem = NULL;
     enum egress_error e = EGRESS_ERR_INVALID;
     struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
     if (p)
-        e = egress_attach(ctx, req->sandbox_id, req->netns_path, p, err, sizeof(err));
+        e = egress_attach(ctx, req->sandbox_id, req->netns_path, p, req->project_id, &ca_pem, err,
+                          sizeof(err));
     Airlock__Egress__V1__AttachSandboxResponse resp =
         AIRLOCK__EGRESS__V1__ATTACH_SANDBOX_RESPONSE__INIT;
+    if (ca_pem)
+        resp.ca_certificate_pem = ca_pem;
     finish(call, e, err, &resp.base);
+    free(ca_pem);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -54,7 +74,7 @@ static void handle_set_policy(struct rpc_call *call, void *ctx)
     enum egress_error e = EGRESS_ERR_INVALID;
     struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
     if (p)
-        e = egress_set_policy(ctx, req->sandbox_id, p, err, sizeof(err));
+        e = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, err, sizeof(err));
     Airlock__Egress__V1__SetPolicyResponse resp = AIRLOCK__EGRESS__V1__SET_POLICY_RESPONSE__INIT;
     finish(call, e, err, &resp.base);
     protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -123,6 +143,7 @@ static void handle_list_connections(struct rpc_call *call, void *ctx)
 }
 
 static const struct rpc_method egress_methods[] = {
+    { EGRESS_METHOD("GetStatus"), handle_get_status },
     { EGRESS_METHOD("AttachSandbox"), handle_attach },
     { EGRESS_METHOD("SetPolicy"), handle_set_policy },
     { EGRESS_METHOD("DetachSandbox"), handle_detach },

@@ -132,8 +132,7 @@ static const uint8_t *find_bytes(const uint8_t *buf, size_t len, const char *nee
     return NULL;
 }
 
-/* "host[:port]" → normalized host. Bracketed IPv6 literals are refused. */
-static int authority_host(const char *s, size_t len, char *name)
+int sniff_authority_host(const char *s, size_t len, char *name)
 {
     const char *colon = memchr(s, ':', len);
     if (colon) {
@@ -151,6 +150,38 @@ static int authority_host(const char *s, size_t len, char *name)
 static bool is_token_char(uint8_t c)
 {
     return c > 0x20 && c < 0x7f && !strchr("()<>@,;:\\\"/[]?={}", c);
+}
+
+bool sniff_http_is_request(const uint8_t *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len && i < 32 && is_token_char(buf[i]))
+        i++;
+    if (i == 0 || i >= len || buf[i] != ' ')
+        return false;
+    size_t target = ++i;
+    while (i < len && buf[i] > 0x20 && buf[i] < 0x7f)
+        i++;
+    static const char version[] = " HTTP/1.";
+    if (i == target || len - i < sizeof(version) + 2 ||
+        memcmp(buf + i, version, sizeof(version) - 1) != 0)
+        return false;
+    i += sizeof(version) - 1;
+    return buf[i] >= '0' && buf[i] <= '9' && buf[i + 1] == '\r' && buf[i + 2] == '\n';
+}
+
+static bool has_bare_cr_or_lf(const uint8_t *line, size_t len)
+{
+    return memchr(line, '\r', len) || memchr(line, '\n', len);
+}
+
+/* "name:" with name a non-empty token. */
+static bool is_field_line(const uint8_t *line, size_t len)
+{
+    size_t i = 0;
+    while (i < len && is_token_char(line[i]))
+        i++;
+    return i > 0 && i < len && line[i] == ':';
 }
 
 enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
@@ -177,6 +208,8 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
     /* egress is not a proxy: CONNECT would ask it to tunnel elsewhere. */
     if (m == 7 && memcmp(buf, "CONNECT", 7) == 0)
         return SNIFF_MALFORMED;
+    if (has_bare_cr_or_lf(buf, (size_t)(line_end - buf)))
+        return SNIFF_MALFORMED;
 
     bool have_host = false;
     for (const uint8_t *line = line_end + 2; line < buf + head_len;) {
@@ -187,6 +220,10 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
         /* Folded header lines could hide a second Host: refuse. */
         if (ll > 0 && (line[0] == ' ' || line[0] == '\t'))
             return SNIFF_MALFORMED;
+        /* A bare LF ends a line for some servers, and "Host :" is a Host
+         * for some: only "token:" fields on CRLF lines are unambiguous. */
+        if (has_bare_cr_or_lf(line, ll) || (ll > 0 && !is_field_line(line, ll)))
+            return SNIFF_MALFORMED;
         if (ll >= 5 && strncasecmp((const char *)line, "host:", 5) == 0) {
             if (have_host)
                 return SNIFF_MALFORMED;
@@ -196,7 +233,7 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
                 v++, vl--;
             while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
                 vl--;
-            if (authority_host(v, vl, name) < 0)
+            if (sniff_authority_host(v, vl, name) < 0)
                 return SNIFF_MALFORMED;
             have_host = true;
         }
@@ -212,7 +249,7 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
         if (slash)
             al = (size_t)(slash - auth);
         char target_host[NAME_MAX_LEN + 1];
-        if (!have_host || authority_host(auth, al, target_host) < 0 ||
+        if (!have_host || sniff_authority_host(auth, al, target_host) < 0 ||
             strcmp(target_host, name) != 0)
             return SNIFF_MALFORMED;
     }

@@ -6,6 +6,7 @@
 #ifndef AIRLOCK_EGRESS_SNIFF_H
 #define AIRLOCK_EGRESS_SNIFF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,5 +29,15 @@ enum sniff_result sniff_name(const uint8_t *buf, size_t len, char *name);
 
 enum sniff_result sniff_tls_sni(const uint8_t *buf, size_t len, char *name);
 enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name);
+
+/* "host[:port]" (a Host value or an absolute URI's authority) → the
+ * normalized host in name. -1 when not a host name (bracketed IPv6
+ * literals are refused too). */
+int sniff_authority_host(const char *s, size_t len, char *name);
+
+/* True when buf starts with a complete HTTP/1.x request line
+ * ("METHOD target HTTP/1.x" CRLF): plaintext HTTP, which egress follows
+ * request by request (http_follow.h). */
+bool sniff_http_is_request(const uint8_t *buf, size_t len);
 
 #endif

@@ -11,6 +11,8 @@ typedef Airlock__Vmhost__V1__ExecEvent ExecEvent;
 struct exec_sse {
     struct rpc_stream *stream;   /* NULL once finished */
     struct sse_buffer out;
+    struct live_streams *streams;
+    struct live_stream live;     /* a stopping gateway cancels stream through it */
 };
 
 json_t *exec_exit_json(const Airlock__Vmhost__V1__ExecExit *x)
@@ -49,9 +51,14 @@ static bool sse_format(struct exec_sse *x, const ExecEvent *ev)
 static void sse_finish(struct exec_sse *x, bool exited)
 {
     char *details = NULL;
+    live_streams_detach(x->streams, &x->live);
     grpc_status_code st = rpc_stream_finish(x->stream, &details);
     x->stream = NULL;
-    if (!exited) {
+    if (!exited && live_streams_stopping(x->streams)) {
+        sse_append(&x->out, "error",
+                   json_pack("{s:{s:s,s:s}}", "error", "code", "unavailable", "message",
+                             "the gateway is shutting down: the command was stopped; run it again"));
+    } else if (!exited) {
         const char *code;
         reply_http_status(st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st, &code);
         sse_append(&x->out, "error",
@@ -94,12 +101,14 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void sse_free(void *cls)
 {
     struct exec_sse *x = cls;
+    live_streams_detach(x->streams, &x->live);
     if (x->stream) {
         /* The client went away: for Exec the cancel reaches vmhost, which
          * kills the command's process group; a re-attach just detaches. */
         rpc_stream_cancel(x->stream);
         rpc_stream_finish(x->stream, NULL);
     }
+    live_streams_remove(x->streams, &x->live);
     sse_buffer_free(&x->out);
     free(x);
 }
@@ -126,6 +135,9 @@ enum MHD_Result exec_events_reply_sse(struct gw_request *r, struct rpc_stream *s
         return reply_error(r, 500, "internal", "out of memory");
     }
     x->stream = s;
+    x->streams = &r->gw->streams;
+    if (!live_streams_add(x->streams, &x->live, s))
+        rpc_stream_cancel(s); /* stopping: the reader ends it with an error event */
     if (first) {
         if (sse_format(x, first))
             sse_finish(x, true);

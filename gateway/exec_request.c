@@ -8,6 +8,9 @@
 
 #define EXEC_DEFAULT_TIMEOUT_S 60
 #define EXEC_MAX_TIMEOUT_S 86400
+#define EXEC_DEFAULT_ROWS 24
+#define EXEC_DEFAULT_COLS 80
+#define EXEC_MAX_WINDOW 65535
 
 void exec_request_free(struct exec_request *in)
 {
@@ -19,26 +22,69 @@ void exec_request_free(struct exec_request *in)
     memset(in, 0, sizeof(*in));
 }
 
+/* "tty" with its window size ("rows", "cols"; 24x80 by default). */
+static int parse_window(struct exec_request *in, char *err, size_t errlen)
+{
+    in->tty = json_is_true(json_object_get(in->body, "tty"));
+    const char *size_field = json_object_get(in->body, "rows")   ? "rows"
+                             : json_object_get(in->body, "cols") ? "cols"
+                                                                 : NULL;
+    if (!in->tty && size_field) {
+        snprintf(err, errlen, "%s: only with \"tty\": true", size_field);
+        return -1;
+    }
+    if (json_input_uint(in->body, "rows", EXEC_MAX_WINDOW, EXEC_DEFAULT_ROWS, &in->rows, err,
+                        errlen) < 0 ||
+        json_input_uint(in->body, "cols", EXEC_MAX_WINDOW, EXEC_DEFAULT_COLS, &in->cols, err,
+                        errlen) < 0)
+        return -1;
+    if (in->rows == 0 || in->cols == 0) {
+        snprintf(err, errlen, "%s: must be 1..%d", in->rows == 0 ? "rows" : "cols",
+                 EXEC_MAX_WINDOW);
+        return -1;
+    }
+    return 0;
+}
+
 int exec_request_parse(struct exec_request *in, const struct strbuf *body, enum exec_kind kind,
                        char *err, size_t errlen)
 {
+    json_t *obj;
+    memset(in, 0, sizeof(*in));
+    if (json_input_object(body->data, body->len, &obj, err, errlen) < 0)
+        return -1;
+    return exec_request_from_json(in, obj, kind, err, errlen);
+}
+
+int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind kind, char *err,
+                           size_t errlen)
+{
     static const struct json_field fields[] = {
         { "cmd", JF_STRING_ARRAY }, { "env", JF_STRING_MAP }, { "cwd", JF_STRING },
-        { "stdin", JF_STRING },     { "timeout_s", JF_UINT }, { "stdin_open", JF_BOOL },
+        { "stdin", JF_STRING },     { "timeout_s", JF_UINT }, { "tty", JF_BOOL },
+        { "rows", JF_UINT },        { "cols", JF_UINT },      { "stdin_open", JF_BOOL },
     };
     /* stdin_open (last) only makes sense for a process that outlives the call. */
     size_t n_fields = sizeof(fields) / sizeof(*fields) - (kind == EXEC_FOREGROUND ? 1 : 0);
     memset(in, 0, sizeof(*in));
-    if (json_input_parse(body->data, body->len, fields, n_fields, &in->body, err, errlen) < 0)
+    in->body = body;
+    if (json_input_check(body, fields, n_fields, err, errlen) < 0)
         return -1;
     json_t *cmd = json_object_get(in->body, "cmd");
     if (!cmd || json_array_size(cmd) == 0) {
         snprintf(err, errlen, "cmd: required, a non-empty array of strings");
         return -1;
     }
+    json_t *stdin_text = json_object_get(in->body, "stdin");
+    if (stdin_text) {
+        in->stdin.data = (uint8_t *)json_string_value(stdin_text);
+        in->stdin.len = json_string_length(stdin_text);
+    }
     uint64_t fallback = kind == EXEC_FOREGROUND ? EXEC_DEFAULT_TIMEOUT_S : 0;
-    return json_input_uint(in->body, "timeout_s", EXEC_MAX_TIMEOUT_S, fallback, &in->timeout_s,
-                           err, errlen);
+    if (json_input_uint(in->body, "timeout_s", EXEC_MAX_TIMEOUT_S, fallback, &in->timeout_s, err,
+                        errlen) < 0)
+        return -1;
+    return parse_window(in, err, errlen);
 }
 
 int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sandbox *sb)
@@ -85,12 +131,13 @@ int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sa
         req->cwd.data = (uint8_t *)cwd;
         req->cwd.len = strlen(cwd);
     }
-    json_t *stdin_text = json_object_get(in->body, "stdin");
-    if (stdin_text) {
-        req->stdin.data = (uint8_t *)json_string_value(stdin_text);
-        req->stdin.len = json_string_length(stdin_text);
-    }
+    req->stdin = in->stdin;
     req->stdin_open = json_is_true(json_object_get(in->body, "stdin_open"));
     req->timeout_ms = (uint32_t)(in->timeout_s * 1000);
+    req->pty = in->tty;
+    if (in->tty) {
+        req->rows = (uint32_t)in->rows;
+        req->cols = (uint32_t)in->cols;
+    }
     return 0;
 }

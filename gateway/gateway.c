@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "clock.h"
+#include "grpc_api.h"
 #include "handlers.h"
 #include "log.h"
 #include "random_id.h"
 #include "reply.h"
 #include "routes.h"
+#include "sandbox_access.h"
 
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
 {
@@ -26,8 +28,7 @@ void gw_request_fail(struct gw_request *r, unsigned status, const char *code, co
     va_end(ap);
 }
 
-/* Ids in paths: what vmhost and the scheduler generate ([a-z0-9_-]). */
-static bool path_id_valid(const char *id)
+bool gw_id_valid(const char *id)
 {
     size_t n = strlen(id);
     return n >= 1 && n <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
@@ -35,23 +36,15 @@ static bool path_id_valid(const char *id)
 
 static void authenticate(struct gw_request *r)
 {
-    const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    if (!auth || strncmp(auth, "Bearer ", 7) != 0 || !auth[7]) {
-        gw_request_fail(r, 401, "unauthenticated", "missing \"Authorization: Bearer <key>\" header");
-        return;
-    }
-    Airlock__Scheduler__V1__AuthenticateRequest req =
-        AIRLOCK__SCHEDULER__V1__AUTHENTICATE_REQUEST__INIT;
-    req.api_key = (char *)auth + 7;
     Airlock__Scheduler__V1__Principal *p = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("Authenticate"), &req.base,
-                                    &airlock__scheduler__v1__principal__descriptor,
-                                    (ProtobufCMessage **)&p, &details, GW_SCHEDULER_TIMEOUT_MS);
+    char err[512];
+    grpc_status_code st =
+        gw_authenticate(r->gw, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+                        "missing \"Authorization: Bearer <key>\" header", &p, err, sizeof(err));
     if (st != GRPC_STATUS_OK) {
         const char *code;
         unsigned status = reply_http_status(st, &code);
-        gw_request_fail(r, status, code, "%s", details ? details : rpc_status_name(st));
+        gw_request_fail(r, status, code, "%s", err);
     } else if (r->route->auth == GW_AUTH_ADMIN && !p->admin) {
         gw_request_fail(r, 403, "permission_denied", "this route needs the admin key");
     } else {
@@ -59,7 +52,6 @@ static void authenticate(struct gw_request *r)
         snprintf(r->project_id, sizeof(r->project_id), "%s", p->project_id);
         r->admin = p->admin;
     }
-    free(details);
     if (p)
         protobuf_c_message_free_unpacked(&p->base, NULL);
 }
@@ -89,9 +81,9 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
             gw_request_fail(r, 404, "not_found", "no route %s %s", method, url);
         return r;
     }
-    if (strstr(r->route->pattern, "{id}") && !path_id_valid(r->path_id)) {
-        gw_request_fail(r, 400, "invalid_argument",
-                        "id \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", r->path_id);
+    char id_err[256];
+    if (strstr(r->route->pattern, "{id}") && gw_id_check(r->path_id, id_err, sizeof(id_err)) < 0) {
+        gw_request_fail(r, 400, "invalid_argument", "%s", id_err);
         return r;
     }
     if (r->route->auth != GW_AUTH_NONE)
@@ -190,9 +182,17 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     gw->cfg = *cfg;
     gw_metrics_init(&gw->metrics);
     vmhost_pool_init(&gw->vmhosts);
+    live_streams_init(&gw->streams);
     gw->scheduler = rpc_channel_open(cfg->scheduler, NULL);
     if (!gw->scheduler) {
         snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
+        goto fail;
+    }
+    /* Connects lazily: the gateway serves everything else while vault is
+     * down (its routes answer 503 meanwhile). */
+    gw->vault = rpc_channel_open(cfg->vault, NULL);
+    if (!gw->vault) {
+        snprintf(err, errlen, "cannot open a channel to the vault at %s", cfg->vault);
         goto fail;
     }
     if (nats_connect(gw, err, errlen) < 0)
@@ -214,24 +214,40 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "cannot listen on %s:%u", cfg->listen_host, cfg->listen_port);
         goto fail;
     }
+    if (cfg->grpc_listen && grpc_api_start(gw, cfg->grpc_listen, err, errlen) < 0) {
+        MHD_stop_daemon(gw->daemon);
+        goto fail;
+    }
     return 0;
 fail:
     natsConnection_Destroy(gw->nats);
+    if (gw->vault)
+        rpc_channel_close(gw->vault);
     if (gw->scheduler)
         rpc_channel_close(gw->scheduler);
     vmhost_pool_destroy(&gw->vmhosts);
+    live_streams_destroy(&gw->streams);
     gw_metrics_destroy(&gw->metrics);
     return -1;
 }
 
+/* How long a stop waits for open streams to send their last event. */
+#define GW_STOP_STREAMS_MS 5000
+
 void gateway_stop(struct gateway *gw)
 {
     atomic_store(&gw->stopping, true);
+    /* Streams first: each ends with an error event while its connection
+     * is still open. */
+    live_streams_stop(&gw->streams, GW_STOP_STREAMS_MS);
+    grpc_api_stop(gw);
     MHD_stop_daemon(gw->daemon);
     natsConnection_Close(gw->nats);
     natsConnection_Destroy(gw->nats);
     rpc_channel_close(gw->scheduler);
+    rpc_channel_close(gw->vault);
     vmhost_pool_destroy(&gw->vmhosts);
+    live_streams_destroy(&gw->streams);
     gw_metrics_destroy(&gw->metrics);
     /* Frees NATS.c's global threads and pools for leak checkers. */
     nats_CloseAndWait(1000);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live_streams.h"
 #include "metrics.h"
 #include "rpc_client.h"
 #include "strbuf.h"
@@ -24,17 +25,22 @@ struct gateway_config {
     uint16_t listen_port;      /* 7070 */
     const char *scheduler;     /* gRPC address of the scheduler */
     const char *nats_url;      /* lifecycle events (airlock.events.<project>) */
+    const char *vault;         /* gRPC address of airlock-vault (secrets, audit) */
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
+    const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
 };
 
 struct gateway {
     struct gateway_config cfg;
     struct rpc_channel *scheduler;
+    struct rpc_channel *vault;    /* /v1/secrets and /v1/audit (handlers_secrets.c) */
     struct vmhost_pool vmhosts;
     struct gw_metrics metrics;
     natsConnection *nats;         /* reconnects by itself; /v1/events is 503 while down */
     atomic_bool stopping;         /* ends open /v1/events streams */
+    struct live_streams streams;  /* SSE responses in flight, ended first at stop */
     struct MHD_Daemon *daemon;
+    struct grpc_api *grpc;        /* NULL when not served */
 };
 
 struct gw_route;
@@ -47,7 +53,7 @@ struct gw_request {
     char id[40];                  /* req_…: logs, X-Request-Id, scheduler calls */
     char path_id[160];            /* the {id} segment of the route, if any */
     char path_pid[32];            /* the {pid} segment (processes), if any */
-    char path_name[80];           /* the {name} segment (checkpoints), if any */
+    char path_name[160];          /* the {name} segment (checkpoints, secrets), if any */
     int64_t started_ms;
 
     /* Who is calling (after authentication). */
@@ -70,6 +76,10 @@ struct gw_request {
 
 int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen);
 void gateway_stop(struct gateway *gw);
+
+/* Ids in paths and bodies: what vmhost and the scheduler generate
+ * ([a-z0-9_-]{1,64}). */
+bool gw_id_valid(const char *id);
 
 /* Remembers an error to answer at the end of the request. */
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)

@@ -2,7 +2,9 @@
  * projects, keys), handlers_sandbox.c, handlers_network.c (egress policy),
  * handlers_checkpoint.c (checkpoints, restore, fork), handlers_exec.c, handlers_process.c,
  * handlers_files.c (bytes and listings), handlers_file_ops.c (stat, mkdir,
- * remove, rename), handlers_events.c. */
+ * remove, rename), handlers_events.c, handlers_logs.c (console and
+ * connection logs), handlers_secrets.c + handlers_audit.c (vault),
+ * handlers_warm_pool.c (warm-pool targets), handlers_template.c. */
 #ifndef AIRLOCK_GATEWAY_HANDLERS_H
 #define AIRLOCK_GATEWAY_HANDLERS_H
 
@@ -10,13 +12,11 @@
 #include "json_input.h"
 #include <jansson.h>
 
+#include "sandbox_access.h" /* SCHEDULER_METHOD, VMHOST_METHOD, timeouts, gw_caller */
 #include "scheduler.pb-c.h"
 #include "vmhost.pb-c.h"
 
-#define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
-#define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
-#define GW_SCHEDULER_TIMEOUT_MS 30000
-#define GW_CREATE_TIMEOUT_MS 300000 /* a create boots a VM (TCG: seconds) */
+#define VAULT_METHOD(name) "/airlock.vault.v1.Vault/" name
 
 enum MHD_Result handle_healthz(struct gw_request *r);
 enum MHD_Result handle_metrics(struct gw_request *r);
@@ -49,9 +49,29 @@ enum MHD_Result handle_checkpoint_delete(struct gw_request *r);
 enum MHD_Result handle_checkpoint_restore(struct gw_request *r);
 enum MHD_Result handle_sandbox_fork(struct gw_request *r);
 enum MHD_Result handle_events(struct gw_request *r);
+enum MHD_Result handle_template_build(struct gw_request *r);
+enum MHD_Result handle_template_list(struct gw_request *r);
+enum MHD_Result handle_template_get(struct gw_request *r);
+enum MHD_Result handle_template_delete(struct gw_request *r);
+enum MHD_Result handle_warm_pool_put(struct gw_request *r);
+enum MHD_Result handle_warm_pool_get(struct gw_request *r);
+enum MHD_Result handle_process_resize(struct gw_request *r);
+enum MHD_Result handle_network_log(struct gw_request *r);
+enum MHD_Result handle_console_log(struct gw_request *r);
+enum MHD_Result handle_secret_create(struct gw_request *r);
+enum MHD_Result handle_secret_list(struct gw_request *r);
+enum MHD_Result handle_secret_delete(struct gw_request *r);
+enum MHD_Result handle_audit_list(struct gw_request *r);
 void file_put_begin(struct gw_request *r);
 void file_put_chunk(struct gw_request *r, const char *data, size_t len);
 void file_put_cleanup(struct gw_request *r);
+
+/* One scheduler call (handlers_checkpoint.c); on success the answer as
+ * JSON (to_json of the response) with ok_status (204: no body), else the
+ * error. */
+enum MHD_Result gw_scheduler_call(struct gw_request *r, const char *method, ProtobufCMessage *req,
+                                  const ProtobufCMessageDescriptor *resp_desc, int timeout_ms,
+                                  json_t *(*to_json)(const ProtobufCMessage *), unsigned ok_status);
 
 /* The public shape of a sandbox (docs/api.md). */
 json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb);
@@ -61,6 +81,10 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb);
  * id) and NULL returned; *rc gets the MHD result. */
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup(struct gw_request *r, enum MHD_Result *rc);
 
+/* The same for sandbox id (e.g. from a request body). */
+Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_id(struct gw_request *r, const char *id,
+                                                      enum MHD_Result *rc);
+
 /* Like gw_sandbox_lookup, but records a failure with gw_request_fail (for
  * upload_begin, which cannot answer yet). */
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r);
@@ -69,6 +93,11 @@ Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r);
  * state (or 503) and returns NULL. */
 struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
                                       const char *what, enum MHD_Result *rc);
+
+/* The vmhost channel of the sandbox's node whatever its state (logs); else
+ * answers 503 and returns NULL. */
+struct rpc_channel *gw_sandbox_node(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
+                                    enum MHD_Result *rc);
 
 /* Sandbox {id}, its running vmhost and the "path" query parameter, or
  * NULL after answering (what: "reading files", for the 409 message). */
@@ -92,9 +121,20 @@ json_t *gw_json_body(struct gw_request *r, const struct json_field *fields, size
 enum MHD_Result gw_vmhost_call_no_content(struct gw_request *r, const char *what, const char *method,
                                           ProtobufCMessage *req, char **sandbox_id_field);
 
-/* Shape and types of a "network" object (egress policy, docs/api.md); -1
- * with err naming the field. egress judges the values later. */
-int gw_network_check(json_t *network, char *err, size_t errlen);
+/* A unary call on airlock-vault (handlers_secrets.c): true with *resp, or
+ * false after answering (503 when vault does not answer; vault's field
+ * names in 400s renamed to the REST body's). */
+bool gw_vault_call(struct gw_request *r, const char *method, const ProtobufCMessage *req,
+                   const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                   enum MHD_Result *rc);
+
+/* Query parameter name as a number in min..max into *out (left alone when
+ * absent); false after answering 400. */
+bool gw_query_uint(struct gw_request *r, const char *name, uint64_t min, uint64_t max,
+                   uint64_t *out, enum MHD_Result *rc);
+/* The optional "sandbox_id" query parameter ("" when absent); false after
+ * answering 400 for a malformed one. */
+bool gw_query_sandbox_id(struct gw_request *r, const char **out, enum MHD_Result *rc);
 
 /* The "path" query parameter: present, absolute, no NUL. NULL after
  * answering 400 otherwise. */

@@ -14,11 +14,9 @@ static json_t *checkpoint_json(const Airlock__Scheduler__V1__Checkpoint *c)
     return json_pack("{s:s,s:s,s:s}", "name", c->name, "kind", c->kind, "created_at", created);
 }
 
-/* One scheduler call; on success the answer as JSON (to_json of the
- * response) with ok_status, else the error. */
-static enum MHD_Result scheduler_call(struct gw_request *r, const char *method, ProtobufCMessage *req,
-                                      const ProtobufCMessageDescriptor *resp_desc, int timeout_ms,
-                                      json_t *(*to_json)(const ProtobufCMessage *), unsigned ok_status)
+enum MHD_Result gw_scheduler_call(struct gw_request *r, const char *method, ProtobufCMessage *req,
+                                  const ProtobufCMessageDescriptor *resp_desc, int timeout_ms,
+                                  json_t *(*to_json)(const ProtobufCMessage *), unsigned ok_status)
 {
     ProtobufCMessage *resp = NULL;
     char *details = NULL;
@@ -69,13 +67,8 @@ static json_t *forks_answer(const ProtobufCMessage *m)
 static Airlock__Scheduler__V1__CheckpointRequest checkpoint_request(struct gw_request *r,
                                                                   const char *name)
 {
-    Airlock__Scheduler__V1__CheckpointRequest req = AIRLOCK__SCHEDULER__V1__CHECKPOINT_REQUEST__INIT;
-    req.request_id = r->id;
-    req.project_id = r->project_id;
-    req.actor = r->key_id;
-    req.sandbox_id = r->path_id;
-    req.name = (char *)name;
-    return req;
+    struct gw_caller caller = gw_request_caller(r);
+    return gw_checkpoint_request(&caller, r->path_id, name);
 }
 
 enum MHD_Result handle_checkpoint_create(struct gw_request *r)
@@ -88,9 +81,9 @@ enum MHD_Result handle_checkpoint_create(struct gw_request *r)
     Airlock__Scheduler__V1__CheckpointRequest req =
         checkpoint_request(r, json_input_string(body, "name", ""));
     req.kind = (char *)json_input_string(body, "kind", "disk");
-    rc = scheduler_call(r, SCHEDULER_METHOD("CreateCheckpoint"), &req.base,
-                        &airlock__scheduler__v1__checkpoint__descriptor, GW_CREATE_TIMEOUT_MS,
-                        checkpoint_answer, 201);
+    rc = gw_scheduler_call(r, SCHEDULER_METHOD("CreateCheckpoint"), &req.base,
+                           &airlock__scheduler__v1__checkpoint__descriptor, GW_CREATE_TIMEOUT_MS,
+                           checkpoint_answer, 201);
     json_decref(body);
     return rc;
 }
@@ -102,17 +95,17 @@ enum MHD_Result handle_checkpoint_list(struct gw_request *r)
     ref.project_id = r->project_id;
     ref.actor = r->key_id;
     ref.id = r->path_id;
-    return scheduler_call(r, SCHEDULER_METHOD("ListCheckpoints"), &ref.base,
-                          &airlock__scheduler__v1__list_checkpoints_response__descriptor,
-                          GW_SCHEDULER_TIMEOUT_MS, checkpoint_list_answer, 200);
+    return gw_scheduler_call(r, SCHEDULER_METHOD("ListCheckpoints"), &ref.base,
+                             &airlock__scheduler__v1__list_checkpoints_response__descriptor,
+                             GW_SCHEDULER_TIMEOUT_MS, checkpoint_list_answer, 200);
 }
 
 enum MHD_Result handle_checkpoint_delete(struct gw_request *r)
 {
     Airlock__Scheduler__V1__CheckpointRequest req = checkpoint_request(r, r->path_name);
-    return scheduler_call(r, SCHEDULER_METHOD("DeleteCheckpoint"), &req.base,
-                          &airlock__scheduler__v1__checkpoint__descriptor, GW_SCHEDULER_TIMEOUT_MS,
-                          checkpoint_answer, 204);
+    return gw_scheduler_call(r, SCHEDULER_METHOD("DeleteCheckpoint"), &req.base,
+                             &airlock__scheduler__v1__checkpoint__descriptor, GW_SCHEDULER_TIMEOUT_MS,
+                             checkpoint_answer, 204);
 }
 
 enum MHD_Result handle_checkpoint_restore(struct gw_request *r)
@@ -124,9 +117,9 @@ enum MHD_Result handle_checkpoint_restore(struct gw_request *r)
         return rc;
     Airlock__Scheduler__V1__CheckpointRequest req =
         checkpoint_request(r, json_input_string(body, "checkpoint", ""));
-    rc = scheduler_call(r, SCHEDULER_METHOD("RestoreCheckpoint"), &req.base,
-                        &airlock__scheduler__v1__sandbox__descriptor, GW_CREATE_TIMEOUT_MS,
-                        sandbox_answer, 200);
+    rc = gw_scheduler_call(r, SCHEDULER_METHOD("RestoreCheckpoint"), &req.base,
+                           &airlock__scheduler__v1__sandbox__descriptor, GW_CREATE_TIMEOUT_MS,
+                           sandbox_answer, 200);
     json_decref(body);
     return rc;
 }
@@ -151,9 +144,9 @@ enum MHD_Result handle_sandbox_fork(struct gw_request *r)
     req.sandbox_id = r->path_id;
     req.count = (uint32_t)count;
     req.checkpoint = (char *)json_input_string(body, "checkpoint", "");
-    rc = scheduler_call(r, SCHEDULER_METHOD("ForkSandbox"), &req.base,
-                        &airlock__scheduler__v1__fork_sandbox_response__descriptor,
-                        GW_CREATE_TIMEOUT_MS, forks_answer, 201);
+    rc = gw_scheduler_call(r, SCHEDULER_METHOD("ForkSandbox"), &req.base,
+                           &airlock__scheduler__v1__fork_sandbox_response__descriptor,
+                           GW_CREATE_TIMEOUT_MS, forks_answer, 201);
     json_decref(body);
     return rc;
 }

@@ -1,14 +1,12 @@
-/* GET /v1/events: the caller's project's lifecycle events as SSE. Each
- * client gets its own NATS subscription to airlock.events.<project> (the
- * scheduler publishes one message per committed transition), so a key
- * never sees another project's events. The subscription is in place
- * before the response starts: an event committed after the client has the
+/* GET /v1/events: the caller's project's lifecycle events as SSE, from a
+ * NATS subscription of the client's own (events_feed.h), in place before
+ * the response starts: an event committed after the client has the
  * response headers is delivered. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-#include "events_subject.h"
+#include "events_feed.h"
 #include "handlers.h"
 #include "reply.h"
 #include "sse.h"
@@ -18,7 +16,6 @@
 /* An idle stream gets a comment this often: proxies keep it open and a
  * client that went away is noticed (the write fails). */
 #define EVENTS_KEEPALIVE_MS 15000
-#define EVENTS_SUBSCRIBE_TIMEOUT_MS 5000
 
 struct event_stream {
     struct gateway *gw;
@@ -26,24 +23,21 @@ struct event_stream {
     struct sse_buffer out;
     int64_t last_write_ms;
     bool ended;
+    struct live_stream live;     /* counted, so a stopping gateway waits for the last event */
 };
 
-/* Waits for the next message (or a keepalive's turn) into s->out. */
+/* Waits for the next event (or a keepalive's turn) into s->out. */
 static void events_next(struct event_stream *s)
 {
     while (!atomic_load(&s->gw->stopping)) {
-        natsMsg *msg = NULL;
-        natsStatus st = natsSubscription_NextMsg(&msg, s->sub, EVENTS_POLL_MS);
-        if (st == NATS_OK) {
-            json_t *data = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0,
-                                      NULL);
-            natsMsg_Destroy(msg);
-            if (!data)
-                continue; /* not from the scheduler: never relay it raw */
+        json_t *data;
+        natsStatus st;
+        int got = gw_events_next(s->sub, EVENTS_POLL_MS, &data, &st);
+        if (got > 0) {
             sse_append(&s->out, "sandbox", data);
             return;
         }
-        if (st != NATS_TIMEOUT) {
+        if (got < 0) {
             sse_append(&s->out, "error",
                        json_pack("{s:{s:s,s:s}}", "error", "code", "unavailable", "message",
                                  natsStatus_GetText(st)));
@@ -55,7 +49,11 @@ static void events_next(struct event_stream *s)
             return;
         }
     }
-    s->ended = true; /* the gateway is stopping: end the stream cleanly */
+    /* The gateway is stopping: say so, then end the stream cleanly. */
+    sse_append(&s->out, "error",
+               json_pack("{s:{s:s,s:s}}", "error", "code", "unavailable", "message",
+                         "the gateway is shutting down; reconnect"));
+    s->ended = true;
 }
 
 static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -76,6 +74,7 @@ static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void events_free(void *cls)
 {
     struct event_stream *s = cls;
+    live_streams_remove(&s->gw->streams, &s->live);
     natsSubscription_Destroy(s->sub);
     sse_buffer_free(&s->out);
     free(s);
@@ -87,12 +86,11 @@ enum MHD_Result handle_events(struct gw_request *r)
     if (!s)
         return reply_error(r, 500, "internal", "out of memory");
     s->gw = r->gw;
-    char subject[128];
-    snprintf(subject, sizeof(subject), EVENTS_SUBJECT_PREFIX "%s", r->project_id);
-    natsStatus st = natsConnection_SubscribeSync(&s->sub, r->gw->nats, subject);
-    /* The flush round trip means the server has the subscription. */
-    if (st == NATS_OK)
-        st = natsConnection_FlushTimeout(r->gw->nats, EVENTS_SUBSCRIBE_TIMEOUT_MS);
+    if (!live_streams_add(&r->gw->streams, &s->live, NULL)) {
+        free(s);
+        return reply_error(r, 503, "unavailable", "the gateway is shutting down");
+    }
+    natsStatus st = gw_events_subscribe(r->gw, r->project_id, &s->sub);
     if (st != NATS_OK) {
         events_free(s);
         return reply_error(r, 503, "unavailable", "the event bus (NATS) is not reachable: %s",

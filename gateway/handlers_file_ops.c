@@ -13,13 +13,7 @@
 static const char *body_path(json_t *body, const char *name, char *err, size_t errlen)
 {
     const char *path = json_input_string(body, name, NULL);
-    if (!path || !*path)
-        snprintf(err, errlen, "%s: required, an absolute path", name);
-    else if (path[0] != '/')
-        snprintf(err, errlen, "%s: must be absolute", name);
-    else
-        return path;
-    return NULL;
+    return gw_path_check(path, name, err, errlen) == 0 ? path : NULL;
 }
 
 static void set_path(ProtobufCBinaryData *field, const char *path)

@@ -8,6 +8,7 @@
 #include "handlers.h"
 #include "reply.h"
 #include "vmhost.pb-c.h"
+#include "vmhost_names.h"
 
 #define FILE_DEFAULT_MODE 0644
 #define FILE_MAX_MESSAGE (1u << 20)
@@ -28,12 +29,14 @@ void file_put_begin(struct gw_request *r)
     Airlock__Scheduler__V1__Sandbox *sb = gw_sandbox_lookup_early(r);
     if (!sb)
         return;
-    struct rpc_channel *ch = NULL;
-    if (strcmp(sb->state, "running") != 0)
-        gw_request_fail(r, 409, "conflict", "sandbox %s is %s; writing files needs running", sb->id,
-                        sb->state);
-    else if (!(ch = vmhost_pool_get(&r->gw->vmhosts, sb->vmhost_addr)))
-        gw_request_fail(r, 503, "unavailable", "node %s is not reachable", sb->node_id);
+    struct rpc_channel *ch;
+    char err[512];
+    grpc_status_code st = gw_sandbox_channel(r->gw, sb, "writing files", &ch, err, sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        const char *code;
+        unsigned status = reply_http_status(st, &code);
+        gw_request_fail(r, status, code, "%s", err);
+    }
     struct file_put *fp = ch ? calloc(1, sizeof(*fp)) : NULL;
     if (fp && (fp->stream = rpc_stream_open(ch, VMHOST_METHOD("WriteFile"), 0))) {
         Airlock__Vmhost__V1__WriteFileRequest first = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
@@ -208,21 +211,11 @@ out:
 
 /* ---- list ---- */
 
-static const char *file_type_name(Airlock__Vmhost__V1__FileType t)
-{
-    switch (t) {
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_FILE: return "file";
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_DIR: return "dir";
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_SYMLINK: return "symlink";
-    default: return "other";
-    }
-}
-
 json_t *gw_file_info_json(const Airlock__Vmhost__V1__FileInfo *fi)
 {
     char mtime[40];
     reply_rfc3339(fi->mtime_unix_ms, mtime, sizeof(mtime));
-    json_t *e = json_pack("{s:s,s:I,s:i,s:s}", "type", file_type_name(fi->type), "size",
+    json_t *e = json_pack("{s:s,s:I,s:i,s:s}", "type", gw_file_type_name(fi->type), "size",
                           (json_int_t)fi->size, "mode", (json_int_t)fi->mode, "mtime", mtime);
     json_t *name = reply_utf8_string(fi->name.data, fi->name.len);
     if (name)

@@ -1,7 +1,6 @@
 /* Background processes: start (vmhost StartProcess), list, re-attach to
  * the output (AttachProcess relayed as SSE), stdin and signals. Like exec,
  * these go straight to the sandbox's vmhost. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,26 +8,7 @@
 #include "exec_request.h"
 #include "handlers.h"
 #include "reply.h"
-
-/* Signals a client may send by name ("TERM" or "SIGTERM"). */
-static const struct {
-    const char *name;
-    int number;
-} signal_names[] = {
-    { "HUP", SIGHUP },   { "INT", SIGINT },   { "QUIT", SIGQUIT }, { "KILL", SIGKILL },
-    { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "TERM", SIGTERM }, { "CONT", SIGCONT },
-    { "STOP", SIGSTOP },
-};
-
-static int signal_number(const char *name)
-{
-    if (strncmp(name, "SIG", 3) == 0)
-        name += 3;
-    for (size_t i = 0; i < sizeof(signal_names) / sizeof(*signal_names); i++)
-        if (strcmp(signal_names[i].name, name) == 0)
-            return signal_names[i].number;
-    return 0;
-}
+#include "vmhost_names.h"
 
 /* argv as "cmd" (strings), or "cmd_b64" when some argument is not UTF-8. */
 static void put_cmd(json_t *obj, const ProtobufCBinaryData *argv, size_t argc)
@@ -57,8 +37,8 @@ static json_t *process_json(const Airlock__Vmhost__V1__ProcessInfo *p)
 {
     char started[40];
     reply_rfc3339(p->started_unix_ms, started, sizeof(started));
-    json_t *j = json_pack("{s:i,s:b,s:s}", "pid", (json_int_t)p->pid, "running", p->running,
-                          "started_at", started);
+    json_t *j = json_pack("{s:i,s:b,s:b,s:s}", "pid", (json_int_t)p->pid, "running", p->running,
+                          "tty", p->pty, "started_at", started);
     put_cmd(j, p->argv, p->n_argv);
     if (!p->running) {
         json_object_set_new(j, "exit_code", json_integer(p->exit_code));
@@ -205,7 +185,9 @@ out:
 
 enum MHD_Result handle_process_stdin(struct gw_request *r)
 {
-    static const struct json_field fields[] = { { "data", JF_STRING }, { "eof", JF_BOOL } };
+    static const struct json_field fields[] = {
+        { "data", JF_STRING }, { "data_b64", JF_STRING }, { "eof", JF_BOOL }
+    };
     enum MHD_Result rc = MHD_NO;
     int32_t pid = path_pid(r, &rc);
     if (!pid)
@@ -214,18 +196,33 @@ enum MHD_Result handle_process_stdin(struct gw_request *r)
     if (!body)
         return rc;
     json_t *data = json_object_get(body, "data");
+    json_t *data_b64 = json_object_get(body, "data_b64");
     bool eof = json_is_true(json_object_get(body, "eof"));
-    if (!data && !eof) {
-        json_decref(body);
-        return reply_error(r, 400, "invalid_argument", "data: required unless \"eof\" is true");
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    char err[128];
+    if (data && data_b64) {
+        rc = reply_error(r, 400, "invalid_argument", "data_b64: not together with \"data\"");
+        goto out;
+    }
+    if (!data && !data_b64 && !eof) {
+        rc = reply_error(r, 400, "invalid_argument", "data: required unless \"eof\" is true");
+        goto out;
+    }
+    if (data_b64 && json_input_base64(json_string_value(data_b64), &bytes, &len, err,
+                                      sizeof(err)) < 0) {
+        rc = reply_error(r, 400, "invalid_argument", "data_b64: %s", err);
+        goto out;
     }
     Airlock__Vmhost__V1__ProcessStdinRequest req = AIRLOCK__VMHOST__V1__PROCESS_STDIN_REQUEST__INIT;
     req.pid = pid;
-    req.data.data = (uint8_t *)(data ? json_string_value(data) : "");
-    req.data.len = data ? json_string_length(data) : 0;
+    req.data.data = data ? (uint8_t *)json_string_value(data) : bytes;
+    req.data.len = data ? json_string_length(data) : len;
     req.eof = eof;
     rc = gw_vmhost_call_no_content(r, "writing to a process", VMHOST_METHOD("WriteProcessStdin"),
                                    &req.base, &req.sandbox_id);
+out:
+    free(bytes);
     json_decref(body);
     return rc;
 }
@@ -241,14 +238,14 @@ enum MHD_Result handle_process_signal(struct gw_request *r)
     if (!body)
         return rc;
     const char *name = json_input_string(body, "signal", NULL);
-    int number = name ? signal_number(name) : 0;
+    int number = name ? gw_signal_number(name) : 0;
     if (!name) {
         json_decref(body);
         return reply_error(r, 400, "invalid_argument", "signal: required, e.g. \"TERM\"");
     }
     if (!number) {
         rc = reply_error(r, 400, "invalid_argument",
-                         "signal: \"%.40s\" is not one of HUP INT QUIT KILL USR1 USR2 TERM CONT STOP",
+                         "signal: \"%.40s\" is not one of " GW_SIGNAL_NAMES,
                          name);
         json_decref(body);
         return rc;
@@ -258,6 +255,37 @@ enum MHD_Result handle_process_signal(struct gw_request *r)
     req.signal = number;
     rc = gw_vmhost_call_no_content(r, "signalling a process", VMHOST_METHOD("SignalProcess"),
                                    &req.base, &req.sandbox_id);
+    json_decref(body);
+    return rc;
+}
+
+enum MHD_Result handle_process_resize(struct gw_request *r)
+{
+    static const struct json_field fields[] = { { "rows", JF_UINT }, { "cols", JF_UINT } };
+    enum MHD_Result rc = MHD_NO;
+    int32_t pid = path_pid(r, &rc);
+    if (!pid)
+        return rc;
+    json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
+    if (!body)
+        return rc;
+    uint64_t rows = 0, cols = 0;
+    char err[256];
+    if (json_input_uint(body, "rows", 65535, 0, &rows, err, sizeof(err)) < 0 ||
+        json_input_uint(body, "cols", 65535, 0, &cols, err, sizeof(err)) < 0) {
+        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    } else if (rows == 0 || cols == 0) {
+        rc = reply_error(r, 400, "invalid_argument", "%s: required, 1..65535",
+                         rows == 0 ? "rows" : "cols");
+    } else {
+        Airlock__Vmhost__V1__ResizeProcessRequest req =
+            AIRLOCK__VMHOST__V1__RESIZE_PROCESS_REQUEST__INIT;
+        req.pid = pid;
+        req.rows = (uint32_t)rows;
+        req.cols = (uint32_t)cols;
+        rc = gw_vmhost_call_no_content(r, "resizing a process", VMHOST_METHOD("ResizeProcess"),
+                                       &req.base, &req.sandbox_id);
+    }
     json_decref(body);
     return rc;
 }

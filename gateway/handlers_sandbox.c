@@ -1,5 +1,6 @@
 /* Sandboxes: create, list, get, delete, pause, resume, suspend — control
  * calls on the scheduler — and the lookups the data routes share. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
                           metadata ? metadata : json_object(), "idle_timeout_s",
                           (json_int_t)sb->idle_timeout_s, "created_at", created, "updated_at",
                           updated);
+    if (j)
+        json_object_set_new(j, "ttl_s", json_integer(sb->ttl_s));
     if (j && *sb->error)
         json_object_set_new(j, "error", json_string(sb->error));
     json_t *network = *sb->network_json ? json_loads(sb->network_json, 0, NULL) : NULL;
@@ -29,58 +32,73 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
     return j;
 }
 
-/* One scheduler call answered by a Sandbox. */
-static grpc_status_code sandbox_call(struct gw_request *r, const char *method,
-                                     Airlock__Scheduler__V1__Sandbox **out, char **details)
+/* One scheduler call on sandbox id answered by a Sandbox. */
+static grpc_status_code sandbox_call_id(struct gw_request *r, const char *method, const char *id,
+                                        Airlock__Scheduler__V1__Sandbox **out, char *err,
+                                        size_t errlen)
 {
-    Airlock__Scheduler__V1__SandboxRef ref = AIRLOCK__SCHEDULER__V1__SANDBOX_REF__INIT;
-    ref.request_id = r->id;
-    ref.project_id = r->project_id;
-    ref.actor = r->key_id;
-    ref.id = r->path_id;
-    return rpc_unary(r->gw->scheduler, method, &ref.base,
-                     &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
-                     details, GW_SCHEDULER_TIMEOUT_MS);
+    struct gw_caller caller = gw_request_caller(r);
+    return gw_sandbox_ref_call(r->gw, &caller, method, id,
+                               &airlock__scheduler__v1__sandbox__descriptor,
+                               (ProtobufCMessage **)out, err, errlen);
+}
+
+/* The same on the route's sandbox {id}. */
+static grpc_status_code sandbox_call(struct gw_request *r, const char *method,
+                                     Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen)
+{
+    return sandbox_call_id(r, method, r->path_id, out, err, errlen);
+}
+
+Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_id(struct gw_request *r, const char *id,
+                                                      enum MHD_Result *rc)
+{
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    char err[1024];
+    grpc_status_code st = sandbox_call_id(r, SCHEDULER_METHOD("GetSandbox"), id, &sb, err,
+                                          sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        *rc = reply_grpc_error(r, st, err);
+    return sb;
 }
 
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup(struct gw_request *r, enum MHD_Result *rc)
 {
-    Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char *details = NULL;
-    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &details);
-    if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, details);
-    free(details);
-    return sb;
+    return gw_sandbox_lookup_id(r, r->path_id, rc);
 }
 
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r)
 {
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char *details = NULL;
-    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &details);
+    char err[1024];
+    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, err, sizeof(err));
     if (st != GRPC_STATUS_OK) {
         const char *code;
         unsigned status = reply_http_status(st, &code);
-        gw_request_fail(r, status, code, "%s", details ? details : rpc_status_name(st));
+        gw_request_fail(r, status, code, "%s", err);
     }
-    free(details);
     return sb;
 }
 
 struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
                                       const char *what, enum MHD_Result *rc)
 {
-    if (strcmp(sb->state, "running") != 0) {
-        *rc = reply_error(r, 409, "conflict", "sandbox %s is %s; %s needs running", sb->id,
-                          sb->state, what);
-        return NULL;
-    }
-    struct rpc_channel *ch = *sb->vmhost_addr ? vmhost_pool_get(&r->gw->vmhosts, sb->vmhost_addr)
-                                              : NULL;
-    if (!ch)
-        *rc = reply_error(r, 503, "unavailable", "node %s of sandbox %s is not reachable",
-                          sb->node_id, sb->id);
+    struct rpc_channel *ch;
+    char err[512];
+    grpc_status_code st = gw_sandbox_channel(r->gw, sb, what, &ch, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        *rc = reply_grpc_error(r, st, err);
+    return ch;
+}
+
+struct rpc_channel *gw_sandbox_node(struct gw_request *r, const Airlock__Scheduler__V1__Sandbox *sb,
+                                    enum MHD_Result *rc)
+{
+    struct rpc_channel *ch;
+    char err[512];
+    grpc_status_code st = gw_sandbox_node_channel(r->gw, sb, &ch, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        *rc = reply_grpc_error(r, st, err);
     return ch;
 }
 
@@ -133,61 +151,77 @@ const char *gw_query_path(struct gw_request *r, enum MHD_Result *rc)
     return path;
 }
 
+bool gw_query_uint(struct gw_request *r, const char *name, uint64_t min, uint64_t max,
+                   uint64_t *out, enum MHD_Result *rc)
+{
+    const char *text = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    if (!text)
+        return true;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || text[0] == '-' || errno || v < min || v > max) {
+        *rc = reply_error(r, 400, "invalid_argument", "%s: \"%.40s\" is not a number %llu..%llu",
+                          name, text, (unsigned long long)min, (unsigned long long)max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool gw_query_sandbox_id(struct gw_request *r, const char **out, enum MHD_Result *rc)
+{
+    const char *id = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "sandbox_id");
+    if (id && !gw_id_valid(id)) {
+        *rc = reply_error(r, 400, "invalid_argument",
+                          "sandbox_id: \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", id);
+        return false;
+    }
+    *out = id ? id : "";
+    return true;
+}
+
 enum MHD_Result handle_sandbox_create(struct gw_request *r)
 {
     static const struct json_field fields[] = {
         { "template", JF_STRING },      { "cpus", JF_UINT },
         { "memory_mb", JF_UINT },       { "env", JF_STRING_MAP },
         { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
+        { "ttl_s", JF_UINT },
         { "network", JF_OBJECT },
     };
     json_t *body;
-    char err[512];
-    uint64_t cpus, memory_mb, idle;
+    char err[1024];
+    uint64_t cpus, memory_mb, idle, ttl;
     if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields),
                          &body, err, sizeof(err)) < 0)
         return reply_error(r, 400, "invalid_argument", "%s", err);
     if (json_input_uint(body, "cpus", 16, 0, &cpus, err, sizeof(err)) < 0 ||
         json_input_uint(body, "memory_mb", 65536, 0, &memory_mb, err, sizeof(err)) < 0 ||
-        json_input_uint(body, "idle_timeout_s", 365u * 86400, 0, &idle, err, sizeof(err)) < 0) {
+        json_input_uint(body, "idle_timeout_s", GW_IDLE_TIMEOUT_MAX_S, 0, &idle, err,
+                        sizeof(err)) < 0 ||
+        json_input_uint(body, "ttl_s", GW_IDLE_TIMEOUT_MAX_S, 0, &ttl, err, sizeof(err)) < 0) {
         json_decref(body);
         return reply_error(r, 400, "invalid_argument", "%s", err);
     }
-    json_t *env = json_object_get(body, "env"), *metadata = json_object_get(body, "metadata");
-    json_t *network = json_object_get(body, "network");
-    if (network && gw_network_check(network, err, sizeof(err)) < 0) {
-        json_decref(body);
-        return reply_error(r, 400, "invalid_argument", "%s", err);
-    }
-    char *env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
-    char *metadata_json = metadata ? json_dumps(metadata, JSON_COMPACT) : NULL;
-    char *network_json = network ? json_dumps(network, JSON_COMPACT) : NULL;
     const char *idem = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
-    Airlock__Scheduler__V1__CreateSandboxRequest req =
-        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
-    req.request_id = r->id;
-    req.project_id = r->project_id;
-    req.actor = r->key_id;
-    req.idempotency_key = (char *)(idem ? idem : "");
-    req.template_ = (char *)json_input_string(body, "template", "");
-    req.cpus = (uint32_t)cpus;
-    req.memory_mb = (uint32_t)memory_mb;
-    req.idle_timeout_s = (uint32_t)idle;
-    req.env_json = env_json ? env_json : "";
-    req.metadata_json = metadata_json ? metadata_json : "";
-    req.network_json = network_json ? network_json : "";
+    struct gw_sandbox_spec spec = {
+        .template_ = json_input_string(body, "template", ""),
+        .cpus = (uint32_t)cpus,
+        .memory_mb = (uint32_t)memory_mb,
+        .idle_timeout_s = (uint32_t)idle,
+        .ttl_s = (uint32_t)ttl,
+        .env = json_object_get(body, "env"),
+        .metadata = json_object_get(body, "metadata"),
+        .network = json_object_get(body, "network"),
+        .idempotency_key = idem,
+    };
+    struct gw_caller caller = gw_request_caller(r);
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(r->gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req.base,
-                                    &airlock__scheduler__v1__sandbox__descriptor,
-                                    (ProtobufCMessage **)&sb, &details, GW_CREATE_TIMEOUT_MS);
-    free(env_json);
-    free(metadata_json);
-    free(network_json);
+    grpc_status_code st = gw_sandbox_create(r->gw, &caller, &spec, &sb, err, sizeof(err));
     json_decref(body);
     enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, gw_sandbox_json(sb))
-                                              : reply_grpc_error(r, st, details);
-    free(details);
+                                              : reply_grpc_error(r, st, err);
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;
@@ -222,16 +256,15 @@ enum MHD_Result handle_sandbox_list(struct gw_request *r)
 static enum MHD_Result sandbox_op(struct gw_request *r, const char *method, unsigned ok_status)
 {
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char *details = NULL;
-    grpc_status_code st = sandbox_call(r, method, &sb, &details);
+    char err[1024];
+    grpc_status_code st = sandbox_call(r, method, &sb, err, sizeof(err));
     enum MHD_Result rc;
     if (st != GRPC_STATUS_OK)
-        rc = reply_grpc_error(r, st, details);
+        rc = reply_grpc_error(r, st, err);
     else if (ok_status == 204)
         rc = reply_empty(r, 204);
     else
         rc = reply_json(r, ok_status, gw_sandbox_json(sb));
-    free(details);
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;

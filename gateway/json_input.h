@@ -15,6 +15,7 @@ enum json_field_kind {
     JF_STRING_MAP,    /* object whose values are strings */
     JF_BOOL,
     JF_OBJECT,        /* any object; its fields are the caller's to check */
+    JF_ARRAY,         /* any array; its elements are the caller's to check */
 };
 
 struct json_field {
@@ -31,6 +32,15 @@ int json_input_object(const char *body, size_t len, json_t **out, char *err, siz
  * problem. */
 int json_input_parse(const char *body, size_t len, const struct json_field *fields,
                      size_t n_fields, json_t **out, char *err, size_t errlen);
+
+/* Whether the fields of obj are all listed and of their kind; -1 with err
+ * naming the first that is not. */
+int json_input_check(json_t *obj, const struct json_field *fields, size_t n_fields, char *err,
+                     size_t errlen);
+
+/* Decodes base64 text (with padding) into a malloc'd buffer; -1 with err
+ * when it is not base64. */
+int json_input_base64(const char *text, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 /* A validated field's value, or the fallback when absent. */
 const char *json_input_string(json_t *obj, const char *name, const char *fallback);

@@ -1,4 +1,5 @@
-/* airlock-gateway: the public REST/SSE API. Parses configuration and wires
+/* airlock-gateway: the public REST/SSE API (and, with --grpc-listen, the
+ * public gRPC API). Parses configuration and wires
  * the parts together; everything else lives in the other files of
  * gateway/. */
 #include <getopt.h>
@@ -22,8 +23,10 @@ static void usage(FILE *out)
             "  --listen HOST:PORT     HTTP address (default 127.0.0.1:7070)\n"
             "  --scheduler ADDR       scheduler gRPC address (default unix:DATA_DIR/scheduler.sock)\n"
             "  --nats URL             lifecycle events (env AIRLOCK_NATS_URL, default nats://127.0.0.1:4222)\n"
+            "  --vault ADDR           airlock-vault gRPC address (default unix:DATA_DIR/vault.sock)\n"
             "  --data-dir DIR         (env AIRLOCK_DATA_DIR, default %s)\n"
-            "  --max-body BYTES       largest JSON request body (default 1048576)\n",
+            "  --max-body BYTES       largest JSON request body (default 1048576)\n"
+            "  --grpc-listen HOST:PORT  also serve the public gRPC API there (off by default)\n",
             GATEWAY_DEFAULT_DATA_DIR);
 }
 
@@ -52,8 +55,10 @@ int main(int argc, char **argv)
         { "listen", required_argument, NULL, 'l' },
         { "scheduler", required_argument, NULL, 's' },
         { "nats", required_argument, NULL, 'n' },
+        { "vault", required_argument, NULL, 'v' },
         { "data-dir", required_argument, NULL, 'd' },
         { "max-body", required_argument, NULL, 'b' },
+        { "grpc-listen", required_argument, NULL, 'g' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -61,7 +66,7 @@ int main(int argc, char **argv)
     const char *env_data = getenv("AIRLOCK_DATA_DIR");
     const char *data_dir = env_data && *env_data ? env_data : GATEWAY_DEFAULT_DATA_DIR;
     const char *listen = "127.0.0.1:7070";
-    char host[64], scheduler[4200];
+    char host[64], scheduler[4200], vault[4200];
     const char *env_nats = getenv("AIRLOCK_NATS_URL");
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
@@ -73,8 +78,10 @@ int main(int argc, char **argv)
         case 'l': listen = optarg; break;
         case 's': cfg.scheduler = optarg; break;
         case 'n': cfg.nats_url = optarg; break;
+        case 'v': cfg.vault = optarg; break;
         case 'd': data_dir = optarg; break;
         case 'b': cfg.max_json_body = strtoul(optarg, NULL, 10); break;
+        case 'g': cfg.grpc_listen = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -89,6 +96,10 @@ int main(int argc, char **argv)
         snprintf(scheduler, sizeof(scheduler), "unix:%s/scheduler.sock", data_dir);
         cfg.scheduler = scheduler;
     }
+    if (!cfg.vault) {
+        snprintf(vault, sizeof(vault), "unix:%s/vault.sock", data_dir);
+        cfg.vault = vault;
+    }
 
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
@@ -99,8 +110,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock-gateway: %s\n", err);
         return 1;
     }
-    log_info("gateway listening", "addr=%s:%u scheduler=%s nats=%s", host, cfg.listen_port,
-             cfg.scheduler, cfg.nats_url);
+    log_info("gateway listening", "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s", host,
+             cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
+             cfg.nats_url, cfg.vault);
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

@@ -38,7 +38,7 @@ extern const size_t gw_routes_count;
 struct gw_path_params {
     char id[160];
     char pid[32];
-    char name[80];
+    char name[160];
 };
 
 /* The route for method + path, with its segments copied into params. NULL

@@ -94,6 +94,9 @@ static bool guestd_stream_frame(struct guestd *g, const GuestFrame *f)
             s->ops->on_window(s, f->window->bytes);
         return true;
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE:
+        /* With a pid and no stream of its own it is a request. */
+        if (!s && f->resize->pid)
+            return false;
         if (s && s->ops->on_resize)
             s->ops->on_resize(s, f->resize->rows, f->resize->cols);
         return true;
@@ -149,6 +152,10 @@ static void guestd_request(struct guestd *g, const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_STDIN:
         guestd_touch(g);
         process_stdin_request(g, id, f->process_stdin);
+        break;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE:
+        guestd_touch(g);
+        process_resize_request(g, id, f->resize);
         break;
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_READ:
         guestd_touch(g);

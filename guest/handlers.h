@@ -16,6 +16,7 @@ void exec_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ExecR
 void process_list_request(struct guestd *g, uint32_t id);
 void process_stdin_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ProcessStdin *r);
 void process_signal_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SignalRequest *r);
+void process_resize_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Resize *r);
 /* attach.c */
 void attach_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AttachRequest *r);
 /* file_read.c, file_write.c, dir_list.c */

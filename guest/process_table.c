@@ -249,3 +249,23 @@ void process_signal_request(struct guestd *g, uint32_t id, const Airlock__Guest_
     else
         guestd_send_result(g, id, 0, NULL);
 }
+
+void process_resize_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Resize *r)
+{
+    struct bg_process *p = process_table_find(g->processes, r->pid);
+    if (!p) {
+        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+        return;
+    }
+    if (r->rows == 0 || r->cols == 0 || r->rows > 65535 || r->cols > 65535) {
+        guestd_send_result(g, id, EINVAL, "resize: rows and cols must be 1..65535");
+        return;
+    }
+    int err = p->running ? child_resize(&p->child, r->rows, r->cols) : ESRCH;
+    if (err == ENOTTY)
+        guestd_send_result(g, id, err, "process %d has no terminal (start it with a PTY)", r->pid);
+    else if (err)
+        guestd_send_result(g, id, err, "resize process %d: %s", r->pid, strerror(err));
+    else
+        guestd_send_result(g, id, 0, NULL);
+}

@@ -1,5 +1,6 @@
 /* Health, clock, entropy and hostname: what the host refreshes after a
- * restore, one at a time or all at once (SessionInit). */
+ * restore, one at a time or all at once (SessionInit, which also brings the
+ * sandbox CA: trust_store.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "guestd.h"
 #include "guestd_internal.h"
 #include "handlers.h"
+#include "trust_store.h"
 
 #define ENTROPY_MAX_BYTES (64u << 10)
 #define STEP_MSG_MAX 200
@@ -154,6 +156,9 @@ void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V
         err = add_entropy(&r->entropy, msg, sizeof(msg));
     if (!err)
         err = set_hostname(r->hostname, msg, sizeof(msg));
+    if (!err && r->trusted_ca_pem[0])
+        err = trust_store_install_ca(r->trusted_ca_pem, TRUST_STORE_BUNDLE, TRUST_STORE_CA_FILE,
+                                     msg, sizeof(msg));
     if (err) {
         guestd_send_result(g, id, err, "session init: %s", msg);
         return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller.h"
 #include "log.h"
 #include "scheduler.h"
 #include "service.h"
@@ -22,7 +23,16 @@ static void usage(FILE *out)
             "  --database URL        PostgreSQL connection string (env AIRLOCK_DATABASE_URL)\n"
             "  --nats URL            NATS server (env AIRLOCK_NATS_URL, default nats://127.0.0.1:4222)\n"
             "  --node-timeout MS     one request to a node, e.g. a VM boot (default 120000)\n"
-            "  --node-dead-after S   a node silent this long gets no work (default 10)\n",
+            "  --node-dead-after S   a node silent this long gets no work (default 10)\n"
+            "  --idle-timeout-s S    suspend a sandbox idle this long, unless its create set\n"
+            "                        idle_timeout_s (default 21600; 0 = never)\n"
+            "  --ttl-s S             delete a sandbox this long after creation, unless its\n"
+            "                        create set ttl_s (default 0 = never)\n"
+            "  --controller-interval-ms MS  between controller passes (default 2000)\n"
+            "  --reconcile-interval-s S     compare every node with the database this often\n"
+            "                        (default 60; also after a restart of either)\n"
+            "  --reconcile-grace-s S  delete a VM the database does not know once this old\n"
+            "                        (default 60)\n",
             SCHEDULER_DEFAULT_DATA_DIR);
 }
 
@@ -42,6 +52,11 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "nats", required_argument, NULL, 'n' },
         { "node-timeout", required_argument, NULL, 't' },
         { "node-dead-after", required_argument, NULL, 'a' },
+        { "idle-timeout-s", required_argument, NULL, 'i' },
+        { "ttl-s", required_argument, NULL, 'T' },
+        { "controller-interval-ms", required_argument, NULL, 'c' },
+        { "reconcile-interval-s", required_argument, NULL, 'r' },
+        { "reconcile-grace-s", required_argument, NULL, 'g' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -50,6 +65,11 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
     cfg->nats_url = env_or("AIRLOCK_NATS_URL", "nats://127.0.0.1:4222");
     cfg->node_timeout_ms = 120000;
     cfg->node_dead_after_s = 10;
+    cfg->idle_timeout_s = 21600;
+    cfg->ttl_s = 0;
+    cfg->controller_interval_ms = 2000;
+    cfg->reconcile_interval_s = 60;
+    cfg->reconcile_grace_s = 60;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -59,6 +79,11 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         case 'n': cfg->nats_url = optarg; break;
         case 't': cfg->node_timeout_ms = atoi(optarg); break;
         case 'a': cfg->node_dead_after_s = atoi(optarg); break;
+        case 'i': cfg->idle_timeout_s = atoi(optarg); break;
+        case 'T': cfg->ttl_s = atoi(optarg); break;
+        case 'c': cfg->controller_interval_ms = atoi(optarg); break;
+        case 'r': cfg->reconcile_interval_s = atoi(optarg); break;
+        case 'g': cfg->reconcile_grace_s = atoi(optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -69,6 +94,13 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
     }
     if (cfg->node_timeout_ms <= 0 || cfg->node_dead_after_s <= 0) {
         fprintf(stderr, "airlock-scheduler: --node-timeout and --node-dead-after must be positive\n");
+        return -1;
+    }
+    if (cfg->idle_timeout_s < 0 || cfg->ttl_s < 0 || cfg->controller_interval_ms <= 0 ||
+        cfg->reconcile_interval_s <= 0 || cfg->reconcile_grace_s < 0) {
+        fprintf(stderr, "airlock-scheduler: --idle-timeout-s, --ttl-s and --reconcile-grace-s"
+                        " must be 0 or more, --controller-interval-ms and"
+                        " --reconcile-interval-s positive\n");
         return -1;
     }
     if (!cfg->listen) {
@@ -102,10 +134,18 @@ int main(int argc, char **argv)
         scheduler_shutdown(&s);
         return 1;
     }
+    struct controller *ctl = controller_start(&s, err, sizeof(err));
+    if (!ctl) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        rpc_server_stop(srv);
+        scheduler_shutdown(&s);
+        return 1;
+    }
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
     int sig = stop_signals_wait(&stop_signals);
     log_info("scheduler stopping", "signal=%d", sig);
     rpc_server_stop(srv);
+    controller_stop(ctl);
     scheduler_shutdown(&s);
     return 0;
 }

@@ -68,6 +68,31 @@ static const char *const migrations[] = {
     /* 2: the egress policy as given (docs/api.md "network"); NULL = none,
      * i.e. deny everything. Kept so forks and restores can reuse it. */
     "ALTER TABLE sandboxes ADD COLUMN network jsonb;",
+    /* 3: what the controllers need (scheduler/controller*.c). ttl_s 0 =
+     * never; last_activity_at is what the node last reported (NULL: none
+     * yet); a NULL warm_pool_target leaves each node its own --warm-pool;
+     * a node's started_unix_ms changes when it restarts, which (like a
+     * heartbeat gap) sets reconcile until the leader has compared it. */
+    "ALTER TABLE sandboxes ADD COLUMN ttl_s integer NOT NULL DEFAULT 0;"
+    "ALTER TABLE sandboxes ADD COLUMN last_activity_at timestamptz;"
+    "ALTER TABLE templates ADD COLUMN warm_pool_target integer;"
+    "ALTER TABLE nodes ADD COLUMN started_unix_ms bigint NOT NULL DEFAULT 0;"
+    "ALTER TABLE nodes ADD COLUMN warm_pools jsonb NOT NULL DEFAULT '[]';"
+    "ALTER TABLE nodes ADD COLUMN reconcile boolean NOT NULL DEFAULT true;",
+    /* 4: named, versioned templates of a project (docs/templates.md), one
+     * row per version with id "<project>.<name>:<version>" (the node's name
+     * for it); state building (the number is taken), ready or deleted.
+     * nodes.templates: the versions each node reported ready (locality). */
+    "ALTER TABLE templates ADD COLUMN name text;"
+    "ALTER TABLE templates ADD COLUMN version integer;"
+    "ALTER TABLE templates ADD COLUMN state text NOT NULL DEFAULT 'ready';"
+    "ALTER TABLE templates ADD COLUMN node_id text REFERENCES nodes(id);"
+    "ALTER TABLE templates ADD COLUMN cpus integer;"
+    "ALTER TABLE templates ADD COLUMN memory_mb integer;"
+    "ALTER TABLE templates ADD COLUMN spec jsonb;"
+    "ALTER TABLE templates ADD COLUMN build_ms integer NOT NULL DEFAULT 0;"
+    "CREATE UNIQUE INDEX templates_versions ON templates (project_id, name, version);"
+    "ALTER TABLE nodes ADD COLUMN templates text[] NOT NULL DEFAULT '{}';",
 };
 
 const struct db_schema scheduler_schema = {

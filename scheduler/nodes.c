@@ -1,5 +1,7 @@
 #include "nodes.h"
 
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,43 @@
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
 #define ROLL_CALL_SUBJECT "airlock.nodes.roll-call" /* see protos/node.proto */
+
+/* The heartbeat's warm pools as JSON [{"template","target","ready"}], or
+ * NULL when out of memory. */
+static char *warm_pools_json(const Airlock__Node__V1__Heartbeat *hb)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < hb->n_warm_pools; i++)
+        json_array_append_new(list, json_pack("{s:s,s:i,s:i}", "template",
+                                              hb->warm_pools[i]->template_, "target",
+                                              (json_int_t)hb->warm_pools[i]->target, "ready",
+                                              (json_int_t)hb->warm_pools[i]->ready));
+    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    return text;
+}
+
+/* The heartbeat's template versions as a text[] literal ("{a,b}"), or NULL
+ * when out of memory; a ref with other characters than a template's
+ * ([a-z0-9_.:-]) is left out. */
+static char *templates_array(const Airlock__Node__V1__Heartbeat *hb)
+{
+    size_t size = 3;
+    for (size_t i = 0; i < hb->n_templates; i++)
+        size += strlen(hb->templates[i]) + 1;
+    char *text = malloc(size), *p = text;
+    if (!text)
+        return NULL;
+    *p++ = '{';
+    for (size_t i = 0; i < hb->n_templates; i++) {
+        const char *ref = hb->templates[i];
+        if (!*ref || strspn(ref, "abcdefghijklmnopqrstuvwxyz0123456789_.:-") != strlen(ref))
+            continue;
+        p += sprintf(p, "%s%s", p == text + 1 ? "" : ",", ref);
+    }
+    strcpy(p, "}");
+    return text;
+}
 
 static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
@@ -20,23 +59,38 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
         log_warn("ignoring malformed heartbeat", "subject=%s", natsMsg_GetSubject(msg));
         goto out;
     }
-    char capacity[16], sandboxes[16], free_mb[32];
+    char capacity[16], sandboxes[16], free_mb[32], started[32], dead_after[16];
     snprintf(capacity, sizeof(capacity), "%u", hb->capacity);
     snprintf(sandboxes, sizeof(sandboxes), "%u", hb->sandboxes);
     snprintf(free_mb, sizeof(free_mb), "%llu", (unsigned long long)hb->free_memory_mb);
-    const char *params[] = { hb->node_id, hb->vmhost_addr, capacity, sandboxes, free_mb, hb->accel };
+    snprintf(started, sizeof(started), "%" PRId64, hb->started_unix_ms);
+    snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
+    char *pools = warm_pools_json(hb), *templates = templates_array(hb);
+    const char *params[] = { hb->node_id, hb->vmhost_addr, capacity, sandboxes, free_mb,
+                             hb->accel,   started,         pools ? pools : "[]", dead_after,
+                             templates ? templates : "{}" };
     char err[512];
-    /* xmax = 0 only on a freshly inserted row: log new nodes once. */
+    /* xmax = 0 only on a freshly inserted row: log new nodes once. A node
+     * that restarted (new started_unix_ms) or was silent past dead_after
+     * may have lost sandboxes: flag it for reconciliation (controllers). */
     PGresult *res = db_query(&s->db,
                              "INSERT INTO nodes (id, vmhost_addr, capacity, sandboxes,"
-                             " free_memory_mb, accel, last_seen)"
-                             " VALUES ($1, $2, $3::integer, $4::integer, $5::bigint, $6, now())"
+                             " free_memory_mb, accel, last_seen, started_unix_ms, warm_pools,"
+                             " templates)"
+                             " VALUES ($1, $2, $3::integer, $4::integer, $5::bigint, $6, now(),"
+                             " $7::bigint, $8::jsonb, $10::text[])"
                              " ON CONFLICT (id) DO UPDATE SET vmhost_addr = EXCLUDED.vmhost_addr,"
                              " capacity = EXCLUDED.capacity, sandboxes = EXCLUDED.sandboxes,"
                              " free_memory_mb = EXCLUDED.free_memory_mb, accel = EXCLUDED.accel,"
-                             " last_seen = now()"
+                             " last_seen = now(), started_unix_ms = EXCLUDED.started_unix_ms,"
+                             " warm_pools = EXCLUDED.warm_pools, templates = EXCLUDED.templates,"
+                             " reconcile = nodes.reconcile"
+                             "   OR nodes.started_unix_ms <> EXCLUDED.started_unix_ms"
+                             "   OR nodes.last_seen < now() - make_interval(secs => $9::integer)"
                              " RETURNING (xmax = 0)",
-                             6, params, err, sizeof(err));
+                             10, params, err, sizeof(err));
+    free(pools);
+    free(templates);
     if (!res) {
         log_warn("heartbeat not recorded", "node=%s error=\"%s\"", hb->node_id, err);
         goto out;
@@ -72,7 +126,8 @@ grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     const char *params[] = { sandbox_id, dead_after };
     /* Creates in flight count against a node until its heartbeat shows them
-     * (conservative: for a moment they may count twice). */
+     * (conservative: for a moment they may count twice). A named template
+     * lives on the nodes that built it or report it (docs/templates.md). */
     PGresult *res = db_query(
         &s->db,
         "UPDATE sandboxes SET node_id = ("
@@ -80,14 +135,20 @@ grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *
         "  WHERE n.last_seen > now() - make_interval(secs => $2::integer)"
         "    AND n.capacity > n.sandboxes + (SELECT count(*) FROM sandboxes p"
         "        WHERE p.node_id = n.id AND p.state = 'creating')"
+        "    AND (sandboxes.template = 'default' OR sandboxes.template = ANY(n.templates)"
+        "         OR n.id = (SELECT t.node_id FROM templates t WHERE t.id = sandboxes.template))"
         "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
-        " WHERE id = $1 RETURNING coalesce(node_id, '')",
+        " WHERE id = $1 RETURNING coalesce(node_id, ''), template",
         2, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     grpc_status_code st = GRPC_STATUS_OK;
     if (PQntuples(res) != 1 || !*PQgetvalue(res, 0, 0)) {
-        snprintf(err, errlen, "no live node has room for another sandbox");
+        if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 1), "default") != 0)
+            snprintf(err, errlen, "no live node that has template %s has room for another sandbox",
+                     PQgetvalue(res, 0, 1));
+        else
+            snprintf(err, errlen, "no live node has room for another sandbox");
         st = GRPC_STATUS_RESOURCE_EXHAUSTED;
     } else {
         snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
@@ -125,9 +186,16 @@ grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char
         snprintf(err, errlen, "nats: request %s: %s", subject, natsStatus_GetText(ns));
         return GRPC_STATUS_UNAVAILABLE;
     }
+    return nodes_reply_take(node_id, op, resp, reply, err, errlen);
+}
+
+grpc_status_code nodes_reply_take(const char *node_id, const char *op, natsMsg *msg,
+                                  Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
+{
+    *reply = NULL;
     Airlock__Node__V1__NodeReply *r = airlock__node__v1__node_reply__unpack(
-        NULL, (size_t)natsMsg_GetDataLength(resp), (const uint8_t *)natsMsg_GetData(resp));
-    natsMsg_Destroy(resp);
+        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+    natsMsg_Destroy(msg);
     if (!r) {
         snprintf(err, errlen, "node %s sent a malformed reply to %s", node_id, op);
         return GRPC_STATUS_INTERNAL;

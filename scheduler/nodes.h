@@ -26,4 +26,9 @@ grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char
                             const ProtobufCMessage *req, int timeout_ms,
                             Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
 
+/* A NodeReply in msg (destroyed here), as nodes_call answers it: OK with
+ * *reply, or its status with err. op names the request in errors. */
+grpc_status_code nodes_reply_take(const char *node_id, const char *op, natsMsg *msg,
+                                  Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
+
 #endif

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "template_store.h"
+
 /* Column order is what store_sandbox_msg() reads. */
 #define SANDBOX_SELECT                                                                    \
     "SELECT s.id, s.project_id, s.state, s.template, s.cpus, s.memory_mb,"                \
@@ -11,7 +13,7 @@
     " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
-    " coalesce(s.network::text, '')"                                                      \
+    " coalesce(s.network::text, ''), s.ttl_s"                                             \
     " FROM sandboxes s LEFT JOIN nodes n ON n.id = s.node_id"
 
 /* A transition row's time as RFC3339 UTC with milliseconds. */
@@ -34,7 +36,8 @@ void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *
     msg->id = PQgetvalue(res, row, 0);
     msg->project_id = PQgetvalue(res, row, 1);
     msg->state = PQgetvalue(res, row, 2);
-    msg->template_ = PQgetvalue(res, row, 3);
+    /* "py:2", not the row's "<project>.py:2" */
+    msg->template_ = (char *)template_display_name(PQgetvalue(res, row, 3), msg->project_id);
     msg->cpus = (uint32_t)atoi(PQgetvalue(res, row, 4));
     msg->memory_mb = (uint32_t)atoi(PQgetvalue(res, row, 5));
     msg->node_id = PQgetvalue(res, row, 6);
@@ -46,11 +49,17 @@ void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *
     msg->metadata_json = PQgetvalue(res, row, 12);
     msg->idle_timeout_s = (uint32_t)atoi(PQgetvalue(res, row, 13));
     msg->network_json = PQgetvalue(res, row, 14);
+    msg->ttl_s = (uint32_t)atoi(PQgetvalue(res, row, 15));
 }
 
 const char *store_sandbox_state(PGresult *res, int row)
 {
     return PQgetvalue(res, row, 2);
+}
+
+const char *store_sandbox_template_id(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, 3);
 }
 
 const char *store_sandbox_node(PGresult *res, int row)
@@ -93,14 +102,15 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
                                       struct sandbox_event *created, char *existing_id,
                                       size_t idlen, char *err, size_t errlen)
 {
-    char cpus[16], memory[16], idle[16];
+    char cpus[16], memory[16], idle[16], ttl[16];
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
     snprintf(memory, sizeof(memory), "%u", req->memory_mb);
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
+    snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
     const char *params[] = { id,          req->project_id, req->template_, cpus,
                              memory,      req->env_json,   req->metadata_json, idle,
                              req->idempotency_key, note->who, note->request_id,
-                             req->network_json };
+                             req->network_json, ttl };
     existing_id[0] = '\0';
     const char *tparams[] = { req->template_, req->project_id };
     PGresult *res = db_query(db,
@@ -120,14 +130,14 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
     res = db_query(
         db,
         "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
-        "   metadata, idle_timeout_s, idempotency_key, network)"
+        "   metadata, idle_timeout_s, idempotency_key, network, ttl_s)"
         "   VALUES ($1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb)"
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer)"
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING id)"
         " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
         " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING "
         TRANSITION_AT_RFC3339("at"),
-        12, params, err, errlen);
+        13, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     int inserted = PQntuples(res);
@@ -163,9 +173,9 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
     PGresult *res = db_query(
         db,
         "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
-        "   node_id, env, metadata, idle_timeout_s)"
+        "   node_id, env, metadata, idle_timeout_s, ttl_s, network)"
         "   SELECT $1, project_id, 'running', template, cpus, memory_mb, node_id, env, metadata,"
-        "   idle_timeout_s FROM sandboxes WHERE id = $2 RETURNING id, project_id)"
+        "   idle_timeout_s, ttl_s, network FROM sandboxes WHERE id = $2 RETURNING id, project_id)"
         " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
         " SELECT id, $3, NULL, 'running', $4, $5 FROM s RETURNING "
         TRANSITION_AT_RFC3339("at") ", (SELECT project_id FROM s)",
@@ -180,6 +190,18 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
         snprintf(err, errlen, "sandbox %s vanished while forking", parent_id);
         return GRPC_STATUS_ABORTED;
     }
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code store_sandbox_release_key(struct db *db, const char *id, char *err,
+                                           size_t errlen)
+{
+    const char *params[] = { id };
+    PGresult *res = db_query(db, "UPDATE sandboxes SET idempotency_key = NULL WHERE id = $1", 1,
+                             params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    PQclear(res);
     return GRPC_STATUS_OK;
 }
 

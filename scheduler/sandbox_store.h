@@ -32,6 +32,9 @@ struct sandbox_event {
 void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg);
 const char *store_sandbox_state(PGresult *res, int row);
 const char *store_sandbox_node(PGresult *res, int row);
+/* The template's row id ("default", "<project>.<name>:<version>"), which
+ * the node knows it by; the message shows it without the project. */
+const char *store_sandbox_template_id(PGresult *res, int row);
 
 grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const char *id,
                                    PGresult **out, char *err, size_t errlen);
@@ -47,10 +50,16 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
                                       struct sandbox_event *created, char *existing_id,
                                       size_t idlen, char *err, size_t errlen);
 
+/* Frees the idempotency key of sandbox id (a create that never made it),
+ * so a retry with the key creates anew. */
+grpc_status_code store_sandbox_release_key(struct db *db, const char *id, char *err,
+                                           size_t errlen);
+
 /* Inserts fork_id, made by the node of `parent` (a row of
  * store_sandbox_get) from it: running, in the parent's project, on its
- * node, with its template, size, env, metadata and idle timeout; its first
- * transition says whose fork it is (*created describes it). */
+ * node, with its template, size, env, metadata, idle timeout, TTL
+ * (counted from its own creation) and egress policy; its first transition
+ * says whose fork it is (*created describes it). */
 grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
                                    const struct transition_note *note,
                                    struct sandbox_event *created, char *err, size_t errlen);

@@ -15,6 +15,13 @@ struct scheduler_config {
     const char *nats_url;
     int node_timeout_ms;       /* one NATS request to a node (a create boots a VM) */
     int node_dead_after_s;     /* a node without heartbeat this long gets no work */
+    /* Controllers (controller.h). */
+    int idle_timeout_s;        /* for sandboxes created without one; 0 = never suspend */
+    int ttl_s;                 /* for sandboxes created without one; 0 = no TTL */
+    int controller_interval_ms; /* between two passes of the controllers */
+    int reconcile_interval_s;  /* every node is compared this often, besides after restarts */
+    int reconcile_grace_s;     /* a VM no row knows is deleted once this old (a fork's VM
+                                  exists a moment before its row) */
 };
 
 struct scheduler {

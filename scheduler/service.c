@@ -102,6 +102,12 @@ static const struct rpc_method scheduler_methods[] = {
     { SCHEDULER_METHOD("DeleteCheckpoint"), service_checkpoint_delete },
     { SCHEDULER_METHOD("RestoreCheckpoint"), service_checkpoint_restore },
     { SCHEDULER_METHOD("ForkSandbox"), service_sandbox_fork },
+    { SCHEDULER_METHOD("SetWarmPool"), service_warm_pool_set },
+    { SCHEDULER_METHOD("GetWarmPool"), service_warm_pool_get },
+    { SCHEDULER_METHOD("BuildTemplate"), service_template_build },
+    { SCHEDULER_METHOD("ListTemplates"), service_template_list },
+    { SCHEDULER_METHOD("GetTemplate"), service_template_get },
+    { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete },
 };
 
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen)

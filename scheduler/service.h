@@ -1,7 +1,8 @@
 /* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
  * the method table and the project/key methods; service_sandbox.c the
  * sandbox lifecycle; service_checkpoint.c checkpoints and restore;
- * service_fork.c forks; service_network.c egress policies. */
+ * service_fork.c forks; service_network.c egress policies;
+ * service_pool.c warm-pool targets; service_template.c templates. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
@@ -11,6 +12,7 @@
 #include "rpc_server.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
+#include "template_store.h"
 
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen);
 
@@ -24,6 +26,15 @@ const char *service_actor(const char *actor);
 grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
                                     enum sandbox_state to, const struct transition_note *note,
                                     char *err, size_t errlen);
+
+/* Runs a lifecycle op (pause, resume, suspend, delete) on the project's
+ * sandbox id as the API does and the controllers do: planned by the state
+ * machine, a two-step op recorded before the node acts (and undone if the
+ * node refuses, except delete), the final state committed with its audit
+ * row and event. node gets the sandbox's node ("" if never placed). */
+grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id, const char *id,
+                                    enum sandbox_op op, const struct transition_note *note,
+                                    char *node, size_t nodelen, char *err, size_t errlen);
 
 /* The caller's sandbox (row 0 of *row) if op may proceed from its state
  * (*plan, *from): NOT_FOUND for a foreign one, FAILED_PRECONDITION naming
@@ -65,5 +76,18 @@ void service_checkpoint_delete(struct rpc_call *call, void *ctx);
 void service_checkpoint_restore(struct rpc_call *call, void *ctx);
 void service_sandbox_fork(struct rpc_call *call, void *ctx);
 void service_sandbox_set_network(struct rpc_call *call, void *ctx);
+void service_template_build(struct rpc_call *call, void *ctx); /* service_template.c */
+void service_template_list(struct rpc_call *call, void *ctx);
+void service_template_get(struct rpc_call *call, void *ctx);
+void service_template_delete(struct rpc_call *call, void *ctx);
+
+/* A create's template (template_store.h): req->template_ becomes its id
+ * (pointing into tc), a named template's size fills cpus and memory_mb
+ * (another size: INVALID_ARGUMENT); NOT_FOUND naming an unknown one. */
+grpc_status_code service_template_for_create(struct scheduler *s,
+                                             Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                             struct template_choice *tc, char *err, size_t errlen);
+void service_warm_pool_set(struct rpc_call *call, void *ctx);
+void service_warm_pool_get(struct rpc_call *call, void *ctx);
 
 #endif

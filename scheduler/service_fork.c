@@ -76,6 +76,7 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     struct sandbox_plan plan;
     enum sandbox_state from;
     struct transition_note note = { service_actor(req->actor), "fork", req->request_id };
+    struct node_policy policy = { 0 };
     unsigned count = req->count ? req->count : 1;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
     if (count > FORK_MAX_COUNT) {
@@ -90,7 +91,14 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     nreq.sandbox_id = req->sandbox_id;
     nreq.count = count;
     nreq.checkpoint = req->checkpoint;
-    st = service_call_node(s, parent, "fork", &nreq.base, &reply, err, sizeof(err));
+    /* The forks get the parent's egress policy, the one its row records
+     * (and store_fork_insert copies): a fork is no way around it. */
+    Airlock__Scheduler__V1__Sandbox stored;
+    store_sandbox_msg(parent, 0, &stored);
+    st = node_policy_load(&policy, stored.network_json, err, sizeof(err));
+    nreq.policy = node_policy_msg(&policy);
+    if (st == GRPC_STATUS_OK)
+        st = service_call_node(s, parent, "fork", &nreq.base, &reply, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     rows = calloc(reply->n_forks + 1, sizeof(*rows));
@@ -109,6 +117,7 @@ out:
     free(rows);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
+    node_policy_free(&policy);
     PQclear(parent);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

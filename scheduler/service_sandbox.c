@@ -46,7 +46,8 @@ grpc_status_code service_transition(struct scheduler *s, const char *id, enum sa
 
 /* Fills the defaults into req, a shallow copy of the received request (its
  * strings stay owned by the original, so literals may replace them). */
-static bool create_request_valid(Airlock__Scheduler__V1__CreateSandboxRequest *req, char *err,
+static bool create_request_valid(const struct scheduler_config *cfg,
+                                 Airlock__Scheduler__V1__CreateSandboxRequest *req, char *err,
                                  size_t errlen)
 {
     if (!*req->project_id) {
@@ -63,8 +64,12 @@ static bool create_request_valid(Airlock__Scheduler__V1__CreateSandboxRequest *r
         req->env_json = "{}";
     if (!*req->metadata_json)
         req->metadata_json = "{}";
+    /* The defaults are stored with the sandbox: a later change of the
+     * flags applies to new sandboxes only. 0 stored = never. */
     if (req->idle_timeout_s == 0)
-        req->idle_timeout_s = 21600;
+        req->idle_timeout_s = (uint32_t)cfg->idle_timeout_s;
+    if (req->ttl_s == 0)
+        req->ttl_s = (uint32_t)cfg->ttl_s;
     if (req->cpus > 16) {
         snprintf(err, errlen, "cpus: %u is more than 16", req->cpus);
         return false;
@@ -104,9 +109,11 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
     store_sandbox_msg(row, 0, &stored);
     Airlock__Vmhost__V1__CreateSandboxRequest creq = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     creq.id = (char *)id;
-    creq.template_ = stored.template_;
+    creq.template_ = (char *)store_sandbox_template_id(row, 0); /* the node's name for it */
     creq.vcpus = stored.cpus;
     creq.memory_mb = stored.memory_mb;
+    /* egress injects this project's credentials (vault). */
+    creq.project_id = (char *)req->project_id;
     /* The stored policy, not the request's: a retry may carry none. */
     struct node_policy policy;
     st = node_policy_load(&policy, stored.network_json, err, errlen);
@@ -132,9 +139,26 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
     snprintf(err, errlen, "sandbox %s: %s", id, why);
     struct transition_note failed = { note->who, why, note->request_id };
     char terr[256];
-    if (service_transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr, sizeof(terr)) !=
-        GRPC_STATUS_OK)
-        log_warn("error state not recorded", "sandbox=%s error=\"%s\"", id, terr);
+    /* A node that refused the create (egress down or refusing the policy,
+     * no capacity, ...) undid everything, and so did a create no node could
+     * be asked for: the sandbox never was. It leaves only its audit rows
+     * (creating → deleting → deleted with the reason) and frees its
+     * idempotency key for a retry. A node that did not answer in time may
+     * still have it: that one is an error for a delete (or the reconciler)
+     * to clean up. */
+    bool never_made = st != GRPC_STATUS_DEADLINE_EXCEEDED;
+    grpc_status_code recorded =
+        never_made
+            ? service_transition(s, id, SANDBOX_CREATING, SANDBOX_DELETING, &failed, terr,
+                                 sizeof(terr))
+            : service_transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr,
+                                 sizeof(terr));
+    if (recorded == GRPC_STATUS_OK && never_made &&
+        (recorded = service_transition(s, id, SANDBOX_DELETING, SANDBOX_DELETED, &failed, terr,
+                                       sizeof(terr))) == GRPC_STATUS_OK)
+        recorded = store_sandbox_release_key(&s->db, id, terr, sizeof(terr));
+    if (recorded != GRPC_STATUS_OK)
+        log_warn("failed create not recorded", "sandbox=%s error=\"%s\"", id, terr);
     return st;
 }
 
@@ -151,7 +175,12 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
     PGresult *row = NULL;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
     struct transition_note note = { service_actor(req->actor), "create", req->request_id };
-    if (!create_request_valid(req, err, sizeof(err)))
+    struct template_choice tc;
+    st = service_template_for_create(s, req, &tc, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (!create_request_valid(&s->cfg, req, err, sizeof(err)))
         goto out;
     if (random_id("sb_", 10, id, sizeof(id)) < 0) {
         st = GRPC_STATUS_INTERNAL;
@@ -272,6 +301,50 @@ static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op o
     return st;
 }
 
+grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id, const char *id,
+                                    enum sandbox_op op, const struct transition_note *note,
+                                    char *node, size_t nodelen, char *err, size_t errlen)
+{
+    PGresult *row = NULL;
+    node[0] = '\0';
+    grpc_status_code st = store_sandbox_get(&s->db, project_id, id, &row, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    enum sandbox_state from;
+    struct sandbox_plan plan;
+    if (sandbox_state_parse(store_sandbox_state(row, 0), &from) < 0) {
+        snprintf(err, errlen, "sandbox %s has an unknown state %s", id, store_sandbox_state(row, 0));
+        PQclear(row);
+        return GRPC_STATUS_INTERNAL;
+    }
+    snprintf(node, nodelen, "%s", store_sandbox_node(row, 0));
+    PQclear(row);
+    if (sandbox_op_plan(op, from, id, &plan, err, errlen) < 0)
+        return GRPC_STATUS_FAILED_PRECONDITION;
+    bool two_step = plan.first != plan.done;
+    /* Two-step operations are recorded before the node acts (a crash in
+     * between leaves "deleting"/"suspending", which a retry or the
+     * reconciler finishes); one-step ones once the node has done it. */
+    if (two_step && plan.record_first) {
+        st = service_transition(s, id, from, plan.first, note, err, errlen);
+        if (st != GRPC_STATUS_OK)
+            return st;
+    }
+    st = lifecycle_on_node(s, op, id, node, err, errlen);
+    if (st != GRPC_STATUS_OK) {
+        if (two_step && op != SANDBOX_OP_DELETE) {
+            /* Nothing changed on the node: back to where it was. */
+            struct transition_note undo = { note->who, err, note->request_id };
+            char uerr[256];
+            if (service_transition(s, id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
+                GRPC_STATUS_OK)
+                log_warn("undo not recorded", "sandbox=%s error=\"%s\"", id, uerr);
+        }
+        return st;
+    }
+    return service_transition(s, id, two_step ? plan.first : from, plan.done, note, err, errlen);
+}
+
 static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum sandbox_op op)
 {
     Airlock__Scheduler__V1__SandboxRef *req =
@@ -281,50 +354,12 @@ static void sandbox_lifecycle(struct rpc_call *call, struct scheduler *s, enum s
     PGresult *row = NULL;
     char err[2048], node[128];
     struct transition_note note = { service_actor(req->actor), sandbox_op_name(op), req->request_id };
-    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        goto out;
-    enum sandbox_state from;
-    struct sandbox_plan plan;
-    if (sandbox_state_parse(store_sandbox_state(row, 0), &from) < 0) {
-        st = GRPC_STATUS_INTERNAL;
-        snprintf(err, sizeof(err), "sandbox %s has an unknown state %s", req->id,
-                 store_sandbox_state(row, 0));
-        goto out;
-    }
-    if (sandbox_op_plan(op, from, req->id, &plan, err, sizeof(err)) < 0) {
-        st = GRPC_STATUS_FAILED_PRECONDITION;
-        goto out;
-    }
-    snprintf(node, sizeof(node), "%s", store_sandbox_node(row, 0));
-    PQclear(row);
-    row = NULL;
-    bool two_step = plan.first != plan.done;
-    /* Two-step operations are recorded before the node acts (a crash in
-     * between leaves "deleting"/"suspending", which a retry or the
-     * reconciler finishes); one-step ones once the node has done it. */
-    if (two_step && plan.record_first) {
-        st = service_transition(s, req->id, from, plan.first, &note, err, sizeof(err));
-        if (st != GRPC_STATUS_OK)
-            goto out;
-    }
-    st = lifecycle_on_node(s, op, req->id, node, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        if (two_step && op != SANDBOX_OP_DELETE) {
-            /* Nothing changed on the node: back to where it was. */
-            struct transition_note undo = { note.who, err, note.request_id };
-            char uerr[256];
-            if (service_transition(s, req->id, plan.first, from, &undo, uerr, sizeof(uerr)) !=
-                GRPC_STATUS_OK)
-                log_warn("undo not recorded", "sandbox=%s error=\"%s\"", req->id, uerr);
-        }
-        goto out;
-    }
-    st = service_transition(s, req->id, two_step ? plan.first : from, plan.done, &note, err, sizeof(err));
+    grpc_status_code st = service_sandbox_op(s, req->project_id, req->id, op, &note, node,
+                                             sizeof(node), err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     /* A deleted sandbox is no longer visible to Get: answer directly. */
-    if (plan.done == SANDBOX_DELETED) {
+    if (op == SANDBOX_OP_DELETE) {
         Airlock__Scheduler__V1__Sandbox gone = AIRLOCK__SCHEDULER__V1__SANDBOX__INIT;
         gone.id = req->id;
         gone.project_id = req->project_id;

@@ -1,13 +1,17 @@
 #!/bin/sh
 # `make down`: stops what `make up` started, by the pids it recorded in
 # DATA_DIR/run, gateway first and PostgreSQL last. Nothing else is touched.
+# vmhost suspends its sandboxes to disk as it stops (the next `make up`
+# resumes each on its first request), so it gets longer than the rest.
 set -eu
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
 RUN="$DATA_DIR/run"
 PG_BIN=/usr/lib/postgresql/15/bin
 
+# stop NAME [SECONDS]: TERM, then KILL after SECONDS (default 60).
 stop() {
     name=$1
+    ticks=$((${2:-60} * 5))
     [ -f "$RUN/$name.pid" ] || return 0
     pid=$(cat "$RUN/$name.pid")
     if kill -0 "$pid" 2>/dev/null; then
@@ -15,7 +19,7 @@ stop() {
         i=0
         while kill -0 "$pid" 2>/dev/null; do
             i=$((i + 1))
-            [ $i -eq 300 ] && { echo "$name ($pid) did not stop; sending KILL"; kill -KILL "$pid"; }
+            [ $i -eq $ticks ] && { echo "$name ($pid) did not stop; sending KILL"; kill -KILL "$pid"; }
             sleep 0.2
         done
         echo "$name stopped"
@@ -26,7 +30,10 @@ stop() {
 stop gateway
 stop vault
 stop scheduler
-stop vmhost
+if [ -f "$RUN/vmhost.pid" ]; then
+    echo "vmhost: suspending its sandboxes to disk (see $DATA_DIR/vmhost.log)"
+fi
+stop vmhost 900
 stop egress
 stop nats
 if [ -f "$RUN/postgres.started" ]; then

@@ -2,7 +2,7 @@
 # `make up`: starts airlock on this machine — its own PostgreSQL (unless
 # AIRLOCK_DATABASE_URL is set) and nats-server (unless AIRLOCK_NATS_URL is
 # set), then egress, vmhost, scheduler, vault and the gateway on
-# 127.0.0.1:7070 — and
+# 127.0.0.1:7070 (REST) and 127.0.0.1:7071 (the public gRPC API) — and
 # returns once the API answers. Idempotent: parts already running are left
 # alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
 # `make down` stops exactly those. See docs/operations.md.
@@ -13,6 +13,7 @@ RUN="$DATA_DIR/run"
 PG_BIN=/usr/lib/postgresql/15/bin
 NATS_PORT=${AIRLOCK_NATS_PORT:-4222}
 GATEWAY_ADDR=${AIRLOCK_GATEWAY_ADDR:-127.0.0.1:7070}
+GRPC_ADDR=${AIRLOCK_GRPC_ADDR:-127.0.0.1:7071}
 VMHOST="$BUILD_DIR/vmhost/airlock-vmhost"
 EGRESS="$BUILD_DIR/egress/airlock-egress"
 # The resolver egress asks for allowed names: the host's first IPv4
@@ -99,8 +100,12 @@ fi
 # ---- egress (before vmhost, which attaches every sandbox to it) ----
 if ! running egress; then
     rm -f "$DATA_DIR/egress.sock"
+    # --vault: credentials for hosts bound to a secret (the vault starts
+    # later; gRPC connects on first use). --state-dir keeps each sandbox's
+    # CA across egress restarts, so guests keep trusting it.
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
-        --upstream-dns "$UPSTREAM_DNS"
+        --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
+        --state-dir "$DATA_DIR/egress"
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
     echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, log: $DATA_DIR/egress.log"
 fi
@@ -137,14 +142,15 @@ fi
 # ---- gateway ----
 if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
-        --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL"
+        --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
+        --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"
 
 cat <<EOT
 
-airlock is up: http://$GATEWAY_ADDR
+airlock is up: http://$GATEWAY_ADDR (REST), $GRPC_ADDR (gRPC, docs/grpc-api.md)
 admin key (also in $DATA_DIR/admin-key, mode 0600): $(cat "$DATA_DIR/admin-key")
 Try it:
   curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" http://$GATEWAY_ADDR/v1/sandboxes

@@ -16,7 +16,7 @@
 #include "secmem.h"
 
 /* Columns of the candidate query. */
-enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG };
+enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST };
 
 /* The best candidate row for host, or -1. */
 static int best_binding(const PGresult *res, const char *host)
@@ -61,12 +61,22 @@ static grpc_status_code render(const PGresult *res, int row, const unsigned char
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    /* protobuf-c needs a heap string; injection_clear zeroes it. */
+    /* protobuf-c needs heap copies; injection_clear zeroes them. */
     out->header_value = strndup(value, value_len);
     out->header_name = name;
     out->secret_id = strdup(PQgetvalue(res, row, C_ID));
     name = NULL;
-    st = out->header_value && out->secret_id ? GRPC_STATUS_OK : GRPC_STATUS_INTERNAL;
+    out->secret_value.data = malloc(len ? len : 1);
+    if (out->secret_value.data) {
+        memcpy(out->secret_value.data, pt, len);
+        out->secret_value.len = len;
+    }
+    if (out->secret_id && asprintf(&out->placeholder, RULE_SECRET_PLACEHOLDER_PREFIX "%s",
+                                   out->secret_id) < 0)
+        out->placeholder = NULL;
+    st = out->header_value && out->secret_id && out->secret_value.data && out->placeholder
+             ? GRPC_STATUS_OK
+             : GRPC_STATUS_INTERNAL;
     if (st != GRPC_STATUS_OK) {
         snprintf(err, errlen, "out of memory");
         injection_clear(out);
@@ -86,6 +96,11 @@ void injection_clear(Airlock__Vault__V1__Injection *out)
     vault_free_string(out->header_value);
     vault_free_string(out->header_name);
     vault_free_string(out->secret_id);
+    vault_free_string(out->placeholder);
+    if (out->secret_value.data) {
+        OPENSSL_cleanse(out->secret_value.data, out->secret_value.len);
+        free(out->secret_value.data);
+    }
     airlock__vault__v1__injection__init(out);
 }
 
@@ -126,6 +141,7 @@ static grpc_status_code resolve_matched(struct vault *v,
     if (st == GRPC_STATUS_OK &&
         !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, C_ID),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_RATE), NULL, 10),
+                        (uint32_t)strtoul(PQgetvalue(res, row, C_BURST), NULL, 10),
                         clock_monotonic_ms())) {
         snprintf(err, errlen, "secret %s: rate limit of %s per minute reached",
                  PQgetvalue(res, row, C_ID), PQgetvalue(res, row, C_RATE));
@@ -150,7 +166,7 @@ grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInje
     res = db_query(&v->db,
                    "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
                    " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
-                   " encode(s.tag, 'hex')"
+                   " encode(s.tag, 'hex'), s.rate_limit_burst"
                    " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
                    " WHERE s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2)"
                    " ORDER BY s.created_at DESC, s.id",

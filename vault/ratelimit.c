@@ -32,7 +32,7 @@ static struct ratelimit_bucket *bucket_find(struct ratelimit *rl, const char *se
 }
 
 static struct ratelimit_bucket *bucket_add(struct ratelimit *rl, const char *secret_id,
-                                           uint32_t per_minute, int64_t now_ms)
+                                           uint32_t burst, int64_t now_ms)
 {
     if (strlen(secret_id) >= sizeof(rl->buckets->secret_id))
         return NULL;
@@ -46,25 +46,27 @@ static struct ratelimit_bucket *bucket_add(struct ratelimit *rl, const char *sec
     }
     struct ratelimit_bucket *b = &rl->buckets[rl->n++];
     strcpy(b->secret_id, secret_id);
-    b->tokens = per_minute; /* a new bucket starts full */
+    b->tokens = burst; /* a new bucket starts full */
     b->last_ms = now_ms;
     return b;
 }
 
 bool ratelimit_take(struct ratelimit *rl, const char *secret_id, uint32_t per_minute,
-                    int64_t now_ms)
+                    uint32_t burst, int64_t now_ms)
 {
     if (per_minute == 0)
         return true;
+    if (burst == 0)
+        burst = per_minute;
     pthread_mutex_lock(&rl->lock);
     bool ok = false;
     struct ratelimit_bucket *b = bucket_find(rl, secret_id);
     if (!b)
-        b = bucket_add(rl, secret_id, per_minute, now_ms);
+        b = bucket_add(rl, secret_id, burst, now_ms);
     if (b) {
         b->tokens += (double)(now_ms - b->last_ms) * per_minute / 60000.0;
-        if (b->tokens > per_minute)
-            b->tokens = per_minute; /* the limit may have been lowered */
+        if (b->tokens > burst)
+            b->tokens = burst; /* the limit may have been lowered */
         b->last_ms = now_ms;
         ok = b->tokens >= 1.0;
         if (ok)

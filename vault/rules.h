@@ -19,6 +19,11 @@ int rule_check(const char *rule, char *err, size_t errlen);
  * long, CR, LF or NUL: it would split or end the header). */
 int rule_check_secret(const unsigned char *value, size_t len, char *err, size_t errlen);
 
+/* What an agent may send in place of a secret's value: "airlock-secret-"
+ * and the secret's id. Not secret itself; egress swaps it for the value on
+ * the secret's hosts only. */
+#define RULE_SECRET_PLACEHOLDER_PREFIX "airlock-secret-"
+
 /* Splits a checked rule into the header name (malloc'd) and the value with
  * the secret put in (in locked memory: secmem_free(*value, *value_len + 1)).
  * 0 or -1 (out of memory). */

@@ -53,6 +53,9 @@ static const char *const vault_migrations[] = {
     "  FOR EACH ROW EXECUTE FUNCTION vault_audit_refuse_change();"
     "CREATE TRIGGER vault_audit_no_truncate BEFORE TRUNCATE ON vault_audit"
     "  FOR EACH STATEMENT EXECUTE FUNCTION vault_audit_refuse_change();",
+    /* 2: a bucket size of its own (before: the per-minute rate). */
+    "ALTER TABLE vault_secrets ADD COLUMN rate_limit_burst integer NOT NULL DEFAULT 0;"
+    "UPDATE vault_secrets SET rate_limit_burst = rate_limit_per_minute;",
 };
 
 const struct db_schema vault_schema = {

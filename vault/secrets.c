@@ -55,6 +55,12 @@ static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char
         snprintf(err, errlen, "rate_limit_per_minute: at most %d", SECRET_MAX_RATE_PER_MINUTE);
         return -1;
     }
+    if (req->rate_limit_burst > SECRET_MAX_RATE_PER_MINUTE ||
+        (req->rate_limit_burst && !req->rate_limit_per_minute)) {
+        snprintf(err, errlen, "rate_limit_burst: at most %d, and only with rate_limit_per_minute",
+                 SECRET_MAX_RATE_PER_MINUTE);
+        return -1;
+    }
     return 0;
 }
 
@@ -74,13 +80,16 @@ static int metadata_from_row(const PGresult *res, int row, Airlock__Vault__V1__S
     m->injection_rule = column_dup(res, row, 5);
     m->rate_limit_per_minute = (uint32_t)strtoul(PQgetvalue(res, row, 6), NULL, 10);
     m->created_unix_ms = strtoll(PQgetvalue(res, row, 7), NULL, 10);
+    m->rate_limit_burst = (uint32_t)strtoul(PQgetvalue(res, row, 8), NULL, 10);
     const char *list = PQgetvalue(res, row, 4);
     size_t n = 1;
     for (const char *p = list; *p; p++)
         n += *p == ',';
     m->host_patterns = calloc(n, sizeof(char *));
+    if (m->id && asprintf(&m->placeholder, RULE_SECRET_PLACEHOLDER_PREFIX "%s", m->id) < 0)
+        m->placeholder = NULL;
     if (!m->id || !m->project_id || !m->sandbox_id || !m->name || !m->injection_rule ||
-        !m->host_patterns)
+        !m->host_patterns || !m->placeholder)
         return -1;
     for (const char *p = list; m->n_host_patterns < n; p += strcspn(p, ",") + 1) {
         m->host_patterns[m->n_host_patterns] = strndup(p, strcspn(p, ","));
@@ -97,6 +106,7 @@ void secret_metadata_clear(Airlock__Vault__V1__SecretMetadata *m)
     vault_free_string(m->sandbox_id);
     vault_free_string(m->name);
     vault_free_string(m->injection_rule);
+    vault_free_string(m->placeholder);
     for (size_t i = 0; i < m->n_host_patterns; i++)
         free(m->host_patterns[i]);
     free(m->host_patterns);
@@ -113,7 +123,7 @@ static PGresult *metadata_query(struct vault *v, const char *project_id, const c
                     "SELECT s.id, s.project_id, s.sandbox_id, s.name,"
                     " string_agg(b.host_pattern, ',' ORDER BY b.host_pattern),"
                     " min(b.injection_rule), s.rate_limit_per_minute,"
-                    " (extract(epoch FROM s.created_at) * 1000)::bigint"
+                    " (extract(epoch FROM s.created_at) * 1000)::bigint, s.rate_limit_burst"
                     " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
                     " WHERE s.project_id = $1 AND ($2 = '' OR s.sandbox_id = $2)"
                     " AND ($3 = '' OR s.id = $3)"
@@ -130,7 +140,8 @@ static grpc_status_code insert_secret(struct vault *v,
                                       const unsigned char *tag, char *err, size_t errlen)
 {
     grpc_status_code st = GRPC_STATUS_INTERNAL;
-    char nonce_hex[2 * VAULT_NONCE_BYTES + 1], tag_hex[2 * VAULT_TAG_BYTES + 1], rate[16];
+    char nonce_hex[2 * VAULT_NONCE_BYTES + 1], tag_hex[2 * VAULT_TAG_BYTES + 1], rate[16],
+        burst[16];
     char *ct_hex = malloc(2 * req->value.len + 1);
     if (!ct_hex) {
         snprintf(err, errlen, "out of memory");
@@ -140,22 +151,25 @@ static grpc_status_code insert_secret(struct vault *v,
     hex_encode(tag, VAULT_TAG_BYTES, tag_hex);
     hex_encode(ct, req->value.len, ct_hex);
     snprintf(rate, sizeof(rate), "%u", req->rate_limit_per_minute);
+    snprintf(burst, sizeof(burst), "%u",
+             req->rate_limit_burst ? req->rate_limit_burst : req->rate_limit_per_minute);
     const char *actor = *req->actor ? req->actor : "unknown";
     const char *params[] = { id,      req->project_id, req->sandbox_id, req->name, nonce_hex,
                              ct_hex,  tag_hex,         rate,            patterns,  req->injection_rule,
-                             actor };
+                             actor,   burst };
     PGresult *res = db_query(
         &v->db,
         "WITH s AS (INSERT INTO vault_secrets (id, project_id, sandbox_id, name, nonce,"
-        "  ciphertext, tag, rate_limit_per_minute) VALUES ($1, $2, $3, $4, decode($5, 'hex'),"
-        "  decode($6, 'hex'), decode($7, 'hex'), $8::integer) ON CONFLICT DO NOTHING"
+        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst) VALUES ($1, $2, $3, $4,"
+        "  decode($5, 'hex'), decode($6, 'hex'), decode($7, 'hex'), $8::integer, $12::integer)"
+        "  ON CONFLICT DO NOTHING"
         "  RETURNING id, project_id, sandbox_id),"
         " b AS (INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
         "  SELECT DISTINCT s.id, p, $10 FROM s, unnest($9::text[]) p),"
         " a AS (INSERT INTO vault_audit (actor, action, project_id, sandbox_id, secret_id, status)"
         "  SELECT $11, 'create_secret', project_id, sandbox_id, id, 'OK' FROM s)"
         " SELECT 1 FROM s",
-        11, params, err, errlen);
+        12, params, err, errlen);
     free(ct_hex);
     if (!res)
         return st;

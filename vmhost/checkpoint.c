@@ -20,10 +20,13 @@
 #include "fsutil.h"
 #include "log.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_stop.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define CHECKPOINT_SYNC_TIMEOUT_MS 60000
 #define CHECKPOINT_MIGRATE_TIMEOUT_MS 300000
+/* A FULL checkpoint writes up to the guest's RAM; beyond that, device state. */
+#define CHECKPOINT_SPACE_MARGIN (64ull << 20)
 
 static int checkpoint_files_at(struct checkpoint_files *f, const char *dir, char *err,
                                size_t errlen)
@@ -56,16 +59,27 @@ static int checkpoint_dir(const struct sandbox *sb, const char *prefix, const ch
     return 0;
 }
 
-/* running -> checkpointing; *vm and a reference to *ch for the caller. */
-static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
-                                char *err, size_t errlen)
+/* running -> checkpointing; *vm and a reference to *ch for the caller.
+ * full: the store must have room for the guest's RAM. */
+static enum sandbox_error begin(struct sandbox *sb, bool full, struct vm **vm,
+                                struct guest_channel **ch, char *err, size_t errlen)
 {
-    enum sandbox_error rc = SANDBOX_OK;
+    enum sandbox_error rc = sandbox_wake(sb, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    char what[128];
+    snprintf(what, sizeof(what), "a full checkpoint of sandbox %s (%u MiB of memory)", sb->id,
+             sb->memory_mb);
     pthread_mutex_lock(&sb->lock);
     if (sb->state != STATE(RUNNING) || !sb->vm || !sb->channel) {
         snprintf(err, errlen, "sandbox %s is %s; only a running sandbox can be checkpointed",
                  sb->id, sandbox_state_name(sb->state));
         rc = SANDBOX_ERR_STATE;
+    } else if (full && store_require_free(&sb->vh->store,
+                                          ((unsigned long long)sb->memory_mb << 20) +
+                                              CHECKPOINT_SPACE_MARGIN,
+                                          what, err, errlen) < 0) {
+        rc = SANDBOX_ERR_CAPACITY;
     } else {
         sb->state = STATE(CHECKPOINTING); /* from here on only this call uses sb->vm */
         *vm = sb->vm;
@@ -149,9 +163,12 @@ static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct 
         return SANDBOX_ERR_INTERNAL;
     }
     return SANDBOX_OK;
-fail:
+fail:;
+    /* Judged before the partial files go and free their space. */
+    enum sandbox_error rc = store_full(&sb->vh->store, err, errlen) ? SANDBOX_ERR_CAPACITY
+                                                                     : SANDBOX_ERR_INTERNAL;
     fs_remove_tree(tmp, ignored, sizeof(ignored));
-    return SANDBOX_ERR_INTERNAL;
+    return rc;
 }
 
 enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
@@ -162,7 +179,8 @@ enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
     enum sandbox_error rc = check_name(name, err, errlen);
     struct vm *vm;
     struct guest_channel *ch;
-    if (rc != SANDBOX_OK || (rc = begin(sb, &vm, &ch, err, errlen)) != SANDBOX_OK)
+    if (rc != SANDBOX_OK ||
+        (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, err, errlen)) != SANDBOX_OK)
         return rc;
     rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, err, errlen);
     end(sb, ch);
@@ -336,7 +354,7 @@ enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoi
 {
     struct vm *vm;
     struct guest_channel *ch;
-    enum sandbox_error rc = begin(sb, &vm, &ch, err, errlen);
+    enum sandbox_error rc = begin(sb, true, &vm, &ch, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
     if (make_pin_dir(sb, out, true, err, errlen) < 0) {

@@ -8,6 +8,8 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "log.h"
+#include "sandbox_record.h"
+#include "sandbox_stop.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
@@ -15,7 +17,10 @@
 static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
                                 char *err, size_t errlen)
 {
-    enum sandbox_error rc = SANDBOX_OK;
+    /* A sandbox vmhost's stop suspended is running or paused to its user. */
+    enum sandbox_error rc = sandbox_wake(sb, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
     pthread_mutex_lock(&sb->lock);
     sandbox_state s = sb->state;
     if (s != STATE(RUNNING) && s != STATE(PAUSED) && s != STATE(ERROR)) {
@@ -60,6 +65,9 @@ static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_
     if (ch)
         guest_channel_close(ch);
     vm_free(vm);
+    char rerr[512];
+    if (sandbox_record_save(sb, rerr, sizeof(rerr)) < 0)
+        log_warn("cannot record the sandbox's state", "sandbox=%s error=\"%s\"", sb->id, rerr);
     return rc;
 }
 

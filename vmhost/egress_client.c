@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rpc_client.h"
 
@@ -35,10 +36,12 @@ void egress_client_close(struct egress_client *ec)
     free(ec);
 }
 
-static grpc_status_code egress_call(struct egress_client *ec, const char *method,
-                                    const ProtobufCMessage *req,
-                                    const ProtobufCMessageDescriptor *resp_desc, char *err,
-                                    size_t errlen)
+/* One call; the answer goes to *out when out is not NULL (else it is
+ * dropped). */
+static grpc_status_code egress_call_for(struct egress_client *ec, const char *method,
+                                        const ProtobufCMessage *req,
+                                        const ProtobufCMessageDescriptor *resp_desc,
+                                        ProtobufCMessage **out, char *err, size_t errlen)
 {
     ProtobufCMessage *resp = NULL;
     char *details = NULL;
@@ -47,10 +50,20 @@ static grpc_status_code egress_call(struct egress_client *ec, const char *method
     if (st != GRPC_STATUS_OK)
         snprintf(err, errlen, "egress %s: %s: %s", method + sizeof(EGRESS_CLIENT_METHOD("")) - 1,
                  rpc_status_name(st), details ? details : "");
-    if (resp)
+    if (out && st == GRPC_STATUS_OK)
+        *out = resp;
+    else if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     free(details);
     return st;
+}
+
+static grpc_status_code egress_call(struct egress_client *ec, const char *method,
+                                    const ProtobufCMessage *req,
+                                    const ProtobufCMessageDescriptor *resp_desc, char *err,
+                                    size_t errlen)
+{
+    return egress_call_for(ec, method, req, resp_desc, NULL, err, errlen);
 }
 
 /* An unset policy is an empty one: default deny, no rules. */
@@ -63,7 +76,8 @@ static Airlock__Egress__V1__Policy *policy_or_deny_all(const Airlock__Egress__V1
 
 grpc_status_code egress_client_attach(struct egress_client *ec, const char *sandbox_id,
                                       const char *netns_path,
-                                      const Airlock__Egress__V1__Policy *policy, char *err,
+                                      const Airlock__Egress__V1__Policy *policy,
+                                      const char *project_id, char **ca_pem, char *err,
                                       size_t errlen)
 {
     Airlock__Egress__V1__Policy empty;
@@ -72,18 +86,33 @@ grpc_status_code egress_client_attach(struct egress_client *ec, const char *sand
     req.sandbox_id = (char *)sandbox_id;
     req.netns_path = (char *)netns_path;
     req.policy = policy_or_deny_all(policy, &empty);
-    return egress_call(ec, EGRESS_CLIENT_METHOD("AttachSandbox"), &req.base,
-                       &airlock__egress__v1__attach_sandbox_response__descriptor, err, errlen);
+    req.project_id = (char *)(project_id ? project_id : "");
+    Airlock__Egress__V1__AttachSandboxResponse *resp = NULL;
+    grpc_status_code st = egress_call_for(
+        ec, EGRESS_CLIENT_METHOD("AttachSandbox"), &req.base,
+        &airlock__egress__v1__attach_sandbox_response__descriptor, (ProtobufCMessage **)&resp,
+        err, errlen);
+    if (ca_pem)
+        *ca_pem = NULL;
+    if (st == GRPC_STATUS_OK && ca_pem && resp->ca_certificate_pem[0] &&
+        !(*ca_pem = strdup(resp->ca_certificate_pem))) {
+        snprintf(err, errlen, "egress AttachSandbox: out of memory");
+        st = GRPC_STATUS_INTERNAL;
+    }
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    return st;
 }
 
 grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *sandbox_id,
-                                          const Airlock__Egress__V1__Policy *policy, char *err,
-                                          size_t errlen)
+                                          const Airlock__Egress__V1__Policy *policy,
+                                          const char *project_id, char *err, size_t errlen)
 {
     Airlock__Egress__V1__Policy empty;
     Airlock__Egress__V1__SetPolicyRequest req = AIRLOCK__EGRESS__V1__SET_POLICY_REQUEST__INIT;
     req.sandbox_id = (char *)sandbox_id;
     req.policy = policy_or_deny_all(policy, &empty);
+    req.project_id = (char *)(project_id ? project_id : "");
     return egress_call(ec, EGRESS_CLIENT_METHOD("SetPolicy"), &req.base,
                        &airlock__egress__v1__set_policy_response__descriptor, err, errlen);
 }
@@ -98,4 +127,39 @@ grpc_status_code egress_client_detach(struct egress_client *ec, const char *sand
         egress_call(ec, EGRESS_CLIENT_METHOD("DetachSandbox"), &req.base,
                     &airlock__egress__v1__detach_sandbox_response__descriptor, err, errlen);
     return st == GRPC_STATUS_NOT_FOUND ? GRPC_STATUS_OK : st;
+}
+
+grpc_status_code egress_client_connections(struct egress_client *ec, const char *sandbox_id,
+                                           uint64_t after_seq,
+                                           Airlock__Egress__V1__ListConnectionsResponse **out,
+                                           char *err, size_t errlen)
+{
+    Airlock__Egress__V1__ListConnectionsRequest req =
+        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_REQUEST__INIT;
+    req.sandbox_id = (char *)sandbox_id;
+    req.after_seq = after_seq;
+    *out = NULL;
+    return egress_call_for(ec, EGRESS_CLIENT_METHOD("ListConnections"), &req.base,
+                           &airlock__egress__v1__list_connections_response__descriptor,
+                           (ProtobufCMessage **)out, err, errlen);
+}
+
+grpc_status_code egress_client_status(struct egress_client *ec, int timeout_ms, char *instance_id,
+                                      char *err, size_t errlen)
+{
+    Airlock__Egress__V1__GetStatusRequest req = AIRLOCK__EGRESS__V1__GET_STATUS_REQUEST__INIT;
+    Airlock__Egress__V1__GetStatusResponse *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(ec->ch, EGRESS_CLIENT_METHOD("GetStatus"), &req.base,
+                                    &airlock__egress__v1__get_status_response__descriptor,
+                                    (ProtobufCMessage **)&resp, &details, timeout_ms);
+    if (st == GRPC_STATUS_OK)
+        snprintf(instance_id, 33, "%s", resp->instance_id);
+    else
+        snprintf(err, errlen, "egress GetStatus: %s: %s", rpc_status_name(st),
+                 details ? details : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    free(details);
+    return st;
 }

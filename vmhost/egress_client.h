@@ -6,6 +6,7 @@
 
 #include <grpc/status.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "egress.pb-c.h"
 
@@ -17,14 +18,28 @@ struct egress_client *egress_client_open(const char *addr);
 void egress_client_close(struct egress_client *ec);
 
 /* Each returns egress's status; on failure err says what egress said.
- * policy NULL = deny everything. */
+ * policy NULL = deny everything. project_id (NULL/"" = none, or unchanged
+ * for set_policy) is whose credentials egress injects. When egress injects
+ * credentials, *ca_pem (ca_pem may be NULL) gets the sandbox CA the guest
+ * must trust (malloc'd), else NULL. */
 grpc_status_code egress_client_attach(struct egress_client *ec, const char *sandbox_id,
                                       const char *netns_path,
-                                      const Airlock__Egress__V1__Policy *policy, char *err,
+                                      const Airlock__Egress__V1__Policy *policy,
+                                      const char *project_id, char **ca_pem, char *err,
                                       size_t errlen);
 grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *sandbox_id,
-                                          const Airlock__Egress__V1__Policy *policy, char *err,
-                                          size_t errlen);
+                                          const Airlock__Egress__V1__Policy *policy,
+                                          const char *project_id, char *err, size_t errlen);
+/* The sandbox's connection log from after_seq on; *out (free with
+ * protobuf_c_message_free_unpacked) only when OK. */
+grpc_status_code egress_client_connections(struct egress_client *ec, const char *sandbox_id,
+                                           uint64_t after_seq,
+                                           Airlock__Egress__V1__ListConnectionsResponse **out,
+                                           char *err, size_t errlen);
+/* egress's instance id (33 bytes: a new one after every egress start),
+ * waiting at most timeout_ms for egress to answer. */
+grpc_status_code egress_client_status(struct egress_client *ec, int timeout_ms, char *instance_id,
+                                      char *err, size_t errlen);
 /* A sandbox egress does not know (NOT_FOUND) counts as detached. */
 grpc_status_code egress_client_detach(struct egress_client *ec, const char *sandbox_id, char *err,
                                       size_t errlen);

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "nats_agent.h"
+#include "sandbox_adopt.h"
 #include "service.h"
 #include "vmhost.h"
 #include "stop_signals.h"
@@ -35,7 +36,11 @@ static void usage(FILE *out)
             "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
             "                       for creates without an id (default 0: none)\n"
             "  --egress ADDR        airlock-egress's gRPC address: sandboxes are attached to it\n"
-            "                       with their policy (unset: sandboxes reach nothing at all)\n",
+            "                       with their policy (unset: sandboxes reach nothing at all)\n"
+            "  --delete-on-stop     a stop deletes every sandbox (default: running and paused ones\n"
+            "                       are suspended to disk and kept for the next start)\n"
+            "  --nats URL           join the control plane: heartbeats and work over NATS\n"
+            "  --node-id ID         this node's name in the control plane (default: hostname)\n",
             VMHOST_DEFAULT_DATA_DIR, STORE_DEFAULT_SIZE_GB);
 }
 
@@ -64,6 +69,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
         { "egress", required_argument, NULL, 'e' },
+        { "delete-on-stop", no_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -110,6 +116,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'c': a->cfg.cold_boot = true; break;
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'e': a->cfg.egress_addr = optarg; break;
+        case 'D': a->cfg.delete_on_stop = true; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
@@ -154,6 +161,8 @@ static int cmd_serve(struct vmhost_args *a)
         fprintf(stderr, "airlock-vmhost: %s\n", err);
         return 1;
     }
+    /* The sandboxes an earlier vmhost left (build-image leaves them be). */
+    sandbox_adopt_all(&vh);
     struct rpc_server *srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err));
     if (!srv) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);

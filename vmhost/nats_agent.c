@@ -30,6 +30,7 @@ struct nats_agent {
     unsigned workers;         /* request threads still running */
     pthread_t heartbeat_thread;
     bool heartbeat_started;
+    int64_t started_unix_ms;  /* in every heartbeat: a new value = a restart */
 };
 
 struct work_item {
@@ -63,13 +64,23 @@ static void publish_heartbeat(struct nats_agent *a)
     hb.free_memory_mb = mem_available_mb();
     hb.accel = (char *)vm_accel_name(a->vh->accel);
     hb.sent_unix_ms = clock_realtime_ms();
-    uint8_t buf[1024];
-    size_t len = airlock__node__v1__heartbeat__pack(&hb, buf);
+    hb.started_unix_ms = a->started_unix_ms;
+    /* Every template version's pool; the default's exists whenever the
+     * default template does (template_registry.c). */
+    struct heartbeat_templates ht;
+    heartbeat_templates_fill(a->vh, &hb, &ht);
+    size_t len = airlock__node__v1__heartbeat__get_packed_size(&hb);
+    uint8_t *buf = malloc(len ? len : 1);
     char subject[256];
     snprintf(subject, sizeof(subject), "airlock.node.%s.heartbeat", a->node_id);
-    natsStatus st = natsConnection_Publish(a->nc, subject, buf, (int)len);
+    natsStatus st = buf ? NATS_OK : NATS_NO_MEMORY;
+    if (buf)
+        st = natsConnection_Publish(a->nc, subject, buf,
+                                    (int)airlock__node__v1__heartbeat__pack(&hb, buf));
     if (st != NATS_OK)
         log_warn("heartbeat not sent", "node=%s error=\"%s\"", a->node_id, natsStatus_GetText(st));
+    free(buf);
+    heartbeat_templates_free(&ht);
 }
 
 static void *heartbeat_main(void *arg)
@@ -99,27 +110,54 @@ void node_reply_send(natsConnection *nc, natsMsg *msg, const Airlock__Node__V1__
     free(buf);
 }
 
+void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, const char *err)
+{
+    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
+    r.status = st;
+    r.message = (char *)(st == GRPC_STATUS_OK ? "" : err);
+    node_reply_send(nc, msg, &r);
+}
+
+void node_reply_sandboxes(natsConnection *nc, natsMsg *msg, struct sandbox **sbs, size_t n,
+                          bool as_forks)
+{
+    struct sandbox_snapshot *views = calloc(n ? n : 1, sizeof(*views));
+    Airlock__Vmhost__V1__Sandbox **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    if (!views || !ptrs) {
+        node_reply_status(nc, msg, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sandbox_snapshot_take(sbs[i], &views[i]);
+        ptrs[i] = &views[i].msg;
+    }
+    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
+    r.message = "";
+    if (as_forks) {
+        r.n_forks = n;
+        r.forks = ptrs;
+    } else {
+        r.n_sandboxes = n;
+        r.sandboxes = ptrs;
+    }
+    node_reply_send(nc, msg, &r);
+out:
+    for (size_t i = 0; i < n; i++)
+        sandbox_put(sbs[i]);
+    free(views);
+    free(ptrs);
+}
+
 static void reply(struct nats_agent *a, natsMsg *msg, grpc_status_code status, const char *message,
                   struct sandbox *sb)
 {
     Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    Airlock__Vmhost__V1__Sandbox s = AIRLOCK__VMHOST__V1__SANDBOX__INIT;
-    char error[sizeof(sb->error)];
     r.status = status;
     r.message = (char *)(message ? message : "");
+    struct sandbox_snapshot view;
     if (sb) {
-        s.id = sb->id;
-        s.template_ = sb->template_name;
-        s.vcpus = sb->vcpus;
-        s.memory_mb = sb->memory_mb;
-        s.created_unix_ms = sb->created_unix_ms;
-        s.accel = (char *)vm_accel_name(a->vh->accel);
-        pthread_mutex_lock(&sb->lock);
-        s.state = sb->state;
-        memcpy(error, sb->error, sizeof(error));
-        pthread_mutex_unlock(&sb->lock);
-        s.error = error;
-        r.sandbox = &s;
+        sandbox_snapshot_take(sb, &view);
+        r.sandbox = &view.msg;
     }
     node_reply_send(a->nc, msg, &r);
 }
@@ -268,7 +306,9 @@ static void *worker_main(void *arg)
         op_create(a, w->msg);
     else if (strcmp(op, "set_policy") == 0)
         op_set_policy(a, w->msg);
-    else if (!node_checkpoint_op(a->vh, a->nc, w->msg, op))
+    else if (!node_checkpoint_op(a->vh, a->nc, w->msg, op) &&
+             !node_controller_op(a->vh, a->nc, w->msg, op) &&
+             !node_template_op(a->vh, a->nc, w->msg, op))
         op_by_id(a, w->msg, op);
     log_debug("node request served", "op=%s ms=%lld", op, (long long)(clock_monotonic_ms() - t0));
     natsMsg_Destroy(w->msg);
@@ -358,6 +398,7 @@ struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url, const ch
         return NULL;
     }
     a->vh = vh;
+    a->started_unix_ms = clock_realtime_ms();
     snprintf(a->node_id, sizeof(a->node_id), "%s", node_id);
     snprintf(a->advertise, sizeof(a->advertise), "%s", advertise_addr);
     pthread_mutex_init(&a->lock, NULL);

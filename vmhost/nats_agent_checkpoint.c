@@ -9,17 +9,6 @@
 #include "nats_agent_ops.h"
 #include "service.h"
 
-#define UNPACK(type, msg) \
-    type##__unpack(NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg))
-
-static void reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, const char *err)
-{
-    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.status = st;
-    r.message = (char *)(st == GRPC_STATUS_OK ? "" : err);
-    node_reply_send(nc, msg, &r);
-}
-
 /* The sandbox named id with a reference, or NULL with err naming it. */
 static struct sandbox *lookup(struct vmhost *vh, const char *id, char *err, size_t errlen)
 {
@@ -62,7 +51,7 @@ static void op_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     node_reply_send(nc, msg, &r);
 out:
     if (st != GRPC_STATUS_OK)
-        reply_status(nc, msg, st, err);
+        node_reply_status(nc, msg, st, err);
     sandbox_put(sb);
     if (req)
         airlock__vmhost__v1__create_checkpoint_request__free_unpacked(req, NULL);
@@ -94,35 +83,10 @@ static void op_by_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg
     node_reply_send(nc, msg, &r);
 out:
     if (st != GRPC_STATUS_OK || !restore)
-        reply_status(nc, msg, st, err);
+        node_reply_status(nc, msg, st, err);
     sandbox_put(sb);
     if (req)
         airlock__vmhost__v1__checkpoint_request__free_unpacked(req, NULL);
-}
-
-/* Answers with the forks' views; drops their references. */
-static void reply_forks(natsConnection *nc, natsMsg *msg, struct sandbox **forks, unsigned n)
-{
-    struct sandbox_snapshot *views = calloc(n, sizeof(*views));
-    Airlock__Vmhost__V1__Sandbox **ptrs = calloc(n, sizeof(*ptrs));
-    if (!views || !ptrs) {
-        reply_status(nc, msg, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        sandbox_snapshot_take(forks[i], &views[i]);
-        ptrs[i] = &views[i].msg;
-    }
-    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.message = "";
-    r.n_forks = n;
-    r.forks = ptrs;
-    node_reply_send(nc, msg, &r);
-out:
-    for (unsigned i = 0; i < n; i++)
-        sandbox_put(forks[i]);
-    free(views);
-    free(ptrs);
 }
 
 static void op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
@@ -142,12 +106,12 @@ static void op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
         sandbox_fork(sb, req->checkpoint, req->count, req->policy, &forks, err, sizeof(err));
     st = service_status_from_sandbox_error(rc);
     if (rc == SANDBOX_OK) {
-        reply_forks(nc, msg, forks, req->count);
+        node_reply_sandboxes(nc, msg, forks, req->count, true);
         free(forks);
     }
 out:
     if (st != GRPC_STATUS_OK)
-        reply_status(nc, msg, st, err);
+        node_reply_status(nc, msg, st, err);
     sandbox_put(sb);
     if (req)
         airlock__vmhost__v1__fork_sandbox_request__free_unpacked(req, NULL);

@@ -197,8 +197,39 @@ static int send_all(int fd, const char *data, size_t len, char *err, size_t errl
     return 0;
 }
 
+/* The first byte carries fd as SCM_RIGHTS; the rest goes as usual. */
+static int send_with_fd(int sock, const char *data, size_t len, int fd, char *err, size_t errlen)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl = { 0 };
+    struct iovec iov = { .iov_base = (void *)data, .iov_len = 1 };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                          .msg_controllen = sizeof(ctl.buf) };
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    ssize_t n;
+    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (n < 0) {
+        snprintf(err, errlen, "QMP: sendmsg: %s", strerror(errno));
+        return -1;
+    }
+    return send_all(sock, data + 1, len - 1, err, errlen);
+}
+
 int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, json_t **ret,
                 int timeout_ms, char *err, size_t errlen)
+{
+    return qmp_execute_fd(c, command, arguments, -1, ret, timeout_ms, err, errlen);
+}
+
+int qmp_execute_fd(struct qmp_client *c, const char *command, json_t *arguments, int fd,
+                   json_t **ret, int timeout_ms, char *err, size_t errlen)
 {
     if (ret)
         *ret = NULL;
@@ -217,7 +248,8 @@ int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, js
         snprintf(err, errlen, "QMP: cannot encode command %s", command);
         return -1;
     }
-    int rc = send_all(c->fd, text, strlen(text), err, errlen);
+    int rc = fd >= 0 ? send_with_fd(c->fd, text, strlen(text), fd, err, errlen)
+                     : send_all(c->fd, text, strlen(text), err, errlen);
     if (rc == 0)
         rc = send_all(c->fd, "\n", 1, err, errlen);
     free(text);

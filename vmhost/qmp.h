@@ -58,6 +58,9 @@ int qmp_connect(struct qmp_client *c, const char *socket_path, qmp_event_fn on_e
  * "<class>: <desc>" in err. */
 int qmp_execute(struct qmp_client *c, const char *command, json_t *arguments, json_t **ret,
                 int timeout_ms, char *err, size_t errlen);
+/* The same, passing fd (SCM_RIGHTS) with the command: for "getfd". */
+int qmp_execute_fd(struct qmp_client *c, const char *command, json_t *arguments, int fd,
+                   json_t **ret, int timeout_ms, char *err, size_t errlen);
 
 /* Waits up to timeout_ms for the next event and passes it to on_event
  * (answers to earlier, timed-out commands are skipped). Returns 0 after one

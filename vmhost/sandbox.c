@@ -15,6 +15,9 @@
 #include "sandbox_guest_init.h"
 #include "sandbox_net.h"
 #include "sandbox_network.h"
+#include "sandbox_pool.h"
+#include "sandbox_record.h"
+#include "template_registry.h"
 #include "warm_pool.h"
 
 #define SANDBOX_DEFAULT_TEMPLATE "default"
@@ -72,12 +75,6 @@ static enum sandbox_error sandbox_validate(const struct sandbox_create_params *p
         snprintf(err, errlen, "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
         return SANDBOX_ERR_INVALID;
     }
-    const char *tmpl = p->template_name && *p->template_name ? p->template_name
-                                                            : SANDBOX_DEFAULT_TEMPLATE;
-    if (strcmp(tmpl, SANDBOX_DEFAULT_TEMPLATE) != 0) {
-        snprintf(err, errlen, "template \"%.64s\" not found (this node has: default)", tmpl);
-        return SANDBOX_ERR_NOT_FOUND;
-    }
     if (p->vcpus > SANDBOX_MAX_VCPUS) {
         snprintf(err, errlen, "vcpus: %u is more than the maximum of %d", p->vcpus,
                  SANDBOX_MAX_VCPUS);
@@ -87,6 +84,11 @@ static enum sandbox_error sandbox_validate(const struct sandbox_create_params *p
         (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB)) {
         snprintf(err, errlen, "memory_mb: %u is outside %d..%d", p->memory_mb,
                  SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
+        return SANDBOX_ERR_INVALID;
+    }
+    /* egress checks the characters. */
+    if (p->project_id && strlen(p->project_id) >= sizeof(((struct sandbox *)0)->project_id)) {
+        snprintf(err, errlen, "project_id: at most 128 characters");
         return SANDBOX_ERR_INVALID;
     }
     return SANDBOX_OK;
@@ -113,6 +115,11 @@ static void registry_remove_locked(struct vmhost *vh, struct sandbox *sb)
 
 static void sandbox_free(struct sandbox *sb)
 {
+    template_release(sb->tmpl);
+    free(sb->egress_ca_pem);
+    pthread_mutex_destroy(&sb->wake_lock);
+    pthread_mutex_destroy(&sb->net_lock);
+    pthread_mutex_destroy(&sb->record_lock);
     pthread_mutex_destroy(&sb->exec_lock);
     pthread_mutex_destroy(&sb->lock);
     free(sb);
@@ -120,8 +127,8 @@ static void sandbox_free(struct sandbox *sb)
 
 /* Reserves the id in the registry (state creating) so concurrent creates of
  * the same id and capacity checks see it. */
-static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
-                                          struct sandbox **out, char *err, size_t errlen)
+enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
+                                   struct sandbox **out, char *err, size_t errlen)
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     if (!sb) {
@@ -130,6 +137,9 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
     }
     pthread_mutex_init(&sb->lock, NULL);
     pthread_mutex_init(&sb->exec_lock, NULL);
+    pthread_mutex_init(&sb->record_lock, NULL);
+    pthread_mutex_init(&sb->wake_lock, NULL);
+    pthread_mutex_init(&sb->net_lock, NULL);
     sb->vh = vh;
     sb->refs = 2; /* the registry's and the creator's */
     sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
@@ -138,6 +148,7 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
     sb->created_unix_ms = clock_realtime_ms();
     sb->last_activity_unix_ms = sb->created_unix_ms;
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", SANDBOX_DEFAULT_TEMPLATE);
+    snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
 
     enum sandbox_error rc = SANDBOX_OK;
     pthread_mutex_lock(&vh->lock);
@@ -183,7 +194,7 @@ static enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbo
 }
 
 /* Runs on QEMU's monitor thread when the VM dies on its own. */
-static void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
+void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
 {
     struct sandbox *sb = arg;
     (void)wait_status;
@@ -194,24 +205,33 @@ static void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
     }
     pthread_mutex_unlock(&sb->lock);
     log_warn("sandbox vm exited unexpectedly", "sandbox=%s", sb->id);
+    char err[512];
+    if (sandbox_record_save(sb, err, sizeof(err)) < 0)
+        log_error("cannot record the sandbox's error", "sandbox=%s error=\"%s\"", sb->id, err);
 }
 
 /* Stops what runs and removes what exists; used by delete and by failed
  * creates. The sandbox must already be out of the registry. */
-static void sandbox_teardown(struct sandbox *sb)
+void sandbox_drop_vm(struct sandbox *sb)
 {
     pthread_mutex_lock(&sb->lock);
-    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING;
     struct vm *vm = sb->vm;
     struct guest_channel *ch = sb->channel;
     sb->vm = NULL;
     sb->channel = NULL;
     pthread_mutex_unlock(&sb->lock);
-
     if (ch)
         guest_channel_close(ch);
-    if (vm)
-        vm_free(vm);
+    vm_free(vm);
+}
+
+static void sandbox_teardown(struct sandbox *sb)
+{
+    sandbox_record_remove(sb);
+    pthread_mutex_lock(&sb->lock);
+    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING;
+    pthread_mutex_unlock(&sb->lock);
+    sandbox_drop_vm(sb);
     sandbox_network_down(sb);
     char err[512];
     if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)
@@ -246,7 +266,7 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen
         .vcpus = sb->vcpus,
         .memory_mb = sb->memory_mb,
         .run_dir = sb->dir,
-        .mem_path = sb->restored ? vh->tmpl.mem : NULL,
+        .mem_path = sb->tmpl ? sb->tmpl->snap.mem : NULL,
         .mem_shared = false,
         .incoming = incoming,
         .has_nic = true,
@@ -282,11 +302,14 @@ int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen)
     return 0;
 }
 
-/* The guest's per-sandbox init, then running, unless QEMU died meanwhile. */
-static int sandbox_finish_create(struct sandbox *sb, char *err, size_t errlen)
+/* The guest's per-sandbox init, then running (and recorded), unless QEMU
+ * died meanwhile; *initialized_us: when the guest init was done. */
+static int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err,
+                                 size_t errlen)
 {
     if (sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
         return -1;
+    *initialized_us = clock_monotonic_us();
 
     pthread_mutex_lock(&sb->lock);
     bool died = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
@@ -297,7 +320,8 @@ static int sandbox_finish_create(struct sandbox *sb, char *err, size_t errlen)
     pthread_mutex_unlock(&sb->lock);
     if (died)
         return -1;
-    return 0;
+    /* Recorded before anyone hears of it: a restart adopts what it records. */
+    return sandbox_record_save_nosync(sb, err, errlen);
 }
 
 enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
@@ -306,79 +330,99 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     enum sandbox_error rc = sandbox_validate(p, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
-    /* A pooled VM already carries its id (its directory and network
-     * namespace are named after it): only a create that leaves the id to
-     * the node can take one. */
-    bool poolable = !p->for_pool && !(p->id && *p->id) && !p->from_disk && vh->have_template &&
-                    (p->vcpus ? p->vcpus : VMHOST_TEMPLATE_VCPUS) == vh->tmpl.vcpus &&
-                    (p->memory_mb ? p->memory_mb : VMHOST_TEMPLATE_MEMORY_MB) == vh->tmpl.memory_mb;
-    struct sandbox *sb = poolable ? warm_pool_take(vh->pool) : NULL;
+    /* The template version (NULL: cold boot) decides the size. */
+    struct template_version *t;
+    rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    /* A pooled VM takes the id asked for (sandbox_pool.h); an id in use
+     * goes the restore way, which answers that it exists. */
+    bool poolable = !p->for_pool && !p->from_disk && t && t->pool &&
+                    !(p->id && *p->id && sandbox_id_taken(vh, p->id));
+    struct warm_pool *pool = poolable ? t->pool : NULL;
+    struct sandbox *sb = warm_pool_take(pool);
     if (sb) {
         rc = sandbox_adopt_pooled(sb, p, err, errlen);
+        warm_pool_handed_out(pool); /* its refill may start now */
+        template_release(t); /* the pooled sandbox holds its own */
         if (rc != SANDBOX_ERR_INTERNAL) {
             *out = rc == SANDBOX_OK ? sb : NULL;
             return rc;
         }
         log_warn("pooled sandbox failed: restoring instead", "error=\"%.300s\"", err);
+        rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, err, errlen);
+        if (rc != SANDBOX_OK)
+            return rc;
     }
     rc = sandbox_reserve(vh, p, &sb, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != SANDBOX_OK) {
+        template_release(t);
         return rc;
-    int64_t started = clock_monotonic_ms();
+    }
+    int64_t started = clock_monotonic_us();
+    sb->tmpl = t; /* held for the sandbox's life */
+    if (t) {
+        snprintf(sb->template_name, sizeof(sb->template_name), "%s", t->ref);
+        sb->vcpus = t->snap.vcpus;
+        sb->memory_mb = t->snap.memory_mb;
+    }
 
     if (mkdir(sb->dir, 0700) < 0) {
         snprintf(err, errlen, "create %s: %s", sb->dir, strerror(errno));
         goto fail;
     }
-    /* Sandboxes of the template's size are restored from its snapshot;
-     * other sizes boot their kernel. */
-    const struct template_snapshot *t = &vh->tmpl;
-    sb->restored = vh->have_template && sb->vcpus == t->vcpus && sb->memory_mb == t->memory_mb;
+    /* Restored from the template version's snapshot; without one (under
+     * --cold-boot) the kernel boots. */
+    sb->restored = t != NULL;
     /* A fork starts from its checkpoint: the whole state when it has one. */
-    const char *disk = p->from_disk ? p->from_disk : sb->restored ? t->disk : vh->base_disk;
+    const char *disk = p->from_disk ? p->from_disk : t ? t->snap.disk : vh->base_disk;
     bool load_state = p->from_disk ? p->from_state != NULL : sb->restored;
     if (store_clone_file(disk, sb->disk, err, errlen) < 0)
         goto fail;
-    /* egress listens before the guest can send its first packet. */
-    rc = sandbox_network_up(sb, p->policy, err, errlen);
+    int64_t cloned = clock_monotonic_us();
+    /* egress listens before the guest can send its first packet; a pooled
+     * VM is attached when it is handed out. */
+    rc = p->for_pool ? sandbox_network_prepare(sb, err, errlen)
+                     : sandbox_network_up(sb, p->policy, err, errlen);
     if (rc != SANDBOX_OK)
         goto fail;
-    int64_t qemu_started = clock_monotonic_ms();
+    int64_t qemu_started = clock_monotonic_us();
     if (sandbox_start_vm(sb, load_state, err, errlen) < 0)
         goto fail;
-    int64_t qmp_ready = clock_monotonic_ms();
+    int64_t qmp_ready = clock_monotonic_us();
     if (p->from_state
             ? vm_restore_full_state(sb->vm, p->from_state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0
-            : load_state && vm_restore_state(sb->vm, t->state, SANDBOX_RESTORE_TIMEOUT_MS, err,
-                                             errlen) < 0)
+            : load_state && vm_restore_state(sb->vm, t->snap.state, SANDBOX_RESTORE_TIMEOUT_MS,
+                                             err, errlen) < 0)
         goto fail;
-    int64_t vm_running = clock_monotonic_ms();
+    int64_t vm_running = clock_monotonic_us();
 
     if (sandbox_connect_guest(sb, err, errlen) < 0)
         goto fail;
-    int64_t guest_connected = clock_monotonic_ms();
+    int64_t guest_connected = clock_monotonic_us();
     if (p->for_pool) {
-        /* Paused right after its guest answered: the per-sandbox init
-         * (clock, entropy, hostname) runs when it is handed out. */
-        if (vm_qmp_command(sb->vm, "stop", NULL, err, errlen) < 0)
+        /* Warmed up and paused: the per-sandbox init (clock, entropy,
+         * hostname) runs again when it is handed out. */
+        if (sandbox_pool_warm(sb, err, errlen) < 0)
             goto fail;
         *out = sb;
         return SANDBOX_OK;
     }
-    if (sandbox_finish_create(sb, err, errlen) < 0)
+    int64_t initialized;
+    if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
         goto fail;
-    int64_t done = clock_monotonic_ms();
-    /* Where the time went: disk clone, QEMU to QMP, state load + cont,
-     * guestd hello, clock/entropy/hostname. */
+    int64_t done = clock_monotonic_us();
+    /* Where the time went: disk clone, network (+ egress), QEMU to QMP,
+     * state load + cont, guestd's first answer, guest init, record. */
     log_info("sandbox created",
-             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s ms=%lld disk_ms=%lld qmp_ms=%lld "
-             "restore_ms=%lld hello_ms=%lld init_ms=%lld",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s us=%lld disk_us=%lld net_us=%lld "
+             "qemu_us=%lld restore_us=%lld hello_us=%lld init_us=%lld record_us=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
              p->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
-             (long long)(done - started),
-             (long long)(qemu_started - started), (long long)(qmp_ready - qemu_started),
+             (long long)(done - started), (long long)(cloned - started),
+             (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),
              (long long)(vm_running - qmp_ready), (long long)(guest_connected - vm_running),
-             (long long)(done - guest_connected));
+             (long long)(initialized - guest_connected), (long long)(done - initialized));
     *out = sb;
     return SANDBOX_OK;
 
@@ -398,42 +442,90 @@ enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox
                                         char *err, size_t errlen)
 {
     struct vmhost *vh = sb->vh;
-    int64_t started = clock_monotonic_ms();
+    int64_t started = clock_monotonic_us();
     enum sandbox_error rc = SANDBOX_OK;
+    /* Registered under the id asked for (else its own) in one step with
+     * the checks, so the registry stays the one place ids are decided. */
+    char pool_id[sizeof(sb->id)];
+    memcpy(pool_id, sb->id, sizeof(pool_id));
+    bool rename = p->id && *p->id && strcmp(p->id, pool_id) != 0;
     pthread_mutex_lock(&vh->lock);
-    if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
+    if (registry_find_locked(vh, rename ? p->id : pool_id)) {
+        snprintf(err, errlen, "sandbox %s already exists", rename ? p->id : pool_id);
+        rc = SANDBOX_ERR_EXISTS;
+    } else if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
         snprintf(err, errlen, "node is full: %u of %u sandboxes in use", vh->n_sandboxes,
                  vh->cfg.max_sandboxes);
         rc = SANDBOX_ERR_CAPACITY;
     } else {
+        if (rename)
+            snprintf(sb->id, sizeof(sb->id), "%s", p->id);
         sb->next = vh->sandboxes;
         vh->sandboxes = sb;
         vh->n_sandboxes++;
     }
     pthread_mutex_unlock(&vh->lock);
-    if (rc != SANDBOX_OK)
-        goto fail;
+    if (rc != SANDBOX_OK) {
+        sandbox_discard_pooled(sb);
+        return rc;
+    }
+    if (rename && sandbox_rename_from(sb, pool_id, err, errlen) < 0) {
+        pthread_mutex_lock(&vh->lock);
+        registry_remove_locked(vh, sb);
+        memcpy(sb->id, pool_id, sizeof(sb->id));
+        pthread_mutex_unlock(&vh->lock);
+        log_warn("pooled sandbox not renamed", "sandbox=%s error=\"%.300s\"", pool_id, err);
+        sandbox_discard_pooled(sb);
+        return SANDBOX_ERR_INTERNAL;
+    }
     pthread_mutex_lock(&sb->lock);
     sb->from_pool = true;
     sb->created_unix_ms = clock_realtime_ms();
     sb->last_activity_unix_ms = sb->created_unix_ms;
     pthread_mutex_unlock(&sb->lock);
+    int64_t named = clock_monotonic_us();
     if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
         goto fail;
-    if (p->policy) {
-        rc = sandbox_set_policy(sb, p->policy, err, errlen);
-        if (rc != SANDBOX_OK)
-            goto fail;
-    }
-    if (sandbox_finish_create(sb, err, errlen) < 0)
+    int64_t continued = clock_monotonic_us();
+    /* A pooled VM is attached to egress only now, under its own id, with
+     * its project and policy (deny-all when unset): sandbox_set_policy. */
+    snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
+    rc = sandbox_set_policy(sb, p->policy, err, errlen);
+    if (rc != SANDBOX_OK)
         goto fail;
-    log_info("sandbox created", "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=pool ms=%lld",
-             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
-             (long long)(clock_monotonic_ms() - started));
+    int64_t attached = clock_monotonic_us(), initialized;
+    if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
+        goto fail;
+    int64_t done = clock_monotonic_us();
+    /* Where the time went: registry + renames, cont, egress policy,
+     * guest init, record. */
+    log_info("sandbox created",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=pool pool_id=%s us=%lld name_us=%lld "
+             "cont_us=%lld policy_us=%lld init_us=%lld record_us=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel), pool_id,
+             (long long)(done - started), (long long)(named - started),
+             (long long)(continued - named), (long long)(attached - continued),
+             (long long)(initialized - attached), (long long)(done - initialized));
     return SANDBOX_OK;
 fail:
     sandbox_abandon(sb, err);
     return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
+}
+
+void sandbox_unregister(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->vh->lock);
+    registry_remove_locked(sb->vh, sb);
+    pthread_mutex_unlock(&sb->vh->lock);
+    sandbox_put(sb);
+}
+
+bool sandbox_id_taken(struct vmhost *vh, const char *id)
+{
+    pthread_mutex_lock(&vh->lock);
+    bool taken = registry_find_locked(vh, id) != NULL;
+    pthread_mutex_unlock(&vh->lock);
+    return taken;
 }
 
 struct sandbox *sandbox_get(struct vmhost *vh, const char *id)
@@ -550,6 +642,8 @@ void sandbox_exec_unregister(struct sandbox *sb, struct sandbox_exec *ex)
         }
     }
     pthread_mutex_unlock(&sb->exec_lock);
+    /* An exec counts as activity until it ends (idle detection). */
+    sandbox_touch(sb);
 }
 
 int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,

@@ -31,7 +31,11 @@ struct sandbox_exec {
 
 struct sandbox {
     char id[65];
-    char template_name[64];
+    char template_name[TEMPLATE_REF_SIZE]; /* the version's ref: "default", "name:N" */
+    /* The template version it was made from (template_registry.h), held for
+     * its life: restores, resumes and forks map its memory file. NULL for a
+     * cold-booted sandbox (--cold-boot). */
+    struct template_version *tmpl;
     unsigned vcpus;
     unsigned memory_mb;
     bool restored;               /* from the template snapshot, not a cold boot */
@@ -39,8 +43,16 @@ struct sandbox {
     int64_t created_unix_ms;
     char dir[PATH_MAX];
     char disk[PATH_MAX];
+    /* One change of the network at a time: create, delete, policy and the
+     * re-attach after an egress restart (egress_watch.h). */
+    pthread_mutex_t net_lock;
     bool net_up;                 /* namespace airlock-<id> exists (sandbox_network.h) */
     bool egress_attached;
+    char project_id[129];        /* whose credentials egress injects; "" = none */
+    /* The sandbox CA egress answered the attach with (credential
+     * injection), installed into the guest at every SessionInit; NULL
+     * without. Under net_lock (a re-attach replaces it). */
+    char *egress_ca_pem;
     /* Without --egress: the last valid policy, kept for when one is
      * enforced (sandbox_network.c); under lock. */
     struct egress_policy *kept_policy;
@@ -54,6 +66,15 @@ struct sandbox {
     struct sandbox_exec *execs;
     int64_t last_activity_unix_ms;
 
+    /* Durability (sandbox_record.h, sandbox_stop.h). */
+    pthread_mutex_t record_lock; /* one record write at a time, in state order */
+    sandbox_state recorded_state; /* the stable state in the record; 0 before the first */
+    /* Suspended by vmhost's stop rather than by a request: the state the
+     * control plane still believes it is in (running or paused), brought
+     * back on first use by sandbox_wake(); 0 otherwise. Under lock. */
+    sandbox_state stop_suspended_from;
+    pthread_mutex_t wake_lock;   /* one sandbox_wake() at a time */
+
     struct vmhost *vh;
     int refs;                    /* protected by vh->lock */
     struct sandbox *next;        /* registry list, protected by vh->lock */
@@ -61,10 +82,11 @@ struct sandbox {
 
 struct sandbox_create_params {
     const char *id;              /* NULL/empty = generate */
-    const char *template_name;   /* NULL/empty = "default" */
-    unsigned vcpus;              /* 0 = 1 */
-    unsigned memory_mb;          /* 0 = 512 */
+    const char *template_name;   /* NULL/empty = "default"; "name" or "name:N" (named) */
+    unsigned vcpus;              /* 0 = the template's (default: 1) */
+    unsigned memory_mb;          /* 0 = the template's (default: 512) */
     const Airlock__Egress__V1__Policy *policy; /* NULL = deny everything */
+    const char *project_id;      /* NULL/empty = none: no credentials injected */
     bool for_pool;               /* warm_pool.c: own id, unregistered, left paused */
     /* sandbox_fork.c: start from a checkpoint's disk (NULL = the template)
      * and, when not NULL, load its full state instead of booting. */
@@ -80,6 +102,7 @@ enum sandbox_error {
     SANDBOX_ERR_EXISTS,
     SANDBOX_ERR_CAPACITY,
     SANDBOX_ERR_STATE,           /* not allowed in the current state */
+    SANDBOX_ERR_UNAVAILABLE,     /* a service it needs (egress) cannot be reached */
     SANDBOX_ERR_INTERNAL,
 };
 
@@ -90,9 +113,10 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
 
 /* For the warm pool and suspend/resume (warm_pool.c, sandbox_suspend.c). */
 
-/* A sandbox made with for_pool: out of the registry, paused after its guest
- * answered. sandbox_adopt_pooled() registers it under its own id, resumes it
- * and runs the per-sandbox guest init (on failure it is gone);
+/* A sandbox made with for_pool: out of the registry, warmed up and paused
+ * after its guest answered (sandbox_pool.h). sandbox_adopt_pooled()
+ * registers it under p->id (renaming it) or its own, resumes it, attaches
+ * it to egress and runs the per-sandbox guest init (on failure it is gone);
  * sandbox_discard_pooled() stops and removes one never adopted. */
 enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox_create_params *p,
                                         char *err, size_t errlen);
@@ -118,6 +142,23 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, 
 enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen);
 /* suspended -> resuming -> running; sandbox_resume() calls it. */
 enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen);
+
+/* For re-adoption after a restart (sandbox_adopt.c): registers a new
+ * sandbox named p->id in state creating, with p's size, its paths set and
+ * two references (the registry's and the caller's); and the exit callback
+ * every sandbox's VM gets. */
+enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
+                                   struct sandbox **out, char *err, size_t errlen);
+void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason);
+/* Takes the VM and guest channel out of sb and ends them (QEMU quits, or
+ * is killed); nothing when it has none. */
+void sandbox_drop_vm(struct sandbox *sb);
+/* Takes sb out of the registry and drops the registry's reference, leaving
+ * its VM, files and network as they are (vmhost's stop, sandbox_stop.c). */
+void sandbox_unregister(struct sandbox *sb);
+
+/* True when the registry has a sandbox of that id (in any state). */
+bool sandbox_id_taken(struct vmhost *vh, const char *id);
 
 /* Looks a sandbox up and takes a reference, or NULL. */
 struct sandbox *sandbox_get(struct vmhost *vh, const char *id);

@@ -11,6 +11,7 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "log.h"
+#include "sandbox_record.h"
 
 #define FORK_MAX_COUNT 16
 
@@ -35,12 +36,20 @@ enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsi
         snprintf(err, errlen, "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
         return SANDBOX_ERR_INVALID;
     }
+    /* Without a policy of their own, forks get the parent's as it is now:
+     * a fork is no way around the parent's network rules. */
+    Airlock__Egress__V1__Policy *inherited = NULL;
+    if (!policy) {
+        if (sandbox_policy_load(sb, &inherited, err, errlen) < 0)
+            return SANDBOX_ERR_INTERNAL;
+        policy = inherited;
+    }
     struct checkpoint_files f;
     bool live = !checkpoint || !*checkpoint;
     enum sandbox_error rc = live ? checkpoint_take_temporary(sb, &f, err, errlen)
                                  : checkpoint_pin(sb, checkpoint, &f, err, errlen);
     if (rc != SANDBOX_OK)
-        return rc;
+        goto out_policy;
     struct sandbox **forks = calloc(count, sizeof(*forks));
     unsigned made = 0;
     if (!forks) {
@@ -49,9 +58,11 @@ enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsi
         goto out;
     }
     struct sandbox_create_params p = {
+        .template_name = sb->template_name, /* its memory file and exec defaults */
         .vcpus = sb->vcpus,       /* the state fits only the same machine */
         .memory_mb = sb->memory_mb,
         .policy = policy,
+        .project_id = sb->project_id, /* forks are sandboxes of the same project */
         .from_disk = f.disk,
         .from_state = f.full ? f.state : NULL,
     };
@@ -72,5 +83,8 @@ enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsi
     *out = forks;
 out:
     checkpoint_unpin(&f);
+out_policy:
+    if (inherited)
+        airlock__egress__v1__policy__free_unpacked(inherited, NULL);
     return rc;
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -67,6 +68,15 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     si.entropy.data = seed;
     si.entropy.len = sizeof(seed);
     si.hostname = sb->id;
+    /* egress's sandbox CA (credential injection), put into the guest's
+     * trust store at every session: a fork or a restore carries the trust
+     * store of another sandbox or time. */
+    /* A copy: a re-attach after an egress restart may replace it. */
+    pthread_mutex_lock(&sb->net_lock);
+    char *ca_pem = sb->egress_ca_pem ? strdup(sb->egress_ca_pem) : NULL;
+    pthread_mutex_unlock(&sb->net_lock);
+    if (ca_pem)
+        si.trusted_ca_pem = ca_pem;
     /* Last, so the time the guest is set to is as fresh as it can be. */
     si.unix_ns = host_now_ns();
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
@@ -74,6 +84,7 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     f.session_init = &si;
     int rc = guest_init_call(ch, &f, "guest session init", err, errlen);
     explicit_bzero(seed, sizeof(seed));
+    free(ca_pem);
     return rc;
 }
 

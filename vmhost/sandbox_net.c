@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "netns.h"
 #include "sandbox_netdefs.h"
 
@@ -102,8 +103,10 @@ static int tap_open(bool persist, char *err, size_t errlen)
         goto fail;
     }
     return fd;
-fail:
+fail:;
+    int saved = errno;
     close(fd);
+    errno = saved;
     return -1;
 }
 
@@ -270,10 +273,30 @@ int sandbox_net_create(const char *sandbox_id, char *err, size_t errlen)
     return 0;
 }
 
+int sandbox_net_rename(const char *old_id, const char *new_id, char *err, size_t errlen)
+{
+    char from[128], to[128];
+    if (sandbox_net_ns_name(old_id, from, sizeof(from)) < 0 ||
+        sandbox_net_ns_name(new_id, to, sizeof(to)) < 0) {
+        snprintf(err, errlen, "sandbox id too long for a namespace name: %s", new_id);
+        return -1;
+    }
+    return netns_rename(from, to, err, errlen);
+}
+
+/* A single-queue TAP takes one open file at a time (else EBUSY). The file
+ * sandbox_net_create() opened to make it can still be open for a moment
+ * after it closed its copy: a QEMU forked meanwhile by another create
+ * holds it until its exec. So EBUSY is retried briefly. */
+#define TAP_BUSY_RETRY_MS 2000
+
 static int net_open_tap(void *arg)
 {
     struct net_job *job = arg;
-    job->tap_fd = tap_open(false, job->err, sizeof(job->err));
+    int64_t deadline = clock_monotonic_ms() + TAP_BUSY_RETRY_MS;
+    while ((job->tap_fd = tap_open(false, job->err, sizeof(job->err))) < 0 && errno == EBUSY &&
+           clock_monotonic_ms() < deadline)
+        usleep(1000);
     return job->tap_fd < 0 ? -1 : 0;
 }
 

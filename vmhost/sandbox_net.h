@@ -23,6 +23,11 @@ struct sandbox_net_counters {
 /* Builds the namespace, the TAP and the rules. On failure nothing is left. */
 int sandbox_net_create(const char *sandbox_id, char *err, size_t errlen);
 
+/* The namespace of sandbox old_id becomes that of new_id, with its TAP and
+ * rules (a pooled VM handed out under the id a create asked for). Fails
+ * when new_id has one; on failure old_id keeps its own. */
+int sandbox_net_rename(const char *old_id, const char *new_id, char *err, size_t errlen);
+
 /* /run/netns/airlock-<id>: what egress's AttachSandbox takes. */
 int sandbox_net_netns_path(const char *sandbox_id, char *buf, size_t buflen);
 

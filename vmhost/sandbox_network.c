@@ -1,10 +1,12 @@
 #include "sandbox_network.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "egress_client.h"
 #include "log.h"
 #include "sandbox_net.h"
+#include "sandbox_record.h"
 
 static enum sandbox_error sandbox_error_from_egress(grpc_status_code st)
 {
@@ -12,6 +14,8 @@ static enum sandbox_error sandbox_error_from_egress(grpc_status_code st)
     case GRPC_STATUS_OK: return SANDBOX_OK;
     case GRPC_STATUS_INVALID_ARGUMENT: return SANDBOX_ERR_INVALID;
     case GRPC_STATUS_NOT_FOUND: return SANDBOX_ERR_NOT_FOUND;
+    case GRPC_STATUS_UNAVAILABLE:
+    case GRPC_STATUS_DEADLINE_EXCEEDED: return SANDBOX_ERR_UNAVAILABLE;
     default: return SANDBOX_ERR_INTERNAL;
     }
 }
@@ -37,38 +41,85 @@ static enum sandbox_error policy_keep(struct sandbox *sb, const Airlock__Egress_
     return SANDBOX_OK;
 }
 
-enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
-                                      char *err, size_t errlen)
+/* Attaches with the sandbox's project and keeps the CA egress answers with
+ * (credential injection); the guest trusts it from its next SessionInit
+ * (sandbox_guest_init.c). */
+static grpc_status_code attach(struct sandbox *sb, const char *ns_path,
+                               const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen)
+{
+    char *ca_pem = NULL;
+    grpc_status_code st = egress_client_attach(sb->vh->egress, sb->id, ns_path, policy,
+                                               sb->project_id, &ca_pem, err, errlen);
+    if (st == GRPC_STATUS_OK) {
+        free(sb->egress_ca_pem);
+        sb->egress_ca_pem = ca_pem;
+    }
+    return st;
+}
+
+static void network_down_locked(struct sandbox *sb);
+
+static enum sandbox_error network_up_locked(struct sandbox *sb,
+                                            const Airlock__Egress__V1__Policy *policy, char *err,
+                                            size_t errlen)
 {
     if (sandbox_net_create(sb->id, err, errlen) < 0)
         return SANDBOX_ERR_INTERNAL;
     sb->net_up = true;
     struct egress_client *ec = sb->vh->egress;
-    char ns_path[256];
     enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    char ns_path[256];
     if (!ec) {
         rc = policy_keep(sb, policy, err, errlen);
         if (rc != SANDBOX_OK)
             goto fail;
-        return SANDBOX_OK;
+    } else {
+        if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
+            snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
+            goto fail;
+        }
+        grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
+        if (st != GRPC_STATUS_OK) {
+            rc = sandbox_error_from_egress(st);
+            if (rc == SANDBOX_ERR_UNAVAILABLE) {
+                char why[768];
+                snprintf(why, sizeof(why), "%s", err);
+                snprintf(err, errlen, "egress at %s cannot be reached, so the sandbox would "
+                         "have no network: %s", sb->vh->cfg.egress_addr, why);
+            }
+            goto fail;
+        }
+        sb->egress_attached = true;
     }
-    if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
-        snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
+    /* For the attach after a restart (sandbox_network_reattach/restore). */
+    rc = SANDBOX_ERR_INTERNAL;
+    if (sandbox_policy_save(sb, policy, err, errlen) < 0)
         goto fail;
-    }
-    grpc_status_code st = egress_client_attach(ec, sb->id, ns_path, policy, err, errlen);
-    if (st != GRPC_STATUS_OK) {
-        rc = sandbox_error_from_egress(st);
-        goto fail;
-    }
-    sb->egress_attached = true;
     return SANDBOX_OK;
 fail:
-    sandbox_network_down(sb);
+    network_down_locked(sb);
     return rc;
 }
 
-void sandbox_network_down(struct sandbox *sb)
+enum sandbox_error sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&sb->net_lock);
+    int rc = sandbox_net_create(sb->id, err, errlen);
+    sb->net_up = rc == 0;
+    pthread_mutex_unlock(&sb->net_lock);
+    return rc == 0 ? SANDBOX_OK : SANDBOX_ERR_INTERNAL;
+}
+
+enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+                                      char *err, size_t errlen)
+{
+    pthread_mutex_lock(&sb->net_lock);
+    enum sandbox_error rc = network_up_locked(sb, policy, err, errlen);
+    pthread_mutex_unlock(&sb->net_lock);
+    return rc;
+}
+
+static void network_down_locked(struct sandbox *sb)
 {
     char err[1024];
     if (sb->egress_attached &&
@@ -83,11 +134,87 @@ void sandbox_network_down(struct sandbox *sb)
     policy_keep(sb, NULL, NULL, 0);
 }
 
+void sandbox_network_down(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->net_lock);
+    network_down_locked(sb);
+    pthread_mutex_unlock(&sb->net_lock);
+}
+
+/* Attaches the existing namespace with policy; an egress that knows the
+ * sandbox already gets the policy set instead. */
+static enum sandbox_error reattach_locked(struct sandbox *sb,
+                                          const Airlock__Egress__V1__Policy *policy, char *err,
+                                          size_t errlen)
+{
+    struct egress_client *ec = sb->vh->egress;
+    char ns_path[256];
+    if (!ec)
+        return policy_keep(sb, policy, err, errlen);
+    if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
+        snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
+    if (st == GRPC_STATUS_ALREADY_EXISTS)
+        st = egress_client_set_policy(ec, sb->id, policy, sb->project_id, err, errlen);
+    enum sandbox_error rc = sandbox_error_from_egress(st);
+    if (rc == SANDBOX_OK)
+        sb->egress_attached = true;
+    return rc;
+}
+
 enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
-    if (!sb->vh->egress)
-        return policy_keep(sb, policy, err, errlen);
-    return sandbox_error_from_egress(
-        egress_client_set_policy(sb->vh->egress, sb->id, policy, err, errlen));
+    enum sandbox_error rc;
+    pthread_mutex_lock(&sb->net_lock);
+    if (!sb->vh->egress || !sb->net_up) { /* no network now: checked, used when it comes back */
+        rc = policy_keep(sb, policy, err, errlen);
+    } else if (!sb->egress_attached) { /* a pooled VM being handed out */
+        rc = reattach_locked(sb, policy, err, errlen);
+    } else {
+        rc = sandbox_error_from_egress(
+            egress_client_set_policy(sb->vh->egress, sb->id, policy, sb->project_id, err, errlen));
+        /* An egress that restarted since knows no sandbox: attach it again,
+         * now with this policy. */
+        if (rc == SANDBOX_ERR_NOT_FOUND) {
+            log_warn("egress lost the sandbox: attaching it again", "sandbox=%s", sb->id);
+            rc = reattach_locked(sb, policy, err, errlen);
+        }
+    }
+    if (rc == SANDBOX_OK && sandbox_policy_save(sb, policy, err, errlen) < 0)
+        rc = SANDBOX_ERR_INTERNAL;
+    pthread_mutex_unlock(&sb->net_lock);
+    return rc;
+}
+
+enum sandbox_error sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&sb->net_lock);
+    Airlock__Egress__V1__Policy *policy;
+    enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    /* A namespace to attach (deleted or taken away meanwhile: nothing to do). */
+    if (!sb->net_up)
+        rc = SANDBOX_OK;
+    else if (sandbox_policy_load(sb, &policy, err, errlen) == 0) {
+        rc = reattach_locked(sb, policy, err, errlen);
+        if (policy)
+            airlock__egress__v1__policy__free_unpacked(policy, NULL);
+    }
+    pthread_mutex_unlock(&sb->net_lock);
+    return rc;
+}
+
+enum sandbox_error sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen)
+{
+    if (sb->net_up)
+        return SANDBOX_OK;
+    Airlock__Egress__V1__Policy *policy;
+    if (sandbox_policy_load(sb, &policy, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    enum sandbox_error rc = sandbox_network_up(sb, policy, err, errlen);
+    if (policy)
+        airlock__egress__v1__policy__free_unpacked(policy, NULL);
+    return rc;
 }

@@ -13,17 +13,35 @@
  * On failure whatever was made is undone. An invalid policy is
  * SANDBOX_ERR_INVALID with egress's message naming the field — also
  * without --egress, where the policy is checked and kept but enforces
- * nothing. */
+ * nothing; an egress that cannot be reached is SANDBOX_ERR_UNAVAILABLE. */
 enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
+
+/* A pooled VM's network: the namespace only. Egress hears of it when it
+ * is handed out, under its final id: sandbox_set_policy() attaches a
+ * sandbox that is not attached yet. */
+enum sandbox_error sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen);
 
 /* Detaches from egress, then deletes the namespace (egress's sockets would
  * keep it alive otherwise). QEMU must be gone. Failures are logged. */
 void sandbox_network_down(struct sandbox *sb);
 
-/* Replaces the policy in egress; new connections use it at once. Without
- * --egress it is checked and kept (see sandbox_network_up). */
+/* Replaces the policy in egress (attaching a sandbox that is not attached
+ * yet); new connections use it at once. Without
+ * --egress, or while the sandbox has no network (vmhost's stop took it),
+ * it is checked and kept (see sandbox_network_up). Either way it is saved
+ * beside the sandbox's record. */
 enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
+
+/* After a vmhost restart (sandbox_adopt.c) or an egress restart
+ * (egress_watch.c), for a sandbox whose namespace still exists: attaches
+ * it to egress again with its saved policy (egress may still know it: then
+ * the policy is set again). Nothing for a sandbox without a namespace. */
+enum sandbox_error sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen);
+
+/* For a sandbox whose network vmhost's stop took away: builds it again
+ * with the saved policy before its VM starts. Nothing when it has one. */
+enum sandbox_error sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen);
 
 #endif

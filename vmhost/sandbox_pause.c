@@ -5,6 +5,8 @@
 #include "log.h"
 #include "sandbox.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_record.h"
+#include "sandbox_stop.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
@@ -26,13 +28,23 @@ static enum sandbox_error sandbox_transition(struct sandbox *sb, sandbox_state f
         sb->state = to;
     }
     pthread_mutex_unlock(&sb->lock);
-    if (rc == SANDBOX_OK)
-        log_info(to == STATE(PAUSED) ? "sandbox paused" : "sandbox resumed", "sandbox=%s", sb->id);
-    return rc;
+    if (rc != SANDBOX_OK)
+        return rc;
+    log_info(to == STATE(PAUSED) ? "sandbox paused" : "sandbox resumed", "sandbox=%s", sb->id);
+    /* A stale record only means a restart puts the VM back into the
+     * recorded state: the transition stands. Not fsynced: a power cut
+     * ends a running or paused VM anyway. */
+    char rerr[512];
+    if (sandbox_record_save_nosync(sb, rerr, sizeof(rerr)) < 0)
+        log_warn("cannot record the sandbox's state", "sandbox=%s error=\"%s\"", sb->id, rerr);
+    return SANDBOX_OK;
 }
 
 enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen)
 {
+    enum sandbox_error rc = sandbox_wake(sb, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
     return sandbox_transition(sb, STATE(RUNNING), STATE(PAUSED), "stop", "paused", err, errlen);
 }
 

@@ -4,10 +4,13 @@
  * sandbox maps the template's memory file privately, so what it changed
  * exists only in QEMU's copy-on-write pages) migrated into
  * DIR/suspend.tmp/state, a reflink of the disk beside it, both fsynced,
- * then suspend.tmp renamed to DIR/suspend and DIR fsynced; only then does
- * QEMU quit. A crash or an error before the rename leaves the VM (stopped,
- * or running again after an error) and at most a suspend.tmp that the next
- * suspend removes; after it, a complete snapshot. Never a torn one.
+ * then suspend.tmp renamed to DIR/suspend and DIR fsynced, then the record
+ * says suspended (sandbox_record.h); only then does QEMU quit. A crash or
+ * an error before the record leaves the VM (stopped, or running again
+ * after an error; a restarted vmhost adopts and continues it and removes
+ * suspend.tmp/suspend), after it a complete snapshot (the restart stops a
+ * QEMU still there). Never a torn one. Points where the durability tests
+ * crash vmhost on purpose: crash_point.h.
  *
  * Resume: the disk comes back from the snapshot's reflink, a new QEMU with
  * the sandbox's original configuration loads the state, continues, and the
@@ -21,13 +24,19 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "crash_point.h"
 #include "fsutil.h"
 #include "log.h"
 #include "sandbox.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_network.h"
+#include "sandbox_record.h"
+#include "sandbox_stop.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define SUSPEND_MIGRATE_TIMEOUT_MS 300000
+/* A suspend writes up to the guest's RAM; beyond that, device state. */
+#define SUSPEND_SPACE_MARGIN (64ull << 20)
 
 struct suspend_paths {
     char tmp[PATH_MAX];     /* DIR/suspend.tmp */
@@ -58,8 +67,10 @@ static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspen
         snprintf(err, errlen, "create %s: %s", p->tmp, strerror(errno));
         return -1;
     }
-    if (vm_save_full_state(vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0 ||
-        store_clone_file(sb->disk, p->disk, err, errlen) < 0 ||
+    if (vm_save_full_state(vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0)
+        return -1;
+    crash_point("suspend-migrated");
+    if (store_clone_file(sb->disk, p->disk, err, errlen) < 0 ||
         fs_fsync_file(p->state, err, errlen) < 0 || fs_fsync_file(p->disk, err, errlen) < 0 ||
         fs_fsync_dir(p->tmp, err, errlen) < 0)
         return -1;
@@ -67,10 +78,32 @@ static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspen
         snprintf(err, errlen, "rename %s to %s: %s", p->tmp, p->dir, strerror(errno));
         return -1;
     }
-    return fs_fsync_dir(sb->dir, err, errlen);
+    if (fs_fsync_dir(sb->dir, err, errlen) < 0)
+        return -1;
+    crash_point("suspend-renamed");
+    return 0;
 }
 
-enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
+/* The record says suspended before QEMU may quit: from here on a restart
+ * keeps the snapshot, before it the VM. */
+static int record_suspended(struct sandbox *sb, sandbox_state was, bool by_stop, char *err,
+                            size_t errlen)
+{
+    pthread_mutex_lock(&sb->lock);
+    sb->state = STATE(SUSPENDED);
+    sb->stop_suspended_from = by_stop ? was : 0;
+    pthread_mutex_unlock(&sb->lock);
+    if (sandbox_record_save(sb, err, errlen) == 0)
+        return 0;
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state == STATE(SUSPENDED)) /* back to the failure path's state */
+        sb->state = STATE(SUSPENDING);
+    sb->stop_suspended_from = 0;
+    pthread_mutex_unlock(&sb->lock);
+    return -1;
+}
+
+static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
     struct suspend_paths p;
@@ -84,29 +117,47 @@ enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
         pthread_mutex_unlock(&sb->lock);
         return SANDBOX_ERR_STATE;
     }
+    char what[128];
+    snprintf(what, sizeof(what), "a suspend of sandbox %s (%u MiB of memory)", sb->id,
+             sb->memory_mb);
+    if (store_require_free(&sb->vh->store, ((unsigned long long)sb->memory_mb << 20) +
+                                               SUSPEND_SPACE_MARGIN,
+                           what, err, errlen) < 0) {
+        pthread_mutex_unlock(&sb->lock);
+        log_warn("sandbox suspend refused", "sandbox=%s error=\"%.300s\"", sb->id, err);
+        return SANDBOX_ERR_CAPACITY;
+    }
     sb->state = STATE(SUSPENDING); /* from here on only this call uses sb->vm */
     struct vm *vm = sb->vm;
     pthread_mutex_unlock(&sb->lock);
 
     char ignored[256];
+    enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
     /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
-    if ((was == STATE(RUNNING) && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0) ||
-        write_snapshot(sb, vm, &p, err, errlen) < 0)
+    if (was == STATE(RUNNING) && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
         goto fail;
+    crash_point("suspend-stopped");
+    if (write_snapshot(sb, vm, &p, err, errlen) < 0) {
+        if (store_full(&sb->vh->store, err, errlen)) /* before the partial files go */
+            rc = SANDBOX_ERR_CAPACITY;
+        goto fail;
+    }
+    if (record_suspended(sb, was, by_stop, err, errlen) < 0)
+        goto fail;
+    crash_point("suspend-recorded");
 
     pthread_mutex_lock(&sb->lock);
     struct guest_channel *ch = sb->channel;
     sb->channel = NULL;
     sb->vm = NULL;
-    sb->state = STATE(SUSPENDED);
     pthread_mutex_unlock(&sb->lock);
     if (ch)
         guest_channel_close(ch);
     vm_free(vm); /* QEMU quits: its memory goes back to the host */
-    log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s", sb->id,
-             (long long)(clock_monotonic_ms() - started), p.dir);
+    log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s by=%s", sb->id,
+             (long long)(clock_monotonic_ms() - started), p.dir, by_stop ? "stop" : "request");
     return SANDBOX_OK;
 
 fail:
@@ -121,7 +172,25 @@ fail:
     if (sb->state == STATE(SUSPENDING)) /* not error: QEMU still lives */
         sb->state = was;
     pthread_mutex_unlock(&sb->lock);
-    return SANDBOX_ERR_INTERNAL;
+    return rc;
+}
+
+enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
+{
+    /* Already suspended by vmhost's stop: the request only makes it a
+     * suspend the control plane knows of (no resume on first use). */
+    pthread_mutex_lock(&sb->lock);
+    bool by_stop = sb->state == STATE(SUSPENDED) && sb->stop_suspended_from;
+    sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
+    pthread_mutex_unlock(&sb->lock);
+    if (by_stop)
+        return sandbox_record_save(sb, err, errlen) < 0 ? SANDBOX_ERR_INTERNAL : SANDBOX_OK;
+    return suspend(sb, false, err, errlen);
+}
+
+enum sandbox_error sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen)
+{
+    return suspend(sb, true, err, errlen);
 }
 
 int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
@@ -132,6 +201,7 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, 
         return -1;
     }
     if (store_clone_file(disk, sb->disk, err, errlen) < 0 ||
+        sandbox_network_restore(sb, err, errlen) != SANDBOX_OK ||
         sandbox_start_vm(sb, state != NULL, err, errlen) < 0 ||
         (state &&
          vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
@@ -167,6 +237,7 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
     struct guest_channel *ch = NULL;
     if (rc == 0) {
         sb->state = STATE(RUNNING);
+        sb->stop_suspended_from = 0;
     } else {
         /* The snapshot is untouched: the sandbox stays suspended. */
         vm = sb->vm;
@@ -184,8 +255,12 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
         log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
         return SANDBOX_ERR_INTERNAL;
     }
-    char why[256];
-    if (fs_remove_tree(p.dir, why, sizeof(why)) < 0)
+    char why[512];
+    /* Until the record says running, a restart goes back to the snapshot. */
+    if (sandbox_record_save(sb, why, sizeof(why)) < 0)
+        log_error("cannot record the resumed sandbox: its snapshot stays", "sandbox=%s "
+                  "error=\"%s\"", sb->id, why);
+    else if (fs_remove_tree(p.dir, why, sizeof(why)) < 0)
         log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
     log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
              (long long)(clock_monotonic_ms() - started));

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sandbox_stop.h"
+
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
 
 static const struct rpc_method vmhost_methods[] = {
@@ -17,6 +19,8 @@ static const struct rpc_method vmhost_methods[] = {
     { VMHOST_METHOD("SuspendSandbox"), service_sandbox_suspend },
     { VMHOST_METHOD("GetNodeStats"), service_node_stats },
     { VMHOST_METHOD("SetSandboxPolicy"), service_sandbox_set_policy },
+    { VMHOST_METHOD("ListConnections"), service_connections },
+    { VMHOST_METHOD("GetConsoleLog"), service_console_log },
     { VMHOST_METHOD("CreateCheckpoint"), service_checkpoint_create },
     { VMHOST_METHOD("ListCheckpoints"), service_checkpoint_list },
     { VMHOST_METHOD("DeleteCheckpoint"), service_checkpoint_delete },
@@ -29,6 +33,7 @@ static const struct rpc_method vmhost_methods[] = {
     { VMHOST_METHOD("AttachProcess"), service_process_attach },
     { VMHOST_METHOD("WriteProcessStdin"), service_process_stdin },
     { VMHOST_METHOD("SignalProcess"), service_process_signal },
+    { VMHOST_METHOD("ResizeProcess"), service_process_resize },
     { VMHOST_METHOD("ReadFile"), service_file_read },
     { VMHOST_METHOD("WriteFile"), service_file_write },
     { VMHOST_METHOD("ListDir"), service_file_list },
@@ -37,6 +42,10 @@ static const struct rpc_method vmhost_methods[] = {
     { VMHOST_METHOD("RemoveFile"), service_file_remove },
     { VMHOST_METHOD("RenameFile"), service_file_rename },
     { VMHOST_METHOD("ChmodFile"), service_file_chmod },
+    { VMHOST_METHOD("BuildTemplate"), service_template_build },
+    { VMHOST_METHOD("ListTemplates"), service_template_list },
+    { VMHOST_METHOD("GetTemplate"), service_template_get },
+    { VMHOST_METHOD("DeleteTemplate"), service_template_delete },
 };
 
 struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, char *err,
@@ -55,6 +64,7 @@ grpc_status_code service_status_from_sandbox_error(enum sandbox_error e)
     case SANDBOX_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
     case SANDBOX_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
     case SANDBOX_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
+    case SANDBOX_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
     case SANDBOX_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
     }
     return GRPC_STATUS_INTERNAL;
@@ -77,6 +87,7 @@ grpc_status_code service_status_from_errno(int err)
     case EPERM:
     case EROFS: return GRPC_STATUS_PERMISSION_DENIED;
     case ENOTEMPTY:
+    case ENOTTY:
     case EBUSY:
     case EXDEV: return GRPC_STATUS_FAILED_PRECONDITION;
     case EAGAIN:
@@ -101,9 +112,11 @@ struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmho
         rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", id);
         return NULL;
     }
-    enum sandbox_error code = SANDBOX_OK;
     char err[4096];
-    struct guest_channel *ch = sandbox_channel(sb, &code, err, sizeof(err));
+    /* A sandbox vmhost's stop suspended runs again for its first request. */
+    enum sandbox_error code = sandbox_wake(sb, err, sizeof(err));
+    struct guest_channel *ch =
+        code == SANDBOX_OK ? sandbox_channel(sb, &code, err, sizeof(err)) : NULL;
     if (!ch) {
         rpc_call_finish(call, service_status_from_sandbox_error(code), err);
         sandbox_put(sb);

@@ -1,7 +1,7 @@
 /* vmhost's gRPC service (protos/vmhost.proto): request validation and
  * translation between the public messages and the guest protocol. One file
  * per method group: service_sandbox.c, service_exec.c, service_process.c,
- * service_files.c. */
+ * service_files.c, service_logs.c (console and connection logs). */
 #ifndef AIRLOCK_VMHOST_SERVICE_H
 #define AIRLOCK_VMHOST_SERVICE_H
 
@@ -67,7 +67,7 @@ bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinar
 struct sandbox_snapshot {
     Airlock__Vmhost__V1__Sandbox msg;
     char id[65];
-    char template_name[64];
+    char template_name[TEMPLATE_REF_SIZE];
     char accel[8];
     char error[4096];
     char image_hash[65];
@@ -94,6 +94,8 @@ void service_sandbox_resume(struct rpc_call *call, void *ctx);
 void service_sandbox_suspend(struct rpc_call *call, void *ctx);
 void service_node_stats(struct rpc_call *call, void *ctx);
 void service_sandbox_set_policy(struct rpc_call *call, void *ctx);
+void service_connections(struct rpc_call *call, void *ctx);   /* service_logs.c */
+void service_console_log(struct rpc_call *call, void *ctx);
 void service_exec(struct rpc_call *call, void *ctx);
 void service_exec_input(struct rpc_call *call, void *ctx);
 void service_process_start(struct rpc_call *call, void *ctx);
@@ -101,6 +103,7 @@ void service_process_list(struct rpc_call *call, void *ctx);
 void service_process_attach(struct rpc_call *call, void *ctx);
 void service_process_stdin(struct rpc_call *call, void *ctx);
 void service_process_signal(struct rpc_call *call, void *ctx);
+void service_process_resize(struct rpc_call *call, void *ctx);
 void service_file_read(struct rpc_call *call, void *ctx);
 void service_file_write(struct rpc_call *call, void *ctx);
 void service_file_list(struct rpc_call *call, void *ctx);
@@ -109,5 +112,21 @@ void service_file_mkdir(struct rpc_call *call, void *ctx);
 void service_file_remove(struct rpc_call *call, void *ctx);
 void service_file_rename(struct rpc_call *call, void *ctx);
 void service_file_chmod(struct rpc_call *call, void *ctx);
+void service_template_build(struct rpc_call *call, void *ctx);  /* service_template.c */
+void service_template_list(struct rpc_call *call, void *ctx);
+void service_template_get(struct rpc_call *call, void *ctx);
+void service_template_delete(struct rpc_call *call, void *ctx);
+
+/* A Template message of a version (strings point into it: keep the
+ * reference until the message is sent). */
+struct template_version;
+struct template_view {
+    Airlock__Vmhost__V1__Template msg;
+    Airlock__Vmhost__V1__Template__EnvEntry *env;
+    Airlock__Vmhost__V1__Template__EnvEntry **env_ptrs;
+    char **packages;
+};
+void template_view_take(struct vmhost *vh, struct template_version *t, struct template_view *v);
+void template_view_free(struct template_view *v);
 
 #endif

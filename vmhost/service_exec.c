@@ -53,8 +53,8 @@ void service_exec(struct rpc_call *call, void *ctx)
     if (!exec_request_translate(call, req, &g))
         goto out_req;
     ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch)
-        goto out_g;
+    if (!ch || !exec_request_add_template_defaults(call, sb, &g))
+        goto out;
 
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
@@ -85,7 +85,6 @@ void service_exec(struct rpc_call *call, void *ctx)
 out:
     guest_stream_close(s); /* cancels (kills) the process if it still runs */
     service_done(sb, ch);
-out_g:
     exec_request_free(&g);
 out_req:
     protobuf_c_message_free_unpacked(&req->base, NULL);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "template_registry.h"
+
 #define EXEC_MAX_ARGS 4096
 #define EXEC_MAX_ENV 4096
 #define EXEC_MAX_PTY_DIM 1000
@@ -86,6 +88,34 @@ bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__Ex
     out->msg.rows = req->rows ? req->rows : 24;
     out->msg.cols = req->cols ? req->cols : 80;
     out->msg.stdin_open = req->stdin_open || req->stdin.len > 0;
+    return true;
+}
+
+bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
+                                        struct guest_exec_request *g)
+{
+    const struct template_version *t = sb->tmpl;
+    if (!t)
+        return true;
+    if (g->msg.cwd.len == 0 && *t->workdir) {
+        g->msg.cwd.data = (uint8_t *)t->workdir;
+        g->msg.cwd.len = strlen(t->workdir);
+    }
+    if (t->n_env == 0)
+        return true;
+    /* The guest applies entries in order, a later one replacing an earlier
+     * one of the same name. */
+    ProtobufCBinaryData *env = calloc(t->n_env + g->msg.n_env, sizeof(*env));
+    if (!env) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+        return false;
+    }
+    memcpy(env, t->env, t->n_env * sizeof(*env));
+    memcpy(env + t->n_env, g->msg.env, g->msg.n_env * sizeof(*env));
+    free(g->env);
+    g->env = env;
+    g->msg.env = env;
+    g->msg.n_env += t->n_env;
     return true;
 }
 

@@ -18,6 +18,12 @@ bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__Ex
                             struct guest_exec_request *out);
 void exec_request_free(struct guest_exec_request *g);
 
+/* Adds the defaults of sb's template (docs/templates.md): its env before
+ * the request's (so the request's win) and its workdir when the request
+ * has no cwd. false after finishing the call when out of memory. */
+bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
+                                        struct guest_exec_request *g);
+
 /* Relays Output / ExecExit / Result frames from s to the call until the
  * stream ends, the client cancels or the channel fails; finishes the call.
  * pending_stdin (may be empty) is fed to the guest as credit allows, and

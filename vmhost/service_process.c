@@ -36,7 +36,7 @@ void service_process_start(struct rpc_call *call, void *ctx)
         goto out_req;
     g.msg.background = true;
     ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch)
+    if (!ch || !exec_request_add_template_defaults(call, sb, &g))
         goto out;
 
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
@@ -216,6 +216,28 @@ void service_process_signal(struct rpc_call *call, void *ctx)
         GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
         f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL;
         f.signal = &sr;
+        service_simple_op(call, ctx, req->sandbox_id, &f);
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_process_resize(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vmhost__V1__ResizeProcessRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__resize_process_request__descriptor);
+    if (!req)
+        return;
+    if (req->rows == 0 || req->cols == 0 || req->rows > 65535 || req->cols > 65535) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: must be 1..65535",
+                         req->rows == 0 || req->rows > 65535 ? "rows" : "cols");
+    } else if (service_check_pid(call, req->pid)) {
+        Airlock__Guest__V1__Resize rr = AIRLOCK__GUEST__V1__RESIZE__INIT;
+        rr.pid = req->pid;
+        rr.rows = req->rows;
+        rr.cols = req->cols;
+        GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+        f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE;
+        f.resize = &rr;
         service_simple_op(call, ctx, req->sandbox_id, &f);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);

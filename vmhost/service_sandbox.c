@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "sandbox_network.h"
 #include "service.h"
 
@@ -17,6 +18,12 @@ void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
     out->msg.qemu_pid = sb->vm ? vm_pid(sb->vm) : 0;
     out->msg.last_activity_unix_ms = sb->last_activity_unix_ms;
     pthread_mutex_unlock(&sb->lock);
+    /* An exec still streaming is activity now, however quiet its output
+     * (the scheduler's idle controller reads this). */
+    pthread_mutex_lock(&sb->exec_lock);
+    if (sb->execs)
+        out->msg.last_activity_unix_ms = clock_realtime_ms();
+    pthread_mutex_unlock(&sb->exec_lock);
     snprintf(out->accel, sizeof(out->accel), "%s", vm_accel_name(sb->vh->accel));
     memcpy(out->image_hash, sb->vh->image.hash, sizeof(out->image_hash));
     out->msg.id = out->id;
@@ -69,6 +76,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         .vcpus = req->vcpus,
         .memory_mb = req->memory_mb,
         .policy = req->policy,
+        .project_id = req->project_id,
     };
     struct sandbox *sb;
     char err[4096];

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -114,13 +115,13 @@ void store_close(struct store *s)
         log_info("btrfs store unmounted", "store=%s", s->root);
         return;
     }
-    /* Something still holds a file open (a VM that would not die): detach
-     * lazily so the loop device goes once it lets go. */
-    log_warn("btrfs store busy: detaching lazily", "store=%s error=\"%s\"", s->root,
-             strerror(errno));
-    if (umount2(s->root, MNT_DETACH) < 0)
-        log_error("cannot unmount the btrfs store", "store=%s error=\"%s\"", s->root,
-                  strerror(errno));
+    /* A VM still holds files there (one kept running for the next vmhost
+     * to adopt, or a killed vmhost's that build-image found): the store
+     * stays mounted, and the next vmhost takes it over. A lazy unmount
+     * would hide it, and the next one would mount the image a second time
+     * under the running VMs. */
+    log_warn("btrfs store busy: left mounted for the next vmhost", "store=%s error=\"%s\"",
+             s->root, strerror(errno));
 }
 
 int store_clone_file(const char *src, const char *dst, char *err, size_t errlen)
@@ -173,4 +174,65 @@ int store_import_file(const struct store *s, const char *src, const char *name, 
 fail:
     unlink(tmp);
     return -1;
+}
+
+/* Below this much free space a failed write is put down to a full store. */
+#define STORE_FULL_BELOW (64ull << 20)
+
+/* btrfs counts space taken or freed only once its transaction commits
+ * (a file deleted a moment ago still counts as used): with commit, the
+ * store's file system is synced first, for the true figure. */
+static unsigned long long store_free_bytes(const struct store *s, bool commit)
+{
+    if (commit) {
+        int fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+            syncfs(fd);
+            close(fd);
+        }
+    }
+    struct statvfs sv;
+    if (statvfs(s->root, &sv) < 0)
+        return ~0ull; /* unknown: do not claim it is full */
+    return (unsigned long long)sv.f_bavail * sv.f_frsize;
+}
+
+/* "the store /d/store (image /d/store.btrfs)" or "the store /d". */
+static void store_name(const struct store *s, char *out, size_t outlen)
+{
+    if (s->image[0])
+        snprintf(out, outlen, "the store %.2000s (image %.2000s)", s->root, s->image);
+    else
+        snprintf(out, outlen, "the store %s", s->root);
+}
+
+int store_require_free(const struct store *s, unsigned long long need, const char *what,
+                       char *err, size_t errlen)
+{
+    /* The sync costs only when the quick look says it is short. */
+    unsigned long long avail = store_free_bytes(s, false);
+    if (avail < need)
+        avail = store_free_bytes(s, true);
+    if (avail >= need)
+        return 0;
+    char name[2 * PATH_MAX], a[32], n[32];
+    store_name(s, name, sizeof(name));
+    snprintf(err, errlen, "%s is full: %s free, %s needs up to %s", name,
+             fs_human_size(avail, a, sizeof(a)), what, fs_human_size(need, n, sizeof(n)));
+    errno = ENOSPC;
+    return -1;
+}
+
+bool store_full(const struct store *s, char *err, size_t errlen)
+{
+    /* With the failed write's partial files still there. */
+    unsigned long long avail = store_free_bytes(s, true);
+    if (avail >= STORE_FULL_BELOW)
+        return false;
+    char name[2 * PATH_MAX], a[32], cause[1024];
+    store_name(s, name, sizeof(name));
+    snprintf(cause, sizeof(cause), "%s", err);
+    snprintf(err, errlen, "%s is full (%s free): %s", name, fs_human_size(avail, a, sizeof(a)),
+             cause);
+    return true;
 }

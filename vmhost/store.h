@@ -30,7 +30,8 @@ struct store {
  * error returns -1 with the reason and what to do about it in err. */
 int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *err, size_t errlen);
 
-/* Unmounts a loop-mounted store (its loop device detaches with it). */
+/* Unmounts a loop-mounted store (its loop device detaches with it). One
+ * that a running VM still uses stays mounted for the next vmhost. */
 void store_close(struct store *s);
 
 /* dst becomes a reflink of src (FICLONE): O(metadata) inside the store.
@@ -42,6 +43,17 @@ int store_clone_file(const char *src, const char *dst, char *err, size_t errlen)
  * temporary name, fsynced and renamed, so a present file is complete. */
 int store_import_file(const struct store *s, const char *src, const char *name, char *out,
                       size_t outlen, char *err, size_t errlen);
+
+/* Before a snapshot of up to need bytes is written (suspend, FULL
+ * checkpoint): -1, errno ENOSPC and a message naming the store and what
+ * wanted the space when less is free. A snapshot that filled the store
+ * would also stop every VM whose disk lives there. */
+int store_require_free(const struct store *s, unsigned long long need, const char *what,
+                       char *err, size_t errlen);
+
+/* After a write into the store failed with err: true when the store is
+ * (nearly) full, the likely cause; err then starts by naming the store. */
+bool store_full(const struct store *s, char *err, size_t errlen);
 
 /* True when path lies on btrfs. */
 bool store_is_btrfs(const char *path);

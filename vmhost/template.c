@@ -16,8 +16,7 @@
 /* Bump when the template's QEMU command line or build steps change. */
 #define TEMPLATE_FORMAT_VERSION "2" /* 2: the template VM has the NIC */
 
-/* Everything a restore must match: see template.h. */
-static int template_key(const struct template_spec *spec, char key[65], char *err, size_t errlen)
+int template_snapshot_key(const struct template_spec *spec, char key[65], char *err, size_t errlen)
 {
     char *version = vm_qemu_version(spec->qemu_binary, err, errlen);
     if (!version)
@@ -44,7 +43,7 @@ static int template_key(const struct template_spec *spec, char key[65], char *er
     return 0;
 }
 
-static int template_paths(struct template_snapshot *t, const char *dir, char *err, size_t errlen)
+int template_snapshot_paths(struct template_snapshot *t, const char *dir, char *err, size_t errlen)
 {
     if (fs_path(t->dir, sizeof(t->dir), "%s", dir) < 0 ||
         fs_path(t->disk, sizeof(t->disk), "%s/disk.ext4", dir) < 0 ||
@@ -56,27 +55,21 @@ static int template_paths(struct template_snapshot *t, const char *dir, char *er
     return 0;
 }
 
-int template_snapshot_ensure(const struct template_spec *spec, struct template_snapshot *out,
-                             char *err, size_t errlen)
+static void snapshot_describe(const struct template_spec *spec, struct template_snapshot *out)
 {
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "%s", spec->name);
     out->vcpus = spec->vcpus;
     out->memory_mb = spec->memory_mb;
-    if (template_key(spec, out->key, err, errlen) < 0)
+}
+
+int template_snapshot_build(const struct template_spec *spec, const char *final_dir,
+                            struct template_snapshot *out, int64_t *ms, char *err, size_t errlen)
+{
+    snapshot_describe(spec, out);
+    if (template_snapshot_key(spec, out->key, err, errlen) < 0 ||
+        template_snapshot_paths(out, final_dir, err, errlen) < 0)
         return -1;
-    char dir[PATH_MAX];
-    if (fs_path(dir, sizeof(dir), "%s/%s", spec->templates_dir, out->key) < 0) {
-        snprintf(err, errlen, "templates directory path too long: %s", spec->templates_dir);
-        return -1;
-    }
-    if (template_paths(out, dir, err, errlen) < 0)
-        return -1;
-    /* The directory only ever appears complete (renamed into place). */
-    if (access(out->dir, F_OK) == 0) {
-        log_info("template snapshot found", "template=%s key=%.16s", spec->name, out->key);
-        return 0;
-    }
     char build_dir[PATH_MAX];
     if (fs_path(build_dir, sizeof(build_dir), "%s/.build-XXXXXX", spec->templates_dir) < 0 ||
         !mkdtemp(build_dir)) {
@@ -85,22 +78,44 @@ int template_snapshot_ensure(const struct template_spec *spec, struct template_s
         return -1;
     }
     struct template_snapshot building = *out;
-    int64_t ms = 0;
-    if (template_paths(&building, build_dir, err, errlen) < 0 ||
-        template_build(spec, &building, &ms, err, errlen) < 0 ||
+    if (template_snapshot_paths(&building, build_dir, err, errlen) < 0 ||
+        template_build(spec, &building, ms, err, errlen) < 0 ||
         fs_fsync_dir(build_dir, err, errlen) < 0)
         goto fail;
     if (rename(build_dir, out->dir) < 0) {
         snprintf(err, errlen, "rename %s to %s: %s", build_dir, out->dir, strerror(errno));
         goto fail;
     }
-    if (fs_fsync_dir(spec->templates_dir, err, errlen) < 0)
-        return -1;
-    log_info("template snapshot built", "template=%s key=%.16s vcpus=%u memory_mb=%u ms=%lld",
-             spec->name, out->key, spec->vcpus, spec->memory_mb, (long long)ms);
     return 0;
 fail:;
     char ignored[256];
     fs_remove_tree(build_dir, ignored, sizeof(ignored));
     return -1;
+}
+
+int template_snapshot_ensure(const struct template_spec *spec, struct template_snapshot *out,
+                             char *err, size_t errlen)
+{
+    char key[65], dir[PATH_MAX];
+    if (template_snapshot_key(spec, key, err, errlen) < 0)
+        return -1;
+    if (fs_path(dir, sizeof(dir), "%s/%s", spec->templates_dir, key) < 0) {
+        snprintf(err, errlen, "templates directory path too long: %s", spec->templates_dir);
+        return -1;
+    }
+    /* The directory only ever appears complete (renamed into place). */
+    if (access(dir, F_OK) == 0) {
+        snapshot_describe(spec, out);
+        memcpy(out->key, key, sizeof(out->key));
+        log_info("template snapshot found", "template=%s key=%.16s vcpus=%u memory_mb=%u",
+                 spec->name, key, spec->vcpus, spec->memory_mb);
+        return template_snapshot_paths(out, dir, err, errlen);
+    }
+    int64_t ms = 0;
+    if (template_snapshot_build(spec, dir, out, &ms, err, errlen) < 0 ||
+        fs_fsync_dir(spec->templates_dir, err, errlen) < 0)
+        return -1;
+    log_info("template snapshot built", "template=%s key=%.16s vcpus=%u memory_mb=%u ms=%lld",
+             spec->name, out->key, spec->vcpus, spec->memory_mb, (long long)ms);
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "egress_client.h"
 #include "fsutil.h"
 #include "guest_channel.h"
 #include "log.h"
@@ -35,7 +36,9 @@ static int template_guest_settle(const struct template_spec *spec, struct vm *vm
                  tail);
         return -1;
     }
-    int rc = sandbox_guest_run(ch, "sync", TEMPLATE_GUEST_TIMEOUT_MS, err, errlen);
+    int rc = spec->customize ? spec->customize(spec->customize_arg, ch, err, errlen) : 0;
+    if (rc == 0)
+        rc = sandbox_guest_run(ch, "sync", TEMPLATE_GUEST_TIMEOUT_MS, err, errlen);
     /* The restored sandboxes connect anew; guestd treats that as a new
      * session, as it does after any host disconnect. */
     guest_channel_close(ch);
@@ -51,6 +54,8 @@ static int write_manifest(const struct template_spec *spec, const struct templat
                           (int)spec->memory_mb, "built_unix_ms", (json_int_t)clock_realtime_ms(),
                           "state_bytes", (json_int_t)fs_disk_usage(t->state), "mem_bytes",
                           (json_int_t)fs_disk_usage(t->mem));
+    if (m && spec->manifest_extra)
+        json_object_update(m, spec->manifest_extra);
     char *text = m ? json_dumps(m, JSON_INDENT(2)) : NULL;
     json_decref(m);
     if (!text) {
@@ -116,7 +121,7 @@ int template_build(const struct template_spec *spec, const struct template_snaps
     int64_t started = clock_monotonic_ms();
     char net_id[64];
     int tap_fd = -1, rc = -1;
-    bool net_up = false;
+    bool net_up = false, egress_attached = false;
     if (template_build_net_id(t->dir, net_id, sizeof(net_id)) < 0) {
         snprintf(err, errlen, "template build directory %s is not named %sXXXXXX", t->dir,
                  TEMPLATE_BUILD_DIR_PREFIX);
@@ -126,6 +131,18 @@ int template_build(const struct template_spec *spec, const struct template_snaps
         sandbox_net_create(net_id, err, errlen) < 0)
         goto out;
     net_up = true;
+    if (spec->egress && spec->network) {
+        char ns_path[256];
+        if (sandbox_net_netns_path(net_id, ns_path, sizeof(ns_path)) < 0) {
+            snprintf(err, errlen, "namespace path of %s too long", net_id);
+            goto out;
+        }
+        if (egress_client_attach(spec->egress, net_id, ns_path, spec->network, NULL, NULL, err,
+                                 errlen) !=
+            GRPC_STATUS_OK)
+            goto out;
+        egress_attached = true;
+    }
     if (sandbox_net_open_tap(net_id, &tap_fd, err, errlen) < 0 ||
         template_build_vm(spec, t, tap_fd, err, errlen) < 0)
         goto out;
@@ -137,6 +154,10 @@ out:
     if (tap_fd >= 0)
         close(tap_fd);
     char net_err[512];
+    if (egress_attached &&
+        egress_client_detach(spec->egress, net_id, net_err, sizeof(net_err)) != GRPC_STATUS_OK)
+        log_error("cannot detach the template build from egress", "netns=%s%s error=\"%s\"",
+                  SANDBOX_NET_NS_PREFIX, net_id, net_err);
     if (net_up && sandbox_net_delete(net_id, net_err, sizeof(net_err)) < 0)
         log_error("cannot delete the template build's network", "netns=%s%s error=\"%s\"",
                   SANDBOX_NET_NS_PREFIX, net_id, net_err);

@@ -9,7 +9,8 @@
 #include "template.h"
 
 /* Boots the template VM with its RAM in t->mem (shared), waits for the guest
- * daemon, has the guest sync its disk, stops the vCPUs, saves the device
+ * daemon, runs spec->customize (if any) on its channel, has the guest sync
+ * its disk, stops the vCPUs, saves the device
  * state to t->state, quits QEMU and fsyncs disk, memory and state, then
  * writes t->dir/manifest.json. *ms gets the time taken. On failure the VM is
  * gone; the caller removes the directory. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -37,7 +38,7 @@
     "console=ttyS0 quiet panic=-1 reboot=t tsc=reliable no_timer_check mitigations=off " \
     "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp"
 
-static int set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
+int vm_set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
 {
     if (fs_path(vm->run_dir, sizeof(vm->run_dir), "%s", run_dir) ||
         fs_path(vm->qmp_path, sizeof(vm->qmp_path), "%s/qmp.sock", run_dir) ||
@@ -53,6 +54,40 @@ static int set_paths(struct vm *vm, const char *run_dir, char *err, size_t errle
     return 0;
 }
 
+int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen)
+{
+    struct vm moved;
+    if (vm_set_paths(&moved, run_dir, err, errlen) < 0)
+        return -1;
+    pthread_mutex_lock(&vm->lock);
+    memcpy(vm->run_dir, moved.run_dir, sizeof(vm->run_dir));
+    memcpy(vm->qmp_path, moved.qmp_path, sizeof(vm->qmp_path));
+    memcpy(vm->agent_path, moved.agent_path, sizeof(vm->agent_path));
+    memcpy(vm->console_path, moved.console_path, sizeof(vm->console_path));
+    memcpy(vm->qemu_log_path, moved.qemu_log_path, sizeof(vm->qemu_log_path));
+    memcpy(vm->pid_path, moved.pid_path, sizeof(vm->pid_path));
+    pthread_mutex_unlock(&vm->lock);
+    return 0;
+}
+
+/* Not fsynced: it only has to outlive vmhost, not the machine (after a
+ * power cut there is no QEMU to find), and a create should not wait for
+ * the disk. */
+static int write_pid_file(const struct vm *vm, char *err, size_t errlen)
+{
+    char text[32];
+    int n = snprintf(text, sizeof(text), "%d\n", (int)vm->pid);
+    int fd = open(vm->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fs_write_all(fd, text, (size_t)n) < 0) {
+        snprintf(err, errlen, "write %s: %s", vm->pid_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 static void remove_runtime_files(const struct vm *vm)
 {
     unlink(vm->qmp_path);
@@ -65,27 +100,25 @@ void vm_console_tail(const char *console_log, char *buf, size_t max_bytes)
     if (max_bytes == 0)
         return;
     buf[0] = '\0';
-    int fd = open(console_log, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
+    char *tail;
+    size_t n;
+    bool truncated;
+    if (fs_read_tail(console_log, max_bytes - 1, &tail, &n, &truncated) < 0)
         return;
-    if (fstat(fd, &st) == 0) {
-        off_t want = (off_t)max_bytes - 1;
-        off_t start = st.st_size > want ? st.st_size - want : 0;
-        ssize_t n = pread(fd, buf, (size_t)(st.st_size - start), start);
-        buf[n > 0 ? n : 0] = '\0';
-        /* A NUL from the guest would cut the text short for the reader. */
-        for (ssize_t i = 0; i < n; i++)
-            if (buf[i] == '\0')
-                buf[i] = '?';
-    }
-    close(fd);
+    /* A NUL from the guest would cut the text short for the reader. */
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tail[i] ? tail[i] : '?';
+    buf[n] = '\0';
+    free(tail);
 }
 
 /* "QEMU exited with status 1" + console and QEMU log tails. */
 static void describe_exit(const struct vm *vm, int status, struct strbuf *out)
 {
-    if (WIFEXITED(status))
+    if (vm->adopted)
+        strbuf_appendf(out, "QEMU (pid %d, adopted after a vmhost restart, so its exit status "
+                            "is unknown) exited", vm->pid);
+    else if (WIFEXITED(status))
         strbuf_appendf(out, "QEMU (pid %d) exited with status %d", vm->pid,
                        WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
@@ -100,6 +133,35 @@ static void describe_exit(const struct vm *vm, int status, struct strbuf *out)
     vm_console_tail(vm->qemu_log_path, tail, VM_QEMU_LOG_TAIL_BYTES);
     if (tail[0])
         strbuf_appendf(out, "\nqemu.log tail:\n%s", tail);
+}
+
+struct vm *vm_alloc(vm_exit_fn on_exit, void *exit_arg)
+{
+    struct vm *vm = calloc(1, sizeof(*vm));
+    if (!vm)
+        return NULL;
+    vm->on_exit = on_exit;
+    vm->exit_arg = exit_arg;
+    vm->qmp.fd = -1;
+    vm->pidfd = -1;
+    pthread_mutex_init(&vm->lock, NULL);
+    pthread_mutex_init(&vm->qmp_lock, NULL);
+    pthread_condattr_t cattr;
+    pthread_condattr_init(&cattr);
+    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC); /* wait_exited_locked's deadlines */
+    pthread_cond_init(&vm->exited_cond, &cattr);
+    pthread_condattr_destroy(&cattr);
+    return vm;
+}
+
+void vm_dealloc(struct vm *vm)
+{
+    if (vm->pidfd >= 0)
+        close(vm->pidfd);
+    pthread_cond_destroy(&vm->exited_cond);
+    pthread_mutex_destroy(&vm->qmp_lock);
+    pthread_mutex_destroy(&vm->lock);
+    free(vm);
 }
 
 static void *monitor_main(void *arg)
@@ -118,6 +180,12 @@ static void *monitor_main(void *arg)
             break;
         }
     }
+    vm_exit_seen(vm, status);
+    return NULL;
+}
+
+void vm_exit_seen(struct vm *vm, int status)
+{
     vm->exited = true;
     vm->wait_status = status;
     bool expected = vm->stopping;
@@ -131,7 +199,6 @@ static void *monitor_main(void *arg)
                     strbuf_failed(&reason) ? "QEMU exited" : strbuf_str(&reason));
         strbuf_free(&reason);
     }
-    return NULL;
 }
 
 struct argv_list {
@@ -217,7 +284,8 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
         arg_add(a, "%s", strbuf_str(&cmdline));
     }
     arg_add(a, "-chardev");
-    arg_add(a, "file,id=con,path=%s", vm->console_path);
+    /* append: a sandbox's console outlives each QEMU (suspend, restore). */
+    arg_add(a, "file,id=con,path=%s,append=on", vm->console_path);
     arg_add(a, "-serial");
     arg_add(a, "chardev:con");
     if (cfg->disk) {
@@ -259,10 +327,17 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. QEMU
- * deliberately stays in vmhost's process group and gets no PDEATHSIG, so a
- * restarted vmhost can adopt running VMs. */
-static void exec_qemu(char *const argv[], int log_fd, int tap_fd)
+ * gets a session of its own (a Ctrl-C or a signal to vmhost's process group
+ * must not reach it while vmhost suspends it), no PDEATHSIG, and no pipe to
+ * vmhost, so it outlives a vmhost that is killed and the next one adopts it
+ * (vm_adopt.c). Its working directory is run_dir: that is how a later
+ * vmhost recognizes it, even after the directory was renamed (a pooled VM
+ * handed out under another id, vm_move_run_dir). */
+static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *run_dir)
 {
+    setsid();
+    if (chdir(run_dir) < 0)
+        _exit(126);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -287,7 +362,7 @@ static void exec_qemu(char *const argv[], int log_fd, int tap_fd)
 }
 
 /* Runs with qmp_lock held (events are read while waiting for answers). */
-static void vm_on_qmp_event(void *arg, const char *event, json_t *data)
+void vm_on_qmp_event(void *arg, const char *event, json_t *data)
 {
     struct vm *vm = arg;
     if (strcmp(event, "MIGRATION") == 0) {
@@ -362,25 +437,15 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
     *out = NULL;
     if (check_config(cfg, err, errlen) < 0)
         return -1;
-    struct vm *vm = calloc(1, sizeof(*vm));
+    struct vm *vm = vm_alloc(on_exit, exit_arg);
     if (!vm) {
         snprintf(err, errlen, "vm_start: out of memory");
         return -1;
     }
-    vm->on_exit = on_exit;
-    vm->exit_arg = exit_arg;
-    vm->qmp.fd = -1;
-    pthread_mutex_init(&vm->lock, NULL);
-    pthread_mutex_init(&vm->qmp_lock, NULL);
-    pthread_condattr_t cattr;
-    pthread_condattr_init(&cattr);
-    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC); /* wait_exited_locked's deadlines */
-    pthread_cond_init(&vm->exited_cond, &cattr);
-    pthread_condattr_destroy(&cattr);
     struct argv_list argv = { 0 };
     int log_fd = -1;
 
-    if (set_paths(vm, cfg->run_dir, err, errlen) < 0 ||
+    if (vm_set_paths(vm, cfg->run_dir, err, errlen) < 0 ||
         fs_mkdir_p(cfg->run_dir, 0700, err, errlen) < 0)
         goto fail;
     remove_runtime_files(vm); /* stale sockets from an earlier run make QEMU fail */
@@ -398,15 +463,12 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
         goto fail;
     }
     if (vm->pid == 0)
-        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1);
+        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1, vm->run_dir);
     close(log_fd);
     log_fd = -1;
     argv_free(&argv);
 
-    char pid_text[32];
-    int n = snprintf(pid_text, sizeof(pid_text), "%d\n", (int)vm->pid);
-    if (fs_write_file_atomic(vm->pid_path, pid_text, (size_t)n, 0644, err, errlen) < 0 ||
-        wait_for_qmp(vm, err, errlen) < 0)
+    if (write_pid_file(vm, err, errlen) < 0 || wait_for_qmp(vm, err, errlen) < 0)
         goto fail;
     int rc = pthread_create(&vm->monitor, NULL, monitor_main, vm);
     if (rc != 0) {
@@ -429,10 +491,7 @@ fail:
     qmp_close(&vm->qmp);
     if (vm->run_dir[0])
         remove_runtime_files(vm);
-    pthread_cond_destroy(&vm->exited_cond);
-    pthread_mutex_destroy(&vm->qmp_lock);
-    pthread_mutex_destroy(&vm->lock);
-    free(vm);
+    vm_dealloc(vm);
     return -1;
 }
 
@@ -515,8 +574,12 @@ int vm_stop(struct vm *vm, int timeout_ms)
 
     pthread_mutex_lock(&vm->lock);
     if (!wait_exited_locked(vm, clock_monotonic_ms() + timeout_ms)) {
-        /* Not reaped yet (the monitor reaps under this lock): pid is still ours. */
-        kill(vm->pid, SIGKILL);
+        /* Not reaped yet (the monitor reaps under this lock): pid is still
+         * ours; an adopted QEMU is signalled through its pidfd. */
+        if (vm->adopted)
+            pidfd_send_signal(vm->pidfd, SIGKILL, NULL, 0);
+        else
+            kill(vm->pid, SIGKILL);
         while (!vm->exited)
             pthread_cond_wait(&vm->exited_cond, &vm->lock);
     }
@@ -542,10 +605,7 @@ void vm_free(struct vm *vm)
     if (!vm)
         return;
     vm_stop(vm, VM_QUIT_TIMEOUT_MS);
-    pthread_cond_destroy(&vm->exited_cond);
-    pthread_mutex_destroy(&vm->qmp_lock);
-    pthread_mutex_destroy(&vm->lock);
-    free(vm);
+    vm_dealloc(vm);
 }
 
 char *vm_qemu_version(const char *qemu_binary, char *err, size_t errlen)

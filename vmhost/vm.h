@@ -56,6 +56,10 @@ typedef void (*vm_exit_fn)(void *arg, int wait_status, const char *reason);
 int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
              char *err, size_t errlen);
 
+/* The VM's directory was renamed to run_dir (QEMU keeps its open files
+ * and sockets; its working directory moves along): paths follow. */
+int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen);
+
 pid_t vm_pid(const struct vm *vm);
 const char *vm_agent_socket(const struct vm *vm); /* run_dir/agent.sock */
 const char *vm_console_log(const struct vm *vm);  /* run_dir/console.log */
@@ -91,6 +95,28 @@ int vm_stop(struct vm *vm, int timeout_ms);
 
 /* vm_stop() if needed, then frees. */
 void vm_free(struct vm *vm);
+
+/* Re-adoption after a vmhost restart (vm_adopt.c, docs/vm-driver.md
+ * "Durability"). */
+
+/* True when pid is the live QEMU of run_dir that started at start_time
+ * (vm_start_time's ticks): a reused pid does not pass. */
+bool vm_process_is(pid_t pid, unsigned long long start_time, const char *run_dir);
+/* The QEMU process's start time, for vm_process_is later; -1 once it is gone. */
+int vm_start_time(const struct vm *vm, unsigned long long *out);
+/* Takes over the QEMU of run_dir that an earlier vmhost started (pid,
+ * started at start_time): connects to its QMP socket and watches it; the
+ * exit callback and vm_stop/vm_free work as for a VM from vm_start. */
+int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, vm_exit_fn on_exit,
+             void *exit_arg, struct vm **out, char *err, size_t errlen);
+/* QEMU's run state: "running", "paused", "postmigrate", ... */
+int vm_run_state(struct vm *vm, char *out, size_t outlen, char *err, size_t errlen);
+/* Cancels an outgoing migration that a crashed vmhost left in flight and
+ * waits for it to end (no migration: returns at once). */
+int vm_settle_migration(struct vm *vm, int timeout_ms, char *err, size_t errlen);
+/* SIGKILLs (through a pidfd) every QEMU running in run_dir
+ * except keep, and waits for each to go; returns how many. */
+size_t vm_kill_strays(const char *run_dir, pid_t keep);
 
 /* The last max_bytes of the console log, NUL-terminated, into buf. */
 void vm_console_tail(const char *console_log, char *buf, size_t max_bytes);

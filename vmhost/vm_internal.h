@@ -23,6 +23,11 @@ struct vm {
 
     vm_exit_fn on_exit;
     void *exit_arg;
+    /* Started by an earlier vmhost and taken over (vm_adopt.c): not our
+     * child, so it is watched and killed through pidfd, and its exit status
+     * is unknown. */
+    bool adopted;
+    int pidfd;
 
     pthread_mutex_t lock; /* guards the fields below */
     pthread_cond_t exited_cond;
@@ -37,5 +42,17 @@ struct vm {
     struct qmp_client qmp;
     char migration_status[32]; /* from the last MIGRATION event, "" before any */
 };
+
+/* A zeroed vm with its locks (qmp.fd and pidfd -1), or NULL; and its end
+ * (QEMU must be gone and the monitor joined). */
+struct vm *vm_alloc(vm_exit_fn on_exit, void *exit_arg);
+void vm_dealloc(struct vm *vm);
+/* run_dir and the paths in it; -1 with a message when they are too long. */
+int vm_set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen);
+/* The QMP event callback (records MIGRATION status); qmp_lock held. */
+void vm_on_qmp_event(void *arg, const char *event, json_t *data);
+/* The monitor saw QEMU end (vm->lock held; released here): records it,
+ * wakes vm_stop and, unless vm_stop caused it, runs on_exit. */
+void vm_exit_seen(struct vm *vm, int status);
 
 #endif

@@ -6,9 +6,12 @@
  * its dirty pages exist only in QEMU's anonymous copy-on-write pages, and
  * QEMU migrates a non-shared RAM block in full anyway). Both sides of a
  * migration must agree on x-ignore-shared: it changes the stream format. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vm_internal.h"
 
@@ -149,11 +152,26 @@ static int save(struct vm *vm, const char *state_path, bool ignore_shared, int t
     return wait_migration_finalized(vm, timeout_ms, err, errlen);
 }
 
+/* The state file goes to QEMU as an open fd (getfd, then fd:): unlike
+ * exec:cat, no shell and no cat are started on the create path. */
 static int restore(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
                    char *err, size_t errlen)
 {
-    if (migrate_with_file(vm, "migrate-incoming", "exec:cat %s", state_path, ignore_shared,
-                          timeout_ms, err, errlen) < 0)
+    int fd = open(state_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "open %s: %s", state_path, strerror(errno));
+        return -1;
+    }
+    json_t *args = json_pack("{s:s}", "fdname", "incoming-state");
+    pthread_mutex_lock(&vm->qmp_lock);
+    int rc = qmp_execute_fd(&vm->qmp, "getfd", args, fd, NULL, 2000, err, errlen);
+    close(fd); /* QEMU has its own */
+    if (rc == 0)
+        rc = migrate_locked(vm, "migrate-incoming", "fd:incoming-state", ignore_shared,
+                            timeout_ms, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(args);
+    if (rc < 0)
         return -1;
     return vm_qmp_command(vm, "cont", NULL, err, errlen);
 }

@@ -11,12 +11,16 @@
 
 #include "checkpoint.h"
 #include "egress_client.h"
+#include "egress_watch.h"
 #include "fsutil.h"
 #include "log.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sandbox_net.h"
+#include "sandbox_record.h"
+#include "sandbox_stop.h"
 #include "template_build.h"
+#include "template_registry.h"
 #include "warm_pool.h"
 
 #ifndef AIRLOCK_GUESTD_BUILD_PATH
@@ -38,11 +42,13 @@ static void vmhost_clean_leftover_network(struct vmhost *vh, const char *net_id)
         log_warn("deleted leftover network", "netns=%s", path);
 }
 
-/* Run directories (sandboxes, template builds) left by a vmhost that died:
- * until re-adoption exists, stop their VMs (only QEMUs started for that
- * directory) and remove them and their networks, so nothing leaks across
- * restarts. Entries starting with '.' are skipped unless they start with
- * only_prefix (template builds). */
+/* Run directories (sandboxes, template builds) left by a vmhost that died
+ * that are not sandboxes with a record (those are adopted:
+ * sandbox_adopt.h): a create or delete cut short, a pooled VM, a template
+ * build. Stop their VMs (only QEMUs started for that directory) and remove
+ * them and their networks, so nothing leaks across restarts. Entries
+ * starting with '.' are skipped unless they start with only_prefix
+ * (template builds). */
 static void vmhost_clean_leftovers(struct vmhost *vh, const char *parent, const char *only_prefix)
 {
     DIR *d = opendir(parent);
@@ -56,12 +62,14 @@ static void vmhost_clean_leftovers(struct vmhost *vh, const char *parent, const 
             continue;
         char dir[PATH_MAX], pidfile[PATH_MAX];
         if (fs_path(dir, sizeof(dir), "%s/%s", parent, e->d_name) < 0 ||
-            fs_path(pidfile, sizeof(pidfile), "%s/qemu.pid", dir) < 0)
+            fs_path(pidfile, sizeof(pidfile), "%s/qemu.pid", dir) < 0 ||
+            sandbox_record_exists(dir))
             continue;
         char *text = NULL;
         if (fs_read_file(pidfile, 64, &text, NULL, NULL, 0) == 0) {
             pid_t pid = (pid_t)atoi(text);
-            if (pid > 1 && proc_cmdline_matches(pid, "qemu-system", dir)) {
+            if (pid > 1 && proc_cmdline_matches(pid, "qemu-system", NULL) &&
+                proc_cwd_is(pid, dir)) {
                 kill(pid, SIGKILL);
                 log_warn("stopped leftover VM", "dir=%s pid=%d", dir, (int)pid);
             }
@@ -89,17 +97,8 @@ static int vmhost_prepare_template(struct vmhost *vh, char *err, size_t errlen)
         log_info("template snapshots disabled: sandboxes cold-boot", "template=default");
         return 0;
     }
-    struct template_spec spec = {
-        .name = "default",
-        .image = &vh->image,
-        .base_disk = vh->base_disk,
-        .templates_dir = vh->store.templates_dir,
-        .qemu_binary = vh->cfg.qemu_binary,
-        .accel = vh->accel,
-        .vcpus = VMHOST_TEMPLATE_VCPUS,
-        .memory_mb = VMHOST_TEMPLATE_MEMORY_MB,
-        .ready_timeout_ms = vh->cfg.guest_ready_timeout_ms,
-    };
+    struct template_spec spec;
+    template_default_spec(vh, VMHOST_TEMPLATE_VCPUS, VMHOST_TEMPLATE_MEMORY_MB, &spec);
     char why[3072];
     if (template_snapshot_ensure(&spec, &vh->tmpl, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "template snapshot of \"default\" failed (start with --cold-boot "
@@ -137,9 +136,13 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
                                cfg->image_dir);
     if (vmhost_prepare_template(vh, err, errlen) < 0)
         goto fail;
-    if (cfg->warm_pool && vh->have_template &&
-        !(vh->pool = warm_pool_start(vh, cfg->warm_pool, err, errlen)))
+    /* Every template version and its warm pool (vh->pool: the default's). */
+    if (template_registry_open(vh, err, errlen) < 0)
         goto fail;
+    if (vh->egress && !(vh->egress_watch = egress_watch_start(vh, err, errlen))) {
+        template_registry_close(vh);
+        goto fail;
+    }
     log_info("vmhost ready",
              "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u egress=%s",
              vm_accel_name(vh->accel), vh->image.hash, vh->store.root,
@@ -155,15 +158,10 @@ fail:
 
 void vmhost_shutdown(struct vmhost *vh)
 {
+    egress_watch_stop(vh->egress_watch);
     warm_pool_stop(vh->pool);
-    size_t n;
-    struct sandbox **all = sandbox_list(vh, &n);
-    for (size_t i = 0; i < n; i++) {
-        char err[256];
-        sandbox_delete(vh, all[i]->id, err, sizeof(err));
-        sandbox_put(all[i]);
-    }
-    free(all);
+    sandbox_stop_all(vh);
+    template_registry_close(vh);
     egress_client_close(vh->egress);
     store_close(&vh->store);
     pthread_mutex_destroy(&vh->lock);

@@ -14,6 +14,7 @@
 
 struct sandbox;
 struct warm_pool;
+struct template_registry;
 struct egress_client;
 
 /* The default template: what CreateSandbox gets without vcpus/memory_mb. */
@@ -34,6 +35,8 @@ struct vmhost_config {
     unsigned warm_pool;         /* paused VMs of the default template kept ready (warm_pool.h) */
     const char *egress_addr;    /* egress's gRPC address; NULL: sandboxes are attached to
                                    nothing and reach nothing (docs/egress.md) */
+    bool delete_on_stop;        /* a stop deletes every sandbox instead of suspending
+                                   them for the next start (sandbox_stop.h) */
 };
 
 struct vmhost {
@@ -46,7 +49,9 @@ struct vmhost {
     struct template_snapshot tmpl; /* the default template's snapshot ... */
     bool have_template;            /* ... unless cold_boot */
     struct warm_pool *pool;        /* NULL without cfg.warm_pool */
+    struct template_registry *templates; /* every template version (template_registry.h) */
     struct egress_client *egress;  /* NULL without cfg.egress_addr */
+    struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */
@@ -57,8 +62,9 @@ struct vmhost {
 /* Prepares the store, the guest image, the accelerator and the default
  * template's snapshot. */
 int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, size_t errlen);
-/* Deletes every sandbox (their VMs are stopped), frees the registry and
- * unmounts a loop-mounted store. */
+/* Suspends every sandbox for the next start, or deletes them with
+ * cfg.delete_on_stop (sandbox_stop.h), frees the registry and unmounts a
+ * loop-mounted store. */
 void vmhost_shutdown(struct vmhost *vh);
 
 #endif

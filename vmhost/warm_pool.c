@@ -15,15 +15,20 @@
 
 struct warm_pool {
     struct vmhost *vh;
-    unsigned target;
+    char template_ref[TEMPLATE_REF_SIZE]; /* what its VMs are restored from */
     pthread_t filler;
 
     pthread_mutex_t lock; /* guards the fields below */
-    pthread_cond_t wake;  /* a VM was taken, or stop */
-    struct sandbox **ready; /* target slots, oldest first */
-    unsigned n_ready;
+    pthread_cond_t wake;  /* a VM was taken, the target changed, or stop */
+    unsigned target;
+    struct sandbox **ready; /* capacity slots, oldest first */
+    unsigned n_ready, capacity;
     bool stopping;
     unsigned long long taken, missed;
+    /* Taken VMs being handed out: the refill (a QEMU start and a restore)
+     * waits for them, since on few cores it would take the CPU their
+     * guests need to answer. */
+    unsigned handing_out;
 };
 
 /* lock held: sleeps until woken or ms passed. */
@@ -45,21 +50,27 @@ static void *filler_main(void *arg)
     struct warm_pool *pool = arg;
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
-        if (pool->n_ready >= pool->target) {
+        if (pool->n_ready >= pool->target || pool->handing_out > 0) {
             pthread_cond_wait(&pool->wake, &pool->lock);
             continue;
         }
         pthread_mutex_unlock(&pool->lock);
-        struct sandbox_create_params p = { .for_pool = true };
+        struct sandbox_create_params p = { .for_pool = true,
+                                           .template_name = pool->template_ref };
         struct sandbox *sb = NULL;
         char err[1024];
         enum sandbox_error rc = sandbox_create(pool->vh, &p, &sb, err, sizeof(err));
         pthread_mutex_lock(&pool->lock);
-        if (rc == SANDBOX_OK) {
-            /* Only this thread adds, so there is room. */
+        if (rc == SANDBOX_OK && pool->n_ready >= pool->target) {
+            /* The target went down while this VM was being restored. */
+            pthread_mutex_unlock(&pool->lock);
+            sandbox_discard_pooled(sb);
+            pthread_mutex_lock(&pool->lock);
+        } else if (rc == SANDBOX_OK) {
+            /* Only this thread adds, and target <= capacity: there is room. */
             pool->ready[pool->n_ready++] = sb;
-            log_info("warm pool VM ready", "sandbox=%s ready=%u target=%u", sb->id,
-                     pool->n_ready, pool->target);
+            log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",
+                     pool->template_ref, sb->id, pool->n_ready, pool->target);
         } else {
             log_warn("warm pool refill failed", "error=\"%.300s\" retry_ms=%d", err,
                      WARM_POOL_RETRY_MS);
@@ -71,17 +82,20 @@ static void *filler_main(void *arg)
     return NULL;
 }
 
-struct warm_pool *warm_pool_start(struct vmhost *vh, unsigned target, char *err, size_t errlen)
+struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, unsigned target,
+                                   char *err, size_t errlen)
 {
     struct warm_pool *pool = calloc(1, sizeof(*pool));
-    struct sandbox **ready = calloc(target, sizeof(*ready));
+    struct sandbox **ready = calloc(target ? target : 1, sizeof(*ready));
     if (!pool || !ready) {
         snprintf(err, errlen, "warm pool: out of memory");
         goto fail;
     }
     pool->vh = vh;
+    snprintf(pool->template_ref, sizeof(pool->template_ref), "%s", template_ref);
     pool->target = target;
     pool->ready = ready;
+    pool->capacity = target ? target : 1;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_condattr_t cattr;
     pthread_condattr_init(&cattr);
@@ -95,7 +109,7 @@ struct warm_pool *warm_pool_start(struct vmhost *vh, unsigned target, char *err,
         pthread_mutex_destroy(&pool->lock);
         goto fail;
     }
-    log_info("warm pool started", "target=%u", target);
+    log_info("warm pool started", "template=%s target=%u", template_ref, target);
     return pool;
 fail:
     free(ready);
@@ -112,6 +126,10 @@ void warm_pool_stop(struct warm_pool *pool)
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     pthread_join(pool->filler, NULL); /* an in-flight restore finishes first */
+    pthread_mutex_lock(&pool->lock); /* and creates still handing a VM out */
+    while (pool->handing_out > 0)
+        pthread_cond_wait(&pool->wake, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < pool->n_ready; i++)
         sandbox_discard_pooled(pool->ready[i]);
     log_info("warm pool stopped", "deleted=%u", pool->n_ready);
@@ -119,6 +137,39 @@ void warm_pool_stop(struct warm_pool *pool)
     pthread_mutex_destroy(&pool->lock);
     free(pool->ready);
     free(pool);
+}
+
+int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (target > pool->capacity) {
+        struct sandbox **ready = realloc(pool->ready, target * sizeof(*ready));
+        if (!ready) {
+            pthread_mutex_unlock(&pool->lock);
+            snprintf(err, errlen, "warm pool: out of memory for %u VMs", target);
+            return -1;
+        }
+        pool->ready = ready;
+        pool->capacity = target;
+    }
+    unsigned before = pool->target;
+    pool->target = target;
+    /* The newest VMs beyond the new target go, outside the lock. */
+    unsigned extra = pool->n_ready > target ? pool->n_ready - target : 0;
+    struct sandbox **gone = extra ? malloc(extra * sizeof(*gone)) : NULL;
+    if (gone) {
+        pool->n_ready -= extra;
+        memcpy(gone, pool->ready + pool->n_ready, extra * sizeof(*gone));
+    }
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    for (unsigned i = 0; gone && i < extra; i++)
+        sandbox_discard_pooled(gone[i]);
+    free(gone);
+    if (before != target)
+        log_info("warm pool target changed", "from=%u to=%u deleted=%u", before, target,
+                 gone ? extra : 0);
+    return 0;
 }
 
 struct sandbox *warm_pool_take(struct warm_pool *pool)
@@ -132,12 +183,21 @@ struct sandbox *warm_pool_take(struct warm_pool *pool)
         pool->n_ready--;
         memmove(pool->ready, pool->ready + 1, pool->n_ready * sizeof(*pool->ready));
         pool->taken++;
+        pool->handing_out++;
     } else {
         pool->missed++;
     }
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     return sb;
+}
+
+void warm_pool_handed_out(struct warm_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (--pool->handing_out == 0)
+        pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out)

@@ -1,16 +1,14 @@
-/* A warm pool of the default template: N sandboxes restored ahead of time
+/* A warm pool of one template version: N sandboxes restored ahead of time
  * (disk reflinked, QEMU started, state loaded, guest channel connected),
  * then paused and kept out of the registry. CreateSandbox takes one,
  * resumes it and runs the per-sandbox guest init (clock, entropy + CRNG
  * reseed, hostname): the QEMU start, state load and guestd's first answer
  * are out of its path. A thread refills the pool in the background.
  *
- * Each pooled VM lives in its final place: sandboxes/<id>/ with an id
- * generated up front, and (with networking) the namespace airlock-<id>.
- * A create that names its own id therefore does not use the pool (renaming
- * the directory would be harmless for QEMU, whose fds stay open, but the
- * namespace, the egress attachment and the crash cleanup all go by the id);
- * it restores from the snapshot as without a pool. */
+ * Each pooled VM lives as sandboxes/<pool id>/ in namespace
+ * airlock-<pool id>, not attached to egress, warmed up (sandbox_pool.h).
+ * A create that names its own id gets one too: directory and namespace
+ * are renamed to that id when it is handed out, then it is attached. */
 #ifndef AIRLOCK_WARM_POOL_H
 #define AIRLOCK_WARM_POOL_H
 
@@ -27,15 +25,25 @@ struct warm_pool_stats {
     unsigned long long missed;    /* poolable creates that found it empty */
 };
 
-/* Starts the refill thread for target VMs (> 0). */
-struct warm_pool *warm_pool_start(struct vmhost *vh, unsigned target, char *err, size_t errlen);
+/* Starts the refill thread for target VMs (0: it waits for a target) of
+ * template_ref (template_registry.h: "default", or a named version). */
+struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, unsigned target,
+                                  char *err, size_t errlen);
 
-/* Stops the refill thread and deletes every pooled VM. NULL is a no-op. */
+/* A new target (the scheduler's set_pool): the pool refills up to it, or
+ * deletes its newest VMs beyond it. -1 only when out of memory. */
+int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, size_t errlen);
+
+/* Stops the refill thread, waits for creates handing a VM out, and deletes
+ * every pooled VM. NULL is a no-op. */
 void warm_pool_stop(struct warm_pool *pool);
 
 /* A pooled sandbox (see sandbox_adopt_pooled), or NULL when the pool is
- * empty or NULL; either way the refill thread is woken. */
+ * empty or NULL; either way the refill thread is woken. Every VM taken is
+ * followed by warm_pool_handed_out() once its create has finished (either
+ * way): refills wait until no VM is being handed out. */
 struct sandbox *warm_pool_take(struct warm_pool *pool);
+void warm_pool_handed_out(struct warm_pool *pool);
 
 /* Zeros for a NULL pool. */
 void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out);

@@ -1,39 +1,62 @@
 /* Runs a client test program (argv[1..]) against a real control plane
- * (cp_stack.h). The program gets AIRLOCK_URL (the gateway) and
- * AIRLOCK_ADMIN_KEY in its environment; the harness exits with its status,
- * or 1 when some part of the stack did not stop cleanly. */
+ * (cp_stack.h). The program gets AIRLOCK_URL (the gateway),
+ * AIRLOCK_GRPC_ADDR (its public gRPC API) and AIRLOCK_ADMIN_KEY in its
+ * environment, AIRLOCK_TEST_STACK_DIR (the logs)
+ * and AIRLOCK_TEST_CONTROL (cp_control.h: restart parts of the stack); the
+ * harness exits with its status, or 1 when some part of the stack did not
+ * stop cleanly.
+ *
+ * usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]
+ * Each --scheduler-arg is passed to every scheduler the stack starts. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cp_control.h"
 #include "cp_stack.h"
+
+#define MAX_SCHEDULER_ARGS 16
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: cp_harness PROGRAM [ARGS...]\n");
+    const char *scheduler_args[MAX_SCHEDULER_ARGS + 1] = { NULL };
+    int n_args = 0, first = 1;
+    while (first + 1 < argc && strcmp(argv[first], "--scheduler-arg") == 0 &&
+           n_args < MAX_SCHEDULER_ARGS) {
+        scheduler_args[n_args++] = argv[first + 1];
+        first += 2;
+    }
+    if (first >= argc) {
+        fprintf(stderr, "usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]\n");
         return 2;
     }
     struct cp_stack st;
-    int rc = cp_stack_start(&st);
+    struct cp_control control = { .fd = -1 };
+    int rc = cp_stack_start(&st, scheduler_args);
+    if (rc == 0 && cp_control_open(&control, &st) < 0)
+        rc = -1;
     if (rc != 0) {
         cp_stack_stop(&st);
         return rc == 77 ? 77 : 1;
     }
     setenv("AIRLOCK_URL", st.gateway_url, 1);
+    setenv("AIRLOCK_GRPC_ADDR", st.grpc_addr, 1);
     setenv("AIRLOCK_ADMIN_KEY", st.admin_key, 1);
     setenv("AIRLOCK_TEST_VMHOST_DIR", st.vmhost.data_dir, 1);
+    setenv("AIRLOCK_TEST_STACK_DIR", st.dir, 1);
+    setenv("AIRLOCK_TEST_CONTROL", control.path, 1);
     pid_t pid = fork();
     if (pid == 0) {
-        execv(argv[1], argv + 1);
+        execv(argv[first], argv + first);
         _exit(127);
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
+    int status = cp_control_serve(&control, &st, pid);
+    cp_control_close(&control);
     int client_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (client_rc != 0)
-        fprintf(stderr, "cp_harness: %s failed (wait status %d); logs in %s\n", argv[1], status,
+        fprintf(stderr, "cp_harness: %s failed (wait status %d); logs in %s\n", argv[first], status,
                 st.dir);
     if (cp_stack_stop(&st) < 0 && client_rc == 0)
         client_rc = 1;

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "netns.h"
 #include "pg_test.h"
 #include "test_proc.h"
 
@@ -53,6 +54,51 @@ static int start_nats(struct cp_stack *st)
     return -1;
 }
 
+/* Polls until path exists, pid dies or the start timeout passes. */
+static int wait_for_socket(pid_t pid, const char *path, struct cp_stack *st, const char *log_name)
+{
+    int64_t deadline = clock_monotonic_ms() + CP_START_TIMEOUT_MS;
+    while (clock_monotonic_ms() < deadline && alive(pid)) {
+        if (access(path, F_OK) == 0)
+            return 0;
+        usleep(50 * 1000);
+    }
+    fprintf(stderr, "cp_stack: %s did not come up\n", log_name);
+    test_print_log_tail(st->dir, log_name);
+    return -1;
+}
+
+static int start_vault(struct cp_stack *st)
+{
+    char key[PATH_MAX];
+    fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
+    fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
+    const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
+                           "--listen", st->vault_addr, NULL };
+    st->vault_pid = test_spawn(argv, st->dir, "vault.log");
+    return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
+}
+
+/* egress dials out of a namespace with only a loopback device that is
+ * down: an allowed connection fails there instead of leaving the machine,
+ * and its resolver (127.0.0.1:53 in that namespace) does not exist. */
+static int start_egress(struct cp_stack *st)
+{
+    char err[256], ns_path[128];
+    snprintf(st->uplink_ns, sizeof(st->uplink_ns), "airlock-cpup-%d", (int)getpid());
+    if (netns_create(st->uplink_ns, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cp_stack: %s\n", err);
+        st->uplink_ns[0] = '\0';
+        return -1;
+    }
+    netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
+    fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
+    const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", st->egress_addr, "--upstream-dns",
+                           "127.0.0.1:53", "--uplink-netns", ns_path, NULL };
+    st->egress_pid = test_spawn(argv, st->dir, "egress.log");
+    return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
+}
+
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -93,6 +139,11 @@ static bool scheduler_ready(struct cp_stack *st)
     return access(st->scheduler_addr + 5, F_OK) == 0;
 }
 
+static bool standby_ready(struct cp_stack *st)
+{
+    return access(st->standby_addr + 5, F_OK) == 0;
+}
+
 static bool gateway_ready(struct cp_stack *st)
 {
     int port = atoi(strrchr(st->gateway_url, ':') + 1);
@@ -111,9 +162,43 @@ static void cp_cleanup(void)
         cp_stack_stop(cp_current);
 }
 
-int cp_stack_start(struct cp_stack *st)
+int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
+{
+    char *addr = standby ? st->standby_addr : st->scheduler_addr;
+    const char *log = standby ? "scheduler2.log" : "scheduler.log";
+    fs_path(addr, sizeof(st->scheduler_addr), "unix:%s/%s", st->dir,
+            standby ? "scheduler2.sock" : "scheduler.sock");
+    unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
+    const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
+                             "--database", st->pg.url, "--nats", st->nats_url };
+    size_t n = 9;
+    for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
+        argv[n++] = st->scheduler_args[i];
+    argv[n] = NULL;
+    pid_t *pid = standby ? &st->standby_pid : &st->scheduler_pid;
+    *pid = test_spawn(argv, st->dir, log);
+    return wait_until(*pid, standby ? standby_ready : scheduler_ready, st, log);
+}
+
+int cp_stack_start_gateway(struct cp_stack *st)
+{
+    const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
+                         st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
+                         "--grpc-listen", st->grpc_addr, NULL };
+    st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
+    return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
+}
+
+int cp_stack_start(struct cp_stack *st, const char *const *scheduler_args)
+{
+    return cp_stack_start_with(st, scheduler_args, NULL);
+}
+
+int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
+                        const char *const *vmhost_extra)
 {
     memset(st, 0, sizeof(*st));
+    st->scheduler_args = scheduler_args;
     if (test_temp_dir(st->dir, sizeof(st->dir), "airlock-cp") < 0)
         return -1;
     cp_current = st;
@@ -121,30 +206,30 @@ int cp_stack_start(struct cp_stack *st)
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
         rc = start_nats(st);
+    if (rc == 0)
+        rc = start_vault(st);
+    if (rc == 0)
+        rc = start_egress(st);
     if (rc != 0)
         return rc;
-    const char *vmhost_args[] = { "--nats", st->nats_url, "--node-id", "cp-node", NULL };
-    if (itest_vmhost_start(&st->vmhost, vmhost_args) < 0)
+    const char *vmhost_args[] = { "--nats",  st->nats_url,       "--node-id", "cp-node",
+                                  "--egress", st->egress_addr };
+    size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
+    memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
+    for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
+        st->vmhost_args[n++] = vmhost_extra[i];
+    st->vmhost_args[n] = NULL;
+    if (itest_vmhost_start(&st->vmhost, st->vmhost_args) < 0)
         return -1;
     /* After itest installed its handlers: ours stop the whole stack. */
     test_cleanup_install(cp_cleanup);
-
-    fs_path(st->scheduler_addr, sizeof(st->scheduler_addr), "unix:%s/scheduler.sock", st->dir);
-    const char *sched[] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen",
-                            st->scheduler_addr, "--database", st->pg.url, "--nats",
-                            st->nats_url, NULL };
-    st->scheduler_pid = test_spawn(sched, st->dir, "scheduler.log");
-    if (wait_until(st->scheduler_pid, scheduler_ready, st, "scheduler.log") < 0)
+    if (cp_stack_start_scheduler(st, false) < 0)
         return -1;
-
-    char listen[64];
     int port = free_port();
-    snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+    snprintf(st->gateway_listen, sizeof(st->gateway_listen), "127.0.0.1:%d", port);
     snprintf(st->gateway_url, sizeof(st->gateway_url), "http://127.0.0.1:%d", port);
-    const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", listen, "--scheduler",
-                         st->scheduler_addr, "--nats", st->nats_url, NULL };
-    st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
-    return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
+    snprintf(st->grpc_addr, sizeof(st->grpc_addr), "127.0.0.1:%d", free_port());
+    return cp_stack_start_gateway(st);
 }
 
 int cp_stack_stop(struct cp_stack *st)
@@ -154,7 +239,16 @@ int cp_stack_stop(struct cp_stack *st)
         rc = -1;
     if (test_stop_pid(&st->scheduler_pid, st->dir, "scheduler.log", true) < 0)
         rc = -1;
+    if (test_stop_pid(&st->standby_pid, st->dir, "scheduler2.log", true) < 0)
+        rc = -1;
     if (st->vmhost.data_dir[0] && itest_vmhost_stop(&st->vmhost) < 0)
+        rc = -1;
+    if (test_stop_pid(&st->egress_pid, st->dir, "egress.log", true) < 0)
+        rc = -1;
+    if (st->uplink_ns[0] && netns_delete(st->uplink_ns, NULL, 0) < 0)
+        rc = -1;
+    st->uplink_ns[0] = '\0';
+    if (test_stop_pid(&st->vault_pid, st->dir, "vault.log", true) < 0)
         rc = -1;
     if (test_stop_pid(&st->nats_pid, st->dir, "nats.log", false) < 0)
         rc = -1;

@@ -1,7 +1,9 @@
 /* A whole control plane for tests, every part real: PostgreSQL (initdb in
- * a temp dir, unix socket only), nats-server (random port), airlock-vmhost
+ * a temp dir, unix socket only), nats-server (random port), airlock-vault,
+ * airlock-egress (dialing out of an empty network namespace of its own, so
+ * nothing a sandbox does can leave the machine), airlock-vmhost
  * (tests/integration/support/itest, joined to NATS), airlock-scheduler and
- * airlock-gateway on a free 127.0.0.1 port.
+ * airlock-gateway on free 127.0.0.1 ports (REST and the public gRPC API).
  *
  * cp_stack_stop() stops each part this process started, by pid, in reverse
  * order, and removes the temp dir; it also runs at exit and on
@@ -10,10 +12,13 @@
 #define AIRLOCK_CP_STACK_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "itest.h"
 #include "pg_test.h"
+
+#define CP_STACK_MAX_VMHOST_ARGS 8
 
 struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
@@ -21,17 +26,40 @@ struct cp_stack {
     pid_t nats_pid;
     char nats_url[64];
     struct itest_vmhost vmhost;
+    /* it joins NATS as node cp-node, uses our egress, + cp_stack_start_with's */
+    const char *vmhost_args[7 + CP_STACK_MAX_VMHOST_ARGS];
+    pid_t vault_pid;
+    char vault_addr[PATH_MAX + 8];
+    pid_t egress_pid;
+    char egress_addr[PATH_MAX + 8];
+    char uplink_ns[64];           /* egress dials from here: no route anywhere */
+    const char *const *scheduler_args; /* extra flags of every scheduler, NULL-terminated */
     pid_t scheduler_pid;
     char scheduler_addr[PATH_MAX + 8];
+    pid_t standby_pid;            /* a second scheduler replica (cp_control.h), 0 = none */
+    char standby_addr[PATH_MAX + 8];
     pid_t gateway_pid;
+    char gateway_listen[64];
     char gateway_url[64];
+    char grpc_addr[64];           /* the gateway's public gRPC API (127.0.0.1:port) */
     char admin_key[128];
 };
 
 /* 0, -1 after printing why, or 77 when PostgreSQL/nats-server are not
- * installed (the test is then skipped). */
-int cp_stack_start(struct cp_stack *st);
+ * installed (the test is then skipped). scheduler_args (may be NULL) are
+ * passed to every scheduler. */
+int cp_stack_start(struct cp_stack *st, const char *const *scheduler_args);
+/* The same with extra vmhost flags (NULL-terminated, at most
+ * CP_STACK_MAX_VMHOST_ARGS; may be NULL), e.g. --warm-pool N (the bench). */
+int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
+                        const char *const *vmhost_args);
 /* -1 when some part did not stop cleanly (its log tail is printed). */
 int cp_stack_stop(struct cp_stack *st);
+
+/* For tests that restart parts (cp_control.h): (re)starts the scheduler
+ * (standby: the second replica, on scheduler2.sock with log
+ * scheduler2.log) or the gateway on its port, and waits until it answers. */
+int cp_stack_start_scheduler(struct cp_stack *st, bool standby);
+int cp_stack_start_gateway(struct cp_stack *st);
 
 #endif

@@ -5,8 +5,10 @@ import http.client
 import json
 import os
 import queue
+import socket
 import sys
 import threading
+import time
 import urllib.parse
 
 URL = urllib.parse.urlparse(os.environ["AIRLOCK_URL"])
@@ -69,6 +71,29 @@ def sse_events(text):
     return events
 
 
+def control(command):
+    """Asks cp_harness to restart a part of the stack (cp_control.h);
+    True when it answered "ok"."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(os.environ["AIRLOCK_TEST_CONTROL"])
+        s.sendall(command.encode() + b"\n")
+        answer = s.makefile().readline()
+    print("control: %s -> %s" % (command, answer.strip()), flush=True)
+    return answer.startswith("ok")
+
+
+def poll(fn, limit_s=180, every_s=0.25):
+    """Calls fn until it returns something true, and returns that (or the
+    last value after limit_s). limit_s only bounds a hang; it asserts
+    nothing about speed."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(every_s)
+
+
 def new_project_key(name):
     """A fresh project and an API key for it (admin calls)."""
     st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": name})
@@ -76,6 +101,22 @@ def new_project_key(name):
     if st != 201 or st2 != 201:
         raise RuntimeError("cannot create project %s: %s %s" % (name, p, k))
     return p["id"], k["key"]
+
+
+def collect_until(q, received, match, limit_s=120):
+    """Moves items from queue q (None ends it) to the list received until
+    match(item) is true for one of them; received. limit_s only bounds a
+    hang (a missing item fails the caller's check), it asserts nothing
+    about speed."""
+    while not any(match(e) for e in received):
+        try:
+            item = q.get(timeout=limit_s)
+        except queue.Empty:
+            break
+        if item is None:
+            break
+        received.append(item)
+    return received
 
 
 class EventStream:
@@ -112,18 +153,8 @@ class EventStream:
         self.queue.put(None)
 
     def wait_for(self, match, limit_s=120):
-        """Collects events until match(event) is true; the events so far.
-        limit_s only bounds a hang (a missing event fails the caller's
-        check), it asserts nothing about speed."""
-        while not any(match(e) for e in self.received):
-            try:
-                item = self.queue.get(timeout=limit_s)
-            except queue.Empty:
-                break
-            if item is None:
-                break
-            self.received.append(item)
-        return self.received
+        """Collects events until match(event) is true; the events so far."""
+        return collect_until(self.queue, self.received, match, limit_s)
 
     def close(self):
         self.conn.close()

@@ -3,11 +3,16 @@
 PostgreSQL, nats-server, vmhost with a real VM): exit codes, output and
 the advice in its errors. argv[1]: the airlock binary. Standard library
 only; no timing assertions; one VM and one fork of it."""
+import fcntl
 import json
 import os
+import select
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import time
 
 from rest_client import check, new_project_key, report_and_exit
 
@@ -113,10 +118,112 @@ def main():
     error = json.loads(err.splitlines()[0]).get("error", {}) if err.startswith("{") else {}
     check(rc == 1 and error.get("code") == "not_found", "--json errors are the API's JSON: %r" % err)
 
+    check_logs(sid, key, other_key)
+    check_shell(sid, key, other_key)
+
     rc, out, _ = airlock("rm", sid, key=key)
     check(rc == 0 and out == "%s deleted\n" % sid, "rm: %r" % out)
     rc, _, err = airlock("rm", sid, key=key)
     check(rc == 1 and sid in err, "rm twice: %r" % err)
+
+
+def check_logs(sid, key, other_key):
+    marker = "cli-console-%d" % os.getpid()
+    airlock("exec", sid, "--", "sh", "-c", "echo %s > /dev/console" % marker, key=key)
+    rc, out, err = airlock("logs", "--tail", "4096", sid, key=key)
+    check(rc == 0 and marker in out, "logs prints the console: %d %r %r" % (rc, out[-200:], err))
+    rc, out, _ = airlock("--json", "logs", sid, key=key)
+    check(rc == 0 and marker in json.loads(out).get("log", ""), "--json logs: %r" % out[-200:])
+    rc, _, err = airlock("logs", "--tail", "0", sid, key=key)
+    check(rc == 2 and "--tail" in err, "logs --tail 0: usage error (%d %r)" % (rc, err))
+    rc, _, err = airlock("logs", sid, key=other_key)
+    check(rc == 1 and sid in err and "airlock ls" in err, "logs with another key: %r" % err)
+
+
+class Terminal:
+    """airlock shell on a pseudo-terminal of 33x101, read by select."""
+
+    def __init__(self, args, key):
+        self.master, self.slave = os.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+        self.mode_before = termios.tcgetattr(self.slave)
+        env = dict(os.environ, AIRLOCK_API_KEY=key, TERM="xterm")
+        self.proc = subprocess.Popen([CLI] + args, stdin=self.slave, stdout=self.slave,
+                                     stderr=self.slave, env=env, start_new_session=True)
+        self.output = b""
+
+    def read_until(self, want, limit_s=120):
+        """Reads until want is in the output or the bound passes (which
+        only stops a hang; the caller's check fails)."""
+        deadline = time.monotonic() + limit_s
+        while want.encode() not in self.output and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.master], [], [], 1)
+            if ready:
+                try:
+                    self.output += os.read(self.master, 65536)
+                except OSError:
+                    break
+        return want.encode() in self.output
+
+    def send(self, data):
+        os.write(self.master, data)
+
+    def finish(self):
+        """(exit code, terminal mode restored)."""
+        try:
+            rc = self.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        restored = termios.tcgetattr(self.slave) == self.mode_before
+        os.close(self.master)
+        os.close(self.slave)
+        return rc, restored
+
+
+def check_shell(sid, key, other_key):
+    t = Terminal(["shell", sid], key)
+    t.send(b"stty size; echo hi-$((40+2)); exit 3\n")
+    seen = t.read_until("hi-42")
+    rc, restored = t.finish()
+    check(seen and b"33 101" in t.output and rc == 3 and restored,
+          "shell runs what is typed on a PTY of our size and exits with its code, terminal "
+          "restored: %d %s %r" % (rc, restored, t.output[-300:]))
+
+    t = Terminal(["shell", sid], key)
+    t.send(b"sleep 100\n")
+    running = False
+    for _ in range(120):
+        if airlock("exec", sid, "--", "pgrep", "-x", "sleep", key=key)[0] == 0:
+            running = True
+            break
+        time.sleep(0.5)
+    t.send(b"\x03")
+    # An interrupted job also ends the rest of its command line (and the
+    # PTY drops typeahead): ask once sleep is gone.
+    for _ in range(120):
+        if airlock("exec", sid, "--", "pgrep", "-x", "sleep", key=key)[0] == 1:
+            break
+        time.sleep(0.5)
+    t.send(b"echo rc=$?\n")
+    interrupted = t.read_until("rc=130")
+    t.send(b"exit 0\n")
+    rc, restored = t.finish()
+    check(running and interrupted and rc == 0 and restored,
+          "Ctrl-C in the shell interrupts sleep (rc=130), the shell goes on: %s %s %d %r"
+          % (running, interrupted, rc, t.output[-300:]))
+    rc, _, _ = airlock("exec", sid, "--", "pgrep", "-x", "sleep", key=key)
+    check(rc == 1, "no sleep left behind")
+
+    rc, _, err = airlock("shell", sid, key=other_key)
+    check(rc == 1 and sid in err and "airlock ls" in err, "shell with another key: %r" % err)
+    rc, _, err = airlock("shell", key=key)
+    check(rc == 2 and "usage" in err, "shell without an id: usage error")
+    airlock("pause", sid, key=key)
+    rc, _, err = airlock("shell", sid, key=key)
+    check(rc == 1 and "is paused" in err and "airlock resume %s" % sid in err,
+          "shell on a paused sandbox says to resume it: %r" % err)
+    airlock("resume", sid, key=key)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 /* The parsers egress runs on guest bytes (sniff: SNI and Host; dns_wire:
- * queries and replies) against the corpus in tests/fuzz/corpus, every
+ * queries and replies; http_msg: request and response heads, body framing
+ * and chunked bodies of intercepted connections) against the corpus in
+ * tests/fuzz/corpus, every
  * truncation of each entry, and deterministic random mutations and garbage.
  * Under ASan/UBSan any read past a buffer fails the run; the asserts check
  * that whatever a parser returns is well formed. Each corpus entry also
@@ -17,6 +19,7 @@
 
 #include "dns_wire.h"
 #include "fsutil.h"
+#include "http_msg.h"
 #include "names.h"
 #include "sniff.h"
 
@@ -38,6 +41,9 @@ static const struct corpus_entry corpus[] = {
     { "http_connect", SNIFF_MALFORMED, NULL },
     { "dns_query_a", SNIFF_NONE, NULL },
     { "dns_reply_cname_a", SNIFF_NONE, NULL },
+    { "http_keepalive_two_requests", SNIFF_FOUND, "api.test" },
+    { "http_chunked_request", SNIFF_FOUND, "api.test" },
+    { "http_response_chunked", SNIFF_NONE, NULL },
 };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -57,6 +63,61 @@ static uint8_t *load(const char *file, size_t *len)
     if (fs_read_file(path, 1 << 20, &data, len, err, sizeof(err)) < 0)
         fail_msg("%s", err);
     return (uint8_t *)data;
+}
+
+/* Every span of a complete head lies inside it. */
+static void assert_head_sane(const struct http_head *h, size_t len)
+{
+    assert_true(h->len <= len && h->len <= HTTP_HEAD_MAX);
+    assert_true(h->n_headers <= HTTP_HEADERS_MAX);
+    assert_true((size_t)h->method.off + h->method.len <= h->len);
+    assert_true((size_t)h->target.off + h->target.len <= h->len);
+    for (size_t i = 0; i < h->n_headers; i++) {
+        assert_true(h->headers[i].name.len > 0);
+        assert_true((size_t)h->headers[i].name.off + h->headers[i].name.len <= h->len);
+        assert_true((size_t)h->headers[i].value.off + h->headers[i].value.len <= h->len);
+    }
+}
+
+/* A chunked body scanned from buf: never more consumed than given, also
+ * when fed in two pieces. */
+static void scan_chunked(const uint8_t *buf, size_t len)
+{
+    struct http_chunked whole = { 0 }, split = { 0 };
+    bool done = false, done2 = false;
+    ssize_t n = http_chunked_scan(&whole, buf, len, &done);
+    assert_true(n >= -1 && n <= (ssize_t)len);
+    size_t cut = len / 2;
+    ssize_t a = http_chunked_scan(&split, buf, cut, &done2);
+    if (n >= 0 && a >= 0 && !done2) {
+        ssize_t b = http_chunked_scan(&split, buf + cut, len - cut, &done2);
+        assert_true(b >= 0);
+        assert_int_equal((size_t)a + (size_t)b, (size_t)n);
+        assert_int_equal(done, done2);
+    }
+}
+
+/* The HTTP parsers of intercepted connections. */
+static void run_http_parsers(const uint8_t *buf, size_t len)
+{
+    struct http_head h;
+    struct http_body b;
+    enum http_result r = http_parse_request(buf, len, &h);
+    assert_true(r >= HTTP_NEED_MORE && r <= HTTP_TOO_LARGE);
+    if (r == HTTP_COMPLETE) {
+        assert_head_sane(&h, len);
+        http_keep_alive(buf, &h);
+        if (http_request_body(buf, &h, &b) == 0 && b.kind == HTTP_BODY_CHUNKED)
+            scan_chunked(buf + h.len, len - h.len);
+    }
+    r = http_parse_response(buf, len, &h);
+    if (r == HTTP_COMPLETE) {
+        assert_head_sane(&h, len);
+        assert_true(h.status >= 100 && h.status <= 599);
+        if (http_response_body(buf, &h, false, &b) == 0 && b.kind == HTTP_BODY_CHUNKED)
+            scan_chunked(buf + h.len, len - h.len);
+    }
+    scan_chunked(buf, len);
 }
 
 /* Runs every parser on an exact-size heap copy, so ASan sees any overread. */
@@ -87,6 +148,7 @@ static void run_parsers(const uint8_t *data, size_t len)
     if (len >= 2 && dns_parse_reply_a(buf, len, (uint16_t)(buf[0] << 8 | buf[1]), addrs, 4,
                                       &n_addrs, &ttl, &rcode) == 0)
         assert_true(n_addrs <= 4);
+    run_http_parsers(buf, len);
     free(buf);
 }
 
@@ -122,18 +184,132 @@ static void test_corpus_means_what_it_says(void **state)
     free(reply);
 }
 
+static enum http_result parse_text(const char *text, struct http_head *h)
+{
+    return http_parse_request((const uint8_t *)text, strlen(text), h);
+}
+
+/* Request framing of a head given as text: 0 with *b, or -1 refused. */
+static int framing_of(const char *text, struct http_body *b)
+{
+    struct http_head h;
+    assert_int_equal(parse_text(text, &h), HTTP_COMPLETE);
+    return http_request_body((const uint8_t *)text, &h, b);
+}
+
+static void test_http_messages_mean_what_they_say(void **state)
+{
+    (void)state;
+    size_t len;
+    struct http_head h;
+    struct http_body b;
+    bool done;
+    /* Two kept-alive requests: the first head, then the second after it. */
+    uint8_t *two = load("http_keepalive_two_requests", &len);
+    assert_int_equal(http_parse_request(two, len, &h), HTTP_COMPLETE);
+    assert_true(http_span_equals(two, h.method, "GET"));
+    assert_true(http_span_equals(two, h.target, "/v1/models"));
+    assert_int_equal(h.n_headers, 3);
+    assert_true(http_span_equals(two, h.headers[1].value, "Bearer airlock-secret-sec_0123"));
+    assert_int_equal(http_request_body(two, &h, &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_NONE);
+    assert_true(http_keep_alive(two, &h));
+    size_t first = h.len;
+    assert_int_equal(http_parse_request(two + first, len - first, &h), HTTP_COMPLETE);
+    assert_true(http_span_equals(two + first, h.method, "POST"));
+    assert_int_equal(http_request_body(two + first, &h, &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_LENGTH);
+    assert_int_equal(b.length, 3);
+    assert_int_equal(first + h.len + 3, len);
+    free(two);
+    /* A chunked body with an extension and a trailer ends exactly at the
+     * end of the entry. */
+    uint8_t *chunked = load("http_chunked_request", &len);
+    assert_int_equal(http_parse_request(chunked, len, &h), HTTP_COMPLETE);
+    assert_int_equal(http_request_body(chunked, &h, &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_CHUNKED);
+    assert_true(http_has_token(chunked, &h, "expect", "100-continue"));
+    struct http_chunked c = { 0 };
+    assert_int_equal(http_chunked_scan(&c, chunked + h.len, len - h.len, &done),
+                     (ssize_t)(len - h.len));
+    assert_true(done);
+    free(chunked);
+    uint8_t *resp = load("http_response_chunked", &len);
+    assert_int_equal(http_parse_response(resp, len, &h), HTTP_COMPLETE);
+    assert_int_equal(h.status, 200);
+    assert_int_equal(http_response_body(resp, &h, false, &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_CHUNKED);
+    assert_int_equal(http_response_body(resp, &h, true, &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_NONE); /* the answer to HEAD */
+    free(resp);
+
+    /* What egress refuses: anything a server might read differently. */
+    const char *malformed[] = {
+        "GET / HTTP/1.1\r\nHost: a.test\r\n folded: x\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost : a.test\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a.test\nX: y\r\n\r\n",
+        "GET / HTTP/1.1\r\nHo\x01st: a.test\r\n\r\n",
+        "GET / HTTP/2.0\r\nHost: a.test\r\n\r\n",
+        "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        "GET  / HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(malformed) / sizeof(*malformed); i++)
+        if (parse_text(malformed[i], &h) != HTTP_MALFORMED)
+            fail_msg("accepted: %s", malformed[i]);
+    assert_int_equal(parse_text("GET / HTTP/1.1\r\nHost: a.test\r\n", &h), HTTP_NEED_MORE);
+    const char *ambiguous[] = {
+        "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 3 3\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(ambiguous) / sizeof(*ambiguous); i++)
+        if (framing_of(ambiguous[i], &b) != -1)
+            fail_msg("framing accepted: %s", ambiguous[i]);
+    assert_int_equal(framing_of("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &b), 0);
+    assert_int_equal(b.kind, HTTP_BODY_LENGTH);
+    /* Broken chunk framing: no size, size too large, data not ended by CRLF. */
+    const char *bad_chunks[] = { "\r\n", "x\r\n", "1234567890123456\r\n", "3\r\nabcX",
+                                 "3 \r\nabc\r\n" };
+    for (size_t i = 0; i < sizeof(bad_chunks) / sizeof(*bad_chunks); i++) {
+        struct http_chunked bc = { 0 };
+        if (http_chunked_scan(&bc, (const uint8_t *)bad_chunks[i], strlen(bad_chunks[i]), &done) !=
+            -1)
+            fail_msg("chunk framing accepted: %s", bad_chunks[i]);
+    }
+    /* HTTP/1.0 keeps the connection only when asked to. */
+    assert_int_equal(parse_text("GET / HTTP/1.0\r\nHost: a\r\n\r\n", &h), HTTP_COMPLETE);
+    assert_false(http_keep_alive((const uint8_t *)"GET / HTTP/1.0\r\nHost: a\r\n\r\n", &h));
+    const char *close = "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n";
+    assert_int_equal(parse_text(close, &h), HTTP_COMPLETE);
+    assert_false(http_keep_alive((const uint8_t *)close, &h));
+}
+
 static void test_every_truncation(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(corpus) / sizeof(*corpus); i++) {
         size_t len;
         uint8_t *data = load(corpus[i].file, &len);
+        /* The end of an HTTP entry's first head (a body or a second
+         * request may follow it), else of the whole entry. */
+        struct http_head whole, cut_head;
+        bool http = http_parse_request(data, len, &whole) == HTTP_COMPLETE;
+        size_t end = http ? whole.len : len;
         for (size_t cut = 0; cut < len; cut++) {
             run_parsers(data, cut);
+            if (cut >= end)
+                continue;
             /* A truncated ClientHello or request is never taken for a complete one. */
             char name[NAME_MAX_LEN + 1];
             if (corpus[i].sniff == SNIFF_FOUND)
                 assert_int_not_equal(sniff_name(data, cut, name), SNIFF_FOUND);
+            if (http)
+                assert_int_equal(http_parse_request(data, cut, &cut_head), HTTP_NEED_MORE);
         }
         free(data);
     }
@@ -182,6 +358,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_means_what_it_says),
+        cmocka_unit_test(test_http_messages_mean_what_they_say),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_random_mutations),
         cmocka_unit_test(test_random_garbage),

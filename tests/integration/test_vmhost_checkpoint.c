@@ -20,6 +20,7 @@
 
 #include "fsutil.h"
 #include "itest.h"
+#include "itest_assert.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define KIND(k) AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_##k
@@ -41,19 +42,7 @@ static int group_teardown(void **state)
 static grpc_status_code create_checkpoint(const char *id, const char *name, int kind,
                                           char **details)
 {
-    Airlock__Vmhost__V1__CreateCheckpointRequest req =
-        AIRLOCK__VMHOST__V1__CREATE_CHECKPOINT_REQUEST__INIT;
-    req.sandbox_id = (char *)id;
-    req.name = (char *)name;
-    req.kind = kind;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st =
-        rpc_unary(vh.ch, ITEST_METHOD("CreateCheckpoint"), &req.base,
-                  &airlock__vmhost__v1__checkpoint__descriptor, &resp, details,
-                  ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    return st;
+    return itest_create_checkpoint(&vh, id, name, kind, details);
 }
 
 static void must_create_checkpoint(const char *id, const char *name, int kind)
@@ -143,15 +132,7 @@ static void assert_checkpoints(const char *id, const char *want)
 
 static char *sh_out(const char *id, const char *script)
 {
-    struct itest_exec_result r;
-    itest_sh(&vh, id, script, &r);
-    if (r.status != GRPC_STATUS_OK)
-        fail_msg("`%s` in %s: %s", script, id, r.details ? r.details : "?");
-    if (r.exit_code != 0)
-        fail_msg("`%s` exited %d: %s%s", script, r.exit_code, (char *)r.out, (char *)r.err);
-    char *out = strdup((char *)r.out);
-    itest_exec_result_free(&r);
-    return out;
+    return itest_assert_sh(&vh, id, script);
 }
 
 static void assert_sh_out(const char *id, const char *script, const char *want)

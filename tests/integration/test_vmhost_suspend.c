@@ -38,14 +38,7 @@ static int group_teardown(void **state)
 
 static char *sh_out(const char *id, const char *script)
 {
-    struct itest_exec_result r;
-    itest_sh(&vh, id, script, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
-    if (r.exit_code != 0)
-        fail_msg("`%s` exited %d: %s%s", script, r.exit_code, (char *)r.out, (char *)r.err);
-    char *out = strdup((char *)r.out);
-    itest_exec_result_free(&r);
-    return out;
+    return itest_assert_sh(&vh, id, script);
 }
 
 /* "pids counter lines secret" as the guest sees them now. */

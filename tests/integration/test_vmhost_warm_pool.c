@@ -1,36 +1,51 @@
-/* The warm pool on a real vmhost started with --warm-pool 2: creates
- * without an id are served from the pool (from_pool), the pool refills in
- * the background, pooled sandboxes still get their own entropy, uuid and
- * hostname, a create that names its id restores as before, and GetNodeStats
- * reports all of it. The group teardown fails if vmhost leaves a VM, mount
- * or loop device behind (pooled VMs included). */
+/* The warm pool on a real vmhost started with --warm-pool 2: creates are
+ * served from the pool (from_pool) with or without an id of their own —
+ * a pooled VM takes the id asked for, its directory and network namespace
+ * renamed —, the pool refills in the background, pooled sandboxes still
+ * get their own entropy, uuid and hostname, a renamed one is re-adopted by
+ * a vmhost restarted after kill -9 (it is recognized by its working
+ * directory, which moved with the rename) while the old pool's VMs are
+ * stopped, bad or taken ids waste no pooled VM, a rename that cannot
+ * happen leaves nothing behind, and GetNodeStats reports all of it. The group teardown fails if vmhost leaves a VM, mount or loop
+ * device behind (pooled VMs included). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "fsutil.h"
 #include "itest.h"
+#include "itest_assert.h"
+#include "proc.h"
 
 #define POOL_SIZE 2
 #define POOL_FILL_TIMEOUT_MS 180000
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
 static struct itest_vmhost vh;
+
+static const char *const pool_args[] = { "--warm-pool", "2", NULL };
 
 static int group_setup(void **state)
 {
     (void)state;
-    const char *const args[] = { "--warm-pool", "2", NULL };
-    return itest_vmhost_start(&vh, args);
+    return itest_vmhost_start(&vh, pool_args);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
+    /* test_rename_onto_taken_namespace's, should it have failed midway */
+    int ignored = system("ip netns delete airlock-taken-namespace 2>/dev/null");
+    (void)ignored;
     return itest_vmhost_stop(&vh);
 }
 
@@ -41,33 +56,74 @@ static Airlock__Vmhost__V1__NodeStats *node_stats(void)
     return st;
 }
 
+static unsigned long long pool_taken(void)
+{
+    Airlock__Vmhost__V1__NodeStats *st = node_stats();
+    unsigned long long taken = st->pool_taken;
+    protobuf_c_message_free_unpacked(&st->base, NULL);
+    return taken;
+}
+
 static void wait_pool_full(void)
 {
     assert_true(itest_wait_pool_ready(&vh, POOL_SIZE, POOL_FILL_TIMEOUT_MS));
 }
 
-static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id)
+static void sandbox_dir(const char *id, char *out, size_t outlen)
 {
-    grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, &st,
-                                                          NULL);
-    assert_int_equal(st, GRPC_STATUS_OK);
-    return sb;
+    assert_int_equal(fs_path(out, outlen, "%s/store/sandboxes/%s", vh.data_dir, id), 0);
+}
+
+static bool netns_exists(const char *id)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
+    return access(path, F_OK) == 0;
+}
+
+/* Every sandbox directory (pooled VMs included) has its namespace under
+ * its own name; returns how many there are. */
+static size_t dirs_with_own_netns(void)
+{
+    char dir[PATH_MAX];
+    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes", vh.data_dir), 0);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (!netns_exists(e->d_name))
+            fail_msg("sandbox directory %s has no namespace airlock-%s", e->d_name, e->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
 }
 
 /* "random-hex uuid hostname" of a guest, malloc'd. */
 static char *guest_identity(const char *id)
 {
-    struct itest_exec_result r;
-    itest_sh(&vh, id,
-             "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n'; echo;"
-             "cat /proc/sys/kernel/random/uuid; hostname",
-             &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
-    assert_int_equal(r.exit_code, 0);
-    char *out = strdup((char *)r.out);
-    itest_exec_result_free(&r);
-    return out;
+    return itest_assert_sh(&vh, id,
+                           "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n'; echo;"
+                           "cat /proc/sys/kernel/random/uuid; hostname");
+}
+
+static char *create_named(const char *id, grpc_status_code *st, char **details)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    return itest_create_sandbox_with(&vh, &req, st, details);
+}
+
+static void delete_and_check_gone(const char *id)
+{
+    char dir[PATH_MAX];
+    sandbox_dir(id, dir, sizeof(dir));
+    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_false(netns_exists(id));
 }
 
 static void test_pool_fills_and_reports(void **state)
@@ -80,30 +136,33 @@ static void test_pool_fills_and_reports(void **state)
     assert_int_equal(st->free_slots, st->max_sandboxes);
     protobuf_c_message_free_unpacked(&st->base, NULL);
     assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
 }
 
 static void test_creates_come_from_pool_and_diverge(void **state)
 {
     (void)state;
     wait_pool_full();
+    unsigned long long taken = pool_taken();
     char *a = itest_create_sandbox(&vh, NULL, NULL);
     char *b = itest_create_sandbox(&vh, NULL, NULL);
     assert_non_null(a);
     assert_non_null(b);
     char *ids[] = { a, b };
     for (int i = 0; i < 2; i++) {
-        Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(ids[i]);
+        Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, ids[i]);
         assert_true(sb->from_pool);
         assert_true(sb->restored);
-        assert_int_equal(sb->state, AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING);
+        assert_int_equal(sb->state, STATE(RUNNING));
         protobuf_c_message_free_unpacked(&sb->base, NULL);
     }
     Airlock__Vmhost__V1__NodeStats *st = node_stats();
-    assert_int_equal(st->pool_taken, 2);
+    assert_int_equal(st->pool_taken, taken + 2);
     assert_int_equal(st->sandboxes, 2);
     protobuf_c_message_free_unpacked(&st->base, NULL);
 
-    /* Paused together in the pool, reseeded when handed out. */
+    /* Paused together in the pool (and warmed up with throwaway values),
+     * reseeded and named when handed out. */
     char *ga = guest_identity(a);
     char *gb = guest_identity(b);
     char ra[80], ua[40], ha[80], rb[80], ub[40], hb[80];
@@ -117,8 +176,8 @@ static void test_creates_come_from_pool_and_diverge(void **state)
 
     /* The pool refills behind the creates. */
     wait_pool_full();
-    assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
-    assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
+    delete_and_check_gone(a);
+    delete_and_check_gone(b);
     assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
     free(ga);
     free(gb);
@@ -126,24 +185,125 @@ static void test_creates_come_from_pool_and_diverge(void **state)
     free(b);
 }
 
-static void test_named_create_restores(void **state)
+/* The scheduler always names the id: such creates use the pool too. */
+static void test_named_create_comes_from_pool(void **state)
 {
     (void)state;
     wait_pool_full();
-    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
-    req.id = "named-sandbox";
-    char *id = itest_create_sandbox_with(&vh, &req, NULL, NULL);
-    assert_non_null(id);
-    assert_string_equal(id, "named-sandbox");
-    Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id);
-    assert_false(sb->from_pool);
+    unsigned long long taken = pool_taken();
+    const char *id = "named-sandbox";
+    char *got = create_named(id, NULL, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, id);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, id);
+    assert_true(sb->from_pool);
     assert_true(sb->restored);
+    assert_int_equal(sb->state, STATE(RUNNING));
+    pid_t qemu = sb->qemu_pid;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    Airlock__Vmhost__V1__NodeStats *st = node_stats();
-    assert_int_equal(st->pool_ready, POOL_SIZE);
-    protobuf_c_message_free_unpacked(&st->base, NULL);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
-    free(id);
+    assert_int_equal(pool_taken(), taken + 1);
+
+    /* Directory and namespace carry the new id; QEMU runs in the renamed
+     * directory; the guest has the new hostname and works. */
+    char dir[PATH_MAX], disk[PATH_MAX];
+    sandbox_dir(id, dir, sizeof(dir));
+    assert_int_equal(fs_path(disk, sizeof(disk), "%s/disk.ext4", dir), 0);
+    assert_int_equal(access(disk, F_OK), 0);
+    assert_true(netns_exists(id));
+    assert_true(proc_cwd_is(qemu, dir));
+    char *host = itest_assert_sh(&vh, id, "hostname; echo written > /root/f; cat /root/f");
+    assert_string_equal(host, "named-sandbox\nwritten\n");
+    free(host);
+    /* No namespace was left under the pooled VM's old name. */
+    wait_pool_full();
+    assert_int_equal(dirs_with_own_netns(), POOL_SIZE + 1);
+
+    /* The same id again is refused before a pooled VM is taken. */
+    grpc_status_code st;
+    char *details = NULL;
+    assert_null(create_named(id, &st, &details));
+    assert_int_equal(st, GRPC_STATUS_ALREADY_EXISTS);
+    assert_non_null(strstr(details, id));
+    free(details);
+    assert_int_equal(pool_taken(), taken + 1);
+
+    delete_and_check_gone(id);
+    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    free(got);
+}
+
+static void test_bad_id_takes_nothing(void **state)
+{
+    (void)state;
+    wait_pool_full();
+    unsigned long long taken = pool_taken();
+    grpc_status_code st;
+    char *details = NULL;
+    assert_null(create_named("Not/An-Id", &st, &details));
+    assert_int_equal(st, GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(details, "id"));
+    free(details);
+    assert_int_equal(pool_taken(), taken);
+    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+}
+
+/* A namespace of the id's name that vmhost did not make: the hand-out's
+ * rename is undone, the restore that follows fails the same way, the
+ * answer names the namespace, and nothing is left (nor the stranger
+ * touched). */
+static void test_rename_onto_taken_namespace_leaks_nothing(void **state)
+{
+    (void)state;
+    wait_pool_full();
+    const char *id = "taken-namespace";
+    assert_int_equal(system("ip netns add airlock-taken-namespace"), 0);
+    grpc_status_code st;
+    char *details = NULL;
+    assert_null(create_named(id, &st, &details));
+    assert_int_equal(st, GRPC_STATUS_INTERNAL);
+    assert_non_null(strstr(details, "airlock-taken-namespace"));
+    free(details);
+    char dir[PATH_MAX];
+    sandbox_dir(id, dir, sizeof(dir));
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_true(netns_exists(id));
+    assert_int_equal(system("ip netns delete airlock-taken-namespace"), 0);
+    wait_pool_full();
+    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
+}
+
+/* kill -9 after a renamed hand-out: the next vmhost adopts the renamed VM
+ * (same QEMU) and stops the old pool's VMs, which have no record. */
+static void test_renamed_sandbox_survives_vmhost_crash(void **state)
+{
+    (void)state;
+    wait_pool_full();
+    const char *id = "renamed-then-crash";
+    char *got = create_named(id, NULL, NULL);
+    assert_non_null(got);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, id);
+    assert_true(sb->from_pool);
+    pid_t qemu = sb->qemu_pid;
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    char *before = itest_assert_sh(&vh, id, "cat /proc/sys/kernel/random/boot_id");
+
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&vh, pool_args), 0);
+    sb = itest_assert_get(&vh, id);
+    assert_int_equal(sb->state, STATE(RUNNING));
+    assert_int_equal(sb->qemu_pid, qemu); /* the same VM, adopted */
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    char *after = itest_assert_sh(&vh, id, "cat /proc/sys/kernel/random/boot_id");
+    assert_string_equal(after, before);
+
+    /* The new vmhost's pool plus the adopted VM: nothing of the old pool. */
+    wait_pool_full();
+    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE + 1);
+    assert_int_equal(dirs_with_own_netns(), POOL_SIZE + 1);
+    delete_and_check_gone(id);
+    free(before);
+    free(after);
+    free(got);
 }
 
 int main(void)
@@ -151,7 +311,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_fills_and_reports),
         cmocka_unit_test(test_creates_come_from_pool_and_diverge),
-        cmocka_unit_test(test_named_create_restores),
+        cmocka_unit_test(test_named_create_comes_from_pool),
+        cmocka_unit_test(test_bad_id_takes_nothing),
+        cmocka_unit_test(test_rename_onto_taken_namespace_leaks_nothing),
+        cmocka_unit_test(test_renamed_sandbox_survives_vmhost_crash),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -72,6 +72,21 @@ int pg_test_start(struct pg_test *pg, const char *dir)
     return 0;
 }
 
+int pg_test_restart(struct pg_test *pg)
+{
+    char log[PATH_MAX], err[4096];
+    fs_path(log, sizeof(log), "%s/postgres.log", pg->dir);
+    /* The server options come back from postmaster.opts. */
+    const char *restart[] = { PG_BIN "/pg_ctl", "-D", pg->data, "-l", log, "-m", "fast", "-w",
+                              "restart", NULL };
+    if (run_as_postgres(restart, err, sizeof(err)) < 0) {
+        fprintf(stderr, "pg_test: %s\n", err);
+        test_print_log_tail(pg->dir, "postgres.log");
+        return -1;
+    }
+    return 0;
+}
+
 void pg_test_stop(struct pg_test *pg)
 {
     if (!pg->started)

@@ -20,6 +20,9 @@ struct pg_test {
 int pg_test_start(struct pg_test *pg, const char *dir);
 /* Stops it if started; safe to call twice. */
 void pg_test_stop(struct pg_test *pg);
+/* pg_ctl restart -m fast: every client's session is cut, as when the
+ * server restarts. 0 or -1 after printing why. */
+int pg_test_restart(struct pg_test *pg);
 
 /* Prints the last 4000 bytes of dir/name to stderr. */
 void test_print_log_tail(const char *dir, const char *name);

@@ -23,8 +23,10 @@ struct secret_spec {
     const unsigned char *ck; /* 32 bytes or NULL */
 };
 
-/* Status of CreateSecret; id (64 bytes) and details (512) when not NULL. */
-static grpc_status_code create_secret(const struct secret_spec *s, char *id, char *details)
+/* Status of CreateSecret with a rate-limit burst; id (64 bytes) and
+ * details (512) when not NULL. */
+static grpc_status_code create_secret_burst(const struct secret_spec *s, uint32_t burst, char *id,
+                                            char *details)
 {
     Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
     char *patterns[] = { (char *)s->pattern };
@@ -37,6 +39,7 @@ static grpc_status_code create_secret(const struct secret_spec *s, char *id, cha
     req.host_patterns = patterns;
     req.injection_rule = (char *)(s->rule ? s->rule : "Authorization: Bearer {secret}");
     req.rate_limit_per_minute = s->rate;
+    req.rate_limit_burst = burst;
     req.actor = "test";
     if (s->ck) {
         req.customer_key.data = (uint8_t *)s->ck;
@@ -55,6 +58,11 @@ static grpc_status_code create_secret(const struct secret_spec *s, char *id, cha
         protobuf_c_message_free_unpacked(resp, NULL);
     free(why);
     return st;
+}
+
+static grpc_status_code create_secret(const struct secret_spec *s, char *id, char *details)
+{
+    return create_secret_burst(s, 0, id, details);
 }
 
 /* Status of ResolveInjection; the header value (512 bytes) or details. */
@@ -106,6 +114,10 @@ static void test_value_never_listed_and_injected(void **state)
     assert_int_equal(list->n_secrets, 1);
     assert_string_equal(list->secrets[0]->id, id);
     assert_string_equal(list->secrets[0]->host_patterns[0], "api.openai.com");
+    /* What an agent may be given instead of the value (egress swaps it). */
+    char placeholder[160];
+    snprintf(placeholder, sizeof(placeholder), "airlock-secret-%s", id);
+    assert_string_equal(list->secrets[0]->placeholder, placeholder);
     /* Not in any field: look at the bytes on the wire. */
     uint8_t wire[4096];
     size_t n = protobuf_c_message_pack(resp, wire);
@@ -177,6 +189,25 @@ static void test_rate_limit(void **state)
     assert_int_equal(resolve("p-rate", "sb", "rate.example.com", NULL, out),
                      GRPC_STATUS_RESOURCE_EXHAUSTED);
     assert_non_null(strstr(out, "rate limit"));
+}
+
+/* A bucket of 2 refilled at 6 per minute: a burst of 2, then nothing for
+ * 10 s (the default bucket would have held 6). */
+static void test_rate_limit_burst(void **state)
+{
+    (void)state;
+    struct secret_spec s = { "p-burst", NULL, "bursty", "burst-secret", "burst.example.com", NULL,
+                             6, NULL };
+    assert_int_equal(create_secret_burst(&s, 2, NULL, NULL), GRPC_STATUS_OK);
+    char out[512];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(resolve("p-burst", "sb", "burst.example.com", NULL, out), GRPC_STATUS_OK);
+    assert_int_equal(resolve("p-burst", "sb", "burst.example.com", NULL, out),
+                     GRPC_STATUS_RESOURCE_EXHAUSTED);
+    struct secret_spec bad = { "p-burst", NULL, "b2", "v", "b2.example.com", NULL, 0, NULL };
+    char details[512];
+    assert_int_equal(create_secret_burst(&bad, 5, NULL, details), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(details, "rate_limit_burst"));
 }
 
 static void test_byok(void **state)
@@ -328,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_ciphertext_holds_no_plaintext),
         cmocka_unit_test(test_narrowest_scope_wins),
         cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_rate_limit_burst),
         cmocka_unit_test(test_byok),
         cmocka_unit_test(test_audit_log),
         cmocka_unit_test(test_bad_input),

@@ -23,19 +23,6 @@ struct exec_input {
     pthread_t thread;
 };
 
-/* SIGWINCH only writes here; the input thread does the rest. */
-static int winch_pipe[2] = {-1, -1};
-
-static void on_sigwinch(int sig)
-{
-    (void)sig;
-    int saved_errno = errno;
-    if (write(winch_pipe[1], "w", 1) < 0) {
-        /* full pipe: a resize is pending anyway */
-    }
-    errno = saved_errno;
-}
-
 /* false when vmhost refused the input (the exec ended): stop forwarding. */
 static bool send_input(struct exec_input *in, Airlock__Vmhost__V1__ExecInputRequest *req)
 {
@@ -68,9 +55,7 @@ static bool forward_stdin(struct exec_input *in, bool *stdin_open)
 
 static bool forward_resize(struct exec_input *in)
 {
-    char drain[64];
-    while (read(winch_pipe[0], drain, sizeof(drain)) > 0)
-        ;
+    tty_winch_drain();
     Airlock__Vmhost__V1__ExecInputRequest req = AIRLOCK__VMHOST__V1__EXEC_INPUT_REQUEST__INIT;
     if (!tty_window_size(&req.rows, &req.cols))
         return true;
@@ -82,11 +67,12 @@ static void *input_main(void *arg)
     struct exec_input *in = arg;
     bool stdin_open = true;
     bool forwarding = true;
+    int winch_fd = in->with_resize ? tty_winch_watch() : -1;
     while (forwarding) {
         struct pollfd fds[3] = {
             {.fd = in->wake_pipe[0], .events = POLLIN},
             {.fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
-            {.fd = in->with_resize ? winch_pipe[0] : -1, .events = POLLIN},
+            {.fd = winch_fd, .events = POLLIN},
         };
         if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)
@@ -113,22 +99,6 @@ static void exec_input_free(struct exec_input *in)
     free(in);
 }
 
-static void resize_watch(bool on)
-{
-    if (on) {
-        if (pipe2(winch_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-            return;
-        struct sigaction sa = {.sa_handler = on_sigwinch, .sa_flags = SA_RESTART};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGWINCH, &sa, NULL);
-    } else if (winch_pipe[0] >= 0) {
-        signal(SIGWINCH, SIG_DFL);
-        close(winch_pipe[0]);
-        close(winch_pipe[1]);
-        winch_pipe[0] = winch_pipe[1] = -1;
-    }
-}
-
 struct exec_input *exec_input_start(struct ctl *ctl, const char *sandbox_id, const char *exec_id,
                                     bool with_resize)
 {
@@ -141,12 +111,10 @@ struct exec_input *exec_input_start(struct ctl *ctl, const char *sandbox_id, con
     in->exec_id = strdup(exec_id);
     if (!in->sandbox_id || !in->exec_id || pipe2(in->wake_pipe, O_CLOEXEC) < 0)
         goto fail;
-    if (with_resize) {
-        resize_watch(true);
-        in->with_resize = winch_pipe[0] >= 0;
-    }
+    in->with_resize = with_resize && tty_winch_watch() >= 0;
     if (pthread_create(&in->thread, NULL, input_main, in) != 0) {
-        resize_watch(false);
+        if (in->with_resize)
+            tty_winch_unwatch();
         goto fail;
     }
     return in;
@@ -166,6 +134,6 @@ void exec_input_stop(struct exec_input *in)
         ;
     pthread_join(in->thread, NULL);
     if (in->with_resize)
-        resize_watch(false);
+        tty_winch_unwatch();
     exec_input_free(in);
 }

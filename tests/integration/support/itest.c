@@ -19,6 +19,7 @@
 #define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
 #define ITEST_WRITE_CHUNK (1u << 20)
 #define ITEST_LOOP_RELEASE_MS 10000 /* loop devices detach asynchronously */
+#define ITEST_STOP_TIMEOUT_MS 300000
 
 static struct itest_vmhost *itest_current;
 
@@ -146,14 +147,31 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
     return itest_vmhost_spawn(vh, extra_args);
 }
 
-int itest_vmhost_crash_and_restart(struct itest_vmhost *vh)
+void itest_vmhost_crash(struct itest_vmhost *vh)
 {
     rpc_channel_close(vh->ch);
     vh->ch = NULL;
-    kill(vh->pid, SIGKILL);
-    waitpid(vh->pid, NULL, 0);
+    if (vh->pid > 0) {
+        kill(vh->pid, SIGKILL);
+        waitpid(vh->pid, NULL, 0);
+    }
     vh->pid = 0;
-    return itest_vmhost_spawn(vh, NULL);
+}
+
+int itest_vmhost_respawn(struct itest_vmhost *vh, const char *const extra_args[])
+{
+    return itest_vmhost_spawn(vh, extra_args);
+}
+
+int itest_vmhost_crash_and_restart_with(struct itest_vmhost *vh, const char *const extra_args[])
+{
+    itest_vmhost_crash(vh);
+    return itest_vmhost_spawn(vh, extra_args);
+}
+
+int itest_vmhost_crash_and_restart(struct itest_vmhost *vh)
+{
+    return itest_vmhost_crash_and_restart_with(vh, NULL);
 }
 
 /* A QEMU whose command line names this test's data directory was started
@@ -168,34 +186,54 @@ static void itest_kill_leftover_qemus(const char *data_dir)
     }
 }
 
-int itest_vmhost_stop(struct itest_vmhost *vh)
+/* SIGTERM and wait: 0 when vmhost exited 0. */
+static int itest_vmhost_terminate(struct itest_vmhost *vh)
 {
     if (vh->ch) {
         rpc_channel_close(vh->ch);
         vh->ch = NULL;
     }
-    int rc = 0;
-    if (vh->pid > 0) {
-        kill(vh->pid, SIGTERM);
-        int64_t deadline = clock_monotonic_ms() + 60000;
-        int status = 0;
-        while (waitpid(vh->pid, &status, WNOHANG) == 0) {
-            if (clock_monotonic_ms() > deadline) {
-                kill(vh->pid, SIGKILL);
-                waitpid(vh->pid, &status, 0);
-                break;
-            }
-            usleep(20 * 1000);
+    if (vh->pid <= 0)
+        return 0;
+    kill(vh->pid, SIGTERM);
+    /* A stop suspends the sandboxes left running: seconds each. */
+    int64_t deadline = clock_monotonic_ms() + ITEST_STOP_TIMEOUT_MS;
+    int status = 0;
+    while (waitpid(vh->pid, &status, WNOHANG) == 0) {
+        if (clock_monotonic_ms() > deadline) {
+            kill(vh->pid, SIGKILL);
+            waitpid(vh->pid, &status, 0);
+            break;
         }
-        vh->pid = 0;
-        /* A clean stop exits 0; anything else (a hang, a crash, a sanitizer
-         * report at exit) fails the test program. */
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "itest: vmhost did not stop cleanly (wait status %d)\n", status);
-            itest_vmhost_print_log_tail(vh);
-            rc = -1;
-        }
+        usleep(20 * 1000);
     }
+    vh->pid = 0;
+    /* A clean stop exits 0; anything else (a hang, a crash, a sanitizer
+     * report at exit) fails the test program. */
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "itest: vmhost did not stop cleanly (wait status %d)\n", status);
+        itest_vmhost_print_log_tail(vh);
+        return -1;
+    }
+    return 0;
+}
+
+int itest_vmhost_restart(struct itest_vmhost *vh)
+{
+    if (itest_vmhost_terminate(vh) < 0)
+        return -1;
+    /* The store's loop device goes a moment after the unmount: the new
+     * vmhost must not meet it while mounting the image again. */
+    if (!itest_store_released(vh->data_dir, ITEST_LOOP_RELEASE_MS)) {
+        fprintf(stderr, "itest: vmhost left a mount or loop device under %s\n", vh->data_dir);
+        return -1;
+    }
+    return itest_vmhost_spawn(vh, NULL);
+}
+
+int itest_vmhost_stop(struct itest_vmhost *vh)
+{
+    int rc = itest_vmhost_terminate(vh);
     if (vh->data_dir[0]) {
         itest_kill_leftover_qemus(vh->data_dir);
         /* A vmhost that stopped cleanly has unmounted its store; anything
@@ -472,4 +510,22 @@ bool itest_wait_pool_ready(struct itest_vmhost *vh, unsigned want, int timeout_m
         }
         usleep(50 * 1000);
     }
+}
+
+grpc_status_code itest_create_checkpoint(struct itest_vmhost *vh, const char *id, const char *name,
+                                         int kind, char **details)
+{
+    Airlock__Vmhost__V1__CreateCheckpointRequest req =
+        AIRLOCK__VMHOST__V1__CREATE_CHECKPOINT_REQUEST__INIT;
+    req.sandbox_id = (char *)id;
+    req.name = (char *)name;
+    req.kind = kind;
+    ProtobufCMessage *resp = NULL;
+    grpc_status_code st =
+        rpc_unary(vh->ch, ITEST_METHOD("CreateCheckpoint"), &req.base,
+                  &airlock__vmhost__v1__checkpoint__descriptor, &resp, details,
+                  ITEST_CALL_TIMEOUT_MS);
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    return st;
 }

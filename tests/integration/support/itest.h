@@ -3,7 +3,7 @@
  * hash), a gRPC client to it, and helpers for the calls tests make.
  *
  * Cleanup is unconditional: itest_vmhost_stop() terminates vmhost (which
- * deletes its sandboxes), then kills any QEMU still recorded in the data
+ * suspends its sandboxes), then kills any QEMU still recorded in the data
  * directory — only QEMUs whose command line names that directory, i.e. ones
  * this test started — unmounts its btrfs store and frees the loop device if
  * vmhost could not (and fails: a clean stop must leave neither behind), and
@@ -44,6 +44,15 @@ int itest_vmhost_stop(struct itest_vmhost *vh);
 /* kill -9 vmhost (its VMs keep running), then start a new one on the same
  * data directory. */
 int itest_vmhost_crash_and_restart(struct itest_vmhost *vh);
+/* A clean stop (SIGTERM: vmhost suspends its sandboxes and keeps them)
+ * that must exit 0, then a new vmhost on the same data directory. */
+int itest_vmhost_restart(struct itest_vmhost *vh);
+/* The same, the new one with extra arguments (like itest_vmhost_start). */
+int itest_vmhost_crash_and_restart_with(struct itest_vmhost *vh, const char *const extra_args[]);
+/* The two halves, for a test that changes the data directory in between:
+ * kill -9 (its VMs keep running), and start on the same data directory. */
+void itest_vmhost_crash(struct itest_vmhost *vh);
+int itest_vmhost_respawn(struct itest_vmhost *vh, const char *const extra_args[]);
 /* Prints the last lines of vmhost's log (for failure diagnostics). */
 void itest_vmhost_print_log_tail(const struct itest_vmhost *vh);
 
@@ -109,6 +118,10 @@ Airlock__Vmhost__V1__NodeStats *itest_node_stats(struct itest_vmhost *vh);
 /* Polls GetNodeStats until the warm pool holds want ready VMs; false
  * (after printing vmhost's log tail) when timeout_ms passed first. */
 bool itest_wait_pool_ready(struct itest_vmhost *vh, unsigned want, int timeout_ms);
+
+/* CreateCheckpoint (kind: a CheckpointKind); details as for the others. */
+grpc_status_code itest_create_checkpoint(struct itest_vmhost *vh, const char *id, const char *name,
+                                         int kind, char **details);
 
 /* QEMU processes whose command line names dir (VMs of that data dir). */
 size_t itest_count_qemus(const char *dir);

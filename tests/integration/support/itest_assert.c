@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,18 @@ void itest_assert_transition(struct itest_vmhost *vh, const char *method, const 
     free(details);
 }
 
+Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const char *id)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(vh, ITEST_METHOD("GetSandbox"), id, &st, &details);
+    if (st != GRPC_STATUS_OK)
+        fail_msg("GetSandbox %s: %s", id, details ? details : "?");
+    free(details);
+    return sb;
+}
+
 void itest_assert_refused(struct itest_vmhost *vh, const char *method, const char *id,
                           const char *want_state)
 {
@@ -34,4 +47,35 @@ void itest_assert_refused(struct itest_vmhost *vh, const char *method, const cha
     assert_non_null(strstr(details, id));
     assert_non_null(strstr(details, want_state));
     free(details);
+}
+
+char *itest_assert_sh(struct itest_vmhost *vh, const char *id, const char *script)
+{
+    struct itest_exec_result r;
+    itest_sh(vh, id, script, &r);
+    if (r.status != GRPC_STATUS_OK)
+        fail_msg("`%s`: %s: %s", script, rpc_status_name(r.status), r.details ? r.details : "");
+    if (r.exit_code != 0)
+        fail_msg("`%s` exited %d: %s%s", script, r.exit_code, (char *)r.out, (char *)r.err);
+    char *out = strdup((char *)r.out);
+    itest_exec_result_free(&r);
+    return out;
+}
+
+int itest_assert_sh_code(struct itest_vmhost *vh, const char *id, const char *script, char *out,
+                         size_t outlen)
+{
+    struct itest_exec_result r;
+    itest_sh(vh, id, script, &r);
+    if (r.status != GRPC_STATUS_OK)
+        fprintf(stderr, "exec %s: %s\n", script, r.details ? r.details : "");
+    assert_int_equal(r.status, GRPC_STATUS_OK);
+    assert_true(r.exited);
+    if (out)
+        snprintf(out, outlen, "%s", r.out ? (char *)r.out : "");
+    if (r.exit_code != 0 && r.err && r.err_len)
+        fprintf(stderr, "guest: %s: %s\n", script, (char *)r.err);
+    int code = r.exit_code;
+    itest_exec_result_free(&r);
+    return code;
 }

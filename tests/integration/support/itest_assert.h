@@ -9,8 +9,20 @@
 void itest_assert_transition(struct itest_vmhost *vh, const char *method, const char *id,
                              int want);
 
+/* GetSandbox of id must succeed; the answer (free with
+ * protobuf_c_message_free_unpacked). */
+Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const char *id);
+
 /* method on id must fail with FAILED_PRECONDITION naming id and want_state. */
 void itest_assert_refused(struct itest_vmhost *vh, const char *method, const char *id,
                           const char *want_state);
+
+/* sh -c script in sandbox id must run (any exit code, returned); its
+ * stdout goes to out (may be NULL), its stderr to stderr when it fails. */
+int itest_assert_sh_code(struct itest_vmhost *vh, const char *id, const char *script, char *out,
+                         size_t outlen);
+
+/* sh -c script in sandbox id must run and exit 0; its stdout, malloc'd. */
+char *itest_assert_sh(struct itest_vmhost *vh, const char *id, const char *script);
 
 #endif

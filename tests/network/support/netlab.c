@@ -54,35 +54,83 @@ static int sh(const char *fmt, ...)
 struct dns_record {
     const char *name;
     const char *addr;
+    const char *later_addr; /* the answer from the second query on; NULL: addr */
 };
 
 static const struct dns_record dns_records[] = {
-    { "allowed.test", NETLAB_WEB1 },   { "www.wild.test", NETLAB_WEB2 },
-    { "other.test", NETLAB_WEB2 },     { "denied.test", NETLAB_WEB3 },
-    { "rebind.test", NETLAB_PRIVATE }, { "uplink.test", NETLAB_UPLINK_ADDR },
-    { "loop.test", "127.0.0.1" },      { "metadata.test", "169.254.169.254" },
+    { "allowed.test", NETLAB_WEB1, NULL },
+    { "www.wild.test", NETLAB_WEB2, NULL },
+    { "other.test", NETLAB_WEB2, NULL },
+    { "denied.test", NETLAB_WEB3, NULL },
+    { "rebind.test", NETLAB_PRIVATE, NULL },
+    { "uplink.test", NETLAB_UPLINK_ADDR, NULL },
+    { "loop.test", "127.0.0.1", NULL },
+    { "metadata.test", "169.254.169.254", NULL },
+    /* DNS rebinding: public first, private once the name has been trusted */
+    { "flip.test", NETLAB_WEB1, NETLAB_PRIVATE },
 };
 
 static const uint16_t tcp_ports[] = { 80, 443, 8080 };
 #define N_TCP_PORTS (sizeof(tcp_ports) / sizeof(*tcp_ports))
+/* The UDP "services" a guest might try: netlab's own, NTP, QUIC. */
+static const uint16_t udp_ports[] = { NETLAB_UDP_PORT, 123, 443 };
+#define N_UDP_PORTS (sizeof(udp_ports) / sizeof(*udp_ports))
+#define DNS_NAMES_MAX 256
 
 static struct {
     int tcp_fds[N_TCP_PORTS];
-    int dns_fd, udp_fd;
+    int udp_fds[N_UDP_PORTS];
+    int dns_fd;
     int stop[2];
     pthread_t thread;
     bool running;
-    atomic_uint tcp_accepted, udp_received;
-} servers = { .dns_fd = -1, .udp_fd = -1, .stop = { -1, -1 } };
+    atomic_uint tcp_accepted, tcp_bytes, udp_received;
+    pthread_mutex_t dns_lock; /* the query counts below */
+    char dns_names[DNS_NAMES_MAX][256];
+    unsigned dns_counts[DNS_NAMES_MAX];
+    size_t n_dns_names;
+    unsigned dns_total;
+} servers = { .dns_fd = -1, .stop = { -1, -1 }, .dns_lock = PTHREAD_MUTEX_INITIALIZER };
 
 unsigned netlab_tcp_accepted(void)
 {
     return atomic_load(&servers.tcp_accepted);
 }
 
+unsigned netlab_tcp_bytes(void)
+{
+    return atomic_load(&servers.tcp_bytes);
+}
+
 unsigned netlab_udp_received(void)
 {
     return atomic_load(&servers.udp_received);
+}
+
+/* Counts one query for name and returns how many came before it. */
+static unsigned dns_count_query(const char *name)
+{
+    pthread_mutex_lock(&servers.dns_lock);
+    servers.dns_total++;
+    size_t i = 0;
+    while (i < servers.n_dns_names && strcmp(servers.dns_names[i], name) != 0)
+        i++;
+    if (i == servers.n_dns_names && i < DNS_NAMES_MAX)
+        snprintf(servers.dns_names[servers.n_dns_names++], sizeof(*servers.dns_names), "%s", name);
+    unsigned before = i < DNS_NAMES_MAX ? servers.dns_counts[i]++ : 0;
+    pthread_mutex_unlock(&servers.dns_lock);
+    return before;
+}
+
+unsigned netlab_dns_queries(const char *name)
+{
+    pthread_mutex_lock(&servers.dns_lock);
+    unsigned n = name ? 0 : servers.dns_total;
+    for (size_t i = 0; name && i < servers.n_dns_names; i++)
+        if (strcmp(servers.dns_names[i], name) == 0)
+            n = servers.dns_counts[i];
+    pthread_mutex_unlock(&servers.dns_lock);
+    return n;
 }
 
 static int bound_socket(int type, const char *ip, uint16_t port)
@@ -108,27 +156,44 @@ static int open_server_sockets(void *arg)
     for (size_t i = 0; i < N_TCP_PORTS; i++)
         if ((servers.tcp_fds[i] = bound_socket(SOCK_STREAM, "0.0.0.0", tcp_ports[i])) < 0)
             return -1;
+    for (size_t i = 0; i < N_UDP_PORTS; i++)
+        if ((servers.udp_fds[i] = bound_socket(SOCK_DGRAM, "0.0.0.0", udp_ports[i])) < 0)
+            return -1;
     servers.dns_fd = bound_socket(SOCK_DGRAM, NETLAB_DNS, 53);
-    servers.udp_fd = bound_socket(SOCK_DGRAM, "0.0.0.0", NETLAB_UDP_PORT);
-    return servers.dns_fd < 0 || servers.udp_fd < 0 ? -1 : 0;
+    return servers.dns_fd < 0 ? -1 : 0;
 }
 
-/* Answers "HELLO <local ip>:<port> got=<bytes of the first read>". */
+/* Answers each read with "HELLO <local ip>:<port> got=<bytes read>" and
+ * closes, unless the request asked for "Connection: keep-alive": then the
+ * answer is an HTTP/1.1 response with a length and the next read follows. */
 static void serve_tcp(int lfd)
 {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         return;
     atomic_fetch_add(&servers.tcp_accepted, 1);
-    char buf[4096], reply[128], ip[16];
-    struct pollfd pfd = { .fd = fd, .events = POLLIN };
-    ssize_t n = poll(&pfd, 1, IO_TIMEOUT_MS) == 1 ? read(fd, buf, sizeof(buf)) : 0;
+    char buf[4096], hello[64], reply[192], ip[16];
     struct sockaddr_in local;
     socklen_t ll = sizeof(local);
     getsockname(fd, (struct sockaddr *)&local, &ll);
     inet_ntop(AF_INET, &local.sin_addr, ip, sizeof(ip));
-    int len = snprintf(reply, sizeof(reply), "HELLO %s:%u got=%zd\n", ip, ntohs(local.sin_port), n);
-    fs_write_all(fd, reply, (size_t)len);
+    for (bool first = true;; first = false) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        ssize_t n = poll(&pfd, 1, IO_TIMEOUT_MS) == 1 ? read(fd, buf, sizeof(buf)) : 0;
+        if (n > 0)
+            atomic_fetch_add(&servers.tcp_bytes, (unsigned)n);
+        int hl = snprintf(hello, sizeof(hello), "HELLO %s:%u got=%zd\n", ip,
+                          ntohs(local.sin_port), n);
+        bool keep_alive = n > 0 && memmem(buf, (size_t)n, "Connection: keep-alive", 22);
+        int len = keep_alive ? snprintf(reply, sizeof(reply),
+                                        "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", hl,
+                                        hello)
+                             : snprintf(reply, sizeof(reply), "%s", hello);
+        if (n > 0 || first)
+            fs_write_all(fd, reply, (size_t)len);
+        if (!keep_alive)
+            break;
+    }
     close(fd);
 }
 
@@ -141,11 +206,13 @@ static void serve_dns(void)
     struct dns_question q;
     if (n <= 0 || dns_parse_query(query, (size_t)n, &q) < 0)
         return;
+    unsigned earlier = dns_count_query(q.name_valid ? q.name : "");
     uint32_t addr = 0;
     for (size_t i = 0; i < sizeof(dns_records) / sizeof(*dns_records); i++) {
+        const struct dns_record *r = &dns_records[i];
         struct in_addr in;
-        if (q.name_valid && strcmp(q.name, dns_records[i].name) == 0 &&
-            inet_pton(AF_INET, dns_records[i].addr, &in) == 1)
+        if (q.name_valid && strcmp(q.name, r->name) == 0 &&
+            inet_pton(AF_INET, earlier && r->later_addr ? r->later_addr : r->addr, &in) == 1)
             addr = ntohl(in.s_addr);
     }
     size_t len = addr && q.qtype == DNS_TYPE_A
@@ -159,25 +226,28 @@ static void serve_dns(void)
 static void *server_thread(void *arg)
 {
     (void)arg;
-    struct pollfd pfd[N_TCP_PORTS + 3];
+    /* TCP listeners, UDP sockets, DNS, stop */
+    enum { UDP0 = N_TCP_PORTS, DNS = UDP0 + N_UDP_PORTS, STOP, N_FDS };
+    struct pollfd pfd[N_FDS];
     for (;;) {
         for (size_t i = 0; i < N_TCP_PORTS; i++)
             pfd[i] = (struct pollfd){ .fd = servers.tcp_fds[i], .events = POLLIN };
-        pfd[N_TCP_PORTS] = (struct pollfd){ .fd = servers.dns_fd, .events = POLLIN };
-        pfd[N_TCP_PORTS + 1] = (struct pollfd){ .fd = servers.udp_fd, .events = POLLIN };
-        pfd[N_TCP_PORTS + 2] = (struct pollfd){ .fd = servers.stop[0], .events = POLLIN };
-        if (poll(pfd, N_TCP_PORTS + 3, -1) < 0 && errno != EINTR)
+        for (size_t i = 0; i < N_UDP_PORTS; i++)
+            pfd[UDP0 + i] = (struct pollfd){ .fd = servers.udp_fds[i], .events = POLLIN };
+        pfd[DNS] = (struct pollfd){ .fd = servers.dns_fd, .events = POLLIN };
+        pfd[STOP] = (struct pollfd){ .fd = servers.stop[0], .events = POLLIN };
+        if (poll(pfd, N_FDS, -1) < 0 && errno != EINTR)
             return NULL;
-        if (pfd[N_TCP_PORTS + 2].revents)
+        if (pfd[STOP].revents)
             return NULL;
         for (size_t i = 0; i < N_TCP_PORTS; i++)
             if (pfd[i].revents & POLLIN)
                 serve_tcp(servers.tcp_fds[i]);
-        if (pfd[N_TCP_PORTS].revents & POLLIN)
+        if (pfd[DNS].revents & POLLIN)
             serve_dns();
-        if (pfd[N_TCP_PORTS + 1].revents & POLLIN) {
+        for (size_t i = 0; i < N_UDP_PORTS; i++) {
             char b[64];
-            if (recv(servers.udp_fd, b, sizeof(b), 0) >= 0)
+            if ((pfd[UDP0 + i].revents & POLLIN) && recv(servers.udp_fds[i], b, sizeof(b), 0) >= 0)
                 atomic_fetch_add(&servers.udp_received, 1);
         }
     }
@@ -194,13 +264,22 @@ static void servers_stop(void)
     for (size_t i = 0; i < N_TCP_PORTS; i++)
         if (servers.tcp_fds[i] > 0)
             close(servers.tcp_fds[i]);
-    int *fds[] = { &servers.dns_fd, &servers.udp_fd, &servers.stop[0], &servers.stop[1] };
+    for (size_t i = 0; i < N_UDP_PORTS; i++)
+        if (servers.udp_fds[i] > 0)
+            close(servers.udp_fds[i]);
+    int *fds[] = { &servers.dns_fd, &servers.stop[0], &servers.stop[1] };
     for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
         *fds[i] = -1;
     }
     memset(servers.tcp_fds, 0, sizeof(servers.tcp_fds));
+    memset(servers.udp_fds, 0, sizeof(servers.udp_fds));
+    pthread_mutex_lock(&servers.dns_lock);
+    servers.n_dns_names = 0;
+    servers.dns_total = 0;
+    memset(servers.dns_counts, 0, sizeof(servers.dns_counts));
+    pthread_mutex_unlock(&servers.dns_lock);
 }
 
 /* ---- topology ---- */

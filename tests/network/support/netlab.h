@@ -27,8 +27,8 @@
 #define NETLAB_WEB2 "198.51.100.11"   /* www.wild.test, other.test */
 #define NETLAB_WEB3 "198.51.100.12"   /* denied.test */
 #define NETLAB_DNS "198.51.100.53"
-#define NETLAB_PRIVATE "10.9.9.9"     /* rebind.test */
-#define NETLAB_UDP_PORT 9999
+#define NETLAB_PRIVATE "10.9.9.9"     /* rebind.test; flip.test from its second query on */
+#define NETLAB_UDP_PORT 9999          /* UDP servers also listen on 123 (NTP), 443 (QUIC) */
 
 /* Builds every namespace and starts the servers. Removes leftovers of an
  * earlier crashed run first. */
@@ -43,9 +43,15 @@ void netlab_down(void);
 /* /run/netns/<name> */
 const char *netlab_ns_path(const char *ns);
 
-/* Connections the inet servers accepted, UDP datagrams they received. */
+/* Connections the inet servers accepted, bytes those connections
+ * delivered, UDP datagrams they received. A TCP server answers a read with
+ * "HELLO <its ip>:<port> got=<bytes>" and closes, or, when the request
+ * says "Connection: keep-alive", with an HTTP/1.1 response and reads on. */
 unsigned netlab_tcp_accepted(void);
+unsigned netlab_tcp_bytes(void);
 unsigned netlab_udp_received(void);
+/* Queries the test DNS server received for name (any type); NULL: all. */
+unsigned netlab_dns_queries(const char *name);
 
 /* Runs in the guest namespace. DNS query to server:53; returns the rcode
  * (-1 on no answer) and the A records. */

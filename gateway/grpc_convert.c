@@ -1,0 +1,296 @@
+#include "grpc_convert.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "policy_json.h"
+#include "reply.h"
+#include "vmhost_names.h"
+
+static char *rfc3339(struct grpc_arena *a, int64_t unix_ms)
+{
+    char when[40];
+    reply_rfc3339(unix_ms, when, sizeof(when));
+    return grpc_arena_strdup(a, when);
+}
+
+static char **strings_copy(struct grpc_arena *a, char *const *src, size_t n)
+{
+    char **out = n ? grpc_arena_alloc(a, n * sizeof(*out)) : NULL;
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = grpc_arena_strdup(a, src[i]);
+    return out;
+}
+
+static uint32_t *ports_copy(struct grpc_arena *a, const uint32_t *src, size_t n)
+{
+    uint32_t *out = n ? grpc_arena_alloc(a, n * sizeof(*out)) : NULL;
+    if (out)
+        memcpy(out, src, n * sizeof(*out));
+    return out;
+}
+
+/* The stored policy (REST's "network" JSON) as a message; NULL when none
+ * is set. */
+static Airlock__V1__NetworkPolicy *network_msg(struct grpc_arena *a, const char *network_json)
+{
+    json_t *j = *network_json ? json_loads(network_json, 0, NULL) : NULL;
+    Airlock__Egress__V1__Policy policy;
+    char err[256];
+    Airlock__V1__NetworkPolicy *p = NULL;
+    /* The gateway checked it before the scheduler stored it. */
+    if (!j || policy_json_to_proto(j, "network", &policy, err, sizeof(err)) < 0)
+        goto out;
+    p = grpc_arena_alloc(a, sizeof(*p));
+    if (p) {
+        airlock__v1__network_policy__init(p);
+        if (policy.default_action == AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW)
+            p->default_ = "allow";
+        else if (policy.default_action == AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY)
+            p->default_ = "deny";
+        p->allow_domains = strings_copy(a, policy.allow_domains, policy.n_allow_domains);
+        p->n_allow_domains = policy.n_allow_domains;
+        p->deny_domains = strings_copy(a, policy.deny_domains, policy.n_deny_domains);
+        p->n_deny_domains = policy.n_deny_domains;
+        p->allow_cidrs = strings_copy(a, policy.allow_cidrs, policy.n_allow_cidrs);
+        p->n_allow_cidrs = policy.n_allow_cidrs;
+        p->deny_cidrs = strings_copy(a, policy.deny_cidrs, policy.n_deny_cidrs);
+        p->n_deny_cidrs = policy.n_deny_cidrs;
+        p->allow_ports = ports_copy(a, policy.allow_ports, policy.n_allow_ports);
+        p->n_allow_ports = policy.n_allow_ports;
+        p->deny_ports = ports_copy(a, policy.deny_ports, policy.n_deny_ports);
+        p->n_deny_ports = policy.n_deny_ports;
+    }
+    policy_json_release(&policy);
+out:
+    json_decref(j);
+    return p;
+}
+
+/* metadata_json (an object of strings) as map entries. */
+static void metadata_entries(struct grpc_arena *a, const char *metadata_json, Airlock__V1__Sandbox *out)
+{
+    json_t *j = json_loads(metadata_json, 0, NULL);
+    size_t n = json_is_object(j) ? json_object_size(j) : 0;
+    out->metadata = n ? grpc_arena_alloc(a, n * sizeof(*out->metadata)) : NULL;
+    const char *key;
+    json_t *v;
+    if (out->metadata) {
+        json_object_foreach(j, key, v)
+        {
+            Airlock__V1__Sandbox__MetadataEntry *e = grpc_arena_alloc(a, sizeof(*e));
+            if (!e || !json_is_string(v))
+                continue;
+            airlock__v1__sandbox__metadata_entry__init(e);
+            e->key = grpc_arena_strdup(a, key);
+            e->value = grpc_arena_strdup(a, json_string_value(v));
+            out->metadata[out->n_metadata++] = e;
+        }
+    }
+    json_decref(j);
+}
+
+Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Scheduler__V1__Sandbox *sb)
+{
+    Airlock__V1__Sandbox *m = grpc_arena_alloc(a, sizeof(*m));
+    if (!m)
+        return NULL;
+    airlock__v1__sandbox__init(m);
+    m->id = sb->id;
+    m->state = sb->state;
+    m->template_ = sb->template_;
+    m->node = sb->node_id;
+    m->cpus = sb->cpus;
+    m->memory_mb = sb->memory_mb;
+    metadata_entries(a, sb->metadata_json, m);
+    m->idle_timeout_s = sb->idle_timeout_s;
+    m->ttl_s = sb->ttl_s;
+    m->created_at = rfc3339(a, sb->created_unix_ms);
+    m->updated_at = rfc3339(a, sb->updated_unix_ms);
+    m->error = sb->error;
+    m->network = network_msg(a, sb->network_json);
+    return m;
+}
+
+Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Vmhost__V1__FileInfo *fi)
+{
+    Airlock__V1__FileInfo *m = grpc_arena_alloc(a, sizeof(*m));
+    if (!m)
+        return NULL;
+    airlock__v1__file_info__init(m);
+    m->name = fi->name;
+    m->type = (char *)gw_file_type_name(fi->type);
+    m->size = fi->size;
+    m->mode = fi->mode;
+    m->mtime = rfc3339(a, fi->mtime_unix_ms);
+    m->link_target = fi->link_target;
+    return m;
+}
+
+Airlock__V1__ProcessInfo *grpc_process_msg(struct grpc_arena *a,
+                                           const Airlock__Vmhost__V1__ProcessInfo *p)
+{
+    Airlock__V1__ProcessInfo *m = grpc_arena_alloc(a, sizeof(*m));
+    char **cmd = p->n_argv ? grpc_arena_alloc(a, p->n_argv * sizeof(*cmd)) : NULL;
+    if (!m || (p->n_argv && !cmd))
+        return NULL;
+    airlock__v1__process_info__init(m);
+    for (size_t i = 0; i < p->n_argv; i++)
+        cmd[i] = grpc_arena_strndup(a, (const char *)p->argv[i].data, p->argv[i].len);
+    m->pid = p->pid;
+    m->cmd = cmd;
+    m->n_cmd = p->n_argv;
+    m->running = p->running;
+    m->exit_code = p->exit_code;
+    m->signal = p->signal;
+    m->started_at = rfc3339(a, p->started_unix_ms);
+    return m;
+}
+
+Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
+                                             const Airlock__Scheduler__V1__Checkpoint *c)
+{
+    Airlock__V1__Checkpoint *m = grpc_arena_alloc(a, sizeof(*m));
+    if (!m)
+        return NULL;
+    airlock__v1__checkpoint__init(m);
+    m->name = c->name;
+    m->kind = c->kind;
+    m->created_at = rfc3339(a, c->created_unix_ms);
+    return m;
+}
+
+/* Each of n messages converted by one of the *_msg functions above. */
+static void **convert_list(struct grpc_arena *a, void *const *src, size_t n,
+                           void *(*convert)(struct grpc_arena *, const void *))
+{
+    void **list = n ? grpc_arena_alloc(a, n * sizeof(*list)) : NULL;
+    for (size_t i = 0; list && i < n; i++)
+        if (!(list[i] = convert(a, src[i])))
+            return NULL;
+    return list;
+}
+
+static void *sandbox_any(struct grpc_arena *a, const void *m)
+{
+    return grpc_sandbox_msg(a, m);
+}
+
+static void *file_info_any(struct grpc_arena *a, const void *m)
+{
+    return grpc_file_info_msg(a, m);
+}
+
+static void *process_any(struct grpc_arena *a, const void *m)
+{
+    return grpc_process_msg(a, m);
+}
+
+static void *checkpoint_any(struct grpc_arena *a, const void *m)
+{
+    return grpc_checkpoint_msg(a, m);
+}
+
+Airlock__V1__Sandbox **grpc_sandbox_list(struct grpc_arena *a,
+                                         Airlock__Scheduler__V1__Sandbox *const *sandboxes, size_t n)
+{
+    return (Airlock__V1__Sandbox **)convert_list(a, (void *const *)sandboxes, n, sandbox_any);
+}
+
+Airlock__V1__FileInfo **grpc_file_info_list(struct grpc_arena *a,
+                                            Airlock__Vmhost__V1__FileInfo *const *entries, size_t n)
+{
+    return (Airlock__V1__FileInfo **)convert_list(a, (void *const *)entries, n, file_info_any);
+}
+
+Airlock__V1__ProcessInfo **grpc_process_list(struct grpc_arena *a,
+                                             Airlock__Vmhost__V1__ProcessInfo *const *processes,
+                                             size_t n)
+{
+    return (Airlock__V1__ProcessInfo **)convert_list(a, (void *const *)processes, n, process_any);
+}
+
+Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
+                                               Airlock__Scheduler__V1__Checkpoint *const *checkpoints,
+                                               size_t n)
+{
+    return (Airlock__V1__Checkpoint **)convert_list(a, (void *const *)checkpoints, n,
+                                                    checkpoint_any);
+}
+
+/* The string field `name` of a map entry. */
+static const char *entry_string(const ProtobufCMessage *entry, const char *name)
+{
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(entry->descriptor, name);
+    return f ? *(char *const *)((const char *)entry + f->offset) : "";
+}
+
+int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char *field,
+                         json_t **out, char *err, size_t errlen)
+{
+    *out = json_object();
+    for (size_t i = 0; *out && i < n; i++) {
+        const char *key = entry_string(entries[i], "key");
+        json_t *value = json_string(entry_string(entries[i], "value"));
+        if (!value || json_object_set_new(*out, key, value) < 0) {
+            snprintf(err, errlen, "%s: keys and values must be UTF-8", field);
+            json_decref(*out);
+            *out = NULL;
+            return -1;
+        }
+    }
+    if (!*out)
+        snprintf(err, errlen, "out of memory");
+    return *out ? 0 : -1;
+}
+
+static int put_strings(json_t *obj, const char *name, char *const *v, size_t n, char *err,
+                       size_t errlen)
+{
+    json_t *list = n ? json_array() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (json_array_append_new(list, json_string(v[i])) < 0) {
+            snprintf(err, errlen, "network.%s[%zu]: must be UTF-8", name, i);
+            json_decref(list);
+            return -1;
+        }
+    }
+    if (list)
+        json_object_set_new(obj, name, list);
+    return 0;
+}
+
+static void put_ports(json_t *obj, const char *name, const uint32_t *v, size_t n)
+{
+    if (!n)
+        return;
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(list, json_integer(v[i]));
+    json_object_set_new(obj, name, list);
+}
+
+int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!p)
+        return 0;
+    json_t *obj = json_object();
+    if (*p->default_ && json_object_set_new(obj, "default", json_string(p->default_)) < 0) {
+        snprintf(err, errlen, "network.default: must be UTF-8");
+        json_decref(obj);
+        return -1;
+    }
+    if (put_strings(obj, "allow_domains", p->allow_domains, p->n_allow_domains, err, errlen) < 0 ||
+        put_strings(obj, "deny_domains", p->deny_domains, p->n_deny_domains, err, errlen) < 0 ||
+        put_strings(obj, "allow_cidrs", p->allow_cidrs, p->n_allow_cidrs, err, errlen) < 0 ||
+        put_strings(obj, "deny_cidrs", p->deny_cidrs, p->n_deny_cidrs, err, errlen) < 0) {
+        json_decref(obj);
+        return -1;
+    }
+    put_ports(obj, "allow_ports", p->allow_ports, p->n_allow_ports);
+    put_ports(obj, "deny_ports", p->deny_ports, p->n_deny_ports);
+    *out = obj;
+    return 0;
+}

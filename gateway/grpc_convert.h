@@ -1,0 +1,44 @@
+/* The public gRPC API's messages (protos/airlock/v1) made from the
+ * scheduler's and vmhost's, and the public requests' maps and policies as
+ * the JSON values the gateway's shared code takes. Answers are built in an
+ * arena (strings copied, or pointing into the source message, which must
+ * outlive the send). */
+#ifndef AIRLOCK_GATEWAY_GRPC_CONVERT_H
+#define AIRLOCK_GATEWAY_GRPC_CONVERT_H
+
+#include <jansson.h>
+
+#include "airlock/v1/sandboxes.pb-c.h"
+#include "grpc_arena.h"
+#include "scheduler.pb-c.h"
+#include "vmhost.pb-c.h"
+
+/* NULL only when out of memory (a->failed). */
+Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Scheduler__V1__Sandbox *sb);
+/* Lists of those (NULL when n is 0 or out of memory). */
+Airlock__V1__Sandbox **grpc_sandbox_list(struct grpc_arena *a,
+                                         Airlock__Scheduler__V1__Sandbox *const *sandboxes, size_t n);
+Airlock__V1__FileInfo **grpc_file_info_list(struct grpc_arena *a,
+                                            Airlock__Vmhost__V1__FileInfo *const *entries, size_t n);
+Airlock__V1__ProcessInfo **grpc_process_list(struct grpc_arena *a,
+                                             Airlock__Vmhost__V1__ProcessInfo *const *processes,
+                                             size_t n);
+Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
+                                               Airlock__Scheduler__V1__Checkpoint *const *checkpoints,
+                                               size_t n);
+Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Vmhost__V1__FileInfo *fi);
+Airlock__V1__ProcessInfo *grpc_process_msg(struct grpc_arena *a,
+                                           const Airlock__Vmhost__V1__ProcessInfo *p);
+Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
+                                             const Airlock__Scheduler__V1__Checkpoint *c);
+
+/* A map<string, string> field (its entries) as a JSON object in *out; -1
+ * with err naming field when a key or value is not UTF-8. */
+int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char *field,
+                         json_t **out, char *err, size_t errlen);
+/* The policy as REST's "network" object in *out (fields left empty are left
+ * out; NULL for none given); -1 with err naming the field. The values are
+ * judged later (gw_network_check, egress). */
+int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *err, size_t errlen);
+
+#endif

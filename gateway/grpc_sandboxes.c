@@ -1,0 +1,131 @@
+/* Sandboxes.CreateSandbox, GetSandbox, ListSandboxes, DeleteSandbox, the
+ * lifecycle calls and SetNetworkPolicy: control calls on the scheduler,
+ * through the same functions as the REST routes (sandbox_access.h). */
+#include <stdlib.h>
+
+#include "grpc_call.h"
+#include "grpc_convert.h"
+
+typedef Airlock__Scheduler__V1__Sandbox SchedulerSandbox;
+
+/* Answers with the public form of sb (NULL: Empty), or the error. */
+static void reply_sandbox(struct grpc_request *r, grpc_status_code st, const char *err,
+                          SchedulerSandbox *sb, bool empty)
+{
+    if (st != GRPC_STATUS_OK) {
+        grpc_fail(r, st, "%s", err);
+        return;
+    }
+    struct grpc_arena a = { 0 };
+    Airlock__V1__Empty nothing = AIRLOCK__V1__EMPTY__INIT;
+    Airlock__V1__Sandbox *msg = empty ? NULL : grpc_sandbox_msg(&a, sb);
+    grpc_reply_built(r, &a, empty ? &nothing.base : msg ? &msg->base : NULL, &sb->base);
+}
+
+void grpc_create_sandbox(struct grpc_request *r)
+{
+    const Airlock__V1__CreateSandboxRequest *in = (const void *)r->msg;
+    struct gw_sandbox_spec spec = {
+        .template_ = in->template_,
+        .cpus = in->cpus,
+        .memory_mb = in->memory_mb,
+        .idle_timeout_s = in->idle_timeout_s,
+        .ttl_s = in->ttl_s,
+        .idempotency_key = in->idempotency_key,
+    };
+    char err[1024];
+    SchedulerSandbox *sb = NULL;
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (grpc_string_map_json((ProtobufCMessage **)in->env, in->n_env, "env", &spec.env, err,
+                             sizeof(err)) == 0 &&
+        grpc_string_map_json((ProtobufCMessage **)in->metadata, in->n_metadata, "metadata",
+                             &spec.metadata, err, sizeof(err)) == 0 &&
+        grpc_network_json(in->network, &spec.network, err, sizeof(err)) == 0)
+        st = gw_sandbox_create(r->gw, &r->caller, &spec, &sb, err, sizeof(err));
+    json_decref(spec.env);
+    json_decref(spec.metadata);
+    json_decref(spec.network);
+    reply_sandbox(r, st, err, sb, false);
+}
+
+/* One SandboxRef call on the scheduler, answered with the sandbox (or
+ * Empty). */
+static void sandbox_op(struct grpc_request *r, const char *method, bool empty)
+{
+    const Airlock__V1__SandboxRequest *in = (const void *)r->msg;
+    if (!grpc_check_id(r, in->id))
+        return;
+    char err[1024];
+    SchedulerSandbox *sb = NULL;
+    grpc_status_code st = gw_sandbox_ref_call(r->gw, &r->caller, method, in->id,
+                                              &airlock__scheduler__v1__sandbox__descriptor,
+                                              (ProtobufCMessage **)&sb, err, sizeof(err));
+    reply_sandbox(r, st, err, sb, empty);
+}
+
+void grpc_get_sandbox(struct grpc_request *r)
+{
+    sandbox_op(r, SCHEDULER_METHOD("GetSandbox"), false);
+}
+
+void grpc_delete_sandbox(struct grpc_request *r)
+{
+    sandbox_op(r, SCHEDULER_METHOD("DeleteSandbox"), true);
+}
+
+void grpc_pause_sandbox(struct grpc_request *r)
+{
+    sandbox_op(r, SCHEDULER_METHOD("PauseSandbox"), false);
+}
+
+void grpc_resume_sandbox(struct grpc_request *r)
+{
+    sandbox_op(r, SCHEDULER_METHOD("ResumeSandbox"), false);
+}
+
+void grpc_suspend_sandbox(struct grpc_request *r)
+{
+    sandbox_op(r, SCHEDULER_METHOD("SuspendSandbox"), false);
+}
+
+void grpc_list_sandboxes(struct grpc_request *r)
+{
+    Airlock__Scheduler__V1__ListSandboxesRequest req =
+        AIRLOCK__SCHEDULER__V1__LIST_SANDBOXES_REQUEST__INIT;
+    req.request_id = r->id;
+    req.project_id = r->project_id;
+    Airlock__Scheduler__V1__ListSandboxesResponse *resp = NULL;
+    char err[1024];
+    grpc_status_code st = gw_unary(r->gw->scheduler, SCHEDULER_METHOD("ListSandboxes"), &req.base,
+                                   &airlock__scheduler__v1__list_sandboxes_response__descriptor,
+                                   (ProtobufCMessage **)&resp, GW_SCHEDULER_TIMEOUT_MS, err,
+                                   sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        grpc_fail(r, st, "%s", err);
+        return;
+    }
+    struct grpc_arena a = { 0 };
+    Airlock__V1__ListSandboxesResponse out = AIRLOCK__V1__LIST_SANDBOXES_RESPONSE__INIT;
+    out.sandboxes = grpc_sandbox_list(&a, resp->sandboxes, resp->n_sandboxes);
+    out.n_sandboxes = resp->n_sandboxes;
+    grpc_reply_built(r, &a, &out.base, &resp->base);
+}
+
+void grpc_set_network_policy(struct grpc_request *r)
+{
+    const Airlock__V1__SetNetworkPolicyRequest *in = (const void *)r->msg;
+    if (!grpc_check_id(r, in->id))
+        return;
+    char err[1024];
+    json_t *network = NULL;
+    SchedulerSandbox *sb = NULL;
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (grpc_network_json(in->network, &network, err, sizeof(err)) == 0) {
+        /* Unset: the empty policy, which denies everything. */
+        if (!network)
+            network = json_object();
+        st = gw_sandbox_set_network(r->gw, &r->caller, in->id, network, &sb, err, sizeof(err));
+    }
+    json_decref(network);
+    reply_sandbox(r, st, err, sb, false);
+}

@@ -1,0 +1,216 @@
+#include "sandbox_access.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_json.h"
+
+grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
+                                 Airlock__Scheduler__V1__Principal **who, char *err, size_t errlen)
+{
+    *who = NULL;
+    if (!authorization || strncmp(authorization, "Bearer ", 7) != 0 || !authorization[7]) {
+        snprintf(err, errlen, "%s", missing);
+        return GRPC_STATUS_UNAUTHENTICATED;
+    }
+    Airlock__Scheduler__V1__AuthenticateRequest req =
+        AIRLOCK__SCHEDULER__V1__AUTHENTICATE_REQUEST__INIT;
+    req.api_key = (char *)authorization + 7;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(gw->scheduler, SCHEDULER_METHOD("Authenticate"), &req.base,
+                                    &airlock__scheduler__v1__principal__descriptor,
+                                    (ProtobufCMessage **)who, &details, GW_SCHEDULER_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        gw_copy_details(st, details, err, errlen);
+    free(details);
+    return st;
+}
+
+int gw_id_check(const char *id, char *err, size_t errlen)
+{
+    if (!*id) {
+        snprintf(err, errlen, "id: required");
+        return -1;
+    }
+    if (!gw_id_valid(id)) {
+        snprintf(err, errlen, "id \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", id);
+        return -1;
+    }
+    return 0;
+}
+
+int gw_path_check(const char *path, const char *name, char *err, size_t errlen)
+{
+    if (!path || !*path)
+        snprintf(err, errlen, "%s: required, an absolute path", name);
+    else if (path[0] != '/')
+        snprintf(err, errlen, "%s: must be absolute", name);
+    else
+        return 0;
+    return -1;
+}
+
+void gw_copy_details(grpc_status_code st, const char *details, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s", details && *details ? details : rpc_status_name(st));
+}
+
+grpc_status_code gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                          int timeout_ms, char *err, size_t errlen)
+{
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(ch, method, req, resp_desc, resp, &details, timeout_ms);
+    if (st != GRPC_STATUS_OK)
+        gw_copy_details(st, details, err, errlen);
+    free(details);
+    return st;
+}
+
+grpc_status_code gw_sandbox_ref_call(struct gateway *gw, const struct gw_caller *c,
+                                     const char *method, const char *id,
+                                     const ProtobufCMessageDescriptor *resp_desc,
+                                     ProtobufCMessage **resp, char *err, size_t errlen)
+{
+    Airlock__Scheduler__V1__SandboxRef ref = AIRLOCK__SCHEDULER__V1__SANDBOX_REF__INIT;
+    GW_CALLER_FILL(ref, c);
+    ref.id = (char *)id;
+    return gw_unary(gw->scheduler, method, &ref.base, resp_desc, resp, GW_SCHEDULER_TIMEOUT_MS, err,
+                           errlen);
+}
+
+grpc_status_code gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                                    const char *what, struct rpc_channel **ch, char *err,
+                                    size_t errlen)
+{
+    *ch = NULL;
+    if (strcmp(sb->state, "running") != 0) {
+        snprintf(err, errlen, "sandbox %s is %s; %s needs running", sb->id, sb->state, what);
+        return GRPC_STATUS_FAILED_PRECONDITION;
+    }
+    return gw_sandbox_node_channel(gw, sb, ch, err, errlen);
+}
+
+grpc_status_code gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                                         struct rpc_channel **ch, char *err, size_t errlen)
+{
+    *ch = *sb->vmhost_addr ? vmhost_pool_get(&gw->vmhosts, sb->vmhost_addr) : NULL;
+    if (!*ch) {
+        snprintf(err, errlen, "node %s of sandbox %s is not reachable", sb->node_id, sb->id);
+        return GRPC_STATUS_UNAVAILABLE;
+    }
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, const char *id,
+                                 const char *what, Airlock__Scheduler__V1__Sandbox **sb,
+                                 struct rpc_channel **ch, char *err, size_t errlen)
+{
+    *ch = NULL;
+    grpc_status_code st = gw_sandbox_ref_call(gw, c, SCHEDULER_METHOD("GetSandbox"), id,
+                                              &airlock__scheduler__v1__sandbox__descriptor,
+                                              (ProtobufCMessage **)sb, err, errlen);
+    if (st == GRPC_STATUS_OK)
+        st = gw_sandbox_channel(gw, *sb, what, ch, err, errlen);
+    if (st != GRPC_STATUS_OK && *sb) {
+        protobuf_c_message_free_unpacked(&(*sb)->base, NULL);
+        *sb = NULL;
+    }
+    return st;
+}
+
+int gw_network_check(json_t *network, char *err, size_t errlen)
+{
+    Airlock__Egress__V1__Policy policy;
+    if (policy_json_to_proto(network, "network", &policy, err, errlen) < 0)
+        return -1;
+    policy_json_release(&policy);
+    return 0;
+}
+
+/* value as compact JSON into *text (NULL stays NULL); -1 when out of
+ * memory. */
+static int dump_json(json_t *value, char **text)
+{
+    *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    return value && !*text ? -1 : 0;
+}
+
+grpc_status_code gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
+                                   const struct gw_sandbox_spec *spec,
+                                   Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (spec->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S || spec->ttl_s > GW_IDLE_TIMEOUT_MAX_S) {
+        bool idle = spec->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S;
+        snprintf(err, errlen, "%s: %u is more than %u", idle ? "idle_timeout_s" : "ttl_s",
+                 idle ? spec->idle_timeout_s : spec->ttl_s, GW_IDLE_TIMEOUT_MAX_S);
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    }
+    if (spec->network && gw_network_check(spec->network, err, errlen) < 0)
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    char *env_json = NULL, *metadata_json = NULL, *network_json = NULL;
+    grpc_status_code st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    if (dump_json(spec->env, &env_json) < 0 || dump_json(spec->metadata, &metadata_json) < 0 ||
+        dump_json(spec->network, &network_json) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    Airlock__Scheduler__V1__CreateSandboxRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
+    GW_CALLER_FILL(req, c);
+    req.idempotency_key = (char *)(spec->idempotency_key ? spec->idempotency_key : "");
+    req.template_ = (char *)(spec->template_ ? spec->template_ : "");
+    req.cpus = spec->cpus;
+    req.memory_mb = spec->memory_mb;
+    req.idle_timeout_s = spec->idle_timeout_s;
+    req.ttl_s = spec->ttl_s;
+    req.env_json = env_json ? env_json : "";
+    req.metadata_json = metadata_json ? metadata_json : "";
+    req.network_json = network_json ? network_json : "";
+    st = gw_unary(gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req.base,
+                         &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
+                         GW_CREATE_TIMEOUT_MS, err, errlen);
+out:
+    free(env_json);
+    free(metadata_json);
+    free(network_json);
+    return st;
+}
+
+grpc_status_code gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
+                                        json_t *network, Airlock__Scheduler__V1__Sandbox **out,
+                                        char *err, size_t errlen)
+{
+    *out = NULL;
+    if (gw_network_check(network, err, errlen) < 0)
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    char *network_json = json_dumps(network, JSON_COMPACT);
+    if (!network_json) {
+        snprintf(err, errlen, "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    Airlock__Scheduler__V1__SetSandboxNetworkRequest req =
+        AIRLOCK__SCHEDULER__V1__SET_SANDBOX_NETWORK_REQUEST__INIT;
+    GW_CALLER_FILL(req, c);
+    req.id = (char *)id;
+    req.network_json = network_json;
+    grpc_status_code st = gw_unary(gw->scheduler, SCHEDULER_METHOD("SetSandboxNetwork"), &req.base,
+                                          &airlock__scheduler__v1__sandbox__descriptor,
+                                          (ProtobufCMessage **)out, GW_SCHEDULER_TIMEOUT_MS, err,
+                                          errlen);
+    free(network_json);
+    return st;
+}
+
+Airlock__Scheduler__V1__CheckpointRequest gw_checkpoint_request(const struct gw_caller *c,
+                                                               const char *sandbox_id,
+                                                               const char *name)
+{
+    Airlock__Scheduler__V1__CheckpointRequest req = AIRLOCK__SCHEDULER__V1__CHECKPOINT_REQUEST__INIT;
+    GW_CALLER_FILL(req, c);
+    req.sandbox_id = (char *)sandbox_id;
+    req.name = (char *)name;
+    return req;
+}

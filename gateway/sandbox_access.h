@@ -1,0 +1,128 @@
+/* What the REST handlers and the public gRPC API share on their way to the
+ * scheduler and to the sandboxes' vmhosts: who is calling, API key
+ * authentication, project-scoped scheduler calls, and the vmhost channel of
+ * a running sandbox. Each function answers a gRPC status with a message in
+ * err (naming the field, id or state); each front end turns that into its
+ * own error shape (reply_grpc_error, rpc_call_finish). */
+#ifndef AIRLOCK_GATEWAY_SANDBOX_ACCESS_H
+#define AIRLOCK_GATEWAY_SANDBOX_ACCESS_H
+
+#include <grpc/status.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gateway.h"
+#include "scheduler.pb-c.h"
+
+#define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
+#define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
+#define GW_SCHEDULER_TIMEOUT_MS 30000
+#define GW_CREATE_TIMEOUT_MS 300000 /* a create boots a VM (TCG: seconds) */
+#define GW_IDLE_TIMEOUT_MAX_S (365u * 86400) /* and ttl_s */
+
+/* Who makes a call, once authenticated: what every scheduler request
+ * names. The strings belong to the caller of these functions. */
+struct gw_caller {
+    const char *request_id;  /* req_…, in both services' log lines */
+    const char *project_id;  /* every query is scoped by it */
+    const char *key_id;      /* recorded as the actor of transitions */
+};
+
+/* Names the caller in a scheduler request (its request_id, project_id and
+ * actor fields). */
+#define GW_CALLER_FILL(req, c)                                                                     \
+    ((req).request_id = (char *)(c)->request_id, (req).project_id = (char *)(c)->project_id,     \
+     (req).actor = (char *)(c)->key_id)
+
+static inline struct gw_caller gw_request_caller(const struct gw_request *r)
+{
+    return (struct gw_caller){ r->id, r->project_id, r->key_id };
+}
+
+/* The principal of authorization ("Bearer <key>", NULL when absent):
+ * UNAUTHENTICATED with `missing` as the message when there is no bearer
+ * key, else the scheduler's Authenticate answer. */
+grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
+                                 Airlock__Scheduler__V1__Principal **who, char *err, size_t errlen);
+
+/* A sandbox id as vmhost and the scheduler make them ([a-z0-9_-]{1,64});
+ * -1 with err naming it otherwise. */
+int gw_id_check(const char *id, char *err, size_t errlen);
+
+/* An absolute path argument called `name`; -1 with err otherwise. */
+int gw_path_check(const char *path, const char *name, char *err, size_t errlen);
+
+/* err = details, or the status's name when there are none. */
+void gw_copy_details(grpc_status_code st, const char *details, char *err, size_t errlen);
+
+/* rpc_unary on ch (the scheduler or a vmhost) with the failure's message
+ * in err. */
+grpc_status_code gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                          int timeout_ms, char *err, size_t errlen);
+
+/* A scheduler call that takes a SandboxRef (GetSandbox, DeleteSandbox,
+ * PauseSandbox, ResumeSandbox, SuspendSandbox, ListCheckpoints) for the
+ * caller's sandbox id; resp_desc says what it answers. A foreign id is
+ * NOT_FOUND like an unknown one. */
+grpc_status_code gw_sandbox_ref_call(struct gateway *gw, const struct gw_caller *c,
+                                     const char *method, const char *id,
+                                     const ProtobufCMessageDescriptor *resp_desc,
+                                     ProtobufCMessage **resp, char *err, size_t errlen);
+
+/* The vmhost channel of sandbox sb's node, whatever its state (logs), or
+ * UNAVAILABLE when the node cannot be reached. */
+grpc_status_code gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                                         struct rpc_channel **ch, char *err, size_t errlen);
+
+/* The vmhost channel of sandbox sb, which must be running:
+ * FAILED_PRECONDITION "sandbox sb_… is paused; <what> needs running", or
+ * UNAVAILABLE when its node cannot be reached. */
+grpc_status_code gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                                    const char *what, struct rpc_channel **ch, char *err,
+                                    size_t errlen);
+
+/* The caller's sandbox id (GetSandbox) and, when it is running, its
+ * vmhost channel (owned by the pool). On failure *sb is NULL. */
+grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, const char *id,
+                                 const char *what, Airlock__Scheduler__V1__Sandbox **sb,
+                                 struct rpc_channel **ch, char *err, size_t errlen);
+
+/* Shape and types of a "network" object (egress policy, docs/api.md); -1
+ * with err naming the field. egress judges the values later. */
+int gw_network_check(json_t *network, char *err, size_t errlen);
+
+/* What a new sandbox is made of; JSON values may be NULL (not given). */
+struct gw_sandbox_spec {
+    const char *template_;
+    uint32_t cpus;
+    uint32_t memory_mb;
+    uint32_t idle_timeout_s;
+    uint32_t ttl_s;          /* deleted this long after creation; 0 = never */
+    json_t *env;             /* object of strings */
+    json_t *metadata;        /* object of strings */
+    json_t *network;         /* egress policy (docs/api.md "network") */
+    const char *idempotency_key;
+};
+
+/* Checks the network policy's shape and has the scheduler create the
+ * sandbox (which checks the rest). */
+grpc_status_code gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
+                                   const struct gw_sandbox_spec *spec,
+                                   Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen);
+
+/* Replaces sandbox id's egress policy (shape checked here, values by
+ * egress on the node). */
+grpc_status_code gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
+                                        json_t *network, Airlock__Scheduler__V1__Sandbox **out,
+                                        char *err, size_t errlen);
+
+/* A CheckpointRequest (CreateCheckpoint, DeleteCheckpoint,
+ * RestoreCheckpoint) of the caller for sandbox_id; strings borrowed. */
+Airlock__Scheduler__V1__CheckpointRequest gw_checkpoint_request(const struct gw_caller *c,
+                                                               const char *sandbox_id,
+                                                               const char *name);
+
+#endif

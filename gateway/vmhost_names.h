@@ -1,0 +1,16 @@
+/* The public names of vmhost values, one table for REST and gRPC alike:
+ * file types ("file", "dir", …) and the signals a client may send by
+ * name. */
+#ifndef AIRLOCK_GATEWAY_VMHOST_NAMES_H
+#define AIRLOCK_GATEWAY_VMHOST_NAMES_H
+
+#include "vmhost.pb-c.h"
+
+/* "file", "dir", "symlink" or "other". */
+const char *gw_file_type_name(Airlock__Vmhost__V1__FileType t);
+
+/* "TERM" or "SIGTERM" → SIGTERM; 0 for a name not in GW_SIGNAL_NAMES. */
+int gw_signal_number(const char *name);
+#define GW_SIGNAL_NAMES "HUP INT QUIT KILL USR1 USR2 TERM CONT STOP"
+
+#endif

@@ -1,0 +1,100 @@
+#include "controller.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "controller_jobs.h"
+#include "log.h"
+
+struct controller {
+    struct scheduler *s;
+    struct controller_leader leader;
+    struct controller_pools pools;
+    int64_t next_full_reconcile_ms; /* monotonic */
+    pthread_t thread;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;            /* stopping */
+    bool stopping;
+};
+
+static void controller_pass(struct controller *c)
+{
+    bool was_leader = c->leader.leader;
+    if (!controller_leader_check(&c->leader))
+        return;
+    int64_t now = clock_monotonic_ms();
+    /* A new leader knows nothing of what happened while another led (or
+     * none did): compare every node once. */
+    if (!was_leader || now >= c->next_full_reconcile_ms) {
+        controller_reconcile_flag_all(c->s);
+        c->next_full_reconcile_ms = now + (int64_t)c->s->cfg.reconcile_interval_s * 1000;
+    }
+    /* Reconcile first: a sandbox the node lost is not suspended or
+     * deleted on it. */
+    controller_reconcile_pass(c->s);
+    controller_ttl_pass(c->s);
+    controller_idle_pass(c->s);
+    controller_pool_pass(c->s, &c->pools);
+}
+
+static void *controller_main(void *arg)
+{
+    struct controller *c = arg;
+    pthread_mutex_lock(&c->lock);
+    while (!c->stopping) {
+        pthread_mutex_unlock(&c->lock);
+        controller_pass(c);
+        pthread_mutex_lock(&c->lock);
+        struct timespec until = clock_deadline_after_ms(c->s->cfg.controller_interval_ms);
+        while (!c->stopping && pthread_cond_timedwait(&c->wake, &c->lock, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+struct controller *controller_start(struct scheduler *s, char *err, size_t errlen)
+{
+    struct controller *c = calloc(1, sizeof(*c));
+    if (!c) {
+        snprintf(err, errlen, "controller: out of memory");
+        return NULL;
+    }
+    c->s = s;
+    if (controller_leader_open(&c->leader, s->cfg.database_url, err, errlen) < 0) {
+        free(c);
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
+        snprintf(err, errlen, "controller: cannot start its thread");
+        pthread_cond_destroy(&c->wake);
+        pthread_mutex_destroy(&c->lock);
+        controller_leader_close(&c->leader);
+        free(c);
+        return NULL;
+    }
+    log_info("controllers started", "interval_ms=%d idle_timeout_s=%d ttl_s=%d",
+             s->cfg.controller_interval_ms, s->cfg.idle_timeout_s, s->cfg.ttl_s);
+    return c;
+}
+
+void controller_stop(struct controller *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->stopping = true;
+    pthread_cond_broadcast(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+    controller_leader_close(&c->leader);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}

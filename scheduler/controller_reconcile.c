@@ -1,0 +1,207 @@
+/* Reconciliation: the database against each node's own list of sandboxes
+ * (node op "list"), for nodes flagged by a restart, a heartbeat gap, a new
+ * leader or the periodic sweep. The database rows are read before the node
+ * is asked, so a sandbox created in between cannot look lost; each change
+ * is a compare-and-set transition, so one that raced with a request fails
+ * harmlessly. reconcile_plan.c decides; this file reads and acts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "controller_jobs.h"
+#include "log.h"
+#include "nodes.h"
+#include "reconcile_plan.h"
+#include "rpc_client.h"
+#include "service.h"
+
+#define WHO "controller:reconcile"
+
+/* The node's view of sandbox id, from its list. */
+static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, const char *id,
+                                            const char **node_error)
+{
+    struct reconcile_node_view v = { 0 };
+    *node_error = "";
+    for (size_t i = 0; i < list->n_sandboxes; i++) {
+        Airlock__Vmhost__V1__Sandbox *sb = list->sandboxes[i];
+        if (strcmp(sb->id, id) != 0)
+            continue;
+        v.present = true;
+        *node_error = sb->error;
+        switch (sb->state) {
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING: v.state = SANDBOX_CREATING; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING: v.state = SANDBOX_RUNNING; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_PAUSED: v.state = SANDBOX_PAUSED; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING: v.state = SANDBOX_SUSPENDING; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDED: v.state = SANDBOX_SUSPENDED; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING: v.state = SANDBOX_RESUMING; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING: v.state = SANDBOX_DELETING; break;
+        case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR: v.state = SANDBOX_ERROR; break;
+        default: v.busy = true; break; /* checkpointing, restoring */
+        }
+        break;
+    }
+    return v;
+}
+
+static grpc_status_code delete_on_node(struct scheduler *s, const char *node, const char *id,
+                                       char *err, size_t errlen)
+{
+    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    grpc_status_code st =
+        nodes_call(s, node, "delete", &req.base, s->cfg.node_timeout_ms, &reply, err, errlen);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    return st == GRPC_STATUS_NOT_FOUND ? GRPC_STATUS_OK : st;
+}
+
+/* One database row of the node against the node's list; 1 when it
+ * changed the sandbox, else 0. */
+static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V1__NodeReply *list,
+                          const char *id, const char *state_name, bool stuck)
+{
+    enum sandbox_state db_state;
+    if (sandbox_state_parse(state_name, &db_state) < 0)
+        return 0;
+    const char *node_error;
+    struct reconcile_node_view view = node_view(list, id, &node_error);
+    struct reconcile_step step = reconcile_plan(db_state, stuck, &view);
+    if (step.kind == RECONCILE_KEEP)
+        return 0;
+    char err[1024], why[1400];
+    snprintf(why, sizeof(why), "%s (node %s)%s%.1000s", step.why, node, *node_error ? ": " : "",
+             node_error);
+    if (step.kind == RECONCILE_DELETE_ON_NODE &&
+        delete_on_node(s, node, id, err, sizeof(err)) != GRPC_STATUS_OK) {
+        log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", id, node,
+                 err);
+        return 0;
+    }
+    struct transition_note note = { WHO, why, "" };
+    grpc_status_code st = service_transition(s, id, db_state, step.to, &note, err, sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        log_info("reconcile skipped", "sandbox=%s error=\"%s\"", id, err); /* moved meanwhile */
+        return 0;
+    }
+    log_warn("reconciled", "sandbox=%s node=%s from=%s to=%s why=\"%s\"", id, node, state_name,
+             sandbox_state_name(step.to), why);
+    return 1;
+}
+
+/* A VM on the node without a live row: deleted when its row says deleted,
+ * or when it has none and is older than --reconcile-grace-s (a fork's VM
+ * exists on its node a moment before its row does). */
+static int reconcile_unknown_vm(struct scheduler *s, const char *node,
+                                const Airlock__Vmhost__V1__Sandbox *vm)
+{
+    const char *params[] = { vm->id };
+    char err[1024];
+    PGresult *res = db_query(&s->db, "SELECT state FROM sandboxes WHERE id = $1", 1, params, err,
+                             sizeof(err));
+    if (!res)
+        return 0;
+    bool known = PQntuples(res) == 1;
+    bool deleted = known && strcmp(PQgetvalue(res, 0, 0), "deleted") == 0;
+    PQclear(res);
+    if (known && !deleted)
+        return 0; /* a row of another node: not this node's to judge */
+    if (!known && clock_realtime_ms() - vm->created_unix_ms < (int64_t)s->cfg.reconcile_grace_s * 1000)
+        return 0;
+    if (delete_on_node(s, node, vm->id, err, sizeof(err)) != GRPC_STATUS_OK) {
+        log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", vm->id,
+                 node, err);
+        return 0;
+    }
+    log_warn("reconcile: deleted a VM the database does not have", "sandbox=%s node=%s row=%s",
+             vm->id, node, deleted ? "deleted" : "none");
+    return 1;
+}
+
+/* 0 when the node answered its list (and was compared), else -1. */
+static int reconcile_node(struct scheduler *s, const char *node)
+{
+    char err[1024], stuck_after[16];
+    /* Longer than a create may take with its retry. */
+    snprintf(stuck_after, sizeof(stuck_after), "%d", 2 * s->cfg.node_timeout_ms / 1000 + 30);
+    const char *params[] = { node, stuck_after };
+    PGresult *rows = db_query(&s->db,
+                              "SELECT id, state, updated_at < now() - make_interval(secs => $2::integer)"
+                              " FROM sandboxes WHERE node_id = $1 AND state <> 'deleted'",
+                              2, params, err, sizeof(err));
+    if (!rows) {
+        log_warn("reconcile: database", "node=%s error=\"%s\"", node, err);
+        return -1;
+    }
+    Airlock__Vmhost__V1__Empty req = AIRLOCK__VMHOST__V1__EMPTY__INIT;
+    Airlock__Node__V1__NodeReply *list = NULL;
+    grpc_status_code st = nodes_call(s, node, "list", &req.base, s->cfg.node_timeout_ms, &list, err,
+                                     sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        log_warn("reconcile: node did not list its sandboxes", "node=%s status=%s error=\"%s\"",
+                 node, rpc_status_name(st), err);
+        PQclear(rows);
+        return -1;
+    }
+    int n = PQntuples(rows), changed = 0;
+    for (int i = 0; i < n; i++)
+        changed += reconcile_row(s, node, list, PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1),
+                                 PQgetvalue(rows, i, 2)[0] == 't');
+    for (size_t v = 0; v < list->n_sandboxes; v++) {
+        bool in_rows = false;
+        for (int i = 0; i < n && !in_rows; i++)
+            in_rows = strcmp(PQgetvalue(rows, i, 0), list->sandboxes[v]->id) == 0;
+        if (!in_rows)
+            changed += reconcile_unknown_vm(s, node, list->sandboxes[v]);
+    }
+    /* Periodic and usually uneventful: loud only when it changed something. */
+    if (changed)
+        log_info("node reconciled", "node=%s db_sandboxes=%d node_sandboxes=%zu changed=%d", node,
+                 n, list->n_sandboxes, changed);
+    else
+        log_debug("node reconciled", "node=%s db_sandboxes=%d node_sandboxes=%zu", node, n,
+                  list->n_sandboxes);
+    PQclear(rows);
+    protobuf_c_message_free_unpacked(&list->base, NULL);
+    return 0;
+}
+
+void controller_reconcile_flag_all(struct scheduler *s)
+{
+    char err[512];
+    PGresult *res = db_query(&s->db, "UPDATE nodes SET reconcile = true", 0, NULL, err, sizeof(err));
+    if (!res)
+        log_warn("reconcile: cannot flag nodes", "error=\"%s\"", err);
+    PQclear(res);
+}
+
+void controller_reconcile_pass(struct scheduler *s)
+{
+    char err[512], dead_after[16];
+    snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
+    const char *params[] = { dead_after };
+    PGresult *nodes = db_query(&s->db,
+                               "SELECT id, started_unix_ms FROM nodes WHERE reconcile"
+                               " AND last_seen > now() - make_interval(secs => $1::integer)",
+                               1, params, err, sizeof(err));
+    if (!nodes) {
+        log_warn("reconcile: database", "error=\"%s\"", err);
+        return;
+    }
+    for (int i = 0; i < PQntuples(nodes); i++) {
+        const char *node = PQgetvalue(nodes, i, 0);
+        if (reconcile_node(s, node) < 0)
+            continue;
+        /* Unless it restarted again meanwhile (then it is compared again). */
+        const char *done[] = { node, PQgetvalue(nodes, i, 1) };
+        PGresult *res = db_query(&s->db,
+                                 "UPDATE nodes SET reconcile = false"
+                                 " WHERE id = $1 AND started_unix_ms = $2::bigint",
+                                 2, done, err, sizeof(err));
+        PQclear(res);
+    }
+    PQclear(nodes);
+}

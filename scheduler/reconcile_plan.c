@@ -1,0 +1,64 @@
+#include "reconcile_plan.h"
+
+static struct reconcile_step keep(void)
+{
+    return (struct reconcile_step){ RECONCILE_KEEP, SANDBOX_ERROR, "" };
+}
+
+static struct reconcile_step move(enum sandbox_state to, const char *why)
+{
+    return (struct reconcile_step){ RECONCILE_MOVE, to, why };
+}
+
+/* A settled sandbox: only a VM that is gone or broken changes it. */
+static struct reconcile_step plan_settled(enum sandbox_state db_state,
+                                          const struct reconcile_node_view *node)
+{
+    if (db_state != SANDBOX_RUNNING && db_state != SANDBOX_PAUSED && db_state != SANDBOX_SUSPENDED)
+        return keep(); /* error stays until deleted */
+    if (!node->present)
+        return move(SANDBOX_ERROR, "lost: the node no longer has this sandbox");
+    if (!node->busy && node->state == SANDBOX_ERROR)
+        return move(SANDBOX_ERROR, "the node reports the sandbox failed");
+    return keep();
+}
+
+/* A stuck transitional sandbox: finish it the way the node shows. */
+static struct reconcile_step plan_stuck(enum sandbox_state db_state,
+                                        const struct reconcile_node_view *node)
+{
+    if (db_state == SANDBOX_DELETING) {
+        if (!node->present)
+            return move(SANDBOX_DELETED, "an unfinished delete: the node no longer has it");
+        return (struct reconcile_step){ RECONCILE_DELETE_ON_NODE, SANDBOX_DELETED,
+                                        "an unfinished delete, finished" };
+    }
+    if (!node->present)
+        return move(SANDBOX_ERROR, "lost: the node does not have this sandbox");
+    if (node->busy)
+        return keep();
+    if (node->state == SANDBOX_ERROR)
+        return move(SANDBOX_ERROR, "the node reports the sandbox failed");
+    /* What the node shows, if the state machine allows it from here. */
+    enum sandbox_state to = node->state;
+    if (to != db_state && sandbox_transition_allowed(db_state, to) &&
+        (to == SANDBOX_RUNNING || to == SANDBOX_PAUSED || to == SANDBOX_SUSPENDED))
+        return move(to, "an unfinished operation: the node shows the sandbox like this");
+    return keep();
+}
+
+struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,
+                                     const struct reconcile_node_view *node)
+{
+    switch (db_state) {
+    case SANDBOX_CREATING:
+    case SANDBOX_SUSPENDING:
+    case SANDBOX_RESUMING:
+    case SANDBOX_DELETING:
+        return stuck ? plan_stuck(db_state, node) : keep();
+    case SANDBOX_DELETED:
+        return keep();
+    default:
+        return plan_settled(db_state, node);
+    }
+}

@@ -1,0 +1,42 @@
+/* What reconciliation does with one sandbox, given what the database says
+ * and what its node reports (controller_reconcile.c). Pure, like
+ * sandbox_state.c, so every case is unit-tested
+ * (tests/controlplane/test_reconcile_plan.c).
+ *
+ * The database is believed for settled states; the node is believed about
+ * whether a VM exists. A sandbox in a transitional state (creating,
+ * suspending, resuming, deleting) is only touched once it is stuck — left
+ * by a scheduler that stopped in the middle — and is then moved to what the
+ * node shows. */
+#ifndef AIRLOCK_SCHEDULER_RECONCILE_PLAN_H
+#define AIRLOCK_SCHEDULER_RECONCILE_PLAN_H
+
+#include <stdbool.h>
+
+#include "sandbox_state.h"
+
+/* The node's side of one sandbox. */
+struct reconcile_node_view {
+    bool present;              /* in the node's registry */
+    bool busy;                 /* checkpointing or restoring: look again later */
+    enum sandbox_state state;  /* when present and not busy */
+};
+
+enum reconcile_kind {
+    RECONCILE_KEEP,            /* nothing to do */
+    RECONCILE_MOVE,            /* commit db state → to */
+    RECONCILE_DELETE_ON_NODE,  /* delete the VM on the node, then commit → to */
+};
+
+struct reconcile_step {
+    enum reconcile_kind kind;
+    enum sandbox_state to;
+    const char *why;           /* for the transition's audit row */
+};
+
+/* stuck: the row has been in its state longer than any request to a node
+ * may take. */
+struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,
+                                     const struct reconcile_node_view *node);
+
+#endif

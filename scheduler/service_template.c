@@ -1,0 +1,437 @@
+/* BuildTemplate (the node's build log relayed as a stream), ListTemplates,
+ * GetTemplate, DeleteTemplate (docs/templates.md). A build goes to the
+ * live node with the most free memory, which publishes its log and result
+ * on a NATS subject of this call (protos/node.proto template_build);
+ * sandboxes of the template are then placed on that node. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "nodes.h"
+#include "rpc_client.h"
+#include "service.h"
+#include "template_store.h"
+
+/* How long a quiet build may go before the node's liveness is checked,
+ * and how long any build may take. */
+#define BUILD_IDLE_CHECK_MS 10000
+#define BUILD_MAX_MS (2 * 60 * 60 * 1000)
+
+typedef Airlock__Scheduler__V1__BuildTemplateEvent BuildEvent;
+
+static void send_log(struct rpc_call *call, const char *line)
+{
+    BuildEvent ev = AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_EVENT__INIT;
+    ev.event_case = AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_EVENT__EVENT_LOG;
+    ev.log = (char *)line;
+    rpc_call_send(call, &ev.base); /* a client gone does not stop the build */
+}
+
+/* A node's log line as the project sees it: the node knows the template
+ * as "<project>.<name>", the project as "<name>". */
+static void send_node_log(struct rpc_call *call, const char *project_id, const char *line)
+{
+    char shown[4096], prefix[80];
+    snprintf(prefix, sizeof(prefix), "%s.", project_id);
+    size_t o = 0, pl = strlen(prefix);
+    for (const char *p = line; *p && o + 1 < sizeof(shown);) {
+        if (strncmp(p, prefix, pl) == 0) {
+            p += pl;
+            continue;
+        }
+        shown[o++] = *p++;
+    }
+    shown[o] = '\0';
+    send_log(call, shown);
+}
+
+/* The spec as stored and shown: file contents replaced by their sizes. */
+static char *spec_summary(const char *spec_json, const Airlock__Vmhost__V1__TemplateSpec *spec)
+{
+    json_t *root = json_loads(spec_json, 0, NULL);
+    json_t *files = json_object_get(root, "files");
+    for (size_t i = 0; i < json_array_size(files) && i < spec->n_files; i++) {
+        json_t *f = json_array_get(files, i);
+        json_object_del(f, "content");
+        json_object_del(f, "content_b64");
+        json_object_set_new(f, "bytes", json_integer((json_int_t)spec->files[i]->content.len));
+    }
+    char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+    json_decref(root);
+    return text;
+}
+
+struct build {
+    struct scheduler *s;
+    struct rpc_call *call;
+    const char *project_id;
+    char node[128];
+    char id[TEMPLATE_ID_SIZE];
+    unsigned version;
+    natsSubscription *events;
+    char subject[128];
+};
+
+/* Relays the node's events until its result: OK with *result (free it), or
+ * the build's error. */
+static grpc_status_code follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
+                                     char *err, size_t errlen)
+{
+    int64_t deadline = clock_monotonic_ms() + BUILD_MAX_MS;
+    while (clock_monotonic_ms() < deadline) {
+        natsMsg *msg = NULL;
+        natsStatus ns = natsSubscription_NextMsg(&msg, b->events, BUILD_IDLE_CHECK_MS);
+        if (ns == NATS_TIMEOUT) {
+            if (!store_node_alive(&b->s->db, b->node, b->s->cfg.node_dead_after_s)) {
+                snprintf(err, errlen, "node %s stopped answering during the build", b->node);
+                return GRPC_STATUS_UNAVAILABLE;
+            }
+            continue;
+        }
+        if (ns != NATS_OK) {
+            snprintf(err, errlen, "nats: build events: %s", natsStatus_GetText(ns));
+            return GRPC_STATUS_UNAVAILABLE;
+        }
+        const char *subject = natsMsg_GetSubject(msg);
+        size_t sl = strlen(subject);
+        bool done = sl > 5 && strcmp(subject + sl - 5, ".done") == 0;
+        if (!done) {
+            Airlock__Vmhost__V1__BuildTemplateEvent *ev =
+                airlock__vmhost__v1__build_template_event__unpack(
+                    NULL, (size_t)natsMsg_GetDataLength(msg),
+                    (const uint8_t *)natsMsg_GetData(msg));
+            if (ev && ev->event_case == AIRLOCK__VMHOST__V1__BUILD_TEMPLATE_EVENT__EVENT_LOG)
+                send_node_log(b->call, b->project_id, ev->log);
+            if (ev)
+                airlock__vmhost__v1__build_template_event__free_unpacked(ev, NULL);
+            natsMsg_Destroy(msg);
+            continue;
+        }
+        grpc_status_code st = nodes_reply_take(b->node, "template_build", msg, result, err, errlen);
+        if (st == GRPC_STATUS_OK && !(*result)->template_) {
+            snprintf(err, errlen, "node %s sent a build result without the template", b->node);
+            airlock__node__v1__node_reply__free_unpacked(*result, NULL);
+            *result = NULL;
+            st = GRPC_STATUS_INTERNAL;
+        }
+        return st;
+    }
+    snprintf(err, errlen, "the build on node %s took longer than %d minutes", b->node,
+             BUILD_MAX_MS / 60000);
+    return GRPC_STATUS_DEADLINE_EXCEEDED;
+}
+
+/* Sends the build to b->node and relays it; the row becomes ready. */
+static grpc_status_code run_build(struct build *b, Airlock__Vmhost__V1__TemplateSpec *spec,
+                                  const char *user_name, char *err, size_t errlen)
+{
+    char inbox[96], node_name[TEMPLATE_NAME_MAX + 1];
+    natsInbox *nb = NULL;
+    if (natsInbox_Create(&nb) != NATS_OK) {
+        snprintf(err, errlen, "nats: cannot make an inbox");
+        return GRPC_STATUS_UNAVAILABLE;
+    }
+    snprintf(inbox, sizeof(inbox), "%s", (const char *)nb);
+    natsInbox_Destroy(nb);
+    snprintf(b->subject, sizeof(b->subject), "%s.*", inbox);
+    natsStatus ns = natsConnection_SubscribeSync(&b->events, b->s->nc, b->subject);
+    /* The flush round trip means the server has the subscription before
+     * the node can publish. */
+    if (ns == NATS_OK)
+        ns = natsConnection_FlushTimeout(b->s->nc, 5000);
+    if (ns != NATS_OK) {
+        snprintf(err, errlen, "nats: subscribe for build events: %s", natsStatus_GetText(ns));
+        return GRPC_STATUS_UNAVAILABLE;
+    }
+    /* On the node the project's name is "<project>.<name>". */
+    snprintf(node_name, sizeof(node_name), "%s.%s", b->project_id, user_name);
+    spec->name = node_name;
+    Airlock__Vmhost__V1__BuildTemplateRequest breq =
+        AIRLOCK__VMHOST__V1__BUILD_TEMPLATE_REQUEST__INIT;
+    breq.spec = spec;
+    breq.version = b->version;
+    Airlock__Node__V1__TemplateBuild work = AIRLOCK__NODE__V1__TEMPLATE_BUILD__INIT;
+    work.request = &breq;
+    work.events_subject = inbox;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    grpc_status_code st = nodes_call(b->s, b->node, "template_build", &work.base,
+                                     b->s->cfg.node_timeout_ms, &reply, err, errlen);
+    if (reply)
+        airlock__node__v1__node_reply__free_unpacked(reply, NULL);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    char line[300];
+    snprintf(line, sizeof(line), "building %s:%u on node %s", user_name, b->version, b->node);
+    send_log(b->call, line);
+    Airlock__Node__V1__NodeReply *result = NULL;
+    st = follow_build(b, &result, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    st = store_template_ready(&b->s->db, b->id, result->template_->cpus,
+                              result->template_->memory_mb, result->template_->build_ms, err,
+                              errlen);
+    airlock__node__v1__node_reply__free_unpacked(result, NULL);
+    return st;
+}
+
+/* The build's answer: the done event with the stored row. */
+static grpc_status_code send_done(struct build *b, const char *name, char *err, size_t errlen)
+{
+    PGresult *res = NULL;
+    grpc_status_code st =
+        store_template_find(&b->s->db, b->project_id, name, b->version, &res, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        snprintf(err, errlen, "template %s:%u vanished after its build", name, b->version);
+        return GRPC_STATUS_ABORTED;
+    }
+    Airlock__Scheduler__V1__Template t;
+    store_template_msg(res, 0, &t);
+    BuildEvent ev = AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_EVENT__INIT;
+    ev.event_case = AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_EVENT__EVENT_DONE;
+    ev.done = &t;
+    rpc_call_send(b->call, &ev.base);
+    PQclear(res);
+    return GRPC_STATUS_OK;
+}
+
+void service_template_build(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__BuildTemplateRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__build_template_request__descriptor);
+    if (!req)
+        return;
+    struct build b = { .s = s, .call = call, .project_id = req->project_id };
+    struct template_spec_json spec;
+    char err[4096], user_name[TEMPLATE_NAME_MAX + 1];
+    char *summary = NULL;
+    bool parsed = false;
+    int64_t t0 = clock_monotonic_ms();
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (template_spec_from_json(req->spec_json, strlen(req->spec_json), &spec, err,
+                                sizeof(err)) < 0)
+        goto out;
+    parsed = true;
+    snprintf(user_name, sizeof(user_name), "%s", spec.msg.name);
+    if (strlen(user_name) > TEMPLATE_USER_NAME_MAX) {
+        snprintf(err, sizeof(err), "name: longer than %d characters", TEMPLATE_USER_NAME_MAX);
+        goto out;
+    }
+    st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    if (!(summary = spec_summary(req->spec_json, &spec.msg))) {
+        snprintf(err, sizeof(err), "out of memory");
+        goto out;
+    }
+    st = store_template_pick_node(&s->db, s->cfg.node_dead_after_s, b.node, sizeof(b.node), err,
+                                  sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        st = store_template_begin(&s->db, req->project_id, user_name, b.node, summary, b.id,
+                                  sizeof(b.id), &b.version, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    log_info("template build started", "request=%s project=%s template=%s node=%s",
+             req->request_id, req->project_id, b.id, b.node);
+    st = run_build(&b, &spec.msg, user_name, err, sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        st = send_done(&b, user_name, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        store_template_abort(&s->db, b.id);
+out:
+    if (b.events) {
+        natsSubscription_Unsubscribe(b.events);
+        natsSubscription_Destroy(b.events);
+    }
+    if (st == GRPC_STATUS_OK) {
+        log_info("template built", "request=%s template=%s ms=%lld", req->request_id, b.id,
+                 (long long)(clock_monotonic_ms() - t0));
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    } else {
+        log_warn("template build failed", "request=%s project=%s status=%s error=\"%.300s\"",
+                 req->request_id, req->project_id, rpc_status_name(st), err);
+        rpc_call_finish(call, st, err);
+    }
+    free(summary);
+    if (parsed)
+        template_spec_json_free(&spec);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* The versions ref names ("name" = all of them, "name:N" = one), or
+ * NOT_FOUND naming it. */
+static grpc_status_code find_ref(struct scheduler *s, const char *project_id, const char *ref,
+                                 char *name, size_t namelen, unsigned *version, PGresult **rows,
+                                 char *err, size_t errlen)
+{
+    *rows = NULL;
+    if (!template_ref_parse(ref, name, namelen, version)) {
+        snprintf(err, errlen, "template \"%.140s\" not found (a name, or name:version)", ref);
+        return GRPC_STATUS_NOT_FOUND;
+    }
+    grpc_status_code st =
+        store_template_find(&s->db, project_id, name, *version, rows, err, errlen);
+    if (st == GRPC_STATUS_OK && PQntuples(*rows) == 0) {
+        PQclear(*rows);
+        *rows = NULL;
+        snprintf(err, errlen, "template \"%.140s\" not found", ref);
+        st = GRPC_STATUS_NOT_FOUND;
+    }
+    return st;
+}
+
+static void reply_template(struct rpc_call *call, PGresult *rows, int row)
+{
+    Airlock__Scheduler__V1__Template t;
+    store_template_msg(rows, row, &t);
+    rpc_call_send(call, &t.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}
+
+void service_template_get(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__TemplateRef *req =
+        (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__template_ref__descriptor);
+    if (!req)
+        return;
+    char name[TEMPLATE_NAME_MAX + 1], err[512];
+    unsigned version;
+    PGresult *rows;
+    grpc_status_code st = find_ref(s, req->project_id, req->name, name, sizeof(name), &version,
+                                   &rows, err, sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        reply_template(call, rows, PQntuples(rows) - 1); /* the newest */
+    else
+        rpc_call_finish(call, st, err);
+    PQclear(rows);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void service_template_list(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__ListTemplatesRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__scheduler__v1__list_templates_request__descriptor);
+    if (!req)
+        return;
+    PGresult *rows = NULL;
+    char err[512];
+    grpc_status_code st = store_template_find(&s->db, req->project_id, NULL, 0, &rows, err,
+                                              sizeof(err));
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    if (st != GRPC_STATUS_OK) {
+        rpc_call_finish(call, st, err);
+        return;
+    }
+    int n = PQntuples(rows);
+    Airlock__Scheduler__V1__Template *msgs = calloc((size_t)n + 1, sizeof(*msgs));
+    Airlock__Scheduler__V1__Template **ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
+    if (!msgs || !ptrs) {
+        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+        for (int i = 0; i < n; i++) {
+            store_template_msg(rows, i, &msgs[i]);
+            ptrs[i] = &msgs[i];
+        }
+        Airlock__Scheduler__V1__ListTemplatesResponse resp =
+            AIRLOCK__SCHEDULER__V1__LIST_TEMPLATES_RESPONSE__INIT;
+        resp.n_templates = (size_t)n;
+        resp.templates = ptrs;
+        rpc_call_send(call, &resp.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    }
+    free(msgs);
+    free(ptrs);
+    PQclear(rows);
+}
+
+/* Each version off its node, then marked deleted. A node that does not
+ * answer keeps its copy (logged): the version is gone for the project. */
+static grpc_status_code delete_versions(struct scheduler *s, PGresult *rows, char *err,
+                                        size_t errlen)
+{
+    for (int i = 0; i < PQntuples(rows); i++) {
+        const char *id = store_template_id(rows, i), *node = store_template_node(rows, i);
+        Airlock__Vmhost__V1__TemplateRef ref = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
+        ref.name = (char *)id;
+        Airlock__Node__V1__NodeReply *reply = NULL;
+        grpc_status_code st = *node ? nodes_call(s, node, "template_delete", &ref.base,
+                                                 s->cfg.node_timeout_ms, &reply, err, errlen)
+                                    : GRPC_STATUS_OK;
+        if (reply)
+            airlock__node__v1__node_reply__free_unpacked(reply, NULL);
+        if (st == GRPC_STATUS_UNAVAILABLE || st == GRPC_STATUS_DEADLINE_EXCEEDED)
+            log_warn("template left on an unreachable node", "template=%s node=%s error=\"%s\"",
+                     id, node, err);
+        else if (st != GRPC_STATUS_OK && st != GRPC_STATUS_NOT_FOUND)
+            return st;
+        st = store_template_mark_deleted(&s->db, id, err, errlen);
+        if (st != GRPC_STATUS_OK)
+            return st;
+        log_info("template deleted", "template=%s node=%s", id, node);
+    }
+    return GRPC_STATUS_OK;
+}
+
+void service_template_delete(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__TemplateRef *req =
+        (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__template_ref__descriptor);
+    if (!req)
+        return;
+    char name[TEMPLATE_NAME_MAX + 1], err[1024], user[80];
+    unsigned version;
+    PGresult *rows;
+    grpc_status_code st = find_ref(s, req->project_id, req->name, name, sizeof(name), &version,
+                                   &rows, err, sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        st = store_template_user(&s->db, req->project_id, name, version, user, sizeof(user), err,
+                                 sizeof(err));
+    if (st == GRPC_STATUS_OK && *user) {
+        snprintf(err, sizeof(err), "template %s is used by sandbox %s (and maybe others); "
+                                   "delete them first", req->name, user);
+        st = GRPC_STATUS_FAILED_PRECONDITION;
+    }
+    if (st == GRPC_STATUS_OK)
+        st = delete_versions(s, rows, err, sizeof(err));
+    if (st == GRPC_STATUS_OK) {
+        log_info("template delete", "request=%s project=%s template=%s", req->request_id,
+                 req->project_id, req->name);
+        reply_template(call, rows, PQntuples(rows) - 1);
+    } else {
+        rpc_call_finish(call, st, err);
+    }
+    PQclear(rows);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+grpc_status_code service_template_for_create(struct scheduler *s,
+                                             Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                             struct template_choice *tc, char *err, size_t errlen)
+{
+    grpc_status_code st = store_template_choose(&s->db, req->project_id, req->template_, tc, err,
+                                                errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    const char *asked = req->template_;
+    req->template_ = tc->id;
+    if (!tc->cpus)
+        return GRPC_STATUS_OK; /* the default template: any size */
+    bool other_cpus = req->cpus && req->cpus != tc->cpus;
+    if (other_cpus || (req->memory_mb && req->memory_mb != tc->memory_mb)) {
+        snprintf(err, errlen, "%s: template %.140s has %u vCPUs and %u MiB; its sandboxes have its "
+                              "size (leave cpus and memory_mb unset)",
+                 other_cpus ? "cpus" : "memory_mb", asked, tc->cpus,
+                 tc->memory_mb);
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    }
+    req->cpus = tc->cpus;
+    req->memory_mb = tc->memory_mb;
+    return GRPC_STATUS_OK;
+}

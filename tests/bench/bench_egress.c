@@ -1,0 +1,309 @@
+#include "bench_egress.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dns_wire.h"
+#include "egress.h"
+#include "egress.pb-c.h"
+#include "log.h"
+#include "netlab.h"
+#include "netns.h"
+#include "policy.h"
+#include "sandbox_net.h"
+
+#define CONNECTS 200
+#define QUERIES 300
+#define BULK_RUNS 3
+#define BULK_BYTES (256u << 20)
+#define BULK_PORT 8181
+#define IO_TIMEOUT_MS 30000
+#define REQUEST "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+
+static struct bench_series connect_via = { .name = "egress connect+GET via egress", .unit = "ms" };
+static struct bench_series connect_direct = { .name = "egress connect+GET direct (ref)",
+                                              .unit = "ms" };
+static struct bench_series connect_ratio = { .name = "egress connect ratio", .unit = "x" };
+static struct bench_series dns_allowed = { .name = "egress DNS allowed (upstream)", .unit = "ms" };
+static struct bench_series dns_denied = { .name = "egress DNS denied (local)", .unit = "ms" };
+static struct bench_series dns_direct = { .name = "egress DNS direct (ref)", .unit = "ms" };
+static struct bench_series dns_ratio = { .name = "egress DNS ratio (allowed)", .unit = "x" };
+static struct bench_series bulk_via = { .name = "egress 256 MiB via egress", .unit = "MB/s" };
+static struct bench_series bulk_direct = { .name = "egress 256 MiB direct (ref)", .unit = "MB/s" };
+static struct bench_series bulk_ratio = { .name = "egress throughput ratio", .unit = "x" };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int addr_of(const char *ip, uint16_t port, struct sockaddr_in *sa)
+{
+    *sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port) };
+    return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+/* One measured client loop, run on a thread inside a namespace. */
+struct client_job {
+    const char *ip;
+    uint16_t port;
+    const char *name;      /* DNS: the question */
+    int runs;
+    struct bench_series *s;
+    int failed;
+};
+
+/* Connects, sends REQUEST and reads to EOF; the bytes read, or -1. */
+static long long exchange(const char *ip, uint16_t port)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = { .tv_sec = IO_TIMEOUT_MS / 1000 };
+    long long total = -1;
+    char *buf = malloc(1 << 20);
+    if (!buf || fd < 0 || addr_of(ip, port, &sa) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        send(fd, REQUEST, strlen(REQUEST), MSG_NOSIGNAL) < 0)
+        goto out;
+    total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, 1 << 20);
+        if (n < 0) {
+            total = -1;
+            break;
+        }
+        if (n == 0)
+            break;
+        total += n;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return total;
+}
+
+static int connect_loop(void *arg)
+{
+    struct client_job *j = arg;
+    for (int i = 0; i < j->runs && !j->failed; i++) {
+        double t0 = now_ms();
+        if (exchange(j->ip, j->port) <= 0)
+            j->failed = 1;
+        bench_series_add(j->s, now_ms() - t0);
+    }
+    return 0;
+}
+
+static int bulk_loop(void *arg)
+{
+    struct client_job *j = arg;
+    for (int i = 0; i < j->runs && !j->failed; i++) {
+        double t0 = now_ms();
+        if (exchange(j->ip, j->port) != BULK_BYTES)
+            j->failed = 1;
+        bench_series_add(j->s, BULK_BYTES / 1e6 / ((now_ms() - t0) / 1e3));
+    }
+    return 0;
+}
+
+static int dns_loop(void *arg)
+{
+    struct client_job *j = arg;
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || addr_of(j->ip, 53, &sa) < 0 ||
+        connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        j->failed = 1;
+        goto out;
+    }
+    for (int i = 0; i < j->runs && !j->failed; i++) {
+        uint8_t q[DNS_MAX_UDP], r[DNS_MAX_UDP];
+        uint16_t id = (uint16_t)(i + 1);
+        size_t ql = dns_build_query(id, j->name, DNS_TYPE_A, q, sizeof(q));
+        double t0 = now_ms();
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        ssize_t n = -1;
+        if (send(fd, q, ql, 0) == (ssize_t)ql && poll(&pfd, 1, IO_TIMEOUT_MS) == 1)
+            n = recv(fd, r, sizeof(r), 0);
+        uint32_t addrs[4], ttl;
+        size_t got;
+        int rcode;
+        if (n <= 0 || dns_parse_reply_a(r, (size_t)n, id, addrs, 4, &got, &ttl, &rcode) < 0)
+            j->failed = 1;
+        bench_series_add(j->s, now_ms() - t0);
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+static int run_client(const char *ns, int (*fn)(void *), struct client_job *j)
+{
+    char err[256] = "";
+    if (netns_run(netlab_ns_path(ns), fn, j, err, sizeof(err)) < 0 || j->failed) {
+        fprintf(stderr, "bench egress: %s from %s to %s failed %s\n", j->s->name, ns, j->ip,
+                err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the bulk server: BULK_BYTES for each connection, in the inet ns ---- */
+
+struct bulk_server {
+    int fd;
+    int connections;
+    pthread_t thread;
+};
+
+static int bulk_listen(void *arg)
+{
+    struct bulk_server *b = arg;
+    struct sockaddr_in sa;
+    int one = 1;
+    b->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (b->fd < 0 || addr_of(NETLAB_WEB1, BULK_PORT, &sa) < 0 ||
+        setsockopt(b->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(b->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(b->fd, 8) < 0)
+        return -1;
+    return 0;
+}
+
+static void *bulk_serve(void *arg)
+{
+    struct bulk_server *b = arg;
+    static char block[1 << 20];
+    for (int c = 0; c < b->connections; c++) {
+        struct pollfd pfd = { .fd = b->fd, .events = POLLIN };
+        if (poll(&pfd, 1, IO_TIMEOUT_MS) != 1)
+            return NULL;
+        int fd = accept4(b->fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        char head[512];
+        if (read(fd, head, sizeof(head)) > 0)
+            for (size_t sent = 0; sent < BULK_BYTES;) {
+                ssize_t n = send(fd, block, sizeof(block), MSG_NOSIGNAL);
+                if (n <= 0)
+                    break;
+                sent += (size_t)n;
+            }
+        close(fd);
+    }
+    return NULL;
+}
+
+/* ---- egress, in process, on netlab's sandbox namespace ---- */
+
+static struct egress *egress_up(void)
+{
+    char err[512], ns[256];
+    struct in_addr dns;
+    inet_pton(AF_INET, NETLAB_DNS, &dns);
+    struct egress_config cfg = { .uplink_netns = netlab_ns_path(NETLAB_UPLINK_NS),
+                                 .upstream_dns_addr = ntohl(dns.s_addr) };
+    struct egress *eg = egress_new(&cfg, err, sizeof(err));
+    if (!eg) {
+        fprintf(stderr, "bench egress: %s\n", err);
+        return NULL;
+    }
+    char *allow[] = { "allowed.test" };
+    Airlock__Egress__V1__Policy msg = AIRLOCK__EGRESS__V1__POLICY__INIT;
+    msg.n_allow_domains = 1;
+    msg.allow_domains = allow;
+    struct egress_policy *p = egress_policy_from_proto(&msg, err, sizeof(err));
+    char *ca_pem = NULL;
+    if (!p || sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
+        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, "", &ca_pem, err, sizeof(err)) != EGRESS_OK) {
+        fprintf(stderr, "bench egress: attach: %s\n", err);
+        egress_free(eg);
+        return NULL;
+    }
+    free(ca_pem);
+    return eg;
+}
+
+static void ratio(struct bench_series *r, const struct bench_series *a,
+                  const struct bench_series *b)
+{
+    double base = bench_series_percentile(b, 50);
+    if (base > 0)
+        bench_series_add(r, bench_series_percentile(a, 50) / base);
+}
+
+static int measure(void)
+{
+    struct client_job jobs[] = {
+        { NETLAB_GUEST_GW, 0, "allowed.test", QUERIES, &dns_allowed, 0 },
+        { NETLAB_GUEST_GW, 0, "denied.test", QUERIES, &dns_denied, 0 },
+        { NETLAB_DNS, 0, "allowed.test", QUERIES, &dns_direct, 0 },
+        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_via, 0 },
+        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_direct, 0 },
+        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_via, 0 },
+        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_direct, 0 },
+    };
+    /* The allowed name's DNS answer first: egress lets a connection claim
+     * a name only for an address it answered with. */
+    if (run_client(NETLAB_GUEST_NS, dns_loop, &jobs[0]) < 0 ||
+        run_client(NETLAB_GUEST_NS, dns_loop, &jobs[1]) < 0 ||
+        run_client(NETLAB_UPLINK_NS, dns_loop, &jobs[2]) < 0 ||
+        run_client(NETLAB_GUEST_NS, connect_loop, &jobs[3]) < 0 ||
+        run_client(NETLAB_UPLINK_NS, connect_loop, &jobs[4]) < 0)
+        return -1;
+    struct bulk_server b = { .fd = -1, .connections = 2 * BULK_RUNS };
+    char err[256] = "";
+    if (netns_run(netlab_ns_path(NETLAB_INET_NS), bulk_listen, &b, err, sizeof(err)) < 0 ||
+        pthread_create(&b.thread, NULL, bulk_serve, &b) != 0) {
+        fprintf(stderr, "bench egress: bulk server: %s %s\n", err, strerror(errno));
+        if (b.fd >= 0)
+            close(b.fd);
+        return -1;
+    }
+    int rc = run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[5]) < 0 ||
+                     run_client(NETLAB_UPLINK_NS, bulk_loop, &jobs[6]) < 0
+                 ? -1
+                 : 0;
+    /* A failed client leaves the server waiting: its poll ends it. */
+    pthread_join(b.thread, NULL);
+    close(b.fd);
+    return rc;
+}
+
+int bench_egress(struct bench_series **out, size_t *n)
+{
+    *n = 0;
+    /* egress in this process logs every connection: only its problems. */
+    log_init("bench-egress", LOG_WARN);
+    if (netlab_up() < 0)
+        return -1;
+    struct egress *eg = egress_up();
+    int rc = eg ? measure() : -1;
+    egress_free(eg);
+    netlab_down();
+    if (rc < 0)
+        return -1;
+    ratio(&connect_ratio, &connect_via, &connect_direct);
+    ratio(&dns_ratio, &dns_allowed, &dns_direct);
+    ratio(&bulk_ratio, &bulk_via, &bulk_direct);
+    struct bench_series *all[] = { &connect_via, &connect_direct, &connect_ratio,
+                                   &dns_allowed,  &dns_denied,     &dns_direct,
+                                   &dns_ratio,    &bulk_via,       &bulk_direct,
+                                   &bulk_ratio };
+    for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
+        out[(*n)++] = all[i];
+    return 0;
+}

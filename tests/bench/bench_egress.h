@@ -1,0 +1,27 @@
+/* egress's part of airlock-bench: what going through egress costs, each
+ * figure beside the same operation without egress and their ratio. Runs
+ * on netlab's namespaces (tests/network/support/netlab.h): a client in the
+ * guest namespace behind the real sandbox namespace and an in-process
+ * egress, against the same servers reached directly from the uplink
+ * namespace. Nothing leaves those namespaces.
+ *
+ *   connect + GET    TCP connect, a request naming allowed.test, the whole
+ *                    answer (egress: redirect, sniff, policy, dial, splice)
+ *   DNS              an A query for an allowed name (egress asks upstream)
+ *                    and for a denied one (egress answers alone)
+ *   throughput       256 MiB from a server to the client, MB/s */
+#ifndef AIRLOCK_BENCH_EGRESS_H
+#define AIRLOCK_BENCH_EGRESS_H
+
+#include <stddef.h>
+
+#include "bench_stats.h"
+
+#define BENCH_EGRESS_MAX_SERIES 16
+
+/* Measures; out gets up to BENCH_EGRESS_MAX_SERIES series (static
+ * storage), ratios included. -1 after printing why when a measured
+ * operation failed. Needs root (namespaces). */
+int bench_egress(struct bench_series **out, size_t *n);
+
+#endif

@@ -1,0 +1,23 @@
+/* Memory of a sandbox's QEMU and of the host (bench_memory.c). */
+#ifndef AIRLOCK_BENCH_MEMORY_H
+#define AIRLOCK_BENCH_MEMORY_H
+
+#include <stdbool.h>
+#include <unistd.h>
+
+struct bench_qemu_memory {
+    double rss_mib;       /* everything resident */
+    double pss_mib;       /* shared pages divided among their users */
+    double ram_rss_mib;   /* of that, guest RAM (the template's memory file) */
+    double ram_dirty_mib; /* guest RAM pages the guest wrote: private copies */
+};
+
+int bench_qemu_memory(int pid, struct bench_qemu_memory *out);
+
+/* MemAvailable of /proc/meminfo in MiB, or -1. */
+long bench_mem_available_mib(void);
+
+/* How busy all CPUs were over the next seconds (0..100), or -1. */
+double bench_cpu_busy_percent(int seconds);
+
+#endif

@@ -1,0 +1,27 @@
+/* The gateway's REST API for the control-plane section: one request per
+ * connection with common/http_client (as the CLI does), JSON bodies, and
+ * the /v1/events SSE stream. */
+#ifndef AIRLOCK_BENCH_REST_H
+#define AIRLOCK_BENCH_REST_H
+
+#include <jansson.h>
+
+#include "http_client.h"
+
+struct bench_rest {
+    struct http_target target;
+    char auth[192]; /* "Authorization: Bearer <key>" */
+};
+
+int bench_rest_init(struct bench_rest *r, const char *url, const char *key);
+
+/* The HTTP status (answer parsed into *out when it is JSON, else NULL), or
+ * -1 when the gateway could not be reached or the answer broke off. body:
+ * JSON text or NULL. */
+int bench_rest_call(const struct bench_rest *r, const char *method, const char *path,
+                    const char *body, json_t **out);
+
+/* GET path as text/event-stream; 0 with resp open on a 200, else -1. */
+int bench_rest_open_sse(const struct bench_rest *r, const char *path, struct http_response *resp);
+
+#endif

@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""The scheduler's controllers end to end, through the public API of a real
+stack (cp_harness: PostgreSQL, nats-server, vmhost with real VMs,
+scheduler, gateway) whose scheduler runs --controller-interval-ms=300
+--idle-timeout-s=7200 --reconcile-interval-s=3 --reconcile-grace-s=1.
+argv[1]: vmhostctl, to see the node's side and make a VM the database does
+not know.
+
+Idle auto-suspend and what postpones it, the hard TTL, reconciliation (a
+killed VM, a vmhost restart that lost sandboxes, a VM no row knows),
+warm-pool targets,
+leader election between two schedulers (the leader killed by pid), and a
+PostgreSQL restart. Waits are bounded polls; nothing asserts how fast."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from rest_client import (ADMIN, EventStream, call, check, control, expect_error, new_project_key,
+                         poll, report_and_exit)
+
+STACK = os.environ["AIRLOCK_TEST_STACK_DIR"]
+VMHOST_SOCK = "unix:%s/vmhost.sock" % os.environ["AIRLOCK_TEST_VMHOST_DIR"]
+
+
+def try_call(*args, **kwargs):
+    """call() that answers (0, None, None) while the gateway is unreachable."""
+    try:
+        return call(*args, **kwargs)
+    except OSError:
+        return 0, None, None
+
+
+def state_of(sid, key):
+    st, _, body = try_call("GET", "/v1/sandboxes/" + sid, key=key)
+    if st == 404:
+        return "gone"
+    return body.get("state") if st == 200 else None
+
+
+def wait_state(sid, key, want, limit_s=180):
+    """Polls until the sandbox is in state want ("gone" = 404); the last state."""
+    got = poll(lambda: state_of(sid, key) == want and want, limit_s)
+    return want if got else state_of(sid, key)
+
+
+def create(key, **body):
+    st, _, sb = call("POST", "/v1/sandboxes", key=key, body=body)
+    check(st == 201 and sb.get("state") == "running", "create %s: %s %s" % (body, st, sb))
+    return sb if st == 201 else None
+
+
+def log_text(name):
+    with open(os.path.join(STACK, name), errors="replace") as f:
+        return f.read()
+
+
+def check_bad_input(key):
+    for payload, fragment in [({"ttl_s": "soon"}, "ttl_s"), ({"ttl_s": -1}, "ttl_s"),
+                              ({"ttl_s": 10 ** 9}, "ttl_s"),
+                              ({"idle_timeout_s": 10 ** 9}, "idle_timeout_s")]:
+        st, _, body = call("POST", "/v1/sandboxes", key=key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "create with %s" % payload)
+
+
+def check_idle(key, events):
+    """idle_timeout_s=3: suspended by the controller, with its events; a
+    global default from --idle-timeout-s; an exec longer than the timeout
+    keeps a sandbox running."""
+    sb = create(key, idle_timeout_s=3)
+    if not sb:
+        return
+    check(sb["idle_timeout_s"] == 3 and sb["ttl_s"] == 0, "create shows idle_timeout_s and ttl_s")
+    check(wait_state(sb["id"], key, "suspended") == "suspended",
+          "an idle sandbox is suspended by the controller")
+    got = events.wait_for(lambda e: e[1].get("id") == sb["id"] and e[1].get("state") == "suspended")
+    mine = [(e[1]["previous"], e[1]["state"]) for e in got if e[1].get("id") == sb["id"]]
+    check(("running", "suspending") in mine and ("suspending", "suspended") in mine,
+          "the idle suspend published its transitions: %s" % mine)
+    st, _, got = call("POST", "/v1/sandboxes/%s/resume" % sb["id"], key=key)
+    check(st == 200 and got.get("state") == "running", "an idle-suspended sandbox resumes")
+    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sb["id"], key=key, body={"cmd": ["true"]})
+    check(st == 200 and r.get("exit_code") == 0, "exec after resuming from idle suspend")
+    call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
+
+    default = create(key)
+    if default:
+        check(default["idle_timeout_s"] == 7200,
+              "without idle_timeout_s the scheduler's --idle-timeout-s applies: %s" % default)
+        call("DELETE", "/v1/sandboxes/" + default["id"], key=key)
+
+    busy = create(key, idle_timeout_s=3)
+    if not busy:
+        return
+    # 8 s of silence inside one exec: an exec in flight is activity.
+    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % busy["id"], key=key,
+                    body={"cmd": ["sleep", "8"]})
+    check(st == 200 and r.get("exit_code") == 0, "a silent 8 s exec ran to its end: %s %s" % (st, r))
+    check(state_of(busy["id"], key) == "running",
+          "an exec longer than idle_timeout_s kept the sandbox running")
+    check(wait_state(busy["id"], key, "suspended") == "suspended",
+          "once activity stops the sandbox is suspended")
+    call("DELETE", "/v1/sandboxes/" + busy["id"], key=key)
+
+
+def check_ttl(key, events):
+    sb = create(key, ttl_s=3, idle_timeout_s=3600)
+    if not sb:
+        return
+    check(sb["ttl_s"] == 3, "create shows ttl_s")
+    check(wait_state(sb["id"], key, "gone") == "gone", "a sandbox past its ttl_s is deleted")
+    got = events.wait_for(lambda e: e[1].get("id") == sb["id"] and e[1].get("state") == "deleted")
+    check(any(e[1].get("id") == sb["id"] and e[1].get("state") == "deleted" for e in got),
+          "the TTL delete published its event")
+
+
+def sandbox_dir(sid):
+    """The sandbox's directory in the vmhost's store, or None."""
+    for root, dirs, _ in os.walk(os.environ["AIRLOCK_TEST_VMHOST_DIR"]):
+        if os.path.basename(root) == "sandboxes" and sid in dirs:
+            return os.path.join(root, sid)
+    return None
+
+
+def qemu_pid(sid):
+    out = vmhostctl("get", sid)
+    return json.loads(out.stdout).get("qemu_pid", 0) if out.returncode == 0 else 0
+
+
+def check_error_says(sid, key, fragment, what):
+    check(wait_state(sid, key, "error") == "error", "reconciliation marks %s error" % what)
+    st, _, got = call("GET", "/v1/sandboxes/" + sid, key=key)
+    error = got.get("error", "") if st == 200 else ""
+    check(fragment in error and "cp-node" in error, "%s: the error says why: %s" % (what, error))
+    st, _, _ = call("DELETE", "/v1/sandboxes/" + sid, key=key)
+    check(st == 204, "%s can be deleted" % what)
+
+
+def check_reconcile(key):
+    """What PostgreSQL says against what the node reports: a VM killed
+    under a running vmhost; across a vmhost restart a VM that died and a
+    suspended sandbox whose files vanished (the node no longer has it),
+    while a healthy sandbox is re-adopted and left alone; a VM no row
+    knows is deleted."""
+    killed = create(key)
+    if killed:
+        pid = qemu_pid(killed["id"])
+        check(pid > 0, "the node reports the VM's QEMU pid")
+        if pid > 0:
+            os.kill(pid, 9)  # a QEMU of this test's own vmhost
+        check_error_says(killed["id"], key, "failed", "a sandbox whose VM was killed")
+
+    died, lost, healthy = create(key), create(key), create(key)
+    if not died or not lost or not healthy:
+        return
+    st, _, got = call("POST", "/v1/sandboxes/%s/suspend" % lost["id"], key=key)
+    check(st == 200 and got.get("state") == "suspended", "suspend before the vmhost restart")
+    pid = qemu_pid(died["id"])
+    lost_dir = sandbox_dir(lost["id"])
+    check(pid > 0 and lost_dir, "found the VM and the suspended sandbox's files")
+    check(control("kill vmhost"), "vmhost killed (kill -9: its VMs keep running)")
+    try:
+        if pid > 0:
+            os.kill(pid, 9)
+        if lost_dir:
+            shutil.rmtree(lost_dir)
+        check(control("start vmhost"), "vmhost started again on the same data directory")
+        check_error_says(died["id"], key, "gone", "a sandbox whose VM died while vmhost was down")
+        check_error_says(lost["id"], key, "lost", "a sandbox the restarted node does not have")
+    finally:
+        # The forgotten sandbox's network namespace is still there: no
+        # vmhost knows it any more, so the test that made it removes it.
+        subprocess.run(["ip", "netns", "delete", "airlock-" + lost["id"]], check=False,
+                       capture_output=True)
+    check(state_of(healthy["id"], key) == "running", "the re-adopted sandbox is still running")
+    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % healthy["id"], key=key,
+                    body={"cmd": ["echo", "ok"]})
+    check(st == 200 and r.get("stdout") == "ok\n", "the re-adopted sandbox runs commands")
+    call("DELETE", "/v1/sandboxes/" + healthy["id"], key=key)
+
+    out = vmhostctl("create", "--id", "sb_stray")
+    check(out.returncode == 0 and node_has("sb_stray"),
+          "a VM made behind the scheduler's back: %s" % out.stderr)
+    check(poll(lambda: not node_has("sb_stray"), 120),
+          "reconciliation deleted the VM no row knows")
+
+
+def vmhostctl(*args):
+    return subprocess.run([sys.argv[1], "--addr", VMHOST_SOCK, "--json"] + list(args),
+                          capture_output=True, text=True, check=False)
+
+
+def node_has(sandbox_id):
+    out = vmhostctl("ls")
+    return out.returncode == 0 and sandbox_id in out.stdout
+
+
+def check_warm_pool(key):
+    path = "/v1/templates/default/warm-pool"
+    st, _, body = call("PUT", path, key=key, body={"target": 1})
+    expect_error(st, body, 403, "permission_denied", "admin", "a project key setting a pool")
+    for payload, fragment in [({}, "target"), ({"target": "1"}, "target"),
+                              ({"target": 65}, "target"), ({"size": 1}, "size")]:
+        st, _, body = call("PUT", path, key=ADMIN, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "PUT warm-pool %s" % payload)
+    st, _, body = call("PUT", "/v1/templates/nope/warm-pool", key=ADMIN, body={"target": 1})
+    expect_error(st, body, 404, "not_found", "nope", "warm pool of an unknown template")
+    st, _, body = call("GET", "/v1/templates/nope/warm-pool", key=ADMIN)
+    expect_error(st, body, 404, "not_found", "nope", "GET warm pool of an unknown template")
+    st, _, body = call("GET", path, key=ADMIN)
+    check(st == 200 and body.get("target") is None, "no target before one is set: %s" % body)
+
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 1})
+    check(st == 200 and body.get("template") == "default" and body.get("target") == 1,
+          "PUT warm-pool target 1: %s %s" % (st, body))
+
+    def pool_on_node(target, ready):
+        st, _, body = call("GET", path, key=ADMIN)
+        nodes = body.get("nodes", []) if st == 200 else []
+        return body if [(n["node"], n["target"], n["ready"]) for n in nodes] == \
+            [("cp-node", target, ready)] else None
+    check(poll(lambda: pool_on_node(1, 1)), "the node keeps one VM ready: %s"
+          % (call("GET", path, key=ADMIN)[2],))
+    sb = create(key)  # served from the pool, which refills in the background
+    if sb:
+        call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 0})
+    check(st == 200 and body.get("target") == 0, "PUT warm-pool target 0")
+    check(poll(lambda: pool_on_node(0, 0)), "the node empties its pool")
+
+
+def check_leader_election(key):
+    """Two schedulers on one database: one leads; killing it by pid hands
+    the controllers to the other."""
+    check("controller leadership acquired" in log_text("scheduler.log"),
+          "the first scheduler leads")
+    check(control("start standby"), "a second scheduler starts")
+    check(poll(lambda: "controller standing by" in log_text("scheduler2.log"), 60),
+          "the second scheduler stands by")
+    check("controller leadership acquired" not in log_text("scheduler2.log"),
+          "only one scheduler runs the controllers")
+
+    check(control("kill scheduler"), "the leader is killed (SIGKILL, by pid)")
+    check(poll(lambda: "controller leadership acquired" in log_text("scheduler2.log"), 60),
+          "the standby takes over the controllers")
+    check(control("start scheduler"), "the first scheduler starts again")
+    check(poll(lambda: try_call("GET", "/v1/sandboxes", key=key)[0] == 200, 60),
+          "the API answers through the restarted scheduler")
+    def newest_instance_log():
+        return log_text("scheduler.log").rsplit("controllers started", 1)[-1]
+    check(poll(lambda: "controller standing by" in newest_instance_log(), 60)
+          and "leadership acquired" not in newest_instance_log(),
+          "the restarted scheduler stands by")
+    sb = create(key, idle_timeout_s=3)
+    if sb:
+        check(wait_state(sb["id"], key, "suspended") == "suspended",
+              "the new leader suspends an idle sandbox")
+        call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
+
+
+def check_postgres_restart(key):
+    sb = create(key, idle_timeout_s=3600)
+    check(control("restart postgres"), "PostgreSQL restarted")
+    check(poll(lambda: try_call("GET", "/v1/sandboxes", key=key)[0] == 200, 120),
+          "the API answers again after the PostgreSQL restart")
+    if sb:
+        check(state_of(sb["id"], key) == "running", "the sandbox is still running")
+        call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
+    idle = create(key, idle_timeout_s=3)
+    if idle:
+        check(wait_state(idle["id"], key, "suspended") == "suspended",
+              "controllers run again after the PostgreSQL restart (leadership re-taken)")
+        call("DELETE", "/v1/sandboxes/" + idle["id"], key=key)
+    # A scheduler that crashed meanwhile fails the harness's clean stop.
+
+
+def main():
+    _, key = new_project_key("controllers")
+    events = EventStream(key)
+    check(events.status == 200 and events.subscribed, "event stream open")
+    check_bad_input(key)
+    check_idle(key, events)
+    check_ttl(key, events)
+    check_warm_pool(key)
+    check_reconcile(key)
+    check_leader_election(key)
+    check_postgres_restart(key)
+    events.close()
+    st, _, lst = call("GET", "/v1/sandboxes", key=key)
+    check(st == 200 and [s for s in lst["sandboxes"] if s["state"] != "error"] == [],
+          "nothing left running: %s" % json.dumps(lst))
+
+
+if __name__ == "__main__":
+    main()
+    report_and_exit()

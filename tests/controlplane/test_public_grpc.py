@@ -1,0 +1,474 @@
+#!/usr/bin/python3
+"""The public gRPC API (protos/airlock/v1) end to end, through a real
+gateway, scheduler, PostgreSQL, nats-server and vmhost with real VMs
+(started by cp_harness, which passes AIRLOCK_GRPC_ADDR, AIRLOCK_URL and
+AIRLOCK_ADMIN_KEY). The client is generated here with Debian's
+python3-grpc-tools and runs on python3-grpcio.
+
+usage: test_public_grpc.py PROTO_DIR STUB_DIR
+  PROTO_DIR: the repository's protos/; STUB_DIR: where the Python stubs are
+  generated (in the build tree).
+
+No timing assertions. Two VMs in all (A's sandbox and one fork of it);
+projects and keys are made with the admin key over REST, the only API that
+has them."""
+import os
+import queue
+import sys
+import threading
+
+import grpc
+from grpc_tools import protoc
+
+from rest_client import check, collect_until, control, new_project_key, poll, report_and_exit
+
+PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
+PROTOS = ["airlock/v1/sandboxes.proto", "airlock/v1/events.proto"]
+
+
+def generate_stubs():
+    os.makedirs(STUB_DIR, exist_ok=True)
+    rc = protoc.main(["grpc_tools.protoc", "-I" + PROTO_DIR, "--python_out=" + STUB_DIR,
+                      "--grpc_python_out=" + STUB_DIR] + [os.path.join(PROTO_DIR, p) for p in PROTOS])
+    if rc != 0:
+        sys.exit("grpc_tools.protoc failed (%d)" % rc)
+    sys.path.insert(0, STUB_DIR)
+
+
+generate_stubs()
+from airlock.v1 import events_pb2, events_pb2_grpc, sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
+
+# Every bound only stops a hang (a missing answer fails a check); none is
+# asserted.
+LIMIT_S = 600
+# Every field of NetworkPolicy. The stack's vmhost checks a policy with
+# egress's code and keeps it.
+POLICY = pb.NetworkPolicy(default="deny", allow_domains=["example.com", "*.pypi.org"],
+                          deny_domains=["bad.example.com"], allow_cidrs=["198.51.100.0/24"],
+                          deny_cidrs=["198.51.100.7"], allow_ports=[80, 443], deny_ports=[25])
+
+
+class Client:
+    """The Sandboxes and Events stubs with one key's metadata on every call."""
+
+    def __init__(self, channel, key):
+        self.sandboxes = sandboxes_pb2_grpc.SandboxesStub(channel)
+        self.events = events_pb2_grpc.EventsStub(channel)
+        self.metadata = [("authorization", "Bearer " + key)] if key is not None else []
+
+    def __getattr__(self, name):
+        method = getattr(self.sandboxes, name)
+        return lambda request, **kw: method(request, metadata=self.metadata, timeout=LIMIT_S, **kw)
+
+
+def error_of(call):
+    """(status code, details) of a call that should fail (None, None if it
+    did not); call is a thunk, streams are drained."""
+    try:
+        result = call()
+        if hasattr(result, "__iter__") and not hasattr(result, "ListFields"):
+            list(result)
+        return None, None
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+
+
+def expect_error(call, code, fragment, what):
+    got, details = error_of(call)
+    check(got == code and fragment in (details or ""),
+          "%s -> %s mentioning %r (got %s %r)" % (what, code.name, fragment, got, details))
+
+
+def exec_output(client, sid, cmd, **kw):
+    """(stdout bytes, stderr bytes, exit message or None) of an Exec."""
+    out, err, exit_msg = b"", b"", None
+    for ev in client.Exec(pb.ExecRequest(id=sid, cmd=cmd, **kw)):
+        kind = ev.WhichOneof("event")
+        if kind == "stdout":
+            out += ev.stdout
+        elif kind == "stderr":
+            err += ev.stderr
+        elif kind == "exit":
+            exit_msg = ev.exit
+    return out, err, exit_msg
+
+
+def events_output(stream):
+    out, exit_msg = b"", None
+    for ev in stream:
+        kind = ev.WhichOneof("event")
+        if kind in ("stdout", "stderr"):
+            out += getattr(ev, kind)
+        elif kind == "exit":
+            exit_msg = ev.exit
+    return out, exit_msg
+
+
+class EventReader:
+    """Events.Subscribe read by a thread; the constructor returns once the
+    first message (subscribed) is in, so transitions from then on arrive."""
+
+    def __init__(self, client):
+        self.call = client.events.Subscribe(events_pb2.SubscribeRequest(), metadata=client.metadata)
+        self.queue = queue.Queue()
+        self.received = []
+        self.ended = False
+        first = next(self.call, None)
+        self.subscribed = first is not None and first.WhichOneof("event") == "subscribed"
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            for ev in self.call:
+                if ev.WhichOneof("event") == "sandbox":
+                    self.queue.put(ev.sandbox)
+        except grpc.RpcError:
+            pass  # cancelled by close(), or the gateway went away
+        self.ended = True
+        self.queue.put(None)
+
+    def wait_for(self, match):
+        return collect_until(self.queue, self.received, match, LIMIT_S)
+
+    def close(self):
+        self.call.cancel()
+
+
+def main():
+    channel = grpc.insecure_channel(os.environ["AIRLOCK_GRPC_ADDR"])
+    grpc.channel_ready_future(channel).result(timeout=60)
+    _, key_a = new_project_key("grpc-a")
+    _, key_b = new_project_key("grpc-b")
+    a, b = Client(channel, key_a), Client(channel, key_b)
+
+    check_auth(channel)
+    events = EventReader(a)
+    check(events.subscribed, "Events.Subscribe answers subscribed first")
+    check_bad_input(a)
+
+    # ---- create (idempotent), get, list, network ----
+    sb = a.CreateSandbox(pb.CreateSandboxRequest(
+        cpus=1, memory_mb=512, env={"GREETING": "hello"}, metadata={"owner": "test"},
+        idle_timeout_s=3600, network=POLICY, idempotency_key="grpc-create-1"))
+    check(sb.id.startswith("sb_") and sb.state == "running" and sb.template == "default"
+          and sb.node == "cp-node" and dict(sb.metadata) == {"owner": "test"}
+          and sb.network == POLICY and sb.created_at.endswith("Z"), "CreateSandbox: %s" % sb)
+    sid = sb.id
+    again = a.CreateSandbox(pb.CreateSandboxRequest(idempotency_key="grpc-create-1"))
+    check(again.id == sid, "a retried create answers with the same sandbox")
+    got = a.GetSandbox(pb.SandboxRequest(id=sid))
+    check(got.id == sid and got.state == "running" and got.network == POLICY, "GetSandbox")
+    check([s.id for s in a.ListSandboxes(pb.ListSandboxesRequest()).sandboxes] == [sid],
+          "ListSandboxes shows A's sandbox")
+    check(list(b.ListSandboxes(pb.ListSandboxesRequest()).sandboxes) == [],
+          "B's ListSandboxes does not show A's sandbox")
+    new = pb.NetworkPolicy(default="allow", deny_cidrs=["203.0.113.0/24"])
+    got = a.SetNetworkPolicy(pb.SetNetworkPolicyRequest(id=sid, network=new))
+    check(got.network == new, "SetNetworkPolicy answers with the new policy: %s" % got.network)
+    expect_error(lambda: a.SetNetworkPolicy(pb.SetNetworkPolicyRequest(
+        id=sid, network=pb.NetworkPolicy(allow_cidrs=["10.0.0.0/99"]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "allow_cidrs[0]", "SetNetworkPolicy with a bad CIDR")
+    check(a.GetSandbox(pb.SandboxRequest(id=sid)).network == new, "a refused policy changed nothing")
+
+    check_exec(a, sid)
+    check_processes(a, sid)
+    check_files(a, sid)
+    check_checkpoints(a, sid)
+    check_lifecycle(a, sid)
+    check_tenancy(a, b, sid)
+
+    got = events.wait_for(lambda e: e.id == sid and e.state == "suspended")
+    mine = [(e.state, e.previous) for e in got if e.id == sid]
+    check(("creating", "") in mine and ("running", "creating") in mine
+          and ("paused", "running") in mine and all(e.at.endswith("Z") for e in got),
+          "A's event stream has A's transitions: %s" % mine)
+    events.close()
+    check_gateway_restart(a, sid)
+
+    # ---- delete ----
+    check(isinstance(a.DeleteSandbox(pb.SandboxRequest(id=sid)), pb.Empty), "DeleteSandbox")
+    expect_error(lambda: a.GetSandbox(pb.SandboxRequest(id=sid)), grpc.StatusCode.NOT_FOUND, sid,
+                 "GetSandbox after delete")
+    expect_error(lambda: a.DeleteSandbox(pb.SandboxRequest(id=sid)), grpc.StatusCode.NOT_FOUND, sid,
+                 "DeleteSandbox twice")
+    channel.close()
+
+
+def check_auth(channel):
+    for key, fragment, what in [(None, "authorization", "no metadata"),
+                                ("ak_" + "0" * 64, "unknown API key", "an unknown key"),
+                                ("nonsense", "malformed", "a malformed key")]:
+        client = Client(channel, key)
+        expect_error(lambda: client.ListSandboxes(pb.ListSandboxesRequest()),
+                     grpc.StatusCode.UNAUTHENTICATED, fragment, "ListSandboxes with " + what)
+    basic = sandboxes_pb2_grpc.SandboxesStub(channel)
+    expect_error(lambda: basic.GetSandbox(pb.SandboxRequest(id="sb_x"),
+                                          metadata=[("authorization", "Basic eDp5")]),
+                 grpc.StatusCode.UNAUTHENTICATED, "Bearer", "a Basic authorization")
+    events = events_pb2_grpc.EventsStub(channel)
+    expect_error(lambda: events.Subscribe(events_pb2.SubscribeRequest()),
+                 grpc.StatusCode.UNAUTHENTICATED, "authorization", "Subscribe without a key")
+
+
+def check_bad_input(a):
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    for request, fragment, what in [
+        (pb.CreateSandboxRequest(cpus=99), "cpus", "too many cpus"),
+        (pb.CreateSandboxRequest(memory_mb=16), "memory_mb", "too little memory"),
+        (pb.CreateSandboxRequest(idle_timeout_s=400 * 86400), "idle_timeout_s", "a long idle timeout"),
+        (pb.CreateSandboxRequest(network=pb.NetworkPolicy(default="maybe")), "network.default",
+         "default neither deny nor allow"),
+        (pb.CreateSandboxRequest(idempotency_key="k" * 201), "idempotency_key", "a long key"),
+    ]:
+        expect_error(lambda: a.CreateSandbox(request), inval, fragment, "CreateSandbox with " + what)
+    expect_error(lambda: a.GetSandbox(pb.SandboxRequest(id="BAD ID!")), inval, "malformed",
+                 "GetSandbox of a malformed id")
+    expect_error(lambda: a.GetSandbox(pb.SandboxRequest()), inval, "id: required",
+                 "GetSandbox without an id")
+    expect_error(lambda: a.GetSandbox(pb.SandboxRequest(id="sb_00000000000000000000")),
+                 grpc.StatusCode.NOT_FOUND, "sb_00000000000000000000", "GetSandbox of an unknown id")
+    check(list(a.ListSandboxes(pb.ListSandboxesRequest()).sandboxes) == [],
+          "refused creates leave no sandbox")
+
+
+def check_exec(a, sid):
+    out, err, x = exec_output(a, sid, ["sh", "-c", "echo $GREETING; echo oops >&2; exit 3"])
+    check(out == b"hello\n" and err == b"oops\n" and x is not None and x.exit_code == 3,
+          "Exec streams stdout, stderr and the exit code: %r %r %s" % (out, err, x))
+    out, _, x = exec_output(a, sid, ["cat"], stdin=b"\x00\xffbytes", cwd="/tmp", env={"X": "1"},
+                            timeout_s=30)
+    check(out == b"\x00\xffbytes" and x.exit_code == 0, "Exec with binary stdin: %r" % out)
+    out, _, _ = exec_output(a, sid, ["printf", "\\377\\376"])
+    check(out == b"\xff\xfe", "Exec output that is not UTF-8 comes as it is")
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    for request, fragment in [(pb.ExecRequest(id=sid), "cmd"),
+                              (pb.ExecRequest(id=sid, cmd=["true"], timeout_s=86401), "timeout_s"),
+                              (pb.ExecRequest(id=sid, cmd=["true"], stdin_open=True), "stdin_open"),
+                              (pb.ExecRequest(id="bad id", cmd=["true"]), "malformed")]:
+        expect_error(lambda: list(a.Exec(request)), inval, fragment, "Exec with %s" % fragment)
+    expect_error(lambda: list(a.Exec(pb.ExecRequest(id=sid, cmd=["no-such-program"]))),
+                 grpc.StatusCode.NOT_FOUND, "no-such-program", "Exec of a missing program")
+
+    # Cancelling an Exec kills its command.
+    stream = a.Exec(pb.ExecRequest(id=sid, cmd=["sh", "-c", "echo ready; exec sleep 4242"]))
+    first = next(stream)
+    check(first.WhichOneof("event") == "stdout" and first.stdout == b"ready\n",
+          "a long Exec streams its first output")
+    stream.cancel()
+    check(poll(lambda: exec_output(a, sid, ["pgrep", "-f", "^sleep 4242$"])[2].exit_code == 1),
+          "the cancelled Exec's command was killed")
+
+
+def check_processes(a, sid):
+    cmd = ["sh", "-c", "echo started; cat; echo done >&2"]
+    p = a.StartProcess(pb.ExecRequest(id=sid, cmd=cmd, stdin_open=True))
+    check(p.pid > 0 and p.running and list(p.cmd) == cmd and p.started_at.endswith("Z"),
+          "StartProcess: %s" % p)
+    listed = [q for q in a.ListProcesses(pb.SandboxRequest(id=sid)).processes if q.pid == p.pid]
+    check(listed and listed[0].running, "ListProcesses shows it running")
+    a.WriteProcessStdin(pb.WriteProcessStdinRequest(id=sid, pid=p.pid, data=b"hello\n"))
+    a.WriteProcessStdin(pb.WriteProcessStdinRequest(id=sid, pid=p.pid, eof=True))
+    # Attach replays the ring (one for both streams) and follows to the exit.
+    out, x = events_output(a.AttachProcess(pb.ProcessRequest(id=sid, pid=p.pid)))
+    check(out == b"started\nhello\ndone\n" and x is not None and x.exit_code == 0,
+          "AttachProcess replays and follows to the exit: %r %s" % (out, x))
+    listed = [q for q in a.ListProcesses(pb.SandboxRequest(id=sid)).processes if q.pid == p.pid]
+    check(listed and not listed[0].running and listed[0].exit_code == 0,
+          "ListProcesses shows it exited")
+    sleeper = a.StartProcess(pb.ExecRequest(id=sid, cmd=["sleep", "1000"]))
+    a.SignalProcess(pb.SignalProcessRequest(id=sid, pid=sleeper.pid, signal="SIGTERM"))
+    _, x = events_output(a.AttachProcess(pb.ProcessRequest(id=sid, pid=sleeper.pid)))
+    check(x is not None and x.signal == 15, "SignalProcess TERM ended the sleeper: %s" % x)
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    expect_error(lambda: a.SignalProcess(pb.SignalProcessRequest(id=sid, pid=p.pid, signal="NOPE")),
+                 inval, "signal", "SignalProcess with an unknown signal")
+    expect_error(lambda: a.SignalProcess(pb.SignalProcessRequest(id=sid, pid=p.pid)),
+                 inval, "signal: required", "SignalProcess without a signal")
+    expect_error(lambda: a.WriteProcessStdin(pb.WriteProcessStdinRequest(id=sid, pid=p.pid)),
+                 inval, "data", "WriteProcessStdin without data")
+    expect_error(lambda: list(a.AttachProcess(pb.ProcessRequest(id=sid, pid=-4))), inval, "pid",
+                 "AttachProcess to pid -4")
+    expect_error(lambda: list(a.AttachProcess(pb.ProcessRequest(id=sid, pid=999999))),
+                 grpc.StatusCode.NOT_FOUND, "999999", "AttachProcess to an unknown process")
+    expect_error(lambda: a.StartProcess(pb.ExecRequest(id=sid, cmd=["no-such-program"])),
+                 grpc.StatusCode.NOT_FOUND, "no-such-program", "StartProcess of a missing program")
+
+
+def write_file(client, sid, path, data, chunk=256 * 1024):
+    def messages():
+        yield pb.WriteFileRequest(id=sid, path=path, data=data[:chunk])
+        for i in range(chunk, len(data), chunk):
+            yield pb.WriteFileRequest(data=data[i:i + chunk])
+    return client.WriteFile(messages())
+
+
+def read_file(client, sid, path):
+    return b"".join(c.data for c in client.ReadFile(pb.PathRequest(id=sid, path=path)))
+
+
+def check_files(a, sid):
+    blob = bytes(range(256)) * 4096  # 1 MiB, not UTF-8
+    check(isinstance(write_file(a, sid, "/root/blob.bin", blob), pb.Empty), "WriteFile, streamed")
+    check(read_file(a, sid, "/root/blob.bin") == blob, "ReadFile returns the same bytes")
+    entries = a.ListDir(pb.PathRequest(id=sid, path="/root")).entries
+    mine = [e for e in entries if e.name == b"blob.bin"]
+    check(mine and mine[0].type == "file" and mine[0].size == len(blob), "ListDir shows the file")
+    a.MakeDir(pb.MakeDirRequest(id=sid, path="/root/d/e", parents=True))
+    info = a.StatFile(pb.PathRequest(id=sid, path="/root/d/e"))
+    check(info.type == "dir" and info.mode == 0o755, "MakeDir with parents, StatFile: %s" % info)
+    write_file(a, sid, "/root/d/e/f", b"12345")
+    a.RenameFile(pb.RenameFileRequest(id=sid, from_path="/root/d/e/f", to_path="/root/d/g"))
+    info = a.StatFile(pb.PathRequest(id=sid, path="/root/d/g"))
+    check(info.type == "file" and info.size == 5, "RenameFile moved the file")
+    expect_error(lambda: a.RemoveFile(pb.PathRequest(id=sid, path="/root/d")),
+                 grpc.StatusCode.FAILED_PRECONDITION, "/root/d", "RemoveFile of a non-empty directory")
+    a.RemoveFile(pb.PathRequest(id=sid, path="/root/d", recursive=True))
+    expect_error(lambda: a.StatFile(pb.PathRequest(id=sid, path="/root/d")),
+                 grpc.StatusCode.NOT_FOUND, "/root/d", "StatFile after RemoveFile")
+    expect_error(lambda: read_file(a, sid, "/root/missing"), grpc.StatusCode.NOT_FOUND, "missing",
+                 "ReadFile of a missing file")
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    expect_error(lambda: read_file(a, sid, "relative"), inval, "path: must be absolute",
+                 "ReadFile of a relative path")
+    expect_error(lambda: a.ListDir(pb.PathRequest(id=sid)), inval, "path: required",
+                 "ListDir without a path")
+    expect_error(lambda: a.MakeDir(pb.MakeDirRequest(id=sid, path="/x", mode=99999)), inval, "mode",
+                 "MakeDir with mode 99999")
+    expect_error(lambda: a.RenameFile(pb.RenameFileRequest(id=sid, from_path="/a")), inval,
+                 "to_path", "RenameFile without to_path")
+    expect_error(lambda: a.WriteFile(iter([])), inval, "first message", "WriteFile of no messages")
+    expect_error(lambda: write_file(a, sid, "rel", b"x"), inval, "path", "WriteFile to a relative path")
+
+
+def check_checkpoints(a, sid):
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    for request, fragment in [(pb.CreateCheckpointRequest(id=sid), "name"),
+                              (pb.CreateCheckpointRequest(id=sid, name="Bad Name"), "name"),
+                              (pb.CreateCheckpointRequest(id=sid, name="x", kind="memory"), "kind")]:
+        expect_error(lambda: a.CreateCheckpoint(request), inval, fragment,
+                     "CreateCheckpoint with a bad %s" % fragment)
+    expect_error(lambda: a.ForkSandbox(pb.ForkSandboxRequest(id=sid, count=99)), inval, "count",
+                 "ForkSandbox of 99")
+    cp = a.CreateCheckpoint(pb.CreateCheckpointRequest(id=sid, name="before-write", kind="disk"))
+    check(cp.name == "before-write" and cp.kind == "disk" and cp.created_at.endswith("Z"),
+          "CreateCheckpoint: %s" % cp)
+    code, _ = error_of(lambda: a.CreateCheckpoint(pb.CreateCheckpointRequest(id=sid, name="before-write")))
+    check(code == grpc.StatusCode.ALREADY_EXISTS, "a checkpoint name taken twice: %s" % code)
+    names = [c.name for c in a.ListCheckpoints(pb.SandboxRequest(id=sid)).checkpoints]
+    check(names == ["before-write"], "ListCheckpoints: %s" % names)
+    write_file(a, sid, "/root/after.txt", b"later")
+    got = a.RestoreCheckpoint(pb.RestoreCheckpointRequest(id=sid, checkpoint="before-write"))
+    check(got.id == sid and got.state == "running", "RestoreCheckpoint: %s" % got.state)
+    expect_error(lambda: a.StatFile(pb.PathRequest(id=sid, path="/root/after.txt")),
+                 grpc.StatusCode.NOT_FOUND, "after.txt", "a file written after the checkpoint is gone")
+    check(a.StatFile(pb.PathRequest(id=sid, path="/root/blob.bin")).size == 1 << 20,
+          "a file written before the checkpoint is still there")
+    expect_error(lambda: a.RestoreCheckpoint(pb.RestoreCheckpointRequest(id=sid, checkpoint="nope")),
+                 grpc.StatusCode.NOT_FOUND, "nope", "RestoreCheckpoint of an unknown checkpoint")
+
+    forks = a.ForkSandbox(pb.ForkSandboxRequest(id=sid)).sandboxes
+    check(len(forks) == 1 and forks[0].state == "running" and forks[0].id != sid,
+          "ForkSandbox (count 0 = 1): %s" % [f.id for f in forks])
+    for f in forks:
+        _, _, x = exec_output(a, f.id, ["test", "-e", "/root/blob.bin"])
+        check(x.exit_code == 0, "the fork has the parent's files")
+        a.DeleteSandbox(pb.SandboxRequest(id=f.id))
+    a.DeleteCheckpoint(pb.DeleteCheckpointRequest(id=sid, name="before-write"))
+    check(list(a.ListCheckpoints(pb.SandboxRequest(id=sid)).checkpoints) == [],
+          "DeleteCheckpoint removed it")
+    expect_error(lambda: a.DeleteCheckpoint(pb.DeleteCheckpointRequest(id=sid, name="before-write")),
+                 grpc.StatusCode.NOT_FOUND, "before-write", "DeleteCheckpoint twice")
+
+
+def check_lifecycle(a, sid):
+    pre = grpc.StatusCode.FAILED_PRECONDITION
+    ref = pb.SandboxRequest(id=sid)
+    expect_error(lambda: a.ResumeSandbox(ref), pre, "is running; resume needs paused or suspended",
+                 "ResumeSandbox of a running sandbox")
+    check(a.PauseSandbox(ref).state == "paused", "PauseSandbox")
+    expect_error(lambda: a.PauseSandbox(ref), pre, "is paused; pause needs running", "PauseSandbox twice")
+    expect_error(lambda: list(a.Exec(pb.ExecRequest(id=sid, cmd=["true"]))), pre,
+                 "is paused; exec needs running", "Exec while paused")
+    expect_error(lambda: read_file(a, sid, "/root/blob.bin"), pre, "is paused", "ReadFile while paused")
+    check(a.ResumeSandbox(ref).state == "running", "ResumeSandbox")
+    check(a.SuspendSandbox(ref).state == "suspended", "SuspendSandbox")
+    expect_error(lambda: a.StatFile(pb.PathRequest(id=sid, path="/root")), pre, "is suspended",
+                 "StatFile while suspended")
+    check(a.ResumeSandbox(ref).state == "running", "ResumeSandbox from suspended")
+    check(read_file(a, sid, "/root/blob.bin") == bytes(range(256)) * 4096,
+          "the file survived suspend and resume")
+
+
+def check_gateway_restart(a, sid):
+    """The gateway stops cleanly (exit 0, checked by cp_harness) with an
+    Exec and an Events stream in flight; the Exec's command is killed, the
+    streams end, and the API is back on the same port afterwards."""
+    events = EventReader(a)
+    stream = a.Exec(pb.ExecRequest(id=sid, cmd=["sh", "-c", "echo ready; exec sleep 4243"]))
+    first = next(stream)
+    check(first.WhichOneof("event") == "stdout", "a long Exec is running")
+    check(control("restart gateway"), "the gateway stops cleanly with streams open, and starts")
+    code, _ = error_of(lambda: list(stream))
+    check(code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED),
+          "the open Exec stream ends with an error: %s" % code)
+    events.wait_for(lambda e: False)  # returns once the stream has ended
+    check(events.ended, "the open Events stream ended")
+
+    def answers():
+        try:
+            return a.GetSandbox(pb.SandboxRequest(id=sid)).state == "running"
+        except grpc.RpcError:
+            return False
+    check(poll(answers), "the gRPC API answers again after the restart")
+
+    def killed():
+        return exec_output(a, sid, ["pgrep", "-f", "^sleep 4243$"])[2].exit_code == 1
+    check(poll(killed), "the Exec relayed at the stop was killed")
+
+
+def check_tenancy(a, b, sid):
+    """B gets NOT_FOUND naming the id for A's sandbox on every call, and
+    changes nothing."""
+    ref = pb.SandboxRequest(id=sid)
+    for name, call in [
+        ("GetSandbox", lambda: b.GetSandbox(ref)),
+        ("DeleteSandbox", lambda: b.DeleteSandbox(ref)),
+        ("PauseSandbox", lambda: b.PauseSandbox(ref)),
+        ("ResumeSandbox", lambda: b.ResumeSandbox(ref)),
+        ("SuspendSandbox", lambda: b.SuspendSandbox(ref)),
+        ("SetNetworkPolicy", lambda: b.SetNetworkPolicy(pb.SetNetworkPolicyRequest(
+            id=sid, network=pb.NetworkPolicy(default="allow")))),
+        ("Exec", lambda: list(b.Exec(pb.ExecRequest(id=sid, cmd=["touch", "/root/evil"])))),
+        ("StartProcess", lambda: b.StartProcess(pb.ExecRequest(id=sid, cmd=["touch", "/root/evil"]))),
+        ("ListProcesses", lambda: b.ListProcesses(ref)),
+        ("AttachProcess", lambda: list(b.AttachProcess(pb.ProcessRequest(id=sid, pid=1)))),
+        ("WriteProcessStdin", lambda: b.WriteProcessStdin(pb.WriteProcessStdinRequest(
+            id=sid, pid=1, data=b"x"))),
+        ("SignalProcess", lambda: b.SignalProcess(pb.SignalProcessRequest(id=sid, pid=1,
+                                                                          signal="KILL"))),
+        ("ReadFile", lambda: read_file(b, sid, "/root/blob.bin")),
+        ("WriteFile", lambda: write_file(b, sid, "/root/evil", b"x")),
+        ("ListDir", lambda: b.ListDir(pb.PathRequest(id=sid, path="/root"))),
+        ("StatFile", lambda: b.StatFile(pb.PathRequest(id=sid, path="/root/blob.bin"))),
+        ("MakeDir", lambda: b.MakeDir(pb.MakeDirRequest(id=sid, path="/root/evil-dir"))),
+        ("RemoveFile", lambda: b.RemoveFile(pb.PathRequest(id=sid, path="/root/blob.bin"))),
+        ("RenameFile", lambda: b.RenameFile(pb.RenameFileRequest(id=sid, from_path="/root/blob.bin",
+                                                                 to_path="/root/evil"))),
+        ("CreateCheckpoint", lambda: b.CreateCheckpoint(pb.CreateCheckpointRequest(id=sid, name="evil"))),
+        ("ListCheckpoints", lambda: b.ListCheckpoints(ref)),
+        ("DeleteCheckpoint", lambda: b.DeleteCheckpoint(pb.DeleteCheckpointRequest(id=sid, name="x"))),
+        ("RestoreCheckpoint", lambda: b.RestoreCheckpoint(pb.RestoreCheckpointRequest(
+            id=sid, checkpoint="x"))),
+        ("ForkSandbox", lambda: b.ForkSandbox(pb.ForkSandboxRequest(id=sid))),
+    ]:
+        expect_error(call, grpc.StatusCode.NOT_FOUND, sid, "B: " + name)
+    _, _, x = exec_output(a, sid, ["sh", "-c", "test -e /root/evil || test -e /root/evil-dir || "
+                                               "! test -e /root/blob.bin"])
+    check(x.exit_code == 1, "B's calls changed nothing in A's sandbox")
+    check(a.GetSandbox(ref).state == "running" and not a.ListCheckpoints(ref).checkpoints,
+          "A's sandbox is still running, with no checkpoint of B's")
+
+
+if __name__ == "__main__":
+    main()
+    report_and_exit()

@@ -1,0 +1,107 @@
+/* Reconciliation's decisions (scheduler/reconcile_plan.c): the cases the
+ * design names, written out, and for every (database state, stuck, node
+ * view) combination the invariants: a move is an edge of the state
+ * machine, and nothing in a transitional state that is not stuck, nor a
+ * deleted or error sandbox, is ever touched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "reconcile_plan.h"
+
+static const struct reconcile_node_view ABSENT = { false, false, SANDBOX_ERROR };
+static const struct reconcile_node_view BUSY = { true, true, SANDBOX_RUNNING };
+
+static struct reconcile_node_view on_node(enum sandbox_state s)
+{
+    return (struct reconcile_node_view){ true, false, s };
+}
+
+static void expect(enum sandbox_state db, bool stuck, struct reconcile_node_view node,
+                   enum reconcile_kind kind, enum sandbox_state to)
+{
+    struct reconcile_step step = reconcile_plan(db, stuck, &node);
+    if (step.kind != kind || (kind != RECONCILE_KEEP && step.to != to))
+        fail_msg("db=%s stuck=%d node=%s%s: got kind %d to %s, want kind %d to %s",
+                 sandbox_state_name(db), stuck, node.present ? "" : "absent",
+                 node.present && !node.busy ? sandbox_state_name(node.state) : "", step.kind,
+                 sandbox_state_name(step.to), kind, sandbox_state_name(to));
+}
+
+static void test_settled_sandboxes(void **state)
+{
+    (void)state;
+    /* The node lost it (restart, killed VM): error, saying so. */
+    expect(SANDBOX_RUNNING, false, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
+    expect(SANDBOX_PAUSED, false, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
+    expect(SANDBOX_SUSPENDED, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
+    struct reconcile_step lost = reconcile_plan(SANDBOX_RUNNING, false, &ABSENT);
+    assert_non_null(strstr(lost.why, "lost"));
+    /* The node's VM failed. */
+    expect(SANDBOX_RUNNING, false, on_node(SANDBOX_ERROR), RECONCILE_MOVE, SANDBOX_ERROR);
+    /* Present: the database is believed, whatever the node's state. */
+    expect(SANDBOX_RUNNING, false, on_node(SANDBOX_RUNNING), RECONCILE_KEEP, 0);
+    expect(SANDBOX_RUNNING, true, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_SUSPENDED, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_RUNNING, false, BUSY, RECONCILE_KEEP, 0);
+    /* error stays until the owner deletes it. */
+    expect(SANDBOX_ERROR, true, ABSENT, RECONCILE_KEEP, 0);
+}
+
+static void test_stuck_sandboxes(void **state)
+{
+    (void)state;
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
+    expect(SANDBOX_CREATING, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_CREATING), RECONCILE_KEEP, 0);
+    expect(SANDBOX_DELETING, true, ABSENT, RECONCILE_MOVE, SANDBOX_DELETED);
+    expect(SANDBOX_DELETING, true, on_node(SANDBOX_RUNNING), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_DELETED);
+    expect(SANDBOX_DELETING, true, BUSY, RECONCILE_DELETE_ON_NODE, SANDBOX_DELETED);
+    expect(SANDBOX_SUSPENDING, true, on_node(SANDBOX_SUSPENDED), RECONCILE_MOVE, SANDBOX_SUSPENDED);
+    expect(SANDBOX_SUSPENDING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
+    expect(SANDBOX_SUSPENDING, true, on_node(SANDBOX_PAUSED), RECONCILE_MOVE, SANDBOX_PAUSED);
+    expect(SANDBOX_SUSPENDING, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
+    expect(SANDBOX_RESUMING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
+    expect(SANDBOX_RESUMING, true, on_node(SANDBOX_SUSPENDED), RECONCILE_MOVE, SANDBOX_SUSPENDED);
+    expect(SANDBOX_RESUMING, true, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_RESUMING, true, on_node(SANDBOX_ERROR), RECONCILE_MOVE, SANDBOX_ERROR);
+}
+
+static void test_invariants_everywhere(void **state)
+{
+    (void)state;
+    for (int db = 0; db < SANDBOX_STATE_COUNT; db++) {
+        for (int stuck = 0; stuck < 2; stuck++) {
+            for (int n = -2; n < SANDBOX_STATE_COUNT; n++) {
+                struct reconcile_node_view view = n == -2   ? ABSENT
+                                                  : n == -1 ? BUSY
+                                                            : on_node((enum sandbox_state)n);
+                struct reconcile_step step = reconcile_plan(db, stuck, &view);
+                bool transitional = db == SANDBOX_CREATING || db == SANDBOX_SUSPENDING ||
+                                    db == SANDBOX_RESUMING || db == SANDBOX_DELETING;
+                if ((transitional && !stuck) || db == SANDBOX_DELETED || db == SANDBOX_ERROR)
+                    assert_int_equal(step.kind, RECONCILE_KEEP);
+                if (step.kind != RECONCILE_KEEP) {
+                    assert_true(sandbox_transition_allowed(db, step.to));
+                    assert_true(step.why && *step.why);
+                }
+                if (step.kind == RECONCILE_DELETE_ON_NODE)
+                    assert_true(view.present);
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_settled_sandboxes),
+        cmocka_unit_test(test_stuck_sandboxes),
+        cmocka_unit_test(test_invariants_everywhere),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Secrets, the vault audit log, a sandbox's egress connection log, its
+console log and PTY processes through the REST API, against a real stack
+(cp_harness: gateway, scheduler, vault, egress, PostgreSQL, nats-server,
+vmhost with a real VM). egress dials out of an empty namespace and every
+connection made here is denied inside egress: nothing leaves the machine.
+
+Standard library only; no timing assertions; one VM."""
+import json
+import os
+import time
+
+from rest_client import ADMIN, call, check, expect_error, report_and_exit
+
+# Made up per run; must never appear in any answer or log line.
+VALUE = "sv-%d-never-shown" % os.getpid()
+answers = []
+
+
+def api(method, path, key, body=None, headers=None, raw=False):
+    """call() that keeps every answer body for the no-value check."""
+    st, hdrs, data = call(method, path, key=key, body=body, headers=headers, raw=True)
+    answers.append(data)
+    if raw or not data:
+        return st, hdrs, data
+    try:
+        return st, hdrs, json.loads(data)
+    except ValueError:
+        return st, hdrs, data
+
+
+def project(name):
+    """(project id, key id, key) of a fresh project."""
+    st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": name})
+    st2, _, k = call("POST", "/v1/projects/%s/keys" % p["id"], key=ADMIN, body={})
+    if st != 201 or st2 != 201:
+        raise RuntimeError("cannot create project %s: %s %s" % (name, p, k))
+    return p["id"], k["id"], k["key"]
+
+
+def secret(name, **extra):
+    body = {"name": name, "value": VALUE,
+            "bindings": [{"host": "api.example.test", "header": "Authorization",
+                          "format": "Bearer {secret}"},
+                         {"host": "*.example.test", "header": "Authorization",
+                          "format": "Bearer {secret}"}]}
+    body.update(extra)
+    return body
+
+
+def check_secret_input(key, sid):
+    good = [{"host": "api.example.test", "header": "Authorization"}]
+    for payload, fragment, what in [
+        ({}, "name", "no name"),
+        ({"name": "x"}, "value", "no value"),
+        ({"name": "x", "value": "v"}, "bindings", "no bindings"),
+        ({"name": "x", "value": "v", "bindings": []}, "bindings", "empty bindings"),
+        ({"name": "x", "value": "v", "bindings": "api.test"}, "bindings", "bindings as a string"),
+        ({"name": "x", "value": "v", "bindings": ["api.test"]}, "bindings[0]", "a binding string"),
+        ({"name": "x", "value": "v", "bindings": [{"host": "api.test"}]}, "bindings[0].header",
+         "a binding without header"),
+        ({"name": "x", "value": "v", "bindings": [{"header": "Authorization"}]},
+         "bindings[0].host", "a binding without host"),
+        ({"name": "x", "value": "v", "bindings": [dict(good[0], colour="red")]}, "colour",
+         "an unknown binding field"),
+        ({"name": "x", "value": "v", "bindings": [{"host": "api.test", "header": 5}]},
+         "bindings[0].header", "a header that is a number"),
+        ({"name": "x", "value": "v", "bindings": [{"host": "api.test", "header": "Bad Header"}]},
+         "bindings[0].header", "a header name with a space"),
+        ({"name": "x", "value": "v", "bindings": [{"host": "api.test", "header": "X: Y"}]},
+         "bindings[0].header", "a header name with a colon"),
+        ({"name": "x", "value": "v", "bindings": good + [{"host": "not a host!",
+                                                          "header": "Authorization"}]},
+         "bindings[1].host", "a host that is not a host name"),
+        ({"name": "x", "value": "v", "bindings": [dict(good[0], format="Bearer")]},
+         "bindings[0].format", "a format without {secret}"),
+        ({"name": "x", "value": "v", "bindings": good + [{"host": "b.test", "header": "X-Key"}]},
+         "bindings[1]", "bindings with two headers"),
+        ({"name": "x", "value": "a\nb", "bindings": good}, "value", "a value with a newline"),
+        ({"name": "bad name", "value": "v", "bindings": good}, "name", "a name with a space"),
+        ({"name": "x", "value": "v", "bindings": good, "rate_limit": {"per_minute": 0}},
+         "rate_limit.per_minute", "a zero rate"),
+        ({"name": "x", "value": "v", "bindings": good, "rate_limit": {"per_minute": "5"}},
+         "rate_limit.per_minute", "a rate as a string"),
+        ({"name": "x", "value": "v", "bindings": good,
+          "rate_limit": {"per_minute": 5, "burst": 5000000}}, "rate_limit.burst", "a huge burst"),
+        ({"name": "x", "value": "v", "bindings": good, "rate_limit": {"every": 5}}, "every",
+         "an unknown rate_limit field"),
+        ({"name": "x", "value": "v", "bindings": good, "scope": "org"}, "scope", "scope org"),
+        ({"name": "x", "value": "v", "bindings": good, "scope": "sandbox"}, "sandbox_id",
+         "scope sandbox without sandbox_id"),
+        ({"name": "x", "value": "v", "bindings": good, "sandbox_id": sid}, "sandbox_id",
+         "sandbox_id with scope project"),
+        ({"name": "x", "value": "v", "bindings": good, "customer_key": "abc"}, "customer_key",
+         "a short customer key"),
+        ({"name": "x", "value": "v", "bindings": good, "colour": "red"}, "colour",
+         "an unknown field"),
+    ]:
+        st, _, body = api("POST", "/v1/secrets", key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "secret with " + what)
+    st, _, lst = api("GET", "/v1/secrets", key)
+    check(st == 200 and lst == {"secrets": []}, "no refused secret was stored: %s" % lst)
+
+
+def check_secrets(sid, key_id, key, key_b):
+    check_secret_input(key, sid)
+    st, _, s = api("POST", "/v1/secrets", key,
+                   body=secret("github", rate_limit={"per_minute": 60, "burst": 10}))
+    check(st == 201 and s.get("id", "").startswith("sec_") and s.get("name") == "github"
+          and s.get("scope") == "project" and "sandbox_id" not in s and "value" not in s
+          and s.get("rate_limit") == {"per_minute": 60, "burst": 10}
+          and sorted(b["host"] for b in s.get("bindings", [])) == ["*.example.test",
+                                                                   "api.example.test"]
+          and all(b["header"] == "Authorization" and b["format"] == "Bearer {secret}"
+                  for b in s.get("bindings", [])), "create a project secret: %s %s" % (st, s))
+    st, _, body = api("POST", "/v1/secrets", key, body=secret("github"))
+    expect_error(st, body, 409, "conflict", "github", "the same name twice in one scope")
+    st, _, s2 = api("POST", "/v1/secrets", key,
+                    body=secret("github", scope="sandbox", sandbox_id=sid))
+    check(st == 201 and s2.get("scope") == "sandbox" and s2.get("sandbox_id") == sid
+          and "rate_limit" not in s2, "the same name scoped to a sandbox: %s %s" % (st, s2))
+    st, _, body = api("POST", "/v1/secrets", key_b,
+                      body=secret("evil", scope="sandbox", sandbox_id=sid))
+    expect_error(st, body, 404, "not_found", sid, "B binds a secret to A's sandbox")
+
+    st, _, lst = api("GET", "/v1/secrets", key)
+    names = sorted((x["name"], x["scope"]) for x in lst.get("secrets", [])) if st == 200 else []
+    check(names == [("github", "project"), ("github", "sandbox")], "list A's secrets: %s" % lst)
+    st, _, lst = api("GET", "/v1/secrets?sandbox_id=" + sid, key)
+    check(st == 200 and [x["id"] for x in lst["secrets"]] == [s2.get("id")],
+          "list one sandbox's secrets: %s" % lst)
+    st, _, lst = api("GET", "/v1/secrets", key_b)
+    check(st == 200 and lst == {"secrets": []}, "B sees none of A's secrets: %s" % lst)
+    st, _, body = api("GET", "/v1/secrets?sandbox_id=BAD!", key)
+    expect_error(st, body, 400, "invalid_argument", "sandbox_id", "list with a malformed id")
+    st, _, body = api("DELETE", "/v1/secrets/github", key_b)
+    expect_error(st, body, 404, "not_found", "github", "B deletes A's secret")
+
+    st, _, _ = api("DELETE", "/v1/secrets/github", key)
+    check(st == 204, "delete the project secret")
+    st, _, lst = api("GET", "/v1/secrets", key)
+    check(st == 200 and [x["scope"] for x in lst["secrets"]] == ["sandbox"],
+          "the sandbox-scoped one is left: %s" % lst)
+    st, _, body = api("DELETE", "/v1/secrets/github", key)
+    expect_error(st, body, 404, "not_found", "github", "delete it twice")
+    st, _, _ = api("DELETE", "/v1/secrets/github?sandbox_id=" + sid, key)
+    check(st == 204, "delete the sandbox-scoped secret")
+
+    # The audit log: every change, newest first, with who did it.
+    st, _, audit = api("GET", "/v1/audit", key)
+    rows = audit.get("entries", []) if st == 200 else []
+    actions = [(e["action"], e["sandbox_id"], e["status"]) for e in rows
+               if e["action"] != "register_project"]
+    check(actions == [("delete_secret", sid, "OK"), ("delete_secret", "", "OK"),
+                      ("create_secret", sid, "OK"), ("create_secret", "", "OK")]
+          and all(e["actor"] == key_id and e["at"].endswith("Z") for e in rows),
+          "the audit log has each change, newest first, by A's key: %s" % rows)
+    st, _, audit = api("GET", "/v1/audit?sandbox_id=%s&limit=1" % sid, key)
+    check(st == 200 and [(e["action"], e["sandbox_id"]) for e in audit["entries"]]
+          == [("delete_secret", sid)], "audit of one sandbox, limit 1: %s" % audit)
+    st, _, audit = api("GET", "/v1/audit", key_b)
+    check(st == 200 and audit == {"entries": []}, "B's audit log has nothing of A's: %s" % audit)
+    for q, fragment in [("?limit=0", "limit"), ("?limit=5000", "limit"), ("?limit=x", "limit"),
+                        ("?sandbox_id=../x", "sandbox_id")]:
+        st, _, body = api("GET", "/v1/audit" + q, key)
+        expect_error(st, body, 400, "invalid_argument", fragment, "audit " + q)
+
+
+def check_byok():
+    _, _, key = project("byok")
+    ck = "ab" * 32
+    st, _, s = api("POST", "/v1/secrets", key, body=secret("k1", customer_key=ck))
+    check(st == 201 and "customer_key" not in s, "the first secret with a customer key: %s" % s)
+    st, _, body = api("POST", "/v1/secrets", key, body=secret("k2"))
+    expect_error(st, body, 409, "conflict", "customer_key", "a BYOK project's secret without key")
+    st, _, body = api("POST", "/v1/secrets", key, body=secret("k3", customer_key="cd" * 32))
+    expect_error(st, body, 409, "conflict", "customer_key", "a BYOK project's secret, wrong key")
+    st, _, s = api("POST", "/v1/secrets", key, body=secret("k4", customer_key=ck))
+    check(st == 201, "a second secret with the right key: %s %s" % (st, s))
+
+
+def exec_ok(base, key, script):
+    st, _, r = api("POST", base + "/exec", key, body={"cmd": ["sh", "-c", script], "timeout_s": 60})
+    return st == 200 and r.get("exit_code") == 0, r
+
+
+def check_network_log(base, sid, key, key_b):
+    # A name the policy does not allow (answered by egress itself) and a
+    # connection to the sandbox's own gateway address (reserved range):
+    # both denied inside egress.
+    ok, r = exec_ok(base, key, "getent hosts denied.example.test; "
+                               "curl -sS --max-time 20 http://100.96.0.1:8080/; true")
+    check(ok, "the guest tried two connections: %s" % r)
+    st, _, log = api("GET", base + "/network/log", key)
+    conns = log.get("connections", []) if st == 200 else []
+    dns = [c for c in conns if c["protocol"] == "dns" and c["name"] == "denied.example.test"]
+    tcp = [c for c in conns if c["protocol"] == "tcp" and c["dest_ip"] == "100.96.0.1"
+           and c["dest_port"] == 8080]
+    check(st == 200 and log.get("id") == sid and dns and dns[0]["decision"] == "deny"
+          and dns[0]["time"].endswith("Z") and tcp and tcp[0]["decision"] == "deny"
+          and tcp[0]["bytes_received"] == 0, "the connection log shows both denials: %s" % log)
+    st, _, last = api("GET", base + "/network/log?limit=1", key)
+    check(st == 200 and len(last["connections"]) == 1 and conns
+          and last["connections"][0]["seq"] == max(c["seq"] for c in conns),
+          "limit=1 is the newest entry: %s" % last)
+    if conns:
+        newest = max(c["seq"] for c in conns)
+        st, _, later = api("GET", base + "/network/log?after_seq=%d" % newest, key)
+        check(st == 200 and later["connections"] == [], "after_seq pages: %s" % later)
+    for q in ["?limit=0", "?limit=abc", "?limit=-1", "?after_seq=x"]:
+        st, _, body = api("GET", base + "/network/log" + q, key)
+        expect_error(st, body, 400, "invalid_argument", q[1:q.index("=")], "network/log" + q)
+    st, _, body = api("GET", base + "/network/log", key_b)
+    expect_error(st, body, 404, "not_found", sid, "B reads A's connection log")
+
+
+def check_console_log(base, sid, key, key_b):
+    marker = "console-marker-%d" % os.getpid()
+    ok, r = exec_ok(base, key, "echo %s > /dev/console" % marker)
+    check(ok, "write to the guest console: %s" % r)
+    st, hdrs, text = api("GET", base + "/logs", key, raw=True)
+    check(st == 200 and hdrs.get("Content-Type", "").startswith("text/plain")
+          and marker.encode() in text, "the console log has what the guest wrote: %s %r"
+          % (st, text[-300:]))
+    st, _, tail = api("GET", base + "/logs?tail=8", key, raw=True)
+    check(st == 200 and len(tail) <= 8 and text.endswith(tail), "tail=8: %r" % tail)
+    for q in ["?tail=0", "?tail=99999999", "?tail=x"]:
+        st, _, body = api("GET", base + "/logs" + q, key)
+        expect_error(st, body, 400, "invalid_argument", "tail", "logs" + q)
+    st, _, body = api("GET", base + "/logs", key_b)
+    expect_error(st, body, 404, "not_found", sid, "B reads A's console")
+    st, _, _ = api("POST", base + "/pause", key)
+    st2, _, paused = api("GET", base + "/logs", key, raw=True)
+    check(st == 200 and st2 == 200 and marker.encode() in paused,
+          "the console log of a paused sandbox: %s %s" % (st, st2))
+    api("POST", base + "/resume", key)
+
+
+def sse_text(base, pid, key):
+    st, _, raw = api("GET", base + "/processes/%d/output" % pid, key, raw=True)
+    out, last = "", None
+    for block in raw.decode(errors="replace").split("\n\n"):
+        fields = dict(l.split(": ", 1) for l in block.split("\n") if ": " in l)
+        if fields.get("event") == "stdout":
+            out += json.loads(fields["data"]).get("data", "")
+        if "event" in fields:
+            last = (fields["event"], json.loads(fields["data"]))
+    return st, out, last
+
+
+def check_tty_processes(base, sid, key, key_b):
+    st, _, p = api("POST", base + "/processes", key,
+                   body={"cmd": ["sh", "-c", "stty size > /tmp/size1; read x; stty size; exit 4"],
+                         "tty": True, "rows": 30, "cols": 100, "stdin_open": True})
+    check(st == 201 and p.get("tty") is True, "start a process on a PTY: %s %s" % (st, p))
+    if st != 201:
+        return
+    path = base + "/processes/%d" % p["pid"]
+    # Resized only once it has read its first size.
+    first = False
+    for _ in range(120):
+        first, r = exec_ok(base, key, "grep -qx '30 100' /tmp/size1")
+        if first:
+            break
+        time.sleep(0.5)
+    st, _, _ = api("POST", path + "/resize", key, body={"rows": 40, "cols": 132})
+    check(first and st == 204, "resize its window after it saw 30x100 (%s %s)" % (first, st))
+    st2, _, _ = api("POST", path + "/stdin", key, body={"data_b64": "Cg=="})  # "\n"
+    st, out, last = sse_text(base, p["pid"], key)
+    check(st2 == 204 and "40 132" in out
+          and last == ("exit", {"exit_code": 4, "signal": 0, "timed_out": False}),
+          "the PTY has the new size: %r %s" % (out, last))
+    st, _, plain = api("POST", base + "/processes", key, body={"cmd": ["sleep", "600"]})
+    if st == 201:
+        st, _, body = api("POST", base + "/processes/%d/resize" % plain["pid"], key,
+                          body={"rows": 10, "cols": 10})
+        expect_error(st, body, 409, "conflict", "terminal", "resize a process without a PTY")
+        api("POST", base + "/processes/%d/signal" % plain["pid"], key, body={"signal": "KILL"})
+    for payload, fragment in [({}, "rows"), ({"rows": 0, "cols": 80}, "rows"),
+                              ({"rows": 24}, "cols"), ({"rows": "24", "cols": 80}, "rows"),
+                              ({"rows": 24, "cols": 70000}, "cols"),
+                              ({"rows": 24, "cols": 80, "x": 1}, "x")]:
+        st, _, body = api("POST", path + "/resize", key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "resize with %s" % payload)
+    for payload, fragment in [({"cmd": ["true"], "rows": 10}, "rows"),
+                              ({"cmd": ["true"], "tty": True, "cols": 0}, "cols"),
+                              ({"cmd": ["true"], "tty": "yes"}, "tty")]:
+        st, _, body = api("POST", base + "/processes", key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "start with %s" % payload)
+    st, _, body = api("POST", path + "/stdin", key, body={"data_b64": "***"})
+    expect_error(st, body, 400, "invalid_argument", "data_b64", "stdin that is not base64")
+    st, _, body = api("POST", path + "/resize", key_b, body={"rows": 10, "cols": 10})
+    expect_error(st, body, 404, "not_found", sid, "B resizes A's process")
+
+
+def check_nothing_leaked():
+    leaked = [a for a in answers if VALUE.encode() in a]
+    check(not leaked, "no answer carried a secret's value (%d answers)" % len(answers))
+    logs = os.environ.get("AIRLOCK_TEST_STACK_DIR", "")
+    found = []
+    for name in ["gateway.log", "vault.log", "scheduler.log"]:
+        path = os.path.join(logs, name)
+        if os.path.exists(path) and VALUE.encode() in open(path, "rb").read():
+            found.append(name)
+    check(logs and not found, "no log line carried a secret's value: %s" % found)
+
+
+def main():
+    _, key_id, key = project("secrets-a")
+    _, _, key_b = project("secrets-b")
+    st, _, sb = api("POST", "/v1/sandboxes", key,
+                    body={"network": {"default": "deny", "allow_domains": ["allowed.example.test"]}})
+    check(st == 201, "create A's sandbox: %s %s" % (st, sb))
+    if st != 201:
+        return
+    sid = sb["id"]
+    base = "/v1/sandboxes/" + sid
+    check_secrets(sid, key_id, key, key_b)
+    check_byok()
+    check_network_log(base, sid, key, key_b)
+    check_console_log(base, sid, key, key_b)
+    check_tty_processes(base, sid, key, key_b)
+    st, _, _ = api("DELETE", base, key)
+    check(st == 204, "delete A's sandbox")
+    st, _, body = api("GET", base + "/logs", key)
+    expect_error(st, body, 404, "not_found", sid, "the console log goes with the sandbox")
+    check_nothing_leaked()
+
+
+if __name__ == "__main__":
+    main()
+    report_and_exit()

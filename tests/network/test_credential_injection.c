@@ -1,0 +1,878 @@
+/* Credential injection end to end: a real airlock-vault (on a throwaway
+ * PostgreSQL) holds the secrets, a real airlock-egress (--vault) intercepts
+ * a real sandbox microVM's connections to bound hosts, and the "internet"
+ * is netlab's inet namespace with an HTTPS and an HTTP server of this test
+ * (python3, certificate from a CA the test makes) that record every
+ * request they get. The guest runs curl and python3 and trusts the sandbox
+ * CA through its system store only.
+ *
+ * What must hold: the upstream sees the secret, over HTTPS and HTTP, on
+ * every request of a connection; the guest gets the answers but never the
+ * secret — not in its environment, its disk or its memory (a full
+ * snapshot); over the rate limit egress answers 429 and the upstream sees
+ * nothing; a BYOK project whose key vault does not have gets a clear error
+ * and no request goes out; vault audits every injection; neither service
+ * logs a secret. Only addresses in the test's own namespaces are used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/pem.h>
+
+#include "clock.h"
+#include "egress.pb-c.h"
+#include "fsutil.h"
+#include "itest.h"
+#include "itest_assert.h"
+#include "netlab.h"
+#include "rpc_client.h"
+#include "sandbox_ca.h"
+#include "test_proc.h"
+#include "vault.pb-c.h"
+#include "vault_fixture.h"
+
+#define VAULT(name) "/airlock.vault.v1.Vault/" name
+#define CALL_TIMEOUT_MS 20000
+#define START_TIMEOUT_MS 20000
+#define PROJECT "proj-inject"
+#define BYOK_PROJECT "proj-byok"
+/* other.test and www.wild.test both resolve to NETLAB_WEB2 (netlab's DNS);
+ * the test's servers listen there on ports netlab leaves free. */
+#define BOUND_HOST "other.test"
+#define LIMITED_HOST "www.wild.test"
+#define HTTPS_PORT "8443"
+#define HTTP_PORT "8081"
+#define LIMIT_PER_MINUTE 2
+#define CURL "curl -sS --max-time 30 "
+
+static struct {
+    struct vault_fixture vault;
+    bool vault_started;
+    char dir[128];               /* egress state, certificates, logs */
+    char egress_addr[320];
+    pid_t egress_pid, upstream_pid;
+    struct itest_vmhost vh;
+    bool vh_started;
+    char sandbox[32], byok_sandbox[32];
+    bool sandbox_created, byok_created;
+    /* Never sent into a guest: each is grepped for at the end. */
+    char secret[64], limited_secret[64], byok_secret[64];
+    char placeholder[160];
+} lab;
+
+/* ---- helpers ---- */
+
+static void random_secret(char *out, size_t len, const char *prefix)
+{
+    uint8_t raw[24];
+    assert_int_equal(getrandom(raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
+    size_t o = (size_t)snprintf(out, len, "%s", prefix);
+    for (size_t i = 0; i < sizeof(raw) && o + 2 < len; i++, o += 2)
+        snprintf(out + o, len - o, "%02x", raw[i]);
+}
+
+static char *path_in(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof(path), "%s/%s", lab.dir, name);
+    return path;
+}
+
+/* sh -c script in sandbox id: its exit code, and its stdout in out. */
+static int guest_sh_in(const char *id, const char *script, char *out, size_t outlen)
+{
+    return itest_assert_sh_code(&lab.vh, id, script, out, outlen);
+}
+
+static int guest_sh(const char *script, char *out, size_t outlen)
+{
+    return guest_sh_in(lab.sandbox, script, out, outlen);
+}
+
+/* Nothing that reached the guest may carry a secret. */
+static void assert_no_secret(const char *text)
+{
+    assert_null(strstr(text, lab.secret));
+    assert_null(strstr(text, lab.limited_secret));
+    assert_null(strstr(text, lab.byok_secret));
+}
+
+/* The requests the upstream servers recorded: one JSON line each. */
+static char *upstream_log(void)
+{
+    char *data = NULL, err[256];
+    size_t len;
+    if (fs_read_file(path_in("upstream.log"), 16 << 20, &data, &len, err, sizeof(err)) < 0)
+        return strdup("");
+    return data;
+}
+
+/* Recorded requests whose line holds every one of the needles. */
+static size_t upstream_requests(const char *a, const char *b)
+{
+    char *log = upstream_log();
+    size_t n = 0;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+        n += strstr(line, a) && (!b || strstr(line, b));
+    free(log);
+    return n;
+}
+
+/* The recorded line of the request for path (the last one), malloc'd. */
+static char *upstream_request(const char *path)
+{
+    char needle[256], *log = upstream_log(), *found = NULL;
+    snprintf(needle, sizeof(needle), "\"path\": \"%s\"", path);
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+        if (strstr(line, needle)) {
+            free(found);
+            found = strdup(line);
+        }
+    free(log);
+    if (!found)
+        fail_msg("the upstream got no request for %s", path);
+    return found;
+}
+
+static size_t count_in(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* ---- vault ---- */
+
+static void create_secret(const char *project, const char *name, const char *value,
+                          const char *host, uint32_t per_minute, const uint8_t *customer_key,
+                          char *placeholder, size_t placeholder_len)
+{
+    Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
+    char *patterns[] = { (char *)host };
+    req.project_id = (char *)project;
+    req.name = (char *)name;
+    req.value.data = (uint8_t *)value;
+    req.value.len = strlen(value);
+    req.n_host_patterns = 1;
+    req.host_patterns = patterns;
+    req.injection_rule = "Authorization: Bearer {secret}";
+    req.rate_limit_per_minute = per_minute;
+    if (customer_key) {
+        req.customer_key.data = (uint8_t *)customer_key;
+        req.customer_key.len = 32;
+    }
+    req.actor = "test";
+    ProtobufCMessage *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(lab.vault.ch, VAULT("CreateSecret"), &req.base,
+                                    &airlock__vault__v1__secret_metadata__descriptor, &resp,
+                                    &details, CALL_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        fail_msg("CreateSecret: %s", details ? details : "");
+    Airlock__Vault__V1__SecretMetadata *m = (void *)resp;
+    if (placeholder)
+        snprintf(placeholder, placeholder_len, "%s", m->placeholder);
+    free(details);
+    protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static int register_byok_project(void)
+{
+    uint8_t key[32];
+    if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+        return -1;
+    Airlock__Vault__V1__RegisterProjectRequest req =
+        AIRLOCK__VAULT__V1__REGISTER_PROJECT_REQUEST__INIT;
+    req.project_id = BYOK_PROJECT;
+    req.customer_key.data = key;
+    req.customer_key.len = sizeof(key);
+    req.actor = "test";
+    ProtobufCMessage *resp = NULL;
+    if (rpc_unary(lab.vault.ch, VAULT("RegisterProject"), &req.base,
+                  &airlock__vault__v1__register_project_response__descriptor, &resp, NULL,
+                  CALL_TIMEOUT_MS) != GRPC_STATUS_OK)
+        return -1;
+    protobuf_c_message_free_unpacked(resp, NULL);
+    /* The secret goes in with the key; egress will not have it. */
+    create_secret(BYOK_PROJECT, "byok", lab.byok_secret, BOUND_HOST, 0, key, NULL, 0);
+    return 0;
+}
+
+static Airlock__Vault__V1__ListAuditResponse *audit(const char *project)
+{
+    Airlock__Vault__V1__ListAuditRequest req = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
+    req.project_id = (char *)project;
+    req.limit = 1000;
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(lab.vault.ch, VAULT("ListAudit"), &req.base,
+                               &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
+                               CALL_TIMEOUT_MS),
+                     GRPC_STATUS_OK);
+    return (Airlock__Vault__V1__ListAuditResponse *)resp;
+}
+
+static size_t audit_count(const Airlock__Vault__V1__ListAuditResponse *a, const char *status,
+                          const char *host)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_entries; i++)
+        n += strcmp(a->entries[i]->action, "inject") == 0 &&
+             strcmp(a->entries[i]->status, status) == 0 &&
+             (!host || strcmp(a->entries[i]->host, host) == 0);
+    return n;
+}
+
+/* ---- the upstream servers ---- */
+
+/* Records each request as a JSON line (port, client port, method, path,
+ * headers) and answers "upstream-ok METHOD PATH" — never echoing a header,
+ * so whatever reaches the guest came from egress, not a reflection. */
+static const char upstream_py[] =
+    "import http.server, json, signal, ssl, sys, threading\n"
+    "addr, log_path, cert, key, ready = sys.argv[1:6]\n"
+    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
+    "lock = threading.Lock()\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    protocol_version = 'HTTP/1.1'\n"
+    "    def answer(self):\n"
+    "        n = int(self.headers.get('Content-Length') or 0)\n"
+    "        body = self.rfile.read(n) if n else b''\n"
+    "        rec = {'port': self.server.server_port, 'peer': self.client_address[1],\n"
+    "               'method': self.command, 'path': self.path,\n"
+    "               'headers': [[k, v] for k, v in self.headers.items()],\n"
+    "               'body': body.decode('latin-1')}\n"
+    "        with lock, open(log_path, 'a') as f:\n"
+    "            f.write(json.dumps(rec) + '\\n')\n"
+    "        out = ('upstream-ok %s %s\\n' % (self.command, self.path)).encode()\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('Content-Type', 'text/plain')\n"
+    "        self.send_header('Content-Length', str(len(out)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(out)\n"
+    "    do_GET = do_POST = do_PUT = answer\n"
+    "    def log_message(self, *a):\n"
+    "        pass\n"
+    "plain = http.server.ThreadingHTTPServer((addr, " HTTP_PORT "), H)\n"
+    "tls = http.server.ThreadingHTTPServer((addr, " HTTPS_PORT "), H)\n"
+    "ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+    "ctx.load_cert_chain(cert, key)\n"
+    "tls.socket = ctx.wrap_socket(tls.socket, server_side=True)\n"
+    "threading.Thread(target=plain.serve_forever, daemon=True).start()\n"
+    "open(ready, 'w').write('ready')\n"
+    "tls.serve_forever()\n";
+
+static int write_pem(const char *name, X509 *cert, EVP_PKEY *key)
+{
+    FILE *f = fopen(path_in(name), "w");
+    if (!f)
+        return -1;
+    int ok = cert ? PEM_write_X509(f, cert) : PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL,
+                                                                     NULL);
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* The upstream's certificate for BOUND_HOST, from a CA only egress is told
+ * to trust (--upstream-ca): made with egress's own CA code. */
+static int make_upstream_certificate(void)
+{
+    char err[256];
+    struct sandbox_ca *ca = sandbox_ca_open("upstream-test", NULL, err, sizeof(err));
+    X509 *cert = NULL;
+    EVP_PKEY *key = NULL;
+    int rc = -1;
+    if (!ca || sandbox_ca_leaf(ca, BOUND_HOST, &cert, &key, err, sizeof(err)) < 0) {
+        fprintf(stderr, "test CA: %s\n", err);
+        goto out;
+    }
+    if (fs_write_file_atomic(path_in("upstream-ca.pem"), sandbox_ca_pem(ca),
+                             strlen(sandbox_ca_pem(ca)), 0644, err, sizeof(err)) < 0 ||
+        write_pem("upstream.crt", cert, NULL) < 0 || write_pem("upstream.key", NULL, key) < 0)
+        goto out;
+    rc = 0;
+out:
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    sandbox_ca_free(ca);
+    return rc;
+}
+
+/* Waits for the process *pid to make path; 0 in *pid once it died. */
+static int wait_for_file(const char *path, pid_t *pid, const char *log)
+{
+    int64_t deadline = clock_monotonic_ms() + START_TIMEOUT_MS;
+    while (access(path, F_OK) != 0) {
+        bool died = waitpid(*pid, NULL, WNOHANG) == *pid;
+        if (died || clock_monotonic_ms() > deadline) {
+            fprintf(stderr, "%s did not appear%s\n", path, died ? ": the process died" : "");
+            test_print_log_tail(lab.dir, log);
+            if (died)
+                *pid = 0;
+            return -1;
+        }
+        usleep(20 * 1000);
+    }
+    return 0;
+}
+
+static int upstream_start(void)
+{
+    if (make_upstream_certificate() < 0)
+        return -1;
+    char log_path[256], cert[256], key[256], ready[256];
+    snprintf(log_path, sizeof(log_path), "%s", path_in("upstream.log"));
+    snprintf(cert, sizeof(cert), "%s", path_in("upstream.crt"));
+    snprintf(key, sizeof(key), "%s", path_in("upstream.key"));
+    snprintf(ready, sizeof(ready), "%s", path_in("upstream.ready"));
+    const char *argv[] = { "/bin/ip", "netns", "exec", NETLAB_INET_NS, "/usr/bin/python3", "-c",
+                           upstream_py, NETLAB_WEB2, log_path, cert, key, ready, NULL };
+    lab.upstream_pid = test_spawn(argv, lab.dir, "upstream-server.log");
+    return lab.upstream_pid > 0 ? wait_for_file(ready, &lab.upstream_pid, "upstream-server.log")
+                                : -1;
+}
+
+/* ---- egress ---- */
+
+static int egress_start(void)
+{
+    char sock[256], state[256], ca[256];
+    snprintf(sock, sizeof(sock), "%s", path_in("egress.sock"));
+    snprintf(state, sizeof(state), "%s", path_in("egress-state"));
+    snprintf(ca, sizeof(ca), "%s", path_in("upstream-ca.pem"));
+    snprintf(lab.egress_addr, sizeof(lab.egress_addr), "unix:%s", sock);
+    const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", lab.egress_addr, "--upstream-dns",
+                           NETLAB_DNS, "--uplink-netns", netlab_ns_path(NETLAB_UPLINK_NS),
+                           "--vault", lab.vault.addr, "--upstream-ca", ca, "--state-dir", state,
+                           NULL };
+    lab.egress_pid = test_spawn(argv, lab.dir, "egress.log");
+    if (lab.egress_pid <= 0 || wait_for_file(sock, &lab.egress_pid, "egress.log") < 0)
+        return -1;
+    struct rpc_channel *ch = rpc_channel_open(lab.egress_addr, NULL);
+    int rc = ch && rpc_channel_wait_ready(ch, START_TIMEOUT_MS) == 0 ? 0 : -1;
+    if (ch)
+        rpc_channel_close(ch);
+    return rc;
+}
+
+/* ---- the sandboxes ---- */
+
+/* Reaches the bound hosts on the test's ports and allowed.test (netlab's
+ * plain server, no binding) on 80. */
+static Airlock__Egress__V1__Policy *policy(void)
+{
+    static char *domains[] = { BOUND_HOST, LIMITED_HOST, "allowed.test" };
+    static uint32_t ports[] = { 80, 8081, 8443 };
+    static Airlock__Egress__V1__Policy p = AIRLOCK__EGRESS__V1__POLICY__INIT;
+    p.n_allow_domains = 3;
+    p.allow_domains = domains;
+    p.n_allow_ports = 3;
+    p.allow_ports = ports;
+    return &p;
+}
+
+static int create_sandbox(const char *id, const char *project)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req =
+        AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    req.policy = policy();
+    req.project_id = (char *)project;
+    grpc_status_code st;
+    char *details = NULL;
+    char *got = itest_create_sandbox_with(&lab.vh, &req, &st, &details);
+    if (!got) {
+        fprintf(stderr, "CreateSandbox %s: %s\n", id, details ? details : "");
+        itest_vmhost_print_log_tail(&lab.vh);
+        test_print_log_tail(lab.dir, "egress.log");
+    }
+    free(details);
+    free(got);
+    return got ? 0 : -1;
+}
+
+/* The sandbox's directory in vmhost's store (the data dir itself is btrfs,
+ * or a loop-mounted image under store/). */
+static void sandbox_dir(const char *id, char *out, size_t len)
+{
+    if (fs_path(out, len, "%s/sandboxes/%s", lab.vh.data_dir, id) < 0 || access(out, F_OK) != 0)
+        assert_int_equal(fs_path(out, len, "%s/store/sandboxes/%s", lab.vh.data_dir, id), 0);
+}
+
+/* ---- tests ---- */
+
+static void test_guest_trusts_the_sandbox_ca(void **state)
+{
+    (void)state;
+    char out[4096];
+    assert_int_equal(guest_sh("grep -c 'airlock sandbox CA' /etc/ssl/certs/ca-certificates.crt",
+                              out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "1\n");
+    assert_int_equal(guest_sh("openssl x509 -noout -subject -in "
+                              "/usr/local/share/ca-certificates/airlock-sandbox.crt",
+                              out, sizeof(out)),
+                     0);
+    char subject[128];
+    snprintf(subject, sizeof(subject), "airlock sandbox %s CA", lab.sandbox);
+    assert_non_null(strstr(out, subject));
+    /* egress saved it for a restart of its own, readable by it only. */
+    char saved[PATH_MAX + 128];
+    snprintf(saved, sizeof(saved), "%s/sandbox-ca/%s.pem", path_in("egress-state"), lab.sandbox);
+    struct stat st;
+    assert_int_equal(stat(saved, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+/* Runs script in the guest, which must print answer; the upstream got the
+ * request for path on port with the bound header. The recorded request,
+ * malloc'd. */
+static char *expect_injected(const char *script, const char *answer, const char *path,
+                             const char *port)
+{
+    char out[4096], want[160];
+    assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+    assert_string_equal(out, answer);
+    char *req = upstream_request(path);
+    snprintf(want, sizeof(want), "[\"Authorization\", \"Bearer %s\"]", lab.secret);
+    assert_non_null(strstr(req, want));
+    snprintf(want, sizeof(want), "\"port\": %s", port);
+    assert_non_null(strstr(req, want));
+    return req;
+}
+
+static void test_https_request_gets_the_secret(void **state)
+{
+    (void)state;
+    free(expect_injected(CURL "https://" BOUND_HOST ":" HTTPS_PORT "/v1/models",
+                         "upstream-ok GET /v1/models\n", "/v1/models", HTTPS_PORT));
+    char out[4096];
+    /* The certificate the guest saw is the sandbox CA's, for the host. */
+    assert_int_equal(guest_sh(CURL "-v -o /dev/null https://" BOUND_HOST ":" HTTPS_PORT
+                                   "/cert 2>&1 | grep -i 'issuer:'",
+                              out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "airlock sandbox"));
+    assert_no_secret(out);
+}
+
+static void test_http_request_gets_the_secret(void **state)
+{
+    (void)state;
+    char *req = expect_injected(CURL "-d 'q=1' http://" BOUND_HOST ":" HTTP_PORT "/v1/plain",
+                                "upstream-ok POST /v1/plain\n", "/v1/plain", HTTP_PORT);
+    assert_non_null(strstr(req, "\"body\": \"q=1\""));
+    free(req);
+}
+
+static void test_guest_header_is_replaced(void **state)
+{
+    (void)state;
+    char out[4096];
+    assert_int_equal(guest_sh(CURL "-H 'Authorization: Bearer guest-made-up' https://" BOUND_HOST
+                                   ":" HTTPS_PORT "/replaced",
+                              out, sizeof(out)),
+                     0);
+    char *req = upstream_request("/replaced");
+    assert_null(strstr(req, "guest-made-up"));
+    assert_int_equal(count_in(req, "\"Authorization\""), 1);
+    assert_non_null(strstr(req, lab.secret));
+    free(req);
+}
+
+static void test_placeholder_is_replaced(void **state)
+{
+    (void)state;
+    char script[512], out[4096];
+    /* The agent put its placeholder where its SDK puts keys: egress puts
+     * the secret there and adds no header of its own. */
+    snprintf(script, sizeof(script),
+             CURL "-H 'X-Api-Key: %s' -H 'X-Other: key=%s;' https://" BOUND_HOST ":" HTTPS_PORT
+                  "/placeholder",
+             lab.placeholder, lab.placeholder);
+    assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+    char *req = upstream_request("/placeholder");
+    char want[200];
+    snprintf(want, sizeof(want), "[\"X-Api-Key\", \"%s\"]", lab.secret);
+    assert_non_null(strstr(req, want));
+    snprintf(want, sizeof(want), "[\"X-Other\", \"key=%s;\"]", lab.secret);
+    assert_non_null(strstr(req, want));
+    assert_null(strstr(req, "\"Authorization\""));
+    assert_null(strstr(req, lab.placeholder));
+    free(req);
+}
+
+static void test_every_request_on_a_connection(void **state)
+{
+    (void)state;
+    char out[4096];
+    /* curl sends both over one kept-alive connection. */
+    assert_int_equal(guest_sh(CURL "https://" BOUND_HOST ":" HTTPS_PORT "/keep/1 https://" BOUND_HOST
+                                   ":" HTTPS_PORT "/keep/2",
+                              out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "upstream-ok GET /keep/1\nupstream-ok GET /keep/2\n");
+    char *first = upstream_request("/keep/1"), *second = upstream_request("/keep/2");
+    assert_non_null(strstr(first, lab.secret));
+    assert_non_null(strstr(second, lab.secret));
+    /* One upstream connection too: the same client port. */
+    const char *p1 = strstr(first, "\"peer\": "), *p2 = strstr(second, "\"peer\": ");
+    assert_non_null(p1);
+    assert_non_null(p2);
+    assert_int_equal(atoi(p1 + 8), atoi(p2 + 8));
+    free(first);
+    free(second);
+}
+
+/* Sends two requests on one TLS connection: the first names the bound
+ * host, the second another one. Prints all that came back. */
+static const char host_switch_py[] =
+    "import socket, ssl\n"
+    "c = ssl.create_default_context()\n"
+    "s = c.wrap_socket(socket.create_connection(('" BOUND_HOST "', " HTTPS_PORT "), timeout=20),\n"
+    "                  server_hostname='" BOUND_HOST "')\n"
+    "s.sendall(b'GET /switch/1 HTTP/1.1\\r\\nHost: " BOUND_HOST "\\r\\n\\r\\n')\n"
+    "got = b''\n"
+    "while b'upstream-ok' not in got:\n"
+    "    got += s.recv(4096)\n"
+    "s.sendall(b'GET /switch/2 HTTP/1.1\\r\\nHost: " LIMITED_HOST "\\r\\n\\r\\n')\n"
+    "while True:\n"
+    "    d = s.recv(4096)\n"
+    "    if not d:\n"
+    "        break\n"
+    "    got += d\n"
+    "print(got.decode('latin-1'))\n";
+
+static void test_host_switch_is_refused(void **state)
+{
+    (void)state;
+    char *err = NULL, out[4096];
+    assert_int_equal(itest_write_file(&lab.vh, lab.sandbox, (const uint8_t *)"/tmp/switch.py", 14,
+                                      (const uint8_t *)host_switch_py, strlen(host_switch_py),
+                                      &err),
+                     GRPC_STATUS_OK);
+    free(err);
+    assert_int_equal(guest_sh("python3 /tmp/switch.py", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "upstream-ok GET /switch/1"));
+    assert_non_null(strstr(out, "HTTP/1.1 421 Misdirected Request"));
+    assert_int_equal(upstream_requests("/switch/2", NULL), 0);
+}
+
+static void test_unbound_host_is_spliced(void **state)
+{
+    (void)state;
+    char out[512];
+    /* netlab's own server answers with the address it was reached on: the
+     * connection went through untouched. */
+    assert_int_equal(guest_sh(CURL "--http0.9 http://allowed.test/", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "HELLO " NETLAB_WEB1 ":80 got="));
+}
+
+static void test_upstream_certificate_is_verified(void **state)
+{
+    (void)state;
+    char out[4096];
+    /* LIMITED_HOST's server presents BOUND_HOST's certificate: egress
+     * refuses to send the secret there. */
+    assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' https://" LIMITED_HOST ":" HTTPS_PORT
+                                   "/wrong-cert",
+                              out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "did not verify"));
+    assert_non_null(strstr(out, "\n502"));
+    assert_int_equal(upstream_requests("/wrong-cert", NULL), 0);
+}
+
+static void test_rate_limit_answers_429(void **state)
+{
+    (void)state;
+    char out[4096];
+    for (int i = 0; i < LIMIT_PER_MINUTE; i++) {
+        assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
+                                       "/limited",
+                                  out, sizeof(out)),
+                         0);
+        assert_string_equal(out, "upstream-ok GET /limited\n\n200");
+    }
+    assert_int_equal(upstream_requests("\"/limited\"", lab.limited_secret), LIMIT_PER_MINUTE);
+    assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
+                                   "/limited",
+                              out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "rate limit"));
+    assert_non_null(strstr(out, "\n429"));
+    /* Not forwarded: the upstream still has only the allowed ones. */
+    assert_int_equal(upstream_requests("\"/limited\"", NULL), LIMIT_PER_MINUTE);
+}
+
+static void test_byok_project_without_key(void **state)
+{
+    (void)state;
+    snprintf(lab.byok_sandbox, sizeof(lab.byok_sandbox), "credbyok-%d", (int)getpid());
+    assert_int_equal(create_sandbox(lab.byok_sandbox, BYOK_PROJECT), 0);
+    lab.byok_created = true;
+    char out[4096];
+    assert_int_equal(guest_sh_in(lab.byok_sandbox,
+                                 CURL "-w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT
+                                      "/byok",
+                                 out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "customer_key"));
+    assert_non_null(strstr(out, "not sent"));
+    assert_non_null(strstr(out, "\n502"));
+    assert_no_secret(out);
+    assert_int_equal(upstream_requests("/byok", NULL), 0);
+    Airlock__Vault__V1__ListAuditResponse *a = audit(BYOK_PROJECT);
+    assert_int_equal(audit_count(a, "FAILED_PRECONDITION", BOUND_HOST), 1);
+    assert_int_equal(audit_count(a, "OK", NULL), 0);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    assert_int_equal(itest_delete_sandbox(&lab.vh, lab.byok_sandbox), GRPC_STATUS_OK);
+    lab.byok_created = false;
+}
+
+static void test_audit_has_every_injection(void **state)
+{
+    (void)state;
+    /* Every request the upstream got with a secret is an OK inject row,
+     * and no row is without its request. */
+    size_t injected = upstream_requests(lab.secret, NULL) + upstream_requests(lab.limited_secret,
+                                                                              NULL);
+    assert_true(injected >= 10);
+    Airlock__Vault__V1__ListAuditResponse *a = audit(PROJECT);
+    assert_int_equal(audit_count(a, "OK", NULL), injected);
+    assert_int_equal(audit_count(a, "RESOURCE_EXHAUSTED", LIMITED_HOST), 1);
+    for (size_t i = 0; i < a->n_entries; i++) {
+        Airlock__Vault__V1__AuditEntry *e = a->entries[i];
+        if (strcmp(e->action, "inject") != 0)
+            continue;
+        assert_string_equal(e->sandbox_id, lab.sandbox);
+        assert_non_null(strstr(e->actor, "egress/"));
+        assert_true(e->method[0] && e->path[0] == '/' && e->at_unix_ms > 0);
+        assert_true(strcmp(e->host, BOUND_HOST) == 0 || strcmp(e->host, LIMITED_HOST) == 0);
+    }
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+}
+
+/* How often needle occurs in the file (mapped whole). */
+static size_t file_hits(const char *path, const char *needle)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    const uint8_t *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    assert_true(p != MAP_FAILED);
+    size_t n = 0, len = strlen(needle);
+    for (const uint8_t *q = p; (q = memmem(q, (size_t)st.st_size - (size_t)(q - p), needle, len));
+         q += len)
+        n++;
+    munmap((void *)p, (size_t)st.st_size);
+    return n;
+}
+
+/* Hits of needle in every regular file under dir. */
+static size_t tree_hits(const char *dir, const char *needle)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            n += tree_hits(path, needle);
+        else if (S_ISREG(st.st_mode))
+            n += file_hits(path, needle);
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_secret_never_reaches_the_guest(void **state)
+{
+    (void)state;
+    /* Controls: a string the guest does hold, in a process's environment,
+     * in memory and on disk, so the searches below can find what is
+     * there. */
+    char canary[64], script[512], *env_text = malloc(1 << 20);
+    assert_non_null(env_text);
+    random_secret(canary, sizeof(canary), "canary-");
+    snprintf(script, sizeof(script),
+             "CANARY=%s setsid sleep 100000 </dev/null >/dev/null 2>&1 & "
+             "echo %s > /root/canary.txt && sync",
+             canary, canary);
+    assert_int_equal(guest_sh(script, NULL, 0), 0);
+    /* The guest's environment: every process's. */
+    assert_int_equal(guest_sh("cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; true",
+                              env_text, 1 << 20),
+                     0);
+    assert_non_null(strstr(env_text, canary));
+    assert_no_secret(env_text);
+    free(env_text);
+
+    /* A full snapshot: the whole guest RAM and the disk. */
+    grpc_status_code st;
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&lab.vh, ITEST_METHOD("SuspendSandbox"), lab.sandbox, &st, NULL);
+    assert_int_equal(st, GRPC_STATUS_OK);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    char dir[PATH_MAX], state_file[PATH_MAX + 32];
+    sandbox_dir(lab.sandbox, dir, sizeof(dir));
+    snprintf(state_file, sizeof(state_file), "%s/suspend/state", dir);
+    struct stat ss;
+    assert_int_equal(stat(state_file, &ss), 0);
+    /* Guest RAM is in it (zero pages take no room): the canary shows it. */
+    assert_true(ss.st_size > 16ll << 20);
+    assert_true(file_hits(state_file, canary) > 0);
+    char disk[PATH_MAX + 32];
+    snprintf(disk, sizeof(disk), "%s/disk.ext4", dir);
+    assert_true(file_hits(disk, canary) > 0);
+    assert_int_equal(tree_hits(dir, lab.secret), 0);
+    assert_int_equal(tree_hits(dir, lab.limited_secret), 0);
+    assert_int_equal(tree_hits(dir, lab.byok_secret), 0);
+
+    /* Nor in any log: egress's, vault's, the upstream server's output. */
+    assert_int_equal(file_hits(path_in("egress.log"), lab.secret), 0);
+    assert_int_equal(file_hits(path_in("egress.log"), lab.limited_secret), 0);
+    char vault_log[PATH_MAX + 32];
+    snprintf(vault_log, sizeof(vault_log), "%s/vault.log", lab.vault.dir);
+    assert_int_equal(file_hits(vault_log, lab.secret), 0);
+    assert_int_equal(file_hits(vault_log, lab.byok_secret), 0);
+    /* The upstream did get it (the control for the searches above). */
+    assert_true(file_hits(path_in("upstream.log"), lab.secret) > 0);
+}
+
+static void test_delete_forgets_the_ca(void **state)
+{
+    (void)state;
+    char saved[PATH_MAX + 128];
+    snprintf(saved, sizeof(saved), "%s/sandbox-ca/%s.pem", path_in("egress-state"), lab.sandbox);
+    assert_int_equal(access(saved, F_OK), 0);
+    assert_int_equal(itest_delete_sandbox(&lab.vh, lab.sandbox), GRPC_STATUS_OK);
+    lab.sandbox_created = false;
+    assert_int_equal(access(saved, F_OK), -1);
+}
+
+/* ---- setup ---- */
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    int rc = 0;
+    if (lab.byok_created && itest_delete_sandbox(&lab.vh, lab.byok_sandbox) != GRPC_STATUS_OK)
+        rc = -1;
+    if (lab.sandbox_created && itest_delete_sandbox(&lab.vh, lab.sandbox) != GRPC_STATUS_OK)
+        rc = -1;
+    lab.byok_created = lab.sandbox_created = false;
+    /* vmhost first: its shutdown detaches sandboxes from egress. */
+    if (lab.vh_started && itest_vmhost_stop(&lab.vh) < 0)
+        rc = -1;
+    lab.vh_started = false;
+    if (lab.egress_pid > 0 && test_stop_pid(&lab.egress_pid, lab.dir, "egress.log", true) < 0)
+        rc = -1;
+    if (lab.upstream_pid > 0 &&
+        test_stop_pid(&lab.upstream_pid, lab.dir, "upstream-server.log", true) < 0)
+        rc = -1;
+    if (lab.vault_started)
+        vault_fixture_stop(&lab.vault);
+    lab.vault_started = false;
+    netlab_down();
+    if (lab.dir[0] && !getenv("AIRLOCK_TEST_KEEP"))
+        fs_remove_tree(lab.dir, NULL, 0);
+    lab.dir[0] = '\0';
+    return rc;
+}
+
+static void cleanup(void)
+{
+    group_teardown(NULL);
+}
+
+static int group_setup(void **state)
+{
+    snprintf(lab.sandbox, sizeof(lab.sandbox), "credinj-%d", (int)getpid());
+    random_secret(lab.secret, sizeof(lab.secret), "sk-main-");
+    random_secret(lab.limited_secret, sizeof(lab.limited_secret), "sk-limited-");
+    random_secret(lab.byok_secret, sizeof(lab.byok_secret), "sk-byok-");
+    int rc = vault_fixture_start(&lab.vault);
+    if (rc != 0)
+        return rc == 77 ? -1 : rc; /* no PostgreSQL: main() skipped already */
+    lab.vault_started = true;
+    test_cleanup_install(cleanup);
+    if (test_temp_dir(lab.dir, sizeof(lab.dir), "airlock-credinj") < 0 || netlab_uplink_up() < 0 ||
+        upstream_start() < 0 || egress_start() < 0)
+        goto fail;
+    create_secret(PROJECT, "main", lab.secret, BOUND_HOST, 0, NULL, lab.placeholder,
+                  sizeof(lab.placeholder));
+    create_secret(PROJECT, "limited", lab.limited_secret, LIMITED_HOST, LIMIT_PER_MINUTE, NULL,
+                  NULL, 0);
+    if (register_byok_project() < 0)
+        goto fail;
+    const char *args[] = { "--egress", lab.egress_addr, NULL };
+    if (itest_vmhost_start(&lab.vh, args) < 0)
+        goto fail;
+    lab.vh_started = true;
+    test_cleanup_install(cleanup);
+    if (create_sandbox(lab.sandbox, PROJECT) < 0)
+        goto fail;
+    lab.sandbox_created = true;
+    return 0;
+fail:
+    group_teardown(state);
+    return -1;
+}
+
+int main(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_credential_injection needs root (namespaces, QEMU); skipped\n");
+        return 77;
+    }
+    if (access("/usr/bin/python3", X_OK) != 0 || access("/bin/ip", X_OK) != 0 ||
+        access("/usr/lib/postgresql", F_OK) != 0) {
+        fprintf(stderr, "test_credential_injection needs python3 and PostgreSQL; skipped\n");
+        return 77;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_guest_trusts_the_sandbox_ca),
+        cmocka_unit_test(test_https_request_gets_the_secret),
+        cmocka_unit_test(test_http_request_gets_the_secret),
+        cmocka_unit_test(test_guest_header_is_replaced),
+        cmocka_unit_test(test_placeholder_is_replaced),
+        cmocka_unit_test(test_every_request_on_a_connection),
+        cmocka_unit_test(test_host_switch_is_refused),
+        cmocka_unit_test(test_unbound_host_is_spliced),
+        cmocka_unit_test(test_upstream_certificate_is_verified),
+        cmocka_unit_test(test_rate_limit_answers_429),
+        cmocka_unit_test(test_byok_project_without_key),
+        cmocka_unit_test(test_audit_has_every_injection),
+        cmocka_unit_test(test_secret_never_reaches_the_guest),
+        cmocka_unit_test(test_delete_forgets_the_ca),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,75 @@
+#include "sandbox_stop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "sandbox_network.h"
+#include "sandbox_record.h"
+
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+
+/* Leaves sb as files only: suspended (or error, or already suspended),
+ * no VM, no network. -1 when it could not be suspended: it keeps running
+ * (its record says so) and a later vmhost adopts it. */
+static int keep_for_restart(struct sandbox *sb)
+{
+    char err[4096];
+    pthread_mutex_lock(&sb->lock);
+    sandbox_state s = sb->state;
+    pthread_mutex_unlock(&sb->lock);
+    if ((s == STATE(RUNNING) || s == STATE(PAUSED)) &&
+        sandbox_suspend_for_stop(sb, err, sizeof(err)) != SANDBOX_OK) {
+        log_error("cannot suspend the sandbox at stop: it keeps running for the next vmhost "
+                  "to adopt",
+                  "sandbox=%s error=\"%.500s\"", sb->id, err);
+        return -1;
+    }
+    sandbox_drop_vm(sb); /* an error sandbox may still hold its dead VM */
+    sandbox_network_down(sb);
+    return 0;
+}
+
+void sandbox_stop_all(struct vmhost *vh)
+{
+    size_t n, left_running = 0;
+    struct sandbox **all = sandbox_list(vh, &n);
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        if (vh->cfg.delete_on_stop)
+            sandbox_delete(vh, all[i]->id, err, sizeof(err));
+        else if (keep_for_restart(all[i]) == 0)
+            sandbox_unregister(all[i]);
+        else
+            left_running++;
+        sandbox_put(all[i]);
+    }
+    free(all);
+    if (!vh->cfg.delete_on_stop)
+        log_info("sandboxes kept for the next start", "count=%zu left_running=%zu", n,
+                 left_running);
+}
+
+enum sandbox_error sandbox_wake(struct sandbox *sb, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&sb->lock);
+    bool asleep = sb->stop_suspended_from != 0;
+    pthread_mutex_unlock(&sb->lock);
+    if (!asleep)
+        return SANDBOX_OK;
+    /* Concurrent requests wait here for the one resume. */
+    pthread_mutex_lock(&sb->wake_lock);
+    pthread_mutex_lock(&sb->lock);
+    sandbox_state from = sb->state == STATE(SUSPENDED) ? sb->stop_suspended_from : 0;
+    pthread_mutex_unlock(&sb->lock);
+    enum sandbox_error rc = SANDBOX_OK;
+    if (from) {
+        log_info("resuming a sandbox that vmhost's stop suspended", "sandbox=%s to=%s", sb->id,
+                 sandbox_state_name(from));
+        rc = sandbox_resume_suspended(sb, err, errlen); /* clears stop_suspended_from */
+        if (rc == SANDBOX_OK && from == STATE(PAUSED))
+            rc = sandbox_pause(sb, err, errlen);
+    }
+    pthread_mutex_unlock(&sb->wake_lock);
+    return rc;
+}

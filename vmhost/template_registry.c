@@ -1,0 +1,680 @@
+#include "template_registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "warm_pool.h"
+
+#define TEMPLATE_NAMED_DIR "named"
+#define TEMPLATE_DELETED_PREFIX ".del-"
+
+struct reservation {
+    char name[TEMPLATE_NAME_MAX + 1];
+    unsigned version;
+    struct reservation *next;
+};
+
+struct template_registry {
+    struct vmhost *vh;
+    pthread_mutex_t lock;              /* versions, reservations, refs */
+    struct template_version *versions; /* defaults first, then by name and version */
+    struct reservation *reserved;
+    pthread_mutex_t default_build;     /* one per-size default build at a time */
+    char named_dir[PATH_MAX];
+};
+
+static struct template_version *version_new(struct template_registry *r, const char *name,
+                                            unsigned version)
+{
+    struct template_version *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->version = version;
+    if (version)
+        snprintf(t->ref, sizeof(t->ref), "%s:%u", name, version);
+    else
+        snprintf(t->ref, sizeof(t->ref), "%s", name);
+    t->workdir = "";
+    t->registry = r;
+    t->refs = 1; /* the registry's */
+    return t;
+}
+
+/* Renamed first: a crash mid-removal leaves a .del- leftover (removed at
+ * the next start), never a half-removed version that looks loadable. */
+static void version_remove_files(struct template_version *t)
+{
+    struct template_registry *r = t->registry;
+    char dead[PATH_MAX], name_dir[PATH_MAX], err[256];
+    if (fs_path(dead, sizeof(dead), "%s/%s%s-%u", r->named_dir, TEMPLATE_DELETED_PREFIX, t->name,
+                t->version) < 0 ||
+        rename(t->snap.dir, dead) < 0)
+        snprintf(dead, sizeof(dead), "%s", t->snap.dir);
+    if (fs_remove_tree(dead, err, sizeof(err)) < 0)
+        log_error("cannot remove a deleted template", "dir=%s error=\"%s\"", dead, err);
+    if (fs_path(name_dir, sizeof(name_dir), "%s/%s", r->named_dir, t->name) == 0)
+        rmdir(name_dir); /* fails while other versions remain */
+    log_info("template removed", "template=%s", t->ref);
+}
+
+static void version_free(struct template_version *t)
+{
+    if (t->deleted)
+        version_remove_files(t);
+    json_decref(t->manifest);
+    free(t->env);
+    free(t->env_storage);
+    free(t);
+}
+
+void template_release(struct template_version *t)
+{
+    if (!t)
+        return;
+    struct template_registry *r = t->registry;
+    pthread_mutex_lock(&r->lock);
+    bool last = --t->refs == 0;
+    pthread_mutex_unlock(&r->lock);
+    if (last)
+        version_free(t);
+}
+
+/* lock held. Defaults at the head, named versions in order. */
+static void insert_locked(struct template_registry *r, struct template_version *t)
+{
+    struct template_version **pp = &r->versions;
+    if (t->version) {
+        while (*pp && ((*pp)->version == 0 || strcmp((*pp)->name, t->name) < 0 ||
+                       (strcmp((*pp)->name, t->name) == 0 && (*pp)->version < t->version)))
+            pp = &(*pp)->next;
+    }
+    t->next = *pp;
+    *pp = t;
+}
+
+static void unlink_locked(struct template_registry *r, struct template_version *t)
+{
+    for (struct template_version **pp = &r->versions; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            t->next = NULL;
+            return;
+        }
+    }
+}
+
+void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb,
+                           struct template_spec *out)
+{
+    *out = (struct template_spec){
+        .name = TEMPLATE_DEFAULT_NAME,
+        .image = &vh->image,
+        .base_disk = vh->base_disk,
+        .templates_dir = vh->store.templates_dir,
+        .qemu_binary = vh->cfg.qemu_binary,
+        .accel = vh->accel,
+        .vcpus = vcpus,
+        .memory_mb = memory_mb,
+        .ready_timeout_ms = vh->cfg.guest_ready_timeout_ms,
+    };
+}
+
+/* The K=V entries execs get, from the manifest's template.env. */
+static int version_env(struct template_version *t, json_t *env)
+{
+    size_t n = json_object_size(env), bytes = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(env, key, v)
+        bytes += strlen(key) + strlen(json_string_value(v) ? json_string_value(v) : "") + 2;
+    t->env = calloc(n ? n : 1, sizeof(*t->env));
+    t->env_storage = malloc(bytes ? bytes : 1);
+    if (!t->env || !t->env_storage)
+        return -1;
+    char *p = t->env_storage;
+    json_object_foreach(env, key, v) {
+        const char *value = json_string_value(v) ? json_string_value(v) : "";
+        int len = sprintf(p, "%s=%s", key, value);
+        t->env[t->n_env].data = (uint8_t *)p;
+        t->env[t->n_env].len = (size_t)len;
+        t->n_env++;
+        p += len + 1;
+    }
+    return 0;
+}
+
+/* A named version from its directory; with check_key, refused unless its
+ * snapshot can be restored on this host as it is today. */
+static struct template_version *version_load(struct template_registry *r, const char *dir,
+                                             bool check_key, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    json_error_t jerr;
+    json_t *m = fs_path(path, sizeof(path), "%s/manifest.json", dir) == 0
+                    ? json_load_file(path, 0, &jerr)
+                    : NULL;
+    json_t *tj = json_object_get(m, "template");
+    const char *name = json_string_value(json_object_get(tj, "name"));
+    json_int_t version = json_integer_value(json_object_get(tj, "version"));
+    const char *key = json_string_value(json_object_get(m, "key"));
+    const char *image = json_string_value(json_object_get(m, "image"));
+    if (!name || version <= 0 || !key || !image || strlen(key) != 64 || strlen(image) != 64) {
+        snprintf(err, errlen, "%s: no complete manifest.json", dir);
+        json_decref(m);
+        return NULL;
+    }
+    struct template_version *t = version_new(r, name, (unsigned)version);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        json_decref(m);
+        return NULL;
+    }
+    t->manifest = m;
+    t->snap.vcpus = (unsigned)json_integer_value(json_object_get(m, "vcpus"));
+    t->snap.memory_mb = (unsigned)json_integer_value(json_object_get(m, "memory_mb"));
+    snprintf(t->snap.name, sizeof(t->snap.name), "%s", t->ref);
+    snprintf(t->snap.key, sizeof(t->snap.key), "%s", key);
+    snprintf(t->image_hash, sizeof(t->image_hash), "%s", image);
+    const char *workdir = json_string_value(json_object_get(tj, "workdir"));
+    t->workdir = workdir ? workdir : "";
+    if (template_snapshot_paths(&t->snap, dir, err, errlen) < 0)
+        goto fail;
+    if (version_env(t, json_object_get(tj, "env")) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (check_key) {
+        struct guest_image img = { .hash = "" };
+        snprintf(img.hash, sizeof(img.hash), "%s", image);
+        struct template_spec spec;
+        char now[65];
+        template_default_spec(r->vh, t->snap.vcpus, t->snap.memory_mb, &spec);
+        spec.image = &img;
+        if (template_snapshot_key(&spec, now, err, errlen) < 0)
+            goto fail;
+        if (strcmp(now, key) != 0) {
+            snprintf(err, errlen, "%s was built for another QEMU, accelerator or host; build it "
+                                  "again", t->ref);
+            goto fail;
+        }
+    }
+    return t;
+fail:
+    version_free(t);
+    return NULL;
+}
+
+/* Directories of one name: <name>/<version>/. */
+static void load_name(struct template_registry *r, const char *name_dir)
+{
+    DIR *d = opendir(name_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char dir[PATH_MAX], err[1024];
+        if (e->d_name[0] == '.' || fs_path(dir, sizeof(dir), "%s/%s", name_dir, e->d_name) < 0)
+            continue;
+        struct template_version *t = version_load(r, dir, true, err, sizeof(err));
+        if (!t) {
+            log_warn("template skipped", "dir=%s error=\"%s\"", dir, err);
+            continue;
+        }
+        insert_locked(r, t);
+        log_info("template loaded", "template=%s vcpus=%u memory_mb=%u", t->ref, t->snap.vcpus,
+                 t->snap.memory_mb);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void load_named(struct template_registry *r)
+{
+    DIR *d = opendir(r->named_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[PATH_MAX], err[256];
+        if (fs_path(path, sizeof(path), "%s/%s", r->named_dir, e->d_name) < 0 ||
+            !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (strncmp(e->d_name, TEMPLATE_DELETED_PREFIX, strlen(TEMPLATE_DELETED_PREFIX)) == 0) {
+            if (fs_remove_tree(path, err, sizeof(err)) < 0)
+                log_error("cannot remove a deleted template", "dir=%s error=\"%s\"", path, err);
+            continue;
+        }
+        if (e->d_name[0] != '.')
+            load_name(r, path);
+    }
+    if (d)
+        closedir(d);
+}
+
+static struct template_version *find_default_locked(struct template_registry *r, unsigned vcpus,
+                                                    unsigned memory_mb)
+{
+    for (struct template_version *t = r->versions; t; t = t->next)
+        if (t->version == 0 && t->snap.vcpus == vcpus && t->snap.memory_mb == memory_mb)
+            return t;
+    return NULL;
+}
+
+/* The default template at a size other than the first: built on first use. */
+static enum sandbox_error default_at_size(struct template_registry *r, unsigned vcpus,
+                                          unsigned memory_mb, struct template_version **out,
+                                          char *err, size_t errlen)
+{
+    pthread_mutex_lock(&r->default_build);
+    pthread_mutex_lock(&r->lock);
+    struct template_version *t = find_default_locked(r, vcpus, memory_mb);
+    if (t)
+        t->refs++;
+    pthread_mutex_unlock(&r->lock);
+    enum sandbox_error rc = SANDBOX_OK;
+    if (!t) {
+        struct template_spec spec;
+        template_default_spec(r->vh, vcpus, memory_mb, &spec);
+        t = version_new(r, TEMPLATE_DEFAULT_NAME, 0);
+        char why[3072];
+        if (!t) {
+            snprintf(err, errlen, "out of memory");
+            rc = SANDBOX_ERR_INTERNAL;
+        } else if (template_snapshot_ensure(&spec, &t->snap, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "snapshot of the default template at %u vCPUs, %u MiB: %s",
+                     vcpus, memory_mb, why);
+            version_free(t);
+            t = NULL;
+            rc = SANDBOX_ERR_INTERNAL;
+        } else {
+            snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
+            pthread_mutex_lock(&r->lock);
+            insert_locked(r, t);
+            t->refs++;
+            pthread_mutex_unlock(&r->lock);
+        }
+    }
+    pthread_mutex_unlock(&r->default_build);
+    *out = t;
+    return rc;
+}
+
+/* lock held: version (0 = the newest) of name, not deleted. */
+static struct template_version *find_named_locked(struct template_registry *r, const char *name,
+                                                  unsigned version)
+{
+    struct template_version *found = NULL;
+    for (struct template_version *t = r->versions; t; t = t->next)
+        if (t->version && strcmp(t->name, name) == 0 && (!version || t->version == version))
+            found = t; /* in order: the last match is the newest */
+    return found;
+}
+
+struct template_version *template_lookup(struct vmhost *vh, const char *ref, char *err,
+                                         size_t errlen)
+{
+    struct template_registry *r = vh->templates;
+    char name[TEMPLATE_NAME_MAX + 1];
+    unsigned version;
+    if (!template_ref_parse(ref, name, sizeof(name), &version)) {
+        snprintf(err, errlen, "template \"%.140s\" not found (a name, or name:version)", ref);
+        return NULL;
+    }
+    pthread_mutex_lock(&r->lock);
+    struct template_version *t = find_named_locked(r, name, version);
+    if (t)
+        t->refs++;
+    pthread_mutex_unlock(&r->lock);
+    if (!t)
+        snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
+    return t;
+}
+
+enum sandbox_error template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
+                                    unsigned memory_mb, struct template_version **out, char *err,
+                                    size_t errlen)
+{
+    struct template_registry *r = vh->templates;
+    *out = NULL;
+    if (!ref || !*ref || strcmp(ref, TEMPLATE_DEFAULT_NAME) == 0) {
+        if (!vh->have_template)
+            return SANDBOX_OK; /* --cold-boot */
+        return default_at_size(r, vcpus ? vcpus : VMHOST_TEMPLATE_VCPUS,
+                               memory_mb ? memory_mb : VMHOST_TEMPLATE_MEMORY_MB, out, err,
+                               errlen);
+    }
+    struct template_version *t = template_lookup(vh, ref, err, errlen);
+    if (!t)
+        return SANDBOX_ERR_NOT_FOUND;
+    if ((vcpus && vcpus != t->snap.vcpus) || (memory_mb && memory_mb != t->snap.memory_mb)) {
+        snprintf(err, errlen, "%s: template %s has %u vCPUs and %u MiB; its sandboxes have its "
+                              "size (leave vcpus and memory_mb unset)",
+                 vcpus && vcpus != t->snap.vcpus ? "vcpus" : "memory_mb", t->ref, t->snap.vcpus,
+                 t->snap.memory_mb);
+        template_release(t);
+        return SANDBOX_ERR_INVALID;
+    }
+    *out = t;
+    return SANDBOX_OK;
+}
+
+struct template_version **template_list(struct vmhost *vh, size_t *n)
+{
+    struct template_registry *r = vh->templates;
+    pthread_mutex_lock(&r->lock);
+    size_t count = 0;
+    for (struct template_version *t = r->versions; t; t = t->next)
+        count++;
+    struct template_version **all = calloc(count + 1, sizeof(*all));
+    size_t i = 0;
+    for (struct template_version *t = all ? r->versions : NULL; t; t = t->next) {
+        t->refs++;
+        all[i++] = t;
+    }
+    pthread_mutex_unlock(&r->lock);
+    *n = i;
+    return all;
+}
+
+/* How many registered sandboxes hold t, and the id of one (if any). The
+ * registry lock may be held: vh->lock is taken inside it, never the other
+ * way round. */
+static unsigned count_users(struct vmhost *vh, const struct template_version *t, char *first,
+                            size_t firstlen)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&vh->lock);
+    for (struct sandbox *sb = vh->sandboxes; sb; sb = sb->next)
+        if (sb->tmpl == t && n++ == 0 && first)
+            snprintf(first, firstlen, "%s", sb->id);
+    pthread_mutex_unlock(&vh->lock);
+    return n;
+}
+
+unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
+{
+    return count_users(vh, t, NULL, 0);
+}
+
+enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen)
+{
+    struct template_registry *r = vh->templates;
+    char name[TEMPLATE_NAME_MAX + 1];
+    unsigned version;
+    if (!template_ref_parse(ref, name, sizeof(name), &version) ||
+        strcmp(name, TEMPLATE_DEFAULT_NAME) == 0) {
+        snprintf(err, errlen, "template \"%.140s\" not found%s", ref,
+                 strcmp(name, TEMPLATE_DEFAULT_NAME) == 0 ? " (the default template cannot be "
+                                                             "deleted)"
+                                                           : "");
+        return SANDBOX_ERR_NOT_FOUND;
+    }
+    struct template_version *gone = NULL;
+    enum sandbox_error rc = SANDBOX_ERR_NOT_FOUND;
+    snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
+    pthread_mutex_lock(&r->lock);
+    for (struct template_version *t = r->versions; t; t = t->next) {
+        if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
+            continue;
+        char user[80];
+        unsigned users = count_users(vh, t, user, sizeof(user));
+        if (users) {
+            snprintf(err, errlen, "template %s is used by %u sandbox%s (%s); delete %s first",
+                     t->ref, users, users == 1 ? "" : "es", user, users == 1 ? "it" : "them");
+            pthread_mutex_unlock(&r->lock);
+            return SANDBOX_ERR_STATE;
+        }
+        rc = SANDBOX_OK;
+    }
+    /* None in use: out of the registry, all at once. */
+    for (struct template_version *t = r->versions, *next; rc == SANDBOX_OK && t; t = next) {
+        next = t->next;
+        if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
+            continue;
+        unlink_locked(r, t);
+        t->deleted = true;
+        t->next = gone;
+        gone = t;
+    }
+    pthread_mutex_unlock(&r->lock);
+    while (gone) {
+        struct template_version *t = gone;
+        gone = t->next;
+        log_info("template deleted", "template=%s", t->ref);
+        /* Its pooled VMs hold references: they go first. */
+        warm_pool_stop(t->owns_pool ? t->pool : NULL);
+        t->pool = NULL;
+        template_release(t);
+    }
+    return rc;
+}
+
+enum sandbox_error template_reserve(struct vmhost *vh, const char *name, unsigned version,
+                                    unsigned *out, char *err, size_t errlen)
+{
+    struct template_registry *r = vh->templates;
+    struct reservation *res = calloc(1, sizeof(*res));
+    if (!res) {
+        snprintf(err, errlen, "out of memory");
+        return SANDBOX_ERR_INTERNAL;
+    }
+    snprintf(res->name, sizeof(res->name), "%s", name);
+    pthread_mutex_lock(&r->lock);
+    unsigned newest = 0;
+    bool taken = false;
+    for (struct template_version *t = r->versions; t; t = t->next) {
+        if (t->version && strcmp(t->name, name) == 0) {
+            newest = t->version > newest ? t->version : newest;
+            taken = taken || t->version == version;
+        }
+    }
+    for (struct reservation *o = r->reserved; o; o = o->next) {
+        if (strcmp(o->name, name) == 0) {
+            newest = o->version > newest ? o->version : newest;
+            taken = taken || o->version == version;
+        }
+    }
+    res->version = version ? version : newest + 1;
+    /* A version on disk that was not loaded (built for another host) keeps
+     * its number too. */
+    char dir[PATH_MAX];
+    while (fs_path(dir, sizeof(dir), "%s/%s/%u", r->named_dir, name, res->version) == 0 &&
+           access(dir, F_OK) == 0) {
+        if (version) {
+            taken = true;
+            break;
+        }
+        res->version++;
+    }
+    if (!taken) {
+        res->next = r->reserved;
+        r->reserved = res;
+        *out = res->version;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (taken) {
+        snprintf(err, errlen, "template %s:%u already exists on this node", name, version);
+        free(res);
+        return SANDBOX_ERR_EXISTS;
+    }
+    return SANDBOX_OK;
+}
+
+static void unreserve_locked(struct template_registry *r, const char *name, unsigned version)
+{
+    for (struct reservation **pp = &r->reserved; *pp; pp = &(*pp)->next) {
+        struct reservation *o = *pp;
+        if (o->version == version && strcmp(o->name, name) == 0) {
+            *pp = o->next;
+            free(o);
+            return;
+        }
+    }
+}
+
+void template_unreserve(struct vmhost *vh, const char *name, unsigned version)
+{
+    pthread_mutex_lock(&vh->templates->lock);
+    unreserve_locked(vh->templates, name, version);
+    pthread_mutex_unlock(&vh->templates->lock);
+}
+
+/* Creates without a version get the newest: the older ones' pools empty. */
+static void retire_older_pools(struct template_registry *r, const struct template_version *newest)
+{
+    struct warm_pool *older[64];
+    size_t n = 0;
+    pthread_mutex_lock(&r->lock);
+    for (struct template_version *t = r->versions; t && n < 64; t = t->next)
+        if (t != newest && t->pool && t->version && strcmp(t->name, newest->name) == 0)
+            older[n++] = t->pool;
+    pthread_mutex_unlock(&r->lock);
+    for (size_t i = 0; i < n; i++) {
+        char err[128];
+        warm_pool_set_target(older[i], 0, err, sizeof(err));
+    }
+}
+
+enum sandbox_error template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
+                                    struct template_version **out, char *err, size_t errlen)
+{
+    struct template_registry *r = vh->templates;
+    struct template_version *t = version_load(r, dir, false, err, errlen);
+    if (!t)
+        return SANDBOX_ERR_INTERNAL;
+    /* Empty until the version is registered: its VMs are made from it. */
+    t->pool = warm_pool_start(vh, t->ref, 0, err, errlen);
+    if (!t->pool) {
+        version_free(t);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    t->owns_pool = true;
+    pthread_mutex_lock(&r->lock);
+    unreserve_locked(r, t->name, t->version);
+    insert_locked(r, t);
+    t->refs++;
+    pthread_mutex_unlock(&r->lock);
+    retire_older_pools(r, t);
+    char ignored[128];
+    warm_pool_set_target(t->pool, warm_pool, ignored, sizeof(ignored));
+    *out = t;
+    return SANDBOX_OK;
+}
+
+enum sandbox_error template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
+                                     char *err, size_t errlen)
+{
+    struct warm_pool *pool = vh->pool;
+    struct template_version *t = NULL;
+    if (strcmp(ref, TEMPLATE_DEFAULT_NAME) != 0) {
+        t = template_lookup(vh, ref, err, errlen);
+        if (!t)
+            return SANDBOX_ERR_NOT_FOUND;
+        pool = t->pool;
+    }
+    enum sandbox_error rc = SANDBOX_OK;
+    if (!pool) {
+        snprintf(err, errlen, "no warm pool: this node has no template snapshots (--cold-boot)");
+        rc = SANDBOX_ERR_STATE;
+    } else if (warm_pool_set_target(pool, target, err, errlen) < 0) {
+        rc = SANDBOX_ERR_CAPACITY;
+    }
+    template_release(t);
+    return rc;
+}
+
+int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
+{
+    struct template_registry *r = calloc(1, sizeof(*r));
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    r->vh = vh;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->default_build, NULL);
+    vh->templates = r;
+    err[0] = '\0';
+    if (fs_path(r->named_dir, sizeof(r->named_dir), "%s/%s", vh->store.templates_dir,
+                TEMPLATE_NAMED_DIR) < 0 ||
+        fs_mkdir_p(r->named_dir, 0755, err, errlen) < 0) {
+        if (!*err)
+            snprintf(err, errlen, "templates directory path too long");
+        goto fail;
+    }
+    if (vh->have_template) {
+        struct template_version *t = version_new(r, TEMPLATE_DEFAULT_NAME, 0);
+        if (!t) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        t->snap = vh->tmpl;
+        snprintf(t->image_hash, sizeof(t->image_hash), "%s", vh->image.hash);
+        insert_locked(r, t);
+        /* Also with --warm-pool 0: the scheduler may set a target later
+         * (set_pool), and vh->pool then never changes while requests read
+         * it. vmhost_shutdown stops it. */
+        t->pool = vh->pool =
+            warm_pool_start(vh, TEMPLATE_DEFAULT_NAME, vh->cfg.warm_pool, err, errlen);
+        if (!t->pool)
+            goto fail;
+    }
+    load_named(r);
+    for (struct template_version *t = r->versions; t; t = t->next) {
+        if (!t->version)
+            continue;
+        json_t *tj = json_object_get(t->manifest, "template");
+        unsigned target = (unsigned)json_integer_value(json_object_get(tj, "warm_pool"));
+        /* Only the newest of a name gets VMs (creates of "name" take it). */
+        bool newest = !t->next || strcmp(t->next->name, t->name) != 0;
+        t->pool = warm_pool_start(vh, t->ref, newest ? target : 0, err, errlen);
+        if (!t->pool)
+            goto fail;
+        t->owns_pool = true;
+    }
+    return 0;
+fail:
+    warm_pool_stop(vh->pool); /* the default's: not the registry's to stop later */
+    vh->pool = NULL;
+    template_registry_close(vh);
+    return -1;
+}
+
+void template_registry_close(struct vmhost *vh)
+{
+    struct template_registry *r = vh->templates;
+    if (!r)
+        return;
+    /* Pooled VMs hold references: stopped first, outside the lock. */
+    for (struct template_version *t = r->versions; t; t = t->next) {
+        if (t->owns_pool)
+            warm_pool_stop(t->pool);
+        t->pool = NULL;
+    }
+    unsigned in_use = 0;
+    while (r->versions) {
+        struct template_version *t = r->versions;
+        r->versions = t->next;
+        if (--t->refs == 0) {
+            version_free(t);
+        } else {
+            log_warn("template still in use at shutdown", "template=%s refs=%d", t->ref, t->refs);
+            in_use++;
+        }
+    }
+    vh->templates = NULL;
+    if (in_use)
+        return; /* their last release still needs the lock: the registry stays */
+    while (r->reserved) {
+        struct reservation *o = r->reserved;
+        r->reserved = o->next;
+        free(o);
+    }
+    pthread_mutex_destroy(&r->default_build);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}

@@ -1,0 +1,99 @@
+/* The templates this node can restore sandboxes from (docs/templates.md):
+ * the default template, one snapshot per size (the 1 vCPU / 512 MiB one
+ * made at start, others built on first use), and every ready version of
+ * every named template (template_named.c), loaded from the store at start.
+ *
+ * Each version is reference-counted: a sandbox holds one for its life (its
+ * restores, resumes and forks map the version's memory file), as does a
+ * create or build in flight. Deleting a version takes it out of the
+ * registry; its directory goes with the last reference. Named versions
+ * each have a warm pool (target from the spec, or set_pool). */
+#ifndef AIRLOCK_TEMPLATE_REGISTRY_H
+#define AIRLOCK_TEMPLATE_REGISTRY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sandbox.h"
+#include "template.h"
+
+struct template_registry;
+
+struct template_version {
+    char name[TEMPLATE_NAME_MAX + 1];
+    unsigned version;                  /* 0: the default template */
+    char ref[TEMPLATE_REF_SIZE];       /* "name:version", or "default" */
+    struct template_snapshot snap;
+    char image_hash[65];
+    json_t *manifest;                  /* named: manifest.json (spec, timings) */
+    /* What execs in its sandboxes get unless they set their own. */
+    ProtobufCBinaryData *env;          /* "K=V", pointing into env_storage */
+    size_t n_env;
+    char *env_storage;
+    const char *workdir;               /* "" = none; points into manifest */
+    struct warm_pool *pool;            /* NULL: none (default sizes but the first) */
+    bool owns_pool;                    /* named versions; the default's is vh->pool */
+
+    struct template_registry *registry;
+    int refs;                          /* registry lock */
+    bool deleted;
+    struct template_version *next;
+};
+
+/* Registers the default template (vh->tmpl, unless --cold-boot) and loads
+ * the named ones under store/templates/named/; one that no longer fits
+ * this host (another QEMU, accelerator or image) is skipped with a
+ * warning. Named versions get their warm pools. */
+int template_registry_open(struct vmhost *vh, char *err, size_t errlen);
+/* Stops the pools and frees every version no sandbox holds. */
+void template_registry_close(struct vmhost *vh);
+
+/* The version a create restores from, with a reference: ref "" or
+ * "default" = the default template at vcpus/memory_mb (0 = its defaults;
+ * a size seen for the first time is built now, ~5 s under TCG); "name" =
+ * the newest version, "name:N" = version N, whose size a non-zero
+ * vcpus/memory_mb must match. *out is NULL under --cold-boot (the create
+ * boots its kernel). NOT_FOUND naming an unknown template. */
+enum sandbox_error template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
+                                    unsigned memory_mb, struct template_version **out, char *err,
+                                    size_t errlen);
+/* A named version by ref with a reference, or NULL (NOT_FOUND in err). */
+struct template_version *template_lookup(struct vmhost *vh, const char *ref, char *err,
+                                         size_t errlen);
+void template_release(struct template_version *t);
+
+/* References to every version (named ones by name, then version), for
+ * listing; free the array and release each. */
+struct template_version **template_list(struct vmhost *vh, size_t *n);
+
+/* How many registered sandboxes hold t. */
+unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t);
+
+/* Deletes "name" (every version) or "name:N": FAILED_PRECONDITION naming a
+ * sandbox made from it, NOT_FOUND naming it. Its pools are emptied. */
+enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen);
+
+/* A new warm-pool target for ref ("default" = the first default size's
+ * pool; a name = its newest version's). NOT_FOUND naming it. */
+enum sandbox_error template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
+                                     char *err, size_t errlen);
+
+/* The default template's spec at a size (vmhost.c builds the first). */
+void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb,
+                           struct template_spec *out);
+
+/* A build's version number: version (0 = one more than any of name's on
+ * this node, built or being built) is held until template_publish or
+ * template_unreserve. ALREADY_EXISTS when taken. */
+enum sandbox_error template_reserve(struct vmhost *vh, const char *name, unsigned version,
+                                    unsigned *out, char *err, size_t errlen);
+void template_unreserve(struct vmhost *vh, const char *name, unsigned version);
+
+/* Loads the version built in dir (store/templates/named/<name>/<version>),
+ * registers it (its reservation ends), starts its pool with warm_pool VMs
+ * and returns it with a reference. */
+enum sandbox_error template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
+                                    struct template_version **out, char *err, size_t errlen);
+
+#endif
