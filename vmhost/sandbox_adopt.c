@@ -162,17 +162,17 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
                  vm_process_is(r->qemu_pid, r->qemu_start_time, sb->dir);
     size_t strays = vm_kill_strays(sb->dir, alive ? r->qemu_pid : 0);
     remove_temporaries(sb);
+    /* Before the guest's new session, which installs egress's CA. Also
+     * for suspended and failed sandboxes: a resume or restore needs it. */
+    if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != SANDBOX_OK)
+        log_error("cannot attach an adopted sandbox to egress: it reaches nothing",
+                  "sandbox=%s error=\"%s\"", sb->id, err);
     sandbox_state state = settle(sb, r, alive, why, sizeof(why));
     if (state == STATE(SUSPENDED) && tmpl_err[0]) {
         snprintf(why, sizeof(why), "its suspend snapshot needs template %s: %s", r->template_name,
                  tmpl_err);
         state = STATE(ERROR);
     }
-    /* Explicitly suspended sandboxes and failed ones keep their network
-     * too: a resume or restore needs it. */
-    if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != SANDBOX_OK)
-        log_error("cannot attach an adopted sandbox to egress: it reaches nothing",
-                  "sandbox=%s error=\"%s\"", sb->id, err);
 
     pthread_mutex_lock(&sb->lock);
     sb->state = state;
