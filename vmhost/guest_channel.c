@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,10 @@
 
 #include "clock.h"
 #include "log.h"
+
+/* Hello resend interval: doubles from the first to the max. */
+#define GUEST_HELLO_RETRY_FIRST_MS 250
+#define GUEST_HELLO_RETRY_MAX_MS 2000
 
 struct queued_frame {
     GuestFrame *frame;
@@ -38,7 +43,8 @@ struct guest_channel {
     int refs;                   /* the owner's + one per open stream */
     bool dead;
     char dead_reason[256];
-    bool hello_received;
+    uint32_t hello_answered;    /* stream id of the newest Hello answer */
+    unsigned hello_answers;     /* how many Hellos the guest answered */
     char guestd_version[64];
 };
 
@@ -89,13 +95,17 @@ static void channel_kill_locked(struct guest_channel *ch, const char *reason)
 /* Routes one decoded frame; takes ownership of it. Called with ch->lock. */
 static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f)
 {
+    /* guestd answers a Hello on the Hello's stream id (see connect). */
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO && f->hello) {
+        snprintf(ch->guestd_version, sizeof(ch->guestd_version), "%s",
+                 f->hello->guestd_version ? f->hello->guestd_version : "");
+        ch->hello_answered = f->stream_id;
+        ch->hello_answers++;
+        pthread_cond_broadcast(&ch->hello_seen);
+        frame_free(f);
+        return;
+    }
     if (f->stream_id == 0) {
-        if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO && f->hello) {
-            snprintf(ch->guestd_version, sizeof(ch->guestd_version), "%s",
-                     f->hello->guestd_version ? f->hello->guestd_version : "");
-            ch->hello_received = true;
-            pthread_cond_broadcast(&ch->hello_seen);
-        }
         frame_free(f);
         return;
     }
@@ -183,6 +193,66 @@ static int channel_write_frame(struct guest_channel *ch, GuestFrame *f)
     return rc;
 }
 
+/* Hello until guestd answers the newest one. One is not always enough: a
+ * guest that sees a new host's bytes before the kernel has processed the
+ * port-open event polls POLLHUP next, takes it for a hangup and drops its
+ * answer (virtio_console reports host_connected only through poll). QEMU
+ * holds bytes until guestd opens the port, so a booting guest gets every
+ * Hello at once and answers each; only the answer to the newest ends the
+ * handshake, so no Hello can start a session after the host has begun to
+ * use this one. Hellos count stream ids down from UINT32_MAX, apart from
+ * the streams, which count up from 1. */
+static int channel_handshake(struct guest_channel *ch, const char *address, int64_t deadline,
+                             int timeout_ms, char *err, size_t errlen)
+{
+    Airlock__Guest__V1__Hello hello = AIRLOCK__GUEST__V1__HELLO__INIT;
+    hello.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
+    f.hello = &hello;
+    int interval_ms = GUEST_HELLO_RETRY_FIRST_MS;
+    bool answered = false, dead = false;
+    unsigned answers = 0;
+    for (uint32_t id = UINT32_MAX; !answered && !dead && clock_monotonic_ms() < deadline; id--) {
+        f.stream_id = id;
+        if (channel_write_frame(ch, &f) < 0) {
+            snprintf(err, errlen, "cannot send hello to the guest: %s", strerror(errno));
+            return -1;
+        }
+        int64_t resend_at = clock_monotonic_ms() + interval_ms;
+        if (resend_at > deadline)
+            resend_at = deadline;
+        interval_ms = interval_ms * 2 > GUEST_HELLO_RETRY_MAX_MS ? GUEST_HELLO_RETRY_MAX_MS
+                                                                 : interval_ms * 2;
+        pthread_mutex_lock(&ch->lock);
+        while (ch->hello_answered != f.stream_id && !ch->dead) {
+            int64_t left = resend_at - clock_monotonic_ms();
+            if (left <= 0)
+                break;
+            struct timespec ts = clock_deadline_after_ms(left);
+            pthread_cond_timedwait(&ch->hello_seen, &ch->lock, &ts);
+        }
+        answered = ch->hello_answered == f.stream_id;
+        answers = ch->hello_answers;
+        dead = ch->dead;
+        pthread_mutex_unlock(&ch->lock);
+    }
+    if (answered) {
+        /* Hellos a booting guest answers late are normal; lost answers
+         * are the race above: worth seeing. */
+        unsigned sent = UINT32_MAX - f.stream_id + 1;
+        if (answers < sent)
+            log_info("guest lost its answer to a Hello; it answered a repeated one",
+                     "channel=%s hellos=%u answers=%u", address, sent, answers);
+        return 0;
+    }
+    pthread_mutex_lock(&ch->lock);
+    snprintf(err, errlen, "guest daemon did not answer within %d ms%s%s", timeout_ms,
+             ch->dead ? ": " : "", ch->dead ? ch->dead_reason : "");
+    pthread_mutex_unlock(&ch->lock);
+    return -1;
+}
+
 int guest_channel_connect(const struct guest_transport *transport, const char *address,
                           int timeout_ms, struct guest_channel **out, char *err, size_t errlen)
 {
@@ -210,31 +280,7 @@ int guest_channel_connect(const struct guest_transport *transport, const char *a
         return -1;
     }
 
-    /* The guest may still be booting: QEMU holds our bytes until guestd
-     * opens the port, so one Hello is enough. */
-    Airlock__Guest__V1__Hello hello = AIRLOCK__GUEST__V1__HELLO__INIT;
-    hello.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
-    f.hello = &hello;
-    if (channel_write_frame(ch, &f) < 0) {
-        snprintf(err, errlen, "cannot send hello to the guest: %s", strerror(errno));
-        goto fail;
-    }
-    pthread_mutex_lock(&ch->lock);
-    while (!ch->hello_received && !ch->dead) {
-        int64_t left = deadline - clock_monotonic_ms();
-        if (left <= 0)
-            break;
-        struct timespec ts = clock_deadline_after_ms(left);
-        pthread_cond_timedwait(&ch->hello_seen, &ch->lock, &ts);
-    }
-    bool ok = ch->hello_received;
-    if (!ok)
-        snprintf(err, errlen, "guest daemon did not answer within %d ms%s%s", timeout_ms,
-                 ch->dead ? ": " : "", ch->dead ? ch->dead_reason : "");
-    pthread_mutex_unlock(&ch->lock);
-    if (!ok)
+    if (channel_handshake(ch, address, deadline, timeout_ms, err, errlen) < 0)
         goto fail;
     *out = ch;
     return 0;

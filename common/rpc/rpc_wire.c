@@ -30,12 +30,22 @@ ProtobufCMessage *rpc_wire_unpack(grpc_byte_buffer *buf, const ProtobufCMessageD
 
 const grpc_channel_args *rpc_wire_channel_args(void)
 {
+    /* gRPC's default reconnect backoff grows to 120 s: a client whose
+     * peer restarted (scheduler, vmhost) would then wait up to two minutes
+     * after the peer is back. Our peers are a hop away; retry within 1 s. */
     static grpc_arg args[] = {
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = RPC_MAX_MESSAGE_BYTES},
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+         .value.integer = RPC_RECONNECT_BACKOFF_INITIAL_MS},
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+         .value.integer = RPC_RECONNECT_BACKOFF_MAX_MS},
     };
-    static const grpc_channel_args channel_args = {.num_args = 1, .args = args};
+    static const grpc_channel_args channel_args = {.num_args = sizeof(args) / sizeof(*args),
+                                                   .args = args};
     return &channel_args;
 }
 

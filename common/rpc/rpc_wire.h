@@ -11,6 +11,9 @@
  * RESOURCE_EXHAUSTED. File contents travel in 64 KiB chunks, so this only
  * bounds listings. */
 #define RPC_MAX_MESSAGE_BYTES (8 * 1024 * 1024)
+/* Reconnect backoff of client channels (rpc_wire_channel_args). */
+#define RPC_RECONNECT_BACKOFF_INITIAL_MS 100
+#define RPC_RECONNECT_BACKOFF_MAX_MS 1000
 
 /* Serialized msg in a new byte buffer (caller destroys it). */
 grpc_byte_buffer *rpc_wire_pack(const ProtobufCMessage *msg);

@@ -37,6 +37,8 @@
 #define KIND(k) AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_##k
 /* crash_point.h's exit status. */
 #define CRASH_POINT_EXIT_STATUS 86
+/* A suspend reaches its last crash point within seconds. */
+#define CRASH_WAIT_MS 120000
 /* Free space left on the store by the disk-full test: enough for the
  * guests' own writes, far from what a full snapshot of 512 MiB needs. */
 #define DISK_FULL_LEFT_FREE (96ll << 20)
@@ -284,11 +286,21 @@ static void test_kill9_keeps_suspended_and_checkpoints(void **state)
 }
 
 /* Waits for vmhost to end by itself and checks it was the hook (without
- * reaping: itest_vmhost_crash_and_restart does that). */
-static void assert_crashed_on_purpose(void)
+ * reaping: itest_vmhost_crash_and_restart does that). A vmhost that never
+ * reached the point (the request failed before it) fails the test rather
+ * than hanging it. */
+static void assert_crashed_on_purpose(const char *point)
 {
     siginfo_t si = { 0 };
-    assert_int_equal(waitid(P_PID, (id_t)vh.pid, &si, WEXITED | WNOWAIT), 0);
+    for (int waited_ms = 0; si.si_pid == 0; waited_ms += 100) {
+        assert_int_equal(waitid(P_PID, (id_t)vh.pid, &si, WEXITED | WNOWAIT | WNOHANG), 0);
+        if (si.si_pid == 0 && waited_ms >= CRASH_WAIT_MS) {
+            itest_vmhost_print_log_tail(&vh);
+            fail_msg("vmhost did not crash at %s within %d s", point, CRASH_WAIT_MS / 1000);
+        }
+        if (si.si_pid == 0)
+            usleep(100 * 1000);
+    }
     assert_int_equal(si.si_code, CLD_EXITED);
     assert_int_equal(si.si_status, CRASH_POINT_EXIT_STATUS);
 }
@@ -317,7 +329,7 @@ static void test_crash_during_suspend_is_never_torn(void **state)
         assert_int_not_equal(lifecycle(ITEST_METHOD("SuspendSandbox"), id, &details),
                              GRPC_STATUS_OK);
         free(details);
-        assert_crashed_on_purpose();
+        assert_crashed_on_purpose(points[i].point);
         assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
 
         int want = points[i].outcome;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,12 +54,14 @@ static GuestFrame *fake_read_frame(struct fake_guest *g)
     }
 }
 
-static void fake_send_hello(struct fake_guest *g)
+/* guestd answers a Hello on the Hello's stream id. */
+static void fake_send_hello(struct fake_guest *g, uint32_t stream)
 {
     Airlock__Guest__V1__Hello h = AIRLOCK__GUEST__V1__HELLO__INIT;
     h.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
     h.guestd_version = "fake-1";
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = stream;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO;
     f.hello = &h;
     assert_int_equal(frame_write_fd(g->fd, &f), 0);
@@ -109,8 +112,8 @@ static struct guest_channel *connect_to_fake(struct fake_guest *g, int *host_fd)
     assert_non_null(hello);
     assert_int_equal(hello->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO);
     assert_int_equal(hello->hello->protocol_version, AIRLOCK_GUEST_PROTOCOL_VERSION);
+    fake_send_hello(g, hello->stream_id);
     frame_free(hello);
-    fake_send_hello(g);
     pthread_join(t, NULL);
     assert_int_equal(a.rc, 0);
     assert_string_equal(guest_channel_guestd_version(a.ch), "fake-1");
@@ -279,6 +282,43 @@ static void test_guest_vanishing_fails_streams(void **state)
     frame_decoder_free(&g.dec);
 }
 
+/* A guest may drop its answer to a Hello (it took the new host's first
+ * bytes for a hangup): the host says Hello again, and only the answer to
+ * its newest Hello ends the handshake — a late answer to an older one
+ * must not, or that Hello could end the session the host goes on to use. */
+static void test_hello_resent_until_newest_answered(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    struct fake_guest g = { .fd = sv[1] };
+    frame_decoder_init(&g.dec);
+    struct connect_args a = { 0 };
+    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    pthread_t t;
+    pthread_create(&t, NULL, connect_main, &a);
+    GuestFrame *first = fake_read_frame(&g); /* not answered: lost */
+    assert_non_null(first);
+    GuestFrame *second = fake_read_frame(&g);
+    assert_non_null(second);
+    assert_int_equal(second->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO);
+    assert_int_not_equal(second->stream_id, first->stream_id);
+    fake_send_hello(&g, first->stream_id); /* late, for the older Hello */
+    struct pollfd p = { .fd = g.fd, .events = POLLIN };
+    assert_int_equal(poll(&p, 1, 4000), 1); /* so the host says Hello once more */
+    GuestFrame *third = fake_read_frame(&g);
+    assert_non_null(third);
+    assert_int_equal(third->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO);
+    fake_send_hello(&g, third->stream_id);
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    frame_free(first);
+    frame_free(second);
+    frame_free(third);
+    guest_channel_close(a.ch);
+    fake_close(&g, sv[0]);
+}
+
 static void test_no_hello_times_out(void **state)
 {
     (void)state;
@@ -305,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_garbage_from_guest_closes_channel),
         cmocka_unit_test(test_malformed_payload_closes_channel),
         cmocka_unit_test(test_guest_vanishing_fails_streams),
+        cmocka_unit_test(test_hello_resent_until_newest_answered),
         cmocka_unit_test(test_no_hello_times_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,8 @@
 #include "proc.h"
 
 #define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
+/* A restart finds the images built; it adopts what the last one left. */
+#define ITEST_RESTART_TIMEOUT_MS (5 * 60 * 1000)
 #define ITEST_WRITE_CHUNK (1u << 20)
 #define ITEST_LOOP_RELEASE_MS 10000 /* loop devices detach asynchronously */
 #define ITEST_STOP_TIMEOUT_MS 300000
@@ -66,7 +68,8 @@ static bool itest_vmhost_answers(struct itest_vmhost *vh)
 }
 
 /* Starts vmhost on vh->data_dir and waits until it answers. */
-static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_args[])
+static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_args[],
+                              int timeout_ms)
 {
     const char *accel = getenv("AIRLOCK_TEST_ACCEL");
     const char *argv[64];
@@ -105,7 +108,7 @@ static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_a
     vh->pid = pid;
     vh->ch = rpc_channel_open(vh->addr, NULL);
 
-    int64_t deadline = clock_monotonic_ms() + ITEST_START_TIMEOUT_MS;
+    int64_t deadline = clock_monotonic_ms() + timeout_ms;
     while (clock_monotonic_ms() < deadline) {
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -120,7 +123,7 @@ static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_a
             return 0;
         usleep(100 * 1000);
     }
-    fprintf(stderr, "itest: vmhost did not answer within %d s\n", ITEST_START_TIMEOUT_MS / 1000);
+    fprintf(stderr, "itest: vmhost did not answer within %d s\n", timeout_ms / 1000);
     itest_vmhost_print_log_tail(vh);
     return -1;
 }
@@ -144,7 +147,7 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
         signal(SIGTERM, itest_cleanup_on_signal);
         hooks_installed = true;
     }
-    return itest_vmhost_spawn(vh, extra_args);
+    return itest_vmhost_spawn(vh, extra_args, ITEST_START_TIMEOUT_MS);
 }
 
 void itest_vmhost_crash(struct itest_vmhost *vh)
@@ -160,13 +163,13 @@ void itest_vmhost_crash(struct itest_vmhost *vh)
 
 int itest_vmhost_respawn(struct itest_vmhost *vh, const char *const extra_args[])
 {
-    return itest_vmhost_spawn(vh, extra_args);
+    return itest_vmhost_spawn(vh, extra_args, ITEST_RESTART_TIMEOUT_MS);
 }
 
 int itest_vmhost_crash_and_restart_with(struct itest_vmhost *vh, const char *const extra_args[])
 {
     itest_vmhost_crash(vh);
-    return itest_vmhost_spawn(vh, extra_args);
+    return itest_vmhost_spawn(vh, extra_args, ITEST_RESTART_TIMEOUT_MS);
 }
 
 int itest_vmhost_crash_and_restart(struct itest_vmhost *vh)
@@ -228,7 +231,7 @@ int itest_vmhost_restart(struct itest_vmhost *vh)
         fprintf(stderr, "itest: vmhost left a mount or loop device under %s\n", vh->data_dir);
         return -1;
     }
-    return itest_vmhost_spawn(vh, NULL);
+    return itest_vmhost_spawn(vh, NULL, ITEST_RESTART_TIMEOUT_MS);
 }
 
 int itest_vmhost_stop(struct itest_vmhost *vh)
