@@ -15,6 +15,9 @@
 #define CLI_EXIT_ERROR 1
 #define CLI_EXIT_USAGE 2
 
+#define CLI_CREATE_USAGE \
+    "[--template T] [--cpus N] [--memory MiB] [--idle-timeout S] [--ttl S]"
+
 struct cli {
     const char *url;
     struct http_target target;

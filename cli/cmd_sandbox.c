@@ -6,6 +6,9 @@
 
 #include "cli.h"
 
+/* The API's limit for idle_timeout_s and ttl_s (docs/api.md). */
+#define CREATE_SECONDS_MAX 31536000
+
 /* A positive number option; -1 after printing the problem. */
 static long number_option(const char *name, const char *value, long max)
 {
@@ -24,28 +27,44 @@ int cmd_create(struct cli *c, int argc, char **argv)
         { "template", required_argument, NULL, 't' },
         { "cpus", required_argument, NULL, 'c' },
         { "memory", required_argument, NULL, 'm' },
+        { "idle-timeout", required_argument, NULL, 'i' },
+        { "ttl", required_argument, NULL, 'l' },
         { NULL, 0, NULL, 0 },
+    };
+    /* The JSON field each number option sets. */
+    static const struct {
+        int opt;
+        const char *name, *field;
+        long max;
+    } numbers[] = {
+        { 'c', "cpus", "cpus", 16 },
+        { 'm', "memory", "memory_mb", 65536 },
+        { 'i', "idle-timeout", "idle_timeout_s", CREATE_SECONDS_MAX },
+        { 'l', "ttl", "ttl_s", CREATE_SECONDS_MAX },
     };
     json_t *body = json_object();
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        long n = 0;
-        switch (opt) {
-        case 't': json_object_set_new(body, "template", json_string(optarg)); continue;
-        case 'c': n = number_option("cpus", optarg, 16); break;
-        case 'm': n = number_option("memory", optarg, 65536); break;
-        default: n = -1; break;
+        if (opt == 't') {
+            json_object_set_new(body, "template", json_string(optarg));
+            continue;
         }
+        size_t i = 0;
+        while (i < sizeof(numbers) / sizeof(*numbers) && numbers[i].opt != opt)
+            i++;
+        long n = i < sizeof(numbers) / sizeof(*numbers)
+                     ? number_option(numbers[i].name, optarg, numbers[i].max)
+                     : -1;
         if (n < 0) {
             json_decref(body);
             return CLI_EXIT_USAGE;
         }
-        json_object_set_new(body, opt == 'c' ? "cpus" : "memory_mb", json_integer(n));
+        json_object_set_new(body, numbers[i].field, json_integer(n));
     }
     if (optind != argc) {
         json_decref(body);
-        fprintf(stderr, "usage: airlock create [--template T] [--cpus N] [--memory MiB]\n");
+        fprintf(stderr, "usage: airlock create " CLI_CREATE_USAGE "\n");
         return CLI_EXIT_USAGE;
     }
     json_t *sb = NULL;

@@ -48,6 +48,15 @@ def main():
     check(rc == 0 and sid.startswith("sb_"), "create prints the id: %d %r %r" % (rc, out, err))
     if rc != 0:
         return
+    rc, out, err = airlock("--json", "create", "--idle-timeout", "600", "--ttl", "3600", key=key)
+    timed = json.loads(out) if rc == 0 else {}
+    check(timed.get("idle_timeout_s") == 600 and timed.get("ttl_s") == 3600,
+          "create --idle-timeout --ttl: the answer shows both: %d %r %r" % (rc, out, err))
+    if timed:
+        rc, _, err = airlock("rm", timed["id"], key=key)
+        check(rc == 0, "rm of the timed sandbox: %d %r" % (rc, err))
+    rc, _, err = airlock("create", "--ttl", "-5", key=key)
+    check(rc == 2 and "--ttl" in err, "create --ttl -5: usage error (%d %r)" % (rc, err))
     rc, out, _ = airlock("ls", key=key)
     row = [l for l in out.splitlines() if l.startswith(sid)]
     check(rc == 0 and out.startswith("ID") and row and " running " in row[0], "ls: %r" % out)
