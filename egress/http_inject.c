@@ -405,11 +405,18 @@ static int serve_one(struct session *s)
                s->env->name);
         return 0;
     }
+    if (vst == GRPC_STATUS_FAILED_PRECONDITION) {
+        /* A BYOK project that is not unlocked: the agent's operator can
+         * fix it (POST /v1/secrets/unlock), so say so rather than 502. */
+        log_refusal(s, "credential locked", method, err);
+        answer(s, 503, "Service Unavailable", "credential_locked",
+               "the credential for %s is locked, the request was not sent: %s", s->env->name,
+               err);
+        return 0;
+    }
     if (vst != GRPC_STATUS_OK && vst != GRPC_STATUS_NOT_FOUND) {
         log_refusal(s, "credential unavailable", method, err);
-        answer(s, 502, "Bad Gateway",
-               vst == GRPC_STATUS_FAILED_PRECONDITION ? "credential_locked"
-                                                       : "credential_unavailable",
+        answer(s, 502, "Bad Gateway", "credential_unavailable",
                "no credential for %s, the request was not sent: %s", s->env->name, err);
         return 0;
     }

@@ -3,7 +3,8 @@
  * handlers_checkpoint.c (checkpoints, restore, fork), handlers_exec.c, handlers_process.c,
  * handlers_files.c (bytes and listings), handlers_file_ops.c (stat, mkdir,
  * remove, rename), handlers_events.c, handlers_logs.c (console and
- * connection logs), handlers_secrets.c + handlers_audit.c (vault),
+ * connection logs), handlers_secrets.c + handlers_audit.c +
+ * handlers_project_key.c (BYOK unlock) + handlers_orgs.c (vault),
  * handlers_warm_pool.c (warm-pool targets), handlers_template.c. */
 #ifndef AIRLOCK_GATEWAY_HANDLERS_H
 #define AIRLOCK_GATEWAY_HANDLERS_H
@@ -62,6 +63,14 @@ enum MHD_Result handle_secret_create(struct gw_request *r);
 enum MHD_Result handle_secret_list(struct gw_request *r);
 enum MHD_Result handle_secret_delete(struct gw_request *r);
 enum MHD_Result handle_audit_list(struct gw_request *r);
+enum MHD_Result handle_secrets_unlock(struct gw_request *r);
+enum MHD_Result handle_secrets_lock(struct gw_request *r);
+enum MHD_Result handle_org_create(struct gw_request *r);
+enum MHD_Result handle_project_org_put(struct gw_request *r);
+enum MHD_Result handle_org_secret_create(struct gw_request *r);
+enum MHD_Result handle_org_secret_list(struct gw_request *r);
+enum MHD_Result handle_org_secret_delete(struct gw_request *r);
+enum MHD_Result handle_org_audit_list(struct gw_request *r);
 void file_put_begin(struct gw_request *r);
 void file_put_chunk(struct gw_request *r, const char *data, size_t len);
 void file_put_cleanup(struct gw_request *r);
@@ -127,6 +136,12 @@ enum MHD_Result gw_vmhost_call_no_content(struct gw_request *r, const char *what
 bool gw_vault_call(struct gw_request *r, const char *method, const ProtobufCMessage *req,
                    const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
                    enum MHD_Result *rc);
+
+/* A BYOK customer key as REST carries it: 64 hex digits → 32 bytes. -1
+ * with err naming customer_key (and key zeroed) otherwise. */
+#define GW_CUSTOMER_KEY_BYTES 32
+int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES], char *err,
+                          size_t errlen);
 
 /* Query parameter name as a number in min..max into *out (left alone when
  * absent); false after answering 400. */

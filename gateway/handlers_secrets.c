@@ -2,7 +2,8 @@
  * airlock-vault's gRPC API. The project is always the one the caller's key
  * belongs to (never taken from the request), and a sandbox scope is checked
  * with the scheduler first, so a key never reaches another project's
- * secrets. Values go in once and never come back out. */
+ * secrets. Org secrets (/v1/orgs/{id}/secrets) are the admin key's. Values
+ * go in once and never come back out. */
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,6 @@
 /* Short: a vault that does not answer is a 503, not a hung request. */
 #define GW_VAULT_TIMEOUT_MS 10000
 #define SECRET_MAX_BINDINGS 32
-#define CUSTOMER_KEY_BYTES 32
 
 /* vault's field names → the REST body's, for its INVALID_ARGUMENT messages. */
 static const struct {
@@ -27,6 +27,7 @@ static const struct {
     { "injection_rule", "bindings[0].format" },
     { "rate_limit_per_minute", "rate_limit.per_minute" },
     { "rate_limit_burst", "rate_limit.burst" },
+    { "ttl_s", "ttl_seconds" },
 };
 
 static enum MHD_Result vault_error(struct gw_request *r, grpc_status_code st, const char *details)
@@ -83,10 +84,14 @@ static json_t *secret_json(const Airlock__Vault__V1__SecretMetadata *m)
     for (size_t i = 0; i < m->n_host_patterns; i++)
         json_array_append_new(bindings, binding_json(m->host_patterns[i], m->injection_rule));
     json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", m->id, "name", m->name, "scope",
-                          *m->sandbox_id ? "sandbox" : "project", "bindings", bindings,
-                          "created_at", created);
+                          *m->org_id       ? "org"
+                          : *m->sandbox_id ? "sandbox"
+                                           : "project",
+                          "bindings", bindings, "created_at", created);
     if (j && *m->sandbox_id)
         json_object_set_new(j, "sandbox_id", json_string(m->sandbox_id));
+    if (j && *m->org_id)
+        json_object_set_new(j, "org_id", json_string(m->org_id));
     if (j && m->rate_limit_per_minute)
         json_object_set_new(j, "rate_limit",
                             json_pack("{s:I,s:I}", "per_minute",
@@ -116,7 +121,7 @@ struct secret_input {
     size_t n_bindings;
     char rule[1200];
     uint64_t per_minute, burst;
-    uint8_t customer_key[CUSTOMER_KEY_BYTES];
+    uint8_t customer_key[GW_CUSTOMER_KEY_BYTES];
     bool has_customer_key;
 };
 
@@ -200,27 +205,30 @@ static int parse_rate_limit(json_t *limit, struct secret_input *in, char *err, s
     return 0;
 }
 
-/* 64 hex digits → 32 bytes. */
+int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES], char *err,
+                          size_t errlen)
+{
+    bool ok = strlen(hex) == 2 * GW_CUSTOMER_KEY_BYTES &&
+              strspn(hex, "0123456789abcdefABCDEF") == 2 * GW_CUSTOMER_KEY_BYTES;
+    for (size_t i = 0; ok && i < GW_CUSTOMER_KEY_BYTES; i++) {
+        unsigned v;
+        ok = sscanf(hex + 2 * i, "%2x", &v) == 1;
+        key[i] = (uint8_t)v;
+    }
+    if (ok)
+        return 0;
+    OPENSSL_cleanse(key, GW_CUSTOMER_KEY_BYTES);
+    snprintf(err, errlen, "customer_key: must be %d hex digits (a 256-bit key)",
+             2 * GW_CUSTOMER_KEY_BYTES);
+    return -1;
+}
+
 static int parse_customer_key(const char *hex, struct secret_input *in, char *err, size_t errlen)
 {
     if (!hex)
         return 0;
-    if (strlen(hex) != 2 * CUSTOMER_KEY_BYTES) {
-        snprintf(err, errlen, "customer_key: must be %d hex digits (a 256-bit key)",
-                 2 * CUSTOMER_KEY_BYTES);
+    if (gw_customer_key_parse(hex, in->customer_key, err, errlen) < 0)
         return -1;
-    }
-    for (size_t i = 0; i < CUSTOMER_KEY_BYTES; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
-            !strchr("0123456789abcdefABCDEF", hex[2 * i + 1])) {
-            OPENSSL_cleanse(in->customer_key, sizeof(in->customer_key));
-            snprintf(err, errlen, "customer_key: must be %d hex digits (a 256-bit key)",
-                     2 * CUSTOMER_KEY_BYTES);
-            return -1;
-        }
-        in->customer_key[i] = (uint8_t)v;
-    }
     in->has_customer_key = true;
     return 0;
 }
@@ -275,13 +283,18 @@ static bool register_byok(struct gw_request *r, struct secret_input *in, enum MH
     return st == GRPC_STATUS_OK || st == GRPC_STATUS_ALREADY_EXISTS;
 }
 
-enum MHD_Result handle_secret_create(struct gw_request *r)
+/* POST /v1/secrets (org_id NULL: the caller's project, any scope) and
+ * POST /v1/orgs/{id}/secrets (org scope: no scope, sandbox_id or
+ * customer_key). */
+static enum MHD_Result secret_create(struct gw_request *r, const char *org_id)
 {
     static const struct json_field fields[] = {
-        { "name", JF_STRING },        { "value", JF_STRING },      { "scope", JF_STRING },
-        { "sandbox_id", JF_STRING },  { "bindings", JF_ARRAY },    { "rate_limit", JF_OBJECT },
+        { "name", JF_STRING },        { "value", JF_STRING },      { "bindings", JF_ARRAY },
+        { "rate_limit", JF_OBJECT },  { "scope", JF_STRING },      { "sandbox_id", JF_STRING },
         { "customer_key", JF_STRING },
     };
+    /* An org secret takes the first four. */
+    size_t n_fields = org_id ? 4 : sizeof(fields) / sizeof(*fields);
     enum MHD_Result rc = MHD_NO;
     struct secret_input in = { 0 };
     char err[512];
@@ -289,8 +302,8 @@ enum MHD_Result handle_secret_create(struct gw_request *r)
     Airlock__Vault__V1__SecretMetadata *meta = NULL;
     json_t *body = NULL;
     const char *sandbox_id = NULL;
-    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields),
-                         &body, err, sizeof(err)) < 0) {
+    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, err,
+                         sizeof(err)) < 0) {
         rc = reply_error(r, 400, "invalid_argument", "%s", err);
         goto out;
     }
@@ -313,7 +326,8 @@ enum MHD_Result handle_secret_create(struct gw_request *r)
     if (in.has_customer_key && !register_byok(r, &in, &rc))
         goto out;
     Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
-    req.project_id = r->project_id;
+    req.project_id = org_id ? "" : r->project_id;
+    req.org_id = (char *)(org_id ? org_id : "");
     req.sandbox_id = sb ? sb->id : "";
     req.name = (char *)json_input_string(body, "name", "");
     json_t *value = json_object_get(body, "value");
@@ -348,14 +362,27 @@ out:
     return rc;
 }
 
-/* The project's secrets (of one sandbox scope when sandbox_id is set);
- * NULL after answering. */
+enum MHD_Result handle_secret_create(struct gw_request *r)
+{
+    return secret_create(r, NULL);
+}
+
+enum MHD_Result handle_org_secret_create(struct gw_request *r)
+{
+    return secret_create(r, r->path_id);
+}
+
+/* The project's secrets — those of one sandbox scope when sandbox_id is
+ * set, else every scope that applies, its org's included — or with
+ * org_id an org's; NULL after answering. */
 static Airlock__Vault__V1__ListSecretsResponse *list_secrets(struct gw_request *r,
+                                                             const char *org_id,
                                                              const char *sandbox_id,
                                                              enum MHD_Result *rc)
 {
     Airlock__Vault__V1__ListSecretsRequest req = AIRLOCK__VAULT__V1__LIST_SECRETS_REQUEST__INIT;
-    req.project_id = r->project_id;
+    req.project_id = org_id ? "" : r->project_id;
+    req.org_id = (char *)(org_id ? org_id : "");
     req.sandbox_id = (char *)sandbox_id;
     Airlock__Vault__V1__ListSecretsResponse *resp = NULL;
     gw_vault_call(r, VAULT_METHOD("ListSecrets"), &req.base,
@@ -364,13 +391,11 @@ static Airlock__Vault__V1__ListSecretsResponse *list_secrets(struct gw_request *
     return resp;
 }
 
-enum MHD_Result handle_secret_list(struct gw_request *r)
+static enum MHD_Result secret_list(struct gw_request *r, const char *org_id,
+                                   const char *sandbox_id)
 {
     enum MHD_Result rc = MHD_NO;
-    const char *sandbox_id;
-    if (!gw_query_sandbox_id(r, &sandbox_id, &rc))
-        return rc;
-    Airlock__Vault__V1__ListSecretsResponse *resp = list_secrets(r, sandbox_id, &rc);
+    Airlock__Vault__V1__ListSecretsResponse *resp = list_secrets(r, org_id, sandbox_id, &rc);
     if (!resp)
         return rc;
     json_t *list = json_array();
@@ -380,29 +405,46 @@ enum MHD_Result handle_secret_list(struct gw_request *r)
     return reply_json(r, 200, json_pack("{s:o}", "secrets", list));
 }
 
-enum MHD_Result handle_secret_delete(struct gw_request *r)
+enum MHD_Result handle_secret_list(struct gw_request *r)
 {
     enum MHD_Result rc = MHD_NO;
     const char *sandbox_id;
     if (!gw_query_sandbox_id(r, &sandbox_id, &rc))
         return rc;
-    /* By name within one scope: the project's, or ?sandbox_id's. */
-    Airlock__Vault__V1__ListSecretsResponse *resp = list_secrets(r, sandbox_id, &rc);
+    return secret_list(r, NULL, sandbox_id);
+}
+
+enum MHD_Result handle_org_secret_list(struct gw_request *r)
+{
+    return secret_list(r, r->path_id, "");
+}
+
+/* By name within one scope: the project's or ?sandbox_id's (never the
+ * org's, which only the admin key deletes), or the org's. */
+static enum MHD_Result secret_delete(struct gw_request *r, const char *org_id,
+                                     const char *sandbox_id)
+{
+    enum MHD_Result rc = MHD_NO;
+    Airlock__Vault__V1__ListSecretsResponse *resp = list_secrets(r, org_id, sandbox_id, &rc);
     if (!resp)
         return rc;
     const char *id = NULL;
     for (size_t i = 0; i < resp->n_secrets && !id; i++)
         if (strcmp(resp->secrets[i]->name, r->path_name) == 0 &&
-            strcmp(resp->secrets[i]->sandbox_id, sandbox_id) == 0)
+            strcmp(resp->secrets[i]->sandbox_id, sandbox_id) == 0 &&
+            (org_id != NULL) == (resp->secrets[i]->org_id[0] != '\0'))
             id = resp->secrets[i]->id;
     if (!id) {
         rc = reply_error(r, 404, "not_found", "secret \"%s\" not found in %s%s", r->path_name,
-                         *sandbox_id ? "the scope of sandbox " : "the project scope",
-                         sandbox_id);
+                         org_id        ? "the org "
+                         : *sandbox_id ? "the scope of sandbox "
+                                       : "the project scope",
+                         org_id ? org_id : sandbox_id);
     } else {
         Airlock__Vault__V1__DeleteSecretRequest req =
             AIRLOCK__VAULT__V1__DELETE_SECRET_REQUEST__INIT;
-        req.project_id = r->project_id;
+        req.project_id = org_id ? "" : r->project_id;
+        req.org_id = (char *)(org_id ? org_id : "");
         req.id = (char *)id;
         req.actor = r->key_id;
         ProtobufCMessage *done = NULL;
@@ -414,4 +456,18 @@ enum MHD_Result handle_secret_delete(struct gw_request *r)
     }
     protobuf_c_message_free_unpacked(&resp->base, NULL);
     return rc;
+}
+
+enum MHD_Result handle_secret_delete(struct gw_request *r)
+{
+    enum MHD_Result rc = MHD_NO;
+    const char *sandbox_id;
+    if (!gw_query_sandbox_id(r, &sandbox_id, &rc))
+        return rc;
+    return secret_delete(r, NULL, sandbox_id);
+}
+
+enum MHD_Result handle_org_secret_delete(struct gw_request *r)
+{
+    return secret_delete(r, r->path_id, "");
 }

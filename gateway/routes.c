@@ -10,6 +10,14 @@ const struct gw_route gw_routes[] = {
     { "GET", "/metrics", GW_AUTH_NONE, handle_metrics, NULL, NULL, NULL },
     { "POST", "/v1/projects", GW_AUTH_ADMIN, handle_project_create, NULL, NULL, NULL },
     { "POST", "/v1/projects/{id}/keys", GW_AUTH_ADMIN, handle_key_create, NULL, NULL, NULL },
+    { "PUT", "/v1/projects/{id}/org", GW_AUTH_ADMIN, handle_project_org_put, NULL, NULL, NULL },
+    { "POST", "/v1/orgs", GW_AUTH_ADMIN, handle_org_create, NULL, NULL, NULL },
+    { "POST", "/v1/orgs/{id}/secrets", GW_AUTH_ADMIN, handle_org_secret_create, NULL, NULL,
+      NULL },
+    { "GET", "/v1/orgs/{id}/secrets", GW_AUTH_ADMIN, handle_org_secret_list, NULL, NULL, NULL },
+    { "DELETE", "/v1/orgs/{id}/secrets/{name}", GW_AUTH_ADMIN, handle_org_secret_delete, NULL,
+      NULL, NULL },
+    { "GET", "/v1/orgs/{id}/audit", GW_AUTH_ADMIN, handle_org_audit_list, NULL, NULL, NULL },
     { "POST", "/v1/sandboxes", GW_AUTH_KEY, handle_sandbox_create, NULL, NULL, NULL },
     { "GET", "/v1/sandboxes", GW_AUTH_KEY, handle_sandbox_list, NULL, NULL, NULL },
     { "GET", "/v1/sandboxes/{id}", GW_AUTH_KEY, handle_sandbox_get, NULL, NULL, NULL },
@@ -61,6 +69,8 @@ const struct gw_route gw_routes[] = {
     { "POST", "/v1/secrets", GW_AUTH_KEY, handle_secret_create, NULL, NULL, NULL },
     { "GET", "/v1/secrets", GW_AUTH_KEY, handle_secret_list, NULL, NULL, NULL },
     { "DELETE", "/v1/secrets/{name}", GW_AUTH_KEY, handle_secret_delete, NULL, NULL, NULL },
+    { "POST", "/v1/secrets/unlock", GW_AUTH_KEY, handle_secrets_unlock, NULL, NULL, NULL },
+    { "POST", "/v1/secrets/lock", GW_AUTH_KEY, handle_secrets_lock, NULL, NULL, NULL },
     { "GET", "/v1/audit", GW_AUTH_KEY, handle_audit_list, NULL, NULL, NULL },
 };
 

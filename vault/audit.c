@@ -16,12 +16,13 @@ int vault_audit(struct vault *v, const struct audit_event *e, char *err, size_t 
                              e->host ? e->host : "",
                              e->method ? e->method : "",
                              e->path ? e->path : "",
-                             rpc_status_name(e->status) };
+                             rpc_status_name(e->status),
+                             e->org_id ? e->org_id : "" };
     PGresult *res = db_query(&v->db,
                              "INSERT INTO vault_audit (actor, action, project_id, sandbox_id,"
-                             " secret_id, host, method, path, status)"
-                             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                             9, params, err, errlen);
+                             " secret_id, host, method, path, status, org_id)"
+                             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                             10, params, err, errlen);
     PQclear(res);
     return res ? 0 : -1;
 }
@@ -30,19 +31,22 @@ grpc_status_code audit_list(struct vault *v, const Airlock__Vault__V1__ListAudit
                             Airlock__Vault__V1__ListAuditResponse *out, PGresult **rows, char *err,
                             size_t errlen)
 {
-    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+    bool by_org;
+    if (vault_check_owner(req->project_id, req->org_id, &by_org, err, errlen) < 0 ||
         vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
         return GRPC_STATUS_INVALID_ARGUMENT;
     char limit[16];
     snprintf(limit, sizeof(limit), "%u",
              req->limit == 0 ? 100 : req->limit > 1000 ? 1000 : req->limit);
-    const char *params[] = { req->project_id, req->sandbox_id, limit };
+    const char *params[] = { by_org ? "" : req->project_id, req->sandbox_id, limit,
+                             by_org ? req->org_id : "" };
     *rows = db_query(&v->db,
                      "SELECT id, (extract(epoch FROM at) * 1000)::bigint, actor, action,"
-                     " project_id, sandbox_id, secret_id, host, method, path, status"
-                     " FROM vault_audit WHERE project_id = $1 AND ($2 = '' OR sandbox_id = $2)"
+                     " project_id, sandbox_id, secret_id, host, method, path, status, org_id"
+                     " FROM vault_audit WHERE ($4 = '' OR org_id = $4) AND project_id = $1"
+                     " AND ($2 = '' OR sandbox_id = $2)"
                      " ORDER BY id DESC LIMIT $3::integer",
-                     3, params, err, errlen);
+                     4, params, err, errlen);
     if (!*rows)
         return GRPC_STATUS_INTERNAL;
     int n = PQntuples(*rows);
@@ -69,6 +73,7 @@ grpc_status_code audit_list(struct vault *v, const Airlock__Vault__V1__ListAudit
         e->method = PQgetvalue(*rows, i, 8);
         e->path = PQgetvalue(*rows, i, 9);
         e->status = PQgetvalue(*rows, i, 10);
+        e->org_id = PQgetvalue(*rows, i, 11);
         out->entries[i] = e;
     }
     out->n_entries = (size_t)n;

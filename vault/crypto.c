@@ -54,27 +54,28 @@ void crypto_secret_aad(char *aad, size_t len, const char *secret_id)
     snprintf(aad, len, "airlock-vault/secret/%s", secret_id);
 }
 
-static void key_aad(char *aad, size_t len, const char *project_id)
+static void key_aad(char *aad, size_t len, const char *owner_kind, const char *owner_id)
 {
-    snprintf(aad, len, "airlock-vault/project/%s", project_id);
+    snprintf(aad, len, "airlock-vault/%s/%s", owner_kind, owner_id);
 }
 
-int crypto_wrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *project_id,
-                    const unsigned char key[VAULT_KEY_BYTES],
+int crypto_wrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *owner_kind,
+                    const char *owner_id, const unsigned char key[VAULT_KEY_BYTES],
                     unsigned char wrapped[VAULT_WRAPPED_KEY_BYTES])
 {
     char aad[256];
-    key_aad(aad, sizeof(aad), project_id);
+    key_aad(aad, sizeof(aad), owner_kind, owner_id);
     return crypto_seal(kek, aad, key, VAULT_KEY_BYTES, wrapped, wrapped + VAULT_NONCE_BYTES,
                        wrapped + VAULT_NONCE_BYTES + VAULT_KEY_BYTES);
 }
 
-int crypto_unwrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *project_id,
+int crypto_unwrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *owner_kind,
+                      const char *owner_id,
                       const unsigned char wrapped[VAULT_WRAPPED_KEY_BYTES],
                       unsigned char key[VAULT_KEY_BYTES])
 {
     char aad[256];
-    key_aad(aad, sizeof(aad), project_id);
+    key_aad(aad, sizeof(aad), owner_kind, owner_id);
     return crypto_open(kek, aad, wrapped, wrapped + VAULT_NONCE_BYTES, VAULT_KEY_BYTES,
                        wrapped + VAULT_NONCE_BYTES + VAULT_KEY_BYTES, key);
 }

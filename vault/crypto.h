@@ -28,11 +28,13 @@ int crypto_open(const unsigned char key[VAULT_KEY_BYTES], const char *aad,
 /* The AAD of a secret's ciphertext: "airlock-vault/secret/<secret_id>". */
 void crypto_secret_aad(char *aad, size_t len, const char *secret_id);
 
-/* Data-key wrapping, AAD "airlock-vault/project/<project_id>". */
-int crypto_wrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *project_id,
-                    const unsigned char key[VAULT_KEY_BYTES],
+/* Data-key wrapping, AAD "airlock-vault/<owner_kind>/<owner_id>" (kind
+ * "project" or "org"). */
+int crypto_wrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *owner_kind,
+                    const char *owner_id, const unsigned char key[VAULT_KEY_BYTES],
                     unsigned char wrapped[VAULT_WRAPPED_KEY_BYTES]);
-int crypto_unwrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *project_id,
+int crypto_unwrap_key(const unsigned char kek[VAULT_KEY_BYTES], const char *owner_kind,
+                      const char *owner_id,
                       const unsigned char wrapped[VAULT_WRAPPED_KEY_BYTES],
                       unsigned char key[VAULT_KEY_BYTES]);
 

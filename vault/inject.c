@@ -11,14 +11,16 @@
 #include "hex.h"
 #include "log.h"
 #include "names.h"
+#include "orgs.h"
 #include "project_keys.h"
 #include "rules.h"
 #include "secmem.h"
 
 /* Columns of the candidate query. */
-enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST };
+enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST, C_ORG };
 
-/* The best candidate row for host, or -1. */
+/* The best candidate row for host, or -1: sandbox scope over project
+ * scope over org scope, then an exact pattern over a wildcard. */
 static int best_binding(const PGresult *res, const char *host)
 {
     int best = -1, best_rank = -1;
@@ -26,7 +28,8 @@ static int best_binding(const PGresult *res, const char *host)
         const char *pattern = PQgetvalue(res, i, C_PATTERN);
         if (!name_matches(pattern, host))
             continue;
-        int rank = (*PQgetvalue(res, i, C_SANDBOX) ? 2 : 0) + (pattern[0] != '*');
+        int scope = *PQgetvalue(res, i, C_SANDBOX) ? 2 : *PQgetvalue(res, i, C_ORG) ? 0 : 1;
+        int rank = 2 * scope + (pattern[0] != '*');
         if (rank > best_rank) {
             best = i;
             best_rank = rank;
@@ -134,10 +137,13 @@ static grpc_status_code resolve_matched(struct vault *v,
         return GRPC_STATUS_INTERNAL;
     }
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    const char *org_id = PQgetvalue(res, row, C_ORG);
     /* The key is checked before a token is taken: a refused BYOK request
-     * does not use up the secret's budget. */
+     * does not use up the secret's budget. An org secret is under the
+     * org's key, whatever the project's. */
     grpc_status_code st =
-        project_data_key(v, req->project_id, ck, false, actor, data_key, err, errlen);
+        *org_id ? org_data_key(v, org_id, data_key, err, errlen)
+                : project_data_key(v, req->project_id, ck, false, actor, data_key, err, errlen);
     if (st == GRPC_STATUS_OK &&
         !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, C_ID),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_RATE), NULL, 10),
@@ -166,9 +172,10 @@ grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInje
     res = db_query(&v->db,
                    "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
                    " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
-                   " encode(s.tag, 'hex'), s.rate_limit_burst"
+                   " encode(s.tag, 'hex'), s.rate_limit_burst, coalesce(s.org_id, '')"
                    " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
-                   " WHERE s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2)"
+                   " WHERE (s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2))"
+                   "  OR s.org_id = (SELECT org_id FROM vault_project_orgs WHERE project_id = $1)"
                    " ORDER BY s.created_at DESC, s.id",
                    2, params, err, errlen);
     if (!res)
@@ -185,7 +192,8 @@ grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInje
     struct audit_event e = { .actor = actor, .action = "inject", .project_id = req->project_id,
                              .sandbox_id = req->sandbox_id,
                              .secret_id = PQgetvalue(res, row, C_ID), .host = host,
-                             .method = req->method, .path = req->path, .status = st };
+                             .method = req->method, .path = req->path, .status = st,
+                             .org_id = PQgetvalue(res, row, C_ORG) };
     char audit_err[256];
     if (vault_audit(v, &e, audit_err, sizeof(audit_err)) < 0) {
         /* An injection that is not on record does not happen. */

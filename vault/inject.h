@@ -6,7 +6,8 @@
 #include "vault.pb-c.h"
 
 /* The narrowest binding for the request's host wins: a sandbox-scoped
- * secret over a project-scoped one, an exact host pattern over a wildcard.
+ * secret over a project-scoped one over one of the project's org, then an
+ * exact host pattern over a wildcard.
  * Every outcome for a matched secret is audited. On OK out's strings are
  * allocated (injection_clear zeroes and frees them). Zeroes
  * req->customer_key. */

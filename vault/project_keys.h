@@ -5,6 +5,7 @@
 #define AIRLOCK_VAULT_PROJECT_KEYS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "vault.h"
 
@@ -22,10 +23,25 @@ grpc_status_code project_register(struct vault *v, const char *project_id,
 
 /* Unwraps project_id's data key into key (VAULT_KEY_BYTES, locked memory).
  * A project without a key gets one first when register_missing, else
- * NOT_FOUND. FAILED_PRECONDITION when a BYOK project's key is missing or
- * does not unwrap its data key. */
+ * NOT_FOUND. A BYOK project without ck uses its unlocked key;
+ * FAILED_PRECONDITION when it is locked or ck does not unwrap its data
+ * key, INVALID_ARGUMENT when ck is not 32 bytes. */
 grpc_status_code project_data_key(struct vault *v, const char *project_id, struct customer_key ck,
                                   bool register_missing, const char *actor, unsigned char *key,
                                   char *err, size_t errlen);
+
+#define PROJECT_UNLOCK_DEFAULT_TTL_S 3600
+#define PROJECT_UNLOCK_MAX_TTL_S 86400
+
+/* UnlockProject: checks ck against the BYOK project's wrapped data key and
+ * holds the data key (not ck) for ttl_s seconds (0 = the default); audited,
+ * the customer key never. *expires_unix_ms on OK. */
+grpc_status_code project_unlock(struct vault *v, const char *project_id, struct customer_key ck,
+                                uint32_t ttl_s, const char *actor, int64_t *expires_unix_ms,
+                                char *err, size_t errlen);
+
+/* LockProject: zeroes and forgets the project's unlocked key; audited. */
+grpc_status_code project_lock(struct vault *v, const char *project_id, const char *actor,
+                              bool *was_unlocked, char *err, size_t errlen);
 
 #endif

@@ -56,6 +56,23 @@ static const char *const vault_migrations[] = {
     /* 2: a bucket size of its own (before: the per-minute rate). */
     "ALTER TABLE vault_secrets ADD COLUMN rate_limit_burst integer NOT NULL DEFAULT 0;"
     "UPDATE vault_secrets SET rate_limit_burst = rate_limit_per_minute;",
+    /* 3: orgs above projects. An org has its own data key (master-key
+     * wrapped); a secret belongs to exactly one project or one org. */
+    "CREATE TABLE vault_orgs ("
+    "  org_id text PRIMARY KEY,"
+    "  wrapped_key bytea NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now());"
+    "CREATE TABLE vault_project_orgs ("
+    "  project_id text PRIMARY KEY,"
+    "  org_id text NOT NULL REFERENCES vault_orgs(org_id));"
+    "ALTER TABLE vault_secrets ALTER COLUMN project_id DROP NOT NULL;"
+    "ALTER TABLE vault_secrets ADD COLUMN org_id text REFERENCES vault_orgs(org_id);"
+    "ALTER TABLE vault_secrets ADD CONSTRAINT vault_secrets_one_owner"
+    "  CHECK ((project_id IS NULL) <> (org_id IS NULL) AND (org_id IS NULL OR sandbox_id = ''));"
+    "CREATE UNIQUE INDEX vault_secrets_org_name ON vault_secrets (org_id, name)"
+    "  WHERE org_id IS NOT NULL;"
+    "ALTER TABLE vault_audit ADD COLUMN org_id text NOT NULL DEFAULT '';"
+    "CREATE INDEX vault_audit_by_org ON vault_audit (org_id, id) WHERE org_id <> '';",
 };
 
 const struct db_schema vault_schema = {

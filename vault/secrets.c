@@ -9,6 +9,7 @@
 #include "hex.h"
 #include "log.h"
 #include "names.h"
+#include "orgs.h"
 #include "project_keys.h"
 #include "random_id.h"
 #include "ratelimit.h"
@@ -24,9 +25,19 @@ static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char
                         size_t patterns_len, char *err, size_t errlen)
 {
     char why[256];
-    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
-        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0 ||
-        vault_check_id("name", req->name, true, err, errlen) < 0)
+    if (*req->org_id) {
+        if (*req->project_id || *req->sandbox_id || req->customer_key.len) {
+            snprintf(err, errlen, "org_id: an org secret has no project_id, sandbox_id or "
+                                  "customer_key (orgs use vault's master key)");
+            return -1;
+        }
+        if (vault_check_id("org_id", req->org_id, true, err, errlen) < 0)
+            return -1;
+    } else if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+               vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0) {
+        return -1;
+    }
+    if (vault_check_id("name", req->name, true, err, errlen) < 0)
         return -1;
     if (rule_check_secret(req->value.data, req->value.len, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "value: %s", why);
@@ -81,6 +92,7 @@ static int metadata_from_row(const PGresult *res, int row, Airlock__Vault__V1__S
     m->rate_limit_per_minute = (uint32_t)strtoul(PQgetvalue(res, row, 6), NULL, 10);
     m->created_unix_ms = strtoll(PQgetvalue(res, row, 7), NULL, 10);
     m->rate_limit_burst = (uint32_t)strtoul(PQgetvalue(res, row, 8), NULL, 10);
+    m->org_id = column_dup(res, row, 9);
     const char *list = PQgetvalue(res, row, 4);
     size_t n = 1;
     for (const char *p = list; *p; p++)
@@ -89,7 +101,7 @@ static int metadata_from_row(const PGresult *res, int row, Airlock__Vault__V1__S
     if (m->id && asprintf(&m->placeholder, RULE_SECRET_PLACEHOLDER_PREFIX "%s", m->id) < 0)
         m->placeholder = NULL;
     if (!m->id || !m->project_id || !m->sandbox_id || !m->name || !m->injection_rule ||
-        !m->host_patterns || !m->placeholder)
+        !m->host_patterns || !m->placeholder || !m->org_id)
         return -1;
     for (const char *p = list; m->n_host_patterns < n; p += strcspn(p, ",") + 1) {
         m->host_patterns[m->n_host_patterns] = strndup(p, strcspn(p, ","));
@@ -107,28 +119,35 @@ void secret_metadata_clear(Airlock__Vault__V1__SecretMetadata *m)
     vault_free_string(m->name);
     vault_free_string(m->injection_rule);
     vault_free_string(m->placeholder);
+    vault_free_string(m->org_id);
     for (size_t i = 0; i < m->n_host_patterns; i++)
         free(m->host_patterns[i]);
     free(m->host_patterns);
     airlock__vault__v1__secret_metadata__init(m);
 }
 
-/* Metadata of a project's secrets, optionally of one sandbox scope or one
- * id; never the ciphertext. */
+/* Metadata of a project's secrets — with sandbox_id empty its org's too —
+ * or, with project_id empty, of org_id's; optionally one id. Never the
+ * ciphertext. */
 static PGresult *metadata_query(struct vault *v, const char *project_id, const char *sandbox_id,
-                                const char *secret_id, char *err, size_t errlen)
+                                const char *org_id, const char *secret_id, char *err,
+                                size_t errlen)
 {
-    const char *params[] = { project_id, sandbox_id, secret_id };
+    const char *params[] = { project_id, sandbox_id, secret_id, org_id };
     return db_query(&v->db,
-                    "SELECT s.id, s.project_id, s.sandbox_id, s.name,"
+                    "SELECT s.id, coalesce(s.project_id, ''), s.sandbox_id, s.name,"
                     " string_agg(b.host_pattern, ',' ORDER BY b.host_pattern),"
                     " min(b.injection_rule), s.rate_limit_per_minute,"
-                    " (extract(epoch FROM s.created_at) * 1000)::bigint, s.rate_limit_burst"
+                    " (extract(epoch FROM s.created_at) * 1000)::bigint, s.rate_limit_burst,"
+                    " coalesce(s.org_id, '')"
                     " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
-                    " WHERE s.project_id = $1 AND ($2 = '' OR s.sandbox_id = $2)"
+                    " WHERE (($1 <> '' AND ((s.project_id = $1 AND ($2 = '' OR s.sandbox_id = $2))"
+                    "   OR ($2 = '' AND s.org_id = (SELECT org_id FROM vault_project_orgs"
+                    "    WHERE project_id = $1))))"
+                    "  OR ($1 = '' AND s.org_id = $4))"
                     " AND ($3 = '' OR s.id = $3)"
-                    " GROUP BY s.id ORDER BY s.sandbox_id, s.name",
-                    3, params, err, errlen);
+                    " GROUP BY s.id ORDER BY s.org_id NULLS FIRST, s.sandbox_id, s.name",
+                    4, params, err, errlen);
 }
 
 /* Inserts the secret, its bindings and the audit row in one statement.
@@ -156,20 +175,23 @@ static grpc_status_code insert_secret(struct vault *v,
     const char *actor = *req->actor ? req->actor : "unknown";
     const char *params[] = { id,      req->project_id, req->sandbox_id, req->name, nonce_hex,
                              ct_hex,  tag_hex,         rate,            patterns,  req->injection_rule,
-                             actor,   burst };
+                             actor,   burst,           req->org_id };
+    /* An org secret has project_id NULL, a project's org_id NULL. */
     PGresult *res = db_query(
         &v->db,
         "WITH s AS (INSERT INTO vault_secrets (id, project_id, sandbox_id, name, nonce,"
-        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst) VALUES ($1, $2, $3, $4,"
-        "  decode($5, 'hex'), decode($6, 'hex'), decode($7, 'hex'), $8::integer, $12::integer)"
+        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst, org_id) VALUES ($1,"
+        "  nullif($2, ''), $3, $4, decode($5, 'hex'), decode($6, 'hex'), decode($7, 'hex'),"
+        "  $8::integer, $12::integer, nullif($13, ''))"
         "  ON CONFLICT DO NOTHING"
-        "  RETURNING id, project_id, sandbox_id),"
+        "  RETURNING id, project_id, sandbox_id, org_id),"
         " b AS (INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
         "  SELECT DISTINCT s.id, p, $10 FROM s, unnest($9::text[]) p),"
-        " a AS (INSERT INTO vault_audit (actor, action, project_id, sandbox_id, secret_id, status)"
-        "  SELECT $11, 'create_secret', project_id, sandbox_id, id, 'OK' FROM s)"
+        " a AS (INSERT INTO vault_audit (actor, action, project_id, sandbox_id, secret_id,"
+        "  org_id, status) SELECT $11, 'create_secret', coalesce(project_id, ''), sandbox_id,"
+        "  id, coalesce(org_id, ''), 'OK' FROM s)"
         " SELECT 1 FROM s",
-        12, params, err, errlen);
+        13, params, err, errlen);
     free(ct_hex);
     if (!res)
         return st;
@@ -196,8 +218,10 @@ grpc_status_code secret_create(struct vault *v, Airlock__Vault__V1__CreateSecret
         goto out;
     }
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
-    st = project_data_key(v, req->project_id, ck, true, *req->actor ? req->actor : "unknown",
-                          data_key, err, errlen);
+    st = *req->org_id ? org_data_key(v, req->org_id, data_key, err, errlen)
+                      : project_data_key(v, req->project_id, ck, true,
+                                         *req->actor ? req->actor : "unknown", data_key, err,
+                                         errlen);
     if (st != GRPC_STATUS_OK)
         goto out;
     crypto_secret_aad(aad, sizeof(aad), id);
@@ -209,7 +233,7 @@ grpc_status_code secret_create(struct vault *v, Airlock__Vault__V1__CreateSecret
     st = insert_secret(v, req, id, patterns, nonce, ct, tag, err, errlen);
     if (st != GRPC_STATUS_OK)
         goto out;
-    PGresult *res = metadata_query(v, req->project_id, "", id, err, errlen);
+    PGresult *res = metadata_query(v, req->project_id, "", req->org_id, id, err, errlen);
     st = GRPC_STATUS_INTERNAL;
     if (res && PQntuples(res) == 1 && metadata_from_row(res, 0, out) == 0)
         st = GRPC_STATUS_OK;
@@ -217,8 +241,8 @@ grpc_status_code secret_create(struct vault *v, Airlock__Vault__V1__CreateSecret
         snprintf(err, errlen, "secret %s vanished after creation", id);
     PQclear(res);
     if (st == GRPC_STATUS_OK)
-        log_info("secret created", "project=%s sandbox=%s secret=%s name=%s", req->project_id,
-                 req->sandbox_id, id, req->name);
+        log_info("secret created", "org=%s project=%s sandbox=%s secret=%s name=%s", req->org_id,
+                 req->project_id, req->sandbox_id, id, req->name);
 out:
     /* The plaintext must not outlive the request. */
     if (req->value.data)
@@ -234,10 +258,12 @@ grpc_status_code secret_list(struct vault *v, const Airlock__Vault__V1__ListSecr
                              Airlock__Vault__V1__ListSecretsResponse *out, char *err,
                              size_t errlen)
 {
-    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+    bool by_org;
+    if (vault_check_owner(req->project_id, req->org_id, &by_org, err, errlen) < 0 ||
         vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
         return GRPC_STATUS_INVALID_ARGUMENT;
-    PGresult *res = metadata_query(v, req->project_id, req->sandbox_id, "", err, errlen);
+    PGresult *res = metadata_query(v, by_org ? "" : req->project_id, req->sandbox_id,
+                                   by_org ? req->org_id : "", "", err, errlen);
     if (!res)
         return GRPC_STATUS_INTERNAL;
     grpc_status_code st = GRPC_STATUS_OK;
@@ -272,28 +298,34 @@ void secret_list_clear(Airlock__Vault__V1__ListSecretsResponse *out)
 grpc_status_code secret_delete(struct vault *v, const Airlock__Vault__V1__DeleteSecretRequest *req,
                                char *err, size_t errlen)
 {
-    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
+    bool by_org;
+    if (vault_check_owner(req->project_id, req->org_id, &by_org, err, errlen) < 0 ||
         vault_check_id("id", req->id, true, err, errlen) < 0)
         return GRPC_STATUS_INVALID_ARGUMENT;
-    const char *params[] = { req->project_id, req->id, *req->actor ? req->actor : "unknown" };
-    /* Ciphertext, bindings (cascade) and the audit row in one statement. */
+    const char *params[] = { by_org ? "" : req->project_id, req->id,
+                             *req->actor ? req->actor : "unknown", by_org ? req->org_id : "" };
+    /* Ciphertext, bindings (cascade) and the audit row in one statement.
+     * A project cannot delete its org's secrets (project_id is NULL). */
     PGresult *res = db_query(&v->db,
-                             "WITH d AS (DELETE FROM vault_secrets WHERE project_id = $1"
-                             "  AND id = $2 RETURNING id, sandbox_id),"
+                             "WITH d AS (DELETE FROM vault_secrets WHERE id = $2 AND"
+                             "  (CASE WHEN $4 <> '' THEN org_id = $4 ELSE project_id = $1 END)"
+                             "  RETURNING id, sandbox_id),"
                              " a AS (INSERT INTO vault_audit (actor, action, project_id,"
-                             "  sandbox_id, secret_id, status)"
-                             "  SELECT $3, 'delete_secret', $1, sandbox_id, id, 'OK' FROM d)"
+                             "  sandbox_id, secret_id, org_id, status)"
+                             "  SELECT $3, 'delete_secret', $1, sandbox_id, id, $4, 'OK' FROM d)"
                              " SELECT 1 FROM d",
-                             3, params, err, errlen);
+                             4, params, err, errlen);
     if (!res)
         return GRPC_STATUS_INTERNAL;
     grpc_status_code st = PQntuples(res) == 1 ? GRPC_STATUS_OK : GRPC_STATUS_NOT_FOUND;
     PQclear(res);
     if (st == GRPC_STATUS_NOT_FOUND) {
-        snprintf(err, errlen, "secret %s not found in project %s", req->id, req->project_id);
+        snprintf(err, errlen, "secret %s not found in %s %s", req->id,
+                 by_org ? "org" : "project", by_org ? req->org_id : req->project_id);
         return st;
     }
     ratelimit_forget(&v->ratelimit, req->id);
-    log_info("secret deleted", "project=%s secret=%s", req->project_id, req->id);
+    log_info("secret deleted", "org=%s project=%s secret=%s", req->org_id, req->project_id,
+             req->id);
     return GRPC_STATUS_OK;
 }

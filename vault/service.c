@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "inject.h"
 #include "log.h"
+#include "orgs.h"
 #include "project_keys.h"
 #include "secrets.h"
 #include "vault.pb-c.h"
@@ -114,6 +115,83 @@ static void handle_list_audit(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+static void handle_unlock_project(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__UnlockProjectRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__unlock_project_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__UnlockProjectResponse resp =
+        AIRLOCK__VAULT__V1__UNLOCK_PROJECT_RESPONSE__INIT;
+    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    grpc_status_code st =
+        project_unlock(ctx, req->project_id, ck, req->ttl_s, *req->actor ? req->actor : "unknown",
+                       &resp.expires_unix_ms, err, sizeof(err));
+    if (req->customer_key.data)
+        OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
+    answer(call, st, &resp.base, err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_lock_project(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__LockProjectRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__lock_project_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__LockProjectResponse resp = AIRLOCK__VAULT__V1__LOCK_PROJECT_RESPONSE__INIT;
+    bool was_unlocked = false;
+    grpc_status_code st = project_lock(ctx, req->project_id, *req->actor ? req->actor : "unknown",
+                                       &was_unlocked, err, sizeof(err));
+    resp.was_unlocked = was_unlocked;
+    answer(call, st, &resp.base, err);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* CreateOrg and GetOrg: the same request, one answer. */
+static void handle_org(struct rpc_call *call, void *ctx,
+                       grpc_status_code (*op)(struct vault *,
+                                              const Airlock__Vault__V1__OrgRequest *,
+                                              Airlock__Vault__V1__Org *, char *, size_t))
+{
+    Airlock__Vault__V1__OrgRequest *req =
+        (void *)rpc_call_recv_request(call, &airlock__vault__v1__org_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__Org resp = AIRLOCK__VAULT__V1__ORG__INIT;
+    grpc_status_code st = op(ctx, req, &resp, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    org_clear(&resp);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void handle_create_org(struct rpc_call *call, void *ctx)
+{
+    handle_org(call, ctx, org_create);
+}
+
+static void handle_get_org(struct rpc_call *call, void *ctx)
+{
+    handle_org(call, ctx, org_get);
+}
+
+static void handle_set_project_org(struct rpc_call *call, void *ctx)
+{
+    Airlock__Vault__V1__SetProjectOrgRequest *req = (void *)rpc_call_recv_request(
+        call, &airlock__vault__v1__set_project_org_request__descriptor);
+    if (!req)
+        return;
+    char err[512];
+    Airlock__Vault__V1__Org resp = AIRLOCK__VAULT__V1__ORG__INIT;
+    grpc_status_code st = org_set_project(ctx, req, &resp, err, sizeof(err));
+    answer(call, st, &resp.base, err);
+    org_clear(&resp);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
 static const struct rpc_method vault_methods[] = {
     { VAULT_METHOD("RegisterProject"), handle_register_project },
     { VAULT_METHOD("CreateSecret"), handle_create_secret },
@@ -121,6 +199,11 @@ static const struct rpc_method vault_methods[] = {
     { VAULT_METHOD("DeleteSecret"), handle_delete_secret },
     { VAULT_METHOD("ResolveInjection"), handle_resolve_injection },
     { VAULT_METHOD("ListAudit"), handle_list_audit },
+    { VAULT_METHOD("UnlockProject"), handle_unlock_project },
+    { VAULT_METHOD("LockProject"), handle_lock_project },
+    { VAULT_METHOD("CreateOrg"), handle_create_org },
+    { VAULT_METHOD("GetOrg"), handle_get_org },
+    { VAULT_METHOD("SetProjectOrg"), handle_set_project_org },
 };
 
 struct rpc_server *vault_service_start(struct vault *v, const char *listen, char *err,

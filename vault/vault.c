@@ -15,6 +15,7 @@ int vault_init(struct vault *v, const char *database_url, const char *master_key
 {
     memset(v, 0, sizeof(*v));
     ratelimit_init(&v->ratelimit);
+    unlocked_keys_init(&v->unlocked);
     v->master_key = secmem_alloc(VAULT_KEY_BYTES);
     if (!v->master_key) {
         snprintf(err, errlen, "cannot lock memory for the master key (RLIMIT_MEMLOCK?)");
@@ -32,6 +33,7 @@ int vault_init(struct vault *v, const char *database_url, const char *master_key
 fail:
     secmem_free(v->master_key, VAULT_KEY_BYTES);
     ratelimit_destroy(&v->ratelimit);
+    unlocked_keys_destroy(&v->unlocked);
     return -1;
 }
 
@@ -41,6 +43,7 @@ void vault_shutdown(struct vault *v)
     secmem_free(v->master_key, VAULT_KEY_BYTES);
     v->master_key = NULL;
     ratelimit_destroy(&v->ratelimit);
+    unlocked_keys_destroy(&v->unlocked);
 }
 
 int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen)
@@ -57,6 +60,18 @@ int vault_check_id(const char *field, const char *value, bool required, char *er
     snprintf(err, errlen, "%s: %s1 to 128 characters of A-Z a-z 0-9 _ . -", field,
              required ? "required, " : "");
     return -1;
+}
+
+int vault_check_owner(const char *project_id, const char *org_id, bool *by_org, char *err,
+                      size_t errlen)
+{
+    *by_org = *org_id && !*project_id;
+    if (*org_id && *project_id) {
+        snprintf(err, errlen, "org_id: give project_id or org_id, not both");
+        return -1;
+    }
+    return *by_org ? vault_check_id("org_id", org_id, true, err, errlen)
+                   : vault_check_id("project_id", project_id, true, err, errlen);
 }
 
 void vault_free_string(char *s)

@@ -1,5 +1,5 @@
-/* The vault service's state: its database, the master key (locked memory)
- * and the rate-limit buckets. */
+/* The vault service's state: its database, the master key (locked memory),
+ * the rate-limit buckets and the data keys of unlocked BYOK projects. */
 #ifndef AIRLOCK_VAULT_H
 #define AIRLOCK_VAULT_H
 
@@ -9,11 +9,13 @@
 
 #include "db.h"
 #include "ratelimit.h"
+#include "unlocked_keys.h"
 
 struct vault {
     struct db db;
     unsigned char *master_key; /* VAULT_KEY_BYTES, secmem */
     struct ratelimit ratelimit;
+    struct unlocked_keys unlocked;
 };
 
 /* Opens the database, applies vault's migrations and loads (or creates)
@@ -25,6 +27,11 @@ void vault_shutdown(struct vault *v);
 /* Checks an id field (project_id, sandbox_id, name): 1..128 bytes of
  * [A-Za-z0-9_.-], or empty when !required. -1 with "field: why" in err. */
 int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen);
+
+/* The owner a list or delete names: project_id, or org_id alone (then
+ * *by_org). -1 with "field: why" in err. */
+int vault_check_owner(const char *project_id, const char *org_id, bool *by_org, char *err,
+                      size_t errlen);
 
 /* Frees a string of a protobuf-c message we filled; unset ones point at
  * protobuf-c's shared static empty string. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_egress_tls.h"
 #include "dns_wire.h"
 #include "egress.h"
 #include "egress.pb-c.h"
@@ -40,6 +41,12 @@ static struct bench_series dns_ratio = { .name = "egress DNS ratio (allowed)", .
 static struct bench_series bulk_via = { .name = "egress 256 MiB via egress", .unit = "MB/s" };
 static struct bench_series bulk_direct = { .name = "egress 256 MiB direct (ref)", .unit = "MB/s" };
 static struct bench_series bulk_ratio = { .name = "egress throughput ratio", .unit = "x" };
+static struct bench_series tls_via = { .name = "egress 256 MiB HTTPS intercepted via egress",
+                                       .unit = "MB/s" };
+static struct bench_series tls_direct = { .name = "egress 256 MiB HTTPS direct (ref)",
+                                          .unit = "MB/s" };
+static struct bench_series tls_ratio = { .name = "egress intercepted throughput ratio",
+                                         .unit = "x" };
 
 static double now_ms(void)
 {
@@ -62,6 +69,7 @@ struct client_job {
     int runs;
     struct bench_series *s;
     int failed;
+    const char *ca_pem;    /* bulk over HTTPS trusting this CA; NULL = plain */
 };
 
 /* Connects, sends REQUEST and reads to EOF; the bytes read, or -1. */
@@ -112,7 +120,9 @@ static int bulk_loop(void *arg)
     struct client_job *j = arg;
     for (int i = 0; i < j->runs && !j->failed; i++) {
         double t0 = now_ms();
-        if (exchange(j->ip, j->port) != BULK_BYTES)
+        long long got = j->ca_pem ? bench_tls_fetch(j->ip, j->port, j->ca_pem)
+                                  : exchange(j->ip, j->port);
+        if (got != BULK_BYTES)
             j->failed = 1;
         bench_series_add(j->s, BULK_BYTES / 1e6 / ((now_ms() - t0) / 1e3));
     }
@@ -209,31 +219,35 @@ static void *bulk_serve(void *arg)
 
 /* ---- egress, in process, on netlab's sandbox namespace ---- */
 
-static struct egress *egress_up(void)
+/* egress with credential injection from t's vault; *ca_pem (malloc'd) is
+ * the sandbox CA a guest trusts. */
+static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
 {
     char err[512], ns[256];
     struct in_addr dns;
     inet_pton(AF_INET, NETLAB_DNS, &dns);
     struct egress_config cfg = { .uplink_netns = netlab_ns_path(NETLAB_UPLINK_NS),
-                                 .upstream_dns_addr = ntohl(dns.s_addr) };
+                                 .upstream_dns_addr = ntohl(dns.s_addr),
+                                 .vault_addr = t->vault.addr,
+                                 .upstream_ca_file = t->upstream_ca_file };
     struct egress *eg = egress_new(&cfg, err, sizeof(err));
     if (!eg) {
         fprintf(stderr, "bench egress: %s\n", err);
         return NULL;
     }
-    char *allow[] = { "allowed.test" };
+    char *allow[] = { "allowed.test", BENCH_TLS_HOST };
     Airlock__Egress__V1__Policy msg = AIRLOCK__EGRESS__V1__POLICY__INIT;
-    msg.n_allow_domains = 1;
+    msg.n_allow_domains = 2;
     msg.allow_domains = allow;
     struct egress_policy *p = egress_policy_from_proto(&msg, err, sizeof(err));
-    char *ca_pem = NULL;
     if (!p || sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
-        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, "", &ca_pem, err, sizeof(err)) != EGRESS_OK) {
+        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, BENCH_TLS_PROJECT, ca_pem, err,
+                      sizeof(err)) != EGRESS_OK ||
+        !*ca_pem) {
         fprintf(stderr, "bench egress: attach: %s\n", err);
         egress_free(eg);
         return NULL;
     }
-    free(ca_pem);
     return eg;
 }
 
@@ -245,16 +259,43 @@ static void ratio(struct bench_series *r, const struct bench_series *a,
         bench_series_add(r, bench_series_percentile(a, 50) / base);
 }
 
+/* 256 MiB over HTTPS: through egress, which intercepts (the host has a
+ * credential binding: TLS terminated with the sandbox CA, the request
+ * injected, TLS again upstream), and directly. */
+static int measure_tls(struct bench_tls *t, const char *sandbox_ca)
+{
+    struct client_job jobs[] = {
+        { NETLAB_GUEST_GW, 0, BENCH_TLS_HOST, 1, &dns_allowed, 0, NULL },
+        { NETLAB_WEB2, BENCH_TLS_PORT, NULL, BULK_RUNS, &tls_via, 0, sandbox_ca },
+        { NETLAB_WEB2, BENCH_TLS_PORT, NULL, BULK_RUNS, &tls_direct, 0, t->upstream_ca_pem },
+    };
+    if (run_client(NETLAB_GUEST_NS, dns_loop, &jobs[0]) < 0 ||
+        bench_tls_serve(t, 2 * BULK_RUNS, BULK_BYTES) < 0)
+        return -1;
+    int rc = run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[1]) < 0 ||
+                     run_client(NETLAB_UPLINK_NS, bulk_loop, &jobs[2]) < 0
+                 ? -1
+                 : 0;
+    bench_tls_join(t);
+    int injected = bench_tls_injections(t);
+    if (rc == 0 && injected != BULK_RUNS) {
+        fprintf(stderr, "bench egress: %d requests through egress, %d injected: not intercepted\n",
+                BULK_RUNS, injected);
+        rc = -1;
+    }
+    return rc;
+}
+
 static int measure(void)
 {
     struct client_job jobs[] = {
-        { NETLAB_GUEST_GW, 0, "allowed.test", QUERIES, &dns_allowed, 0 },
-        { NETLAB_GUEST_GW, 0, "denied.test", QUERIES, &dns_denied, 0 },
-        { NETLAB_DNS, 0, "allowed.test", QUERIES, &dns_direct, 0 },
-        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_via, 0 },
-        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_direct, 0 },
-        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_via, 0 },
-        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_direct, 0 },
+        { NETLAB_GUEST_GW, 0, "allowed.test", QUERIES, &dns_allowed, 0, NULL },
+        { NETLAB_GUEST_GW, 0, "denied.test", QUERIES, &dns_denied, 0, NULL },
+        { NETLAB_DNS, 0, "allowed.test", QUERIES, &dns_direct, 0, NULL },
+        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_via, 0, NULL },
+        { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_direct, 0, NULL },
+        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_via, 0, NULL },
+        { NETLAB_WEB1, BULK_PORT, NULL, BULK_RUNS, &bulk_direct, 0, NULL },
     };
     /* The allowed name's DNS answer first: egress lets a connection claim
      * a name only for an address it answered with. */
@@ -288,21 +329,28 @@ int bench_egress(struct bench_series **out, size_t *n)
     *n = 0;
     /* egress in this process logs every connection: only its problems. */
     log_init("bench-egress", LOG_WARN);
-    if (netlab_up() < 0)
-        return -1;
-    struct egress *eg = egress_up();
-    int rc = eg ? measure() : -1;
+    struct bench_tls tls;
+    char *sandbox_ca = NULL;
+    int rc = -1;
+    if (bench_tls_setup(&tls) < 0 || netlab_up() < 0)
+        goto out;
+    struct egress *eg = egress_up(&tls, &sandbox_ca);
+    rc = eg && measure() == 0 && measure_tls(&tls, sandbox_ca) == 0 ? 0 : -1;
     egress_free(eg);
     netlab_down();
+out:
+    bench_tls_teardown(&tls);
+    free(sandbox_ca);
     if (rc < 0)
         return -1;
     ratio(&connect_ratio, &connect_via, &connect_direct);
     ratio(&dns_ratio, &dns_allowed, &dns_direct);
     ratio(&bulk_ratio, &bulk_via, &bulk_direct);
-    struct bench_series *all[] = { &connect_via, &connect_direct, &connect_ratio,
-                                   &dns_allowed,  &dns_denied,     &dns_direct,
-                                   &dns_ratio,    &bulk_via,       &bulk_direct,
-                                   &bulk_ratio };
+    ratio(&tls_ratio, &tls_via, &tls_direct);
+    struct bench_series *all[] = { &connect_via, &connect_direct, &connect_ratio, &dns_allowed,
+                                   &dns_denied,  &dns_direct,     &dns_ratio,     &bulk_via,
+                                   &bulk_direct, &bulk_ratio,     &tls_via,       &tls_direct,
+                                   &tls_ratio };
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
         out[(*n)++] = all[i];
     return 0;

@@ -9,7 +9,12 @@
  *                    answer (egress: redirect, sniff, policy, dial, splice)
  *   DNS              an A query for an allowed name (egress asks upstream)
  *                    and for a denied one (egress answers alone)
- *   throughput       256 MiB from a server to the client, MB/s */
+ *   throughput       256 MiB from a server to the client, MB/s
+ *   HTTPS throughput 256 MiB over HTTPS from a host with a credential
+ *                    binding: egress terminates TLS with the sandbox CA,
+ *                    asks vault (a real one, bench_egress_tls.c) for the
+ *                    injection and speaks TLS upstream; direct: the same
+ *                    server, one TLS session */
 #ifndef AIRLOCK_BENCH_EGRESS_H
 #define AIRLOCK_BENCH_EGRESS_H
 

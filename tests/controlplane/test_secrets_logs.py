@@ -86,7 +86,8 @@ def check_secret_input(key, sid):
           "rate_limit": {"per_minute": 5, "burst": 5000000}}, "rate_limit.burst", "a huge burst"),
         ({"name": "x", "value": "v", "bindings": good, "rate_limit": {"every": 5}}, "every",
          "an unknown rate_limit field"),
-        ({"name": "x", "value": "v", "bindings": good, "scope": "org"}, "scope", "scope org"),
+        ({"name": "x", "value": "v", "bindings": good, "scope": "org"}, "scope",
+         "scope org (org secrets are the admin's, /v1/orgs/{id}/secrets)"),
         ({"name": "x", "value": "v", "bindings": good, "scope": "sandbox"}, "sandbox_id",
          "scope sandbox without sandbox_id"),
         ({"name": "x", "value": "v", "bindings": good, "sandbox_id": sid}, "sandbox_id",
@@ -177,6 +178,105 @@ def check_byok():
     expect_error(st, body, 409, "conflict", "customer_key", "a BYOK project's secret, wrong key")
     st, _, s = api("POST", "/v1/secrets", key, body=secret("k4", customer_key=ck))
     check(st == 201, "a second secret with the right key: %s %s" % (st, s))
+    check_byok_unlock(key, ck)
+
+
+def check_byok_unlock(key, ck):
+    """A BYOK project is unlocked (vault holds its data key) and locked
+    again through REST; bad input names the problem, a wrong key unlocks
+    nothing."""
+    for payload, fragment, what in [
+        ({}, "customer_key", "no key"),
+        ({"customer_key": "ab" * 16}, "customer_key", "a 128-bit key"),
+        ({"customer_key": "zz" * 32}, "customer_key", "a key that is not hex"),
+        ({"customer_key": ck, "ttl_seconds": 100000}, "ttl_seconds", "a ttl over a day"),
+        ({"customer_key": ck, "ttl_seconds": "60"}, "ttl_seconds", "a ttl as a string"),
+        ({"customer_key": ck, "colour": "red"}, "colour", "an unknown field"),
+    ]:
+        st, _, body = api("POST", "/v1/secrets/unlock", key, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "unlock with " + what)
+    st, _, body = api("POST", "/v1/secrets/unlock", key, body={"customer_key": "cd" * 32})
+    expect_error(st, body, 409, "conflict", "customer_key is wrong", "unlock with a wrong key")
+    st, _, body = api("POST", "/v1/secrets", key, body=secret("k5"))
+    expect_error(st, body, 409, "conflict", "locked", "a wrong key left the project locked")
+    st, _, u = api("POST", "/v1/secrets/unlock", key, body={"customer_key": ck,
+                                                             "ttl_seconds": 600})
+    check(st == 200 and u.get("unlocked") is True and u.get("expires_at", "").endswith("Z")
+          and "customer_key" not in u, "unlock with the right key: %s %s" % (st, u))
+    st, _, s = api("POST", "/v1/secrets", key, body=secret("k5"))
+    check(st == 201, "a secret without the key while unlocked: %s %s" % (st, s))
+    st, _, l1 = api("POST", "/v1/secrets/lock", key)
+    st2, _, l2 = api("POST", "/v1/secrets/lock", key)
+    check(st == 200 and l1.get("was_unlocked") is True and st2 == 200
+          and l2.get("was_unlocked") is False, "lock, twice: %s %s" % (l1, l2))
+    st, _, body = api("POST", "/v1/secrets", key, body=secret("k6"))
+    expect_error(st, body, 409, "conflict", "locked", "locked again")
+    st, _, audit = api("GET", "/v1/audit", key)
+    acts = [(e["action"], e["status"]) for e in audit.get("entries", [])
+            if e["action"].endswith("_project")]
+    check(acts == [("lock_project", "OK"), ("lock_project", "OK"), ("unlock_project", "OK"),
+                   ("unlock_project", "FAILED_PRECONDITION"), ("register_project", "OK")],
+          "unlocks and locks are audited, newest first: %s" % acts)
+    check(not [a for a in answers if ck.encode() in a], "no answer carried the customer key")
+
+    _, _, plain = project("not-byok")
+    st, _, body = api("POST", "/v1/secrets/unlock", plain, body={"customer_key": ck})
+    expect_error(st, body, 404, "not_found", "nothing to unlock", "unlock a project without keys")
+    api("POST", "/v1/secrets", plain, body=secret("p1"))
+    st, _, body = api("POST", "/v1/secrets/unlock", plain, body={"customer_key": ck})
+    expect_error(st, body, 409, "conflict", "nothing to unlock", "unlock a master-key project")
+
+
+def check_orgs(key):
+    """org → project: an org's secrets reach the projects put into it,
+    listed as scope org; only the admin key changes them."""
+    org = "acme-%d" % os.getpid()
+    pid, _, member = project("org-member")
+    _, _, outsider = project("org-outsider")
+    st, _, o = api("POST", "/v1/orgs", ADMIN, body={"org_id": org})
+    check(st == 201 and o.get("org_id") == org and o.get("created_at", "").endswith("Z"),
+          "create an org: %s %s" % (st, o))
+    st, _, body = api("POST", "/v1/orgs", ADMIN, body={"org_id": org})
+    expect_error(st, body, 409, "conflict", org, "the same org twice")
+    for payload, fragment in [({}, "org_id"), ({"org_id": "bad org!"}, "org_id"),
+                              ({"org_id": 5}, "org_id"), ({"name": "x"}, "name")]:
+        st, _, body = api("POST", "/v1/orgs", ADMIN, body=payload)
+        expect_error(st, body, 400, "invalid_argument", fragment, "org with %s" % payload)
+    st, _, body = api("POST", "/v1/orgs", key, body={"org_id": "mine"})
+    check(st == 403, "a project key cannot create an org: %s %s" % (st, body))
+    st, _, body = api("PUT", "/v1/projects/%s/org" % pid, ADMIN, body={"org_id": "no-such-org"})
+    expect_error(st, body, 404, "not_found", "no-such-org", "join an unknown org")
+    st, _, m = api("PUT", "/v1/projects/%s/org" % pid, ADMIN, body={"org_id": org})
+    check(st == 200 and m.get("org_id") == org and m.get("project_id") == pid,
+          "put a project into the org: %s %s" % (st, m))
+
+    base = "/v1/orgs/%s/secrets" % org
+    st, _, s = api("POST", base, ADMIN, body=secret("shared"))
+    check(st == 201 and s.get("scope") == "org" and s.get("org_id") == org and "value" not in s,
+          "create an org secret: %s %s" % (st, s))
+    st, _, body = api("POST", base, ADMIN, body=secret("x", scope="project"))
+    expect_error(st, body, 400, "invalid_argument", "scope", "an org secret with a scope")
+    st, _, body = api("POST", "/v1/orgs/no-such-org/secrets", ADMIN, body=secret("x"))
+    expect_error(st, body, 404, "not_found", "no-such-org", "a secret of an unknown org")
+    st, _, body = api("POST", base, key, body=secret("x"))
+    check(st == 403, "a project key cannot add org secrets: %s" % st)
+    st, _, lst = api("GET", "/v1/secrets", member)
+    check(st == 200 and [(x["name"], x["scope"]) for x in lst["secrets"]] == [("shared", "org")],
+          "the member project sees the org secret: %s" % lst)
+    st, _, lst = api("GET", "/v1/secrets", outsider)
+    check(st == 200 and lst == {"secrets": []}, "a project outside the org does not: %s" % lst)
+    st, _, body = api("DELETE", "/v1/secrets/shared", member)
+    expect_error(st, body, 404, "not_found", "shared", "a member deletes the org's secret")
+    st, _, lst = api("GET", base, ADMIN)
+    check(st == 200 and [x["name"] for x in lst["secrets"]] == ["shared"],
+          "the org's secrets: %s" % lst)
+    st, _, _ = api("DELETE", base + "/shared", ADMIN)
+    check(st == 204, "the admin deletes the org secret")
+    st, _, audit = api("GET", "/v1/orgs/%s/audit" % org, ADMIN)
+    check(st == 200 and [e["action"] for e in audit["entries"]]
+          == ["delete_secret", "create_secret", "create_org"]
+          and all(e.get("org_id") == org for e in audit["entries"]),
+          "the org's audit log: %s" % audit)
 
 
 def exec_ok(base, key, script):
@@ -218,7 +318,13 @@ def check_console_log(base, sid, key, key_b):
     marker = "console-marker-%d" % os.getpid()
     ok, r = exec_ok(base, key, "echo %s > /dev/console" % marker)
     check(ok, "write to the guest console: %s" % r)
-    st, hdrs, text = api("GET", base + "/logs", key, raw=True)
+    # The guest's serial driver sends the bytes after echo returns (UART
+    # interrupts): the wait only bounds that.
+    for _ in range(100):
+        st, hdrs, text = api("GET", base + "/logs", key, raw=True)
+        if st != 200 or marker.encode() in text:
+            break
+        time.sleep(0.1)
     check(st == 200 and hdrs.get("Content-Type", "").startswith("text/plain")
           and marker.encode() in text, "the console log has what the guest wrote: %s %r"
           % (st, text[-300:]))
@@ -317,6 +423,7 @@ def main():
     base = "/v1/sandboxes/" + sid
     check_secrets(sid, key_id, key, key_b)
     check_byok()
+    check_orgs(key)
     check_network_log(base, sid, key, key_b)
     check_console_log(base, sid, key, key_b)
     check_tty_processes(base, sid, key, key_b)

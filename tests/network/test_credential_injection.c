@@ -10,8 +10,9 @@
  * every request of a connection; the guest gets the answers but never the
  * secret — not in its environment, its disk or its memory (a full
  * snapshot); over the rate limit egress answers 429 and the upstream sees
- * nothing; a BYOK project whose key vault does not have gets a clear error
- * and no request goes out; vault audits every injection; neither service
+ * nothing; a BYOK project's secret goes out only while the project is
+ * unlocked (UnlockProject), locked its requests get a 503 saying so and
+ * nothing goes out; vault audits every injection; neither service
  * logs a secret. Only addresses in the test's own namespaces are used. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +75,7 @@ static struct {
     /* Never sent into a guest: each is grepped for at the end. */
     char secret[64], limited_secret[64], byok_secret[64];
     char placeholder[160];
+    uint8_t byok_key[32];        /* the BYOK project's customer key */
 } lab;
 
 /* ---- helpers ---- */
@@ -195,14 +197,14 @@ static void create_secret(const char *project, const char *name, const char *val
 
 static int register_byok_project(void)
 {
-    uint8_t key[32];
-    if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+    uint8_t *key = lab.byok_key;
+    if (getrandom(key, sizeof(lab.byok_key), 0) != (ssize_t)sizeof(lab.byok_key))
         return -1;
     Airlock__Vault__V1__RegisterProjectRequest req =
         AIRLOCK__VAULT__V1__REGISTER_PROJECT_REQUEST__INIT;
     req.project_id = BYOK_PROJECT;
     req.customer_key.data = key;
-    req.customer_key.len = sizeof(key);
+    req.customer_key.len = sizeof(lab.byok_key);
     req.actor = "test";
     ProtobufCMessage *resp = NULL;
     if (rpc_unary(lab.vault.ch, VAULT("RegisterProject"), &req.base,
@@ -620,26 +622,84 @@ static void test_rate_limit_answers_429(void **state)
     assert_int_equal(upstream_requests("\"/limited\"", NULL), LIMIT_PER_MINUTE);
 }
 
-static void test_byok_project_without_key(void **state)
+/* UnlockProject with key (NULL: LockProject); the call's status. */
+static grpc_status_code set_byok_unlocked(const uint8_t *key)
+{
+    ProtobufCMessage *resp = NULL;
+    grpc_status_code st;
+    if (key) {
+        Airlock__Vault__V1__UnlockProjectRequest req =
+            AIRLOCK__VAULT__V1__UNLOCK_PROJECT_REQUEST__INIT;
+        req.project_id = BYOK_PROJECT;
+        req.customer_key.data = (uint8_t *)key;
+        req.customer_key.len = sizeof(lab.byok_key);
+        req.ttl_s = 600;
+        req.actor = "test";
+        st = rpc_unary(lab.vault.ch, VAULT("UnlockProject"), &req.base,
+                       &airlock__vault__v1__unlock_project_response__descriptor, &resp, NULL,
+                       CALL_TIMEOUT_MS);
+    } else {
+        Airlock__Vault__V1__LockProjectRequest req =
+            AIRLOCK__VAULT__V1__LOCK_PROJECT_REQUEST__INIT;
+        req.project_id = BYOK_PROJECT;
+        req.actor = "test";
+        st = rpc_unary(lab.vault.ch, VAULT("LockProject"), &req.base,
+                       &airlock__vault__v1__lock_project_response__descriptor, &resp, NULL,
+                       CALL_TIMEOUT_MS);
+    }
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    return st;
+}
+
+/* A request of the BYOK sandbox for path that egress refuses because the
+ * project is locked: the guest is told so, nothing goes out. */
+static void assert_byok_locked(const char *path)
+{
+    char cmd[512], out[4096];
+    snprintf(cmd, sizeof(cmd), CURL "-w '\\n%%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT "%s",
+             path);
+    assert_int_equal(guest_sh_in(lab.byok_sandbox, cmd, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "is locked"));
+    assert_non_null(strstr(out, "unlock"));
+    assert_non_null(strstr(out, "not sent"));
+    assert_non_null(strstr(out, "\n503"));
+    assert_no_secret(out);
+    assert_int_equal(upstream_requests(path, NULL), 0);
+}
+
+/* A BYOK project's secret is injected only while the project is unlocked
+ * (vault holds its data key); locked, the guest gets a 503 that says so. */
+static void test_byok_project_locked_and_unlocked(void **state)
 {
     (void)state;
     snprintf(lab.byok_sandbox, sizeof(lab.byok_sandbox), "credbyok-%d", (int)getpid());
     assert_int_equal(create_sandbox(lab.byok_sandbox, BYOK_PROJECT), 0);
     lab.byok_created = true;
+    assert_byok_locked("/byok-locked");
+
+    uint8_t wrong[32];
+    memcpy(wrong, lab.byok_key, sizeof(wrong));
+    wrong[0] ^= 0xff;
+    assert_int_equal(set_byok_unlocked(wrong), GRPC_STATUS_FAILED_PRECONDITION);
+    assert_byok_locked("/byok-wrong-key");
+
+    assert_int_equal(set_byok_unlocked(lab.byok_key), GRPC_STATUS_OK);
     char out[4096];
     assert_int_equal(guest_sh_in(lab.byok_sandbox,
                                  CURL "-w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT
-                                      "/byok",
+                                      "/byok-unlocked",
                                  out, sizeof(out)),
                      0);
-    assert_non_null(strstr(out, "customer_key"));
-    assert_non_null(strstr(out, "not sent"));
-    assert_non_null(strstr(out, "\n502"));
-    assert_no_secret(out);
-    assert_int_equal(upstream_requests("/byok", NULL), 0);
+    assert_string_equal(out, "upstream-ok GET /byok-unlocked\n\n200");
+    assert_int_equal(upstream_requests("/byok-unlocked", lab.byok_secret), 1);
+
+    assert_int_equal(set_byok_unlocked(NULL), GRPC_STATUS_OK);
+    assert_byok_locked("/byok-relocked");
+
     Airlock__Vault__V1__ListAuditResponse *a = audit(BYOK_PROJECT);
-    assert_int_equal(audit_count(a, "FAILED_PRECONDITION", BOUND_HOST), 1);
-    assert_int_equal(audit_count(a, "OK", NULL), 0);
+    assert_int_equal(audit_count(a, "FAILED_PRECONDITION", BOUND_HOST), 3);
+    assert_int_equal(audit_count(a, "OK", BOUND_HOST), 1);
     protobuf_c_message_free_unpacked(&a->base, NULL);
     assert_int_equal(itest_delete_sandbox(&lab.vh, lab.byok_sandbox), GRPC_STATUS_OK);
     lab.byok_created = false;
@@ -869,7 +929,7 @@ int main(void)
         cmocka_unit_test(test_unbound_host_is_spliced),
         cmocka_unit_test(test_upstream_certificate_is_verified),
         cmocka_unit_test(test_rate_limit_answers_429),
-        cmocka_unit_test(test_byok_project_without_key),
+        cmocka_unit_test(test_byok_project_locked_and_unlocked),
         cmocka_unit_test(test_audit_has_every_injection),
         cmocka_unit_test(test_secret_never_reaches_the_guest),
         cmocka_unit_test(test_delete_forgets_the_ca),

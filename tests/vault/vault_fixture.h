@@ -24,5 +24,8 @@ struct vault_fixture {
 /* 0, -1 after printing why, or 77 when PostgreSQL is not installed. */
 int vault_fixture_start(struct vault_fixture *f);
 void vault_fixture_stop(struct vault_fixture *f);
+/* Stops airlock-vault (by its pid) and starts it again on the same
+ * database and key: what it held only in memory is gone. 0 or -1. */
+int vault_fixture_restart_vault(struct vault_fixture *f);
 
 #endif
