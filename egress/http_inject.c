@@ -13,6 +13,7 @@
 #include "http_msg.h"
 #include "log.h"
 #include "names.h"
+#include "secret_redact.h"
 #include "sniff.h"
 #include "vault_client.h"
 
@@ -63,11 +64,24 @@ static enum http_result read_head(struct conn_stream *s, uint8_t *buf, size_t *l
     }
 }
 
-/* Copies one body framed as b from `from` to `to` (NULL: read and dropped).
- * Its first bytes may be in buf already; bytes behind it stay there. -1
- * when a side fails or the body is malformed or cut short. */
+/* Writes a piece of a body to `to`, through redact when there is one. */
+static int write_body(struct conn_stream *to, struct secret_redactor *redact, const uint8_t *data,
+                      size_t len)
+{
+    if (!redact)
+        return conn_stream_write(to, data, len);
+    const uint8_t *out;
+    size_t out_len;
+    secret_redactor_push(redact, data, len, &out, &out_len);
+    return out_len ? conn_stream_write(to, out, out_len) : 0;
+}
+
+/* Copies one body framed as b from `from` to `to` (NULL: read and dropped),
+ * masking redact's secret (NULL: as it is). Its first bytes may be in buf
+ * already; bytes behind it stay there. -1 when a side fails or the body is
+ * malformed or cut short. */
 static int copy_body(struct conn_stream *from, struct conn_stream *to, const struct http_body *b,
-                     uint8_t *buf, size_t *len, uint64_t *count)
+                     uint8_t *buf, size_t *len, uint64_t *count, struct secret_redactor *redact)
 {
     uint64_t left = b->length;
     struct http_chunked chunked = { 0 };
@@ -75,8 +89,10 @@ static int copy_body(struct conn_stream *from, struct conn_stream *to, const str
     while (!done) {
         if (*len == 0) {
             ssize_t n = conn_stream_read(from, buf, BUF_CAP);
+            if (n == 0 && b->kind == HTTP_BODY_UNTIL_CLOSE)
+                break;
             if (n <= 0)
-                return n == 0 && b->kind == HTTP_BODY_UNTIL_CLOSE ? 0 : -1;
+                return -1;
             *len = (size_t)n;
         }
         size_t take = *len;
@@ -91,13 +107,18 @@ static int copy_body(struct conn_stream *from, struct conn_stream *to, const str
             take = (size_t)k;
         }
         if (to) {
-            if (conn_stream_write(to, buf, take) < 0)
+            if (write_body(to, redact, buf, take) < 0)
                 return -1;
             *count += take;
         }
         consume(buf, len, take);
     }
-    return 0;
+    if (!redact)
+        return 0;
+    const uint8_t *held;
+    size_t held_len;
+    secret_redactor_finish(redact, &held, &held_len);
+    return held_len ? conn_stream_write(to, held, held_len) : 0;
 }
 
 /* egress's own answer; the connection ends after it (the guest may have a
@@ -160,10 +181,20 @@ static bool names_connection_host(const uint8_t *buf, const struct http_head *h,
 
 /* Headers egress does not pass on: the 100-continue it answers itself, and
  * protocol upgrades, which it cannot follow (WebSocket to a host with a
- * credential binding is not supported). */
-static bool dropped_header(const uint8_t *buf, const struct http_header *hd)
+ * credential binding is not supported). With a secret in the request, also
+ * what would let the guest get an echo of it in a shape the response scan
+ * cannot see (secret_redact.h): compressed, or cut into byte ranges. */
+static bool dropped_header(const uint8_t *buf, const struct http_header *hd, bool injecting)
 {
-    return http_span_equals(buf, hd->name, "expect") || http_span_equals(buf, hd->name, "upgrade");
+    static const char *const always[] = { "expect", "upgrade" };
+    static const char *const with_secret[] = { "accept-encoding", "range", "if-range" };
+    for (size_t i = 0; i < sizeof(always) / sizeof(*always); i++)
+        if (http_span_equals(buf, hd->name, always[i]))
+            return true;
+    for (size_t i = 0; injecting && i < sizeof(with_secret) / sizeof(*with_secret); i++)
+        if (http_span_equals(buf, hd->name, with_secret[i]))
+            return true;
+    return false;
 }
 
 static size_t count_in(const uint8_t *p, size_t len, const char *needle, size_t nlen)
@@ -222,7 +253,8 @@ static uint8_t *rewrite_head(const uint8_t *buf, const struct http_head *h,
     memcpy(out, buf, o);
     for (size_t i = 0; i < h->n_headers; i++) {
         const struct http_header *hd = &h->headers[i];
-        if (dropped_header(buf, hd) || (add && http_span_equals(buf, hd->name, inj->header_name)))
+        if (dropped_header(buf, hd, inj != NULL) ||
+            (add && http_span_equals(buf, hd->name, inj->header_name)))
             continue;
         memcpy(out + o, buf + hd->name.off, hd->name.len);
         o += hd->name.len;
@@ -273,31 +305,33 @@ static int ensure_upstream(struct session *s, char *err, size_t errlen)
     return 0;
 }
 
-/* Relays the response (interim ones first) to the guest. 1: the
- * connection may carry another request; 0: it ends. */
-static int relay_response(struct session *s, bool head_request, bool guest_keep_alive)
+/* relay_response with redact (NULL: nothing to mask) made. */
+static int relay_through(struct session *s, bool head_request, bool guest_keep_alive,
+                         struct secret_redactor *redact)
 {
-    struct http_head h;
+    struct http_head head, *h = &head;
     for (;;) {
         bool eof;
-        enum http_result r = read_head(&s->up, s->uin, &s->uin_len, true, &h, &eof);
+        enum http_result r = read_head(&s->up, s->uin, &s->uin_len, true, h, &eof);
         struct http_body body;
-        if (r != HTTP_COMPLETE || h.status == 101 ||
-            http_response_body(s->uin, &h, head_request, &body) < 0) {
+        if (r != HTTP_COMPLETE || h->status == 101 ||
+            http_response_body(s->uin, h, head_request, &body) < 0) {
             answer(s, 502, "Bad Gateway", "upstream_response_malformed",
                    "the upstream %s sent no valid HTTP/1.x response", s->env->name);
             return 0;
         }
-        if (conn_stream_write(s->guest, s->uin, h.len) < 0) {
+        if (redact)
+            redact->masked += secret_mask(s->uin, h->len, redact->secret, redact->len);
+        if (conn_stream_write(s->guest, s->uin, h->len) < 0) {
             s->st->failure = "guest_gone";
             return 0;
         }
-        s->st->received += h.len;
-        bool upstream_keep_alive = http_keep_alive(s->uin, &h);
-        consume(s->uin, &s->uin_len, h.len);
-        if (h.status < 200)
+        s->st->received += h->len;
+        bool upstream_keep_alive = http_keep_alive(s->uin, h);
+        consume(s->uin, &s->uin_len, h->len);
+        if (h->status < 200)
             continue;
-        if (copy_body(&s->up, s->guest, &body, s->uin, &s->uin_len, &s->st->received) < 0) {
+        if (copy_body(&s->up, s->guest, &body, s->uin, &s->uin_len, &s->st->received, redact) < 0) {
             s->st->failure = "response_body_failed";
             return 0;
         }
@@ -308,6 +342,31 @@ static int relay_response(struct session *s, bool head_request, bool guest_keep_
         }
         return guest_keep_alive && upstream_keep_alive && body.kind != HTTP_BODY_UNTIL_CLOSE;
     }
+}
+
+/* Relays the response (interim ones first) to the guest, with the secret
+ * of inj (if the request carried one) masked wherever the upstream echoed
+ * it (secret_redact.h). 1: the connection may carry another request; 0:
+ * it ends. */
+static int relay_response(struct session *s, bool head_request, bool guest_keep_alive,
+                          const Airlock__Vault__V1__Injection *inj)
+{
+    if (!inj)
+        return relay_through(s, head_request, guest_keep_alive, NULL);
+    struct secret_redactor redact;
+    if (secret_redactor_init(&redact, inj->secret_value.data, inj->secret_value.len, BUF_CAP) <
+        0) {
+        answer(s, 502, "Bad Gateway", "out_of_memory", "out of memory");
+        return 0;
+    }
+    int rc = relay_through(s, head_request, guest_keep_alive, &redact);
+    if (redact.masked)
+        log_warn("the upstream echoed the injected secret: masked in the response",
+                 "sandbox=%s host=%s secret=%s times=%u", s->env->sandbox_id, s->env->name,
+                 inj->secret_id, redact.masked);
+    s->st->redacted += redact.masked;
+    secret_redactor_free(&redact);
+    return rc;
 }
 
 static void log_refusal(struct session *s, const char *what, const char *method, const char *err)
@@ -353,11 +412,11 @@ static int forward(struct session *s, const struct http_head *h, const struct ht
                  s->env->sandbox_id, s->env->name, inj->secret_id, method);
     }
     consume(s->in, &s->in_len, h->len);
-    if (copy_body(s->guest, &s->up, body, s->in, &s->in_len, &s->st->sent) < 0) {
+    if (copy_body(s->guest, &s->up, body, s->in, &s->in_len, &s->st->sent, NULL) < 0) {
         s->st->failure = "request_body_failed";
         return 0;
     }
-    return relay_response(s, head_request, guest_keep_alive);
+    return relay_response(s, head_request, guest_keep_alive, inj);
 }
 
 /* One request and its response. 1: go on with the next; 0: stop. */

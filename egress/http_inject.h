@@ -37,6 +37,7 @@ struct http_inject_stats {
     uint64_t received;       /* bytes to the guest */
     unsigned requests;
     unsigned injected;
+    unsigned redacted;       /* echoes of the secret masked in responses */
     const char *failure;     /* why it ended early (static), or NULL */
 };
 

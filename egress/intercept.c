@@ -184,7 +184,8 @@ bool egress_intercept(struct egress_conn *c, const struct egress_target *t, cons
     *received = st.received;
     *why = st.failure;
     log_info("intercepted connection ended",
-             "sandbox=%s host=%s tls=%d requests=%u injected=%u end=%s", sb->id, t->name, ic.tls,
-             st.requests, st.injected, st.failure ? st.failure : "closed");
+             "sandbox=%s host=%s tls=%d requests=%u injected=%u redacted=%u end=%s", sb->id,
+             t->name, ic.tls, st.requests, st.injected, st.redacted,
+             st.failure ? st.failure : "closed");
     return true;
 }

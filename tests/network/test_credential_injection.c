@@ -245,7 +245,11 @@ static size_t audit_count(const Airlock__Vault__V1__ListAuditResponse *a, const 
 
 /* Records each request as a JSON line (port, client port, method, path,
  * headers) and answers "upstream-ok METHOD PATH" — never echoing a header,
- * so whatever reaches the guest came from egress, not a reflection. */
+ * so whatever reaches the guest came from egress, not a reflection —
+ * except on /echo, which reflects every request header three times behind
+ * 16 000 bytes of padding each (so the copies fall at different read
+ * offsets) and the Authorization in a response header; /echo-chunked sends
+ * that body chunked, a line per chunk. */
 static const char upstream_py[] =
     "import http.server, json, signal, ssl, sys, threading\n"
     "addr, log_path, cert, key, ready = sys.argv[1:6]\n"
@@ -262,12 +266,31 @@ static const char upstream_py[] =
     "               'body': body.decode('latin-1')}\n"
     "        with lock, open(log_path, 'a') as f:\n"
     "            f.write(json.dumps(rec) + '\\n')\n"
+    "        if self.path.startswith('/echo'):\n"
+    "            return self.echo(self.path == '/echo-chunked')\n"
     "        out = ('upstream-ok %s %s\\n' % (self.command, self.path)).encode()\n"
     "        self.send_response(200)\n"
     "        self.send_header('Content-Type', 'text/plain')\n"
     "        self.send_header('Content-Length', str(len(out)))\n"
     "        self.end_headers()\n"
     "        self.wfile.write(out)\n"
+    "    def echo(self, chunked):\n"
+    "        heads = ''.join('%s: %s\\n' % kv for kv in self.headers.items())\n"
+    "        lines = [('x' * 16000) + '\\n', heads] * 3\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('X-Echo-Authorization', self.headers.get('Authorization', ''))\n"
+    "        if chunked:\n"
+    "            self.send_header('Transfer-Encoding', 'chunked')\n"
+    "            self.end_headers()\n"
+    "            for l in lines:\n"
+    "                b = l.encode()\n"
+    "                self.wfile.write(b'%x\\r\\n' % len(b) + b + b'\\r\\n')\n"
+    "            self.wfile.write(b'0\\r\\n\\r\\n')\n"
+    "        else:\n"
+    "            body = ''.join(lines).encode()\n"
+    "            self.send_header('Content-Length', str(len(body)))\n"
+    "            self.end_headers()\n"
+    "            self.wfile.write(body)\n"
     "    do_GET = do_POST = do_PUT = answer\n"
     "    def log_message(self, *a):\n"
     "        pass\n"
@@ -559,6 +582,45 @@ static const char host_switch_py[] =
     "        break\n"
     "    got += d\n"
     "print(got.decode('latin-1'))\n";
+
+/* An upstream that echoes the request (here every header, three times, in
+ * the body, and the Authorization in a response header) must not hand the
+ * guest the secret egress added: each copy arrives masked, the body keeps
+ * its length, and the guest's wishes for a compressed or partial answer,
+ * where a masked copy could hide, never reach the upstream. */
+static void test_echoed_secret_is_masked(void **state)
+{
+    (void)state;
+    char mask[sizeof(lab.secret)], script[512], out[4096];
+    memset(mask, '*', strlen(lab.secret));
+    mask[strlen(lab.secret)] = '\0';
+    static const char *const paths[] = { "/echo", "/echo-chunked" };
+    for (size_t i = 0; i < 2; i++) {
+        /* Copies of the secret counted in the guest: the masked ones (by
+         * their line) and the length the body kept. */
+        snprintf(script, sizeof(script),
+                 CURL "--compressed -H 'Range: bytes=0-99' -D /tmp/echo.head -o /tmp/echo "
+                      "https://" BOUND_HOST ":" HTTPS_PORT "%s && "
+                 "grep -c '^Authorization: Bearer \\*\\*\\*\\*' /tmp/echo; wc -c < /tmp/echo; "
+                 "grep -i '^x-echo-authorization' /tmp/echo.head; tail -c 600 /tmp/echo",
+                 paths[i]);
+        assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+        assert_no_secret(out);
+        unsigned copies = 0;
+        size_t body_len = 0;
+        assert_int_equal(sscanf(out, "%u %zu", &copies, &body_len), 2);
+        assert_int_equal(copies, 3);
+        assert_true(body_len > 3 * 16000);
+        char want[200];
+        snprintf(want, sizeof(want), "Bearer %s", mask);
+        assert_non_null(strstr(out, want));
+        char *req = upstream_request(paths[i]);
+        assert_non_null(strstr(req, lab.secret)); /* it was injected */
+        assert_null(strstr(req, "Accept-Encoding"));
+        assert_null(strstr(req, "\"Range\""));
+        free(req);
+    }
+}
 
 static void test_host_switch_is_refused(void **state)
 {
@@ -925,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_guest_header_is_replaced),
         cmocka_unit_test(test_placeholder_is_replaced),
         cmocka_unit_test(test_every_request_on_a_connection),
+        cmocka_unit_test(test_echoed_secret_is_masked),
         cmocka_unit_test(test_host_switch_is_refused),
         cmocka_unit_test(test_unbound_host_is_spliced),
         cmocka_unit_test(test_upstream_certificate_is_verified),
