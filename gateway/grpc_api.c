@@ -62,6 +62,10 @@ static const struct grpc_method {
       grpc_restore_checkpoint },
     { SANDBOXES("ForkSandbox"), &airlock__v1__fork_sandbox_request__descriptor,
       grpc_fork_sandbox },
+    { SANDBOXES("GetConsoleLog"), &airlock__v1__console_log_request__descriptor,
+      grpc_get_console_log },
+    { SANDBOXES("ListConnections"), &airlock__v1__list_connections_request__descriptor,
+      grpc_list_connections },
     { EVENTS("Subscribe"), &airlock__v1__subscribe_request__descriptor, grpc_subscribe_events },
 };
 

@@ -2,7 +2,8 @@
  * authenticates it and reads the request first), and the handlers, one
  * file per group: grpc_sandboxes.c (lifecycle, network policy),
  * grpc_exec.c (exec, background processes), grpc_files.c,
- * grpc_checkpoints.c (checkpoints, restore, fork), grpc_events.c. */
+ * grpc_checkpoints.c (checkpoints, restore, fork), grpc_events.c,
+ * grpc_logs.c (console and connection logs). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CALL_H
 #define AIRLOCK_GATEWAY_GRPC_CALL_H
 
@@ -84,5 +85,7 @@ void grpc_delete_checkpoint(struct grpc_request *r);
 void grpc_restore_checkpoint(struct grpc_request *r);
 void grpc_fork_sandbox(struct grpc_request *r);
 void grpc_subscribe_events(struct grpc_request *r);
+void grpc_get_console_log(struct grpc_request *r);
+void grpc_list_connections(struct grpc_request *r);
 
 #endif

@@ -8,16 +8,11 @@
 #include "handlers.h"
 #include "reply.h"
 
-#define NETWORK_LOG_MAX_LIMIT 10000
-#define CONSOLE_TAIL_DEFAULT (64u << 10)
-#define CONSOLE_TAIL_MAX (1u << 20)
-
 static json_t *connection_json(const Airlock__Egress__V1__Connection *c)
 {
     char when[40];
     reply_rfc3339(c->time_unix_ms, when, sizeof(when));
-    const char *decision = c->decision == AIRLOCK__EGRESS__V1__DECISION__DECISION_ALLOW ? "allow"
-                                                                                        : "deny";
+    const char *decision = gw_decision_name(c->decision);
     return json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}", "seq", (json_int_t)c->seq,
                      "time", when, "protocol", c->protocol, "dest_ip", c->dest_ip, "dest_port",
                      (json_int_t)c->dest_port, "name", c->name, "decision", decision, "reason",
@@ -52,7 +47,7 @@ enum MHD_Result handle_network_log(struct gw_request *r)
 {
     enum MHD_Result rc = MHD_NO;
     uint64_t limit = 0, after = 0;
-    if (!gw_query_uint(r, "limit", 1, NETWORK_LOG_MAX_LIMIT, &limit, &rc) ||
+    if (!gw_query_uint(r, "limit", 1, GW_NETWORK_LOG_MAX_LIMIT, &limit, &rc) ||
         !gw_query_uint(r, "after_seq", 0, UINT64_MAX, &after, &rc))
         return rc;
     Airlock__Vmhost__V1__ListConnectionsRequest req =
@@ -78,8 +73,8 @@ enum MHD_Result handle_network_log(struct gw_request *r)
 enum MHD_Result handle_console_log(struct gw_request *r)
 {
     enum MHD_Result rc = MHD_NO;
-    uint64_t tail = CONSOLE_TAIL_DEFAULT;
-    if (!gw_query_uint(r, "tail", 1, CONSOLE_TAIL_MAX, &tail, &rc))
+    uint64_t tail = GW_CONSOLE_TAIL_DEFAULT;
+    if (!gw_query_uint(r, "tail", 1, GW_CONSOLE_TAIL_MAX, &tail, &rc))
         return rc;
     Airlock__Vmhost__V1__GetConsoleLogRequest req =
         AIRLOCK__VMHOST__V1__GET_CONSOLE_LOG_REQUEST__INIT;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "gateway.h"
+#include "egress.pb-c.h"
 #include "scheduler.pb-c.h"
 
 #define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
@@ -71,6 +72,17 @@ grpc_status_code gw_sandbox_ref_call(struct gateway *gw, const struct gw_caller 
                                      const char *method, const char *id,
                                      const ProtobufCMessageDescriptor *resp_desc,
                                      ProtobufCMessage **resp, char *err, size_t errlen);
+
+/* Bounds of the logs a sandbox leaves on its node (REST and gRPC). */
+#define GW_CONSOLE_TAIL_DEFAULT (64u << 10)
+#define GW_CONSOLE_TAIL_MAX (1u << 20)
+#define GW_NETWORK_LOG_MAX_LIMIT 10000
+
+/* An egress decision as both APIs spell it: "allow" or "deny". */
+static inline const char *gw_decision_name(Airlock__Egress__V1__Decision d)
+{
+    return d == AIRLOCK__EGRESS__V1__DECISION__DECISION_ALLOW ? "allow" : "deny";
+}
 
 /* The vmhost channel of sandbox sb's node, whatever its state (logs), or
  * UNAVAILABLE when the node cannot be reached. */

@@ -13,6 +13,7 @@ No timing assertions. Two VMs in all (A's sandbox and one fork of it);
 projects and keys are made with the admin key over REST, the only API that
 has them."""
 import os
+import time
 import queue
 import sys
 import threading
@@ -173,6 +174,7 @@ def main():
     check_exec(a, sid)
     check_processes(a, sid)
     check_files(a, sid)
+    check_logs(a, sid)
     check_checkpoints(a, sid)
     check_lifecycle(a, sid)
     check_tenancy(a, b, sid)
@@ -340,6 +342,35 @@ def check_files(a, sid):
     expect_error(lambda: write_file(a, sid, "rel", b"x"), inval, "path", "WriteFile to a relative path")
 
 
+def check_logs(a, sid):
+    """GetConsoleLog has what the guest wrote to its console (tail bounded);
+    ListConnections has the DNS question the guest just asked."""
+    marker = "grpc-console-marker-%d" % os.getpid()
+    exec_output(a, sid, ["sh", "-c", "echo %s > /dev/console; getent hosts grpc-log.test; true"
+                         % marker])
+    # The guest's UART sends after echo returns: the loop only bounds that.
+    for _ in range(100):
+        log = a.GetConsoleLog(pb.ConsoleLogRequest(id=sid))
+        if marker.encode() in log.data:
+            break
+        time.sleep(0.1)
+    check(marker.encode() in log.data, "GetConsoleLog has what the guest wrote")
+    tail = a.GetConsoleLog(pb.ConsoleLogRequest(id=sid, tail_bytes=8))
+    check(len(tail.data) <= 8 and tail.truncated and log.data.endswith(tail.data),
+          "GetConsoleLog tail_bytes=8: %r" % tail.data)
+    expect_error(lambda: a.GetConsoleLog(pb.ConsoleLogRequest(id=sid, tail_bytes=2 << 20)),
+                 grpc.StatusCode.INVALID_ARGUMENT, "tail_bytes", "GetConsoleLog over 1 MiB")
+    conns = a.ListConnections(pb.ListConnectionsRequest(id=sid)).connections
+    asked = [c for c in conns if c.protocol == "dns" and c.name == "grpc-log.test"]
+    check(asked and asked[-1].decision in ("allow", "deny") and asked[-1].time.endswith("Z"),
+          "ListConnections has the guest's DNS question: %s" % list(conns))
+    newest = a.ListConnections(pb.ListConnectionsRequest(id=sid, limit=1)).connections
+    check(len(newest) == 1 and newest[0].seq == max(c.seq for c in conns),
+          "ListConnections limit=1 is the newest entry")
+    expect_error(lambda: a.ListConnections(pb.ListConnectionsRequest(id=sid, limit=99999)),
+                 grpc.StatusCode.INVALID_ARGUMENT, "limit", "ListConnections limit over 10000")
+
+
 def check_checkpoints(a, sid):
     inval = grpc.StatusCode.INVALID_ARGUMENT
     for request, fragment in [(pb.CreateCheckpointRequest(id=sid), "name"),
@@ -449,6 +480,8 @@ def check_tenancy(a, b, sid):
         ("ReadFile", lambda: read_file(b, sid, "/root/blob.bin")),
         ("WriteFile", lambda: write_file(b, sid, "/root/evil", b"x")),
         ("ListDir", lambda: b.ListDir(pb.PathRequest(id=sid, path="/root"))),
+        ("GetConsoleLog", lambda: b.GetConsoleLog(pb.ConsoleLogRequest(id=sid))),
+        ("ListConnections", lambda: b.ListConnections(pb.ListConnectionsRequest(id=sid))),
         ("StatFile", lambda: b.StatFile(pb.PathRequest(id=sid, path="/root/blob.bin"))),
         ("MakeDir", lambda: b.MakeDir(pb.MakeDirRequest(id=sid, path="/root/evil-dir"))),
         ("RemoveFile", lambda: b.RemoveFile(pb.PathRequest(id=sid, path="/root/blob.bin"))),
