@@ -138,7 +138,10 @@ def main():
 
 def check_logs(sid, key, other_key):
     marker = "cli-console-%d" % os.getpid()
-    airlock("exec", sid, "--", "sh", "-c", "echo %s > /dev/console" % marker, key=key)
+    # tcdrain: echo would return before the guest's UART sent the bytes.
+    airlock("exec", sid, "--", "python3", "-c",
+            "import os, termios; fd = os.open('/dev/console', os.O_WRONLY); "
+            "os.write(fd, b'%s\\n'); termios.tcdrain(fd)" % marker, key=key)
     rc, out, err = airlock("logs", "--tail", "4096", sid, key=key)
     check(rc == 0 and marker in out, "logs prints the console: %d %r %r" % (rc, out[-200:], err))
     rc, out, _ = airlock("--json", "logs", sid, key=key)
