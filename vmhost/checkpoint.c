@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,19 +100,31 @@ static void end(struct sandbox *sb, struct guest_channel *ch)
     pthread_mutex_unlock(&sb->lock);
 }
 
-/* Disk (and, full, the VM state) into the existing directory f->dir. */
+/* Where a checkpoint's time went, in microseconds (logged). */
+struct checkpoint_timing {
+    int64_t stop_us, save_us, disk_us, cont_us, fsync_us;
+};
+
+/* Disk (and, full, the VM state) into the existing directory f->dir;
+ * durable: fsynced (a temporary one for a fork is not: it goes when the
+ * fork is made, and a crash leaves it to the leftover cleanup). */
 static int write_checkpoint(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
-                            const struct checkpoint_files *f, char *err, size_t errlen)
+                            const struct checkpoint_files *f, bool durable,
+                            struct checkpoint_timing *t, char *err, size_t errlen)
 {
     if (!f->full && sandbox_guest_run(ch, "sync", CHECKPOINT_SYNC_TIMEOUT_MS, err, errlen) < 0)
         return -1;
+    int64_t t0 = clock_monotonic_us();
     if (vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
         return -1;
+    int64_t stopped = clock_monotonic_us();
     int rc = 0;
-    if ((f->full &&
-         vm_save_full_state(vm, f->state, CHECKPOINT_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
-        store_clone_file(sb->disk, f->disk, err, errlen) < 0)
+    if (f->full && vm_save_full_state(vm, f->state, CHECKPOINT_MIGRATE_TIMEOUT_MS, err, errlen) < 0)
         rc = -1;
+    int64_t saved = clock_monotonic_us();
+    if (rc == 0 && store_clone_file(sb->disk, f->disk, err, errlen) < 0)
+        rc = -1;
+    int64_t cloned = clock_monotonic_us();
     /* After a completed migration QEMU still runs the VM on cont. */
     char cerr[256];
     if (vm_qmp_command(vm, "cont", NULL, cerr, sizeof(cerr)) < 0) {
@@ -121,11 +134,31 @@ static int write_checkpoint(struct sandbox *sb, struct vm *vm, struct guest_chan
             snprintf(err, errlen, "continue the VM: %s", cerr);
         rc = -1;
     }
-    if (rc == 0 && (fs_fsync_file(f->disk, err, errlen) < 0 ||
-                    (f->full && fs_fsync_file(f->state, err, errlen) < 0) ||
-                    fs_fsync_dir(f->dir, err, errlen) < 0))
+    int64_t continued = clock_monotonic_us();
+    if (rc == 0 && durable &&
+        (fs_fsync_file(f->disk, err, errlen) < 0 ||
+         (f->full && fs_fsync_file(f->state, err, errlen) < 0) ||
+         fs_fsync_dir(f->dir, err, errlen) < 0))
         rc = -1;
+    *t = (struct checkpoint_timing){ .stop_us = stopped - t0,
+                                     .save_us = saved - stopped,
+                                     .disk_us = cloned - saved,
+                                     .cont_us = continued - cloned,
+                                     .fsync_us = clock_monotonic_us() - continued };
     return rc;
+}
+
+static void log_timing(const struct sandbox *sb, const char *name,
+                       const struct checkpoint_files *f, const struct checkpoint_timing *t)
+{
+    struct stat st;
+    long long state_kib = f->full && stat(f->state, &st) == 0 ? (long long)st.st_size >> 10 : 0;
+    log_info("checkpoint written",
+             "sandbox=%s checkpoint=%s kind=%s state_kib=%lld stop_us=%lld save_us=%lld "
+             "disk_us=%lld cont_us=%lld fsync_us=%lld",
+             sb->id, name, f->full ? "full" : "disk", state_kib, (long long)t->stop_us,
+             (long long)t->save_us, (long long)t->disk_us, (long long)t->cont_us,
+             (long long)t->fsync_us);
 }
 
 /* Written to checkpoints/.tmp-<name>, renamed to checkpoints/<name>. */
@@ -133,7 +166,7 @@ static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct 
                                       const char *name, bool full, char *err, size_t errlen)
 {
     char parent[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], ignored[256];
-    struct checkpoint_files f = { .full = full };
+    struct checkpoint_files f = { .full = full, .state_fd = -1 };
     if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0 ||
         checkpoint_dir(sb, ".tmp-", name, tmp, sizeof(tmp), err, errlen) < 0 ||
         checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
@@ -152,8 +185,10 @@ static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct 
         snprintf(err, errlen, "create %s: %s", tmp, strerror(errno));
         return SANDBOX_ERR_INTERNAL;
     }
-    if (write_checkpoint(sb, vm, ch, &f, err, errlen) < 0)
+    struct checkpoint_timing t = { 0 };
+    if (write_checkpoint(sb, vm, ch, &f, true, &t, err, errlen) < 0)
         goto fail;
+    log_timing(sb, name, &f, &t);
     if (rename(tmp, final) < 0) {
         snprintf(err, errlen, "rename %s to %s: %s", tmp, final, strerror(errno));
         goto fail;
@@ -310,6 +345,7 @@ static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool ful
         return -1;
     }
     f->full = full;
+    f->state_fd = -1;
     if (checkpoint_files_at(f, tmpl, err, errlen) < 0) {
         char ignored[256];
         fs_remove_tree(tmpl, ignored, sizeof(ignored));
@@ -354,14 +390,25 @@ enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoi
 {
     struct vm *vm;
     struct guest_channel *ch;
-    enum sandbox_error rc = begin(sb, true, &vm, &ch, err, errlen);
+    /* The state goes to memory, not the store: no room needed there. */
+    enum sandbox_error rc = begin(sb, false, &vm, &ch, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
     if (make_pin_dir(sb, out, true, err, errlen) < 0) {
         rc = SANDBOX_ERR_INTERNAL;
-    } else if (write_checkpoint(sb, vm, ch, out, err, errlen) < 0) {
+    } else if ((out->state_fd = memfd_create("airlock-fork-state", MFD_CLOEXEC)) < 0 ||
+               fs_path(out->state, sizeof(out->state), "/proc/self/fd/%d", out->state_fd) < 0) {
+        snprintf(err, errlen, "memfd for the fork's VM state: %s", strerror(errno));
         checkpoint_unpin(out);
         rc = SANDBOX_ERR_INTERNAL;
+    } else {
+        struct checkpoint_timing t = { 0 };
+        if (write_checkpoint(sb, vm, ch, out, false, &t, err, errlen) < 0) {
+            checkpoint_unpin(out);
+            rc = SANDBOX_ERR_INTERNAL;
+        } else {
+            log_timing(sb, "(temporary)", out, &t);
+        }
     }
     end(sb, ch);
     return rc;
@@ -369,6 +416,10 @@ enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoi
 
 void checkpoint_unpin(struct checkpoint_files *f)
 {
+    if (f->state_fd >= 0) {
+        close(f->state_fd);
+        f->state_fd = -1;
+    }
     char err[256];
     if (fs_remove_tree(f->dir, err, sizeof(err)) < 0)
         log_warn("cannot remove a pinned checkpoint", "dir=%s error=\"%s\"", f->dir, err);

@@ -28,12 +28,15 @@ struct checkpoint_info {
 };
 
 /* A pinned or temporary checkpoint: dir holds disk.ext4 and, when full,
- * state. Removed with checkpoint_unpin(). */
+ * state. Removed with checkpoint_unpin(). A temporary one keeps its state
+ * in memory instead: state_fd, a memfd that state names as
+ * /proc/self/fd/N (each open of it reads from the start); else -1. */
 struct checkpoint_files {
     char dir[PATH_MAX];
     char disk[PATH_MAX];
     char state[PATH_MAX];
     bool full;
+    int state_fd;
 };
 
 /* Only a running sandbox can be checkpointed (SANDBOX_ERR_STATE naming its
@@ -50,8 +53,9 @@ enum sandbox_error checkpoint_delete(struct sandbox *sb, const char *name, char 
 /* Hard links of checkpoint name's files (SANDBOX_ERR_NOT_FOUND naming it). */
 enum sandbox_error checkpoint_pin(struct sandbox *sb, const char *name,
                                   struct checkpoint_files *out, char *err, size_t errlen);
-/* A full checkpoint of the running sandbox straight into a pin directory,
- * for a fork of the live sandbox. */
+/* A full checkpoint of the running sandbox for a fork of the live
+ * sandbox: the disk straight into a pin directory, the VM state into
+ * memory; neither fsynced (nothing needs it after the fork). */
 enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
                                              char *err, size_t errlen);
 void checkpoint_unpin(struct checkpoint_files *f);

@@ -5,7 +5,9 @@
  * restored sandbox maps the template's memory file privately, share=off:
  * its dirty pages exist only in QEMU's anonymous copy-on-write pages, and
  * QEMU migrates a non-shared RAM block in full anyway). Both sides of a
- * migration must agree on x-ignore-shared: it changes the stream format. */
+ * migration must agree on x-ignore-shared: it changes the stream format.
+ * The state file goes to QEMU as an open fd either way (getfd, then fd:):
+ * no shell and no cat are started. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,16 +16,6 @@
 #include <unistd.h>
 
 #include "vm_internal.h"
-
-/* The state path goes through QEMU's "exec:" URI, i.e. /bin/sh -c. */
-static bool path_is_shell_safe(const char *p)
-{
-    for (; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              strchr("/._+-", *p)))
-            return false;
-    return true;
-}
 
 static long long ms_now(void)
 {
@@ -101,20 +93,20 @@ static int migrate_locked(struct vm *vm, const char *command, const char *uri, b
     return wait_migration_locked(vm, command, timeout_ms, err, errlen);
 }
 
-static int migrate_with_file(struct vm *vm, const char *command, const char *uri_fmt,
-                             const char *state_path, bool ignore_shared, int timeout_ms, char *err,
-                             size_t errlen)
+/* Hands QEMU fd under fdname (it gets its own copy), then runs command
+ * (migrate or migrate-incoming) on "fd:fdname". */
+static int migrate_fd(struct vm *vm, const char *command, const char *fdname, int fd,
+                      bool ignore_shared, int timeout_ms, char *err, size_t errlen)
 {
-    if (!path_is_shell_safe(state_path)) {
-        snprintf(err, errlen, "%s: state path %s has characters other than A-Z a-z 0-9 / . _ + -",
-                 command, state_path);
-        return -1;
-    }
-    char uri[PATH_MAX + 32];
-    snprintf(uri, sizeof(uri), uri_fmt, state_path);
+    char uri[64];
+    snprintf(uri, sizeof(uri), "fd:%s", fdname);
+    json_t *args = json_pack("{s:s}", "fdname", fdname);
     pthread_mutex_lock(&vm->qmp_lock);
-    int rc = migrate_locked(vm, command, uri, ignore_shared, timeout_ms, err, errlen);
+    int rc = qmp_execute_fd(&vm->qmp, "getfd", args, fd, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = migrate_locked(vm, command, uri, ignore_shared, timeout_ms, err, errlen);
     pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(args);
     return rc;
 }
 
@@ -146,14 +138,19 @@ static int wait_migration_finalized(struct vm *vm, int timeout_ms, char *err, si
 static int save(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
                 char *err, size_t errlen)
 {
-    if (migrate_with_file(vm, "migrate", "exec:cat > %s", state_path, ignore_shared, timeout_ms,
-                          err, errlen) < 0)
+    int fd = open(state_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "create %s: %s", state_path, strerror(errno));
+        return -1;
+    }
+    int rc = migrate_fd(vm, "migrate", "outgoing-state", fd, ignore_shared, timeout_ms, err,
+                        errlen);
+    close(fd); /* QEMU has its own */
+    if (rc < 0)
         return -1;
     return wait_migration_finalized(vm, timeout_ms, err, errlen);
 }
 
-/* The state file goes to QEMU as an open fd (getfd, then fd:): unlike
- * exec:cat, no shell and no cat are started on the create path. */
 static int restore(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
                    char *err, size_t errlen)
 {
@@ -162,15 +159,9 @@ static int restore(struct vm *vm, const char *state_path, bool ignore_shared, in
         snprintf(err, errlen, "open %s: %s", state_path, strerror(errno));
         return -1;
     }
-    json_t *args = json_pack("{s:s}", "fdname", "incoming-state");
-    pthread_mutex_lock(&vm->qmp_lock);
-    int rc = qmp_execute_fd(&vm->qmp, "getfd", args, fd, NULL, 2000, err, errlen);
+    int rc = migrate_fd(vm, "migrate-incoming", "incoming-state", fd, ignore_shared, timeout_ms,
+                        err, errlen);
     close(fd); /* QEMU has its own */
-    if (rc == 0)
-        rc = migrate_locked(vm, "migrate-incoming", "fd:incoming-state", ignore_shared,
-                            timeout_ms, err, errlen);
-    pthread_mutex_unlock(&vm->qmp_lock);
-    json_decref(args);
     if (rc < 0)
         return -1;
     return vm_qmp_command(vm, "cont", NULL, err, errlen);

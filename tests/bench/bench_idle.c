@@ -61,16 +61,43 @@ static int exec_all(struct idle *d, struct bench_series *exec)
     return ok;
 }
 
+/* The rows of one sandbox's memory, in MiB, in the order printed. */
+enum { ROW_RSS, ROW_PSS, ROW_DIRTY, ROW_BEYOND, ROW_CLEAN, ROW_OWN, ROW_CODE, ROW_FILE, ROW_ANON,
+       ROW_OWN_SHARED, ROW_COST, N_ROWS };
+static const char *const row_names[N_ROWS] = {
+    [ROW_RSS] = "RSS per idle sandbox (QEMU)",
+    [ROW_PSS] = "PSS per idle sandbox",
+    [ROW_DIRTY] = "  of which guest pages it dirtied (private copies)",
+    [ROW_BEYOND] = "RSS beyond the pages it dirtied (target <= 64)",
+    [ROW_CLEAN] = "  of which clean template pages (shared by all)",
+    [ROW_OWN] = "  of which QEMU's own memory (outside guest RAM)",
+    [ROW_CODE] = "    TCG translated code",
+    [ROW_FILE] = "    QEMU binary and libraries",
+    [ROW_ANON] = "    heap, thread arenas, stacks",
+    [ROW_OWN_SHARED] = "    of these, pages other QEMUs map too",
+    [ROW_COST] = "PSS beyond the pages it dirtied (shared pages divided)",
+};
+
+static void memory_rows(const struct bench_qemu_memory *m, double v[N_ROWS])
+{
+    v[ROW_RSS] = m->rss_mib;
+    v[ROW_PSS] = m->pss_mib;
+    v[ROW_DIRTY] = m->ram_dirty_mib;
+    v[ROW_BEYOND] = m->rss_mib - m->ram_dirty_mib;
+    v[ROW_CLEAN] = m->ram_rss_mib - m->ram_dirty_mib;
+    v[ROW_OWN] = m->rss_mib - m->ram_rss_mib;
+    v[ROW_CODE] = m->code_mib;
+    v[ROW_FILE] = m->file_mib;
+    v[ROW_ANON] = m->anon_mib;
+    v[ROW_OWN_SHARED] = m->own_shared_mib;
+    v[ROW_COST] = m->pss_mib - m->ram_dirty_mib;
+}
+
 static void measure_memory(struct idle *d, struct bench_report *r, long avail_before)
 {
-    struct bench_series *rss = bench_report_series(r, "MiB", "RSS per idle sandbox (QEMU)");
-    struct bench_series *pss = bench_report_series(r, "MiB", "PSS per idle sandbox");
-    struct bench_series *dirty =
-        bench_report_series(r, "MiB", "  of which guest pages it dirtied (private copies)");
-    struct bench_series *beyond =
-        bench_report_series(r, "MiB", "RSS beyond the pages it dirtied (target <= 64)");
-    struct bench_series *own =
-        bench_report_series(r, "MiB", "QEMU's own memory (outside guest RAM)");
+    struct bench_series *rows[N_ROWS];
+    for (int k = 0; k < N_ROWS; k++)
+        rows[k] = bench_report_series(r, "MiB", "%s", row_names[k]);
     struct bench_series *total = bench_report_series(r, "MiB", "total RSS of all idle sandboxes");
     struct bench_series *host = bench_report_series(r, "MiB", "host memory used per sandbox");
     double sum = 0;
@@ -79,11 +106,10 @@ static void measure_memory(struct idle *d, struct bench_report *r, long avail_be
         int pid = bench_qemu_pid(&d->vh, d->ids[i]);
         if (pid < 0 || bench_qemu_memory(pid, &m) < 0)
             continue;
-        bench_series_add(rss, m.rss_mib);
-        bench_series_add(pss, m.pss_mib);
-        bench_series_add(dirty, m.ram_dirty_mib);
-        bench_series_add(beyond, m.rss_mib - m.ram_dirty_mib);
-        bench_series_add(own, m.rss_mib - m.ram_rss_mib);
+        double v[N_ROWS];
+        memory_rows(&m, v);
+        for (int k = 0; k < N_ROWS; k++)
+            bench_series_add(rows[k], v[k]);
         sum += m.rss_mib;
     }
     bench_series_add(total, sum);

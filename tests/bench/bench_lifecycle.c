@@ -9,12 +9,17 @@
  *                                 disk, memory and devices; deleted after
  *   fork                          ForkSandbox count 1 of the live sandbox
  *                                 (a temporary full checkpoint); the fork
- *                                 is deleted after */
+ *                                 is deleted after; with vmhost's
+ *                                 breakdown of the forks at concurrency 1
+ *
+ * AIRLOCK_BENCH_LIFECYCLE=fork,suspend,... measures only the operations
+ * whose names start with one of those words (default: all). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "bench_log.h"
 
 #define LIFECYCLE_WORKERS 8
 #define LIFECYCLE_TIMEOUT_MS 300000
@@ -130,13 +135,68 @@ static int delete_fork(void *arg, int w, int r)
     return rc;
 }
 
+/* Whether AIRLOCK_BENCH_LIFECYCLE (unset: all) names an operation name
+ * starts with. */
+static bool chosen(const char *name)
+{
+    const char *list = getenv("AIRLOCK_BENCH_LIFECYCLE");
+    if (!list || !*list)
+        return true;
+    char *copy = strdup(list), *save = NULL;
+    bool found = false;
+    for (char *w = copy ? strtok_r(copy, ",", &save) : NULL; w && !found;
+         w = strtok_r(NULL, ",", &save))
+        found = strncmp(name, w, strlen(w)) == 0;
+    free(copy);
+    return found;
+}
+
+/* A fork's stages from vmhost's log: its temporary checkpoint, then the
+ * create of the fork (from=checkpoint). */
+static const struct bench_stage fork_stages[] = {
+    { "checkpoint_ms", "fork: temporary checkpoint of the source" },
+    { "create_ms", "fork: create of the fork from it" },
+    { NULL, NULL },
+};
+static const struct bench_stage checkpoint_stages[] = {
+    { "stop_us", "checkpoint: QMP stop" },
+    { "save_us", "checkpoint: VM state saved (guest RAM)" },
+    { "disk_us", "checkpoint: disk reflink" },
+    { "cont_us", "checkpoint: QMP cont" },
+    { "fsync_us", "checkpoint: fsync" },
+    { NULL, NULL },
+};
+static const struct bench_stage fork_create_stages[] = {
+    { "net_us", "create: network" },
+    { "qemu_us", "create: QEMU start → QMP" },
+    { "restore_us", "create: state load + cont" },
+    { "hello_us", "create: guest's first answer" },
+    { "init_us", "create: guest init" },
+    { NULL, NULL },
+};
+
+static void fork_breakdown(struct bench_report *rep, const struct itest_vmhost *vh, long mark)
+{
+    const char *const forked[] = { "msg=\"sandbox forked\"", " from=live ", NULL };
+    const char *const written[] = { "msg=\"checkpoint written\"", "(temporary)", NULL };
+    bench_log_series(rep, vh->log_path, mark, forked, fork_stages);
+    bench_log_series(rep, vh->log_path, mark, written, checkpoint_stages);
+    bench_log_breakdown(rep, vh, mark, "checkpoint", fork_create_stages);
+}
+
 /* One operation at concurrency 1 (runs) and 8 (rounds of 8). */
 static int both(struct bench_ctx *ctx, const struct bench_op *op, const char *name, int runs,
                 int rounds)
 {
+    if (!chosen(name))
+        return 0;
     fprintf(stderr, "bench: %s (%d, then %d x %d)\n", name, runs, rounds, LIFECYCLE_WORKERS);
     struct bench_report *rep = ctx->report;
+    struct lifecycle *l = op->arg;
+    long mark = bench_log_mark(l->vh->log_path);
     int rc = bench_rounds(op, 1, runs, bench_report_series(rep, "ms", "%s, concurrency 1", name));
+    if (op->run == fork_one)
+        fork_breakdown(rep, l->vh, mark);
     if (bench_rounds(op, LIFECYCLE_WORKERS, rounds,
                      bench_report_series(rep, "ms", "%s, concurrency %d", name,
                                          LIFECYCLE_WORKERS)) < 0)

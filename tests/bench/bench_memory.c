@@ -2,7 +2,10 @@
  * totals, and the guest RAM mapping (the template's memory file mapped
  * privately, found by the mem-path= on QEMU's command line) split into the
  * pages the guest dirtied (private copies) and clean pages shared with
- * every sandbox of the template through the page cache. */
+ * every sandbox of the template through the page cache; and QEMU's own
+ * memory by kind: TCG's code buffer (the one anonymous mapping that is
+ * writable and executable), mapped files (binary, libraries), the rest
+ * (heap, arenas, stacks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@ int bench_qemu_memory(int pid, struct bench_qemu_memory *out)
         return -1;
     char line[4608];
     bool in_ram = false;
+    double *own = &out->anon_mib; /* the kind of the current mapping outside guest RAM */
     while (fgets(line, sizeof(line), f)) {
         unsigned long long kib;
         char field[64];
@@ -52,10 +56,14 @@ int bench_qemu_memory(int pid, struct bench_qemu_memory *out)
                 out->rss_mib += mib;
                 if (in_ram)
                     out->ram_rss_mib += mib;
+                else
+                    *own += mib;
             } else if (strcmp(field, "Pss") == 0) {
                 out->pss_mib += mib;
             } else if (strcmp(field, "Private_Dirty") == 0 && in_ram) {
                 out->ram_dirty_mib += mib;
+            } else if (strncmp(field, "Shared_", 7) == 0 && !in_ram) {
+                out->own_shared_mib += mib;
             }
             continue;
         }
@@ -63,6 +71,11 @@ int bench_qemu_memory(int pid, struct bench_qemu_memory *out)
         const char *name = strchr(line, '/');
         in_ram = ram[0] && name && strncmp(name, ram, strlen(ram)) == 0 &&
                  (name[strlen(ram)] == '\n' || name[strlen(ram)] == '\0');
+        char perms[8] = "";
+        sscanf(line, "%*s %7s", perms);
+        own = name                             ? &out->file_mib
+            : strncmp(perms, "rwx", 3) == 0 ? &out->code_mib
+                                             : &out->anon_mib;
     }
     fclose(f);
     return 0;

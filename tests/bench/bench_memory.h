@@ -10,6 +10,11 @@ struct bench_qemu_memory {
     double pss_mib;       /* shared pages divided among their users */
     double ram_rss_mib;   /* of that, guest RAM (the template's memory file) */
     double ram_dirty_mib; /* guest RAM pages the guest wrote: private copies */
+    /* QEMU's own (rss - ram_rss), by kind of mapping: */
+    double code_mib; /* TCG's translated code (the anonymous rwx buffer) */
+    double file_mib; /* QEMU's binary, libraries and other files it maps */
+    double anon_mib; /* heap, thread arenas and stacks: everything else */
+    double own_shared_mib; /* of QEMU's own, pages other processes map too */
 };
 
 int bench_qemu_memory(int pid, struct bench_qemu_memory *out);
