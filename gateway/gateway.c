@@ -86,8 +86,11 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
         gw_request_fail(r, 400, "invalid_argument", "%s", id_err);
         return r;
     }
-    if (r->route->auth != GW_AUTH_NONE)
+    if (r->route->auth != GW_AUTH_NONE) {
+        int64_t started = clock_monotonic_us();
         authenticate(r);
+        r->auth_us = clock_monotonic_us() - started;
+    }
     if (!r->pending_status && r->route->upload_begin)
         r->route->upload_begin(r);
     return r;
@@ -141,10 +144,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     int64_t ms = clock_monotonic_ms() - r->started_ms;
     int route_index = r->route ? (int)(r->route - gw_routes) : -1;
     gw_metrics_end(&gw->metrics, route_index, r->status, ms);
-    log_info("http request", "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld%s",
-             r->id, r->route ? r->route->method : "-", r->route ? r->route->pattern : "-",
+    log_info("http request",
+             "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld auth_us=%lld%s", r->id,
+             r->route ? r->route->method : "-", r->route ? r->route->pattern : "-",
              r->path_id[0] ? r->path_id : "-", r->project_id[0] ? r->project_id : "-", r->status,
-             (long long)ms, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=true");
+             (long long)ms, (long long)r->auth_us,
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=true");
     strbuf_free(&r->body);
     free(r);
     *con_cls = NULL;

@@ -7,7 +7,9 @@
 
 #include "strbuf.h"
 
-#define GW_METRICS_MAX_ROUTES 48
+/* At least gw_routes_count (routes.c): a route past it would be counted
+ * as unmatched (controlplane.rest_api checks every route shows up). */
+#define GW_METRICS_MAX_ROUTES 96
 
 struct gw_route_counters {
     uint64_t by_class[6];   /* index status/100: 1xx..5xx */

@@ -93,6 +93,10 @@ static const char *const migrations[] = {
     "ALTER TABLE templates ADD COLUMN build_ms integer NOT NULL DEFAULT 0;"
     "CREATE UNIQUE INDEX templates_versions ON templates (project_id, name, version);"
     "ALTER TABLE nodes ADD COLUMN templates text[] NOT NULL DEFAULT '{}';",
+    /* 5: placement counts each node's creates in flight (NODES_PLACEMENT)
+     * on every create: without this it reads every row the node ever had,
+     * deleted ones included. */
+    "CREATE INDEX sandboxes_creating_by_node ON sandboxes (node_id) WHERE state = 'creating';",
 };
 
 const struct db_schema scheduler_schema = {

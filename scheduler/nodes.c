@@ -125,21 +125,11 @@ grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *
     char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     const char *params[] = { sandbox_id, dead_after };
-    /* Creates in flight count against a node until its heartbeat shows them
-     * (conservative: for a moment they may count twice). A named template
-     * lives on the nodes that built it or report it (docs/templates.md). */
-    PGresult *res = db_query(
-        &s->db,
-        "UPDATE sandboxes SET node_id = ("
-        "  SELECT n.id FROM nodes n"
-        "  WHERE n.last_seen > now() - make_interval(secs => $2::integer)"
-        "    AND n.capacity > n.sandboxes + (SELECT count(*) FROM sandboxes p"
-        "        WHERE p.node_id = n.id AND p.state = 'creating')"
-        "    AND (sandboxes.template = 'default' OR sandboxes.template = ANY(n.templates)"
-        "         OR n.id = (SELECT t.node_id FROM templates t WHERE t.id = sandboxes.template))"
-        "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
-        " WHERE id = $1 RETURNING coalesce(node_id, ''), template",
-        2, params, err, errlen);
+    PGresult *res = db_query(&s->db,
+                             "UPDATE sandboxes SET node_id = "
+                             NODES_PLACEMENT("sandboxes.template", "$2")
+                             " WHERE id = $1 RETURNING coalesce(node_id, ''), template",
+                             2, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     grpc_status_code st = GRPC_STATUS_OK;

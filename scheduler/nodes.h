@@ -12,9 +12,25 @@
 /* Subscribes to airlock.node.*.heartbeat; each heartbeat upserts its row. */
 int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
 
-/* Assigns sandbox_id to the live node (heard from within
- * cfg.node_dead_after_s) with the most free slots, then the most free
- * memory; node_id gets its id. RESOURCE_EXHAUSTED when none has room. */
+/* An SQL subquery: the id of the live node (heard from within the
+ * seconds in parameter dead_after) with the most free slots, then the
+ * most free memory, that has template `tpl` (an SQL text expression), or
+ * NULL when none has room. Creates in flight count against a node until
+ * its heartbeat shows them (conservative: for a moment they may count
+ * twice). A named template lives on the nodes that built it or report it
+ * (docs/templates.md). */
+#define NODES_PLACEMENT(tpl, dead_after)                                                  \
+    "(SELECT n.id FROM nodes n"                                                           \
+    "  WHERE n.last_seen > now() - make_interval(secs => " dead_after "::integer)"       \
+    "    AND n.capacity > n.sandboxes + (SELECT count(*) FROM sandboxes p"                \
+    "        WHERE p.node_id = n.id AND p.state = 'creating')"                            \
+    "    AND (" tpl " = 'default' OR " tpl " = ANY(n.templates)"                          \
+    "         OR n.id = (SELECT t.node_id FROM templates t WHERE t.id = " tpl "))"        \
+    "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
+
+/* Assigns sandbox_id (not placed when it was inserted) to NODES_PLACEMENT's
+ * node; node_id gets its id. RESOURCE_EXHAUSTED naming the template when
+ * none has room. */
 grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id,
                              size_t idlen, char *err, size_t errlen);
 

@@ -4,21 +4,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes.h"
 #include "template_store.h"
 
-/* Column order is what store_sandbox_msg() reads. */
-#define SANDBOX_SELECT                                                                    \
-    "SELECT s.id, s.project_id, s.state, s.template, s.cpus, s.memory_mb,"                \
+/* A sandbox row as store_sandbox_msg() reads it (this column order), from
+ * rows named s (the table or a CTE over it) joined with its node n. */
+#define SANDBOX_COLUMNS                                                                   \
+    " s.id, s.project_id, s.state, s.template, s.cpus, s.memory_mb,"                      \
     " coalesce(s.node_id, ''), coalesce(n.vmhost_addr, ''),"                              \
     " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
-    " coalesce(s.network::text, ''), s.ttl_s"                                             \
-    " FROM sandboxes s LEFT JOIN nodes n ON n.id = s.node_id"
+    " coalesce(s.network::text, ''), s.ttl_s"
+#define SANDBOX_COLUMN_COUNT 16
+#define SANDBOX_FROM(rows) " FROM " rows " s LEFT JOIN nodes n ON n.id = s.node_id"
+#define SANDBOX_SELECT "SELECT" SANDBOX_COLUMNS SANDBOX_FROM("sandboxes")
 
 /* A transition row's time as RFC3339 UTC with milliseconds. */
 #define TRANSITION_AT_RFC3339(column) \
     "to_char(" column " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/* The end of a statement that wrote sandbox rows s (a CTE): their audit
+ * row (the SQL expressions given) and the answer, the sandbox as
+ * store_sandbox_msg() reads it followed by the audit row's time. */
+#define AUDIT_ROW_AND_ANSWER(who, from, to, why, request_id)                              \
+    " t AS (INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why,"  \
+    "   request_id) SELECT id, " who ", " from ", " to ", " why ", " request_id            \
+    "   FROM s RETURNING at)"                                                              \
+    " SELECT" SANDBOX_COLUMNS ", " TRANSITION_AT_RFC3339("t.at") SANDBOX_FROM("s") ", t"
 
 static void event_fill(struct sandbox_event *ev, const char *project_id, const char *id,
                        const char *previous, const char *state, const char *at)
@@ -71,10 +84,10 @@ grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const 
                                    PGresult **out, char *err, size_t errlen)
 {
     const char *params[] = { project_id, id };
-    PGresult *res = db_query(db,
-                             SANDBOX_SELECT
-                             " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'",
-                             2, params, err, errlen);
+    PGresult *res = db_query_prepared(
+        db, "sandbox_get",
+        SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
+        err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     if (PQntuples(res) != 1) {
@@ -97,26 +110,35 @@ grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGres
     return *out ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
 }
 
-grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                      const char *id, const struct transition_note *note,
-                                      struct sandbox_event *created, char *existing_id,
-                                      size_t idlen, char *err, size_t errlen)
+/* Why nothing was inserted for req: its idempotency key names an earlier
+ * sandbox (*row, *existing), or its template is not the project's. */
+static grpc_status_code insert_refused(struct db *db,
+                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                      PGresult **row, bool *existing, char *err, size_t errlen)
 {
-    char cpus[16], memory[16], idle[16], ttl[16];
-    snprintf(cpus, sizeof(cpus), "%u", req->cpus);
-    snprintf(memory, sizeof(memory), "%u", req->memory_mb);
-    snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
-    snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
-    const char *params[] = { id,          req->project_id, req->template_, cpus,
-                             memory,      req->env_json,   req->metadata_json, idle,
-                             req->idempotency_key, note->who, note->request_id,
-                             req->network_json, ttl };
-    existing_id[0] = '\0';
+    PGresult *res;
+    if (*req->idempotency_key) {
+        const char *lookup[] = { req->project_id, req->idempotency_key };
+        res = db_query(db, SANDBOX_SELECT " WHERE s.project_id = $1 AND s.idempotency_key = $2", 2,
+                       lookup, err, errlen);
+        if (!res)
+            return GRPC_STATUS_UNAVAILABLE;
+        if (PQntuples(res) == 1 && strcmp(store_sandbox_state(res, 0), "deleted") == 0) {
+            snprintf(err, errlen, "sandbox %.80s not found", PQgetvalue(res, 0, 0));
+            PQclear(res);
+            return GRPC_STATUS_NOT_FOUND;
+        }
+        if (PQntuples(res) == 1) {
+            *row = res;
+            *existing = true;
+            return GRPC_STATUS_OK;
+        }
+        PQclear(res);
+    }
     const char *tparams[] = { req->template_, req->project_id };
-    PGresult *res = db_query(db,
-                             "SELECT 1 FROM templates WHERE id = $1"
-                             " AND (project_id IS NULL OR project_id = $2)",
-                             2, tparams, err, errlen);
+    res = db_query(db,
+                   "SELECT 1 FROM templates WHERE id = $1 AND (project_id IS NULL OR project_id = $2)",
+                   2, tparams, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     int templates = PQntuples(res);
@@ -125,40 +147,55 @@ grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V
         snprintf(err, errlen, "template: \"%.80s\" does not exist", req->template_);
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
-    /* The sandbox and its first transition in one statement (atomic); a
-     * duplicate idempotency key inserts neither. */
-    res = db_query(
-        db,
+    snprintf(err, errlen, "sandbox with idempotency key %.80s vanished", req->idempotency_key);
+    return GRPC_STATUS_ABORTED;
+}
+
+grpc_status_code store_sandbox_insert(struct db *db,
+                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                      const char *id, int node_dead_after_s,
+                                      const struct transition_note *note,
+                                      struct sandbox_event *created, PGresult **row,
+                                      bool *existing, char *err, size_t errlen)
+{
+    char cpus[16], memory[16], idle[16], ttl[16], dead_after[16];
+    snprintf(cpus, sizeof(cpus), "%u", req->cpus);
+    snprintf(memory, sizeof(memory), "%u", req->memory_mb);
+    snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
+    snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
+    snprintf(dead_after, sizeof(dead_after), "%d", node_dead_after_s);
+    const char *params[] = { id,          req->project_id, req->template_, cpus,
+                             memory,      req->env_json,   req->metadata_json, idle,
+                             req->idempotency_key, note->who, note->request_id,
+                             req->network_json, ttl, dead_after };
+    *row = NULL;
+    *existing = false;
+    /* One round trip: the template check, the placement (NULL when no
+     * node has room: create_on_node says why), the sandbox and its first
+     * transition, atomically, answered with the row. A duplicate
+     * idempotency key or an unknown template inserts nothing. */
+    PGresult *res = db_query_prepared(
+        db, "sandbox_insert",
         "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
-        "   metadata, idle_timeout_s, idempotency_key, network, ttl_s)"
-        "   VALUES ($1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer)"
-        "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING id)"
-        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
-        " SELECT id, $10, NULL, 'creating', 'create', $11 FROM s RETURNING "
-        TRANSITION_AT_RFC3339("at"),
-        13, params, err, errlen);
+        "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, node_id)"
+        "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, "
+        NODES_PLACEMENT("$3::text", "$14")
+        "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
+        "     AND (project_id IS NULL OR project_id = $2))"
+        "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
+        AUDIT_ROW_AND_ANSWER("$10", "NULL", "'creating'", "'create'", "$11"),
+        14, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
-    int inserted = PQntuples(res);
-    if (inserted)
-        event_fill(created, req->project_id, id, NULL, "creating", PQgetvalue(res, 0, 0));
-    PQclear(res);
-    if (inserted)
+    if (PQntuples(res) == 1) {
+        event_fill(created, req->project_id, id, NULL, "creating",
+                   PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
+        *row = res;
         return GRPC_STATUS_OK;
-    const char *lookup[] = { req->project_id, req->idempotency_key };
-    res = db_query(db, "SELECT id FROM sandboxes WHERE project_id = $1 AND idempotency_key = $2",
-                   2, lookup, err, errlen);
-    if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    if (PQntuples(res) == 1)
-        snprintf(existing_id, idlen, "%s", PQgetvalue(res, 0, 0));
-    PQclear(res);
-    if (!existing_id[0]) {
-        snprintf(err, errlen, "sandbox with idempotency key %.80s vanished", req->idempotency_key);
-        return GRPC_STATUS_ABORTED;
     }
-    return GRPC_STATUS_OK;
+    PQclear(res);
+    return insert_refused(db, req, row, existing, err, errlen);
 }
 
 grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
@@ -226,8 +263,11 @@ grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id
 
 grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
                                   enum sandbox_state to, const struct transition_note *note,
-                                  struct sandbox_event *committed, char *err, size_t errlen)
+                                  struct sandbox_event *committed, PGresult **row, char *err,
+                                  size_t errlen)
 {
+    if (row)
+        *row = NULL;
     if (!sandbox_transition_allowed(from, to)) {
         snprintf(err, errlen, "sandbox %s: %s → %s is not a transition of the state machine", id,
                  sandbox_state_name(from), sandbox_state_name(to));
@@ -235,25 +275,27 @@ grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_st
     }
     const char *params[] = { id,       sandbox_state_name(from), sandbox_state_name(to),
                              note->who, note->request_id,          note->why ? note->why : "" };
-    /* Compare-and-set on the state plus the audit row, atomically. */
-    PGresult *res = db_query(
-        db,
-        "WITH u AS (UPDATE sandboxes SET state = $3, updated_at = now(),"
+    /* Compare-and-set on the state plus the audit row, atomically,
+     * answered with the sandbox as it is now. */
+    PGresult *res = db_query_prepared(
+        db, "sandbox_transition",
+        "WITH s AS (UPDATE sandboxes SET state = $3, updated_at = now(),"
         "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"
-        "   WHERE id = $1 AND state = $2 RETURNING id, project_id),"
-        " t AS (INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why,"
-        "   request_id) SELECT id, $4, $2, $3, $6, $5 FROM u RETURNING at)"
-        " SELECT u.project_id, " TRANSITION_AT_RFC3339("t.at") " FROM u, t",
+        "   WHERE id = $1 AND state = $2 RETURNING *),"
+        AUDIT_ROW_AND_ANSWER("$4", "$2", "$3", "$6", "$5"),
         6, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
-    int done = PQntuples(res);
-    if (done)
-        event_fill(committed, PQgetvalue(res, 0, 0), id, sandbox_state_name(from),
-                   sandbox_state_name(to), PQgetvalue(res, 0, 1));
-    PQclear(res);
-    if (done)
+    if (PQntuples(res) == 1) {
+        event_fill(committed, PQgetvalue(res, 0, 1), id, sandbox_state_name(from),
+                   sandbox_state_name(to), PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
+        if (row)
+            *row = res;
+        else
+            PQclear(res);
         return GRPC_STATUS_OK;
+    }
+    PQclear(res);
     const char *lookup[] = { id };
     res = db_query(db, "SELECT state FROM sandboxes WHERE id = $1", 1, lookup, err, errlen);
     snprintf(err, errlen, "sandbox %s is %s now (expected %s)", id,

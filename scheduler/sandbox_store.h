@@ -41,14 +41,18 @@ grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const 
 grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
                                     char *err, size_t errlen);
 
-/* Inserts a creating sandbox named id with its first transition (*created
- * describes it). When the project already has a sandbox with this
- * idempotency key, nothing is inserted and *existing_id gets that
- * sandbox's id (else ""). */
-grpc_status_code store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                      const char *id, const struct transition_note *note,
-                                      struct sandbox_event *created, char *existing_id,
-                                      size_t idlen, char *err, size_t errlen);
+/* Inserts a creating sandbox named id, already placed on the live node
+ * with most room for it (nodes.h; no node when none has room), with its
+ * first transition (*created describes it); *row is the sandbox. When the
+ * project already has a sandbox with this idempotency key, nothing is
+ * inserted: *existing is set and *row is that sandbox (NOT_FOUND when it
+ * was deleted since). An unknown template is INVALID_ARGUMENT. */
+grpc_status_code store_sandbox_insert(struct db *db,
+                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                      const char *id, int node_dead_after_s,
+                                      const struct transition_note *note,
+                                      struct sandbox_event *created, PGresult **row,
+                                      bool *existing, char *err, size_t errlen);
 
 /* Frees the idempotency key of sandbox id (a create that never made it),
  * so a retry with the key creates anew. */
@@ -70,11 +74,13 @@ grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id
                                            const char *network_json, char *err, size_t errlen);
 
 /* from → to, checked against the state machine and committed with its
- * audit row; *committed describes it. FAILED_PRECONDITION (naming the
+ * audit row; *committed describes it and, when row is not NULL, *row is
+ * the sandbox as committed (PQclear it). FAILED_PRECONDITION (naming the
  * state found) when the sandbox is no longer in `from` — another request
  * moved it first. */
 grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
                                   enum sandbox_state to, const struct transition_note *note,
-                                  struct sandbox_event *committed, char *err, size_t errlen);
+                                  struct sandbox_event *committed, PGresult **row, char *err,
+                                  size_t errlen);
 
 #endif

@@ -8,6 +8,11 @@
 #include "schema.h"
 #include "tenancy.h"
 
+/* Statements of concurrent requests, heartbeats and controllers run side
+ * by side on 3 connections (the 4th is the migrations'): a create's commit
+ * waits only while three other statements run. */
+#define SCHEDULER_DB_CONNS 4
+
 static int nats_connect(struct scheduler *s, char *err, size_t errlen)
 {
     natsOptions *opts = NULL;
@@ -37,7 +42,7 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
-    if (db_open(&s->db, cfg->database_url, err, errlen) < 0)
+    if (db_open_pool(&s->db, cfg->database_url, SCHEDULER_DB_CONNS, err, errlen) < 0)
         return -1;
     if (db_migrate(&s->db, &scheduler_schema, tenancy_bootstrap, (void *)cfg->data_dir, err,
                    errlen) < 0)

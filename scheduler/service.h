@@ -26,6 +26,11 @@ const char *service_actor(const char *actor);
 grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
                                     enum sandbox_state to, const struct transition_note *note,
                                     char *err, size_t errlen);
+/* The same, answered with the sandbox as committed in *row (PQclear it). */
+grpc_status_code service_transition_row(struct scheduler *s, const char *id,
+                                        enum sandbox_state from, enum sandbox_state to,
+                                        const struct transition_note *note, PGresult **row,
+                                        char *err, size_t errlen);
 
 /* Runs a lifecycle op (pause, resume, suspend, delete) on the project's
  * sandbox id as the API does and the controllers do: planned by the state

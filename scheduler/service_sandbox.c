@@ -37,8 +37,16 @@ grpc_status_code service_transition(struct scheduler *s, const char *id, enum sa
                                     enum sandbox_state to, const struct transition_note *note,
                                     char *err, size_t errlen)
 {
+    return service_transition_row(s, id, from, to, note, NULL, err, errlen);
+}
+
+grpc_status_code service_transition_row(struct scheduler *s, const char *id,
+                                        enum sandbox_state from, enum sandbox_state to,
+                                        const struct transition_note *note, PGresult **row,
+                                        char *err, size_t errlen)
+{
     struct sandbox_event ev;
-    grpc_status_code st = store_transition(&s->db, id, from, to, note, &ev, err, errlen);
+    grpc_status_code st = store_transition(&s->db, id, from, to, note, &ev, row, err, errlen);
     if (st == GRPC_STATUS_OK)
         events_publish(s->nc, &ev);
     return st;
@@ -93,30 +101,59 @@ static bool create_request_valid(const struct scheduler_config *cfg,
     return ok;
 }
 
-/* Places (if not yet placed) and boots sandbox `id`, then commits
- * creating → running, or creating → error with the reason. */
-static grpc_status_code create_on_node(struct scheduler *s, const char *id,
-                                       const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                       const struct transition_note *note, char *err, size_t errlen)
+/* Where a create's time went, in µs (the "sandbox created" log line). */
+struct create_timing {
+    int64_t started, inserted, node_answered, committed;
+};
+
+/* Records a create that failed on the node: creating → error when the node
+ * may still have it, else creating → deleting → deleted with the reason. */
+static void create_failed(struct scheduler *s, const char *id, grpc_status_code st,
+                          const struct transition_note *failed)
 {
-    PGresult *row = NULL;
-    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, id, &row, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    char node[128];
-    snprintf(node, sizeof(node), "%s", store_sandbox_node(row, 0));
+    char terr[256];
+    /* A node that refused the create (egress down or refusing the policy,
+     * no capacity, ...) undid everything, and so did a create no node could
+     * be asked for: the sandbox never was. It leaves only its audit rows
+     * (creating → deleting → deleted with the reason) and frees its
+     * idempotency key for a retry. A node that did not answer in time may
+     * still have it: that one is an error for a delete (or the reconciler)
+     * to clean up. */
+    bool never_made = st != GRPC_STATUS_DEADLINE_EXCEEDED;
+    grpc_status_code recorded =
+        service_transition(s, id, SANDBOX_CREATING, never_made ? SANDBOX_DELETING : SANDBOX_ERROR,
+                           failed, terr, sizeof(terr));
+    if (recorded == GRPC_STATUS_OK && never_made &&
+        (recorded = service_transition(s, id, SANDBOX_DELETING, SANDBOX_DELETED, failed, terr,
+                                       sizeof(terr))) == GRPC_STATUS_OK)
+        recorded = store_sandbox_release_key(&s->db, id, terr, sizeof(terr));
+    if (recorded != GRPC_STATUS_OK)
+        log_warn("failed create not recorded", "sandbox=%s error=\"%s\"", id, terr);
+}
+
+/* Boots the creating sandbox in *row (placing it first if it has no node
+ * yet), then commits creating → running, answered with the running
+ * sandbox in *row; or creating → error/deleted with the reason. */
+static grpc_status_code create_on_node(struct scheduler *s, PGresult **row,
+                                       const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                       const struct transition_note *note,
+                                       struct create_timing *t, char *err, size_t errlen)
+{
+    char id[72], node[128];
+    snprintf(id, sizeof(id), "%s", PQgetvalue(*row, 0, 0));
+    snprintf(node, sizeof(node), "%s", store_sandbox_node(*row, 0));
     Airlock__Scheduler__V1__Sandbox stored;
-    store_sandbox_msg(row, 0, &stored);
+    store_sandbox_msg(*row, 0, &stored);
     Airlock__Vmhost__V1__CreateSandboxRequest creq = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
-    creq.id = (char *)id;
-    creq.template_ = (char *)store_sandbox_template_id(row, 0); /* the node's name for it */
+    creq.id = id;
+    creq.template_ = (char *)store_sandbox_template_id(*row, 0); /* the node's name for it */
     creq.vcpus = stored.cpus;
     creq.memory_mb = stored.memory_mb;
     /* egress injects this project's credentials (vault). */
     creq.project_id = (char *)req->project_id;
     /* The stored policy, not the request's: a retry may carry none. */
     struct node_policy policy;
-    st = node_policy_load(&policy, stored.network_json, err, errlen);
+    grpc_status_code st = node_policy_load(&policy, stored.network_json, err, errlen);
     creq.policy = node_policy_msg(&policy);
     if (st == GRPC_STATUS_OK && !node[0])
         st = nodes_place(s, id, node, sizeof(node), err, errlen);
@@ -128,37 +165,20 @@ static grpc_status_code create_on_node(struct scheduler *s, const char *id,
         log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
                  note->request_id, id, node, attempt);
     }
+    t->node_answered = clock_monotonic_us();
     node_policy_free(&policy);
-    PQclear(row);
+    PQclear(*row); /* creq and stored pointed into it */
+    *row = NULL;
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (st == GRPC_STATUS_OK)
-        return service_transition(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, err, errlen);
+        return service_transition_row(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, row, err,
+                                      errlen);
     char why[1200];
     snprintf(why, sizeof(why), "create on node %s failed: %.900s", node[0] ? node : "(none)", err);
     snprintf(err, errlen, "sandbox %s: %s", id, why);
     struct transition_note failed = { note->who, why, note->request_id };
-    char terr[256];
-    /* A node that refused the create (egress down or refusing the policy,
-     * no capacity, ...) undid everything, and so did a create no node could
-     * be asked for: the sandbox never was. It leaves only its audit rows
-     * (creating → deleting → deleted with the reason) and frees its
-     * idempotency key for a retry. A node that did not answer in time may
-     * still have it: that one is an error for a delete (or the reconciler)
-     * to clean up. */
-    bool never_made = st != GRPC_STATUS_DEADLINE_EXCEEDED;
-    grpc_status_code recorded =
-        never_made
-            ? service_transition(s, id, SANDBOX_CREATING, SANDBOX_DELETING, &failed, terr,
-                                 sizeof(terr))
-            : service_transition(s, id, SANDBOX_CREATING, SANDBOX_ERROR, &failed, terr,
-                                 sizeof(terr));
-    if (recorded == GRPC_STATUS_OK && never_made &&
-        (recorded = service_transition(s, id, SANDBOX_DELETING, SANDBOX_DELETED, &failed, terr,
-                                       sizeof(terr))) == GRPC_STATUS_OK)
-        recorded = store_sandbox_release_key(&s->db, id, terr, sizeof(terr));
-    if (recorded != GRPC_STATUS_OK)
-        log_warn("failed create not recorded", "sandbox=%s error=\"%s\"", id, terr);
+    create_failed(s, id, st, &failed);
     return st;
 }
 
@@ -170,8 +190,8 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
     if (!received)
         return;
     Airlock__Scheduler__V1__CreateSandboxRequest effective = *received, *req = &effective;
-    int64_t t0 = clock_monotonic_ms();
-    char id[64], existing[64] = "", err[2048];
+    struct create_timing t = { .started = clock_monotonic_us() };
+    char id[64], err[2048];
     PGresult *row = NULL;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
     struct transition_note note = { service_actor(req->actor), "create", req->request_id };
@@ -188,35 +208,43 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         goto out;
     }
     struct sandbox_event created;
-    st = store_sandbox_insert(&s->db, req, id, &note, &created, existing, sizeof(existing), err,
-                              sizeof(err));
+    bool existing;
+    st = store_sandbox_insert(&s->db, req, id, s->cfg.node_dead_after_s, &note, &created, &row,
+                              &existing, err, sizeof(err));
+    t.inserted = clock_monotonic_us();
     if (st != GRPC_STATUS_OK)
         goto out;
-    if (!existing[0])
+    if (!existing) {
         events_publish(s->nc, &created);
-    if (existing[0]) {
+    } else {
         /* A retry: report the sandbox the first attempt made, and finish
          * its creation if that attempt did not get to. */
-        snprintf(id, sizeof(id), "%s", existing);
-        st = store_sandbox_get(&s->db, req->project_id, id, &row, err, sizeof(err));
-        bool unfinished = st == GRPC_STATUS_OK && strcmp(store_sandbox_state(row, 0), "creating") == 0;
+        snprintf(id, sizeof(id), "%s", PQgetvalue(row, 0, 0));
         log_info("create retried", "request=%s sandbox=%s state=%s", req->request_id, id,
-                 row ? store_sandbox_state(row, 0) : "?");
-        if (!unfinished)
+                 store_sandbox_state(row, 0));
+        if (strcmp(store_sandbox_state(row, 0), "creating") != 0)
             goto out;
-        PQclear(row);
-        row = NULL;
     }
-    st = create_on_node(s, id, req, &note, err, sizeof(err));
-    if (st == GRPC_STATUS_OK || st == GRPC_STATUS_FAILED_PRECONDITION) {
-        /* FAILED_PRECONDITION here: a concurrent retry finished it first. */
+    st = create_on_node(s, &row, req, &note, &t, err, sizeof(err));
+    t.committed = clock_monotonic_us();
+    if (st == GRPC_STATUS_FAILED_PRECONDITION) {
+        /* A concurrent retry finished it first. */
         st = store_sandbox_get(&s->db, req->project_id, id, &row, err, sizeof(err));
     }
 out:
     if (st == GRPC_STATUS_OK) {
-        log_info("sandbox created", "request=%s project=%s sandbox=%s node=%s state=%s ms=%lld",
+        int64_t done = clock_monotonic_us();
+        /* Where the time went: the insert (template check, placement,
+         * sandbox and audit rows: one statement), the node (NATS request,
+         * vmhost's create), the commit of running, and the whole call. */
+        log_info("sandbox created",
+                 "request=%s project=%s sandbox=%s node=%s state=%s ms=%lld insert_us=%lld "
+                 "node_us=%lld commit_us=%lld",
                  req->request_id, req->project_id, id, store_sandbox_node(row, 0),
-                 store_sandbox_state(row, 0), (long long)(clock_monotonic_ms() - t0));
+                 store_sandbox_state(row, 0), (long long)((done - t.started) / 1000),
+                 (long long)(t.inserted - t.started),
+                 (long long)(t.node_answered ? t.node_answered - t.inserted : 0),
+                 (long long)(t.node_answered ? t.committed - t.node_answered : 0));
         service_reply_sandbox(call, row);
     } else {
         log_warn("create failed", "request=%s project=%s status=%s error=\"%s\"", req->request_id,

@@ -106,10 +106,11 @@ grpc_status_code tenancy_authenticate(struct db *db, const char *api_key, struct
         return GRPC_STATUS_INTERNAL;
     }
     const char *params[] = { hash };
-    PGresult *res = db_query(db,
-                             "SELECT id, project_id, admin FROM api_keys"
-                             " WHERE sha256 = $1 AND revoked_at IS NULL",
-                             1, params, err, errlen);
+    /* Every API request: prepared once. */
+    PGresult *res = db_query_prepared(db, "api_key_authenticate",
+                                      "SELECT id, project_id, admin FROM api_keys"
+                                      " WHERE sha256 = $1 AND revoked_at IS NULL",
+                                      1, params, err, errlen);
     if (!res)
         return GRPC_STATUS_UNAVAILABLE;
     grpc_status_code st = GRPC_STATUS_OK;
