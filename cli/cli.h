@@ -67,5 +67,6 @@ int cmd_fork(struct cli *c, int argc, char **argv);
 int cmd_logs(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_template(struct cli *c, int argc, char **argv);
+int cmd_secret(struct cli *c, int argc, char **argv);
 
 #endif

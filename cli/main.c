@@ -31,7 +31,11 @@ static void usage(FILE *out)
             "  shell ID [-- CMD [ARG...]]                       interactive shell on a PTY; exits with its code\n"
             "  logs [--tail BYTES] ID                           the sandbox's console output\n"
             "  template build -f SPEC.json                      build log on stderr, prints name:version\n"
-            "  template ls | template rm NAME[:VERSION]\n");
+            "  template ls | template rm NAME[:VERSION]\n"
+            "  secret set NAME --host H [--host H]... [--header NAME] [--format 'Bearer {secret}']\n"
+            "             [--sandbox ID] [--per-minute N] [--burst N]  < value   prints the id\n"
+            "  secret ls [--sandbox ID] | secret rm NAME [--sandbox ID]\n"
+            "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -102,6 +106,8 @@ int main(int argc, char **argv)
         return cmd_logs(&c, cargc, cargv);
     if (strcmp(cmd, "template") == 0)
         return cmd_template(&c, cargc, cargv);
+    if (strcmp(cmd, "secret") == 0)
+        return cmd_secret(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

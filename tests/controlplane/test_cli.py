@@ -128,12 +128,62 @@ def main():
     check(rc == 1 and error.get("code") == "not_found", "--json errors are the API's JSON: %r" % err)
 
     check_logs(sid, key, other_key)
+    check_secrets(key, other_key)
     check_shell(sid, key, other_key)
 
     rc, out, _ = airlock("rm", sid, key=key)
     check(rc == 0 and out == "%s deleted\n" % sid, "rm: %r" % out)
     rc, _, err = airlock("rm", sid, key=key)
     check(rc == 1 and sid in err, "rm twice: %r" % err)
+
+
+def airlock_in(stdin, *args, key):
+    """airlock with stdin, as airlock()."""
+    env = dict(os.environ, AIRLOCK_API_KEY=key)
+    p = subprocess.run([CLI] + list(args), input=stdin, capture_output=True, env=env,
+                       timeout=600)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def check_secrets(key, other_key):
+    """secret set/ls/rm: the value from stdin, never echoed; BYOK unlock of
+    a project without its own key is refused with the API's reason."""
+    rc, out, err = airlock_in(b"ghp_cli_value\n", "secret", "set", "gh", "--host",
+                              "api.github.test", "--host", "*.github.test", "--per-minute", "5",
+                              key=key)
+    check(rc == 0 and out.strip().startswith("sec_"), "secret set prints the id: %d %r %r"
+          % (rc, out, err))
+    rc, out, _ = airlock("secret", "ls", key=key)
+    row = [l for l in out.splitlines() if l.startswith("gh ")]
+    hosts = set(row[0].split()[-1].split(",")) if row else set()
+    check(rc == 0 and hosts == {"api.github.test", "*.github.test"}
+          and "ghp_cli_value" not in out, "secret ls: %r" % out)
+    rc, out, _ = airlock("--json", "secret", "ls", key=key)
+    listed = json.loads(out)["secrets"] if rc == 0 else []
+    check([s["name"] for s in listed] == ["gh"] and listed[0]["rate_limit"]["per_minute"] == 5,
+          "--json secret ls: %r" % out)
+    rc, out, _ = airlock("secret", "ls", key=other_key)
+    check(rc == 0 and "gh " not in out, "another project's key does not see it: %r" % out)
+    rc, _, err = airlock_in(b"", "secret", "set", "empty", "--host", "x.test", key=key)
+    check(rc == 2 and "stdin" in err, "secret set without a value: usage error (%d %r)" % (rc, err))
+    rc, _, err = airlock_in(b"v", "secret", "set", "nohost", key=key)
+    check(rc == 2 and "--host" in err, "secret set without --host: usage error (%d %r)" % (rc, err))
+    rc, _, err = airlock_in(b"v", "secret", "set", "bad host", "--host", "x.test", key=key)
+    check(rc == 1 and "name" in err, "secret set with a bad name: the API's reason: %r" % err)
+    with tempfile.TemporaryDirectory() as tmp:
+        key_file = os.path.join(tmp, "key")
+        with open(key_file, "w") as f:
+            f.write("ab" * 32 + "\n")
+        rc, _, err = airlock("secret", "unlock", "--key-file", key_file, key=key)
+        check(rc == 1 and "unlock" in err, "unlock of a project on vault's key: %d %r" % (rc, err))
+        with open(key_file, "w") as f:
+            f.write("not hex")
+        rc, _, err = airlock("secret", "unlock", "--key-file", key_file, key=key)
+        check(rc == 2 and "64 hex" in err, "unlock with a malformed key file: %r" % err)
+    rc, out, err = airlock("secret", "rm", "gh", key=key)
+    check(rc == 0 and "gh deleted" in out, "secret rm: %d %r %r" % (rc, out, err))
+    rc, _, err = airlock("secret", "rm", "gh", key=key)
+    check(rc == 1 and "gh" in err, "secret rm twice: %r" % err)
 
 
 def check_logs(sid, key, other_key):

@@ -243,6 +243,17 @@ def main():
     expect_error(st, body, 404, "not_found", "nope", "delete an unknown secret")
     st, _, body = call("GET", "/v1/audit", key=KB)
     check(st == 200 and body == {"entries": []}, "B's audit log is empty: %s" % body)
+    st, _, body = call("POST", "/v1/secrets/unlock", key=KB, body={"customer_key": "zz" * 32})
+    expect_error(st, body, 400, "invalid_argument", "customer_key", "unlock with a key not in hex")
+    st, _, body = call("POST", "/v1/secrets/lock", key=KB)
+    check(st == 200 and body.get("was_unlocked") is False, "lock of a locked project: %s" % body)
+    # Orgs are the admin's (test_secrets_logs.py shows them working).
+    for method, path in [("POST", "/v1/orgs"), ("PUT", "/v1/projects/%s/org" % b["id"]),
+                         ("POST", "/v1/orgs/acme/secrets"), ("GET", "/v1/orgs/acme/secrets"),
+                         ("DELETE", "/v1/orgs/acme/secrets/x"), ("GET", "/v1/orgs/acme/audit")]:
+        st, _, body = call(method, path, key=KB,
+                           body={"org_id": "acme"} if method in ("POST", "PUT") else None)
+        expect_error(st, body, 403, "permission_denied", "admin", "a project key on " + path)
 
     # ---- warm-pool targets (admin; test_controllers.py shows them working) ----
     st, _, body = call("GET", "/v1/templates/default/warm-pool", key=KA)
