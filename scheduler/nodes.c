@@ -147,6 +147,29 @@ grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *
     return st;
 }
 
+bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t sincelen,
+                char *err, size_t errlen)
+{
+    char dead_after[16];
+    snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
+    const char *params[] = { node_id, dead_after };
+    /* No row: a node the database never heard from is as good as gone. */
+    PGresult *res = db_query(&s->db,
+                             "SELECT coalesce(bool_and(last_seen < now() - "
+                             "make_interval(secs => $2::integer)), true),"
+                             " coalesce(to_char(max(last_seen) AT TIME ZONE 'UTC',"
+                             " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
+                             " FROM nodes WHERE id = $1",
+                             2, params, err, errlen);
+    if (!res)
+        return false;
+    bool gone = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+    if (gone)
+        snprintf(since, sincelen, "%s", PQgetvalue(res, 0, 1));
+    PQclear(res);
+    return gone;
+}
+
 grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char *op,
                             const ProtobufCMessage *req, int timeout_ms,
                             Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)

@@ -5,6 +5,7 @@
 #define AIRLOCK_SCHEDULER_NODES_H
 
 #include <grpc/status.h>
+#include <stdbool.h>
 
 #include "node.pb-c.h"
 #include "scheduler.h"
@@ -33,6 +34,12 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
  * none has room. */
 grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id,
                              size_t idlen, char *err, size_t errlen);
+
+/* Whether node_id has been silent past --node-dead-after-s (or was never
+ * seen): true with *since (RFC 3339 of its last heartbeat, "" when none).
+ * false when it is alive or the database cannot say (err then). */
+bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t sincelen,
+                char *err, size_t errlen);
 
 /* One request to a node; the reply's own status, or UNAVAILABLE when no
  * node answers (NATS "no responders": the node is down) and

@@ -329,6 +329,23 @@ static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op o
     return st;
 }
 
+/* A delete whose node did not answer may still go ahead when that node is
+ * gone (silent past --node-dead-after-s): its sandboxes cannot be
+ * reached, and users must be able to get rid of them. why says so. */
+static bool node_gone_for_delete(struct scheduler *s, grpc_status_code st, const char *node,
+                                 char *why, size_t whylen)
+{
+    char since[64], err[256];
+    if ((st != GRPC_STATUS_UNAVAILABLE && st != GRPC_STATUS_DEADLINE_EXCEEDED) ||
+        !nodes_gone(s, node, since, sizeof(since), err, sizeof(err)))
+        return false;
+    snprintf(why, whylen,
+             "delete while node %s is gone (no heartbeat since %s): its VM is removed if the "
+             "node returns",
+             node, since[0] ? since : "ever");
+    return true;
+}
+
 grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id, const char *id,
                                     enum sandbox_op op, const struct transition_note *note,
                                     char *node, size_t nodelen, char *err, size_t errlen)
@@ -359,6 +376,17 @@ grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id,
             return st;
     }
     st = lifecycle_on_node(s, op, id, node, err, errlen);
+    struct transition_note gone_note = *note;
+    char why[600];
+    if (op == SANDBOX_OP_DELETE && node_gone_for_delete(s, st, node, why, sizeof(why))) {
+        /* The VM goes with its node: if that node ever comes back, the
+         * reconciler deletes what the row says is deleted. */
+        log_warn("sandbox deleted without its node", "sandbox=%s node=%s why=\"%s\"", id, node,
+                 why);
+        gone_note.why = why;
+        note = &gone_note;
+        st = GRPC_STATUS_OK;
+    }
     if (st != GRPC_STATUS_OK) {
         if (two_step && op != SANDBOX_OP_DELETE) {
             /* Nothing changed on the node: back to where it was. */

@@ -7,7 +7,8 @@ argv[1]: vmhostctl, to see the node's side and make a VM the database does
 not know.
 
 Idle auto-suspend and what postpones it, the hard TTL, reconciliation (a
-killed VM, a vmhost restart that lost sandboxes, a VM no row knows),
+killed VM, a vmhost restart that lost sandboxes, a VM no row knows), a
+delete while the sandbox's node is gone,
 warm-pool targets,
 leader election between two schedulers (the leader killed by pid), and a
 PostgreSQL restart. Waits are bounded polls; nothing asserts how fast."""
@@ -186,6 +187,29 @@ def check_reconcile(key):
           "reconciliation deleted the VM no row knows")
 
 
+def check_node_gone(key):
+    """A sandbox whose node went silent (vmhost killed, no heartbeats) can
+    still be deleted once the node counts as gone; when the node comes
+    back with the VM, reconciliation deletes it."""
+    sb = create(key)
+    if not sb:
+        return
+    sid = sb["id"]
+    check(control("kill vmhost"), "vmhost killed: its node stops heartbeating")
+    try:
+        # Refused (503) while the node may only be late; accepted once it
+        # has been silent past --node-dead-after (10 s).
+        deleted = poll(lambda: try_call("DELETE", "/v1/sandboxes/" + sid, key=key)[0] == 204, 120)
+        check(deleted, "a sandbox on a gone node can be deleted")
+        check(state_of(sid, key) == "gone", "and is gone from the API")
+        check("sandbox deleted without its node" in log_text("scheduler.log")
+              and sid in log_text("scheduler.log"), "the scheduler says why it deleted it alone")
+    finally:
+        check(control("start vmhost"), "vmhost back on the same data directory")
+    check(poll(lambda: not node_has(sid), 120),
+          "the returned node's VM of the deleted sandbox is deleted by reconciliation")
+
+
 def vmhostctl(*args):
     return subprocess.run([sys.argv[1], "--addr", VMHOST_SOCK, "--json"] + list(args),
                           capture_output=True, text=True, check=False)
@@ -284,6 +308,7 @@ def main():
     check_ttl(key, events)
     check_warm_pool(key)
     check_reconcile(key)
+    check_node_gone(key)
     check_leader_election(key)
     check_postgres_restart(key)
     events.close()
