@@ -43,19 +43,20 @@ static json_t *name_body(struct gw_request *r, enum MHD_Result *rc)
     return body;
 }
 
-/* One admin call on the scheduler; on success to_json builds the 201 body
- * from the answer. */
+/* One admin call on the scheduler; on success to_json builds the body of
+ * the `status` answer from the scheduler's (NULL: no body, 204). */
 static enum MHD_Result admin_call(struct gw_request *r, const char *method,
                                   const ProtobufCMessage *req,
-                                  const ProtobufCMessageDescriptor *resp_desc,
+                                  const ProtobufCMessageDescriptor *resp_desc, unsigned status,
                                   json_t *(*to_json)(const ProtobufCMessage *resp))
 {
     ProtobufCMessage *resp = NULL;
     char *details = NULL;
     grpc_status_code st = rpc_unary(r->gw->scheduler, method, req, resp_desc, &resp, &details,
                                     GW_SCHEDULER_TIMEOUT_MS);
-    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, to_json(resp))
-                                              : reply_grpc_error(r, st, details);
+    enum MHD_Result rc = st != GRPC_STATUS_OK ? reply_grpc_error(r, st, details)
+                         : to_json           ? reply_json(r, status, to_json(resp))
+                                             : reply_empty(r, status);
     free(details);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
@@ -91,7 +92,7 @@ enum MHD_Result handle_project_create(struct gw_request *r)
     req.request_id = r->id;
     req.name = (char *)json_input_string(body, "name", "");
     rc = admin_call(r, SCHEDULER_METHOD("CreateProject"), &req.base,
-                    &airlock__scheduler__v1__project__descriptor, project_json);
+                    &airlock__scheduler__v1__project__descriptor, 201, project_json);
     json_decref(body);
     return rc;
 }
@@ -108,7 +109,69 @@ enum MHD_Result handle_key_create(struct gw_request *r)
     req.project_id = r->path_id;
     req.name = (char *)json_input_string(body, "name", "");
     rc = admin_call(r, SCHEDULER_METHOD("CreateApiKey"), &req.base,
-                    &airlock__scheduler__v1__api_key__descriptor, key_json);
+                    &airlock__scheduler__v1__api_key__descriptor, 201, key_json);
     json_decref(body);
     return rc;
+}
+
+static json_t *project_list_json(const ProtobufCMessage *msg)
+{
+    const Airlock__Scheduler__V1__ListProjectsResponse *l = (const void *)msg;
+    json_t *list = json_array();
+    for (size_t i = 0; i < l->n_projects; i++)
+        json_array_append_new(list, project_json(&l->projects[i]->base));
+    return json_pack("{s:o}", "projects", list);
+}
+
+/* A key as listings show it: never its secret (only its hash is kept). */
+static json_t *listed_key_json(const Airlock__Scheduler__V1__ApiKey *k)
+{
+    char created[40], revoked[40];
+    reply_rfc3339(k->created_unix_ms, created, sizeof(created));
+    json_t *j = json_pack("{s:s,s:s,s:b,s:s}", "id", k->id, "name", k->name, "admin", k->admin,
+                          "created_at", created);
+    if (k->revoked_unix_ms) {
+        reply_rfc3339(k->revoked_unix_ms, revoked, sizeof(revoked));
+        json_object_set_new(j, "revoked_at", json_string(revoked));
+    }
+    return j;
+}
+
+static json_t *key_list_json(const ProtobufCMessage *msg)
+{
+    const Airlock__Scheduler__V1__ListApiKeysResponse *l = (const void *)msg;
+    json_t *list = json_array();
+    for (size_t i = 0; i < l->n_keys; i++)
+        json_array_append_new(list, listed_key_json(l->keys[i]));
+    return json_pack("{s:o}", "keys", list);
+}
+
+enum MHD_Result handle_project_list(struct gw_request *r)
+{
+    Airlock__Scheduler__V1__ListProjectsRequest req =
+        AIRLOCK__SCHEDULER__V1__LIST_PROJECTS_REQUEST__INIT;
+    req.request_id = r->id;
+    return admin_call(r, SCHEDULER_METHOD("ListProjects"), &req.base,
+                      &airlock__scheduler__v1__list_projects_response__descriptor, 200,
+                      project_list_json);
+}
+
+enum MHD_Result handle_key_list(struct gw_request *r)
+{
+    Airlock__Scheduler__V1__ProjectRef req = AIRLOCK__SCHEDULER__V1__PROJECT_REF__INIT;
+    req.request_id = r->id;
+    req.project_id = r->path_id;
+    return admin_call(r, SCHEDULER_METHOD("ListApiKeys"), &req.base,
+                      &airlock__scheduler__v1__list_api_keys_response__descriptor, 200,
+                      key_list_json);
+}
+
+enum MHD_Result handle_key_revoke(struct gw_request *r)
+{
+    Airlock__Scheduler__V1__ApiKeyRef req = AIRLOCK__SCHEDULER__V1__API_KEY_REF__INIT;
+    req.request_id = r->id;
+    req.project_id = r->path_id;
+    req.key_id = r->path_name;
+    return admin_call(r, SCHEDULER_METHOD("RevokeApiKey"), &req.base,
+                      &airlock__scheduler__v1__api_key__descriptor, 204, NULL);
 }

@@ -68,6 +68,11 @@ grpc_status_code node_policy_load(struct node_policy *p, const char *text, char 
 Airlock__Egress__V1__Policy *node_policy_msg(struct node_policy *p);
 void node_policy_free(struct node_policy *p);
 
+/* service_tenancy.c: the admin's projects and keys. */
+void service_projects_list(struct rpc_call *call, void *ctx);
+void service_keys_list(struct rpc_call *call, void *ctx);
+void service_key_revoke(struct rpc_call *call, void *ctx);
+
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);

@@ -152,3 +152,79 @@ grpc_status_code tenancy_create_key(struct db *db, const char *project_id, const
     return insert_key(db, db_query, project_id, name, false, key_id, idlen, secret, secretlen,
                       created_unix_ms, err, errlen);
 }
+
+#define KEY_COLUMNS                                                                                \
+    "id, name, admin, (extract(epoch from created_at) * 1000)::bigint,"                           \
+    " coalesce((extract(epoch from revoked_at) * 1000)::bigint, 0)"
+
+PGresult *tenancy_list_projects(struct db *db, char *err, size_t errlen)
+{
+    return db_query(db,
+                    "SELECT id, name, (extract(epoch from created_at) * 1000)::bigint"
+                    " FROM projects ORDER BY created_at, id",
+                    0, NULL, err, errlen);
+}
+
+grpc_status_code tenancy_list_keys(struct db *db, const char *project_id, PGresult **rows,
+                                   char *err, size_t errlen)
+{
+    const char *params[] = { project_id };
+    /* The project's existence rides along, so an unknown one is NOT_FOUND
+     * and not an empty list. */
+    PGresult *res = db_query(db,
+                             "SELECT " KEY_COLUMNS ", true FROM api_keys WHERE project_id = $1"
+                             " UNION ALL SELECT '', '', false, 0, 0, false"
+                             " WHERE NOT EXISTS (SELECT 1 FROM projects WHERE id = $1)"
+                             " ORDER BY 4, 1",
+                             1, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    if (PQntuples(res) == 1 && PQgetvalue(res, 0, 5)[0] == 'f') {
+        PQclear(res);
+        snprintf(err, errlen, "project %s not found", project_id);
+        return GRPC_STATUS_NOT_FOUND;
+    }
+    *rows = res;
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code tenancy_revoke_key(struct db *db, const char *project_id, const char *key_id,
+                                    PGresult **row, char *err, size_t errlen)
+{
+    const char *params[] = { project_id, key_id };
+    /* One statement that locks the admin keys in force: two revokes of the
+     * last two admin keys cannot both see the other still there. */
+    PGresult *res = db_query(
+        db,
+        "WITH k AS (SELECT id, admin, revoked_at FROM api_keys WHERE id = $2 AND project_id = $1"
+        "   FOR UPDATE),"
+        " admins AS (SELECT count(*) AS n FROM (SELECT 1 FROM api_keys"
+        "   WHERE admin AND revoked_at IS NULL FOR UPDATE) a),"
+        " done AS (UPDATE api_keys SET revoked_at = now() WHERE id = (SELECT id FROM k)"
+        "   AND revoked_at IS NULL AND (NOT admin OR (SELECT n FROM admins) > 1)"
+        "   RETURNING " KEY_COLUMNS ")"
+        " SELECT (SELECT count(*) FROM k), (SELECT revoked_at IS NOT NULL FROM k),"
+        "   (SELECT admin FROM k), d.* FROM (SELECT 1) one LEFT JOIN done d ON true",
+        2, params, err, errlen);
+    if (!res)
+        return GRPC_STATUS_UNAVAILABLE;
+    grpc_status_code st = GRPC_STATUS_OK;
+    if (atoi(PQgetvalue(res, 0, 0)) == 0) {
+        snprintf(err, errlen, "key %s not found in project %s", key_id, project_id);
+        st = GRPC_STATUS_NOT_FOUND;
+    } else if (PQgetvalue(res, 0, 1)[0] == 't') {
+        snprintf(err, errlen, "key %s is revoked already", key_id);
+        st = GRPC_STATUS_FAILED_PRECONDITION;
+    } else if (PQgetisnull(res, 0, 3)) {
+        snprintf(err, errlen,
+                 "key %s is the last admin key: create another admin key first, or everyone "
+                 "would be locked out", key_id);
+        st = GRPC_STATUS_FAILED_PRECONDITION;
+    }
+    if (st != GRPC_STATUS_OK) {
+        PQclear(res);
+        return st;
+    }
+    *row = res; /* from column TENANCY_REVOKED_KEY_COLUMN: as tenancy_list_keys's */
+    return GRPC_STATUS_OK;
+}

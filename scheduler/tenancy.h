@@ -34,4 +34,23 @@ grpc_status_code tenancy_create_key(struct db *db, const char *project_id, const
                                     char *key_id, size_t idlen, char *secret, size_t secretlen,
                                     long long *created_unix_ms, char *err, size_t errlen);
 
+/* Every project, oldest first: rows of (id, name, created ms). */
+PGresult *tenancy_list_projects(struct db *db, char *err, size_t errlen);
+
+/* A project's keys, oldest first: rows of (id, name, admin 't'/'f',
+ * created ms, revoked ms or 0). NOT_FOUND for an unknown project. */
+grpc_status_code tenancy_list_keys(struct db *db, const char *project_id, PGresult **rows,
+                                   char *err, size_t errlen);
+
+/* Where the key's columns start in tenancy_revoke_key's row. */
+#define TENANCY_REVOKED_KEY_COLUMN 3
+
+/* Revokes key_id of project_id at once (Authenticate refuses it from the
+ * next request); *row has the key as tenancy_list_keys's rows do, from
+ * column TENANCY_REVOKED_KEY_COLUMN. NOT_FOUND for a key not of
+ * that project, FAILED_PRECONDITION for one revoked already or for the
+ * last admin key in force. */
+grpc_status_code tenancy_revoke_key(struct db *db, const char *project_id, const char *key_id,
+                                    PGresult **row, char *err, size_t errlen);
+
 #endif

@@ -14,6 +14,50 @@ from rest_client import (ADMIN, EventStream, call, check, expect_error, report_a
                          sse_events)
 
 
+def check_keys(a, ka):
+    """The admin lists projects and keys (never a secret) and revokes a key,
+    which stops working at once; the last admin key cannot be revoked."""
+    st, _, lst = call("GET", "/v1/projects", key=ADMIN)
+    names = [p["name"] for p in lst.get("projects", [])] if st == 200 else []
+    check("project-a" in names and "project-b" in names, "GET /v1/projects: %s" % lst)
+    st, _, extra = call("POST", "/v1/projects/%s/keys" % a["id"], key=ADMIN, body={"name": "tmp"})
+    check(st == 201, "a second key for A")
+    st, _, keys = call("GET", "/v1/projects/%s/keys" % a["id"], key=ADMIN)
+    listed = keys.get("keys", []) if st == 200 else []
+    check([k["id"] for k in listed] == [ka["id"], extra["id"]]
+          and all("key" not in k and k["admin"] is False and "revoked_at" not in k for k in listed),
+          "GET …/keys lists both, without secrets: %s" % keys)
+    st, _, body = call("GET", "/v1/projects", key=ka["key"])
+    expect_error(st, body, 403, "permission_denied", "admin", "a project key listing projects")
+    st, _, _ = call("GET", "/v1/sandboxes", key=extra["key"])
+    check(st == 200, "the second key works before it is revoked")
+    st, _, _ = call("DELETE", "/v1/projects/%s/keys/%s" % (a["id"], extra["id"]), key=ADMIN)
+    check(st == 204, "revoke the second key: %s" % st)
+    st, _, body = call("GET", "/v1/sandboxes", key=extra["key"])
+    expect_error(st, body, 401, "unauthenticated", "unknown API key", "a revoked key")
+    st, _, keys = call("GET", "/v1/projects/%s/keys" % a["id"], key=ADMIN)
+    revoked = [k for k in keys.get("keys", []) if k["id"] == extra["id"]]
+    check(revoked and revoked[0].get("revoked_at", "").endswith("Z"),
+          "the listing shows when it was revoked: %s" % keys)
+    st, _, body = call("DELETE", "/v1/projects/%s/keys/%s" % (a["id"], extra["id"]), key=ADMIN)
+    expect_error(st, body, 409, "conflict", "revoked already", "revoking it twice")
+    st, _, body = call("DELETE", "/v1/projects/prj_doesnotexist/keys/%s" % ka["id"], key=ADMIN)
+    expect_error(st, body, 404, "not_found", ka["id"], "a key of another project")
+    st, _, body = call("GET", "/v1/projects/prj_doesnotexist/keys", key=ADMIN)
+    expect_error(st, body, 404, "not_found", "prj_doesnotexist", "keys of an unknown project")
+    # The stack's one admin key: revoking it would lock everyone out.
+    st, _, who = call("GET", "/v1/projects", key=ADMIN)
+    default_keys = []
+    for p in who.get("projects", []):
+        st, _, ks = call("GET", "/v1/projects/%s/keys" % p["id"], key=ADMIN)
+        default_keys += [(p["id"], k["id"]) for k in ks.get("keys", [])
+                         if k["admin"] and "revoked_at" not in k]
+    check(len(default_keys) == 1, "one admin key in force: %s" % default_keys)
+    if default_keys:
+        st, _, body = call("DELETE", "/v1/projects/%s/keys/%s" % default_keys[0], key=ADMIN)
+        expect_error(st, body, 409, "conflict", "last admin key", "revoking the last admin key")
+
+
 def main():
     # ---- unauthenticated routes and auth failures ----
     st, _, body = call("GET", "/healthz")
@@ -52,6 +96,7 @@ def main():
     expect_error(st, body, 404, "not_found", "prj_doesnotexist", "key for unknown project")
     st, _, body = call("POST", "/v1/projects", key=ADMIN, body={"name": 7})
     expect_error(st, body, 400, "invalid_argument", "name", "project name of the wrong type")
+    check_keys(a, ka)
 
     # ---- bad input on create ----
     for payload, fragment, what in [
