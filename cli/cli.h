@@ -68,5 +68,7 @@ int cmd_logs(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_template(struct cli *c, int argc, char **argv);
 int cmd_secret(struct cli *c, int argc, char **argv);
+int cmd_project(struct cli *c, int argc, char **argv); /* admin */
+int cmd_key(struct cli *c, int argc, char **argv);     /* admin */
 
 #endif

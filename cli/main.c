@@ -35,7 +35,11 @@ static void usage(FILE *out)
             "  secret set NAME --host H [--host H]... [--header NAME] [--format 'Bearer {secret}']\n"
             "             [--sandbox ID] [--per-minute N] [--burst N]  < value   prints the id\n"
             "  secret ls [--sandbox ID] | secret rm NAME [--sandbox ID]\n"
-            "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n");
+            "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n"
+            "admin key only:\n"
+            "  project ls | project create NAME                 create prints the id\n"
+            "  key ls PROJECT | key create PROJECT [--name N]   create prints the secret (once)\n"
+            "  key rm PROJECT KEY_ID                            revokes it at once\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -108,6 +112,10 @@ int main(int argc, char **argv)
         return cmd_template(&c, cargc, cargv);
     if (strcmp(cmd, "secret") == 0)
         return cmd_secret(&c, cargc, cargv);
+    if (strcmp(cmd, "project") == 0)
+        return cmd_project(&c, cargc, cargv);
+    if (strcmp(cmd, "key") == 0)
+        return cmd_key(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

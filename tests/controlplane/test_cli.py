@@ -129,6 +129,7 @@ def main():
 
     check_logs(sid, key, other_key)
     check_secrets(key, other_key)
+    check_admin(key)
     check_shell(sid, key, other_key)
 
     rc, out, _ = airlock("rm", sid, key=key)
@@ -184,6 +185,40 @@ def check_secrets(key, other_key):
     check(rc == 0 and "gh deleted" in out, "secret rm: %d %r %r" % (rc, out, err))
     rc, _, err = airlock("secret", "rm", "gh", key=key)
     check(rc == 1 and "gh" in err, "secret rm twice: %r" % err)
+
+
+def check_admin(key):
+    """project and key commands with the admin key: a project, a key whose
+    secret is printed once and works, listed without its secret, revoked;
+    a project key is refused with the API's reason."""
+    admin = os.environ["AIRLOCK_ADMIN_KEY"]
+    rc, out, err = airlock("project", "create", "cli-admin", key=admin)
+    pid = out.strip()
+    check(rc == 0 and pid.startswith("prj_"), "project create prints the id: %d %r %r" % (rc, out, err))
+    rc, out, _ = airlock("project", "ls", key=admin)
+    check(rc == 0 and any(l.startswith(pid) and "cli-admin" in l for l in out.splitlines()),
+          "project ls: %r" % out)
+    rc, out, err = airlock("key", "create", pid, "--name", "bot", key=admin)
+    secret = out.strip()
+    check(rc == 0 and secret.startswith("ak_") and "key_" in err, "key create: %d %r %r"
+          % (rc, out, err))
+    key_id = err.split()[1] if rc == 0 else ""
+    rc, _, _ = airlock("ls", key=secret)
+    check(rc == 0, "the new key works")
+    rc, out, _ = airlock("--json", "key", "ls", pid, key=admin)
+    keys = json.loads(out)["keys"] if rc == 0 else []
+    check([k["id"] for k in keys] == [key_id] and secret not in out, "key ls: %r" % out)
+    rc, out, err = airlock("key", "rm", pid, key_id, key=admin)
+    check(rc == 0 and "revoked" in out, "key rm: %d %r %r" % (rc, out, err))
+    rc, _, err = airlock("ls", key=secret)
+    check(rc == 1 and "unknown API key" in err, "the revoked key is refused: %r" % err)
+    rc, _, err = airlock("key", "rm", pid, key_id, key=admin)
+    check(rc == 1 and "revoked already" in err, "key rm twice: %r" % err)
+    rc, _, err = airlock("project", "ls", key=key)
+    check(rc == 1 and "admin" in err, "project ls with a project key: %r" % err)
+    rc, _, err = airlock("key", "create", key=admin)
+    check(rc == 2 and "usage" in err, "key create without a project: usage error (%d %r)"
+          % (rc, err))
 
 
 def check_logs(sid, key, other_key):
