@@ -115,3 +115,14 @@ int cli_sse_next(struct http_response *resp, struct strbuf *line, char *event, s
     }
     return 0;
 }
+
+long cli_number_option(const char *name, const char *value, long max)
+{
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (*end || n <= 0 || n > max) {
+        fprintf(stderr, "airlock: --%s: \"%s\" is not a number in 1..%ld\n", name, value, max);
+        return -1;
+    }
+    return n;
+}

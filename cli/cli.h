@@ -46,6 +46,10 @@ int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sa
 int cli_sse_next(struct http_response *resp, struct strbuf *line, char *event, size_t eventlen,
                  json_t **data);
 
+/* Option --name's value as a number in 1..max; -1 after printing the
+ * problem. */
+long cli_number_option(const char *name, const char *value, long max);
+
 /* Prints a JSON value on one line. */
 void cli_print_json(FILE *out, json_t *v);
 

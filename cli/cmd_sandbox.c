@@ -9,18 +9,6 @@
 /* The API's limit for idle_timeout_s and ttl_s (docs/api.md). */
 #define CREATE_SECONDS_MAX 31536000
 
-/* A positive number option; -1 after printing the problem. */
-static long number_option(const char *name, const char *value, long max)
-{
-    char *end;
-    long n = strtol(value, &end, 10);
-    if (*end || n <= 0 || n > max) {
-        fprintf(stderr, "airlock: --%s: \"%s\" is not a number in 1..%ld\n", name, value, max);
-        return -1;
-    }
-    return n;
-}
-
 int cmd_create(struct cli *c, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -54,7 +42,7 @@ int cmd_create(struct cli *c, int argc, char **argv)
         while (i < sizeof(numbers) / sizeof(*numbers) && numbers[i].opt != opt)
             i++;
         long n = i < sizeof(numbers) / sizeof(*numbers)
-                     ? number_option(numbers[i].name, optarg, numbers[i].max)
+                     ? cli_number_option(numbers[i].name, optarg, numbers[i].max)
                      : -1;
         if (n < 0) {
             json_decref(body);

@@ -17,6 +17,8 @@
 
 #define SECRET_VALUE_MAX 8192
 #define SECRET_HOSTS_MAX 32
+/* Bound of the rate and ttl options (the API checks the real limits). */
+#define SECRET_COUNT_MAX 1000000
 #define SECRET_SET_USAGE                                                                           \
     "usage: airlock secret set NAME --host H [--host H]... [--header NAME] [--format F]\n"         \
     "                          [--sandbox ID] [--per-minute N] [--burst N]   < value"
@@ -41,18 +43,6 @@ static char *read_value(void)
     }
     v[n] = '\0';
     return v;
-}
-
-/* A positive count option; -1 after printing the problem. */
-static long count_option(const char *name, const char *value)
-{
-    char *end;
-    long n = strtol(value, &end, 10);
-    if (*end || n <= 0 || n > 1000000) {
-        fprintf(stderr, "airlock: --%s: \"%s\" is not a number in 1..1000000\n", name, value);
-        return -1;
-    }
-    return n;
 }
 
 static int secret_set(struct cli *c, int argc, char **argv)
@@ -89,8 +79,8 @@ static int secret_set(struct cli *c, int argc, char **argv)
         case 'h': header = optarg; break;
         case 'f': format = optarg; break;
         case 's': sandbox = optarg; break;
-        case 'p': per_minute = count_option("per-minute", optarg); break;
-        case 'b': burst = count_option("burst", optarg); break;
+        case 'p': per_minute = cli_number_option("per-minute", optarg, SECRET_COUNT_MAX); break;
+        case 'b': burst = cli_number_option("burst", optarg, SECRET_COUNT_MAX); break;
         default: fprintf(stderr, "%s\n", SECRET_SET_USAGE); return CLI_EXIT_USAGE;
         }
         if (per_minute < 0 || burst < 0)
@@ -258,7 +248,7 @@ static int secret_unlock(struct cli *c, int argc, char **argv, bool unlock)
     while (unlock && (opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         if (opt == 'k')
             key_file = optarg;
-        else if (opt != 't' || (ttl = count_option("ttl", optarg)) < 0)
+        else if (opt != 't' || (ttl = cli_number_option("ttl", optarg, SECRET_COUNT_MAX)) < 0)
             return CLI_EXIT_USAGE;
     }
     if (unlock ? (!key_file || optind != argc) : argc != 1) {

@@ -5,11 +5,8 @@
 #include "reply.h"
 #include "vmhost.pb-c.h"
 
-typedef Airlock__Scheduler__V1__Sandbox SchedulerSandbox;
-
-/* The unary vmhost call `method` for the caller's sandbox id in any state
- * (req names it already): true with *resp (free it), false after failing
- * the call (NOT_FOUND for a foreign id). */
+/* The vmhost call for the caller's sandbox id in any state: true with
+ * *resp (free it), false after failing the call. */
 static bool node_unary(struct grpc_request *r, const char *id, const char *method,
                        const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
                        ProtobufCMessage **resp)
@@ -17,17 +14,8 @@ static bool node_unary(struct grpc_request *r, const char *id, const char *metho
     if (!grpc_check_id(r, id))
         return false;
     char err[1024];
-    SchedulerSandbox *sb = NULL;
-    struct rpc_channel *ch = NULL;
-    grpc_status_code st = gw_sandbox_ref_call(r->gw, &r->caller, SCHEDULER_METHOD("GetSandbox"), id,
-                                              &airlock__scheduler__v1__sandbox__descriptor,
-                                              (ProtobufCMessage **)&sb, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = gw_sandbox_node_channel(r->gw, sb, &ch, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = gw_unary(ch, method, req, resp_desc, resp, GW_SCHEDULER_TIMEOUT_MS, err, sizeof(err));
-    if (sb)
-        protobuf_c_message_free_unpacked(&sb->base, NULL);
+    grpc_status_code st = gw_sandbox_node_unary(r->gw, &r->caller, id, method, req, resp_desc,
+                                                resp, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         grpc_fail(r, st, "%s", err);
     return st == GRPC_STATUS_OK;

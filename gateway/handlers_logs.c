@@ -20,26 +20,19 @@ static json_t *connection_json(const Airlock__Egress__V1__Connection *c)
                      (json_int_t)c->bytes_received);
 }
 
-/* For sandbox {id} in any state: sets *sandbox_id_field (in req) to its id
- * and makes the unary call `method` on its node's vmhost. The answer, or
- * NULL after answering the error (404 for a foreign id). *sb_out gets the
- * sandbox (freed by the caller). */
-static ProtobufCMessage *node_call(struct gw_request *r, const char *method, ProtobufCMessage *req,
-                                   char **sandbox_id_field, const ProtobufCMessageDescriptor *desc,
-                                   Airlock__Scheduler__V1__Sandbox **sb_out, enum MHD_Result *rc)
+/* The vmhost call for sandbox {id} in any state (req names it already):
+ * the answer, or NULL after answering the error (404 for a foreign id). */
+static ProtobufCMessage *node_call(struct gw_request *r, const char *method,
+                                   const ProtobufCMessage *req,
+                                   const ProtobufCMessageDescriptor *desc, enum MHD_Result *rc)
 {
-    Airlock__Scheduler__V1__Sandbox *sb = *sb_out = gw_sandbox_lookup(r, rc);
-    struct rpc_channel *ch = sb ? gw_sandbox_node(r, sb, rc) : NULL;
-    if (!ch)
-        return NULL;
-    *sandbox_id_field = sb->id;
+    struct gw_caller caller = gw_request_caller(r);
     ProtobufCMessage *resp = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(ch, method, req, desc, &resp, &details,
-                                    GW_SCHEDULER_TIMEOUT_MS);
+    char err[1024];
+    grpc_status_code st = gw_sandbox_node_unary(r->gw, &caller, r->path_id, method, req, desc,
+                                                &resp, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, details);
-    free(details);
+        *rc = reply_grpc_error(r, st, err);
     return resp;
 }
 
@@ -52,21 +45,19 @@ enum MHD_Result handle_network_log(struct gw_request *r)
         return rc;
     Airlock__Vmhost__V1__ListConnectionsRequest req =
         AIRLOCK__VMHOST__V1__LIST_CONNECTIONS_REQUEST__INIT;
+    req.sandbox_id = r->path_id;
     req.after_seq = after;
     req.limit = (uint32_t)limit;
-    Airlock__Scheduler__V1__Sandbox *sb = NULL;
     Airlock__Egress__V1__ListConnectionsResponse *resp = (void *)node_call(
-        r, VMHOST_METHOD("ListConnections"), &req.base, &req.sandbox_id,
-        &airlock__egress__v1__list_connections_response__descriptor, &sb, &rc);
+        r, VMHOST_METHOD("ListConnections"), &req.base,
+        &airlock__egress__v1__list_connections_response__descriptor, &rc);
     if (resp) {
         json_t *list = json_array();
         for (size_t i = 0; i < resp->n_connections; i++)
             json_array_append_new(list, connection_json(resp->connections[i]));
-        rc = reply_json(r, 200, json_pack("{s:s,s:o}", "id", sb->id, "connections", list));
+        rc = reply_json(r, 200, json_pack("{s:s,s:o}", "id", r->path_id, "connections", list));
         protobuf_c_message_free_unpacked(&resp->base, NULL);
     }
-    if (sb)
-        protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;
 }
 
@@ -78,11 +69,11 @@ enum MHD_Result handle_console_log(struct gw_request *r)
         return rc;
     Airlock__Vmhost__V1__GetConsoleLogRequest req =
         AIRLOCK__VMHOST__V1__GET_CONSOLE_LOG_REQUEST__INIT;
+    req.sandbox_id = r->path_id;
     req.tail_bytes = (uint32_t)tail;
-    Airlock__Scheduler__V1__Sandbox *sb = NULL;
     Airlock__Vmhost__V1__ConsoleLog *log = (void *)node_call(
-        r, VMHOST_METHOD("GetConsoleLog"), &req.base, &req.sandbox_id,
-        &airlock__vmhost__v1__console_log__descriptor, &sb, &rc);
+        r, VMHOST_METHOD("GetConsoleLog"), &req.base,
+        &airlock__vmhost__v1__console_log__descriptor, &rc);
     if (log) {
         struct MHD_Response *resp =
             MHD_create_response_from_buffer(log->data.len, log->data.data, MHD_RESPMEM_MUST_COPY);
@@ -95,7 +86,5 @@ enum MHD_Result handle_console_log(struct gw_request *r)
         rc = reply_queue(r, 200, resp);
         protobuf_c_message_free_unpacked(&log->base, NULL);
     }
-    if (sb)
-        protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;
 }

@@ -103,6 +103,26 @@ grpc_status_code gw_sandbox_node_channel(struct gateway *gw, const Airlock__Sche
     return GRPC_STATUS_OK;
 }
 
+grpc_status_code gw_sandbox_node_unary(struct gateway *gw, const struct gw_caller *c,
+                                       const char *id, const char *method,
+                                       const ProtobufCMessage *req,
+                                       const ProtobufCMessageDescriptor *resp_desc,
+                                       ProtobufCMessage **resp, char *err, size_t errlen)
+{
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    struct rpc_channel *ch = NULL;
+    grpc_status_code st = gw_sandbox_ref_call(gw, c, SCHEDULER_METHOD("GetSandbox"), id,
+                                              &airlock__scheduler__v1__sandbox__descriptor,
+                                              (ProtobufCMessage **)&sb, err, errlen);
+    if (st == GRPC_STATUS_OK)
+        st = gw_sandbox_node_channel(gw, sb, &ch, err, errlen);
+    if (st == GRPC_STATUS_OK)
+        st = gw_unary(ch, method, req, resp_desc, resp, GW_SCHEDULER_TIMEOUT_MS, err, errlen);
+    if (sb)
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return st;
+}
+
 grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, const char *id,
                                  const char *what, Airlock__Scheduler__V1__Sandbox **sb,
                                  struct rpc_channel **ch, char *err, size_t errlen)

@@ -89,6 +89,15 @@ static inline const char *gw_decision_name(Airlock__Egress__V1__Decision d)
 grpc_status_code gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
                                          struct rpc_channel **ch, char *err, size_t errlen);
 
+/* The unary vmhost call `method` for the caller's sandbox id in any state
+ * (its logs), req naming that id already: the scheduler's tenancy lookup
+ * (NOT_FOUND for a foreign id), then its node. On OK *resp (caller frees). */
+grpc_status_code gw_sandbox_node_unary(struct gateway *gw, const struct gw_caller *c,
+                                       const char *id, const char *method,
+                                       const ProtobufCMessage *req,
+                                       const ProtobufCMessageDescriptor *resp_desc,
+                                       ProtobufCMessage **resp, char *err, size_t errlen);
+
 /* The vmhost channel of sandbox sb, which must be running:
  * FAILED_PRECONDITION "sandbox sb_… is paused; <what> needs running", or
  * UNAVAILABLE when its node cannot be reached. */

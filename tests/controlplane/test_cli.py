@@ -19,13 +19,13 @@ from rest_client import check, new_project_key, report_and_exit
 CLI = sys.argv[1]
 
 
-def airlock(*args, key=None, env_key=True):
-    """(exit code, stdout, stderr) of one CLI run."""
+def airlock(*args, key=None, env_key=True, stdin=None):
+    """(exit code, stdout, stderr) of one CLI run; stdin: bytes to feed it."""
     env = dict(os.environ)
     env.pop("AIRLOCK_API_KEY", None)
     if key and env_key:
         env["AIRLOCK_API_KEY"] = key
-    p = subprocess.run([CLI] + list(args), capture_output=True, env=env, timeout=600)
+    p = subprocess.run([CLI] + list(args), input=stdin, capture_output=True, env=env, timeout=600)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -138,20 +138,11 @@ def main():
     check(rc == 1 and sid in err, "rm twice: %r" % err)
 
 
-def airlock_in(stdin, *args, key):
-    """airlock with stdin, as airlock()."""
-    env = dict(os.environ, AIRLOCK_API_KEY=key)
-    p = subprocess.run([CLI] + list(args), input=stdin, capture_output=True, env=env,
-                       timeout=600)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-
-
 def check_secrets(key, other_key):
     """secret set/ls/rm: the value from stdin, never echoed; BYOK unlock of
     a project without its own key is refused with the API's reason."""
-    rc, out, err = airlock_in(b"ghp_cli_value\n", "secret", "set", "gh", "--host",
-                              "api.github.test", "--host", "*.github.test", "--per-minute", "5",
-                              key=key)
+    rc, out, err = airlock("secret", "set", "gh", "--host", "api.github.test", "--host",
+                           "*.github.test", "--per-minute", "5", key=key, stdin=b"ghp_cli_value\n")
     check(rc == 0 and out.strip().startswith("sec_"), "secret set prints the id: %d %r %r"
           % (rc, out, err))
     rc, out, _ = airlock("secret", "ls", key=key)
@@ -165,11 +156,11 @@ def check_secrets(key, other_key):
           "--json secret ls: %r" % out)
     rc, out, _ = airlock("secret", "ls", key=other_key)
     check(rc == 0 and "gh " not in out, "another project's key does not see it: %r" % out)
-    rc, _, err = airlock_in(b"", "secret", "set", "empty", "--host", "x.test", key=key)
+    rc, _, err = airlock("secret", "set", "empty", "--host", "x.test", key=key, stdin=b"")
     check(rc == 2 and "stdin" in err, "secret set without a value: usage error (%d %r)" % (rc, err))
-    rc, _, err = airlock_in(b"v", "secret", "set", "nohost", key=key)
+    rc, _, err = airlock("secret", "set", "nohost", key=key, stdin=b"v")
     check(rc == 2 and "--host" in err, "secret set without --host: usage error (%d %r)" % (rc, err))
-    rc, _, err = airlock_in(b"v", "secret", "set", "bad host", "--host", "x.test", key=key)
+    rc, _, err = airlock("secret", "set", "bad host", "--host", "x.test", key=key, stdin=b"v")
     check(rc == 1 and "name" in err, "secret set with a bad name: the API's reason: %r" % err)
     with tempfile.TemporaryDirectory() as tmp:
         key_file = os.path.join(tmp, "key")
