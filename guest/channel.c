@@ -89,7 +89,7 @@ static void channel_hangup(struct channel *ch)
     }
     ch->retry_timer = loop_add_timer(ch->loop, CHANNEL_RETRY_MS, channel_retry, ch);
     if (was_connected) {
-        log_info("host disconnected", "fd=%d", ch->fd);
+        log_debug("host disconnected", "fd=%d", ch->fd);
         ch->handler->on_hangup(ch->ctx, false);
     }
 }
@@ -138,7 +138,7 @@ static void channel_read(struct channel *ch)
     }
     if (!ch->connected) {
         ch->connected = true;
-        log_info("host connected", "fd=%d", ch->fd);
+        log_debug("host connected", "fd=%d", ch->fd);
     }
     if (frame_decoder_feed(&ch->decoder, buf, (size_t)n) < 0) {
         log_error("out of memory buffering a frame", "bytes=%zd", n);

@@ -162,7 +162,7 @@ void exec_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ExecR
         goto fail;
     exec_spec_free(&spec);
     guestd_stream_add(g, &e->base, id, &exec_stream_ops);
-    log_info("exec started", "stream=%u pid=%d pty=%d", id, (int)e->child.pid, (int)r->pty);
+    log_debug("exec started", "stream=%u pid=%d pty=%d", id, (int)e->child.pid, (int)r->pty);
     exec_send_started(g, id, e->child.pid);
     return;
 fail:

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_addr.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -111,6 +112,25 @@ static int default_route_set(int fd, int ifindex, uint32_t gateway)
     return nl_transact(fd, &r);
 }
 
+/* IPv6 never leaves a sandbox (egress drops it), but the guest keeps its
+ * stack (programs open AF_INET6 sockets). Without duplicate address
+ * detection and router solicitations eth0 sends nothing on its own after
+ * boot, so a snapshot taken a moment later holds no pending IPv6 timers
+ * that every restored sandbox would first have to run. */
+static void ipv6_quiet(void)
+{
+    static const char *const knobs[] = { "dad_transmits", "router_solicitations" };
+    for (size_t i = 0; i < sizeof(knobs) / sizeof(*knobs); i++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/" GUEST_NET_IFNAME "/%s", knobs[i]);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || fs_write_all(fd, "0\n", 2) < 0)
+            log_warn("cannot quieten IPv6", "path=%s errno=%d", path, errno);
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
 static int resolv_conf_set(void)
 {
     char *text = NULL;
@@ -146,6 +166,7 @@ int guest_net_configure(void)
     }
     const char *step = NULL;
     int rc;
+    ipv6_quiet();
     if ((rc = link_up(fd, lo)) < 0)
         step = "lo up";
     else if ((rc = link_up(fd, eth)) < 0)

@@ -5,11 +5,11 @@
 #ifndef GUESTD_GUEST_NET_H
 #define GUESTD_GUEST_NET_H
 
-/* Idempotent and cheap (a few netlink messages; resolv.conf is rewritten
- * only when it differs), so it runs at boot and again at every new host
- * session: a restored or forked guest keeps its configuration in memory,
- * and re-applying repairs anything a previous session changed. Returns 0,
- * or -1 after logging what failed (a VM without a NIC is such a case). */
+/* Idempotent (a few netlink messages; resolv.conf is rewritten only when
+ * it differs). Runs at boot, and at a new host session only when the boot's
+ * attempt failed: a restored or forked guest keeps its configuration in
+ * memory. Returns 0, or -1 after logging what failed (a VM without a NIC is
+ * such a case). */
 int guest_net_configure(void);
 
 #endif

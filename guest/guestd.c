@@ -65,10 +65,12 @@ static void guestd_hello(struct guestd *g, const GuestFrame *f)
     if (g->nstreams)
         log_info("new session: ending the previous one's streams", "streams=%zu", g->nstreams);
     guestd_end_session(g);
-    /* A restored guest keeps its network in memory; re-applying is cheap
-     * and repairs whatever an earlier session changed. */
-    if (g->configure_network)
-        guest_net_configure();
+    /* A restored guest keeps the network it configured at boot; applying
+     * it again at every restore would cost each sandbox thousands of cold
+     * translations under TCG. Only a boot that failed to configure it is
+     * retried here. */
+    if (g->configure_network && !g->network_configured)
+        g->network_configured = guest_net_configure() == 0;
     Airlock__Guest__V1__Hello h = AIRLOCK__GUEST__V1__HELLO__INIT;
     h.protocol_version = AIRLOCK_GUEST_PROTOCOL_VERSION;
     h.guestd_version = GUESTD_VERSION;
@@ -256,7 +258,8 @@ int guestd_run(int channel_fd, const struct guestd_options *opts)
     g.last_activity_unix_ms = unix_now_ms();
     g.configure_network = opts->configure_network;
     if (g.configure_network)
-        guest_net_configure();
+        g.network_configured = guest_net_configure() == 0;
+    entropy_device_open();
     signal(SIGPIPE, SIG_IGN);
     /* Orphans of the programs we run come back to us, as they do to PID 1. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -14,9 +14,9 @@ struct guestd_options {
      * then never returns. Otherwise (a stream socket) end of file ends
      * guestd_run. */
     bool reconnecting;
-    /* PID 1 of a sandbox VM: configure the NIC (guest_net.h) at start and
-     * again at every new host session (after a restore). Never in tests,
-     * which run guestd on the host. */
+    /* PID 1 of a sandbox VM: configure the NIC (guest_net.h) at start (and
+     * at a new host session if that failed). Never in tests, which run
+     * guestd on the host. */
     bool configure_network;
 };
 

@@ -24,6 +24,7 @@ struct guestd {
     int64_t started_ms; /* monotonic */
     int64_t last_activity_unix_ms;
     bool configure_network; /* guestd_options */
+    bool network_configured; /* at boot; else retried at every Hello */
 };
 
 int64_t unix_now_ms(void);

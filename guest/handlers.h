@@ -34,6 +34,10 @@ void health_request(struct guestd *g, uint32_t id);
 void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r);
 void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r);
 void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r);
+/* /dev/urandom for RNDADDENTROPY, opened once (at guestd's start, so a
+ * template snapshot already holds it: under TCG the path walk of an open
+ * after every restore is hundreds of cold translations); -1 with errno. */
+int entropy_device_open(void);
 void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SessionInit *r);
 
 #endif

@@ -53,6 +53,14 @@ static int set_clock(int64_t unix_ns, char *msg, size_t len)
     return 0;
 }
 
+int entropy_device_open(void)
+{
+    static int fd = -1;
+    if (fd < 0)
+        fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+    return fd;
+}
+
 static int add_entropy(const ProtobufCBinaryData *data, char *msg, size_t len)
 {
     if (data->len == 0 || data->len > ENTROPY_MAX_BYTES) {
@@ -61,14 +69,13 @@ static int add_entropy(const ProtobufCBinaryData *data, char *msg, size_t len)
         return EINVAL;
     }
     int err = 0;
-    int fd = -1;
+    int fd;
     struct rand_pool_info *info = malloc(sizeof(*info) + data->len);
     if (!info) {
         err = ENOMEM;
         goto out;
     }
-    fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    if ((fd = entropy_device_open()) < 0) {
         err = errno;
         goto out;
     }
@@ -82,8 +89,6 @@ static int add_entropy(const ProtobufCBinaryData *data, char *msg, size_t len)
     if (ioctl(fd, RNDADDENTROPY, info) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0)
         err = errno;
 out:
-    if (fd >= 0)
-        close(fd);
     if (info)
         explicit_bzero(info->buf, data->len);
     free(info);

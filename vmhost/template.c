@@ -14,7 +14,7 @@
 #include "vm_tsc.h"
 
 /* Bump when the template's QEMU command line or build steps change. */
-#define TEMPLATE_FORMAT_VERSION "2" /* 2: the template VM has the NIC */
+#define TEMPLATE_FORMAT_VERSION "3" /* 2: the template VM has the NIC; 3: idle at the snapshot */
 
 int template_snapshot_key(const struct template_spec *spec, char key[65], char *err, size_t errlen)
 {

@@ -37,7 +37,8 @@
 /* Fast, quiet boot on microvm (see docs/vm-driver.md for each option). */
 #define VM_BASE_CMDLINE                                                                  \
     "console=ttyS0 quiet panic=-1 reboot=t tsc=reliable no_timer_check mitigations=off " \
-    "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp"
+    "cryptomgr.notests audit=0 8250.nr_uarts=1 i8042.noaux i8042.nomux i8042.nopnp "   \
+    "nowatchdog psi=0"
 
 int vm_set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
 {
@@ -311,6 +312,12 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     }
     arg_add(a, "-qmp");
     arg_add(a, "unix:%s,server=on,wait=off", vm->qmp_path);
+    /* After an incoming migration QEMU would have the guest announce itself
+     * (five rounds over ~1 s: config interrupts, gratuitous ARPs) while it
+     * should be answering its first request. Nobody needs telling: every
+     * sandbox's TAP is new and the MAC is the same everywhere. */
+    arg_add(a, "-global");
+    arg_add(a, "migration.announce-rounds=0");
     if (cfg->incoming) {
         arg_add(a, "-incoming");
         arg_add(a, "defer");
