@@ -6,4 +6,9 @@
 
 #define EVENTS_SUBJECT_PREFIX "airlock.events."
 
+/* The id of each API key the scheduler revokes (plain text), after the
+ * revocation is committed: every gateway drops it from its key cache
+ * (gateway/key_revocations.c). */
+#define KEY_REVOKED_SUBJECT "airlock.keys.revoked"
+
 #endif

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "grpc_api.h"
 #include "handlers.h"
+#include "key_revocations.h"
 #include "log.h"
 #include "random_id.h"
 #include "reply.h"
@@ -36,7 +37,7 @@ bool gw_id_valid(const char *id)
 
 static void authenticate(struct gw_request *r)
 {
-    Airlock__Scheduler__V1__Principal *p = NULL;
+    struct key_principal p;
     char err[512];
     grpc_status_code st =
         gw_authenticate(r->gw, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
@@ -45,15 +46,13 @@ static void authenticate(struct gw_request *r)
         const char *code;
         unsigned status = reply_http_status(st, &code);
         gw_request_fail(r, status, code, "%s", err);
-    } else if (r->route->auth == GW_AUTH_ADMIN && !p->admin) {
+    } else if (r->route->auth == GW_AUTH_ADMIN && !p.admin) {
         gw_request_fail(r, 403, "permission_denied", "this route needs the admin key");
     } else {
-        snprintf(r->key_id, sizeof(r->key_id), "%s", p->key_id);
-        snprintf(r->project_id, sizeof(r->project_id), "%s", p->project_id);
-        r->admin = p->admin;
+        snprintf(r->key_id, sizeof(r->key_id), "%s", p.key_id);
+        snprintf(r->project_id, sizeof(r->project_id), "%s", p.project_id);
+        r->admin = p.admin;
     }
-    if (p)
-        protobuf_c_message_free_unpacked(&p->base, NULL);
 }
 
 /* First call for a request: route, id, authentication, upload start. */
@@ -155,8 +154,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Connects in the background if NATS is not up yet, and reconnects for
- * ever: events are the only thing the gateway needs NATS for. */
+static void on_nats_connected(natsConnection *nc, void *closure)
+{
+    (void)nc;
+    (void)closure;
+    log_info("nats connected", "after=\"first attempt failed\"");
+}
+
+/* Connects in the background if NATS is not up yet (a connected callback
+ * is what makes NATS.c's retry asynchronous), and reconnects for ever:
+ * events and key revocations are what the gateway needs NATS for. */
 static int nats_connect(struct gateway *gw, char *err, size_t errlen)
 {
     natsOptions *opts = NULL;
@@ -168,12 +175,16 @@ static int nats_connect(struct gateway *gw, char *err, size_t errlen)
     if (st == NATS_OK)
         st = natsOptions_SetMaxReconnect(opts, -1);
     if (st == NATS_OK)
-        st = natsOptions_SetRetryOnFailedConnect(opts, true, NULL, NULL);
+        st = natsOptions_SetRetryOnFailedConnect(opts, true, on_nats_connected, NULL);
+    if (st == NATS_OK)
+        st = key_revocations_options(opts, &gw->keys);
     if (st == NATS_OK)
         st = natsConnection_Connect(&gw->nats, opts);
     natsOptions_Destroy(opts);
     if (st == NATS_NOT_YET_CONNECTED)
         st = NATS_OK;
+    if (st == NATS_OK)
+        st = key_revocations_subscribe(gw->nats, &gw->keys, &gw->revocations);
     if (st != NATS_OK) {
         snprintf(err, errlen, "nats %s: %s", gw->cfg.nats_url, natsStatus_GetText(st));
         return -1;
@@ -188,6 +199,11 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     gw_metrics_init(&gw->metrics);
     vmhost_pool_init(&gw->vmhosts);
     live_streams_init(&gw->streams);
+    if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
+                       clock_monotonic_ms) < 0) {
+        snprintf(err, errlen, "out of memory for the key cache");
+        goto fail;
+    }
     gw->scheduler = rpc_channel_open(cfg->scheduler, NULL);
     if (!gw->scheduler) {
         snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
@@ -225,6 +241,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     }
     return 0;
 fail:
+    natsSubscription_Destroy(gw->revocations);
     natsConnection_Destroy(gw->nats);
     if (gw->vault)
         rpc_channel_close(gw->vault);
@@ -233,6 +250,7 @@ fail:
     vmhost_pool_destroy(&gw->vmhosts);
     live_streams_destroy(&gw->streams);
     gw_metrics_destroy(&gw->metrics);
+    key_cache_destroy(&gw->keys);
     return -1;
 }
 
@@ -248,6 +266,7 @@ void gateway_stop(struct gateway *gw)
     grpc_api_stop(gw);
     MHD_stop_daemon(gw->daemon);
     natsConnection_Close(gw->nats);
+    natsSubscription_Destroy(gw->revocations);
     natsConnection_Destroy(gw->nats);
     rpc_channel_close(gw->scheduler);
     rpc_channel_close(gw->vault);
@@ -256,4 +275,5 @@ void gateway_stop(struct gateway *gw)
     gw_metrics_destroy(&gw->metrics);
     /* Frees NATS.c's global threads and pools for leak checkers. */
     nats_CloseAndWait(1000);
+    key_cache_destroy(&gw->keys); /* after NATS.c's threads: its callbacks use it */
 }

@@ -2,8 +2,9 @@
  * handlers and streaming readers are plain blocking code) in front of the
  * scheduler's gRPC API for control, and of each sandbox's vmhost gRPC API
  * for bulk bytes (exec output, files), whose address the scheduler reports.
- * Lifecycle events come from NATS (handlers_events.c). Stateless: any
- * number of replicas. */
+ * Lifecycle events come from NATS (handlers_events.c). Stateless but for
+ * a short cache of authenticated keys that revocations reach through
+ * NATS: any number of replicas. */
 #ifndef AIRLOCK_GATEWAY_H
 #define AIRLOCK_GATEWAY_H
 
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "key_cache.h"
 #include "live_streams.h"
 #include "metrics.h"
 #include "rpc_client.h"
@@ -28,6 +30,7 @@ struct gateway_config {
     const char *vault;         /* gRPC address of airlock-vault (secrets, audit) */
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
+    int64_t key_cache_ttl_ms;  /* successful authentications kept this long; 0: off */
 };
 
 struct gateway {
@@ -37,6 +40,8 @@ struct gateway {
     struct vmhost_pool vmhosts;
     struct gw_metrics metrics;
     natsConnection *nats;         /* reconnects by itself; /v1/events is 503 while down */
+    struct key_cache keys;        /* recent authentications (key_cache.h) */
+    natsSubscription *revocations; /* keeps keys in step (key_revocations.h) */
     atomic_bool stopping;         /* ends open /v1/events streams */
     struct live_streams streams;  /* SSE responses in flight, ended first at stop */
     struct MHD_Daemon *daemon;

@@ -176,7 +176,7 @@ static const struct grpc_method *method_find(const char *path)
 
 static bool authenticate(struct grpc_request *r)
 {
-    Airlock__Scheduler__V1__Principal *who = NULL;
+    struct key_principal who;
     char err[512];
     grpc_status_code st = gw_authenticate(r->gw, rpc_call_metadata(r->call, "authorization"),
                                           "missing \"authorization: Bearer <key>\" metadata", &who,
@@ -185,9 +185,8 @@ static bool authenticate(struct grpc_request *r)
         grpc_fail(r, st, "%s", err);
         return false;
     }
-    snprintf(r->key_id, sizeof(r->key_id), "%s", who->key_id);
-    snprintf(r->project_id, sizeof(r->project_id), "%s", who->project_id);
-    protobuf_c_message_free_unpacked(&who->base, NULL);
+    snprintf(r->key_id, sizeof(r->key_id), "%s", who.key_id);
+    snprintf(r->project_id, sizeof(r->project_id), "%s", who.project_id);
     return true;
 }
 

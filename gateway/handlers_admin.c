@@ -16,6 +16,7 @@ enum MHD_Result handle_metrics(struct gw_request *r)
 {
     struct strbuf text = { 0 };
     gw_metrics_render(&r->gw->metrics, &text);
+    key_cache_render(&r->gw->keys, &text);
     if (strbuf_failed(&text)) {
         strbuf_free(&text);
         return reply_error(r, 500, "internal", "out of memory");
@@ -172,6 +173,18 @@ enum MHD_Result handle_key_revoke(struct gw_request *r)
     req.request_id = r->id;
     req.project_id = r->path_id;
     req.key_id = r->path_name;
-    return admin_call(r, SCHEDULER_METHOD("RevokeApiKey"), &req.base,
-                      &airlock__scheduler__v1__api_key__descriptor, 204, NULL);
+    Airlock__Scheduler__V1__ApiKey *key = NULL;
+    char err[512];
+    grpc_status_code st = gw_unary(r->gw->scheduler, SCHEDULER_METHOD("RevokeApiKey"), &req.base,
+                                   &airlock__scheduler__v1__api_key__descriptor,
+                                   (ProtobufCMessage **)&key, GW_SCHEDULER_TIMEOUT_MS, err,
+                                   sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        return reply_grpc_error(r, st, err);
+    /* Before answering, so that the caller's next request through this
+     * gateway is refused; the others drop it on the scheduler's NATS
+     * message (key_revocations.h). */
+    key_cache_drop_key(&r->gw->keys, key->id);
+    protobuf_c_message_free_unpacked(&key->base, NULL);
+    return reply_empty(r, 204);
 }

@@ -2,6 +2,7 @@
  * public gRPC API). Parses configuration and wires
  * the parts together; everything else lives in the other files of
  * gateway/. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,8 +27,10 @@ static void usage(FILE *out)
             "  --vault ADDR           airlock-vault gRPC address (default unix:DATA_DIR/vault.sock)\n"
             "  --data-dir DIR         (env AIRLOCK_DATA_DIR, default %s)\n"
             "  --max-body BYTES       largest JSON request body (default 1048576)\n"
-            "  --grpc-listen HOST:PORT  also serve the public gRPC API there (off by default)\n",
-            GATEWAY_DEFAULT_DATA_DIR);
+            "  --grpc-listen HOST:PORT  also serve the public gRPC API there (off by default)\n"
+            "  --key-cache-ttl-ms MS  keep successful API key checks this long, 0 = off\n"
+            "                         (env AIRLOCK_KEY_CACHE_TTL_MS, default %d)\n",
+            GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS);
 }
 
 static void print_routes(void)
@@ -47,6 +50,17 @@ static int parse_listen(const char *s, char *host, size_t hostlen, uint16_t *por
     return 0;
 }
 
+static int parse_ttl_ms(const char *s, int64_t *ms)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > KEY_CACHE_MAX_TTL_MS)
+        return -1;
+    *ms = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     log_init("gateway", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
@@ -59,6 +73,7 @@ int main(int argc, char **argv)
         { "data-dir", required_argument, NULL, 'd' },
         { "max-body", required_argument, NULL, 'b' },
         { "grpc-listen", required_argument, NULL, 'g' },
+        { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -68,9 +83,12 @@ int main(int argc, char **argv)
     const char *listen = "127.0.0.1:7070";
     char host[64], scheduler[4200], vault[4200];
     const char *env_nats = getenv("AIRLOCK_NATS_URL");
+    const char *env_ttl = getenv("AIRLOCK_KEY_CACHE_TTL_MS");
+    const char *key_cache_ttl = env_ttl && *env_ttl ? env_ttl : NULL;
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
+        .key_cache_ttl_ms = KEY_CACHE_DEFAULT_TTL_MS,
     };
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -82,6 +100,7 @@ int main(int argc, char **argv)
         case 'd': data_dir = optarg; break;
         case 'b': cfg.max_json_body = strtoul(optarg, NULL, 10); break;
         case 'g': cfg.grpc_listen = optarg; break;
+        case 'k': key_cache_ttl = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -89,6 +108,11 @@ int main(int argc, char **argv)
     }
     if (parse_listen(listen, host, sizeof(host), &cfg.listen_port) < 0 || cfg.max_json_body == 0) {
         fprintf(stderr, "airlock-gateway: --listen must be HOST:PORT and --max-body positive\n");
+        return 2;
+    }
+    if (key_cache_ttl && parse_ttl_ms(key_cache_ttl, &cfg.key_cache_ttl_ms) < 0) {
+        fprintf(stderr, "airlock-gateway: --key-cache-ttl-ms (AIRLOCK_KEY_CACHE_TTL_MS) must be "
+                        "0..%d milliseconds, not \"%s\"\n", KEY_CACHE_MAX_TTL_MS, key_cache_ttl);
         return 2;
     }
     cfg.listen_host = host;
@@ -110,9 +134,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock-gateway: %s\n", err);
         return 1;
     }
-    log_info("gateway listening", "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s", host,
+    log_info("gateway listening",
+             "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld", host,
              cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
-             cfg.nats_url, cfg.vault);
+             cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms);
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

@@ -4,27 +4,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "key_revocations.h"
 #include "policy_json.h"
 
-grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
-                                 Airlock__Scheduler__V1__Principal **who, char *err, size_t errlen)
+/* key_cache_fetch_fn: the scheduler's Authenticate. */
+static grpc_status_code scheduler_authenticate(void *ctx, const char *key,
+                                               struct key_principal *who, char *err, size_t errlen)
 {
-    *who = NULL;
+    struct gateway *gw = ctx;
+    Airlock__Scheduler__V1__AuthenticateRequest req =
+        AIRLOCK__SCHEDULER__V1__AUTHENTICATE_REQUEST__INIT;
+    req.api_key = (char *)key;
+    Airlock__Scheduler__V1__Principal *p = NULL;
+    grpc_status_code st = gw_unary(gw->scheduler, SCHEDULER_METHOD("Authenticate"), &req.base,
+                                   &airlock__scheduler__v1__principal__descriptor,
+                                   (ProtobufCMessage **)&p, GW_SCHEDULER_TIMEOUT_MS, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        return st;
+    snprintf(who->key_id, sizeof(who->key_id), "%s", p->key_id);
+    snprintf(who->project_id, sizeof(who->project_id), "%s", p->project_id);
+    who->admin = p->admin;
+    protobuf_c_message_free_unpacked(&p->base, NULL);
+    return st;
+}
+
+grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
+                                 struct key_principal *who, char *err, size_t errlen)
+{
+    memset(who, 0, sizeof(*who));
     if (!authorization || strncmp(authorization, "Bearer ", 7) != 0 || !authorization[7]) {
         snprintf(err, errlen, "%s", missing);
         return GRPC_STATUS_UNAUTHENTICATED;
     }
-    Airlock__Scheduler__V1__AuthenticateRequest req =
-        AIRLOCK__SCHEDULER__V1__AUTHENTICATE_REQUEST__INIT;
-    req.api_key = (char *)authorization + 7;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(gw->scheduler, SCHEDULER_METHOD("Authenticate"), &req.base,
-                                    &airlock__scheduler__v1__principal__descriptor,
-                                    (ProtobufCMessage **)who, &details, GW_SCHEDULER_TIMEOUT_MS);
-    if (st != GRPC_STATUS_OK)
-        gw_copy_details(st, details, err, errlen);
-    free(details);
-    return st;
+    return key_cache_authenticate(&gw->keys, authorization + 7, key_revocations_live(gw->nats),
+                                  scheduler_authenticate, gw, who, err, errlen);
 }
 
 int gw_id_check(const char *id, char *err, size_t errlen)

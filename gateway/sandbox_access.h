@@ -44,9 +44,10 @@ static inline struct gw_caller gw_request_caller(const struct gw_request *r)
 
 /* The principal of authorization ("Bearer <key>", NULL when absent):
  * UNAUTHENTICATED with `missing` as the message when there is no bearer
- * key, else the scheduler's Authenticate answer. */
+ * key, else the scheduler's Authenticate answer, or its recent success
+ * from the gateway's key cache (key_cache.h). */
 grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
-                                 Airlock__Scheduler__V1__Principal **who, char *err, size_t errlen);
+                                 struct key_principal *who, char *err, size_t errlen);
 
 /* A sandbox id as vmhost and the scheduler make them ([a-z0-9_-]{1,64});
  * -1 with err naming it otherwise. */

@@ -21,3 +21,11 @@ void events_publish(natsConnection *nc, const struct sandbox_event *ev)
                  ev->state, natsStatus_GetText(st));
     free(text);
 }
+
+void events_publish_key_revoked(natsConnection *nc, const char *key_id)
+{
+    natsStatus st = natsConnection_PublishString(nc, KEY_REVOKED_SUBJECT, key_id);
+    if (st != NATS_OK)
+        log_warn("key revocation not published", "key=%s error=\"%s\"", key_id,
+                 natsStatus_GetText(st));
+}

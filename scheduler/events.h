@@ -15,4 +15,9 @@
  * already committed). */
 void events_publish(natsConnection *nc, const struct sandbox_event *ev);
 
+/* Tells every gateway that key_id is revoked (KEY_REVOKED_SUBJECT), once
+ * that is committed; best effort like events_publish (a gateway that
+ * misses it is disconnected, so its key cache is flushed and bypassed). */
+void events_publish_key_revoked(natsConnection *nc, const char *key_id);
+
 #endif

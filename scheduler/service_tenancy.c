@@ -3,6 +3,7 @@
  * key's secret is never in any answer here: only its hash is stored. */
 #include <stdlib.h>
 
+#include "events.h"
 #include "log.h"
 #include "scheduler.pb-c.h"
 #include "service.h"
@@ -107,6 +108,7 @@ void service_key_revoke(struct rpc_call *call, void *ctx)
     if (st == GRPC_STATUS_OK) {
         log_info("api key revoked", "request=%s project=%s key=%s", req->request_id,
                  req->project_id, req->key_id);
+        events_publish_key_revoked(s->nc, req->key_id);
         Airlock__Scheduler__V1__ApiKey k;
         key_msg(row, 0, TENANCY_REVOKED_KEY_COLUMN, req->project_id, &k);
         rpc_call_send(call, &k.base);

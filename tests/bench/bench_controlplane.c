@@ -182,7 +182,7 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
         /* From the outside in: each service's own time for these creates. */
         static const struct bench_stage gateway[] = {
             { "ms", "gateway's time (its log)" },
-            { "auth_us", "gateway: authentication (a scheduler call)" },
+            { "auth_us", "gateway: authentication (cached/scheduler)" },
             { NULL, NULL }
         };
         static const struct bench_stage scheduler[] = {

@@ -1,10 +1,11 @@
 /* Runs a client test program (argv[1..]) against a real control plane
  * (cp_stack.h). The program gets AIRLOCK_URL (the gateway),
  * AIRLOCK_GRPC_ADDR (its public gRPC API) and AIRLOCK_ADMIN_KEY in its
- * environment, AIRLOCK_TEST_STACK_DIR (the logs)
- * and AIRLOCK_TEST_CONTROL (cp_control.h: restart parts of the stack); the
- * harness exits with its status, or 1 when some part of the stack did not
- * stop cleanly.
+ * environment, AIRLOCK_TEST_STACK_DIR (the logs),
+ * AIRLOCK_TEST_CONTROL (cp_control.h: restart parts of the stack) and
+ * AIRLOCK_TEST_SCHEDULER_ADDR, _NATS_URL, _VAULT_ADDR (to start another
+ * gateway beside the stack's); the harness exits with its status, or 1
+ * when some part of the stack did not stop cleanly.
  *
  * usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]
  * Each --scheduler-arg is passed to every scheduler the stack starts. */
@@ -47,6 +48,10 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_VMHOST_DIR", st.vmhost.data_dir, 1);
     setenv("AIRLOCK_TEST_STACK_DIR", st.dir, 1);
     setenv("AIRLOCK_TEST_CONTROL", control.path, 1);
+    /* For tests that start a gateway of their own beside the stack's. */
+    setenv("AIRLOCK_TEST_SCHEDULER_ADDR", st.scheduler_addr, 1);
+    setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
+    setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
     pid_t pid = fork();
     if (pid == 0) {
         execv(argv[first], argv + first);

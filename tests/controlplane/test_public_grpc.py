@@ -21,7 +21,8 @@ import threading
 import grpc
 from grpc_tools import protoc
 
-from rest_client import check, collect_until, control, new_project_key, poll, report_and_exit
+from rest_client import (ADMIN, call, check, collect_until, control, new_project_key, poll,
+                         report_and_exit)
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 PROTOS = ["airlock/v1/sandboxes.proto", "airlock/v1/events.proto"]
@@ -210,6 +211,20 @@ def check_auth(channel):
     events = events_pb2_grpc.EventsStub(channel)
     expect_error(lambda: events.Subscribe(events_pb2.SubscribeRequest()),
                  grpc.StatusCode.UNAUTHENTICATED, "authorization", "Subscribe without a key")
+    # A key the gateway has cached (used twice) and then revokes: the very
+    # next gRPC call is refused (docs/api.md "Auth").
+    project, key = new_project_key("grpc-revoked")
+    doomed = Client(channel, key)
+    for _ in range(2):
+        doomed.ListSandboxes(pb.ListSandboxesRequest())
+    st, _, keys = call("GET", "/v1/projects/%s/keys" % project, key=ADMIN)
+    key_ids = [k["id"] for k in keys.get("keys", [])] if st == 200 else []
+    st, _, _ = call("DELETE", "/v1/projects/%s/keys/%s" % (project, key_ids[0] if key_ids else "-"),
+                    key=ADMIN)
+    check(st == 204, "revoke a key used over gRPC")
+    expect_error(lambda: doomed.ListSandboxes(pb.ListSandboxesRequest()),
+                 grpc.StatusCode.UNAUTHENTICATED, "unknown API key",
+                 "ListSandboxes with the key just revoked")
 
 
 def check_bad_input(a):
