@@ -27,10 +27,14 @@
 
 static struct itest_vmhost vh;
 
+/* Room for a source and three forks: a fork of four fails for capacity. */
+#define MAX_SANDBOXES "4"
+
 static int group_setup(void **state)
 {
     (void)state;
-    return itest_vmhost_start(&vh, NULL);
+    const char *const args[] = { "--max-sandboxes", MAX_SANDBOXES, NULL };
+    return itest_vmhost_start(&vh, args);
 }
 
 static int group_teardown(void **state)
@@ -363,6 +367,13 @@ static void test_fork_live_sandbox(void **state)
     assert_null(fork_sandbox(id, 17, NULL, &st, &details));
     assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT, "count");
 
+    /* One fork: the source writes straight into the fork's pipe. */
+    char **one = must_fork(id, 1, NULL);
+    assert_sh_out(one[0], "cat /root/origin", "origin\n");
+    assert_int_equal(itest_delete_sandbox(&vh, one[0]), GRPC_STATUS_OK);
+    free(one[0]);
+    free(one);
+
     assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
     assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
     assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
@@ -372,12 +383,37 @@ static void test_fork_live_sandbox(void **state)
     free(id);
 }
 
+static void test_failed_fork_leaves_nothing(void **state)
+{
+    (void)state;
+    char *id = itest_create_sandbox(&vh, NULL, NULL);
+    assert_non_null(id);
+    free(sh_out(id, "echo origin > /root/origin"));
+    /* Four forks of a live sandbox on a node with room for three more: one
+     * is refused, the stream to the others is cut, all or nothing. */
+    grpc_status_code st;
+    char *details = NULL;
+    assert_null(fork_sandbox(id, 4, NULL, &st, &details));
+    assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED, "full");
+    /* The source was stopped while it streamed; it runs again. */
+    assert_sh_out(id, "cat /root/origin", "origin\n");
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&vh);
+    assert_non_null(list);
+    assert_int_equal(list->n_sandboxes, 1);
+    assert_string_equal(list->sandboxes[0]->id, id);
+    protobuf_c_message_free_unpacked(&list->base, NULL);
+    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_no_temporaries();
+    free(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disk_checkpoint_reverts_rm_rf),
         cmocka_unit_test(test_full_checkpoint_restores_memory),
         cmocka_unit_test(test_fork_live_sandbox),
+        cmocka_unit_test(test_failed_fork_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

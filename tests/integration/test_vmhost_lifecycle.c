@@ -76,12 +76,8 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
     assert_true(netns_exists(id));
 
-    Airlock__Vmhost__V1__ListSandboxesRequest lr = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
-    Airlock__Vmhost__V1__ListSandboxesResponse *list = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListSandboxes"), &lr.base,
-                               &airlock__vmhost__v1__list_sandboxes_response__descriptor,
-                               (ProtobufCMessage **)&list, NULL, ITEST_CALL_TIMEOUT_MS),
-                     GRPC_STATUS_OK);
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&vh);
+    assert_non_null(list);
     bool listed = false;
     for (size_t i = 0; i < list->n_sandboxes; i++)
         listed |= strcmp(list->sandboxes[i]->id, id) == 0;

@@ -304,6 +304,20 @@ Airlock__Vmhost__V1__Sandbox *itest_sandbox_call(struct itest_vmhost *vh, const 
     return sb;
 }
 
+Airlock__Vmhost__V1__ListSandboxesResponse *itest_list_sandboxes(struct itest_vmhost *vh)
+{
+    Airlock__Vmhost__V1__ListSandboxesRequest req = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = NULL;
+    grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("ListSandboxes"), &req.base,
+                                    &airlock__vmhost__v1__list_sandboxes_response__descriptor,
+                                    (ProtobufCMessage **)&list, NULL, ITEST_CALL_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK && list) {
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+        list = NULL;
+    }
+    return list;
+}
+
 grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)
 {
     Airlock__Vmhost__V1__DeleteSandboxRequest req = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_REQUEST__INIT;
