@@ -64,7 +64,7 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
         return NULL;
     r->gw = gw;
     r->conn = conn;
-    r->started_ms = clock_monotonic_ms();
+    r->started_us = clock_monotonic_us();
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
     bool path_known;
@@ -140,14 +140,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     if (r->route && r->route->upload_cleanup)
         r->route->upload_cleanup(r);
-    int64_t ms = clock_monotonic_ms() - r->started_ms;
+    int64_t us = clock_monotonic_us() - r->started_us, ms = us / 1000;
     int route_index = r->route ? (int)(r->route - gw_routes) : -1;
     gw_metrics_end(&gw->metrics, route_index, r->status, ms);
     log_info("http request",
-             "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld auth_us=%lld%s", r->id,
+             "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld us=%lld auth_us=%lld%s",
+             r->id,
              r->route ? r->route->method : "-", r->route ? r->route->pattern : "-",
              r->path_id[0] ? r->path_id : "-", r->project_id[0] ? r->project_id : "-", r->status,
-             (long long)ms, (long long)r->auth_us,
+             (long long)ms, (long long)us, (long long)r->auth_us,
              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=true");
     strbuf_free(&r->body);
     free(r);

@@ -238,10 +238,11 @@ out:
          * sandbox and audit rows: one statement), the node (NATS request,
          * vmhost's create), the commit of running, and the whole call. */
         log_info("sandbox created",
-                 "request=%s project=%s sandbox=%s node=%s state=%s ms=%lld insert_us=%lld "
-                 "node_us=%lld commit_us=%lld",
+                 "request=%s project=%s sandbox=%s node=%s state=%s ms=%lld us=%lld "
+                 "insert_us=%lld node_us=%lld commit_us=%lld",
                  req->request_id, req->project_id, id, store_sandbox_node(row, 0),
                  store_sandbox_state(row, 0), (long long)((done - t.started) / 1000),
+                 (long long)(done - t.started),
                  (long long)(t.inserted - t.started),
                  (long long)(t.node_answered ? t.node_answered - t.inserted : 0),
                  (long long)(t.node_answered ? t.committed - t.node_answered : 0));

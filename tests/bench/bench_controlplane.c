@@ -181,12 +181,12 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
     if (via_rest) {
         /* From the outside in: each service's own time for these creates. */
         static const struct bench_stage gateway[] = {
-            { "ms", "gateway's time (its log)" },
+            { "us", "gateway's time (its log)" },
             { "auth_us", "gateway: authentication (cached/scheduler)" },
             { NULL, NULL }
         };
         static const struct bench_stage scheduler[] = {
-            { "ms", "scheduler's time (its log)" },
+            { "us", "scheduler's time (its log)" },
             { "insert_us", "scheduler: insert, placed (one statement)" },
             { "node_us", "scheduler: NATS request + vmhost's create" },
             { "commit_us", "scheduler: commit of running" },
