@@ -62,6 +62,20 @@ bool addr_is_reserved(uint32_t addr)
     return false;
 }
 
+static const struct cidr never_ranges[] = {
+    CIDR(0, 0, 0, 0, 8),
+    CIDR(127, 0, 0, 0, 8),
+    CIDR(169, 254, 0, 0, 16),
+};
+
+bool addr_is_never_reachable(uint32_t addr)
+{
+    for (size_t i = 0; i < sizeof(never_ranges) / sizeof(*never_ranges); i++)
+        if (cidr_contains(&never_ranges[i], addr))
+            return true;
+    return false;
+}
+
 const char *addr_format(uint32_t addr, char buf[16])
 {
     snprintf(buf, 16, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 0xff, (addr >> 8) & 0xff,

@@ -25,6 +25,10 @@ bool cidr_contains(const struct cidr *c, uint32_t addr);
  * broadcast. */
 bool addr_is_reserved(uint32_t addr);
 
+/* "This network" (0/8: 0.0.0.0 reaches the local host), loopback and
+ * link-local (cloud metadata at 169.254.169.254): no policy opens these. */
+bool addr_is_never_reachable(uint32_t addr);
+
 /* "a.b.c.d" into buf (16 bytes). */
 const char *addr_format(uint32_t addr, char buf[16]);
 

@@ -56,6 +56,17 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
         free(eg);
         return NULL;
     }
+    if (cfg->n_protected_cidrs) {
+        eg->protected_cidrs = calloc(cfg->n_protected_cidrs, sizeof(*eg->protected_cidrs));
+        if (!eg->protected_cidrs) {
+            snprintf(err, errlen, "out of memory");
+            free(eg);
+            return NULL;
+        }
+        memcpy(eg->protected_cidrs, cfg->protected_cidrs,
+               cfg->n_protected_cidrs * sizeof(*eg->protected_cidrs));
+    }
+    eg->cfg.protected_cidrs = eg->protected_cidrs;
     if (cfg->uplink_netns) {
         snprintf(eg->uplink_netns, sizeof(eg->uplink_netns), "%s", cfg->uplink_netns);
         eg->cfg.uplink_netns = eg->uplink_netns;
@@ -76,6 +87,7 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
             snprintf(err, errlen, "%s", scan.err);
         free(scan.addrs);
         pthread_mutex_destroy(&eg->lock);
+        free(eg->protected_cidrs);
         free(eg);
         return NULL;
     }
@@ -100,6 +112,7 @@ void egress_free(struct egress *eg)
     pthread_mutex_destroy(&eg->lock);
     egress_injector_free(eg->injector);
     free(eg->host_addrs);
+    free(eg->protected_cidrs);
     free(eg);
 }
 
@@ -113,12 +126,17 @@ void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes)
     pthread_mutex_unlock(&eg->lock);
 }
 
-bool egress_is_host_address(const struct egress *eg, uint32_t addr)
+const char *egress_address_protection(const struct egress *eg, uint32_t addr)
 {
+    if (addr_is_never_reachable(addr)) /* loopback first: it is a host address too */
+        return "protected_range";
     for (size_t i = 0; i < eg->n_host_addrs; i++)
         if (eg->host_addrs[i] == addr)
-            return true;
-    return false;
+            return "host_address";
+    for (size_t i = 0; i < eg->cfg.n_protected_cidrs; i++)
+        if (cidr_contains(&eg->protected_cidrs[i], addr))
+            return "protected_range";
+    return NULL;
 }
 
 static struct egress_sandbox **find_locked(struct egress *eg, const char *id)

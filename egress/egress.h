@@ -30,6 +30,14 @@ struct egress_config {
     const char *vault_addr;
     const char *upstream_ca_file;
     const char *state_dir;
+    /* Presented to vault; egress's own gRPC API wants it too (main.c).
+     * NULL: none (internal_token.h). */
+    const char *internal_token;
+    /* Ranges no sandbox policy can open (the cluster's pod, service and
+     * node networks, say), beyond the built-in ones (cidr.h
+     * addr_is_never_reachable) and egress's own addresses. Copied. */
+    const struct cidr *protected_cidrs;
+    size_t n_protected_cidrs;
 };
 
 struct egress;

@@ -108,7 +108,7 @@ static size_t answer_a(struct egress_sandbox *sb, const struct egress_policy *p,
     const char *dropped_reason = NULL;
     for (size_t i = 0; i < ans.n; i++) {
         struct egress_decision d =
-            egress_policy_check_answer(p, ans.addrs[i], egress_is_host_address(sb->eg, ans.addrs[i]));
+            egress_policy_check_answer(p, ans.addrs[i], egress_address_protection(sb->eg, ans.addrs[i]));
         if (d.verdict == EGRESS_ALLOW)
             keep[n_keep++] = ans.addrs[i];
         else

@@ -22,6 +22,7 @@ struct egress {
     char uplink_netns[PATH_MAX];
     uint32_t *host_addrs;             /* the uplink namespace's own IPv4 addresses */
     size_t n_host_addrs;
+    struct cidr *protected_cidrs;     /* a copy of egress_config's */
     pthread_mutex_t lock;             /* sandboxes */
     struct egress_sandbox *sandboxes;
     struct egress_injector *injector; /* NULL without --vault (intercept.h) */
@@ -59,7 +60,11 @@ struct egress_sandbox {
 /* A reference to the sandbox's current policy. */
 struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb);
 
-bool egress_is_host_address(const struct egress *eg, uint32_t addr);
+/* Why no sandbox may reach addr whatever its policy says: "host_address"
+ * (an address of egress's uplink namespace: the node itself),
+ * "protected_range" (addr_is_never_reachable, or a range the operator
+ * protects: egress_config.protected_cidrs); NULL when a policy decides. */
+const char *egress_address_protection(const struct egress *eg, uint32_t addr);
 
 /* The reply to one guest DNS message (0 = send nothing). Blocks on the
  * upstream resolver for at most dns_timeout_ms. */

@@ -286,7 +286,7 @@ static void *conn_thread(void *arg)
         .addr = ntohl(dst.sin_addr.s_addr),
         .port = ntohs(dst.sin_port),
     };
-    t.host_address = egress_is_host_address(sb->eg, t.addr);
+    t.protected_reason = egress_address_protection(sb->eg, t.addr);
     struct egress_decision d = egress_policy_check_connection(p, &t);
     if (d.verdict == EGRESS_NEED_NAME) {
         enum sniff_result r = read_first_bytes(c, cfg->sniff_timeout_ms, first, &first_len, name);

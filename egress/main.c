@@ -9,11 +9,15 @@
 #include <string.h>
 
 #include "egress.h"
+#include "internal_token.h"
 #include "log.h"
 #include "service.h"
 #include "stop_signals.h"
 
 #define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"
+#define EGRESS_MAX_PROTECTED_CIDRS 64
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static void usage(FILE *out)
 {
@@ -28,7 +32,13 @@ static void usage(FILE *out)
             "                        to hosts they are bound to (TLS interception)\n"
             "  --upstream-ca FILE    CA bundle for upstream certificates when\n"
             "                        intercepting (default: the system's)\n"
-            "  --state-dir DIR       keep sandbox CAs here (0600) across restarts\n",
+            "  --state-dir DIR       keep sandbox CAs here (0600) across restarts\n"
+            "  --internal-token-file PATH  callers must present this token, vault is called\n"
+            "                        with it (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+            "  --protect-cidr CIDR   a range no sandbox policy can open (repeatable; the\n"
+            "                        cluster's pod, service and node networks). Always\n"
+            "                        protected: this node's addresses, 0/8, 127/8,\n"
+            "                        169.254/16\n",
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -64,12 +74,16 @@ int main(int argc, char **argv)
         { "vault", required_argument, NULL, 'v' },
         { "upstream-ca", required_argument, NULL, 'c' },
         { "state-dir", required_argument, NULL, 's' },
+        { "internal-token-file", required_argument, NULL, 'T' },
+        { "protect-cidr", required_argument, NULL, 'p' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct egress_config cfg = { 0 };
-    const char *listen = EGRESS_DEFAULT_LISTEN;
+    const char *listen = EGRESS_DEFAULT_LISTEN, *token_file = NULL;
     bool have_resolver = false;
+    struct cidr protected_cidrs[EGRESS_MAX_PROTECTED_CIDRS];
+    cfg.protected_cidrs = protected_cidrs;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -85,6 +99,18 @@ int main(int argc, char **argv)
         case 'v': cfg.vault_addr = optarg; break;
         case 'c': cfg.upstream_ca_file = optarg; break;
         case 's': cfg.state_dir = optarg; break;
+        case 'T': token_file = optarg; break;
+        case 'p':
+            if (cfg.n_protected_cidrs == EGRESS_MAX_PROTECTED_CIDRS ||
+                cidr_parse(optarg, &protected_cidrs[cfg.n_protected_cidrs]) < 0) {
+                fprintf(stderr, "airlock-egress: --protect-cidr: %s: %s\n", optarg,
+                        cfg.n_protected_cidrs == EGRESS_MAX_PROTECTED_CIDRS
+                            ? "too many ranges (at most " STR(EGRESS_MAX_PROTECTED_CIDRS) ")"
+                            : "not a.b.c.d/len without host bits");
+                return 2;
+            }
+            cfg.n_protected_cidrs++;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -99,22 +125,32 @@ int main(int argc, char **argv)
     stop_signals_block(&stop_signals);
 
     char err[512];
-    struct egress *eg = egress_new(&cfg, err, sizeof(err));
-    if (!eg) {
+    char *internal_token = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
         log_error("egress start failed", "error=\"%s\"", err);
         return 1;
     }
-    struct rpc_server *srv = egress_service_start(eg, listen, err, sizeof(err));
+    cfg.internal_token = internal_token;
+    struct egress *eg = egress_new(&cfg, err, sizeof(err));
+    if (!eg) {
+        log_error("egress start failed", "error=\"%s\"", err);
+        free(internal_token);
+        return 1;
+    }
+    struct rpc_server *srv = egress_service_start(eg, listen, internal_token, err, sizeof(err));
     if (!srv) {
         log_error("egress listen failed", "addr=%s error=\"%s\"", listen, err);
         egress_free(eg);
+        free(internal_token);
         return 1;
     }
-    log_info("egress ready", "addr=%s uplink_netns=%s vault=%s", listen,
-             cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-");
+    log_info("egress ready", "addr=%s uplink_netns=%s vault=%s protected_cidrs=%zu", listen,
+             cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-",
+             cfg.n_protected_cidrs);
     int sig = stop_signals_wait(&stop_signals);
     log_info("egress stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     egress_free(eg);
+    free(internal_token);
     return 0;
 }

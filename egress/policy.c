@@ -191,6 +191,9 @@ static struct egress_decision decide_by_domain(const struct egress_policy *p, co
 struct egress_decision egress_policy_check_connection(const struct egress_policy *p,
                                                       const struct egress_target *t)
 {
+    /* Before every rule: no policy opens the node or a protected range. */
+    if (t->protected_reason)
+        return DECIDE(EGRESS_DENY, t->protected_reason);
     if (ports_match(p->deny_ports, p->n_deny_ports, t->port))
         return DECIDE(EGRESS_DENY, "deny_ports");
     if (p->n_allow_ports > 0 && !ports_match(p->allow_ports, p->n_allow_ports, t->port))
@@ -207,8 +210,6 @@ struct egress_decision egress_policy_check_connection(const struct egress_policy
         return DECIDE(EGRESS_ALLOW, "allow_cidrs");
     if (addr_is_reserved(t->addr))
         return DECIDE(EGRESS_DENY, "reserved_range");
-    if (t->host_address)
-        return DECIDE(EGRESS_DENY, "host_address");
     if (!t->name_known)
         return DECIDE(EGRESS_NEED_NAME, "need_name");
     if (!t->name)
@@ -224,15 +225,15 @@ struct egress_decision egress_policy_check_name(const struct egress_policy *p, c
 }
 
 struct egress_decision egress_policy_check_answer(const struct egress_policy *p, uint32_t addr,
-                                                  bool host_address)
+                                                  const char *protected_reason)
 {
+    if (protected_reason)
+        return DECIDE(EGRESS_DENY, protected_reason);
     if (cidrs_match(p->deny_cidrs, p->n_deny_cidrs, addr))
         return DECIDE(EGRESS_DENY, "deny_cidrs");
     if (cidrs_match(p->allow_cidrs, p->n_allow_cidrs, addr))
         return DECIDE(EGRESS_ALLOW, "allow_cidrs");
     if (addr_is_reserved(addr))
         return DECIDE(EGRESS_DENY, "reserved_range");
-    if (host_address)
-        return DECIDE(EGRESS_DENY, "host_address");
     return DECIDE(EGRESS_ALLOW, "public_address");
 }

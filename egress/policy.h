@@ -37,7 +37,9 @@ struct egress_decision {
 struct egress_target {
     uint32_t addr;
     uint16_t port;
-    bool host_address;  /* one of egress's own uplink addresses */
+    /* Why no policy may open addr (egress_address_protection): NULL, or
+     * "host_address" / "protected_range". */
+    const char *protected_reason;
     bool name_known;    /* the first bytes were read (name may still be NULL) */
     const char *name;   /* normalized SNI or Host; NULL when none */
     bool name_pinned;   /* egress's DNS answered name with addr for this sandbox */
@@ -50,9 +52,10 @@ struct egress_decision egress_policy_check_connection(const struct egress_policy
 struct egress_decision egress_policy_check_name(const struct egress_policy *p, const char *name);
 
 /* May a DNS answer for an allowed name hand out addr? Applies the address
- * rules only (deny_cidrs, allow_cidrs, reserved ranges, host addresses), so
- * an allowed name re-resolving to a private address gets nothing. */
+ * rules only (protection, deny_cidrs, allow_cidrs, reserved ranges), so an
+ * allowed name re-resolving to a private address gets nothing.
+ * protected_reason as in egress_target. */
 struct egress_decision egress_policy_check_answer(const struct egress_policy *p, uint32_t addr,
-                                                  bool host_address);
+                                                  const char *protected_reason);
 
 #endif

@@ -150,9 +150,9 @@ static const struct rpc_method egress_methods[] = {
     { EGRESS_METHOD("ListConnections"), handle_list_connections },
 };
 
-struct rpc_server *egress_service_start(struct egress *eg, const char *addr, char *err,
-                                        size_t errlen)
+struct rpc_server *egress_service_start(struct egress *eg, const char *addr,
+                                        const char *internal_token, char *err, size_t errlen)
 {
     return rpc_server_start(addr, egress_methods, sizeof(egress_methods) / sizeof(*egress_methods),
-                            eg, err, errlen);
+                            eg, internal_token, err, errlen);
 }

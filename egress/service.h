@@ -9,7 +9,8 @@
 
 #define EGRESS_METHOD(name) "/airlock.egress.v1.Egress/" name
 
-struct rpc_server *egress_service_start(struct egress *eg, const char *addr, char *err,
+struct rpc_server *egress_service_start(struct egress *eg, const char *addr,
+                                        const char *internal_token, char *err,
                                         size_t errlen);
 
 #endif

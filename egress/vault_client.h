@@ -12,9 +12,11 @@
 
 struct vault_client;
 
-/* addr: vault's gRPC address; actor: who egress is in vault's audit log
- * ("egress/<host name>"). Connects lazily. NULL when out of memory. */
-struct vault_client *vault_client_open(const char *addr, const char *actor);
+/* addr: vault's gRPC address; internal_token: presented to vault (NULL:
+ * none); actor: who egress is in vault's audit log ("egress/<host name>").
+ * Connects lazily. NULL when out of memory. */
+struct vault_client *vault_client_open(const char *addr, const char *internal_token,
+                                       const char *actor);
 void vault_client_close(struct vault_client *vc);
 
 /* 1 when a secret the sandbox sees (its own or its project's) is bound to

@@ -173,6 +173,8 @@ static int nats_connect(struct gateway *gw, char *err, size_t errlen)
         st = natsOptions_SetURL(opts, gw->cfg.nats_url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, "airlock-gateway");
+    if (st == NATS_OK && gw->cfg.internal_token)
+        st = natsOptions_SetToken(opts, gw->cfg.internal_token);
     if (st == NATS_OK)
         st = natsOptions_SetMaxReconnect(opts, -1);
     if (st == NATS_OK)
@@ -198,21 +200,21 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     memset(gw, 0, sizeof(*gw));
     gw->cfg = *cfg;
     gw_metrics_init(&gw->metrics);
-    vmhost_pool_init(&gw->vmhosts);
+    vmhost_pool_init(&gw->vmhosts, cfg->internal_token);
     live_streams_init(&gw->streams);
     if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
                        clock_monotonic_ms) < 0) {
         snprintf(err, errlen, "out of memory for the key cache");
         goto fail;
     }
-    gw->scheduler = rpc_channel_open(cfg->scheduler, NULL);
+    gw->scheduler = rpc_channel_open(cfg->scheduler, cfg->internal_token);
     if (!gw->scheduler) {
         snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
         goto fail;
     }
     /* Connects lazily: the gateway serves everything else while vault is
      * down (its routes answer 503 meanwhile). */
-    gw->vault = rpc_channel_open(cfg->vault, NULL);
+    gw->vault = rpc_channel_open(cfg->vault, cfg->internal_token);
     if (!gw->vault) {
         snprintf(err, errlen, "cannot open a channel to the vault at %s", cfg->vault);
         goto fail;

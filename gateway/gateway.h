@@ -31,6 +31,8 @@ struct gateway_config {
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
     int64_t key_cache_ttl_ms;  /* successful authentications kept this long; 0: off */
+    const char *internal_token; /* presented to scheduler, vault, vmhosts and NATS; NULL: none
+                                   (internal_token.h); the public APIs never want it */
 };
 
 struct gateway {

@@ -222,7 +222,7 @@ int grpc_api_start(struct gateway *gw, const char *addr, char *err, size_t errle
     for (size_t i = 0; i < GRPC_METHOD_COUNT; i++)
         api->methods[i] = (struct rpc_method){ grpc_methods[i].path, grpc_dispatch };
     char why[256];
-    api->server = rpc_server_start(addr, api->methods, GRPC_METHOD_COUNT, gw, why, sizeof(why));
+    api->server = rpc_server_start(addr, api->methods, GRPC_METHOD_COUNT, gw, NULL, why, sizeof(why));
     if (!api->server) {
         snprintf(err, errlen, "gRPC API: %s", why);
         free(api);

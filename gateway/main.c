@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "internal_token.h"
 #include "log.h"
 #include "routes.h"
 #include "stop_signals.h"
@@ -29,7 +30,9 @@ static void usage(FILE *out)
             "  --max-body BYTES       largest JSON request body (default 1048576)\n"
             "  --grpc-listen HOST:PORT  also serve the public gRPC API there (off by default)\n"
             "  --key-cache-ttl-ms MS  keep successful API key checks this long, 0 = off\n"
-            "                         (env AIRLOCK_KEY_CACHE_TTL_MS, default %d)\n",
+            "                         (env AIRLOCK_KEY_CACHE_TTL_MS, default %d)\n"
+            "  --internal-token-file PATH  presented to scheduler, vault, vmhosts and NATS\n"
+            "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n",
             GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS);
 }
 
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
         { "max-body", required_argument, NULL, 'b' },
         { "grpc-listen", required_argument, NULL, 'g' },
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
+        { "internal-token-file", required_argument, NULL, 'T' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -85,6 +89,7 @@ int main(int argc, char **argv)
     const char *env_nats = getenv("AIRLOCK_NATS_URL");
     const char *env_ttl = getenv("AIRLOCK_KEY_CACHE_TTL_MS");
     const char *key_cache_ttl = env_ttl && *env_ttl ? env_ttl : NULL;
+    const char *token_file = NULL;
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
         case 'b': cfg.max_json_body = strtoul(optarg, NULL, 10); break;
         case 'g': cfg.grpc_listen = optarg; break;
         case 'k': key_cache_ttl = optarg; break;
+        case 'T': token_file = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -125,13 +131,21 @@ int main(int argc, char **argv)
         cfg.vault = vault;
     }
 
+    char err[512];
+    char *internal_token = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-gateway: %s\n", err);
+        return 1;
+    }
+    cfg.internal_token = internal_token;
+
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
     struct gateway gw;
-    char err[512];
     if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
+        free(internal_token);
         return 1;
     }
     log_info("gateway listening",
@@ -141,5 +155,6 @@ int main(int argc, char **argv)
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
+    free(internal_token);
     return 0;
 }

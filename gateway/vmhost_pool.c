@@ -9,10 +9,11 @@ struct vmhost_pool_entry {
     struct vmhost_pool_entry *next;
 };
 
-void vmhost_pool_init(struct vmhost_pool *p)
+void vmhost_pool_init(struct vmhost_pool *p, const char *internal_token)
 {
     pthread_mutex_init(&p->lock, NULL);
     p->entries = NULL;
+    p->internal_token = internal_token;
 }
 
 struct rpc_channel *vmhost_pool_get(struct vmhost_pool *p, const char *addr)
@@ -23,7 +24,7 @@ struct rpc_channel *vmhost_pool_get(struct vmhost_pool *p, const char *addr)
         e = e->next;
     if (!e) {
         e = calloc(1, sizeof(*e));
-        if (e && (e->addr = strdup(addr)) && (e->ch = rpc_channel_open(addr, NULL))) {
+        if (e && (e->addr = strdup(addr)) && (e->ch = rpc_channel_open(addr, p->internal_token))) {
             e->next = p->entries;
             p->entries = e;
         } else if (e) {

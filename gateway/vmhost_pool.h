@@ -12,9 +12,11 @@ struct vmhost_pool_entry;
 struct vmhost_pool {
     pthread_mutex_t lock;
     struct vmhost_pool_entry *entries;
+    const char *internal_token; /* presented on every call; NULL: none */
 };
 
-void vmhost_pool_init(struct vmhost_pool *p);
+/* internal_token (NULL: none) must outlive the pool. */
+void vmhost_pool_init(struct vmhost_pool *p, const char *internal_token);
 /* The channel for addr (owned by the pool), or NULL when out of memory. */
 struct rpc_channel *vmhost_pool_get(struct vmhost_pool *p, const char *addr);
 void vmhost_pool_destroy(struct vmhost_pool *p);

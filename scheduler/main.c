@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "controller.h"
+#include "internal_token.h"
 #include "log.h"
 #include "scheduler.h"
 #include "service.h"
@@ -32,7 +33,9 @@ static void usage(FILE *out)
             "  --reconcile-interval-s S     compare every node with the database this often\n"
             "                        (default 60; also after a restart of either)\n"
             "  --reconcile-grace-s S  delete a VM the database does not know once this old\n"
-            "                        (default 60)\n",
+            "                        (default 60)\n"
+            "  --internal-token-file PATH  callers of the gRPC API must present this token,\n"
+            "                        NATS is joined with it (env AIRLOCK_INTERNAL_TOKEN_FILE)\n",
             SCHEDULER_DEFAULT_DATA_DIR);
 }
 
@@ -43,7 +46,7 @@ static const char *env_or(const char *name, const char *fallback)
 }
 
 static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char *listen,
-                      size_t listen_len)
+                      size_t listen_len, const char **token_file)
 {
     static const struct option opts[] = {
         { "data-dir", required_argument, NULL, 'd' },
@@ -57,6 +60,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "controller-interval-ms", required_argument, NULL, 'c' },
         { "reconcile-interval-s", required_argument, NULL, 'r' },
         { "reconcile-grace-s", required_argument, NULL, 'g' },
+        { "internal-token-file", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -84,6 +88,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         case 'c': cfg->controller_interval_ms = atoi(optarg); break;
         case 'r': cfg->reconcile_interval_s = atoi(optarg); break;
         case 'g': cfg->reconcile_grace_s = atoi(optarg); break;
+        case 'k': *token_file = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -116,22 +121,31 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     struct scheduler_config cfg = { 0 };
     char listen[4200];
-    if (parse_args(argc, argv, &cfg, listen, sizeof(listen)) < 0)
+    const char *token_file = NULL;
+    if (parse_args(argc, argv, &cfg, listen, sizeof(listen), &token_file) < 0)
         return 2;
+    char err[4096];
+    char *internal_token = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        return 1;
+    }
+    cfg.internal_token = internal_token;
 
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
     struct scheduler s;
-    char err[4096];
     if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-scheduler: %s\n", err);
+        free(internal_token);
         return 1;
     }
     struct rpc_server *srv = scheduler_service_start(&s, err, sizeof(err));
     if (!srv) {
         fprintf(stderr, "airlock-scheduler: %s\n", err);
         scheduler_shutdown(&s);
+        free(internal_token);
         return 1;
     }
     struct controller *ctl = controller_start(&s, err, sizeof(err));
@@ -139,6 +153,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock-scheduler: %s\n", err);
         rpc_server_stop(srv);
         scheduler_shutdown(&s);
+        free(internal_token);
         return 1;
     }
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
@@ -147,5 +162,6 @@ int main(int argc, char **argv)
     rpc_server_stop(srv);
     controller_stop(ctl);
     scheduler_shutdown(&s);
+    free(internal_token);
     return 0;
 }

@@ -21,6 +21,8 @@ static int nats_connect(struct scheduler *s, char *err, size_t errlen)
         st = natsOptions_SetURL(opts, s->cfg.nats_url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, "airlock-scheduler");
+    if (st == NATS_OK && s->cfg.internal_token)
+        st = natsOptions_SetToken(opts, s->cfg.internal_token);
     /* Without this, publishes wait for a flusher thread: ~1 ms per request
      * instead of < 0.1 ms (see the NATS notes). */
     if (st == NATS_OK)

@@ -13,6 +13,7 @@ struct scheduler_config {
     const char *listen;        /* gRPC address */
     const char *database_url;  /* libpq connection string */
     const char *nats_url;
+    const char *internal_token; /* gRPC callers and NATS present it; NULL: none */
     int node_timeout_ms;       /* one NATS request to a node (a create boots a VM) */
     int node_dead_after_s;     /* a node without heartbeat this long gets no work */
     /* Controllers (controller.h). */

@@ -116,7 +116,8 @@ static const struct rpc_method scheduler_methods[] = {
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen)
 {
     return rpc_server_start(s->cfg.listen, scheduler_methods,
-                            sizeof(scheduler_methods) / sizeof(*scheduler_methods), s, err, errlen);
+                            sizeof(scheduler_methods) / sizeof(*scheduler_methods), s,
+                            s->cfg.internal_token, err, errlen);
 }
 
 void service_reply_sandbox(struct rpc_call *call, PGresult *res)

@@ -5,7 +5,11 @@
 # 127.0.0.1:7070 (REST) and 127.0.0.1:7071 (the public gRPC API) — and
 # returns once the API answers. Idempotent: parts already running are left
 # alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
-# `make down` stops exactly those. See docs/operations.md.
+# `make down` stops exactly those. Every service and the nats-server it
+# starts share the internal token DATA_DIR/internal-token (0600, made once,
+# kept across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file). A
+# nats-server of your own (AIRLOCK_NATS_URL) must require that same token.
+# See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -25,6 +29,15 @@ VAULT="$BUILD_DIR/vault/airlock-vault"
 
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
+
+# ---- the internal token (services present it to each other and to NATS) ----
+TOKEN_FILE=${AIRLOCK_INTERNAL_TOKEN_FILE:-$DATA_DIR/internal-token}
+if [ ! -s "$TOKEN_FILE" ]; then
+    # 24 random bytes as 48 hex characters.
+    (umask 077 && od -An -tx1 -N24 /dev/urandom | tr -d ' \n' >"$TOKEN_FILE" && echo >>"$TOKEN_FILE")
+    echo "internal token: created $TOKEN_FILE"
+fi
+chmod 600 "$TOKEN_FILE"
 
 running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
@@ -91,7 +104,11 @@ if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
 else
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
     if ! running nats; then
-        start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -a 127.0.0.1 -p "$NATS_PORT"
+        # The token goes into a config file (0600), never on a command line.
+        (umask 077 && printf 'authorization {\n  token: "%s"\n}\n' "$(cat "$TOKEN_FILE")" \
+            >"$RUN/nats.conf")
+        start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -c "$RUN/nats.conf" \
+            -a 127.0.0.1 -p "$NATS_PORT"
         wait_for nats "$DATA_DIR/nats.log" grep -q "Server is ready" "$DATA_DIR/nats.log"
         echo "nats-server running on $NATS_URL"
     fi
@@ -105,7 +122,7 @@ if ! running egress; then
     # CA across egress restarts, so guests keep trusting it.
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
         --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
-        --state-dir "$DATA_DIR/egress"
+        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE"
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
     echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, log: $DATA_DIR/egress.log"
 fi
@@ -115,7 +132,8 @@ if ! running vmhost; then
     "$VMHOST" build-image --data-dir "$DATA_DIR"
     rm -f "$DATA_DIR/vmhost.sock" # stale from a crash: would look like "up"
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
-        --nats "$NATS_URL" --node-id "$(hostname)" --egress "unix:$DATA_DIR/egress.sock"
+        --nats "$NATS_URL" --node-id "$(hostname)" --egress "unix:$DATA_DIR/egress.sock" \
+        --internal-token-file "$TOKEN_FILE"
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
 fi
@@ -124,7 +142,7 @@ fi
 if ! running scheduler; then
     rm -f "$DATA_DIR/scheduler.sock"
     start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
-        --database "$DATABASE_URL" --nats "$NATS_URL"
+        --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -134,7 +152,8 @@ fi
 if ! running vault; then
     rm -f "$DATA_DIR/vault.sock"
     start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
-        --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock"
+        --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock" \
+        --internal-token-file "$TOKEN_FILE"
     wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
     echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
@@ -143,7 +162,8 @@ fi
 if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
-        --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR"
+        --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
+        --internal-token-file "$TOKEN_FILE"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 
+#include "internal_token.h"
 #include "log.h"
 #include "service.h"
 #include "vault.h"
@@ -16,7 +17,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: airlock-vault --database URL --master-key-file PATH [--listen ADDR]\n"
                  "  --database URL         PostgreSQL connection string (env AIRLOCK_DATABASE_URL)\n"
                  "  --master-key-file PATH 32-byte master key, created (0600) when missing\n"
-                 "  --listen ADDR          gRPC address (default unix:/run/airlock/vault.sock)\n");
+                 "  --listen ADDR          gRPC address (default unix:/run/airlock/vault.sock)\n"
+                 "  --internal-token-file PATH  callers must present this token\n"
+                 "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n");
 }
 
 int main(int argc, char **argv)
@@ -30,17 +33,19 @@ int main(int argc, char **argv)
         { "database", required_argument, NULL, 'D' },
         { "master-key-file", required_argument, NULL, 'k' },
         { "listen", required_argument, NULL, 'l' },
+        { "internal-token-file", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *database = getenv("AIRLOCK_DATABASE_URL"), *key_file = NULL;
-    const char *listen = "unix:/run/airlock/vault.sock";
+    const char *listen = "unix:/run/airlock/vault.sock", *token_file = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'D': database = optarg; break;
         case 'k': key_file = optarg; break;
         case 'l': listen = optarg; break;
+        case 'T': token_file = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -49,19 +54,26 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    char err[4096];
+    char *internal_token = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vault: %s\n", err);
+        return 1;
+    }
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
     struct vault v;
-    char err[4096];
     if (vault_init(&v, database, key_file, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vault: %s\n", err);
+        free(internal_token);
         return 1;
     }
-    struct rpc_server *srv = vault_service_start(&v, listen, err, sizeof(err));
+    struct rpc_server *srv = vault_service_start(&v, listen, internal_token, err, sizeof(err));
     if (!srv) {
         fprintf(stderr, "airlock-vault: %s\n", err);
         vault_shutdown(&v);
+        free(internal_token);
         return 1;
     }
     log_info("vault listening", "addr=%s", listen);
@@ -69,5 +81,6 @@ int main(int argc, char **argv)
     log_info("vault stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     vault_shutdown(&v);
+    free(internal_token);
     return 0;
 }

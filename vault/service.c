@@ -206,9 +206,9 @@ static const struct rpc_method vault_methods[] = {
     { VAULT_METHOD("SetProjectOrg"), handle_set_project_org },
 };
 
-struct rpc_server *vault_service_start(struct vault *v, const char *listen, char *err,
-                                       size_t errlen)
+struct rpc_server *vault_service_start(struct vault *v, const char *listen,
+                                       const char *internal_token, char *err, size_t errlen)
 {
     return rpc_server_start(listen, vault_methods, sizeof(vault_methods) / sizeof(*vault_methods),
-                            v, err, errlen);
+                            v, internal_token, err, errlen);
 }

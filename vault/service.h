@@ -5,7 +5,8 @@
 #include "rpc_server.h"
 #include "vault.h"
 
-struct rpc_server *vault_service_start(struct vault *v, const char *listen, char *err,
+struct rpc_server *vault_service_start(struct vault *v, const char *listen,
+                                       const char *internal_token, char *err,
                                        size_t errlen);
 
 #endif

@@ -12,9 +12,10 @@
 
 struct egress_client;
 
-/* addr: egress's gRPC address ("unix:/path" or "host:port"). Connects
- * lazily: egress may start after vmhost. NULL when out of memory. */
-struct egress_client *egress_client_open(const char *addr);
+/* addr: egress's gRPC address ("unix:/path" or "host:port"); internal_token
+ * is presented on every call (NULL: none). Connects lazily: egress may
+ * start after vmhost. NULL when out of memory. */
+struct egress_client *egress_client_open(const char *addr, const char *internal_token);
 void egress_client_close(struct egress_client *ec);
 
 /* Each returns egress's status; on failure err says what egress said.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal_token.h"
 #include "log.h"
 #include "nats_agent.h"
 #include "sandbox_adopt.h"
@@ -40,7 +41,10 @@ static void usage(FILE *out)
             "  --delete-on-stop     a stop deletes every sandbox (default: running and paused ones\n"
             "                       are suspended to disk and kept for the next start)\n"
             "  --nats URL           join the control plane: heartbeats and work over NATS\n"
-            "  --node-id ID         this node's name in the control plane (default: hostname)\n",
+            "  --node-id ID         this node's name in the control plane (default: hostname)\n"
+            "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
+            "                       egress and NATS are called with it\n"
+            "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n",
             VMHOST_DEFAULT_DATA_DIR, STORE_DEFAULT_SIZE_GB);
 }
 
@@ -50,6 +54,7 @@ struct vmhost_args {
     char listen[4200];
     const char *nats_url;       /* NULL: no control plane, gRPC only */
     char node_id[128];
+    const char *token_file;     /* NULL: env AIRLOCK_INTERNAL_TOKEN_FILE or none */
 };
 
 static int parse_args(int argc, char **argv, struct vmhost_args *a)
@@ -70,6 +75,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "warm-pool", required_argument, NULL, 'w' },
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
+        { "internal-token-file", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -117,6 +123,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'e': a->cfg.egress_addr = optarg; break;
         case 'D': a->cfg.delete_on_stop = true; break;
+        case 'T': a->token_file = optarg; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
@@ -152,14 +159,21 @@ static int cmd_build_image(struct vmhost_args *a)
 
 static int cmd_serve(struct vmhost_args *a)
 {
+    char err[4096];
+    char *internal_token = NULL;
+    if (internal_token_configure(a->token_file, &internal_token, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        return 1;
+    }
+    a->cfg.internal_token = internal_token;
+    int rc = 1;
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
     struct vmhost vh;
-    char err[4096];
     if (vmhost_init(&vh, &a->cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
-        return 1;
+        goto cleanup;
     }
     /* The sandboxes an earlier vmhost left (build-image leaves them be). */
     sandbox_adopt_all(&vh);
@@ -167,7 +181,7 @@ static int cmd_serve(struct vmhost_args *a)
     if (!srv) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
         vmhost_shutdown(&vh);
-        return 1;
+        goto cleanup;
     }
     struct nats_agent *agent = NULL;
     if (a->nats_url) {
@@ -176,7 +190,7 @@ static int cmd_serve(struct vmhost_args *a)
             fprintf(stderr, "airlock-vmhost: %s\n", err);
             rpc_server_stop(srv);
             vmhost_shutdown(&vh);
-            return 1;
+            goto cleanup;
         }
     }
     log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
@@ -185,7 +199,10 @@ static int cmd_serve(struct vmhost_args *a)
     nats_agent_stop(agent);
     rpc_server_stop(srv);
     vmhost_shutdown(&vh);
-    return 0;
+    rc = 0;
+cleanup:
+    free(internal_token);
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -374,6 +374,8 @@ static natsStatus agent_connect(struct nats_agent *a, const char *url)
         st = natsOptions_SetURL(opts, url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, name);
+    if (st == NATS_OK && a->vh->cfg.internal_token)
+        st = natsOptions_SetToken(opts, a->vh->cfg.internal_token);
     /* Replies go out at once instead of waiting for the flusher thread. */
     if (st == NATS_OK)
         st = natsOptions_SetSendAsap(opts, true);

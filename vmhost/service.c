@@ -52,7 +52,7 @@ struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, cha
                                         size_t errlen)
 {
     return rpc_server_start(addr, vmhost_methods, sizeof(vmhost_methods) / sizeof(*vmhost_methods),
-                            vh, err, errlen);
+                            vh, vh->cfg.internal_token, err, errlen);
 }
 
 grpc_status_code service_status_from_sandbox_error(enum sandbox_error e)

@@ -117,7 +117,7 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         return -1;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
-    if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr))) {
+    if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr, cfg->internal_token))) {
         snprintf(err, errlen, "egress client for %s: out of memory", cfg->egress_addr);
         goto fail;
     }

@@ -37,6 +37,8 @@ struct vmhost_config {
                                    nothing and reach nothing (docs/egress.md) */
     bool delete_on_stop;        /* a stop deletes every sandbox instead of suspending
                                    them for the next start (sandbox_stop.h) */
+    const char *internal_token; /* callers of the gRPC API, egress and NATS see it;
+                                   NULL: none (internal_token.h) */
 };
 
 struct vmhost {

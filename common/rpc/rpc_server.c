@@ -60,6 +60,7 @@ struct rpc_server {
     const struct rpc_method *methods;
     size_t n_methods;
     void *ctx;
+    char *authorization; /* "Bearer <token>" every call must send; NULL: no check */
     char *unix_path; /* removed again at stop */
     char shutdown_tag;
 
@@ -266,6 +267,36 @@ const char *rpc_call_method(const struct rpc_call *c)
 
 /* ---- workers --------------------------------------------------------- */
 
+/* Compares in time that depends only on the lengths, so a caller cannot
+ * find the token byte by byte from how long a refusal takes. */
+static bool secret_equal(const char *given, const char *expected)
+{
+    size_t glen = strlen(given), elen = strlen(expected);
+    unsigned char diff = glen != elen;
+    for (size_t i = 0; i < elen; i++)
+        diff |= (unsigned char)(given[i < glen ? i : 0] ^ expected[i]);
+    return diff == 0;
+}
+
+/* Finishes the call with UNAUTHENTICATED unless it carries the server's
+ * token; the messages never repeat what was sent. */
+static bool call_authorized(struct rpc_call *c)
+{
+    if (!c->srv->authorization)
+        return true;
+    const char *given = rpc_call_metadata(c, "authorization");
+    if (!given) {
+        rpc_call_finish(c, GRPC_STATUS_UNAUTHENTICATED, "internal token required");
+    } else if (!secret_equal(given, c->srv->authorization)) {
+        rpc_call_finish(c, GRPC_STATUS_UNAUTHENTICATED, "wrong internal token");
+    } else {
+        return true;
+    }
+    log_warn("rpc call refused", "method=%s reason=\"%s\"", c->method,
+             given ? "wrong internal token" : "no internal token");
+    return false;
+}
+
 static rpc_handler_fn server_find_handler(const struct rpc_server *srv, const char *method)
 {
     for (size_t i = 0; i < srv->n_methods; i++)
@@ -286,7 +317,7 @@ static void *worker_main(void *arg)
 
     if (call_copy_request_info(c) < 0) {
         rpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    } else {
+    } else if (call_authorized(c)) {
         rpc_handler_fn handler = server_find_handler(srv, c->method);
         if (handler) {
             handler(c, srv->ctx);
@@ -426,12 +457,30 @@ static void server_free(struct rpc_server *srv)
     }
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->workers_changed);
+    if (srv->authorization) {
+        explicit_bzero(srv->authorization, strlen(srv->authorization));
+        free(srv->authorization);
+    }
     free(srv);
     grpc_shutdown();
 }
 
+/* "Bearer <token>", or NULL (no check) for a NULL or empty token. */
+static int server_set_token(struct rpc_server *srv, const char *token, char *err, size_t errlen)
+{
+    if (!token || !*token)
+        return 0;
+    if (asprintf(&srv->authorization, "Bearer %s", token) < 0) {
+        srv->authorization = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
-                                    size_t n_methods, void *ctx, char *err, size_t errlen)
+                                    size_t n_methods, void *ctx, const char *bearer_token,
+                                    char *err, size_t errlen)
 {
     struct rpc_server *srv = calloc(1, sizeof(*srv));
     if (!srv) {
@@ -448,7 +497,8 @@ struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *m
     srv->cq = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
 
-    if (server_prepare_unix_path(srv, addr, err, errlen) < 0)
+    if (server_set_token(srv, bearer_token, err, errlen) < 0 ||
+        server_prepare_unix_path(srv, addr, err, errlen) < 0)
         goto fail_unstarted;
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     int port = grpc_server_add_http2_port(srv->server, addr, creds);

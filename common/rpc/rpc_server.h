@@ -37,10 +37,14 @@ enum rpc_recv_status {
 
 /* Listens on addr ("unix:/abs/path" or "127.0.0.1:port"; a stale unix socket
  * is unlinked first) and serves methods until rpc_server_stop(). Unknown
- * methods get UNIMPLEMENTED. methods[] must outlive the server. Returns NULL
- * with a message in err. */
+ * methods get UNIMPLEMENTED. methods[] must outlive the server. With a
+ * bearer_token (NULL or "": none), a call whose "authorization" metadata is
+ * not exactly "Bearer <token>" is finished with UNAUTHENTICATED before any
+ * handler runs (the internal token, internal_token.h); the server keeps its
+ * own copy. Returns NULL with a message in err. */
 struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
-                                    size_t n_methods, void *ctx, char *err, size_t errlen);
+                                    size_t n_methods, void *ctx, const char *bearer_token,
+                                    char *err, size_t errlen);
 
 /* Stops accepting, cancels calls in flight, waits for handler threads to
  * return, frees everything. */

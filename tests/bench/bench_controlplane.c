@@ -382,6 +382,21 @@ static void events_rate(struct bench_report *r, const struct event_reader *e, in
     bench_series_note(s, "%d of %d delivered; %s", got, want, what);
 }
 
+/* The stack's nats-server wants the internal token. */
+static natsStatus nats_connect_with_token(struct cp *c, natsConnection **nc)
+{
+    natsOptions *opts = NULL;
+    natsStatus st = natsOptions_Create(&opts);
+    if (st == NATS_OK)
+        st = natsOptions_SetURL(opts, c->st.nats_url);
+    if (st == NATS_OK)
+        st = natsOptions_SetToken(opts, c->st.internal_token);
+    if (st == NATS_OK)
+        st = natsConnection_Connect(nc, opts);
+    natsOptions_Destroy(opts);
+    return st;
+}
+
 static int events(struct cp *c)
 {
     struct bench_report *r = c->ctx->report;
@@ -413,7 +428,7 @@ static int events(struct cp *c)
 
     /* The relay's own capacity: events published straight to NATS. */
     natsConnection *nc = NULL;
-    if (natsConnection_ConnectTo(&nc, c->st.nats_url) != NATS_OK || events_open(c, &e) < 0) {
+    if (nats_connect_with_token(c, &nc) != NATS_OK || events_open(c, &e) < 0) {
         natsConnection_Destroy(nc);
         return -1;
     }

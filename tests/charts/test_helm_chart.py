@@ -37,6 +37,41 @@ def lookup(tree, dotted):
     return True
 
 
+AIRLOCK_SERVICES = ("airlock-gateway", "airlock-scheduler", "airlock-vault", "airlock-vmhost",
+                    "airlock-egress")
+
+
+def containers(text):
+    """The entries of every `containers:` list (not initContainers) as text."""
+    out, lines, i = [], text.split("\n"), 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)containers:\s*$", lines[i])
+        i += 1
+        if not m:
+            continue
+        indent = len(m.group(1))
+        block = []
+        while i < len(lines) and (not lines[i].strip() or
+                                  len(lines[i]) - len(lines[i].lstrip()) > indent):
+            item = re.match(rf"^\s{{{indent + 2}}}- name: ", lines[i])
+            if item and block:
+                out.append("\n".join(block))
+                block = []
+            block.append(lines[i])
+            i += 1
+        if block:
+            out.append("\n".join(block))
+    return out
+
+
+def define_body(text, name):
+    m = re.search(r'\{\{-? define "%s" -?\}\}\n?(.*?)\{\{-? end -?\}\}' % re.escape(name),
+                  text, re.S)
+    if not m:
+        raise AssertionError(f"no define {name}")
+    return m.group(1)
+
+
 class HelmChart(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -107,6 +142,59 @@ class HelmChart(unittest.TestCase):
                     checked += 1
                     self.assertIn(flag, helps[binary], f"{tname}: {binary} has no {flag}")
         self.assertGreater(checked, 10)
+
+    def test_every_component_gets_the_internal_token(self):
+        """Each container that runs an airlock service mounts the token
+        Secret and passes --internal-token-file with the mounted path."""
+        served = set()
+        for tname, text in templates():
+            for block in containers(text):
+                binary = next((b for b in AIRLOCK_SERVICES if re.search(rf"\b{b}\b", block)),
+                              None)
+                if not binary:
+                    continue
+                served.add(binary)
+                self.assertIn('--internal-token-file={{ include "airlock.internalTokenFile" . }}',
+                              block, f"{tname}: {binary} gets no --internal-token-file")
+                self.assertIn('include "airlock.internalTokenMount"', block,
+                              f"{tname}: {binary} does not mount the token")
+            if any(re.search(rf"\b{b}\b", text) for b in AIRLOCK_SERVICES):
+                self.assertEqual(text.count('include "airlock.internalTokenVolume"'), 1,
+                                 f"{tname}: the token volume once per pod")
+        self.assertEqual(served, set(AIRLOCK_SERVICES))
+
+        helpers = dict(templates())["_helpers.tpl"]
+        mount = define_body(helpers, "airlock.internalTokenMount")
+        volume = define_body(helpers, "airlock.internalTokenVolume")
+        path = define_body(helpers, "airlock.internalTokenFile").strip()
+        self.assertIn("readOnly: true", mount)
+        self.assertIn(f"mountPath: {os.path.dirname(path)}\n", mount + "\n")
+        self.assertIn('secretName: {{ include "airlock.internalTokenSecret" . }}', volume)
+        self.assertIn("defaultMode: 0400", volume)
+        self.assertTrue(path.endswith("/token"), "the Secret's key is `token`")
+
+    def test_internal_token_secret_generated_unless_given(self):
+        text = dict(templates())["internal-token.yaml"]
+        self.assertIn("if not .Values.internalToken.existingSecret", text)
+        self.assertIn("token: {{ randAlphaNum 48 | b64enc }}", text)
+        self.assertIn('lookup "v1" "Secret"', text, "kept across upgrades")
+        self.assertIn("existingSecret", self.values["internalToken"])
+
+    def test_nats_requires_the_token(self):
+        text = dict(templates())["nats.yaml"]
+        conf = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text)
+        self.assertIsNotNone(conf, "nats.yaml has no nats.conf")
+        self.assertRegex(conf.group(1), r"authorization \{\s*token: \$NATS_TOKEN\s*\}")
+        self.assertIn('args: ["-c", "/etc/nats/nats.conf"]', text)
+        self.assertIn("mountPath: /etc/nats", text)
+        env = yaml.safe_load(re.search(r"\n(\s*env:\n(?:\s{12}.*\n)+)", text).group(1)
+                             .replace("{{ include \"airlock.internalTokenSecret\" . }}", "SECRET"))
+        by_name = {e["name"]: e for e in env["env"]}
+        self.assertEqual(by_name["AIRLOCK_INTERNAL_TOKEN"]["valueFrom"]["secretKeyRef"],
+                         {"name": "SECRET", "key": "token"})
+        # Quoted, so nats-server reads a string; expanded by Kubernetes.
+        self.assertEqual(by_name["NATS_TOKEN"]["value"], '"$(AIRLOCK_INTERNAL_TOKEN)"')
+        self.assertNotIn("--auth", text, "the token never goes on a command line")
 
     def test_node_pod_is_privileged_with_shared_netns(self):
         _, text = next((n, t) for n, t in templates() if n == "node.yaml")

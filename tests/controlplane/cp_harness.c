@@ -4,7 +4,10 @@
  * environment, AIRLOCK_TEST_STACK_DIR (the logs),
  * AIRLOCK_TEST_CONTROL (cp_control.h: restart parts of the stack) and
  * AIRLOCK_TEST_SCHEDULER_ADDR, _NATS_URL, _VAULT_ADDR (to start another
- * gateway beside the stack's); the harness exits with its status, or 1
+ * gateway beside the stack's) and AIRLOCK_INTERNAL_TOKEN_FILE (the stack's
+ * internal token, which those APIs and NATS require: a gateway or
+ * vmhostctl started by the test picks it up); the harness exits with its
+ * status, or 1
  * when some part of the stack did not stop cleanly.
  *
  * usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]

@@ -11,8 +11,10 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "internal_token.h"
 #include "netns.h"
 #include "pg_test.h"
+#include "random_id.h"
 #include "test_proc.h"
 
 #define NATS_SERVER "/usr/sbin/nats-server"
@@ -25,12 +27,47 @@ static bool alive(pid_t pid)
     return pid > 0 && waitpid(pid, NULL, WNOHANG) == 0;
 }
 
+/* A new internal token in DIR/internal-token (0600), exported as
+ * AIRLOCK_INTERNAL_TOKEN_FILE for everything started from here on. */
+static int make_internal_token(struct cp_stack *st)
+{
+    char err[512], line[sizeof(st->internal_token) + 1];
+    if (random_id("", 24, st->internal_token, sizeof(st->internal_token)) < 0 ||
+        fs_path(st->token_file, sizeof(st->token_file), "%s/internal-token", st->dir) < 0) {
+        fprintf(stderr, "cp_stack: cannot make the internal token\n");
+        return -1;
+    }
+    snprintf(line, sizeof(line), "%s\n", st->internal_token);
+    if (fs_write_file_replace(st->token_file, line, strlen(line), 0600, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cp_stack: %s\n", err);
+        return -1;
+    }
+    setenv(INTERNAL_TOKEN_ENV, st->token_file, 1);
+    return 0;
+}
+
+/* The token goes into a config file (0600), never on a command line. */
+static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
+{
+    char err[512], conf[256];
+    snprintf(conf, sizeof(conf), "authorization {\n  token: \"%s\"\n}\n", st->internal_token);
+    if (fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0 ||
+        fs_write_file_replace(path, conf, strlen(conf), 0600, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cp_stack: cannot write nats.conf\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int start_nats(struct cp_stack *st)
 {
     if (access(NATS_SERVER, X_OK) != 0)
         return 77;
-    const char *argv[] = { NATS_SERVER, "-a", "127.0.0.1", "-p", "-1", "--ports_file_dir", st->dir,
-                           NULL };
+    char conf[PATH_MAX];
+    if (write_nats_config(st, conf, sizeof(conf)) < 0)
+        return -1;
+    const char *argv[] = { NATS_SERVER, "-c", conf, "-a", "127.0.0.1", "-p", "-1",
+                           "--ports_file_dir", st->dir, NULL };
     st->nats_pid = test_spawn(argv, st->dir, "nats.log");
     char ports[PATH_MAX];
     fs_path(ports, sizeof(ports), "%s/nats-server_%d.ports", st->dir, (int)st->nats_pid);
@@ -74,7 +111,8 @@ static int start_vault(struct cp_stack *st)
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
     const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
-                           "--listen", st->vault_addr, NULL };
+                           "--listen", st->vault_addr, "--internal-token-file", st->token_file,
+                           NULL };
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
 }
@@ -94,7 +132,8 @@ static int start_egress(struct cp_stack *st)
     netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
     const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", st->egress_addr, "--upstream-dns",
-                           "127.0.0.1:53", "--uplink-netns", ns_path, NULL };
+                           "127.0.0.1:53", "--uplink-netns", ns_path, "--internal-token-file",
+                           st->token_file, NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
     return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
 }
@@ -170,8 +209,9 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
             standby ? "scheduler2.sock" : "scheduler.sock");
     unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
-                             "--database", st->pg.url, "--nats", st->nats_url };
-    size_t n = 9;
+                             "--database", st->pg.url, "--nats", st->nats_url,
+                             "--internal-token-file", st->token_file };
+    size_t n = 11;
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -184,7 +224,8 @@ int cp_stack_start_gateway(struct cp_stack *st)
 {
     const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
                          st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
-                         "--grpc-listen", st->grpc_addr, NULL };
+                         "--grpc-listen", st->grpc_addr, "--internal-token-file", st->token_file,
+                         NULL };
     st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
@@ -203,6 +244,8 @@ int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
         return -1;
     cp_current = st;
     test_cleanup_install(cp_cleanup);
+    if (make_internal_token(st) < 0)
+        return -1;
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
         rc = start_nats(st);
@@ -212,8 +255,9 @@ int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
         rc = start_egress(st);
     if (rc != 0)
         return rc;
-    const char *vmhost_args[] = { "--nats",  st->nats_url,       "--node-id", "cp-node",
-                                  "--egress", st->egress_addr };
+    const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", "cp-node",
+                                  "--egress", st->egress_addr, "--internal-token-file",
+                                  st->token_file };
     size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
     memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
     for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
@@ -253,6 +297,11 @@ int cp_stack_stop(struct cp_stack *st)
     if (test_stop_pid(&st->nats_pid, st->dir, "nats.log", false) < 0)
         rc = -1;
     pg_test_stop(&st->pg);
+    /* The file goes with the dir: what this process starts next (the
+     * bench's other sections) runs without a token again. */
+    if (st->token_file[0])
+        unsetenv(INTERNAL_TOKEN_ENV);
+    st->token_file[0] = '\0';
     if (st->dir[0] && !getenv("AIRLOCK_TEST_KEEP"))
         fs_remove_tree(st->dir, NULL, 0);
     st->dir[0] = '\0';

@@ -4,6 +4,10 @@
  * nothing a sandbox does can leave the machine), airlock-vmhost
  * (tests/integration/support/itest, joined to NATS), airlock-scheduler and
  * airlock-gateway on free 127.0.0.1 ports (REST and the public gRPC API).
+ * Always with a fresh internal token (internal_token.h): every service gets
+ * --internal-token-file, nats-server wants the token, and
+ * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
+ * it starts later (a test's own gateway, vmhostctl) presents it too.
  *
  * cp_stack_stop() stops each part this process started, by pid, in reverse
  * order, and removes the temp dir; it also runs at exit and on
@@ -22,12 +26,14 @@
 
 struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
+    char token_file[PATH_MAX];    /* the internal token (0600) every part is given */
+    char internal_token[64];
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
     struct itest_vmhost vmhost;
-    /* it joins NATS as node cp-node, uses our egress, + cp_stack_start_with's */
-    const char *vmhost_args[7 + CP_STACK_MAX_VMHOST_ARGS];
+    /* it joins NATS as node cp-node, uses our egress and token, + cp_stack_start_with's */
+    const char *vmhost_args[9 + CP_STACK_MAX_VMHOST_ARGS];
     pid_t vault_pid;
     char vault_addr[PATH_MAX + 8];
     pid_t egress_pid;

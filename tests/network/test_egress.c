@@ -27,6 +27,10 @@
 
 #define CALL_TIMEOUT_MS 10000
 #define MAX_RULES 8
+/* What the lab's egress protects (egress_config.protected_cidrs): no host
+ * lives there; egress refuses before it would dial. */
+#define PROTECTED_RANGE "10.9.8.0/24"
+#define PROTECTED_ADDR "10.9.8.1"
 
 static struct {
     struct egress *eg;
@@ -347,7 +351,7 @@ static void test_reserved_and_host_addresses_denied(void **state)
     uint32_t addr;
     assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
     DENY_HTTP(NETLAB_PRIVATE, 80, "allowed.test", "reserved_range");
-    DENY_HTTP("169.254.169.254", 80, NULL, "reserved_range");
+    DENY_HTTP("169.254.169.254", 80, NULL, "protected_range");
     DENY_HTTP("172.16.0.1", 80, NULL, "reserved_range");
     DENY_HTTP("192.168.1.1", 80, NULL, "reserved_range");
     DENY_HTTP(NETLAB_UPLINK_ADDR, 80, NULL, "host_address");
@@ -360,6 +364,19 @@ static void test_reserved_and_host_addresses_denied(void **state)
     char reply[256];
     assert_int_equal(http_get(NETLAB_PRIVATE, 80, NULL, reply, sizeof(reply)), GUEST_TCP_REPLY);
     assert_prefix(reply, "HELLO " NETLAB_PRIVATE ":80");
+
+    /* But none opens the node, loopback, "this network", link-local (cloud
+     * metadata) or a range the operator protects (PROTECTED_RANGE).
+     * (Loopback and 0.0.0.0 never leave the guest's namespace: the policy
+     * test checks those.) */
+    struct policy_spec open_all = { .default_allow = true,
+                                    .allow_cidrs = { NETLAB_UPLINK_ADDR "/32", "127.0.0.0/8",
+                                                     "0.0.0.0/8", "169.254.0.0/16",
+                                                     PROTECTED_RANGE } };
+    must_set_policy(&open_all);
+    DENY_HTTP(NETLAB_UPLINK_ADDR, 80, NULL, "host_address");
+    DENY_HTTP("169.254.169.254", 80, NULL, "protected_range");
+    DENY_HTTP(PROTECTED_ADDR, 80, NULL, "protected_range");
 }
 
 static void test_port_rules(void **state)
@@ -585,7 +602,11 @@ static int group_setup(void **state)
     (void)state;
     if (netlab_up() < 0)
         return -1;
+    static struct cidr protected_range;
+    assert_int_equal(cidr_parse(PROTECTED_RANGE, &protected_range), 0);
     struct egress_config cfg = {
+        .protected_cidrs = &protected_range,
+        .n_protected_cidrs = 1,
         .uplink_netns = netlab_ns_path(NETLAB_UPLINK_NS),
         .upstream_dns_addr = ip(NETLAB_DNS),
         /* A half-sent ClientHello must not hold the test up for long. */
@@ -598,7 +619,7 @@ static int group_setup(void **state)
         goto fail;
     }
     snprintf(lab.sock, sizeof(lab.sock), "unix:/tmp/airlock-nettest-%d.sock", (int)getpid());
-    lab.srv = egress_service_start(lab.eg, lab.sock, err, sizeof(err));
+    lab.srv = egress_service_start(lab.eg, lab.sock, NULL, err, sizeof(err));
     if (!lab.srv) {
         fprintf(stderr, "egress_service_start: %s\n", err);
         goto fail;

@@ -45,6 +45,16 @@ static void test_names_normalize_and_match(void **state)
     assert_false(name_matches("example.test", "www.example.test"));
 }
 
+static void test_never_reachable_ranges(void **state)
+{
+    (void)state;
+    assert_true(addr_is_never_reachable(0x00000000));  /* 0.0.0.0 */
+    assert_true(addr_is_never_reachable(0x7f000001));  /* 127.0.0.1 */
+    assert_true(addr_is_never_reachable(0xa9fea9fe));  /* 169.254.169.254 */
+    assert_false(addr_is_never_reachable(0x0a090909)); /* 10.9.9.9: private, openable */
+    assert_false(addr_is_never_reachable(0xcb007105)); /* 203.0.113.5 */
+}
+
 static void test_rule_order(void **state)
 {
     (void)state;
@@ -77,6 +87,15 @@ static void test_rule_order(void **state)
     t.name_pinned = false;
     assert_string_equal(egress_policy_check_connection(p, &t).reason,
                         "name_not_resolved_to_destination");
+    /* Protection comes before every rule: allow_cidrs names 198.51.100/24,
+     * yet a protected address in it stays closed, to connections and to
+     * DNS answers alike. */
+    t.addr = 0xc633640a;
+    t.protected_reason = "host_address";
+    assert_string_equal(egress_policy_check_connection(p, &t).reason, "host_address");
+    assert_int_equal(egress_policy_check_answer(p, t.addr, "protected_range").verdict,
+                     EGRESS_DENY);
+    assert_string_equal(egress_policy_check_answer(p, t.addr, NULL).reason, "allow_cidrs");
     egress_policy_put(p);
 
     msg.allow_ports = (uint32_t[]){ 70000 };
@@ -90,6 +109,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cidr_accepts_only_dotted_quads),
         cmocka_unit_test(test_names_normalize_and_match),
+        cmocka_unit_test(test_never_reachable_ranges),
         cmocka_unit_test(test_rule_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

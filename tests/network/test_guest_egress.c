@@ -145,7 +145,7 @@ static void test_internal_addresses_are_refused(void **state)
     const struct {
         const char *url, *ip, *reason;
     } targets[] = {
-        { "http://169.254.169.254/latest/meta-data/", "169.254.169.254", "reserved_range" },
+        { "http://169.254.169.254/latest/meta-data/", "169.254.169.254", "protected_range" },
         /* the gateway: the sandbox namespace itself */
         { "http://100.96.0.1/", "100.96.0.1", "reserved_range" },
         /* every sandbox is 100.96.0.2 in its own namespace; a neighbour's

@@ -182,8 +182,8 @@ static void test_allowed_names_answering_internal_addresses(void **state)
      * address or egress's own address: refused, never handed out. */
     const struct {
         const char *name, *reason;
-    } names[] = { { "loop.test", "reserved_range" },
-                  { "metadata.test", "reserved_range" },
+    } names[] = { { "loop.test", "protected_range" },
+                  { "metadata.test", "protected_range" },
                   { "uplink.test", "host_address" } };
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
         uint64_t mark = guest_log_mark();

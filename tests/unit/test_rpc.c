@@ -265,8 +265,8 @@ static int fixture_setup(void **state)
     snprintf(f->addr, sizeof(f->addr), "unix:%s/rpc.sock", f->dir);
     char err[256];
     f->server = rpc_server_start(f->addr, test_methods,
-                                 sizeof(test_methods) / sizeof(test_methods[0]), NULL, err,
-                                 sizeof(err));
+                                 sizeof(test_methods) / sizeof(test_methods[0]), NULL, NULL,
+                                 err, sizeof(err));
     if (!f->server) {
         fprintf(stderr, "rpc_server_start: %s\n", err);
         return -1;
@@ -353,6 +353,55 @@ static void test_authorization_metadata(void **state)
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     rpc_channel_close(anonymous);
     assert_string_equal(seen.authorization, "");
+}
+
+/* A call to a server started with a token, by a channel presenting
+ * token (NULL: none); *details gets the status message. */
+static grpc_status_code call_token_server(const char *addr, const char *token, char **details)
+{
+    struct rpc_channel *ch = rpc_channel_open(addr, token);
+    assert_non_null(ch);
+    Airlock__Vmhost__V1__Sandbox *sb = NULL;
+    grpc_status_code code = get_sandbox(ch, "sb-token", &sb, details);
+    if (sb)
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+    rpc_channel_close(ch);
+    return code;
+}
+
+static void test_server_token_required(void **state)
+{
+    struct fixture *f = *state;
+    static const char token[] = "0123456789abcdefghijklmnopqrstuvwxyzABCD";
+    char addr[128], err[256];
+    snprintf(addr, sizeof(addr), "unix:%s/token.sock", f->dir);
+    struct rpc_server *srv = rpc_server_start(
+        addr, test_methods, sizeof(test_methods) / sizeof(test_methods[0]), NULL, token, err,
+        sizeof(err));
+    assert_non_null(srv);
+
+    char *details = NULL;
+    assert_int_equal(call_token_server(addr, NULL, &details), GRPC_STATUS_UNAUTHENTICATED);
+    assert_string_equal(details, "internal token required");
+    free(details);
+    /* Wrong, a prefix of the right one, and the right one with more. */
+    const char *wrong[] = {"not-the-token", "0123456789abcdefghijklmnopqrstuvwxyzABC",
+                           "0123456789abcdefghijklmnopqrstuvwxyzABCDE", ""};
+    for (size_t i = 0; i < sizeof(wrong) / sizeof(*wrong); i++) {
+        details = NULL;
+        assert_int_equal(call_token_server(addr, wrong[i], &details), GRPC_STATUS_UNAUTHENTICATED);
+        assert_string_equal(details, "wrong internal token");
+        assert_null(strstr(details, token));
+        free(details);
+    }
+    /* No handler ran for any of them. */
+    assert_string_equal(seen.authorization, "");
+
+    details = NULL;
+    assert_int_equal(call_token_server(addr, token, &details), GRPC_STATUS_OK);
+    free(details);
+    assert_string_equal(seen.authorization, "Bearer 0123456789abcdefghijklmnopqrstuvwxyzABCD");
+    rpc_server_stop(srv);
 }
 
 static void test_server_streaming(void **state)
@@ -572,7 +621,8 @@ static void test_start_fails_on_bad_address(void **state)
     (void)state;
     char err[256] = "";
     struct rpc_server *srv =
-        rpc_server_start("unix:/nonexistent-dir/x.sock", test_methods, 1, NULL, err, sizeof(err));
+        rpc_server_start("unix:/nonexistent-dir/x.sock", test_methods, 1, NULL, NULL, err,
+                         sizeof(err));
     assert_null(srv);
     assert_non_null(strstr(err, "/nonexistent-dir/x.sock"));
 }
@@ -585,6 +635,7 @@ int main(void)
         FIXTURE_TEST(test_unary_echo),
         FIXTURE_TEST(test_error_status_reaches_client),
         FIXTURE_TEST(test_authorization_metadata),
+        FIXTURE_TEST(test_server_token_required),
         FIXTURE_TEST(test_server_streaming),
         FIXTURE_TEST(test_client_streaming),
         FIXTURE_TEST(test_unknown_method),

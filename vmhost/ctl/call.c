@@ -1,14 +1,30 @@
 /* Talking to vmhost: connection, unary calls, error lines. */
 #include "ctl.h"
+#include "internal_token.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ctl_connect(struct ctl *ctl)
 {
     if (ctl->channel)
         return 0;
-    ctl->channel = rpc_channel_open(ctl->addr, NULL);
+    char *token = NULL;
+    if (ctl->token_file) {
+        char err[512];
+        token = internal_token_load(ctl->token_file, err, sizeof(err));
+        if (!token) {
+            fprintf(stderr, "vmhostctl: %s\n", err);
+            return -1;
+        }
+    }
+    /* The channel keeps its own copy. */
+    ctl->channel = rpc_channel_open(ctl->addr, token);
+    if (token) {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
     if (!ctl->channel) {
         ctl_print_status(GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         return -1;

@@ -17,6 +17,7 @@
 
 struct ctl {
     const char *addr;
+    const char *token_file; /* the internal token vmhost wants; NULL: none */
     bool json;
     int connect_timeout_ms; /* to reach the server at all */
     int call_timeout_ms;    /* deadline of calls that are not streams */

@@ -1,6 +1,7 @@
 /* vmhostctl [global options] COMMAND [args]: dispatch and usage. */
 #include "args.h"
 #include "ctl.h"
+#include "internal_token.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,8 +44,10 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "usage: vmhostctl [--addr unix:/PATH | HOST:PORT] [--json] [--connect-timeout SECONDS]\n"
-            "                 [--rpc-timeout SECONDS] COMMAND [ARGS]\n"
+            "                 [--rpc-timeout SECONDS] [--token-file PATH] COMMAND [ARGS]\n"
             "The address defaults to $AIRLOCK_VMHOST_ADDR, else " DEFAULT_ADDR ".\n"
+            "The token file (vmhost's --internal-token-file) defaults to\n"
+            "$" INTERNAL_TOKEN_ENV ".\n"
             "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].usage);
@@ -92,6 +95,7 @@ static int parse_global_options(struct ctl *ctl, int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"connect-timeout", required_argument, NULL, 'c'},
         {"rpc-timeout", required_argument, NULL, 't'},
+        {"token-file", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -104,6 +108,9 @@ static int parse_global_options(struct ctl *ctl, int argc, char **argv)
             break;
         case 'j':
             ctl->json = true;
+            break;
+        case 'k':
+            ctl->token_file = optarg;
             break;
         case 'c':
             if ((ctl->connect_timeout_ms = seconds_option_ms(optarg)) < 0) {
@@ -134,8 +141,10 @@ static int parse_global_options(struct ctl *ctl, int argc, char **argv)
 int main(int argc, char **argv)
 {
     const char *env_addr = getenv("AIRLOCK_VMHOST_ADDR");
+    const char *env_token = getenv(INTERNAL_TOKEN_ENV);
     struct ctl ctl = {
         .addr = env_addr && *env_addr ? env_addr : DEFAULT_ADDR,
+        .token_file = env_token && *env_token ? env_token : NULL,
         .connect_timeout_ms = 5000,
         .call_timeout_ms = 120000,
     };

@@ -35,3 +35,31 @@ nats://{{ include "airlock.fullname" . }}-nats:4222
 {{ required "nats.externalUrl is required when nats.enabled is false" .Values.nats.externalUrl }}
 {{- end -}}
 {{- end -}}
+
+{{/* The internal token the components present to each other and to NATS
+     (docs/operations.md "Internal token"): a Secret with key `token`, the
+     chart's own (internal-token.yaml) unless internalToken.existingSecret
+     names one. Each airlock container mounts it (internalTokenMount,
+     internalTokenVolume) and passes --internal-token-file with the path
+     internalTokenFile. */}}
+{{- define "airlock.internalTokenSecret" -}}
+{{ .Values.internalToken.existingSecret | default (printf "%s-internal-token" (include "airlock.fullname" .)) }}
+{{- end -}}
+
+{{- define "airlock.internalTokenFile" -}}
+/etc/airlock/internal-token/token
+{{- end -}}
+
+{{- define "airlock.internalTokenMount" -}}
+- name: internal-token
+  mountPath: /etc/airlock/internal-token
+  readOnly: true
+{{- end -}}
+
+{{- define "airlock.internalTokenVolume" -}}
+- name: internal-token
+  secret:
+    secretName: {{ include "airlock.internalTokenSecret" . }}
+    # The services refuse a token file group or others may read.
+    defaultMode: 0400
+{{- end -}}

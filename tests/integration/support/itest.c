@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "internal_token.h"
 #include "itest_store.h"
 #include "proc.h"
 
@@ -67,6 +68,24 @@ static bool itest_vmhost_answers(struct itest_vmhost *vh)
     return st == GRPC_STATUS_OK;
 }
 
+/* vmhost inherits AIRLOCK_INTERNAL_TOKEN_FILE from us: when a harness set
+ * it (tests/controlplane), our calls present that token too. */
+static struct rpc_channel *itest_vmhost_channel(const struct itest_vmhost *vh)
+{
+    const char *file = getenv(INTERNAL_TOKEN_ENV);
+    if (!file || !*file)
+        return rpc_channel_open(vh->addr, NULL);
+    char err[512];
+    char *token = internal_token_load(file, err, sizeof(err));
+    if (!token) {
+        fprintf(stderr, "itest: %s\n", err);
+        return NULL;
+    }
+    struct rpc_channel *ch = rpc_channel_open(vh->addr, token);
+    free(token);
+    return ch;
+}
+
 /* Starts vmhost on vh->data_dir and waits until it answers. */
 static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_args[],
                               int timeout_ms)
@@ -90,6 +109,9 @@ static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_a
         argv[n++] = extra_args[i];
     argv[n] = NULL;
 
+    vh->ch = itest_vmhost_channel(vh);
+    if (!vh->ch)
+        return -1;
     pid_t pid = fork();
     if (pid < 0) {
         perror("fork");
@@ -106,7 +128,6 @@ static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_a
         _exit(127);
     }
     vh->pid = pid;
-    vh->ch = rpc_channel_open(vh->addr, NULL);
 
     int64_t deadline = clock_monotonic_ms() + timeout_ms;
     while (clock_monotonic_ms() < deadline) {
