@@ -17,6 +17,7 @@
 
 #define SANDBOXES(name) "/airlock.v1.Sandboxes/" name
 #define EVENTS(name) "/airlock.v1.Events/" name
+#define TEMPLATES(name) "/airlock.v1.Templates/" name
 
 static const struct grpc_method {
     const char *path;
@@ -67,9 +68,31 @@ static const struct grpc_method {
     { SANDBOXES("ListConnections"), &airlock__v1__list_connections_request__descriptor,
       grpc_list_connections },
     { EVENTS("Subscribe"), &airlock__v1__subscribe_request__descriptor, grpc_subscribe_events },
+    { TEMPLATES("BuildTemplate"), &airlock__v1__build_template_request__descriptor,
+      grpc_build_template },
+    { TEMPLATES("ListTemplates"), &airlock__v1__list_templates_request__descriptor,
+      grpc_list_templates },
+    { TEMPLATES("GetTemplate"), &airlock__v1__template_request__descriptor, grpc_get_template },
+    { TEMPLATES("DeleteTemplate"), &airlock__v1__template_request__descriptor,
+      grpc_delete_template },
+    { TEMPLATES("SetWarmPool"), &airlock__v1__set_warm_pool_request__descriptor,
+      grpc_set_warm_pool },
+    { TEMPLATES("GetWarmPool"), &airlock__v1__get_warm_pool_request__descriptor,
+      grpc_get_warm_pool },
 };
 
 #define GRPC_METHOD_COUNT (sizeof(grpc_methods) / sizeof(*grpc_methods))
+
+/* For the admin key only, as their REST routes (GW_AUTH_ADMIN). */
+static const char *const admin_methods[] = { TEMPLATES("SetWarmPool"), TEMPLATES("GetWarmPool") };
+
+static bool admin_only(const char *path)
+{
+    for (size_t i = 0; i < sizeof(admin_methods) / sizeof(*admin_methods); i++)
+        if (strcmp(admin_methods[i], path) == 0)
+            return true;
+    return false;
+}
 
 struct grpc_api {
     struct rpc_server *server;
@@ -124,6 +147,17 @@ bool grpc_check_id(struct grpc_request *r, const char *id)
     return false;
 }
 
+bool grpc_unary(struct grpc_request *r, struct rpc_channel *ch, const char *method,
+                const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
+                int timeout_ms, ProtobufCMessage **resp)
+{
+    char err[1024];
+    grpc_status_code st = gw_unary(ch, method, req, resp_desc, resp, timeout_ms, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
+        grpc_fail(r, st, "%s", err);
+    return st == GRPC_STATUS_OK;
+}
+
 bool grpc_open_sandbox(struct grpc_request *r, const char *id, const char *what,
                        Airlock__Scheduler__V1__Sandbox **sb, struct rpc_channel **ch)
 {
@@ -147,12 +181,7 @@ bool grpc_vmhost_unary(struct grpc_request *r, const char *id, const char *what,
     if (!grpc_open_sandbox(r, id, what, &sb, &ch))
         return false;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    char err[1024];
-    grpc_status_code st = gw_unary(ch, method, req, resp_desc, resp, GW_SCHEDULER_TIMEOUT_MS, err,
-                                   sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        grpc_fail(r, st, "%s", err);
-    return st == GRPC_STATUS_OK;
+    return grpc_unary(r, ch, method, req, resp_desc, GW_SCHEDULER_TIMEOUT_MS, resp);
 }
 
 void grpc_vmhost_call_empty(struct grpc_request *r, const char *id, const char *what,
@@ -174,7 +203,7 @@ static const struct grpc_method *method_find(const char *path)
     return NULL;
 }
 
-static bool authenticate(struct grpc_request *r)
+static bool authenticate(struct grpc_request *r, const struct grpc_method *m)
 {
     struct key_principal who;
     char err[512];
@@ -183,6 +212,10 @@ static bool authenticate(struct grpc_request *r)
                                           err, sizeof(err));
     if (st != GRPC_STATUS_OK) {
         grpc_fail(r, st, "%s", err);
+        return false;
+    }
+    if (!who.admin && admin_only(m->path)) {
+        grpc_fail(r, GRPC_STATUS_PERMISSION_DENIED, "this method needs the admin key");
         return false;
     }
     snprintf(r->key_id, sizeof(r->key_id), "%s", who.key_id);
@@ -198,7 +231,7 @@ static void grpc_dispatch(struct rpc_call *call, void *ctx)
     struct grpc_request r = { .gw = ctx, .call = call, .status = GRPC_STATUS_OK };
     random_id("req_", 8, r.id, sizeof(r.id));
     r.caller = (struct gw_caller){ r.id, r.project_id, r.key_id };
-    if (authenticate(&r)) {
+    if (authenticate(&r, m)) {
         if (m->request && !(r.msg = rpc_call_recv_request(call, m->request)))
             r.status = rpc_call_recv_status(call) == RPC_RECV_FAILED ? GRPC_STATUS_CANCELLED
                                                                       : GRPC_STATUS_INVALID_ARGUMENT;

@@ -3,7 +3,8 @@
  * file per group: grpc_sandboxes.c (lifecycle, network policy),
  * grpc_exec.c (exec, background processes), grpc_files.c,
  * grpc_checkpoints.c (checkpoints, restore, fork), grpc_events.c,
- * grpc_logs.c (console and connection logs). */
+ * grpc_logs.c (console and connection logs), grpc_templates.c
+ * (templates and their warm pools). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CALL_H
 #define AIRLOCK_GATEWAY_GRPC_CALL_H
 
@@ -12,6 +13,7 @@
 
 #include "airlock/v1/events.pb-c.h"
 #include "airlock/v1/sandboxes.pb-c.h"
+#include "airlock/v1/templates.pb-c.h"
 #include "gateway.h"
 #include "grpc_arena.h"
 #include "rpc_server.h"
@@ -41,6 +43,11 @@ void grpc_reply_built(struct grpc_request *r, struct grpc_arena *a, const Protob
 /* One message of a response stream; -1 when the client went away. */
 int grpc_send(struct grpc_request *r, const ProtobufCMessage *msg);
 
+/* rpc_unary on ch (the scheduler or a vmhost): true with *resp (free it),
+ * false after failing the call with the upstream status. */
+bool grpc_unary(struct grpc_request *r, struct rpc_channel *ch, const char *method,
+                const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
+                int timeout_ms, ProtobufCMessage **resp);
 /* The caller's sandbox id, running, with its vmhost channel; false after
  * failing the call (INVALID_ARGUMENT for a malformed id, NOT_FOUND for an
  * unknown or foreign one, FAILED_PRECONDITION naming the state and what). */
@@ -87,5 +94,11 @@ void grpc_fork_sandbox(struct grpc_request *r);
 void grpc_subscribe_events(struct grpc_request *r);
 void grpc_get_console_log(struct grpc_request *r);
 void grpc_list_connections(struct grpc_request *r);
+void grpc_build_template(struct grpc_request *r);
+void grpc_list_templates(struct grpc_request *r);
+void grpc_get_template(struct grpc_request *r);
+void grpc_delete_template(struct grpc_request *r);
+void grpc_set_warm_pool(struct grpc_request *r);
+void grpc_get_warm_pool(struct grpc_request *r);
 
 #endif

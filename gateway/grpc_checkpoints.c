@@ -13,14 +13,8 @@ static bool scheduler_call(struct grpc_request *r, const char *id, const char *m
                            int timeout_ms, ProtobufCMessage **resp)
 {
     *resp = NULL;
-    if (!grpc_check_id(r, id))
-        return false;
-    char err[1024];
-    grpc_status_code st = gw_unary(r->gw->scheduler, method, req, resp_desc, resp, timeout_ms, err,
-                                   sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        grpc_fail(r, st, "%s", err);
-    return st == GRPC_STATUS_OK;
+    return grpc_check_id(r, id) &&
+           grpc_unary(r, r->gw->scheduler, method, req, resp_desc, timeout_ms, resp);
 }
 
 void grpc_create_checkpoint(struct grpc_request *r)

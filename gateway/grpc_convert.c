@@ -160,6 +160,27 @@ Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
     return m;
 }
 
+Airlock__V1__Template *grpc_template_msg(struct grpc_arena *a,
+                                         const Airlock__Scheduler__V1__Template *t)
+{
+    Airlock__V1__Template *m = grpc_arena_alloc(a, sizeof(*m));
+    char ref[200];
+    if (!m)
+        return NULL;
+    airlock__v1__template__init(m);
+    snprintf(ref, sizeof(ref), "%s:%u", t->name, t->version);
+    m->name = t->name;
+    m->version = t->version;
+    m->ref = grpc_arena_strdup(a, ref);
+    m->cpus = t->cpus;
+    m->memory_mb = t->memory_mb;
+    m->node = t->node_id;
+    m->created_at = rfc3339(a, t->created_unix_ms);
+    m->build_ms = t->build_ms;
+    m->spec_json = t->spec_json;
+    return m;
+}
+
 /* Each of n messages converted by one of the *_msg functions above. */
 static void **convert_list(struct grpc_arena *a, void *const *src, size_t n,
                            void *(*convert)(struct grpc_arena *, const void *))
@@ -191,6 +212,11 @@ static void *checkpoint_any(struct grpc_arena *a, const void *m)
     return grpc_checkpoint_msg(a, m);
 }
 
+static void *template_any(struct grpc_arena *a, const void *m)
+{
+    return grpc_template_msg(a, m);
+}
+
 Airlock__V1__Sandbox **grpc_sandbox_list(struct grpc_arena *a,
                                          Airlock__Scheduler__V1__Sandbox *const *sandboxes, size_t n)
 {
@@ -216,6 +242,13 @@ Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
 {
     return (Airlock__V1__Checkpoint **)convert_list(a, (void *const *)checkpoints, n,
                                                     checkpoint_any);
+}
+
+Airlock__V1__Template **grpc_template_list(struct grpc_arena *a,
+                                           Airlock__Scheduler__V1__Template *const *templates,
+                                           size_t n)
+{
+    return (Airlock__V1__Template **)convert_list(a, (void *const *)templates, n, template_any);
 }
 
 /* The string field `name` of a map entry. */
@@ -245,13 +278,13 @@ int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char 
     return *out ? 0 : -1;
 }
 
-static int put_strings(json_t *obj, const char *name, char *const *v, size_t n, char *err,
-                       size_t errlen)
+int grpc_strings_json(json_t *obj, const char *prefix, const char *name, char *const *v, size_t n,
+                      char *err, size_t errlen)
 {
     json_t *list = n ? json_array() : NULL;
     for (size_t i = 0; i < n; i++) {
         if (json_array_append_new(list, json_string(v[i])) < 0) {
-            snprintf(err, errlen, "network.%s[%zu]: must be UTF-8", name, i);
+            snprintf(err, errlen, "%s%s[%zu]: must be UTF-8", prefix, name, i);
             json_decref(list);
             return -1;
         }
@@ -282,10 +315,15 @@ int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *e
         json_decref(obj);
         return -1;
     }
-    if (put_strings(obj, "allow_domains", p->allow_domains, p->n_allow_domains, err, errlen) < 0 ||
-        put_strings(obj, "deny_domains", p->deny_domains, p->n_deny_domains, err, errlen) < 0 ||
-        put_strings(obj, "allow_cidrs", p->allow_cidrs, p->n_allow_cidrs, err, errlen) < 0 ||
-        put_strings(obj, "deny_cidrs", p->deny_cidrs, p->n_deny_cidrs, err, errlen) < 0) {
+    const char *in = "network.";
+    if (grpc_strings_json(obj, in, "allow_domains", p->allow_domains, p->n_allow_domains, err,
+                          errlen) < 0 ||
+        grpc_strings_json(obj, in, "deny_domains", p->deny_domains, p->n_deny_domains, err,
+                          errlen) < 0 ||
+        grpc_strings_json(obj, in, "allow_cidrs", p->allow_cidrs, p->n_allow_cidrs, err,
+                          errlen) < 0 ||
+        grpc_strings_json(obj, in, "deny_cidrs", p->deny_cidrs, p->n_deny_cidrs, err,
+                          errlen) < 0) {
         json_decref(obj);
         return -1;
     }
@@ -293,4 +331,85 @@ int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *e
     put_ports(obj, "deny_ports", p->deny_ports, p->n_deny_ports);
     *out = obj;
     return 0;
+}
+
+/* A string field as JSON in obj, left out when empty (so its default
+ * applies); -1 with err naming it when it is not UTF-8. */
+static int put_string(json_t *obj, const char *name, const char *v, char *err, size_t errlen)
+{
+    if (!*v || json_object_set_new(obj, name, json_string(v)) == 0)
+        return 0;
+    snprintf(err, errlen, "%s: must be UTF-8", name);
+    return -1;
+}
+
+static void put_uint(json_t *obj, const char *name, uint32_t v)
+{
+    if (v)
+        json_object_set_new(obj, name, json_integer(v));
+}
+
+/* A file as REST's {"path","content"|"content_b64","mode"}: text content
+ * as "content" (so errors name the field the client set), other bytes as
+ * base64. */
+static json_t *file_json(const Airlock__V1__TemplateFile *f, size_t i, char *err, size_t errlen)
+{
+    json_t *obj = json_object(), *content = NULL;
+    const char *data = (const char *)f->content.data;
+    if (!memchr(data ? data : "", '\0', f->content.len))
+        content = json_stringn(data ? data : "", f->content.len);
+    const char *content_name = content ? "content" : "content_b64";
+    if (!content)
+        content = reply_base64(data ? data : "", f->content.len);
+    if (json_object_set_new(obj, content_name, content) < 0 ||
+        json_object_set_new(obj, "path", json_string(f->path)) < 0) {
+        snprintf(err, errlen, "files[%zu].path: must be UTF-8", i);
+        json_decref(obj);
+        return NULL;
+    }
+    put_uint(obj, "mode", f->mode);
+    return obj;
+}
+
+char *grpc_template_spec_json(const Airlock__V1__TemplateSpec *m, char *err, size_t errlen)
+{
+    static const Airlock__V1__TemplateSpec empty = AIRLOCK__V1__TEMPLATE_SPEC__INIT;
+    json_t *obj = json_object(), *env = NULL, *network = NULL, *files = NULL;
+    char *out = NULL;
+    if (!m)
+        m = &empty; /* the scheduler then says what is required */
+    if (put_string(obj, "name", m->name, err, errlen) < 0 ||
+        put_string(obj, "base", m->base_template, err, errlen) < 0 ||
+        put_string(obj, "workdir", m->workdir, err, errlen) < 0 ||
+        put_string(obj, "start_cmd", m->start_cmd, err, errlen) < 0 ||
+        grpc_strings_json(obj, "", "packages", m->packages, m->n_packages, err, errlen) < 0 ||
+        grpc_strings_json(obj, "", "run", m->run, m->n_run, err, errlen) < 0 ||
+        grpc_string_map_json((ProtobufCMessage **)m->env, m->n_env, "env", &env, err, errlen) < 0 ||
+        grpc_network_json(m->network, &network, err, errlen) < 0)
+        goto cleanup;
+    if (m->n_files) {
+        files = json_array();
+        for (size_t i = 0; i < m->n_files; i++) {
+            json_t *f = file_json(m->files[i], i, err, errlen);
+            if (!f)
+                goto cleanup;
+            json_array_append_new(files, f);
+        }
+        json_object_set(obj, "files", files);
+    }
+    if (m->n_env)
+        json_object_set(obj, "env", env);
+    if (network)
+        json_object_set(obj, "network", network);
+    put_uint(obj, "cpus", m->cpus);
+    put_uint(obj, "memory_mb", m->memory_mb);
+    put_uint(obj, "warm_pool", m->warm_pool);
+    if (!(out = json_dumps(obj, JSON_COMPACT)))
+        snprintf(err, errlen, "out of memory");
+cleanup:
+    json_decref(obj);
+    json_decref(env);
+    json_decref(network);
+    json_decref(files);
+    return out;
 }

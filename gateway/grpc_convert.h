@@ -1,6 +1,7 @@
 /* The public gRPC API's messages (protos/airlock/v1) made from the
- * scheduler's and vmhost's, and the public requests' maps and policies as
- * the JSON values the gateway's shared code takes. Answers are built in an
+ * scheduler's and vmhost's, and the public requests' maps, policies and
+ * template specs as the JSON values the gateway's shared code (and the
+ * scheduler) takes. Answers are built in an
  * arena (strings copied, or pointing into the source message, which must
  * outlive the send). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CONVERT_H
@@ -9,6 +10,7 @@
 #include <jansson.h>
 
 #include "airlock/v1/sandboxes.pb-c.h"
+#include "airlock/v1/templates.pb-c.h"
 #include "grpc_arena.h"
 #include "scheduler.pb-c.h"
 #include "vmhost.pb-c.h"
@@ -26,19 +28,32 @@ Airlock__V1__ProcessInfo **grpc_process_list(struct grpc_arena *a,
 Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
                                                Airlock__Scheduler__V1__Checkpoint *const *checkpoints,
                                                size_t n);
+Airlock__V1__Template **grpc_template_list(struct grpc_arena *a,
+                                           Airlock__Scheduler__V1__Template *const *templates,
+                                           size_t n);
 Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Vmhost__V1__FileInfo *fi);
 Airlock__V1__ProcessInfo *grpc_process_msg(struct grpc_arena *a,
                                            const Airlock__Vmhost__V1__ProcessInfo *p);
 Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
                                              const Airlock__Scheduler__V1__Checkpoint *c);
+Airlock__V1__Template *grpc_template_msg(struct grpc_arena *a,
+                                         const Airlock__Scheduler__V1__Template *t);
 
 /* A map<string, string> field (its entries) as a JSON object in *out; -1
  * with err naming field when a key or value is not UTF-8. */
 int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char *field,
                          json_t **out, char *err, size_t errlen);
+/* The repeated string field `name` as a JSON array in obj (left out when
+ * empty); -1 with err naming prefix+name[i] when one is not UTF-8. */
+int grpc_strings_json(json_t *obj, const char *prefix, const char *name, char *const *v, size_t n,
+                      char *err, size_t errlen);
 /* The policy as REST's "network" object in *out (fields left empty are left
  * out; NULL for none given); -1 with err naming the field. The values are
  * judged later (gw_network_check, egress). */
 int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *err, size_t errlen);
+/* The spec as the JSON the scheduler takes (docs/templates.md; fields at
+ * their zero value left out, so their defaults apply; NULL m as {}): a
+ * malloc'd string, or NULL with err naming the field that is not UTF-8. */
+char *grpc_template_spec_json(const Airlock__V1__TemplateSpec *m, char *err, size_t errlen);
 
 #endif

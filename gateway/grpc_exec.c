@@ -143,17 +143,11 @@ void grpc_start_process(struct grpc_request *r)
     struct exec_request in;
     struct rpc_channel *ch;
     Airlock__Vmhost__V1__ProcessInfo *info = NULL;
-    char err[1024];
-    if (!exec_prepare(r, EXEC_BACKGROUND, "starting a process", &in, &ch))
+    if (!exec_prepare(r, EXEC_BACKGROUND, "starting a process", &in, &ch) ||
+        !grpc_unary(r, ch, VMHOST_METHOD("StartProcess"), &in.req.base,
+                    &airlock__vmhost__v1__process_info__descriptor, GW_SCHEDULER_TIMEOUT_MS,
+                    (ProtobufCMessage **)&info))
         goto out;
-    grpc_status_code st = gw_unary(ch, VMHOST_METHOD("StartProcess"), &in.req.base,
-                                   &airlock__vmhost__v1__process_info__descriptor,
-                                   (ProtobufCMessage **)&info, GW_SCHEDULER_TIMEOUT_MS, err,
-                                   sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        grpc_fail(r, st, "%s", err);
-        goto out;
-    }
     struct grpc_arena a = { 0 };
     Airlock__V1__ProcessInfo *msg = grpc_process_msg(&a, info);
     grpc_reply_built(r, &a, msg ? &msg->base : NULL, &info->base);

@@ -1,8 +1,8 @@
-/* A watch over a vmhost stream that a public gRPC call relays (Exec,
- * AttachProcess, ReadFile): the handler blocks on the vmhost stream, which
- * may stay quiet for as long as the command does, so a small thread
- * notices when the public call is cancelled (client gone, deadline, gateway
- * stopping) and cancels the vmhost stream — which kills an Exec's process
+/* A watch over a vmhost or scheduler stream that a public gRPC call relays
+ * (Exec, AttachProcess, ReadFile, BuildTemplate): the handler blocks on the
+ * stream, which may stay quiet for as long as the command does, so a small
+ * thread notices when the public call is cancelled (client gone, deadline,
+ * gateway stopping) and cancels the upstream stream — which kills an Exec's process
  * group and wakes the handler. */
 #ifndef AIRLOCK_GATEWAY_GRPC_RELAY_H
 #define AIRLOCK_GATEWAY_GRPC_RELAY_H

@@ -95,15 +95,10 @@ void grpc_list_sandboxes(struct grpc_request *r)
     req.request_id = r->id;
     req.project_id = r->project_id;
     Airlock__Scheduler__V1__ListSandboxesResponse *resp = NULL;
-    char err[1024];
-    grpc_status_code st = gw_unary(r->gw->scheduler, SCHEDULER_METHOD("ListSandboxes"), &req.base,
-                                   &airlock__scheduler__v1__list_sandboxes_response__descriptor,
-                                   (ProtobufCMessage **)&resp, GW_SCHEDULER_TIMEOUT_MS, err,
-                                   sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        grpc_fail(r, st, "%s", err);
+    if (!grpc_unary(r, r->gw->scheduler, SCHEDULER_METHOD("ListSandboxes"), &req.base,
+                    &airlock__scheduler__v1__list_sandboxes_response__descriptor,
+                    GW_SCHEDULER_TIMEOUT_MS, (ProtobufCMessage **)&resp))
         return;
-    }
     struct grpc_arena a = { 0 };
     Airlock__V1__ListSandboxesResponse out = AIRLOCK__V1__LIST_SANDBOXES_RESPONSE__INIT;
     out.sandboxes = grpc_sandbox_list(&a, resp->sandboxes, resp->n_sandboxes);

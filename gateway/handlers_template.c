@@ -11,9 +11,7 @@
 #include "handlers.h"
 #include "reply.h"
 #include "sse.h"
-
-/* A build may install packages (mmdebstrap) and run long commands. */
-#define GW_TEMPLATE_BUILD_TIMEOUT_MS (2 * 60 * 60 * 1000 + 60000)
+#include "template_access.h"
 
 typedef Airlock__Scheduler__V1__BuildTemplateEvent BuildEvent;
 
@@ -34,25 +32,8 @@ static json_t *template_json(const Airlock__Scheduler__V1__Template *t)
 /* The build call: the request is sent, the stream is the caller's. */
 static struct rpc_stream *build_open(struct gw_request *r)
 {
-    struct rpc_stream *s = rpc_stream_open(r->gw->scheduler, SCHEDULER_METHOD("BuildTemplate"),
-                                           GW_TEMPLATE_BUILD_TIMEOUT_MS);
-    if (!s)
-        return NULL;
-    Airlock__Scheduler__V1__BuildTemplateRequest req =
-        AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_REQUEST__INIT;
-    req.request_id = r->id;
-    req.project_id = r->project_id;
-    req.actor = r->key_id;
-    req.spec_json = (char *)strbuf_str(&r->body);
-    rpc_stream_send(s, &req.base);
-    rpc_stream_close_send(s);
-    return s;
-}
-
-static int next_event(struct rpc_stream *s, BuildEvent **ev)
-{
-    return rpc_stream_recv(s, &airlock__scheduler__v1__build_template_event__descriptor,
-                           (ProtobufCMessage **)ev);
+    struct gw_caller c = gw_request_caller(r);
+    return gw_template_build_open(r->gw, &c, strbuf_str(&r->body));
 }
 
 /* The SSE form of a build. */
@@ -99,7 +80,7 @@ static ssize_t build_sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         if (!b->stream)
             return MHD_CONTENT_READER_END_OF_STREAM;
         BuildEvent *ev = NULL;
-        if (next_event(b->stream, &ev) != 1) {
+        if (gw_template_build_next(b->stream, &ev) != 1) {
             build_sse_finish(b, false);
         } else {
             bool done = build_sse_format(b, ev);
@@ -131,7 +112,7 @@ static void build_sse_free(void *cls)
 static enum MHD_Result build_reply_sse(struct gw_request *r, struct rpc_stream *s)
 {
     BuildEvent *first = NULL;
-    if (next_event(s, &first) != 1) {
+    if (gw_template_build_next(s, &first) != 1) {
         char *details = NULL;
         grpc_status_code st = rpc_stream_finish(s, &details);
         enum MHD_Result rc =
@@ -157,7 +138,7 @@ static enum MHD_Result build_reply_json(struct gw_request *r, struct rpc_stream 
 {
     json_t *done = NULL;
     BuildEvent *ev = NULL;
-    while (next_event(s, &ev) == 1) {
+    while (gw_template_build_next(s, &ev) == 1) {
         if (ev->event_case == AIRLOCK__SCHEDULER__V1__BUILD_TEMPLATE_EVENT__EVENT_DONE) {
             json_decref(done);
             done = template_json(ev->done);

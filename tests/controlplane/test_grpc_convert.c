@@ -1,12 +1,14 @@
 /* The public gRPC API's conversions (gateway/grpc_convert.c): request maps
  * and policies to the JSON the gateway's shared code checks — including
  * bytes a Python client cannot send but a C one can (strings that are not
- * UTF-8 must be refused by name, never dropped) — and the scheduler's
- * Sandbox to the public one. */
+ * UTF-8 must be refused by name, never dropped), template specs as the
+ * JSON the scheduler checks — and the scheduler's Sandbox and Template to
+ * the public ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 #include <string.h>
 
@@ -111,12 +113,93 @@ static void sandbox_from_scheduler(void **state)
     grpc_arena_free(&a);
 }
 
+static void template_spec_to_json(void **state)
+{
+    (void)state;
+    char err[256];
+    char *out = grpc_template_spec_json(NULL, err, sizeof(err));
+    assert_string_equal(out, "{}"); /* the scheduler then says name: required */
+    free(out);
+
+    uint8_t text[] = "hi\n", binary[] = { 0, 1, 0xff };
+    Airlock__V1__TemplateFile f0 = AIRLOCK__V1__TEMPLATE_FILE__INIT, f1 = AIRLOCK__V1__TEMPLATE_FILE__INIT;
+    f0.path = "/a";
+    f0.content = (ProtobufCBinaryData){ 3, text };
+    f1.path = "/b";
+    f1.content = (ProtobufCBinaryData){ sizeof(binary), binary };
+    f1.mode = 0600;
+    Airlock__V1__TemplateFile *files[] = { &f0, &f1 };
+    char *run[] = { "true", "" };
+    Airlock__V1__TemplateSpec m = AIRLOCK__V1__TEMPLATE_SPEC__INIT;
+    m.name = "web";
+    m.files = files;
+    m.n_files = 2;
+    m.run = run;
+    m.n_run = 2;
+    m.memory_mb = 1024;
+    out = grpc_template_spec_json(&m, err, sizeof(err));
+    assert_non_null(out);
+    json_t *j = json_loads(out, 0, NULL);
+    free(out);
+    /* Zero fields left out (defaults apply); text as content, bytes as
+     * content_b64; every run command kept, so the scheduler names run[1]. */
+    assert_int_equal(json_object_size(j), 4);
+    assert_string_equal(json_string_value(json_object_get(j, "name")), "web");
+    assert_int_equal(json_integer_value(json_object_get(j, "memory_mb")), 1024);
+    assert_int_equal(json_array_size(json_object_get(j, "run")), 2);
+    json_t *jf = json_object_get(j, "files");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(jf, 0), "content")), "hi\n");
+    assert_null(json_object_get(json_array_get(jf, 0), "mode"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(jf, 1), "content_b64")),
+                        "AAH/");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jf, 1), "mode")), 0600);
+    json_decref(j);
+
+    /* Strings that are not UTF-8 are refused by field name. */
+    run[1] = "\xff";
+    assert_null(grpc_template_spec_json(&m, err, sizeof(err)));
+    assert_non_null(strstr(err, "run[1]: must be UTF-8"));
+    run[1] = "";
+    f0.path = "/\xc3";
+    assert_null(grpc_template_spec_json(&m, err, sizeof(err)));
+    assert_non_null(strstr(err, "files[0].path"));
+    f0.path = "/a";
+    m.workdir = "\xfe";
+    assert_null(grpc_template_spec_json(&m, err, sizeof(err)));
+    assert_non_null(strstr(err, "workdir: must be UTF-8"));
+}
+
+static void template_from_scheduler(void **state)
+{
+    (void)state;
+    Airlock__Scheduler__V1__Template t = AIRLOCK__SCHEDULER__V1__TEMPLATE__INIT;
+    t.name = "web";
+    t.version = 3;
+    t.node_id = "n1";
+    t.cpus = 2;
+    t.memory_mb = 1024;
+    t.spec_json = "{\"name\":\"web\"}";
+    t.created_unix_ms = 1700000000123;
+    Airlock__Scheduler__V1__Template *list[] = { &t };
+    struct grpc_arena a = { 0 };
+    Airlock__V1__Template **out = grpc_template_list(&a, list, 1);
+    assert_non_null(out);
+    assert_string_equal(out[0]->ref, "web:3");
+    assert_string_equal(out[0]->node, "n1");
+    assert_string_equal(out[0]->created_at, "2023-11-14T22:13:20.123Z");
+    assert_string_equal(out[0]->spec_json, t.spec_json);
+    assert_int_equal(out[0]->memory_mb, 1024);
+    grpc_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(map_to_json),
         cmocka_unit_test(network_to_json),
         cmocka_unit_test(sandbox_from_scheduler),
+        cmocka_unit_test(template_spec_to_json),
+        cmocka_unit_test(template_from_scheduler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ from rest_client import (ADMIN, call, check, collect_until, control, new_project
                          report_and_exit)
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
-PROTOS = ["airlock/v1/sandboxes.proto", "airlock/v1/events.proto"]
+PROTOS = ["airlock/v1/sandboxes.proto", "airlock/v1/events.proto", "airlock/v1/templates.proto"]
 
 
 def generate_stubs():
@@ -39,6 +39,7 @@ def generate_stubs():
 
 generate_stubs()
 from airlock.v1 import events_pb2, events_pb2_grpc, sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
+from airlock.v1 import templates_pb2_grpc  # noqa: E402
 
 # Every bound only stops a hang (a missing answer fails a check); none is
 # asserted.
@@ -51,15 +52,18 @@ POLICY = pb.NetworkPolicy(default="deny", allow_domains=["example.com", "*.pypi.
 
 
 class Client:
-    """The Sandboxes and Events stubs with one key's metadata on every call."""
+    """The Sandboxes, Templates and Events stubs with one key's metadata on
+    every call (a method is looked up in Sandboxes, then Templates)."""
 
     def __init__(self, channel, key):
         self.sandboxes = sandboxes_pb2_grpc.SandboxesStub(channel)
+        self.templates = templates_pb2_grpc.TemplatesStub(channel)
         self.events = events_pb2_grpc.EventsStub(channel)
         self.metadata = [("authorization", "Bearer " + key)] if key is not None else []
 
     def __getattr__(self, name):
-        method = getattr(self.sandboxes, name)
+        stub = self.sandboxes if hasattr(self.sandboxes, name) else self.templates
+        method = getattr(stub, name)
         return lambda request, **kw: method(request, metadata=self.metadata, timeout=LIMIT_S, **kw)
 
 
