@@ -3,27 +3,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "log.h"
 
 /* Stop reading requests while this much output waits for the host. */
 #define CHANNEL_HIGH_WATER (8u << 20)
-/* While no host is connected to the virtio port it reports POLLHUP, so
- * the channel stops polling it and looks again: CHANNEL_RETRY_MS after a
- * host left (it may be back already), then every CHANNEL_IDLE_RETRY_MS —
- * or at once when the port signals (SIGIO: the driver sends it when the
- * host side opens). Sleeping instead of polling every few ms keeps an idle
- * guest idle, which is what a template snapshot captures: a restored
- * sandbox then has no backlog of wake-ups to run (and translate, under
- * TCG) before it answers. Without the signal (fcntl refused), polls every
- * CHANNEL_RETRY_MS. */
+/* Retry interval while no host is connected to the virtio port: short, as
+ * a restored VM waits here for its new host and every ms counts. */
 #define CHANNEL_RETRY_MS 5
-#define CHANNEL_IDLE_RETRY_MS 1000
 #define CHANNEL_READ_CHUNK (64u << 10)
 
 struct out_buf {
@@ -42,7 +32,6 @@ struct channel {
     struct out_buf *head, *tail;
     size_t backlog;
     uint64_t retry_timer;
-    int host_signal_fd; /* signalfd for SIGIO from the port, -1 without */
     const struct channel_handler *handler;
     void *ctx;
 };
@@ -80,52 +69,6 @@ static void channel_retry(void *ctx)
     loop_watch(ch->loop, ch->fd, POLLIN, channel_on_io, ch);
 }
 
-/* SIGIO from the port while it is in async mode (only while no host is
- * connected: see channel_set_async). */
-static void channel_on_host_signal(int fd, short revents, void *ctx)
-{
-    (void)revents;
-    struct channel *ch = ctx;
-    struct signalfd_siginfo si;
-    while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-        ;
-    if (ch->retry_timer) {
-        loop_cancel_timer(ch->loop, ch->retry_timer);
-        channel_retry(ch);
-    }
-}
-
-/* Signals only while disconnected: while a host is there, every chunk it
- * sends would raise one too. */
-static void channel_set_async(struct channel *ch, bool on)
-{
-    if (ch->host_signal_fd < 0)
-        return;
-    int fl = fcntl(ch->fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(ch->fd, F_SETFL, on ? fl | O_ASYNC : fl & ~O_ASYNC);
-}
-
-/* SIGIO blocked and read from a signalfd, the port owned by this process.
- * Failure only means polling (CHANNEL_RETRY_MS). */
-static void channel_host_signal_open(struct channel *ch)
-{
-    sigset_t io;
-    sigemptyset(&io);
-    sigaddset(&io, SIGIO);
-    int sfd = -1;
-    if (sigprocmask(SIG_BLOCK, &io, NULL) < 0 ||
-        (sfd = signalfd(-1, &io, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-        fcntl(ch->fd, F_SETOWN, getpid()) < 0 ||
-        loop_watch(ch->loop, sfd, POLLIN, channel_on_host_signal, ch) < 0) {
-        log_warn("no SIGIO from the host channel: polling it", "errno=%d", errno);
-        if (sfd >= 0)
-            close(sfd);
-        return;
-    }
-    ch->host_signal_fd = sfd;
-}
-
 /* The host is gone: on a virtio port wait for the next one (the port keeps
  * reporting POLLHUP until then, so stop polling it for a while instead of
  * spinning); on a stream socket this is the end. */
@@ -144,10 +87,7 @@ static void channel_hangup(struct channel *ch)
         ch->handler->on_hangup(ch->ctx, true);
         return;
     }
-    channel_set_async(ch, true);
-    int64_t delay = was_connected || ch->host_signal_fd < 0 ? CHANNEL_RETRY_MS
-                                                            : CHANNEL_IDLE_RETRY_MS;
-    ch->retry_timer = loop_add_timer(ch->loop, delay, channel_retry, ch);
+    ch->retry_timer = loop_add_timer(ch->loop, CHANNEL_RETRY_MS, channel_retry, ch);
     if (was_connected) {
         log_debug("host disconnected", "fd=%d", ch->fd);
         ch->handler->on_hangup(ch->ctx, false);
@@ -198,7 +138,6 @@ static void channel_read(struct channel *ch)
     }
     if (!ch->connected) {
         ch->connected = true;
-        channel_set_async(ch, false);
         log_debug("host connected", "fd=%d", ch->fd);
     }
     if (frame_decoder_feed(&ch->decoder, buf, (size_t)n) < 0) {
@@ -259,7 +198,6 @@ struct channel *channel_new(struct loop *loop, int fd, bool reconnecting,
     ch->loop = loop;
     ch->fd = fd;
     ch->reconnecting = reconnecting;
-    ch->host_signal_fd = -1;
     /* A stream socket is connected from the start; on a virtio port we
      * only know a host is there once it sends something (its Hello). */
     ch->connected = !reconnecting;
@@ -268,8 +206,6 @@ struct channel *channel_new(struct loop *loop, int fd, bool reconnecting,
     frame_decoder_init(&ch->decoder);
     if (loop_watch(loop, fd, POLLIN, channel_on_io, ch) < 0)
         goto fail;
-    if (reconnecting)
-        channel_host_signal_open(ch);
     return ch;
 fail:
     free(ch);
@@ -282,10 +218,6 @@ void channel_free(struct channel *ch)
         return;
     loop_unwatch(ch->loop, ch->fd);
     loop_cancel_timer(ch->loop, ch->retry_timer);
-    if (ch->host_signal_fd >= 0) {
-        loop_unwatch(ch->loop, ch->host_signal_fd);
-        close(ch->host_signal_fd);
-    }
     channel_drop_output(ch);
     frame_decoder_free(&ch->decoder);
     close(ch->fd);
