@@ -16,8 +16,6 @@
 
 #define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"
 #define EGRESS_MAX_PROTECTED_CIDRS 64
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 static void usage(FILE *out)
 {
@@ -101,12 +99,16 @@ int main(int argc, char **argv)
         case 's': cfg.state_dir = optarg; break;
         case 'T': token_file = optarg; break;
         case 'p':
-            if (cfg.n_protected_cidrs == EGRESS_MAX_PROTECTED_CIDRS ||
-                cidr_parse(optarg, &protected_cidrs[cfg.n_protected_cidrs]) < 0) {
-                fprintf(stderr, "airlock-egress: --protect-cidr: %s: %s\n", optarg,
-                        cfg.n_protected_cidrs == EGRESS_MAX_PROTECTED_CIDRS
-                            ? "too many ranges (at most " STR(EGRESS_MAX_PROTECTED_CIDRS) ")"
-                            : "not a.b.c.d/len without host bits");
+            if (cfg.n_protected_cidrs == EGRESS_MAX_PROTECTED_CIDRS) {
+                fprintf(stderr,
+                        "airlock-egress: --protect-cidr: %s: too many ranges (at most %d)\n",
+                        optarg, EGRESS_MAX_PROTECTED_CIDRS);
+                return 2;
+            }
+            if (cidr_parse(optarg, &protected_cidrs[cfg.n_protected_cidrs]) < 0) {
+                fprintf(stderr,
+                        "airlock-egress: --protect-cidr: %s: not a.b.c.d/len without host bits\n",
+                        optarg);
                 return 2;
             }
             cfg.n_protected_cidrs++;
