@@ -15,6 +15,7 @@
 #include "fsutil.h"
 #include "image_apt.h"
 #include "content_hash.h"
+#include "image_cache.h"
 #include "image_progress.h"
 #include "image_sources.h"
 #include "initramfs.h"
@@ -216,6 +217,7 @@ static int fill_out(struct guest_image *out, const char *dir, const struct image
                     char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
+    out->hold_fd = -1;
     snprintf(out->hash, sizeof(out->hash), "%s", in->hash);
     snprintf(out->kernel_version, sizeof(out->kernel_version), "%s", in->kernel.release);
     if (fs_path(out->dir, sizeof(out->dir), "%s", dir) ||
@@ -341,6 +343,7 @@ int guest_image_ensure(const struct image_build_options *opts, struct guest_imag
 {
     double t0 = monotonic_seconds();
     FILE *progress = opts->progress;
+    out->hold_fd = -1;
     struct image_inputs in = { .suite = opts->suite ? opts->suite : IMAGE_DEFAULT_SUITE,
                                .guestd = opts->guestd_path,
                                .size_mb = opts->rootfs_size_mb ? opts->rootfs_size_mb
@@ -378,8 +381,11 @@ int guest_image_ensure(const struct image_build_options *opts, struct guest_imag
     bool cached = access(manifest, F_OK) == 0;
     if (!cached && build_image(opts, &in, dir, progress, t0, err, errlen) < 0)
         goto out;
-    if (fill_out(out, dir, &in, err, errlen) < 0)
+    if (fill_out(out, dir, &in, err, errlen) < 0 ||
+        (out->hold_fd = image_cache_hold(dir, err, errlen)) < 0)
         goto out;
+    /* Also on a cache hit: a smaller keep takes effect at the next start. */
+    image_cache_prune(opts->cache_dir, opts->cache_keep, in.hash, NULL);
     image_progress(progress, "ready %s in %.2f s%s", in.hash, monotonic_seconds() - t0,
                    cached ? " (cached)" : "");
     rc = 0;
@@ -387,4 +393,10 @@ out:
     inputs_free(&in);
     close(lock); /* releases the flock */
     return rc;
+}
+
+void guest_image_release(struct guest_image *img)
+{
+    image_cache_release(img->hold_fd);
+    img->hold_fd = -1;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "image_cache.h"
 #include "internal_token.h"
 #include "log.h"
 #include "nats_agent.h"
@@ -25,6 +26,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --data-dir DIR       state directory (env AIRLOCK_DATA_DIR, default %s)\n"
             "  --image-dir DIR      guest image cache (default DATA_DIR/images)\n"
+            "  --image-cache-keep N keep the N most recently used guest images in the cache,\n"
+            "                       deleting older ones nobody uses (default %u; 0: keep all)\n"
             "  --listen ADDR        gRPC address (default unix:DATA_DIR/vmhost.sock)\n"
             "  --accel auto|kvm|tcg accelerator (default auto: KVM only if a guest really runs)\n"
             "  --max-sandboxes N    capacity of this node (default 64)\n"
@@ -45,7 +48,7 @@ static void usage(FILE *out)
             "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
             "                       egress and NATS are called with it\n"
             "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n",
-            VMHOST_DEFAULT_DATA_DIR, STORE_DEFAULT_SIZE_GB);
+            VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB);
 }
 
 struct vmhost_args {
@@ -62,6 +65,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     static const struct option opts[] = {
         { "data-dir", required_argument, NULL, 'd' },
         { "image-dir", required_argument, NULL, 'i' },
+        { "image-cache-keep", required_argument, NULL, 'K' },
         { "listen", required_argument, NULL, 'l' },
         { "accel", required_argument, NULL, 'a' },
         { "max-sandboxes", required_argument, NULL, 'm' },
@@ -83,11 +87,19 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     a->cfg.data_dir = env_data && *env_data ? env_data : VMHOST_DEFAULT_DATA_DIR;
     a->cfg.max_sandboxes = 64;
     a->cfg.guest_ready_timeout_ms = 60000;
+    a->cfg.image_cache_keep = IMAGE_CACHE_DEFAULT_KEEP;
+    char err[256];
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': a->cfg.data_dir = optarg; break;
         case 'i': a->cfg.image_dir = optarg; break;
+        case 'K':
+            if (image_cache_parse_keep(optarg, &a->cfg.image_cache_keep, err, sizeof(err)) < 0) {
+                fprintf(stderr, "airlock-vmhost: %s\n", err);
+                return -1;
+            }
+            break;
         case 'l': a->cfg.listen = optarg; break;
         case 'q': a->cfg.qemu_binary = optarg; break;
         case 'g': a->cfg.guestd_path = optarg; break;

@@ -177,6 +177,7 @@ static int image_with_packages(struct vmhost *vh, struct named_build *b, struct 
     struct image_build_options opts = { .cache_dir = vh->cfg.image_dir,
                                         .guestd_path = vh->cfg.guestd_path,
                                         .extra_packages = packages,
+                                        .cache_keep = vh->cfg.image_cache_keep,
                                         .progress = progress };
     char why[3072], name[128];
     if (guest_image_ensure(&opts, img, why, sizeof(why)) < 0) {
@@ -282,6 +283,7 @@ enum sandbox_error template_build_named(struct vmhost *vh,
     int64_t started_ms = clock_realtime_ms(), t0 = clock_monotonic_ms();
     struct named_build b = { .spec = spec, .log = log, .log_arg = log_arg };
     struct guest_image img = vh->image;
+    img.hold_fd = -1; /* borrows vh's hold; image_with_packages takes its own */
     char base_disk[PATH_MAX], final_dir[PATH_MAX];
     snprintf(base_disk, sizeof(base_disk), "%s", vh->base_disk);
     log_info("template build started", "template=%s:%u", spec->name, version);
@@ -293,6 +295,7 @@ enum sandbox_error template_build_named(struct vmhost *vh,
         snapshot_named(vh, &b, version, &img, base_disk, started_ms, final_dir, sizeof(final_dir),
                        err, errlen) < 0)
         goto fail;
+    guest_image_release(&img); /* the store's copy of its rootfs is all the version reads */
     rc = template_publish(vh, final_dir, spec->warm_pool, out, err, errlen);
     if (rc != SANDBOX_OK) {
         fs_remove_tree(final_dir, NULL, 0);
@@ -308,6 +311,7 @@ fail:
     if (b.spec_failed)
         rc = SANDBOX_ERR_INVALID;
     log_warn("template build failed", "template=%s:%u error=\"%.300s\"", spec->name, version, err);
+    guest_image_release(&img);
     template_unreserve(vh, spec->name, version);
     free(b.env);
     strbuf_free(&b.env_storage);

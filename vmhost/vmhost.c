@@ -128,6 +128,7 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     struct image_build_options io = {
         .cache_dir = cfg->image_dir,
         .guestd_path = cfg->guestd_path ? cfg->guestd_path : AIRLOCK_GUESTD_BUILD_PATH,
+        .cache_keep = cfg->image_cache_keep,
         .progress = stderr,
     };
     if (guest_image_ensure(&io, &vh->image, err, errlen) < 0)
@@ -135,13 +136,13 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     vh->accel = vm_accel_probe(cfg->accel, cfg->qemu_binary, vh->image.kernel, vh->image.initrd,
                                cfg->image_dir);
     if (vmhost_prepare_template(vh, err, errlen) < 0)
-        goto fail;
+        goto fail_image;
     /* Every template version and its warm pool (vh->pool: the default's). */
     if (template_registry_open(vh, err, errlen) < 0)
-        goto fail;
+        goto fail_image;
     if (vh->egress && !(vh->egress_watch = egress_watch_start(vh, err, errlen))) {
         template_registry_close(vh);
-        goto fail;
+        goto fail_image;
     }
     log_info("vmhost ready",
              "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u egress=%s",
@@ -149,6 +150,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
              vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes,
              cfg->egress_addr ? cfg->egress_addr : "none");
     return 0;
+fail_image:
+    guest_image_release(&vh->image);
 fail:
     egress_client_close(vh->egress);
     store_close(&vh->store);
@@ -164,5 +167,6 @@ void vmhost_shutdown(struct vmhost *vh)
     template_registry_close(vh);
     egress_client_close(vh->egress);
     store_close(&vh->store);
+    guest_image_release(&vh->image);
     pthread_mutex_destroy(&vh->lock);
 }

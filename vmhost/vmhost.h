@@ -39,11 +39,12 @@ struct vmhost_config {
                                    them for the next start (sandbox_stop.h) */
     const char *internal_token; /* callers of the gRPC API, egress and NATS see it;
                                    NULL: none (internal_token.h) */
+    unsigned image_cache_keep;  /* guest images the cache keeps; 0: all (image_cache.h) */
 };
 
 struct vmhost {
     struct vmhost_config cfg;
-    struct guest_image image;
+    struct guest_image image;      /* held (image.h) until vmhost_shutdown */
     enum vm_accel accel;
     struct store store;
     char sandboxes_dir[PATH_MAX];  /* store.sandboxes_dir */

@@ -113,6 +113,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
+    guest_image_release(&image);
     if (stub_dir[0])
         fs_remove_tree(stub_dir, NULL, 0);
     return 0;
