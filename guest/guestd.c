@@ -16,6 +16,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "process_table.h"
+#include "trust_store.h"
 
 /* Each open stream holds a few fds and up to a window of buffers. */
 #define GUESTD_MAX_STREAMS 1024
@@ -226,6 +227,7 @@ static void guestd_on_hangup(void *ctx, bool final)
 {
     struct guestd *g = ctx;
     guestd_end_session(g);
+    trust_store_keep_writable();
     if (final)
         loop_stop(g->loop);
 }

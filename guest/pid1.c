@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "trust_store.h"
 
 struct pid1_mount {
     const char *source, *target, *fstype, *options;
@@ -110,6 +111,11 @@ void pid1_setup(void)
     pid1_dev_links();
     pid1_hostname();
     pid1_limits();
+    /* Before the template snapshot, so a session's CA install only
+     * overwrites the slot (trust_store.h). */
+    char msg[256];
+    if (trust_store_prepare(&trust_store_system, msg, sizeof(msg)) != 0)
+        log_warn("sandbox CA slot not reserved", "error=\"%s\"", msg);
     char name[256] = "";
     gethostname(name, sizeof(name));
     log_info("pid 1 setup done", "hostname=%s", name);

@@ -162,8 +162,7 @@ void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V
     if (!err)
         err = set_hostname(r->hostname, msg, sizeof(msg));
     if (!err && r->trusted_ca_pem[0])
-        err = trust_store_install_ca(r->trusted_ca_pem, TRUST_STORE_BUNDLE, TRUST_STORE_CA_FILE,
-                                     msg, sizeof(msg));
+        err = trust_store_install_ca(&trust_store_system, r->trusted_ca_pem, msg, sizeof(msg));
     if (err) {
         guestd_send_result(g, id, err, "session init: %s", msg);
         return;

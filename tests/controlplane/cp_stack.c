@@ -131,9 +131,11 @@ static int start_egress(struct cp_stack *st)
     }
     netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
+    /* With vault, as make up and the chart run it: every attach issues a
+     * sandbox CA that the guest installs at its session init. */
     const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", st->egress_addr, "--upstream-dns",
-                           "127.0.0.1:53", "--uplink-netns", ns_path, "--internal-token-file",
-                           st->token_file, NULL };
+                           "127.0.0.1:53", "--uplink-netns", ns_path, "--vault", st->vault_addr,
+                           "--internal-token-file", st->token_file, NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
     return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
 }

@@ -449,9 +449,9 @@ static void test_guest_trusts_the_sandbox_ca(void **state)
                               out, sizeof(out)),
                      0);
     assert_string_equal(out, "1\n");
-    assert_int_equal(guest_sh("openssl x509 -noout -subject -in "
-                              "/usr/local/share/ca-certificates/airlock-sandbox.crt",
-                              out, sizeof(out)),
+    /* The slot's copy, for update-ca-certificates' hook. */
+    assert_int_equal(guest_sh("openssl x509 -noout -subject -in /run/airlock/trust-slot", out,
+                              sizeof(out)),
                      0);
     char subject[128];
     snprintf(subject, sizeof(subject), "airlock sandbox %s CA", lab.sandbox);
@@ -494,6 +494,21 @@ static void test_https_request_gets_the_secret(void **state)
                      0);
     assert_non_null(strstr(out, "airlock sandbox"));
     assert_no_secret(out);
+}
+
+/* update-ca-certificates rebuilds the bundle from the system's CAs; its
+ * hook (guest/trust_store.h) puts the sandbox CA back. */
+static void test_ca_survives_update_ca_certificates(void **state)
+{
+    (void)state;
+    char out[4096];
+    assert_int_equal(guest_sh("update-ca-certificates --fresh >/dev/null 2>&1 && "
+                              "grep -c 'airlock sandbox CA' /etc/ssl/certs/ca-certificates.crt",
+                              out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "1\n");
+    free(expect_injected(CURL "https://" BOUND_HOST ":" HTTPS_PORT "/v1/rebuilt",
+                         "upstream-ok GET /v1/rebuilt\n", "/v1/rebuilt", HTTPS_PORT));
 }
 
 static void test_http_request_gets_the_secret(void **state)
@@ -983,6 +998,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guest_trusts_the_sandbox_ca),
         cmocka_unit_test(test_https_request_gets_the_secret),
+        cmocka_unit_test(test_ca_survives_update_ca_certificates),
         cmocka_unit_test(test_http_request_gets_the_secret),
         cmocka_unit_test(test_guest_header_is_replaced),
         cmocka_unit_test(test_placeholder_is_replaced),
