@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "netns.h"
 #include "random_id.h"
@@ -202,6 +203,7 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
         rc = EGRESS_ERR_EXISTS;
         goto out;
     }
+    int64_t started = clock_monotonic_us();
     struct sandbox_ca *ca = NULL;
     if (eg->injector &&
         (!(ca = egress_injector_sandbox_ca(eg->injector, sandbox_id, err, errlen)) ||
@@ -213,6 +215,7 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
         rc = EGRESS_ERR_INTERNAL;
         goto out;
     }
+    int64_t ca_issued = clock_monotonic_us();
     struct egress_sandbox *sb = egress_sandbox_start(eg, sandbox_id, netns_path, policy, ca,
                                                      project_id, err, errlen);
     if (!sb) {
@@ -223,8 +226,14 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
     }
     sb->next = eg->sandboxes;
     eg->sandboxes = sb;
-    log_info("sandbox attached", "sandbox=%s netns=%s project=%s injection=%s", sandbox_id,
-             netns_path, project_id[0] ? project_id : "-", eg->injector ? "on" : "off");
+    /* Where an attach's time goes: the sandbox CA (keys, certificate,
+     * saved with --state-dir), the listeners in the sandbox's netns. */
+    int64_t done = clock_monotonic_us();
+    log_info("sandbox attached",
+             "sandbox=%s netns=%s project=%s injection=%s us=%lld ca_us=%lld start_us=%lld",
+             sandbox_id, netns_path, project_id[0] ? project_id : "-",
+             eg->injector ? "on" : "off", (long long)(done - started),
+             (long long)(ca_issued - started), (long long)(done - ca_issued));
 out:
     pthread_mutex_unlock(&eg->lock);
     return rc;

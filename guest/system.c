@@ -161,8 +161,8 @@ void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V
         err = add_entropy(&r->entropy, msg, sizeof(msg));
     if (!err)
         err = set_hostname(r->hostname, msg, sizeof(msg));
-    if (!err && r->trusted_ca_pem[0])
-        err = trust_store_install_ca(&trust_store_system, r->trusted_ca_pem, msg, sizeof(msg));
+    if (!err)
+        err = trust_store_set_ca(&trust_store_system, r->trusted_ca_pem, msg, sizeof(msg));
     if (err) {
         guestd_send_result(g, id, err, "session init: %s", msg);
         return;

@@ -275,6 +275,20 @@ static bool slot_store(struct slot_map *m, const char *slot, size_t used)
     return stored;
 }
 
+/* The mapping (stale or not) shows the first used bytes of slot: with no
+ * system call, so a session without a CA costs nothing when the slot is
+ * empty already. */
+static bool slot_shows(struct slot_map *m, const char *slot, size_t used)
+{
+    bool same = false;
+    if (sigsetjmp(slot_fault_jump, 1) == 0) {
+        slot_fault_armed = 1;
+        same = memcmp(m->map, slot, used) == 0;
+    }
+    slot_fault_armed = 0;
+    return same;
+}
+
 /* Writes the same byte back on every page: the pages are dirty and
  * writable in the template snapshot, so a session's copy does not fault. */
 static void slot_touch(struct slot_map *m)
@@ -331,11 +345,11 @@ int trust_store_prepare(const struct trust_store_paths *p, char *msg, size_t msg
     return err;
 }
 
-int trust_store_install_ca(const struct trust_store_paths *p, const char *pem, char *msg,
-                           size_t msglen)
+int trust_store_set_ca(const struct trust_store_paths *p, const char *pem, char *msg,
+                       size_t msglen)
 {
     size_t pem_len = strlen(pem);
-    if (!pem_valid(pem, pem_len)) {
+    if (pem_len && !pem_valid(pem, pem_len)) {
         snprintf(msg, msglen, "trust store: not one PEM certificate of at most %d bytes",
                  TRUST_STORE_PEM_MAX);
         return EINVAL;
@@ -352,6 +366,10 @@ int trust_store_install_ca(const struct trust_store_paths *p, const char *pem, c
     } files[] = { { &bundle_slot, p->bundle, true }, { &copy_slot, p->copy, false } };
     int err = 0;
     for (size_t i = 0; !err && i < sizeof(files) / sizeof(files[0]); i++) {
+        /* No CA: only a slot that holds one is emptied (a store never
+         * prepared is left alone). */
+        if (!pem_len && (!files[i].m->map || slot_shows(files[i].m, slot, used)))
+            continue;
         /* Twice at most: a file truncated under the mapping is mapped
          * again. */
         for (int attempt = 0; attempt < 2; attempt++) {

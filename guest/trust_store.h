@@ -42,12 +42,14 @@ extern const struct trust_store_paths trust_store_system;
  * process. 0, or an errno with msg naming what failed. */
 int trust_store_prepare(const struct trust_store_paths *p, char *msg, size_t msglen);
 
-/* Puts pem (one PEM certificate) into the bundle's slot and its copy;
- * through the mappings when they are current, else by writing the files
- * (reserving the slot again if the bundle lost it). A malformed pem
- * changes nothing. 0, or an errno with msg. */
-int trust_store_install_ca(const struct trust_store_paths *p, const char *pem, char *msg,
-                           size_t msglen);
+/* Makes pem (one PEM certificate) the sandbox CA: puts it into the
+ * bundle's slot and its copy, through the mappings when they are current,
+ * else by writing the files (reserving the slot again if the bundle lost
+ * it). An empty pem empties a slot that holds a CA (a warm-pool VM's
+ * warm-up CA, a fork of a sandbox that had one), at no cost when it holds
+ * none. A malformed pem changes nothing. 0, or an errno with msg. */
+int trust_store_set_ca(const struct trust_store_paths *p, const char *pem, char *msg,
+                       size_t msglen);
 
 /* Dirties the mapped slots again after a writeback cleaned them (the
  * template build syncs the guest, then hangs up before its snapshot), so

@@ -56,8 +56,10 @@ int sandbox_guest_set_clock(struct guest_channel *ch, char *err, size_t errlen)
 }
 
 /* One SessionInit instead of SetClock, AddEntropy, SetHostname and Health:
- * under TCG every round trip costs milliseconds of the hand-out latency. */
-int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+ * under TCG every round trip costs milliseconds of the hand-out latency.
+ * warm_up_ca: sent instead of the sandbox's CA (sandbox_guest_warm_up). */
+static int session_init(struct sandbox *sb, struct guest_channel *ch, const char *warm_up_ca,
+                        char *err, size_t errlen)
 {
     uint8_t seed[GUEST_INIT_ENTROPY_BYTES];
     if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
@@ -75,7 +77,9 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     pthread_mutex_lock(&sb->net_lock);
     char *ca_pem = sb->egress_ca_pem ? strdup(sb->egress_ca_pem) : NULL;
     pthread_mutex_unlock(&sb->net_lock);
-    if (ca_pem)
+    if (warm_up_ca)
+        si.trusted_ca_pem = (char *)warm_up_ca;
+    else if (ca_pem)
         si.trusted_ca_pem = ca_pem;
     /* Last, so the time the guest is set to is as fresh as it can be. */
     si.unix_ns = host_now_ns();
@@ -86,6 +90,23 @@ int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, 
     explicit_bzero(seed, sizeof(seed));
     free(ca_pem);
     return rc;
+}
+
+int sandbox_guest_init(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+{
+    return session_init(sb, ch, NULL, err, errlen);
+}
+
+/* PEM-shaped, not a certificate ("airlock warm-up"): enough for guestd to
+ * run its CA install. The SessionInit after it, with the sandbox's own CA
+ * or none (which empties the slot), replaces it before anything in the
+ * guest can read it. */
+#define WARM_UP_CA_PEM \
+    "-----BEGIN CERTIFICATE-----\nYWlybG9jayB3YXJtLXVw\n-----END CERTIFICATE-----\n"
+
+int sandbox_guest_warm_up(struct sandbox *sb, struct guest_channel *ch, char *err, size_t errlen)
+{
+    return session_init(sb, ch, WARM_UP_CA_PEM, err, errlen);
 }
 
 int sandbox_guest_run(struct guest_channel *ch, const char *prog, int timeout_ms, char *err,

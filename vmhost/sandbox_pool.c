@@ -12,13 +12,16 @@
 
 int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen)
 {
-    /* The second round warms what a continue after a pause runs (timers
-     * catching up); the hand-out repeats the init with real values. */
+    /* The first round installs a stand-in CA, the second none (which
+     * empties the slot again) and warms what a continue after a pause runs
+     * (timers catching up); the hand-out repeats the init with real
+     * values. */
     for (int round = 0; round < 2; round++) {
         if (round > 0 && (vm_qmp_command(sb->vm, "stop", NULL, err, errlen) < 0 ||
                           vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0))
             return -1;
-        if (sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
+        if ((round == 0 ? sandbox_guest_warm_up : sandbox_guest_init)(sb, sb->channel, err,
+                                                                      errlen) < 0)
             return -1;
     }
     return vm_qmp_command(sb->vm, "stop", NULL, err, errlen);

@@ -130,11 +130,11 @@ static void test_ca_replaces_the_last_sessions(void **state)
     prepare_system();
     struct stat before, after;
     assert_int_equal(stat(bundle, &before), 0);
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
     assert_slot(SYSTEM_CAS "\n", PEM_A);
     /* Another sandbox's CA (a fork): the old one is gone, the system's
      * stay, written in place. */
-    assert_int_equal(trust_store_install_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
     assert_slot(SYSTEM_CAS "\n", PEM_B);
     assert_int_equal(stat(bundle, &after), 0);
     assert_int_equal(before.st_ino, after.st_ino);
@@ -145,14 +145,31 @@ static void test_malformed_certificate_changes_nothing(void **state)
     (void)state;
     char msg[256];
     prepare_system();
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
-    const char *bad[] = { "", "not a certificate", PEM_A "trailing",
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    const char *bad[] = { "not a certificate", PEM_A "trailing",
                           "-----BEGIN CERTIFICATE-----\nQU\x01\n-----END CERTIFICATE-----\n" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-        assert_int_equal(trust_store_install_ca(&paths, bad[i], msg, sizeof(msg)), EINVAL);
+        assert_int_equal(trust_store_set_ca(&paths, bad[i], msg, sizeof(msg)), EINVAL);
         assert_non_null(strstr(msg, "trust store"));
     }
     assert_slot(SYSTEM_CAS "\n", PEM_A);
+}
+
+/* No CA in a session: a slot holding one is emptied; an empty one and a
+ * store never prepared are left alone. */
+static void test_no_ca_empties_the_slot(void **state)
+{
+    (void)state;
+    char msg[256];
+    assert_int_equal(trust_store_set_ca(&paths, "", msg, sizeof(msg)), 0);
+    assert_int_equal(access(bundle, F_OK), -1);
+    assert_int_equal(access(copy, F_OK), -1);
+    prepare_system();
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, "", msg, sizeof(msg)), 0);
+    assert_slot(SYSTEM_CAS "\n", NULL);
+    assert_int_equal(trust_store_set_ca(&paths, "", msg, sizeof(msg)), 0);
+    assert_slot(SYSTEM_CAS "\n", NULL);
 }
 
 /* Without prepare (guestd not PID 1), without a bundle: both are made. */
@@ -160,7 +177,7 @@ static void test_missing_bundle_is_created(void **state)
 {
     (void)state;
     char msg[256];
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
     assert_slot("", PEM_A);
 }
 
@@ -171,12 +188,12 @@ static void test_replaced_or_truncated_bundle(void **state)
     (void)state;
     char msg[256];
     prepare_system();
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
     write_file(bundle, SYSTEM_CAS "\n" SYSTEM_CAS "\n");
-    assert_int_equal(trust_store_install_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
     assert_slot(SYSTEM_CAS "\n" SYSTEM_CAS "\n", PEM_B);
     assert_int_equal(truncate(bundle, 10), 0);
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
     assert_slot("-----BEGIN\n", PEM_A);
 }
 
@@ -188,14 +205,14 @@ static void test_hook_keeps_the_ca_through_a_rebuild(void **state)
     (void)state;
     char msg[256], cmd[256];
     prepare_system();
-    assert_int_equal(trust_store_install_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_A, msg, sizeof(msg)), 0);
     write_file(bundle, SYSTEM_CAS "\n" SYSTEM_CAS "\n");
     snprintf(cmd, sizeof(cmd), "sh %s </dev/null", hook);
     assert_int_equal(system(cmd), 0);
     assert_slot(SYSTEM_CAS "\n" SYSTEM_CAS "\n", PEM_A);
     struct stat before, after;
     assert_int_equal(stat(bundle, &before), 0);
-    assert_int_equal(trust_store_install_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
+    assert_int_equal(trust_store_set_ca(&paths, PEM_B, msg, sizeof(msg)), 0);
     assert_slot(SYSTEM_CAS "\n" SYSTEM_CAS "\n", PEM_B);
     assert_int_equal(stat(bundle, &after), 0);
     assert_int_equal(before.st_ino, after.st_ino);
@@ -222,6 +239,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ca_replaces_the_last_sessions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_certificate_changes_nothing, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_no_ca_empties_the_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_bundle_is_created, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replaced_or_truncated_bundle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hook_keeps_the_ca_through_a_rebuild, setup,
