@@ -24,6 +24,10 @@ struct create_run {
     struct itest_vmhost *vh;
     bool named;      /* the create names its id, as the scheduler does */
     bool wait_pool;  /* before each round: the pool is full again */
+    /* At concurrency 1: two execs of `true` right after each create (not
+     * in the create's time), the first running in the guest for the first
+     * time what every exec runs (NULL: not measured). */
+    struct bench_series *first_exec, *second_exec;
     char *ids[CREATE_WORKERS];
     int seq;
 };
@@ -54,7 +58,15 @@ static int after_create(void *arg, int worker, int round)
     if (!c->ids[worker])
         return 0;
     bench_record_accel(c->ctx, c->vh, c->ids[worker]);
-    int rc = bench_delete(c->vh, c->ids[worker]);
+    int rc = 0;
+    struct bench_series *execs[] = { c->first_exec, c->second_exec };
+    for (int i = 0; rc == 0 && i < 2 && execs[i]; i++) {
+        double t0 = bench_now_ms();
+        rc = bench_exec_true(c->vh, c->ids[worker]);
+        bench_series_add(execs[i], bench_now_ms() - t0);
+    }
+    if (bench_delete(c->vh, c->ids[worker]) < 0)
+        rc = -1;
     free(c->ids[worker]);
     c->ids[worker] = NULL;
     return rc;
@@ -73,7 +85,14 @@ static int measure(struct create_run *c, int workers, int rounds, const char *fr
     long mark = bench_log_mark(c->vh->log_path);
     struct bench_op op = { .before = wait_pool, .run = run_create,
                            .after = after_create, .arg = c };
+    if (workers == 1) {
+        c->first_exec = bench_report_series(r, "ms", "  then exec `true`, the first");
+        bench_series_note(c->first_exec, "the guest runs an exec's paths (fork, exec, "
+                                         "ld.so) for the first time since its restore");
+        c->second_exec = bench_report_series(r, "ms", "  then exec `true` again");
+    }
     int rc = bench_rounds(&op, workers, rounds, s);
+    c->first_exec = c->second_exec = NULL;
     bench_log_breakdown(r, c->vh, mark, from, stages);
     return rc;
 }
