@@ -291,8 +291,18 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     arg_add(a, "-serial");
     arg_add(a, "chardev:con");
     if (cfg->disk) {
+        /* Relative to QEMU's working directory (run_dir) when it lies in
+         * it: a pooled VM's directory is renamed under the running QEMU
+         * (vm_move_run_dir), and QEMU opens the image again by name when
+         * it inactivates it at the end of a migration to a file (suspend,
+         * full checkpoint, fork); an absolute path would name a directory
+         * that is gone ("bdrv_inactivate_all() failed"). */
+        const char *disk = cfg->disk;
+        size_t dir_len = strlen(vm->run_dir);
+        if (strncmp(disk, vm->run_dir, dir_len) == 0 && disk[dir_len] == '/')
+            disk += dir_len + 1;
         arg_add(a, "-drive");
-        arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", cfg->disk);
+        arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", disk);
         arg_add(a, "-device");
         arg_add(a, "virtio-blk-device,drive=root");
     }

@@ -234,6 +234,20 @@ static void test_named_create_comes_from_pool(void **state)
     free(details);
     assert_int_equal(pool_taken(), taken + 1);
 
+    /* Suspended and resumed under its new name: QEMU opens its disk again
+     * at the end of the migration to a file, from the renamed directory. */
+    sb = itest_sandbox_call(&vh, ITEST_METHOD("SuspendSandbox"), id, &st, NULL);
+    assert_int_equal(st, GRPC_STATUS_OK);
+    assert_int_equal(sb->state, STATE(SUSPENDED));
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    sb = itest_sandbox_call(&vh, ITEST_METHOD("ResumeSandbox"), id, &st, NULL);
+    assert_int_equal(st, GRPC_STATUS_OK);
+    assert_int_equal(sb->state, STATE(RUNNING));
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    host = itest_assert_sh(&vh, id, "cat /root/f");
+    assert_string_equal(host, "written\n");
+    free(host);
+
     delete_and_check_gone(id);
     assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
     free(got);
