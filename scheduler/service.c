@@ -29,8 +29,7 @@ static void service_authenticate(struct rpc_call *call, void *ctx)
     resp.key_id = p.key_id;
     resp.project_id = p.project_id;
     resp.admin = p.admin;
-    rpc_call_send(call, &resp.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    rpc_call_reply(call, &resp.base);
 }
 
 static void service_project_create(struct rpc_call *call, void *ctx)
@@ -124,6 +123,5 @@ void service_reply_sandbox(struct rpc_call *call, PGresult *res)
 {
     Airlock__Scheduler__V1__Sandbox msg;
     store_sandbox_msg(res, 0, &msg);
-    rpc_call_send(call, &msg.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+    rpc_call_reply(call, &msg.base);
 }

@@ -222,31 +222,77 @@ grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details)
     return status;
 }
 
+/* A status the client decided itself, with its message in *details. */
+static grpc_status_code unary_fail(grpc_status_code code, char **details, const char *message)
+{
+    if (details) {
+        free(*details);
+        *details = strdup(message);
+    }
+    return code;
+}
+
 grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
                            const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
                            char **details, int timeout_ms)
 {
     *resp = NULL;
-    struct rpc_stream *s = rpc_stream_open(ch, method, timeout_ms);
-    if (!s) {
-        if (details)
-            *details = strdup("out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    if (details)
+        *details = NULL;
+    /* The whole call in one batch: one wait on the queue instead of one
+     * per step (the streams' way), which a control-plane hop pays twice. */
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_slice method_slice = grpc_slice_from_copied_string(method);
+    grpc_call *call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+                                               method_slice, NULL, rpc_wire_deadline(timeout_ms),
+                                               NULL);
+    grpc_slice_unref(method_slice);
+    grpc_byte_buffer *sent = rpc_wire_pack(req), *received = NULL;
+    grpc_metadata_array initial_metadata, trailing_metadata;
+    grpc_metadata_array_init(&initial_metadata);
+    grpc_metadata_array_init(&trailing_metadata);
+    grpc_status_code status = GRPC_STATUS_UNKNOWN;
+    grpc_slice status_details = grpc_empty_slice();
+    grpc_op ops[] = {
+        {.op = GRPC_OP_SEND_INITIAL_METADATA,
+         .flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY,
+         .data.send_initial_metadata = {.count = ch->n_metadata, .metadata = &ch->auth}},
+        {.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = sent},
+        {.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT},
+        {.op = GRPC_OP_RECV_INITIAL_METADATA,
+         .data.recv_initial_metadata.recv_initial_metadata = &initial_metadata},
+        {.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &received},
+        {.op = GRPC_OP_RECV_STATUS_ON_CLIENT,
+         .data.recv_status_on_client = {.trailing_metadata = &trailing_metadata,
+                                        .status = &status,
+                                        .status_details = &status_details}},
+    };
+    bool ran = grpc_call_start_batch(call, ops, sizeof(ops) / sizeof(*ops), TAG_STATUS, NULL) ==
+               GRPC_CALL_OK;
+    if (ran)
+        grpc_completion_queue_pluck(cq, TAG_STATUS, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (details)
+        *details = rpc_wire_slice_strdup(status_details);
+    if (!ran) {
+        status = unary_fail(GRPC_STATUS_INTERNAL, details, "the call could not start");
+    } else if (status == GRPC_STATUS_OK && !received) {
+        status = unary_fail(GRPC_STATUS_INTERNAL, details, "no response message");
+    } else if (status == GRPC_STATUS_OK && !(*resp = rpc_wire_unpack(received, resp_desc))) {
+        char why[256];
+        snprintf(why, sizeof(why), "response is not a valid %s", resp_desc->short_name);
+        status = unary_fail(GRPC_STATUS_INTERNAL, details, why);
     }
-    if (rpc_stream_send(s, req) == 0 && rpc_stream_close_send(s) == 0)
-        rpc_stream_recv(s, resp_desc, resp);
-    grpc_status_code status = rpc_stream_finish(s, details);
-    if (status == GRPC_STATUS_OK && !*resp) {
-        status = GRPC_STATUS_INTERNAL;
-        if (details) {
-            free(*details);
-            *details = strdup("no response message");
-        }
-    }
-    if (status != GRPC_STATUS_OK && *resp) {
-        protobuf_c_message_free_unpacked(*resp, NULL);
-        *resp = NULL;
-    }
+
+    if (received)
+        grpc_byte_buffer_destroy(received);
+    grpc_byte_buffer_destroy(sent);
+    grpc_slice_unref(status_details);
+    grpc_metadata_array_destroy(&initial_metadata);
+    grpc_metadata_array_destroy(&trailing_metadata);
+    grpc_call_unref(call);
+    grpc_completion_queue_shutdown(cq);
+    grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_destroy(cq);
     return status;
 }
 

@@ -43,8 +43,8 @@ void rpc_stream_cancel(struct rpc_stream *s);
  * the call with INTERNAL "response is not a valid <Message>". */
 grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details);
 
-/* open + send + close_send + recv one + finish. On a non-OK status *resp is
- * NULL. */
+/* One request, one response, as a stream would do it (same statuses and
+ * messages) but in a single batch. On a non-OK status *resp is NULL. */
 grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
                            const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
                            char **details, int timeout_ms);

@@ -1,6 +1,8 @@
-/* Server side of airlock_rpc: one thread accepts calls on a "next" queue;
- * each accepted call gets its own pluck queue and worker thread, so handlers
- * are plain blocking code. See docs/rpc.md. */
+/* Server side of airlock_rpc: worker threads wait for calls on the server's
+ * "next" queue and each runs the call it took on that call's own pluck
+ * queue, so handlers are plain blocking code. The pool grows whenever no
+ * worker is left waiting (a long stream never starves other calls) and
+ * shrinks back to a few idle workers. See docs/rpc.md. */
 #include "rpc_server.h"
 
 #include "log.h"
@@ -48,15 +50,23 @@ struct rpc_call {
     atomic_bool closed;
     atomic_bool cancelled;
     int close_cancelled; /* written by gRPC when TAG_CLOSE completes */
+};
 
+/* Workers wait for calls, and the one that takes a call runs it itself
+ * (no thread start, no hand-over on the way in). Another is started only
+ * when none is left waiting; one that finds this many others waiting ends. */
+#define WORKERS_AT_START 2
+#define WORKERS_MAX_IDLE 4
+
+struct rpc_worker {
+    struct rpc_server *srv;
     pthread_t thread;
-    struct rpc_call *next_done; /* on srv->done once the worker returned */
+    struct rpc_worker *next_done; /* on srv->done once it returned */
 };
 
 struct rpc_server {
     grpc_server *server;
     grpc_completion_queue *cq; /* new-call notifications and the shutdown tag */
-    pthread_t thread;
     const struct rpc_method *methods;
     size_t n_methods;
     void *ctx;
@@ -67,7 +77,9 @@ struct rpc_server {
     pthread_mutex_t mu;
     pthread_cond_t workers_changed;
     size_t live_workers;
-    struct rpc_call *done; /* workers that returned and await pthread_join */
+    size_t idle_workers;      /* waiting on cq for a call */
+    bool shutting_down;       /* the shutdown tag came: request no more calls */
+    struct rpc_worker *done;  /* workers that returned and await pthread_join */
 };
 
 /* ---- per-call queue -------------------------------------------------- */
@@ -111,8 +123,7 @@ static struct rpc_call *call_new(struct rpc_server *srv)
     return c;
 }
 
-/* Frees everything but the struct itself, which the worker hands to the
- * server for pthread_join. */
+/* Frees the call and all it holds. */
 static void call_release(struct rpc_call *c)
 {
     if (c->call)
@@ -130,6 +141,7 @@ static void call_release(struct rpc_call *c)
     free(c->metadata);
     free(c->method);
     pthread_mutex_destroy(&c->close_mu);
+    free(c);
 }
 
 static int call_copy_request_info(struct rpc_call *c)
@@ -218,21 +230,39 @@ int rpc_call_send(struct rpc_call *c, const ProtobufCMessage *msg)
     return ok ? 0 : -1;
 }
 
-void rpc_call_finish(struct rpc_call *c, grpc_status_code code, const char *message)
+/* The status, after msg when there is one, in one batch. */
+static int call_end(struct rpc_call *c, const ProtobufCMessage *msg, grpc_status_code code,
+                    const char *message)
 {
     if (c->finished) {
         log_warn("rpc call finished twice", "method=%s", c->method);
-        return;
+        return -1;
     }
     c->finished = true;
     grpc_slice details = grpc_slice_from_copied_string(message ? message : "");
-    grpc_op ops[2];
+    grpc_byte_buffer *buf = msg ? rpc_wire_pack(msg) : NULL;
+    grpc_op ops[3];
     size_t n = call_initial_metadata_op(c, &ops[0]);
+    if (buf)
+        ops[n++] = (grpc_op){.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = buf};
     ops[n++] = (grpc_op){.op = GRPC_OP_SEND_STATUS_FROM_SERVER,
                          .data.send_status_from_server = {.status = code, .status_details = &details}};
-    /* Fails only when the client is gone, which the handler cannot act on. */
-    call_run_batch(c, ops, n, TAG_SEND);
+    bool ok = call_run_batch(c, ops, n, TAG_SEND);
+    if (buf)
+        grpc_byte_buffer_destroy(buf);
     grpc_slice_unref(details);
+    return ok ? 0 : -1;
+}
+
+void rpc_call_finish(struct rpc_call *c, grpc_status_code code, const char *message)
+{
+    /* Fails only when the client is gone, which the handler cannot act on. */
+    call_end(c, NULL, code, message);
+}
+
+int rpc_call_reply(struct rpc_call *c, const ProtobufCMessage *msg)
+{
+    return call_end(c, msg, GRPC_STATUS_OK, NULL);
 }
 
 void rpc_call_finishf(struct rpc_call *c, grpc_status_code code, const char *fmt, ...)
@@ -305,11 +335,10 @@ static rpc_handler_fn server_find_handler(const struct rpc_server *srv, const ch
     return NULL;
 }
 
-static void *worker_main(void *arg)
+/* Runs one accepted call to its end and frees it. */
+static void call_serve(struct rpc_call *c)
 {
-    struct rpc_call *c = arg;
     struct rpc_server *srv = c->srv;
-
     grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER,
                         .data.recv_close_on_server.cancelled = &c->close_cancelled};
     if (grpc_call_start_batch(c->call, &close_op, 1, TAG_CLOSE, NULL) != GRPC_CALL_OK)
@@ -330,50 +359,7 @@ static void *worker_main(void *arg)
     /* The call may be unreffed only once its close op is out of the queue. */
     call_poll_close(c, gpr_inf_future(GPR_CLOCK_REALTIME));
     call_release(c);
-
-    pthread_mutex_lock(&srv->mu);
-    c->next_done = srv->done;
-    srv->done = c;
-    srv->live_workers--;
-    pthread_cond_broadcast(&srv->workers_changed);
-    pthread_mutex_unlock(&srv->mu);
-    return NULL;
 }
-
-/* Joins workers that have returned; the server thread calls it as calls
- * arrive so a long-running server does not accumulate finished threads. */
-static void server_reap_workers(struct rpc_server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    struct rpc_call *done = srv->done;
-    srv->done = NULL;
-    pthread_mutex_unlock(&srv->mu);
-    while (done) {
-        struct rpc_call *next = done->next_done;
-        pthread_join(done->thread, NULL);
-        free(done);
-        done = next;
-    }
-}
-
-static void server_start_worker(struct rpc_server *srv, struct rpc_call *c)
-{
-    pthread_mutex_lock(&srv->mu);
-    int err = pthread_create(&c->thread, NULL, worker_main, c);
-    if (err == 0)
-        srv->live_workers++;
-    pthread_mutex_unlock(&srv->mu);
-    if (err == 0)
-        return;
-    log_error("rpc worker thread failed", "method=%s err=\"%s\"", c->method ? c->method : "?",
-              strerror(err));
-    grpc_call_cancel_with_status(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "no thread for the call",
-                                 NULL);
-    call_release(c);
-    free(c);
-}
-
-/* ---- accept loop ----------------------------------------------------- */
 
 /* Asks gRPC for the next incoming call. Without one pending the server
  * accepts nothing more, so a failure is logged loudly. */
@@ -390,38 +376,129 @@ static void server_request_call(struct rpc_server *srv)
         return;
     log_error("rpc server cannot request calls", "grpc_call_error=%d", (int)err);
     call_release(c);
-    free(c);
 }
 
-static void *server_main(void *arg)
+/* Joins workers that have returned (called without srv->mu). */
+static void server_reap_workers(struct rpc_server *srv)
 {
-    struct rpc_server *srv = arg;
-    bool shutting_down = false;
+    pthread_mutex_lock(&srv->mu);
+    struct rpc_worker *done = srv->done;
+    srv->done = NULL;
+    pthread_mutex_unlock(&srv->mu);
+    while (done) {
+        struct rpc_worker *next = done->next_done;
+        pthread_join(done->thread, NULL);
+        free(done);
+        done = next;
+    }
+}
 
-    server_request_call(srv);
+static void *worker_main(void *arg);
+
+/* Starts a worker that waits for calls; srv->mu is held. false when no
+ * thread could be made (the calls wait for a busy worker instead). */
+static bool server_add_worker_locked(struct rpc_server *srv)
+{
+    struct rpc_worker *w = calloc(1, sizeof(*w));
+    if (w)
+        w->srv = srv;
+    int err = w ? pthread_create(&w->thread, NULL, worker_main, w) : ENOMEM;
+    if (err != 0) {
+        free(w);
+        log_error("rpc worker thread failed", "err=\"%s\"", strerror(err));
+        return false;
+    }
+    /* Counted idle from here, so a burst of calls does not start one
+     * thread per call before the first of them got to wait. */
+    srv->live_workers++;
+    srv->idle_workers++;
+    return true;
+}
+
+/* One event from the server queue, taken by a worker: a new call, a call
+ * request failed by the shutdown, or the shutdown itself. Returns the call
+ * to serve, or NULL. */
+static struct rpc_call *server_take_event(struct rpc_server *srv, grpc_event ev)
+{
+    if (ev.tag == &srv->shutdown_tag) {
+        pthread_mutex_lock(&srv->mu);
+        srv->shutting_down = true;
+        pthread_mutex_unlock(&srv->mu);
+        /* Nothing is requested on the queue past this point; every worker
+         * waiting on it then sees GRPC_QUEUE_SHUTDOWN. */
+        grpc_completion_queue_shutdown(srv->cq);
+        return NULL;
+    }
+    struct rpc_call *c = ev.tag;
+    if (!ev.success) { /* the server is shutting down */
+        call_release(c);
+        return NULL;
+    }
+    pthread_mutex_lock(&srv->mu);
+    bool accepting = !srv->shutting_down;
+    pthread_mutex_unlock(&srv->mu);
+    if (accepting)
+        server_request_call(srv);
+    return c;
+}
+
+/* A worker: waits on the server queue, serves the call it took, and goes
+ * back to waiting unless enough others already wait. Ends at the queue's
+ * shutdown. */
+static void *worker_main(void *arg)
+{
+    struct rpc_worker *self = arg;
+    struct rpc_server *srv = self->srv;
     for (;;) {
         grpc_event ev =
             grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
-        if (ev.tag == &srv->shutdown_tag) {
-            /* Nothing is requested on the queue past this point. */
-            shutting_down = true;
-            grpc_completion_queue_shutdown(srv->cq);
-            continue;
+        pthread_mutex_lock(&srv->mu);
+        srv->idle_workers--;
+        pthread_mutex_unlock(&srv->mu);
+        struct rpc_call *c = server_take_event(srv, ev);
+        if (c) {
+            pthread_mutex_lock(&srv->mu);
+            if (srv->idle_workers == 0 && !srv->shutting_down)
+                server_add_worker_locked(srv);
+            pthread_mutex_unlock(&srv->mu);
+            call_serve(c);
+            server_reap_workers(srv);
         }
-        struct rpc_call *c = ev.tag;
-        if (!ev.success) { /* the server is shutting down */
-            call_release(c);
-            free(c);
-            continue;
-        }
-        if (!shutting_down)
-            server_request_call(srv);
-        server_start_worker(srv, c);
-        server_reap_workers(srv);
+        pthread_mutex_lock(&srv->mu);
+        /* Enough others wait: this one ends (they drain the queue at stop). */
+        bool surplus = srv->idle_workers >= WORKERS_MAX_IDLE;
+        if (!surplus)
+            srv->idle_workers++;
+        pthread_mutex_unlock(&srv->mu);
+        if (surplus)
+            goto out;
     }
+    pthread_mutex_lock(&srv->mu);
+    srv->idle_workers--;
+    pthread_mutex_unlock(&srv->mu);
+out:
+    pthread_mutex_lock(&srv->mu);
+    self->next_done = srv->done;
+    srv->done = self;
+    srv->live_workers--;
+    pthread_cond_broadcast(&srv->workers_changed);
+    pthread_mutex_unlock(&srv->mu);
     return NULL;
+}
+
+/* Runs the queue to its shutdown on the calling thread, for a server whose
+ * workers could not start. */
+static void server_drain(struct rpc_server *srv)
+{
+    grpc_event ev;
+    while ((ev = grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL))
+               .type != GRPC_QUEUE_SHUTDOWN) {
+        struct rpc_call *c = server_take_event(srv, ev);
+        if (c) /* cannot happen after shutdown_and_notify; never leak one */
+            call_release(c);
+    }
 }
 
 /* ---- start / stop ---------------------------------------------------- */
@@ -508,13 +585,17 @@ struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *m
         goto fail_unstarted;
     }
     grpc_server_start(srv->server);
+    server_request_call(srv);
 
-    int rc = pthread_create(&srv->thread, NULL, server_main, srv);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot start the server thread: %s", strerror(rc));
-        /* Run the accept loop here just to drain the shutdown. */
+    pthread_mutex_lock(&srv->mu);
+    size_t started = 0;
+    while (started < WORKERS_AT_START && server_add_worker_locked(srv))
+        started++;
+    pthread_mutex_unlock(&srv->mu);
+    if (started == 0) {
+        snprintf(err, errlen, "cannot start a worker thread");
         grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
-        server_main(srv);
+        server_drain(srv);
         server_free(srv);
         return NULL;
     }
@@ -537,7 +618,6 @@ void rpc_server_stop(struct rpc_server *srv)
         return;
     grpc_server_shutdown_and_notify(srv->server, srv->cq, &srv->shutdown_tag);
     grpc_server_cancel_all_calls(srv->server);
-    pthread_join(srv->thread, NULL);
 
     pthread_mutex_lock(&srv->mu);
     while (srv->live_workers > 0)

@@ -1,13 +1,16 @@
 /* A small gRPC server on the gRPC C core with protobuf-c messages.
  *
- * Each incoming call is handled on its own thread with its own completion
- * queue, so a handler is plain blocking code: receive the request, send zero
- * or more messages, finish with a status. Handlers for unary, server-
- * streaming and client-streaming methods all use the same calls.
+ * Each call is handled on a thread of its own (while it runs) with its own
+ * completion queue, so a handler is plain blocking code: receive the
+ * request, send zero or more messages, finish with a status. Handlers for
+ * unary, server-streaming and client-streaming methods all use the same
+ * calls.
  *
- * Threads: one server thread accepts calls; each call runs its handler on a
- * fresh worker thread. On one call, a recv may run concurrently with a send
- * or finish on another thread, but never two recvs or two sends at once. */
+ * Threads: a pool of workers waits for calls; each call runs its handler on
+ * the worker that took it, and the pool grows while all are busy (a long
+ * stream never holds up other calls). On one call, a recv may run
+ * concurrently with a send or finish on another thread, but never two recvs
+ * or two sends at once. */
 #ifndef AIRLOCK_RPC_SERVER_H
 #define AIRLOCK_RPC_SERVER_H
 
@@ -72,6 +75,10 @@ int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg);
  * ignored). The handler returns after this. A handler that returns without
  * finishing gets INTERNAL "handler did not finish". */
 void rpc_call_finish(struct rpc_call *call, grpc_status_code code, const char *message);
+/* A unary answer: msg and status OK in one batch, which is what
+ * rpc_call_send + rpc_call_finish(OK) do in two. -1 when the client went
+ * away (or the call was already finished). */
+int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *msg);
 /* printf-style message. */
 void rpc_call_finishf(struct rpc_call *call, grpc_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

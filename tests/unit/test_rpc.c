@@ -105,8 +105,7 @@ static void handle_get_sandbox(struct rpc_call *call, void *ctx)
         Airlock__Vmhost__V1__Sandbox sb = AIRLOCK__VMHOST__V1__SANDBOX__INIT;
         sb.id = req->id;
         sb.state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
-        rpc_call_send(call, &sb.base);
-        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+        rpc_call_reply(call, &sb.base);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -236,6 +235,19 @@ static void handle_barrier(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+/* Status OK without a message: a unary client must not take that as an
+ * answer. */
+static void handle_empty(struct rpc_call *call, void *ctx)
+{
+    (void)ctx;
+    ProtobufCMessage *req =
+        rpc_call_recv_request(call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
+    if (!req)
+        return;
+    protobuf_c_message_free_unpacked(req, NULL);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}
+
 static const struct rpc_method test_methods[] = {
     {VMHOST "GetSandbox", handle_get_sandbox},
     {VMHOST "Exec", handle_exec},
@@ -243,6 +255,7 @@ static const struct rpc_method test_methods[] = {
     {"/test.Test/NoFinish", handle_no_finish},
     {"/test.Test/Sleep", handle_sleep},
     {"/test.Test/Barrier", handle_barrier},
+    {"/test.Test/Empty", handle_empty},
 };
 
 /* ---- fixture --------------------------------------------------------- */
@@ -467,18 +480,24 @@ static void test_unknown_method(void **state)
     free(details);
 }
 
-static void test_handler_without_finish(void **state)
+/* A unary call to method ends in INTERNAL with message, and no answer. */
+static void assert_unary_internal(struct fixture *f, const char *method, const char *message)
 {
-    struct fixture *f = *state;
     Airlock__Vmhost__V1__Empty req = AIRLOCK__VMHOST__V1__EMPTY__INIT;
     ProtobufCMessage *resp = NULL;
     char *details = NULL;
-    assert_int_equal(rpc_unary(f->channel, "/test.Test/NoFinish", &req.base,
+    assert_int_equal(rpc_unary(f->channel, method, &req.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, &details,
                                CALL_TIMEOUT_MS),
                      GRPC_STATUS_INTERNAL);
-    assert_string_equal(details, "handler did not finish");
+    assert_null(resp);
+    assert_string_equal(details, message);
     free(details);
+}
+
+static void test_handler_without_finish(void **state)
+{
+    assert_unary_internal(*state, "/test.Test/NoFinish", "handler did not finish");
 }
 
 static void test_malformed_request(void **state)
@@ -580,6 +599,27 @@ static void test_concurrent_calls(void **state)
     assert_int_equal(ok, CONCURRENT_CALLS);
 }
 
+/* The pool grew to 50 workers for the burst and shrinks back; calls keep
+ * being served one after another by the workers left. */
+static void test_calls_after_a_burst(void **state)
+{
+    test_concurrent_calls(state);
+    struct fixture *f = *state;
+    for (int i = 0; i < 20; i++) {
+        Airlock__Vmhost__V1__Sandbox *sb = NULL;
+        char *details = NULL;
+        assert_int_equal(get_sandbox(f->channel, "sb-after", &sb, &details), GRPC_STATUS_OK);
+        assert_string_equal(sb->id, "sb-after");
+        protobuf_c_message_free_unpacked(&sb->base, NULL);
+        free(details);
+    }
+}
+
+static void test_unary_without_answer(void **state)
+{
+    assert_unary_internal(*state, "/test.Test/Empty", "no response message");
+}
+
 static void *stop_server(void *arg)
 {
     rpc_server_stop(arg);
@@ -644,6 +684,8 @@ int main(void)
         FIXTURE_TEST(test_client_cancel_mid_stream),
         FIXTURE_TEST(test_deadline_exceeded),
         FIXTURE_TEST(test_concurrent_calls),
+        FIXTURE_TEST(test_calls_after_a_burst),
+        FIXTURE_TEST(test_unary_without_answer),
         FIXTURE_TEST(test_stop_with_stream_in_flight),
         cmocka_unit_test(test_start_fails_on_bad_address),
     };
