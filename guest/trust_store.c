@@ -233,11 +233,11 @@ static int slot_ensure(struct slot_map *m, const char *path, bool is_bundle, cha
     slot_unmap(m);
     if (slot_map_file(m, path) == 0)
         return 0;
-    if (errno != ENOENT) {
-        snprintf(msg, msglen, "trust store: map %s: %s", path, strerror(errno));
-        return errno;
+    int err = errno;
+    if (err != ENOENT) {
+        snprintf(msg, msglen, "trust store: map %s: %s", path, strerror(err));
+        return err;
     }
-    int err;
     if (is_bundle) {
         err = bundle_reserve_slot(path, msg, msglen);
     } else {
