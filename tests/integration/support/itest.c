@@ -1,6 +1,8 @@
 #include "itest.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,7 +17,9 @@
 #include "fsutil.h"
 #include "internal_token.h"
 #include "itest_store.h"
+#include "netns.h"
 #include "proc.h"
+#include "sandbox_netdefs.h"
 
 #define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
 /* A restart finds the images built; it adopts what the last one left. */
@@ -210,6 +214,50 @@ static void itest_kill_leftover_qemus(const char *data_dir)
     }
 }
 
+/* Network namespaces of the sandboxes under a data directory, named while
+ * its store is still mounted (before vmhost stops): a stop suspends or
+ * deletes every sandbox and its namespace, so one still there afterwards
+ * is a leak (a failed suspend keeps its VM running, and its namespace, for
+ * the next vmhost), deleted so that no test leaves one behind. */
+#define ITEST_MAX_SANDBOX_DIRS 256
+struct itest_sandbox_netns {
+    size_t n;
+    char names[ITEST_MAX_SANDBOX_DIRS][128];
+};
+
+static void itest_list_sandbox_netns(const char *data_dir, struct itest_sandbox_netns *out)
+{
+    char dir[PATH_MAX];
+    out->n = 0;
+    if (fs_path(dir, sizeof(dir), "%s/store/sandboxes", data_dir) < 0)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) && out->n < ITEST_MAX_SANDBOX_DIRS;) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(out->names[0]) - 16)
+            continue;
+        snprintf(out->names[out->n++], sizeof(out->names[0]), SANDBOX_NET_NS_PREFIX "%s",
+                 e->d_name);
+    }
+    closedir(d);
+}
+
+/* How many of them were left (and are deleted now). */
+static size_t itest_delete_leftover_netns(const struct itest_sandbox_netns *l)
+{
+    size_t left = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        char path[PATH_MAX];
+        if (netns_path(l->names[i], path, sizeof(path)) < 0 || access(path, F_OK) < 0)
+            continue;
+        fprintf(stderr, "itest: deleting leftover network namespace %s\n", l->names[i]);
+        netns_delete(l->names[i], NULL, 0);
+        left++;
+    }
+    return left;
+}
+
 /* SIGTERM and wait: 0 when vmhost exited 0. */
 static int itest_vmhost_terminate(struct itest_vmhost *vh)
 {
@@ -257,9 +305,14 @@ int itest_vmhost_restart(struct itest_vmhost *vh)
 
 int itest_vmhost_stop(struct itest_vmhost *vh)
 {
+    struct itest_sandbox_netns *netns = calloc(1, sizeof(*netns));
+    if (netns && vh->data_dir[0])
+        itest_list_sandbox_netns(vh->data_dir, netns);
     int rc = itest_vmhost_terminate(vh);
     if (vh->data_dir[0]) {
         itest_kill_leftover_qemus(vh->data_dir);
+        if (netns && itest_delete_leftover_netns(netns) > 0)
+            rc = -1;
         /* A vmhost that stopped cleanly has unmounted its store; anything
          * still there is a leak (or vmhost died): fail, then clean up. */
         if (!itest_store_released(vh->data_dir, rc == 0 ? ITEST_LOOP_RELEASE_MS : 0)) {
@@ -276,6 +329,7 @@ int itest_vmhost_stop(struct itest_vmhost *vh)
     }
     if (itest_current == vh)
         itest_current = NULL;
+    free(netns);
     return rc;
 }
 
