@@ -91,6 +91,19 @@ static void test_cli_session(void **state)
     assert_int_equal(ctl(out, sizeof(out), "exec"), 2);
     assert_non_null(strstr(out, "usage"));
 
+    /* Lifecycle: each prints the sandbox in its new state. */
+    assert_int_equal(ctl(out, sizeof(out), "pause %s", id), 0);
+    assert_non_null(strstr(out, "paused"));
+    assert_int_equal(ctl(out, sizeof(out), "pause %s", id), 1);
+    assert_non_null(strstr(out, "FAILED_PRECONDITION"));
+    assert_int_equal(ctl(out, sizeof(out), "resume %s", id), 0);
+    assert_non_null(strstr(out, "running"));
+    assert_int_equal(ctl(out, sizeof(out), "suspend %s", id), 0);
+    assert_non_null(strstr(out, "suspended"));
+    assert_int_equal(ctl(out, sizeof(out), "resume %s", id), 0);
+    assert_int_equal(ctl(out, sizeof(out), "cat %s /root/via-cli.txt | cmp - /etc/os-release && echo same", id), 0);
+    assert_non_null(strstr(out, "same"));
+
     assert_int_equal(ctl(out, sizeof(out), "rm %s", id), 0);
     assert_int_equal(ctl(out, sizeof(out), "get %s", id), 1);
     assert_non_null(strstr(out, "NOT_FOUND"));

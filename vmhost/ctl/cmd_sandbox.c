@@ -108,19 +108,42 @@ int cmd_create(struct ctl *ctl, int argc, char **argv)
     return 0;
 }
 
-int cmd_get(struct ctl *ctl, int argc, char **argv)
+/* GetSandbox, PauseSandbox, ResumeSandbox and SuspendSandbox: their
+ * requests are all {string id = 1}, so one message serves them all (the
+ * same bytes on the wire); the answer is the sandbox. */
+static int sandbox_id_call(struct ctl *ctl, int argc, char **argv, const char *method)
 {
     if (ctl_operands_only(argc, argv, 1))
         return CTL_EXIT_USAGE;
     Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
     req.id = argv[optind];
     Sandbox *sb = NULL;
-    if (ctl_unary(ctl, VMHOST_METHOD("GetSandbox"), &req.base,
-                  &airlock__vmhost__v1__sandbox__descriptor, (ProtobufCMessage **)&sb) < 0)
+    if (ctl_unary(ctl, method, &req.base, &airlock__vmhost__v1__sandbox__descriptor,
+                  (ProtobufCMessage **)&sb) < 0)
         return CTL_EXIT_ERROR;
     print_sandbox(ctl, sb);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     return 0;
+}
+
+int cmd_get(struct ctl *ctl, int argc, char **argv)
+{
+    return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("GetSandbox"));
+}
+
+int cmd_pause(struct ctl *ctl, int argc, char **argv)
+{
+    return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("PauseSandbox"));
+}
+
+int cmd_resume(struct ctl *ctl, int argc, char **argv)
+{
+    return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("ResumeSandbox"));
+}
+
+int cmd_suspend(struct ctl *ctl, int argc, char **argv)
+{
+    return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("SuspendSandbox"));
 }
 
 static void print_sandbox_table(const Airlock__Vmhost__V1__ListSandboxesResponse *resp)
