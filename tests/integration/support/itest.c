@@ -222,7 +222,7 @@ static void itest_kill_leftover_qemus(const char *data_dir)
 #define ITEST_MAX_SANDBOX_DIRS 256
 struct itest_sandbox_netns {
     size_t n;
-    char names[ITEST_MAX_SANDBOX_DIRS][128];
+    char names[ITEST_MAX_SANDBOX_DIRS][sizeof(SANDBOX_NET_NS_PREFIX) + NAME_MAX];
 };
 
 static void itest_list_sandbox_netns(const char *data_dir, struct itest_sandbox_netns *out)
@@ -235,7 +235,7 @@ static void itest_list_sandbox_netns(const char *data_dir, struct itest_sandbox_
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d)) && out->n < ITEST_MAX_SANDBOX_DIRS;) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(out->names[0]) - 16)
+        if (e->d_name[0] == '.')
             continue;
         snprintf(out->names[out->n++], sizeof(out->names[0]), SANDBOX_NET_NS_PREFIX "%s",
                  e->d_name);
