@@ -174,21 +174,28 @@ static void slot_fault_catch(void)
     sigaction(SIGBUS, &sa, NULL);
 }
 
+/* The mapping (stale or not) shows the first used bytes of slot: with no
+ * system call, so a session without a CA costs nothing when the slot is
+ * empty already. */
+static bool slot_shows(const struct slot_map *m, const char *slot, size_t used)
+{
+    bool same = false;
+    if (sigsetjmp(slot_fault_jump, 1) == 0) {
+        slot_fault_armed = 1;
+        same = memcmp(m->map, slot, used) == 0;
+    }
+    slot_fault_armed = 0;
+    return same;
+}
+
 /* Still the file at path's slot: not replaced (a rename leaves the mapped
  * inode without links), not resized, the marker in place. */
 static bool slot_current(const struct slot_map *m)
 {
     struct stat st;
-    if (!m->map || fstat(m->fd, &st) < 0 || st.st_nlink == 0 ||
-        st.st_size != m->at + TRUST_STORE_SLOT_SIZE)
-        return false;
-    bool marked = false;
-    if (sigsetjmp(slot_fault_jump, 1) == 0) {
-        slot_fault_armed = 1;
-        marked = memcmp(m->map, TRUST_STORE_MARKER, strlen(TRUST_STORE_MARKER)) == 0;
-    }
-    slot_fault_armed = 0;
-    return marked;
+    return m->map && fstat(m->fd, &st) == 0 && st.st_nlink > 0 &&
+           st.st_size == m->at + TRUST_STORE_SLOT_SIZE &&
+           slot_shows(m, TRUST_STORE_MARKER, strlen(TRUST_STORE_MARKER));
 }
 
 /* Maps path's slot; -1 with errno ENOENT when it has none. */
@@ -211,7 +218,7 @@ static int slot_map_file(struct slot_map *m, const char *path)
     if (map == MAP_FAILED)
         goto fail;
     m->map = map;
-    if (!slot_current(m)) {
+    if (!slot_shows(m, TRUST_STORE_MARKER, strlen(TRUST_STORE_MARKER))) {
         errno = ENOENT;
         goto fail;
     }
@@ -273,20 +280,6 @@ static bool slot_store(struct slot_map *m, const char *slot, size_t used)
     }
     slot_fault_armed = 0;
     return stored;
-}
-
-/* The mapping (stale or not) shows the first used bytes of slot: with no
- * system call, so a session without a CA costs nothing when the slot is
- * empty already. */
-static bool slot_shows(struct slot_map *m, const char *slot, size_t used)
-{
-    bool same = false;
-    if (sigsetjmp(slot_fault_jump, 1) == 0) {
-        slot_fault_armed = 1;
-        same = memcmp(m->map, slot, used) == 0;
-    }
-    slot_fault_armed = 0;
-    return same;
 }
 
 /* Writes the same byte back on every page: the pages are dirty and

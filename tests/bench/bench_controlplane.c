@@ -213,9 +213,10 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
         static const char *const scheduler_lines[] = { "msg=\"sandbox created\"", NULL };
         bench_log_series(r, gateway_log, gateway_mark, gateway_lines, gateway);
         bench_log_series(r, scheduler_log, scheduler_mark, scheduler_lines, scheduler);
+        size_t own_first = r->n_series; /* the breakdown's first series: vmhost's total */
         bench_log_breakdown(r, &c->st.vmhost, mark, c->wait_pool ? "pool" : "snapshot",
                             c->wait_pool ? own_pool : own_snapshot);
-        const struct bench_series *mine = r->series[r->n_series - 3];
+        const struct bench_series *mine = r->series[own_first];
         struct bench_series *added =
             bench_report_series(r, "ms", "  └ added by gateway + scheduler + NATS");
         if (mine->n && s->n)
