@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "fsutil.h"
 
 #define HTTP_MAX_HEADER_LINE 8192
+#define HTTP_BODY_WITH_HEAD 65536
 
 int http_target_parse(const char *url, struct http_target *t, char *err, size_t errlen)
 {
@@ -52,6 +55,12 @@ static int tcp_connect(const struct http_target *t, char *err, size_t errlen)
     int fd = -1, saved = 0;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        /* A request's head and body are separate writes: without this, on
+         * a kept connection (out of TCP's quick-ACK start) the body waits
+         * for the server's delayed ACK of the head, 40 ms. */
+        int one = 1;
+        if (fd >= 0)
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
             saved = errno;
             close(fd);
@@ -104,20 +113,42 @@ static int raw_line(struct http_response *r, char *line, size_t cap)
     return 0;
 }
 
-static int send_request(int fd, const struct http_target *t, const struct http_request *req)
+/* write() that fails with EPIPE instead of raising SIGPIPE: a kept
+ * connection the server closed must be an error, not the caller's end. */
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int send_request(int fd, const struct http_target *t, const struct http_request *req,
+                        bool keep)
 {
     struct strbuf head = { 0 };
-    strbuf_appendf(&head, "%s %s HTTP/1.1\r\nHost: %s:%u\r\nConnection: close\r\n", req->method,
-                   req->path, t->host, t->port);
+    strbuf_appendf(&head, "%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s", req->method, req->path,
+                   t->host, t->port, keep ? "" : "Connection: close\r\n");
     for (const char *const *h = req->headers; h && *h; h++)
         strbuf_appendf(&head, "%s\r\n", *h);
     if (req->body || req->body_fd >= 0 || strcmp(req->method, "GET") != 0)
         strbuf_appendf(&head, "Content-Length: %zu\r\n", req->body_len);
     strbuf_append(&head, "\r\n");
-    int rc = strbuf_failed(&head) ? -1 : fs_write_all(fd, head.data, head.len);
+    /* A small body in memory goes out with the head: one write, one segment. */
+    bool with_head = req->body_fd < 0 && req->body_len <= HTTP_BODY_WITH_HEAD;
+    if (with_head && req->body_len)
+        strbuf_append_n(&head, req->body, req->body_len);
+    int rc = strbuf_failed(&head) ? -1 : send_all(fd, head.data, head.len);
     strbuf_free(&head);
-    if (rc < 0)
-        return -1;
+    if (rc < 0 || with_head)
+        return rc;
     if (req->body_fd >= 0) {
         char buf[65536];
         size_t left = req->body_len;
@@ -125,22 +156,25 @@ static int send_request(int fd, const struct http_target *t, const struct http_r
             ssize_t n = read(req->body_fd, buf, left < sizeof(buf) ? left : sizeof(buf));
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0 || fs_write_all(fd, buf, (size_t)n) < 0)
+            if (n <= 0 || send_all(fd, buf, (size_t)n) < 0)
                 return -1;
             left -= (size_t)n;
         }
         return 0;
     }
-    return req->body_len ? fs_write_all(fd, req->body, req->body_len) : 0;
+    return req->body_len ? send_all(fd, req->body, req->body_len) : 0;
 }
 
 static int read_head(struct http_response *r, char *err, size_t errlen)
 {
     char line[HTTP_MAX_HEADER_LINE];
-    if (raw_line(r, line, sizeof(line)) < 0 || sscanf(line, "HTTP/1.%*d %d", &r->status) != 1) {
+    int minor;
+    if (raw_line(r, line, sizeof(line)) < 0 ||
+        sscanf(line, "HTTP/1.%d %d", &minor, &r->status) != 2) {
         snprintf(err, errlen, "the server's answer is not HTTP");
         return -1;
     }
+    r->server_closes = minor == 0;
     for (;;) {
         if (raw_line(r, line, sizeof(line)) < 0) {
             snprintf(err, errlen, "the connection closed in the response headers");
@@ -158,33 +192,84 @@ static int read_head(struct http_response *r, char *err, size_t errlen)
             r->remaining = strtoull(value, NULL, 10);
         } else if (strcasecmp(line, "Transfer-Encoding") == 0 && strstr(value, "chunked")) {
             r->chunked = true;
+        } else if (strcasecmp(line, "Connection") == 0 && strcasestr(value, "close")) {
+            r->server_closes = true;
         } else if (strcasecmp(line, "Content-Type") == 0) {
             snprintf(r->content_type, sizeof(r->content_type), "%s", value);
         }
     }
 }
 
-int http_send(const struct http_target *t, const struct http_request *req,
-              struct http_response *resp, char *err, size_t errlen)
+/* Sends req on fd and reads the answer's head into resp. */
+static int exchange(int fd, const struct http_target *t, const struct http_request *req,
+                    bool keep, struct http_response *resp, char *err, size_t errlen)
 {
     memset(resp, 0, sizeof(*resp));
-    resp->fd = tcp_connect(t, err, errlen);
-    if (resp->fd < 0)
-        return -1;
-    if (send_request(resp->fd, t, req) < 0) {
+    resp->fd = fd;
+    if (send_request(fd, t, req, keep) < 0) {
         /* The server may have answered early (e.g. 401 before the body):
          * its answer is more useful than our write error. */
-        shutdown(resp->fd, SHUT_WR);
+        shutdown(fd, SHUT_WR);
     }
-    if (read_head(resp, err, errlen) < 0) {
-        http_close(resp);
+    if (read_head(resp, err, errlen) < 0)
         return -1;
-    }
     bool no_body = resp->status == 204 || resp->status == 304 || strcmp(req->method, "HEAD") == 0;
     resp->done = no_body || (resp->length_known && !resp->chunked && resp->remaining == 0);
     if (resp->chunked)
         resp->remaining = 0;
+    /* A body that ends when the connection does leaves nothing to keep. */
+    if (!resp->done && !resp->chunked && !resp->length_known)
+        resp->server_closes = true;
     return 0;
+}
+
+int http_send(const struct http_target *t, const struct http_request *req,
+              struct http_response *resp, char *err, size_t errlen)
+{
+    int fd = tcp_connect(t, err, errlen);
+    if (fd < 0) {
+        memset(resp, 0, sizeof(*resp));
+        resp->fd = -1;
+        return -1;
+    }
+    if (exchange(fd, t, req, false, resp, err, errlen) < 0) {
+        http_close(resp);
+        return -1;
+    }
+    return 0;
+}
+
+int http_send_on(struct http_conn *conn, const struct http_target *t,
+                 const struct http_request *req, struct http_response *resp, char *err,
+                 size_t errlen)
+{
+    bool reused = conn->fd >= 0;
+    if (!reused)
+        conn->fd = tcp_connect(t, err, errlen);
+    int rc = conn->fd < 0 ? -1 : exchange(conn->fd, t, req, true, resp, err, errlen);
+    /* Nothing of an answer came on a kept connection: the server closed it
+     * while idle and never read the request. Once more on a new one (not
+     * with a body streamed from an fd: it was consumed). */
+    if (rc < 0 && reused && resp->buf_len == 0 && req->body_fd < 0) {
+        close(conn->fd);
+        conn->fd = tcp_connect(t, err, errlen);
+        rc = conn->fd < 0 ? -1 : exchange(conn->fd, t, req, true, resp, err, errlen);
+    }
+    if (rc < 0) {
+        http_conn_close(conn);
+        memset(resp, 0, sizeof(*resp));
+        resp->fd = -1;
+        return -1;
+    }
+    resp->conn = conn;
+    return 0;
+}
+
+void http_conn_close(struct http_conn *conn)
+{
+    if (conn->fd >= 0)
+        close(conn->fd);
+    conn->fd = -1;
 }
 
 /* Starts the next chunk; false at the last one (or on error, with
@@ -269,9 +354,14 @@ int http_read_all(struct http_response *r, struct strbuf *out)
 
 void http_close(struct http_response *r)
 {
-    if (r->fd >= 0)
+    /* Kept only after a whole answer and nothing beyond it. */
+    bool keep = r->conn && r->done && !r->server_closes && r->buf_off == r->buf_len;
+    if (r->conn && !keep)
+        r->conn->fd = -1;
+    if (r->fd >= 0 && !keep)
         close(r->fd);
     r->fd = -1;
+    r->conn = NULL;
 }
 
 void http_query_escape(const char *s, struct strbuf *out)

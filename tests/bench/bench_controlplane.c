@@ -56,6 +56,9 @@ struct cp {
     bool wait_pool;
     int seq;
     char *ids[CP_MAX_WORKERS];
+    /* Each worker's kept connection to the gateway, as an API client
+     * holds one: a request pays no TCP connect or gateway thread start. */
+    struct http_conn conns[CP_MAX_WORKERS];
     pthread_mutex_t timed_lock;
     struct timed_create timed[CP_MAX_TIMED];
     int n_timed;
@@ -84,7 +87,7 @@ static int create(void *arg, int w, int r)
     }
     json_t *out = NULL;
     double started = bench_now_ms();
-    int status = bench_rest_call(&c->rest, "POST", "/v1/sandboxes", "{}", &out);
+    int status = bench_rest_call(&c->rest, &c->conns[w], "POST", "/v1/sandboxes", "{}", &out);
     double ms = bench_now_ms() - started;
     const char *id = json_string_value(json_object_get(out, "id"));
     const char *state = json_string_value(json_object_get(out, "state"));
@@ -114,7 +117,7 @@ static int delete(void *arg, int w, int r)
         char path[128];
         json_t *out = NULL;
         snprintf(path, sizeof(path), "/v1/sandboxes/%s", c->ids[w]);
-        rc = bench_rest_call(&c->rest, "DELETE", path, NULL, &out) == 204 ? 0 : -1;
+        rc = bench_rest_call(&c->rest, &c->conns[w], "DELETE", path, NULL, &out) == 204 ? 0 : -1;
         json_decref(out);
     } else {
         rc = bench_delete(&c->st.vmhost, c->ids[w]);
@@ -238,7 +241,8 @@ static int set_pool(struct cp *c, unsigned target)
     struct bench_rest admin;
     if (bench_rest_init(&admin, c->st.gateway_url, c->st.admin_key) < 0)
         return -1;
-    int status = bench_rest_call(&admin, "PUT", "/v1/templates/default/warm-pool", body, &out);
+    int status =
+        bench_rest_call(&admin, NULL, "PUT", "/v1/templates/default/warm-pool", body, &out);
     json_decref(out);
     if (status != 200) {
         fprintf(stderr, "bench: PUT warm-pool answered %d\n", status);
@@ -266,7 +270,8 @@ static int exec_rest(void *arg, int w, int r)
     char path[128];
     snprintf(path, sizeof(path), "/v1/sandboxes/%s/exec", c->ids[w]);
     json_t *out = NULL;
-    int status = bench_rest_call(&c->rest, "POST", path, "{\"cmd\":[\"true\"]}", &out);
+    int status =
+        bench_rest_call(&c->rest, &c->conns[w], "POST", path, "{\"cmd\":[\"true\"]}", &out);
     bool ok = status == 200 && json_integer_value(json_object_get(out, "exit_code")) == 0;
     json_decref(out);
     return ok ? 0 : -1;
@@ -379,7 +384,7 @@ static int storm(void *arg, int w, int r)
     for (int i = 0; i < CP_STORM_CYCLES * 2; i++) {
         json_t *out = NULL;
         snprintf(path, sizeof(path), "/v1/sandboxes/%s/%s", c->ids[w], ops[i % 2]);
-        int status = bench_rest_call(&c->rest, "POST", path, NULL, &out);
+        int status = bench_rest_call(&c->rest, &c->conns[w], "POST", path, NULL, &out);
         json_decref(out);
         if (status != 200)
             return -1;
@@ -471,12 +476,12 @@ static int project_key(struct cp *c)
     json_t *p = NULL, *k = NULL;
     int rc = -1;
     if (bench_rest_init(&admin, c->st.gateway_url, c->st.admin_key) < 0 ||
-        bench_rest_call(&admin, "POST", "/v1/projects", "{\"name\":\"bench\"}", &p) != 201)
+        bench_rest_call(&admin, NULL, "POST", "/v1/projects", "{\"name\":\"bench\"}", &p) != 201)
         goto out;
     const char *id = json_string_value(json_object_get(p, "id"));
     char path[160];
     snprintf(path, sizeof(path), "/v1/projects/%s/keys", id ? id : "");
-    if (!id || bench_rest_call(&admin, "POST", path, "{}", &k) != 201)
+    if (!id || bench_rest_call(&admin, NULL, "POST", path, "{}", &k) != 201)
         goto out;
     const char *key = json_string_value(json_object_get(k, "key"));
     snprintf(c->project, sizeof(c->project), "%s", id);
@@ -497,6 +502,8 @@ int bench_section_controlplane(struct bench_ctx *ctx)
     if (!c)
         return -1;
     c->ctx = ctx;
+    for (int i = 0; i < CP_MAX_WORKERS; i++)
+        c->conns[i].fd = -1;
     pthread_mutex_init(&c->timed_lock, NULL);
     const char *const vmhost_args[] = { "--warm-pool", CP_POOL, "--max-sandboxes", "80", NULL };
     int started = cp_stack_start_with(&c->st, NULL, vmhost_args);
@@ -524,6 +531,8 @@ int bench_section_controlplane(struct bench_ctx *ctx)
                           "PostgreSQL or nats-server is not installed");
         rc = 0;
     }
+    for (int i = 0; i < CP_MAX_WORKERS; i++)
+        http_conn_close(&c->conns[i]);
     if (cp_stack_stop(&c->st) < 0)
         rc = -1;
     pthread_mutex_destroy(&c->timed_lock);

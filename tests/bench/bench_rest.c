@@ -16,27 +16,29 @@ int bench_rest_init(struct bench_rest *r, const char *url, const char *key)
     return 0;
 }
 
-static int send_request(const struct bench_rest *r, struct http_request *req, const char *extra,
-                        struct http_response *resp)
+static int send_request(const struct bench_rest *r, struct http_conn *conn,
+                        struct http_request *req, const char *extra, struct http_response *resp)
 {
     const char *headers[] = { r->auth, extra, NULL };
     req->headers = headers;
     char err[256];
-    if (http_send(&r->target, req, resp, err, sizeof(err)) < 0) {
+    int rc = conn ? http_send_on(conn, &r->target, req, resp, err, sizeof(err))
+                  : http_send(&r->target, req, resp, err, sizeof(err));
+    if (rc < 0) {
         fprintf(stderr, "bench: %s %s: %s\n", req->method, req->path, err);
         return -1;
     }
     return 0;
 }
 
-int bench_rest_call(const struct bench_rest *r, const char *method, const char *path,
-                    const char *body, json_t **out)
+int bench_rest_call(const struct bench_rest *r, struct http_conn *conn, const char *method,
+                    const char *path, const char *body, json_t **out)
 {
     *out = NULL;
     struct http_request req = { .method = method, .path = path, .body = body,
                                 .body_len = body ? strlen(body) : 0, .body_fd = -1 };
     struct http_response resp;
-    if (send_request(r, &req, body ? "Content-Type: application/json" : NULL, &resp) < 0)
+    if (send_request(r, conn, &req, body ? "Content-Type: application/json" : NULL, &resp) < 0)
         return -1;
     struct strbuf answer = { 0 };
     int rc = -1;
@@ -53,7 +55,7 @@ int bench_rest_call(const struct bench_rest *r, const char *method, const char *
 int bench_rest_open_sse(const struct bench_rest *r, const char *path, struct http_response *resp)
 {
     struct http_request req = { .method = "GET", .path = path, .body_fd = -1 };
-    if (send_request(r, &req, "Accept: text/event-stream", resp) < 0)
+    if (send_request(r, NULL, &req, "Accept: text/event-stream", resp) < 0)
         return -1;
     if (resp->status == 200)
         return 0;

@@ -1,6 +1,7 @@
-/* The gateway's REST API for the control-plane section: one request per
- * connection with common/http_client (as the CLI does), JSON bodies, and
- * the /v1/events SSE stream. */
+/* The gateway's REST API for the control-plane section with
+ * common/http_client: requests on a kept connection (as a long-lived API
+ * client sends them) or one per connection (as the CLI does), JSON
+ * bodies, and the /v1/events SSE stream. */
 #ifndef AIRLOCK_BENCH_REST_H
 #define AIRLOCK_BENCH_REST_H
 
@@ -17,9 +18,10 @@ int bench_rest_init(struct bench_rest *r, const char *url, const char *key);
 
 /* The HTTP status (answer parsed into *out when it is JSON, else NULL), or
  * -1 when the gateway could not be reached or the answer broke off. body:
- * JSON text or NULL. */
-int bench_rest_call(const struct bench_rest *r, const char *method, const char *path,
-                    const char *body, json_t **out);
+ * JSON text or NULL. conn: the caller's kept connection (one request at a
+ * time on it), or NULL for a connection of its own. */
+int bench_rest_call(const struct bench_rest *r, struct http_conn *conn, const char *method,
+                    const char *path, const char *body, json_t **out);
 
 /* GET path as text/event-stream; 0 with resp open on a 200, else -1. */
 int bench_rest_open_sse(const struct bench_rest *r, const char *path, struct http_response *resp);
