@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -533,6 +534,21 @@ int fs_write_all(int fd, const void *data, size_t len)
                 continue;
             return -1;
         }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fs_send_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
         p += n;
         len -= (size_t)n;
     }

@@ -30,6 +30,9 @@ int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t
 /* write() until all len bytes are out, retrying on EINTR. Returns 0 or -1
  * with errno set. */
 int fs_write_all(int fd, const void *data, size_t len);
+/* The same on a socket with send(MSG_NOSIGNAL): a peer that closed is
+ * -1 with EPIPE, not SIGPIPE; a 0-byte send is an error too. */
+int fs_send_all(int fd, const void *data, size_t len);
 
 /* Reads the whole file (at most max_bytes) into a malloc'd NUL-terminated
  * buffer. *len (if not NULL) gets the size without the NUL. */

@@ -113,23 +113,6 @@ static int raw_line(struct http_response *r, char *line, size_t cap)
     return 0;
 }
 
-/* write() that fails with EPIPE instead of raising SIGPIPE: a kept
- * connection the server closed must be an error, not the caller's end. */
-static int send_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int send_request(int fd, const struct http_target *t, const struct http_request *req,
                         bool keep)
 {
@@ -145,7 +128,7 @@ static int send_request(int fd, const struct http_target *t, const struct http_r
     bool with_head = req->body_fd < 0 && req->body_len <= HTTP_BODY_WITH_HEAD;
     if (with_head && req->body_len)
         strbuf_append_n(&head, req->body, req->body_len);
-    int rc = strbuf_failed(&head) ? -1 : send_all(fd, head.data, head.len);
+    int rc = strbuf_failed(&head) ? -1 : fs_send_all(fd, head.data, head.len);
     strbuf_free(&head);
     if (rc < 0 || with_head)
         return rc;
@@ -156,13 +139,13 @@ static int send_request(int fd, const struct http_target *t, const struct http_r
             ssize_t n = read(req->body_fd, buf, left < sizeof(buf) ? left : sizeof(buf));
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0 || send_all(fd, buf, (size_t)n) < 0)
+            if (n <= 0 || fs_send_all(fd, buf, (size_t)n) < 0)
                 return -1;
             left -= (size_t)n;
         }
         return 0;
     }
-    return req->body_len ? send_all(fd, req->body, req->body_len) : 0;
+    return req->body_len ? fs_send_all(fd, req->body, req->body_len) : 0;
 }
 
 static int read_head(struct http_response *r, char *err, size_t errlen)

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 ssize_t conn_stream_read(struct conn_stream *s, void *buf, size_t len)
 {
     if (!s->ssl) {
@@ -32,17 +34,7 @@ int conn_stream_write(struct conn_stream *s, const void *buf, size_t len)
         size_t done = 0;
         return SSL_write_ex(s->ssl, buf, len, &done) == 1 && done == len ? 0 : -1;
     }
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = send(s->fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return fs_send_all(s->fd, buf, len);
 }
 
 void conn_stream_close(struct conn_stream *s)
