@@ -359,6 +359,7 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
         template_release(t);
         return rc;
     }
+    struct sandbox_attach *attaching = NULL; /* egress attach aside, until its finish */
     int64_t started = clock_monotonic_us();
     sb->tmpl = t; /* held for the sandbox's life */
     if (t) {
@@ -381,19 +382,33 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
         goto fail;
     int64_t cloned = clock_monotonic_us();
     /* egress listens before the guest can send its first packet; a pooled
-     * VM is attached when it is handed out. */
-    rc = p->for_pool ? sandbox_network_prepare(sb, err, errlen)
-                     : sandbox_network_up(sb, p->policy, err, errlen);
+     * VM is attached when it is handed out. A restored guest runs only
+     * from its cont: its attach overlaps QEMU's start and the state load.
+     * A cold-booted guest runs at once: attached first. */
+    bool attach_aside = load_state && !p->for_pool && vh->egress;
+    rc = p->for_pool || attach_aside ? sandbox_network_prepare(sb, err, errlen)
+                                     : sandbox_network_up(sb, p->policy, err, errlen);
     if (rc != SANDBOX_OK)
+        goto fail;
+    if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, err, errlen)))
         goto fail;
     int64_t qemu_started = clock_monotonic_us();
     if (sandbox_start_vm(sb, load_state, err, errlen) < 0)
         goto fail;
     int64_t qmp_ready = clock_monotonic_us();
-    if (p->from_state
-            ? vm_restore_full_state(sb->vm, p->from_state, SANDBOX_RESTORE_TIMEOUT_MS, err, errlen) < 0
-            : load_state && vm_restore_state(sb->vm, t->snap.state, SANDBOX_RESTORE_TIMEOUT_MS,
-                                             err, errlen) < 0)
+    if (load_state && vm_load_state(sb->vm, p->from_state ? p->from_state : t->snap.state,
+                                    p->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS, err,
+                                    errlen) < 0)
+        goto fail;
+    int64_t loaded = clock_monotonic_us();
+    if (attaching) {
+        rc = sandbox_network_attach_finish(attaching, err, errlen);
+        attaching = NULL;
+        if (rc != SANDBOX_OK)
+            goto fail;
+    }
+    int64_t attached = clock_monotonic_us();
+    if (load_state && vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
         goto fail;
     int64_t vm_running = clock_monotonic_us();
 
@@ -412,21 +427,29 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
         goto fail;
     int64_t done = clock_monotonic_us();
-    /* Where the time went: disk clone, network (+ egress), QEMU to QMP,
-     * state load + cont, guestd's first answer, guest init, record. */
+    /* Where the time went: disk clone, network (+ egress, unless aside),
+     * QEMU to QMP, state load + cont (and the wait for an attach aside,
+     * attach_wait_us), guestd's first answer, guest init, record. */
     log_info("sandbox created",
              "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s us=%lld disk_us=%lld net_us=%lld "
-             "qemu_us=%lld restore_us=%lld hello_us=%lld init_us=%lld record_us=%lld",
+             "qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld init_us=%lld "
+             "record_us=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
              p->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
              (long long)(done - started), (long long)(cloned - started),
              (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),
-             (long long)(vm_running - qmp_ready), (long long)(guest_connected - vm_running),
+             (long long)(vm_running - qmp_ready), (long long)(attached - loaded),
+             (long long)(guest_connected - vm_running),
              (long long)(initialized - guest_connected), (long long)(done - initialized));
     *out = sb;
     return SANDBOX_OK;
 
 fail:
+    /* The attach holds sb: it ends before anything is torn down. */
+    if (attaching) {
+        char ignored[8]; /* err says why this create failed */
+        sandbox_network_attach_finish(attaching, ignored, sizeof(ignored));
+    }
     sandbox_abandon(sb, err);
     return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
 }

@@ -1,7 +1,9 @@
 #include "sandbox_network.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "egress_client.h"
 #include "log.h"
@@ -59,24 +61,24 @@ static grpc_status_code attach(struct sandbox *sb, const char *ns_path,
 
 static void network_down_locked(struct sandbox *sb);
 
-static enum sandbox_error network_up_locked(struct sandbox *sb,
-                                            const Airlock__Egress__V1__Policy *policy, char *err,
-                                            size_t errlen)
+/* Attaches the sandbox's namespace to egress (or, without egress, checks
+ * and keeps the policy) and saves the policy for an attach after a
+ * restart. Undoes nothing on failure. */
+static enum sandbox_error attach_locked(struct sandbox *sb,
+                                        const Airlock__Egress__V1__Policy *policy, char *err,
+                                        size_t errlen)
 {
-    if (sandbox_net_create(sb->id, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
-    sb->net_up = true;
     struct egress_client *ec = sb->vh->egress;
-    enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    enum sandbox_error rc;
     char ns_path[256];
     if (!ec) {
         rc = policy_keep(sb, policy, err, errlen);
         if (rc != SANDBOX_OK)
-            goto fail;
+            return rc;
     } else {
         if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
             snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
-            goto fail;
+            return SANDBOX_ERR_INTERNAL;
         }
         grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
         if (st != GRPC_STATUS_OK) {
@@ -87,17 +89,24 @@ static enum sandbox_error network_up_locked(struct sandbox *sb,
                 snprintf(err, errlen, "egress at %s cannot be reached, so the sandbox would "
                          "have no network: %s", sb->vh->cfg.egress_addr, why);
             }
-            goto fail;
+            return rc;
         }
         sb->egress_attached = true;
     }
     /* For the attach after a restart (sandbox_network_reattach/restore). */
-    rc = SANDBOX_ERR_INTERNAL;
-    if (sandbox_policy_save(sb, policy, err, errlen) < 0)
-        goto fail;
-    return SANDBOX_OK;
-fail:
-    network_down_locked(sb);
+    return sandbox_policy_save(sb, policy, err, errlen) < 0 ? SANDBOX_ERR_INTERNAL : SANDBOX_OK;
+}
+
+static enum sandbox_error network_up_locked(struct sandbox *sb,
+                                            const Airlock__Egress__V1__Policy *policy, char *err,
+                                            size_t errlen)
+{
+    if (sandbox_net_create(sb->id, err, errlen) < 0)
+        return SANDBOX_ERR_INTERNAL;
+    sb->net_up = true;
+    enum sandbox_error rc = attach_locked(sb, policy, err, errlen);
+    if (rc != SANDBOX_OK)
+        network_down_locked(sb);
     return rc;
 }
 
@@ -116,6 +125,54 @@ enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress_
     pthread_mutex_lock(&sb->net_lock);
     enum sandbox_error rc = network_up_locked(sb, policy, err, errlen);
     pthread_mutex_unlock(&sb->net_lock);
+    return rc;
+}
+
+struct sandbox_attach {
+    pthread_t thread;
+    struct sandbox *sb;
+    const Airlock__Egress__V1__Policy *policy;
+    enum sandbox_error rc;
+    char err[1024];
+};
+
+static void *attach_main(void *arg)
+{
+    struct sandbox_attach *a = arg;
+    pthread_mutex_lock(&a->sb->net_lock);
+    a->rc = attach_locked(a->sb, a->policy, a->err, sizeof(a->err));
+    pthread_mutex_unlock(&a->sb->net_lock);
+    return NULL;
+}
+
+struct sandbox_attach *sandbox_network_attach_start(struct sandbox *sb,
+                                                    const Airlock__Egress__V1__Policy *policy,
+                                                    char *err, size_t errlen)
+{
+    struct sandbox_attach *a = calloc(1, sizeof(*a));
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->sb = sb;
+    a->policy = policy;
+    int rc = pthread_create(&a->thread, NULL, attach_main, a);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the egress attach: %s", strerror(rc));
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+enum sandbox_error sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
+                                                 size_t errlen)
+{
+    pthread_join(a->thread, NULL);
+    enum sandbox_error rc = a->rc;
+    if (rc != SANDBOX_OK)
+        snprintf(err, errlen, "%s", a->err);
+    free(a);
     return rc;
 }
 

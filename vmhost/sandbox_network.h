@@ -22,6 +22,21 @@ enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress_
  * sandbox that is not attached yet. */
 enum sandbox_error sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen);
 
+/* The attach half of sandbox_network_up for a namespace made by
+ * sandbox_network_prepare, on a thread of its own, so a restore overlaps
+ * egress's round trip (2-4 ms: it issues the sandbox CA) with QEMU's
+ * start and state load. policy must live until the finish, which waits
+ * for it and must come before the guest runs (its first packet needs
+ * egress listening) and before any teardown. NULL with err when no thread
+ * could start. A failed attach undoes nothing: the namespace goes with
+ * the sandbox (sandbox_network_down). */
+struct sandbox_attach;
+struct sandbox_attach *sandbox_network_attach_start(struct sandbox *sb,
+                                                    const Airlock__Egress__V1__Policy *policy,
+                                                    char *err, size_t errlen);
+enum sandbox_error sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
+                                                 size_t errlen);
+
 /* Detaches from egress, then deletes the namespace (egress's sockets would
  * keep it alive otherwise). QEMU must be gone. Failures are logged. */
 void sandbox_network_down(struct sandbox *sb);

@@ -88,6 +88,11 @@ int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, ch
                        size_t errlen);
 int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                           size_t errlen);
+/* The load of either (full: guest RAM in the file too) without the cont:
+ * the VM stays paused until the caller's QMP "cont", for work that must
+ * be done before the guest runs again and overlaps the load meanwhile. */
+int vm_load_state(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
+                  size_t errlen);
 
 /* Stops QEMU (QMP quit, SIGKILL after timeout_ms), waits for it, removes the
  * sockets and pid file. The exit callback does not run. Idempotent. */

@@ -151,18 +151,24 @@ static int save(struct vm *vm, const char *state_path, bool ignore_shared, int t
     return wait_migration_finalized(vm, timeout_ms, err, errlen);
 }
 
-static int restore(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
-                   char *err, size_t errlen)
+int vm_load_state(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
+                  size_t errlen)
 {
     int fd = open(state_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "open %s: %s", state_path, strerror(errno));
         return -1;
     }
-    int rc = migrate_fd(vm, "migrate-incoming", "incoming-state", fd, ignore_shared, timeout_ms,
-                        err, errlen);
+    int rc = migrate_fd(vm, "migrate-incoming", "incoming-state", fd, !full, timeout_ms, err,
+                        errlen);
     close(fd); /* QEMU has its own */
-    if (rc < 0)
+    return rc;
+}
+
+static int restore(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
+                   size_t errlen)
+{
+    if (vm_load_state(vm, state_path, full, timeout_ms, err, errlen) < 0)
         return -1;
     return vm_qmp_command(vm, "cont", NULL, err, errlen);
 }
@@ -175,7 +181,7 @@ int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *e
 int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                      size_t errlen)
 {
-    return restore(vm, state_path, true, timeout_ms, err, errlen);
+    return restore(vm, state_path, false, timeout_ms, err, errlen);
 }
 
 int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
@@ -187,5 +193,5 @@ int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, ch
 int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                           size_t errlen)
 {
-    return restore(vm, state_path, false, timeout_ms, err, errlen);
+    return restore(vm, state_path, true, timeout_ms, err, errlen);
 }

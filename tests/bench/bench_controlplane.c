@@ -196,8 +196,9 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
             { NULL, NULL }
         };
         /* Pooled creates attach to egress at hand-out (policy_us),
-         * restores before QEMU starts (net_us); init_us includes the
-         * sandbox CA's install in the guest. */
+         * restores while QEMU starts and loads the state (what is left
+         * of it when the load is done: attach_wait_us); init_us includes
+         * the sandbox CA's install in the guest. */
         static const struct bench_stage own_pool[] = {
             { "us", "vmhost's own time (its log)" },
             { "policy_us", "vmhost: egress attach (sandbox CA issued)" },
@@ -206,7 +207,8 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
         };
         static const struct bench_stage own_snapshot[] = {
             { "us", "vmhost's own time (its log)" },
-            { "net_us", "vmhost: network + egress attach (sandbox CA issued)" },
+            { "net_us", "vmhost: network namespace (egress attach aside)" },
+            { "attach_wait_us", "vmhost: egress attach left after the state load" },
             { "init_us", "vmhost: guest session init (with the CA)" },
             { NULL, NULL }
         };
