@@ -274,7 +274,18 @@ static bool next_chunk(struct http_response *r, bool *failed)
         *failed = true;
         return false;
     }
-    return r->remaining > 0;
+    if (r->remaining > 0)
+        return true;
+    /* The last chunk: read its trailers up to the empty line, so a kept
+     * connection starts the next answer at its status line. A server that
+     * closed before that empty line sent the whole body all the same. */
+    do {
+        if (raw_line(r, line, sizeof(line)) < 0) {
+            r->server_closes = true;
+            return false;
+        }
+    } while (line[0]);
+    return false;
 }
 
 ssize_t http_read_body(struct http_response *r, void *buf, size_t len)

@@ -24,6 +24,7 @@ enum answer_kind {
     ANSWER_KEEP,        /* 200 with Content-Length, connection kept */
     ANSWER_CLOSE,       /* the same with "Connection: close", then closes */
     ANSWER_UNTIL_CLOSE, /* body without length: ends when the connection does */
+    ANSWER_CHUNKED,     /* chunked, its final empty line a moment after the rest */
     ANSWER_HANG_UP,     /* reads the request, closes without answering */
 };
 
@@ -87,6 +88,13 @@ static void *server_main(void *arg)
                 write_str(fd, "HTTP/1.1 200 OK\r\n\r\nok");
                 srv->served++;
                 open = false;
+                break;
+            case ANSWER_CHUNKED:
+                write_str(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "2\r\nok\r\n0\r\n");
+                usleep(20 * 1000);
+                write_str(fd, "\r\n");
+                srv->served++;
                 break;
             case ANSWER_HANG_UP:
                 open = false;
@@ -182,6 +190,25 @@ static void test_server_close_means_new_connection(void **state)
     assert_int_equal(srv.accepted, 3);
 }
 
+/* A chunked answer whose last empty line comes late: read to its end, so
+ * the next answer on the connection parses. */
+static void test_chunked_answer_is_read_to_its_end(void **state)
+{
+    (void)state;
+    static const enum answer_kind script[] = { ANSWER_CHUNKED, ANSWER_KEEP };
+    struct test_server srv;
+    server_start(&srv, script, 2);
+    struct http_conn conn = { .fd = -1 };
+    char body[3];
+    assert_int_equal(get(&srv, &conn, body), 200);
+    assert_string_equal(body, "ok");
+    assert_int_equal(get(&srv, &conn, body), 200);
+    assert_string_equal(body, "ok");
+    http_conn_close(&conn);
+    server_stop(&srv);
+    assert_int_equal(srv.accepted, 1);
+}
+
 /* The server drops a kept connection without answering: the request is
  * sent once more on a new connection, and answered there. */
 static void test_idle_close_is_retried_once(void **state)
@@ -221,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept_connection_is_reused),
         cmocka_unit_test(test_server_close_means_new_connection),
+        cmocka_unit_test(test_chunked_answer_is_read_to_its_end),
         cmocka_unit_test(test_idle_close_is_retried_once),
         cmocka_unit_test(test_no_answer_on_new_connection_fails),
     };
