@@ -251,7 +251,7 @@ static void sandbox_abandon(struct sandbox *sb, const char *err)
     sandbox_discard_pooled(sb);
 }
 
-int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen)
+int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, size_t errlen)
 {
     struct vmhost *vh = sb->vh;
     int tap_fd;
@@ -271,6 +271,7 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen
         .incoming = incoming,
         .has_nic = true,
         .tap_fd = tap_fd,
+        .nice = nice,
     };
     struct vm *vm;
     int started_rc = vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen);
@@ -393,7 +394,7 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, err, errlen)))
         goto fail;
     int64_t qemu_started = clock_monotonic_us();
-    if (sandbox_start_vm(sb, load_state, err, errlen) < 0)
+    if (sandbox_start_vm(sb, load_state, p->for_pool ? WARM_POOL_NICE : 0, err, errlen) < 0)
         goto fail;
     int64_t qmp_ready = clock_monotonic_us();
     if (load_state && vm_load_state(sb->vm, p->from_state ? p->from_state : t->snap.state,
@@ -507,6 +508,11 @@ enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox
     sb->last_activity_unix_ms = sb->created_unix_ms;
     pthread_mutex_unlock(&sb->lock);
     int64_t named = clock_monotonic_us();
+    /* Filled in the background, it runs like any sandbox from now on. A
+     * failure leaves it slower, not broken. */
+    if (vm_set_nice(sb->vm, 0, err, errlen) < 0)
+        log_warn("pooled sandbox keeps its background CPU priority", "sandbox=%s error=\"%s\"",
+                 sb->id, err);
     if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
         goto fail;
     int64_t continued = clock_monotonic_us();

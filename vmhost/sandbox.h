@@ -126,8 +126,9 @@ void sandbox_discard_pooled(struct sandbox *sb);
  * opened in its namespace, the template's memory file if restored) and
  * records it in sb->vm; incoming: wait for a state to load. Create and
  * resume-from-suspended share it, so a snapshot is always loaded into the
- * device list it was taken with. */
-int sandbox_start_vm(struct sandbox *sb, bool incoming, char *err, size_t errlen);
+ * device list it was taken with. nice > 0: QEMU's CPU niceness (a pooled
+ * VM, warm_pool.h). */
+int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, size_t errlen);
 /* Connects the guest channel (Hello) and records it in sb->channel. */
 int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen);
 /* For a sandbox without a VM: its disk becomes a reflink of disk, a new

@@ -202,7 +202,7 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, 
     }
     if (store_clone_file(disk, sb->disk, err, errlen) < 0 ||
         sandbox_network_restore(sb, err, errlen) != SANDBOX_OK ||
-        sandbox_start_vm(sb, state != NULL, err, errlen) < 0 ||
+        sandbox_start_vm(sb, state != NULL, 0, err, errlen) < 0 ||
         (state &&
          vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
         sandbox_connect_guest(sb, err, errlen) < 0 ||

@@ -1,5 +1,6 @@
 #include "vm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -351,9 +353,11 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
  * (vm_adopt.c). Its working directory is run_dir: that is how a later
  * vmhost recognizes it, even after the directory was renamed (a pooled VM
  * handed out under another id, vm_move_run_dir). */
-static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *run_dir)
+static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *run_dir, int nice)
 {
     setsid();
+    if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) < 0)
+        _exit(126);
     /* No transparent huge pages: QEMU madvises TCG's code buffer for them,
      * so the translated code of an idle guest grew in 2 MiB steps (4 MiB
      * more per idle sandbox, code and heap; no slower create or exec
@@ -486,7 +490,7 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
         goto fail;
     }
     if (vm->pid == 0)
-        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1, vm->run_dir);
+        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1, vm->run_dir, cfg->nice);
     close(log_fd);
     log_fd = -1;
     argv_free(&argv);
@@ -516,6 +520,43 @@ fail:
         remove_runtime_files(vm);
     vm_dealloc(vm);
     return -1;
+}
+
+/* One pass over QEMU's threads (d: its /proc/PID/task). 0 or -1 with err. */
+static int set_nice_pass(DIR *d, pid_t pid, int nice, char *err, size_t errlen)
+{
+    rewinddir(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end)
+            continue;
+        /* A thread that ended meanwhile is no failure. */
+        if (setpriority(PRIO_PROCESS, (id_t)tid, nice) < 0 && errno != ESRCH) {
+            snprintf(err, errlen, "QEMU %d thread %ld: niceness %d: %s", (int)pid, tid, nice,
+                     strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int vm_set_nice(struct vm *vm, int nice, char *err, size_t errlen)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)vm->pid);
+    DIR *d = opendir(path);
+    if (!d) {
+        snprintf(err, errlen, "QEMU %d: %s: %s", (int)vm->pid, path, strerror(errno));
+        return -1;
+    }
+    /* Twice: a thread started during the first pass by one not yet
+     * changed has the old niceness. */
+    int rc = set_nice_pass(d, vm->pid, nice, err, errlen);
+    if (rc == 0)
+        rc = set_nice_pass(d, vm->pid, nice, err, errlen);
+    closedir(d);
+    return rc;
 }
 
 pid_t vm_pid(const struct vm *vm)

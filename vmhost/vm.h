@@ -44,6 +44,9 @@ struct vm_config {
      * restore must agree on has_nic: it changes the device list. */
     bool has_nic;
     int tap_fd;
+    /* > 0: QEMU runs at this CPU niceness from its start (a pooled VM being
+     * filled in the background yields to the VMs in use); vm_set_nice. */
+    int nice;
 };
 
 struct vm;
@@ -59,6 +62,11 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
 /* The VM's directory was renamed to run_dir (QEMU keeps its open files
  * and sockets; its working directory moves along): paths follow. */
 int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen);
+
+/* Sets the CPU niceness of every thread of QEMU (a pooled VM handed out
+ * runs like any other from then on). Threads QEMU starts later inherit it
+ * from the thread that starts them. 0 or -1 with err. */
+int vm_set_nice(struct vm *vm, int nice, char *err, size_t errlen);
 
 pid_t vm_pid(const struct vm *vm);
 const char *vm_agent_socket(const struct vm *vm); /* run_dir/agent.sock */

@@ -18,6 +18,11 @@ struct vmhost;
 struct sandbox;
 struct warm_pool;
 
+/* A pooled VM's QEMU runs at this CPU niceness until it is handed out:
+ * filling the pool in the background yields the CPU to the VMs in use and
+ * to creates that found the pool empty (renice at hand-out: vm_set_nice). */
+#define WARM_POOL_NICE 10
+
 struct warm_pool_stats {
     unsigned ready;               /* paused VMs waiting to be taken */
     unsigned target;

@@ -6,7 +6,8 @@
  * a vmhost restarted after kill -9 (it is recognized by its working
  * directory, which moved with the rename) while the old pool's VMs are
  * stopped, bad or taken ids waste no pooled VM, a rename that cannot
- * happen leaves nothing behind, and GetNodeStats reports all of it. The group teardown fails if vmhost leaves a VM, mount or loop
+ * happen leaves nothing behind, pooled QEMUs run at a lower CPU priority
+ * until handed out, and GetNodeStats reports all of it. The group teardown fails if vmhost leaves a VM, mount or loop
  * device behind (pooled VMs included). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,16 +16,19 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
 #include "proc.h"
+#include "warm_pool.h"
 
 #define POOL_SIZE 2
 #define POOL_FILL_TIMEOUT_MS 180000
@@ -102,6 +106,40 @@ static size_t dirs_with_own_netns(void)
     return n;
 }
 
+/* Every thread of QEMU pid runs at CPU niceness want. */
+static void expect_qemu_nice(pid_t pid, int want)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    size_t threads = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, (id_t)atoi(e->d_name));
+        if (errno == ESRCH)
+            continue; /* ended meanwhile */
+        if (nice != want)
+            fail_msg("QEMU %d thread %s runs at niceness %d, not %d", (int)pid, e->d_name, nice,
+                     want);
+        threads++;
+    }
+    closedir(d);
+    assert_true(threads > 0);
+}
+
+/* The QEMU of sandbox id (its working directory is the sandbox's). */
+static pid_t sandbox_qemu(const char *id)
+{
+    char dir[PATH_MAX];
+    pid_t pid = 0;
+    sandbox_dir(id, dir, sizeof(dir));
+    assert_int_equal(proc_find_in_dir("qemu-system", dir, &pid, 1), 1);
+    return pid;
+}
+
 /* "random-hex uuid hostname" of a guest, malloc'd. */
 static char *guest_identity(const char *id)
 {
@@ -141,6 +179,11 @@ static void test_pool_fills_and_reports(void **state)
     protobuf_c_message_free_unpacked(&st->base, NULL);
     assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
     assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
+    /* Filled in the background: at a lower CPU priority until handed out. */
+    pid_t pooled[POOL_SIZE];
+    assert_int_equal(proc_find("qemu-system", vh.data_dir, pooled, POOL_SIZE), POOL_SIZE);
+    for (int i = 0; i < POOL_SIZE; i++)
+        expect_qemu_nice(pooled[i], WARM_POOL_NICE);
 }
 
 static void test_creates_come_from_pool_and_diverge(void **state)
@@ -159,6 +202,7 @@ static void test_creates_come_from_pool_and_diverge(void **state)
         assert_true(sb->restored);
         assert_int_equal(sb->state, STATE(RUNNING));
         protobuf_c_message_free_unpacked(&sb->base, NULL);
+        expect_qemu_nice(sandbox_qemu(ids[i]), 0); /* handed out: like any sandbox */
     }
     Airlock__Vmhost__V1__NodeStats *st = node_stats();
     assert_int_equal(st->pool_taken, taken + 2);
