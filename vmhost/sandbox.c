@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -508,9 +509,9 @@ enum sandbox_error sandbox_adopt_pooled(struct sandbox *sb, const struct sandbox
     sb->last_activity_unix_ms = sb->created_unix_ms;
     pthread_mutex_unlock(&sb->lock);
     int64_t named = clock_monotonic_us();
-    /* Filled in the background, it runs like any sandbox from now on. A
-     * failure leaves it slower, not broken. */
-    if (vm_set_nice(sb->vm, 0, err, errlen) < 0)
+    /* Filled in the background, it runs like any sandbox from now on (as
+     * nice as vmhost). A failure leaves it slower, not broken. */
+    if (vm_set_nice(sb->vm, getpriority(PRIO_PROCESS, 0), err, errlen) < 0)
         log_warn("pooled sandbox keeps its background CPU priority", "sandbox=%s error=\"%s\"",
                  sb->id, err);
     if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)

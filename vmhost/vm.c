@@ -356,7 +356,7 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
 static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *run_dir, int nice)
 {
     setsid();
-    if (nice > 0 && setpriority(PRIO_PROCESS, 0, nice) < 0)
+    if (nice > 0 && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + nice) < 0)
         _exit(126);
     /* No transparent huge pages: QEMU madvises TCG's code buffer for them,
      * so the translated code of an idle guest grew in 2 MiB steps (4 MiB

@@ -44,8 +44,9 @@ struct vm_config {
      * restore must agree on has_nic: it changes the device list. */
     bool has_nic;
     int tap_fd;
-    /* > 0: QEMU runs at this CPU niceness from its start (a pooled VM being
-     * filled in the background yields to the VMs in use); vm_set_nice. */
+    /* > 0: QEMU runs this much nicer than vmhost from its start (a pooled
+     * VM being filled in the background yields to the VMs in use);
+     * vm_set_nice. */
     int nice;
 };
 

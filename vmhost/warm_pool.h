@@ -18,9 +18,10 @@ struct vmhost;
 struct sandbox;
 struct warm_pool;
 
-/* A pooled VM's QEMU runs at this CPU niceness until it is handed out:
- * filling the pool in the background yields the CPU to the VMs in use and
- * to creates that found the pool empty (renice at hand-out: vm_set_nice). */
+/* A pooled VM's QEMU runs this much nicer than vmhost until it is handed
+ * out (then as nice as vmhost: vm_set_nice): filling the pool in the
+ * background yields the CPU to the VMs in use and to creates that found
+ * the pool empty. */
 #define WARM_POOL_NICE 10
 
 struct warm_pool_stats {
