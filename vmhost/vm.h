@@ -37,7 +37,7 @@ struct vm_config {
      * page cache across every VM of the template). NULL = anonymous RAM. */
     const char *mem_path;
     bool mem_shared;
-    bool incoming;             /* -incoming defer: wait for vm_restore_state() */
+    bool incoming;             /* -incoming defer: wait for vm_load_state() */
     /* The NIC: virtio-net on a TAP opened by the caller in the sandbox's
      * namespace (sandbox_net_open_tap), with the fixed guest MAC. The
      * caller keeps and closes its fd; QEMU gets its own copy. Snapshot and
@@ -84,11 +84,14 @@ int vm_qmp_command(struct vm *vm, const char *command, const char *arguments_jso
  * been started with mem_path + mem_shared and be stopped ("stop"). */
 int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *err, size_t errlen);
 
-/* Loads device state into a VM started with incoming, waits for the
- * MIGRATION completed event and only then resumes it ("cont"; a cont sent
- * during the incoming migration would be ignored). */
-int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
-                     size_t errlen);
+/* Loads a state saved by either into a VM started with incoming (full:
+ * guest RAM in the file too, a suspend's; else device state only, with
+ * x-ignore-shared) and waits for the MIGRATION completed event. The VM
+ * stays paused until the caller's QMP "cont" (a cont sent during the
+ * incoming migration would be ignored), so work that must be done before
+ * the guest runs can overlap the load. */
+int vm_load_state(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
+                  size_t errlen);
 
 /* The same for a suspend: the stopped VM's whole state, guest RAM included
  * (without x-ignore-shared), into state_path; and its load into a VM
@@ -97,11 +100,6 @@ int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, ch
                        size_t errlen);
 int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                           size_t errlen);
-/* The load of either (full: guest RAM in the file too) without the cont:
- * the VM stays paused until the caller's QMP "cont", for work that must
- * be done before the guest runs again and overlaps the load meanwhile. */
-int vm_load_state(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
-                  size_t errlen);
 
 /* Stops QEMU (QMP quit, SIGKILL after timeout_ms), waits for it, removes the
  * sockets and pid file. The exit callback does not run. Idempotent. */

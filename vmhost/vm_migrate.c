@@ -135,16 +135,16 @@ static int wait_migration_finalized(struct vm *vm, int timeout_ms, char *err, si
     }
 }
 
-static int save(struct vm *vm, const char *state_path, bool ignore_shared, int timeout_ms,
-                char *err, size_t errlen)
+/* full: guest RAM too (a suspend's), else device state only. */
+static int save(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
+                size_t errlen)
 {
     int fd = open(state_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "create %s: %s", state_path, strerror(errno));
         return -1;
     }
-    int rc = migrate_fd(vm, "migrate", "outgoing-state", fd, ignore_shared, timeout_ms, err,
-                        errlen);
+    int rc = migrate_fd(vm, "migrate", "outgoing-state", fd, !full, timeout_ms, err, errlen);
     close(fd); /* QEMU has its own */
     if (rc < 0)
         return -1;
@@ -165,33 +165,21 @@ int vm_load_state(struct vm *vm, const char *state_path, bool full, int timeout_
     return rc;
 }
 
-static int restore(struct vm *vm, const char *state_path, bool full, int timeout_ms, char *err,
-                   size_t errlen)
-{
-    if (vm_load_state(vm, state_path, full, timeout_ms, err, errlen) < 0)
-        return -1;
-    return vm_qmp_command(vm, "cont", NULL, err, errlen);
-}
-
 int vm_save_state(struct vm *vm, const char *state_path, int timeout_ms, char *err, size_t errlen)
 {
-    return save(vm, state_path, true, timeout_ms, err, errlen);
-}
-
-int vm_restore_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
-                     size_t errlen)
-{
-    return restore(vm, state_path, false, timeout_ms, err, errlen);
+    return save(vm, state_path, false, timeout_ms, err, errlen);
 }
 
 int vm_save_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                        size_t errlen)
 {
-    return save(vm, state_path, false, timeout_ms, err, errlen);
+    return save(vm, state_path, true, timeout_ms, err, errlen);
 }
 
 int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms, char *err,
                           size_t errlen)
 {
-    return restore(vm, state_path, true, timeout_ms, err, errlen);
+    if (vm_load_state(vm, state_path, true, timeout_ms, err, errlen) < 0)
+        return -1;
+    return vm_qmp_command(vm, "cont", NULL, err, errlen);
 }
