@@ -241,8 +241,10 @@ out:
 
 enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
                                     struct egress_policy *policy, const char *project_id,
-                                    char *err, size_t errlen)
+                                    char **ca_pem, char *err, size_t errlen)
 {
+    if (ca_pem)
+        *ca_pem = NULL;
     if (!project_id_valid(project_id)) {
         snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
         egress_policy_put(policy);
@@ -265,6 +267,13 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         pthread_mutex_unlock(&eg->lock);
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
+    }
+    if (ca_pem && sb->ca && !(*ca_pem = strdup(sandbox_ca_pem(sb->ca)))) {
+        snprintf(err, errlen, "out of memory");
+        pthread_mutex_unlock(&sb->lock);
+        pthread_mutex_unlock(&eg->lock);
+        egress_policy_put(policy);
+        return EGRESS_ERR_INTERNAL;
     }
     if (project_id[0])
         snprintf(sb->project_id, sizeof(sb->project_id), "%s", project_id);

@@ -71,10 +71,12 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
 
 /* New connections and queries use policy at once. Takes over the
  * reference, also on failure. project_id "" leaves the project as it is;
- * it is set once (another one is EGRESS_ERR_INVALID). */
+ * it is set once (another one is EGRESS_ERR_INVALID). *ca_pem (ca_pem may
+ * be NULL) gets a copy of the sandbox's CA certificate when it has one,
+ * else NULL. */
 enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
                                     struct egress_policy *policy, const char *project_id,
-                                    char *err, size_t errlen);
+                                    char **ca_pem, char *err, size_t errlen);
 
 /* Closes the listeners, ends the sandbox's connections and forgets it. */
 enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,

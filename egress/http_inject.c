@@ -233,11 +233,15 @@ static uint8_t *rewrite_head(const uint8_t *buf, const struct http_head *h,
                              const Airlock__Vault__V1__Injection *inj, size_t *out_len,
                              bool *injected)
 {
+    /* The placeholder is replaced in the bound header only: in any other
+     * header (User-Agent, Cookie, X-Api-Key) an upstream may echo or log
+     * the secret. Elsewhere it goes as it is: it is no secret. */
     size_t plen = inj ? strlen(inj->placeholder) : 0, holes = 0;
     for (size_t i = 0; i < h->n_headers && plen; i++)
-        holes += count_in(buf + h->headers[i].value.off, h->headers[i].value.len,
-                          inj->placeholder, plen);
-    /* Without a placeholder in the request, the bound header goes in. */
+        if (http_span_equals(buf, h->headers[i].name, inj->header_name))
+            holes += count_in(buf + h->headers[i].value.off, h->headers[i].value.len,
+                              inj->placeholder, plen);
+    /* Without a placeholder in the bound header, the bound header goes in. */
     bool add = inj && holes == 0;
     /* Each header may grow by a byte (": "), the added one brings its
      * name, value, ": ", CRLF and sprintf's NUL. */

@@ -2,8 +2,10 @@
  * binding), once TLS, if any, is terminated: every HTTP/1.x request the
  * guest sends on the connection — not only the first — must name the
  * connection's host; vault is asked for the injection; the bound header is
- * added (replacing any the guest sent), or the placeholder the agent was
- * given is replaced by the secret wherever it appears in a header value;
+ * added (replacing any the guest sent), or, where the guest's bound header
+ * holds the placeholder the agent was given, the placeholder in it is
+ * replaced by the secret (in no other header: upstreams echo and log
+ * those);
  * then the request goes upstream and the response comes back. A request
  * over the secret's rate limit is answered 429 by egress and not
  * forwarded. The secret goes only upstream: never to the guest, never to a

@@ -70,13 +70,16 @@ static void handle_set_policy(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__egress__v1__set_policy_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    char err[512], *ca_pem = NULL;
     enum egress_error e = EGRESS_ERR_INVALID;
     struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
     if (p)
-        e = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, err, sizeof(err));
+        e = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, &ca_pem, err,
+                              sizeof(err));
     Airlock__Egress__V1__SetPolicyResponse resp = AIRLOCK__EGRESS__V1__SET_POLICY_RESPONSE__INIT;
+    resp.ca_certificate_pem = ca_pem ? ca_pem : "";
     finish(call, e, err, &resp.base);
+    free(ca_pem);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -106,15 +106,29 @@ grpc_status_code egress_client_attach(struct egress_client *ec, const char *sand
 
 grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *sandbox_id,
                                           const Airlock__Egress__V1__Policy *policy,
-                                          const char *project_id, char *err, size_t errlen)
+                                          const char *project_id, char **ca_pem, char *err,
+                                          size_t errlen)
 {
     Airlock__Egress__V1__Policy empty;
     Airlock__Egress__V1__SetPolicyRequest req = AIRLOCK__EGRESS__V1__SET_POLICY_REQUEST__INIT;
     req.sandbox_id = (char *)sandbox_id;
     req.policy = policy_or_deny_all(policy, &empty);
     req.project_id = (char *)(project_id ? project_id : "");
-    return egress_call(ec, EGRESS_CLIENT_METHOD("SetPolicy"), &req.base,
-                       &airlock__egress__v1__set_policy_response__descriptor, err, errlen);
+    Airlock__Egress__V1__SetPolicyResponse *resp = NULL;
+    grpc_status_code st = egress_call_for(
+        ec, EGRESS_CLIENT_METHOD("SetPolicy"), &req.base,
+        &airlock__egress__v1__set_policy_response__descriptor, (ProtobufCMessage **)&resp, err,
+        errlen);
+    if (ca_pem)
+        *ca_pem = NULL;
+    if (st == GRPC_STATUS_OK && ca_pem && resp->ca_certificate_pem[0] &&
+        !(*ca_pem = strdup(resp->ca_certificate_pem))) {
+        snprintf(err, errlen, "egress SetPolicy: out of memory");
+        st = GRPC_STATUS_INTERNAL;
+    }
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    return st;
 }
 
 grpc_status_code egress_client_detach(struct egress_client *ec, const char *sandbox_id, char *err,

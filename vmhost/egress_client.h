@@ -30,7 +30,8 @@ grpc_status_code egress_client_attach(struct egress_client *ec, const char *sand
                                       size_t errlen);
 grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *sandbox_id,
                                           const Airlock__Egress__V1__Policy *policy,
-                                          const char *project_id, char *err, size_t errlen);
+                                          const char *project_id, char **ca_pem, char *err,
+                                          size_t errlen);
 /* The sandbox's connection log from after_seq on; *out (free with
  * protobuf_c_message_free_unpacked) only when OK. */
 grpc_status_code egress_client_connections(struct egress_client *ec, const char *sandbox_id,

@@ -200,6 +200,7 @@ static void op_create(struct nats_agent *a, natsMsg *msg)
         .vcpus = req->vcpus,
         .memory_mb = req->memory_mb,
         .policy = req->policy,
+        .project_id = req->project_id, /* whose secrets egress injects */
     };
     struct sandbox *sb = NULL;
     char err[4096];

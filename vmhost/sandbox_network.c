@@ -213,8 +213,16 @@ static enum sandbox_error reattach_locked(struct sandbox *sb,
         return SANDBOX_ERR_INTERNAL;
     }
     grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
-    if (st == GRPC_STATUS_ALREADY_EXISTS)
-        st = egress_client_set_policy(ec, sb->id, policy, sb->project_id, err, errlen);
+    if (st == GRPC_STATUS_ALREADY_EXISTS) {
+        /* Its CA too: a restarted vmhost has none in memory, and the
+         * guest's next session would otherwise drop the trust in it. */
+        char *ca_pem = NULL;
+        st = egress_client_set_policy(ec, sb->id, policy, sb->project_id, &ca_pem, err, errlen);
+        if (st == GRPC_STATUS_OK) {
+            free(sb->egress_ca_pem);
+            sb->egress_ca_pem = ca_pem;
+        }
+    }
     enum sandbox_error rc = sandbox_error_from_egress(st);
     if (rc == SANDBOX_OK)
         sb->egress_attached = true;
@@ -232,7 +240,8 @@ enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress_
         rc = reattach_locked(sb, policy, err, errlen);
     } else {
         rc = sandbox_error_from_egress(
-            egress_client_set_policy(sb->vh->egress, sb->id, policy, sb->project_id, err, errlen));
+            egress_client_set_policy(sb->vh->egress, sb->id, policy, sb->project_id, NULL, err,
+                                     errlen));
         /* An egress that restarted since knows no sandbox: attach it again,
          * now with this policy. */
         if (rc == SANDBOX_ERR_NOT_FOUND) {

@@ -515,7 +515,8 @@ int bench_section_controlplane(struct bench_ctx *ctx)
         c->conns[i].fd = -1;
     pthread_mutex_init(&c->timed_lock, NULL);
     const char *const vmhost_args[] = { "--warm-pool", CP_POOL, "--max-sandboxes", "80", NULL };
-    int started = cp_stack_start_with(&c->st, NULL, vmhost_args);
+    const struct cp_stack_options opts = { .vmhost_args = vmhost_args };
+    int started = cp_stack_start(&c->st, &opts);
     int rc = started == 0 && project_key(c) == 0 ? 0 : -1;
     int total = bench_env_count("AIRLOCK_BENCH_CP_CREATES", 200);
     int direct = bench_env_count("AIRLOCK_BENCH_CP_DIRECT", 40);

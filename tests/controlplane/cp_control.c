@@ -63,6 +63,10 @@ static void run_command_line(struct cp_stack *st, const char *cmd, char *out, si
         rc = test_stop_pid(&st->gateway_pid, st->dir, "gateway.log", true) < 0
                  ? -1
                  : cp_stack_start_gateway(st);
+    else if (strcmp(cmd, "restart egress") == 0)
+        rc = test_stop_pid(&st->egress_pid, st->dir, "egress.log", true) < 0
+                 ? -1
+                 : cp_stack_start_egress(st);
     else if (strcmp(cmd, "restart postgres") == 0)
         rc = pg_test_restart(&st->pg);
     else if (strcmp(cmd, "restart vmhost") == 0)

@@ -5,6 +5,8 @@
  * own, so cp_stack_stop() still stops exactly what was started. Commands:
  *
  *   restart scheduler|gateway   TERM (it must exit 0), start, wait until it answers
+ *   restart egress              TERM (it must exit 0), start on the same socket and
+ *                               state dir, wait until it listens (vmhost re-attaches)
  *   restart postgres            pg_ctl restart -m fast
  *   restart vmhost              kill -9 (its VMs keep running), start again on
  *                               the same data dir (it re-adopts what it finds)

@@ -10,8 +10,13 @@
  * status, or 1
  * when some part of the stack did not stop cleanly.
  *
- * usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]
- * Each --scheduler-arg is passed to every scheduler the stack starts. */
+ * usage: cp_harness [--internet] [--vmhost-arg ARG]... [--scheduler-arg ARG]...
+ *                   PROGRAM [ARGS...]
+ * Each --scheduler-arg is passed to every scheduler the stack starts, each
+ * --vmhost-arg to vmhost. --internet: the stack's test internet
+ * (cp_stack.h); the program also gets AIRLOCK_TEST_UPSTREAM_LOG (the
+ * upstream's request log, a JSON line each), AIRLOCK_TEST_UPSTREAM_HOST and
+ * AIRLOCK_TEST_UPSTREAM_HTTP_PORT/_HTTPS_PORT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,22 +28,44 @@
 
 #define MAX_SCHEDULER_ARGS 16
 
+static void export_int(const char *name, int value)
+{
+    char text[16];
+    snprintf(text, sizeof(text), "%d", value);
+    setenv(name, text, 1);
+}
+
 int main(int argc, char **argv)
 {
     const char *scheduler_args[MAX_SCHEDULER_ARGS + 1] = { NULL };
-    int n_args = 0, first = 1;
-    while (first + 1 < argc && strcmp(argv[first], "--scheduler-arg") == 0 &&
-           n_args < MAX_SCHEDULER_ARGS) {
-        scheduler_args[n_args++] = argv[first + 1];
-        first += 2;
+    const char *vmhost_args[CP_STACK_MAX_VMHOST_ARGS + 1] = { NULL };
+    struct cp_stack_options opts = { .scheduler_args = scheduler_args,
+                                     .vmhost_args = vmhost_args };
+    int n_sched = 0, n_vmhost = 0, first = 1;
+    for (;;) {
+        if (first < argc && strcmp(argv[first], "--internet") == 0) {
+            opts.internet = true;
+            first++;
+        } else if (first + 1 < argc && strcmp(argv[first], "--scheduler-arg") == 0 &&
+                   n_sched < MAX_SCHEDULER_ARGS) {
+            scheduler_args[n_sched++] = argv[first + 1];
+            first += 2;
+        } else if (first + 1 < argc && strcmp(argv[first], "--vmhost-arg") == 0 &&
+                   n_vmhost < CP_STACK_MAX_VMHOST_ARGS) {
+            vmhost_args[n_vmhost++] = argv[first + 1];
+            first += 2;
+        } else {
+            break;
+        }
     }
     if (first >= argc) {
-        fprintf(stderr, "usage: cp_harness [--scheduler-arg ARG]... PROGRAM [ARGS...]\n");
+        fprintf(stderr, "usage: cp_harness [--internet] [--vmhost-arg ARG]... "
+                        "[--scheduler-arg ARG]... PROGRAM [ARGS...]\n");
         return 2;
     }
     struct cp_stack st;
     struct cp_control control = { .fd = -1 };
-    int rc = cp_stack_start(&st, scheduler_args);
+    int rc = cp_stack_start(&st, &opts);
     if (rc == 0 && cp_control_open(&control, &st) < 0)
         rc = -1;
     if (rc != 0) {
@@ -55,6 +82,12 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_SCHEDULER_ADDR", st.scheduler_addr, 1);
     setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
+    if (opts.internet) {
+        setenv("AIRLOCK_TEST_UPSTREAM_LOG", st.upstream.log_path, 1);
+        setenv("AIRLOCK_TEST_UPSTREAM_HOST", CP_UPSTREAM_HOST, 1);
+        export_int("AIRLOCK_TEST_UPSTREAM_HTTP_PORT", CP_UPSTREAM_HTTP_PORT);
+        export_int("AIRLOCK_TEST_UPSTREAM_HTTPS_PORT", CP_UPSTREAM_HTTPS_PORT);
+    }
     pid_t pid = fork();
     if (pid == 0) {
         execv(argv[first], argv + first);

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "internal_token.h"
+#include "netlab.h"
 #include "netns.h"
 #include "pg_test.h"
 #include "random_id.h"
@@ -119,23 +120,48 @@ static int start_vault(struct cp_stack *st)
 
 /* egress dials out of a namespace with only a loopback device that is
  * down: an allowed connection fails there instead of leaving the machine,
- * and its resolver (127.0.0.1:53 in that namespace) does not exist. */
-static int start_egress(struct cp_stack *st)
+ * and its resolver (127.0.0.1:53 in that namespace) does not exist. With
+ * the test internet, out of netlab's uplink: only the test's servers. */
+static int make_uplink(struct cp_stack *st)
 {
-    char err[256], ns_path[128];
+    char err[256];
+    if (st->internet) {
+        if (netlab_uplink_up() < 0) {
+            fprintf(stderr, "cp_stack: cannot build the test internet\n");
+            return -1;
+        }
+        snprintf(st->uplink_ns, sizeof(st->uplink_ns), "%s", NETLAB_UPLINK_NS);
+        return upstream_start(&st->upstream, st->dir, NETLAB_INET_NS, NETLAB_WEB2,
+                              CP_UPSTREAM_HOST, CP_UPSTREAM_HTTP_PORT, CP_UPSTREAM_HTTPS_PORT);
+    }
     snprintf(st->uplink_ns, sizeof(st->uplink_ns), "airlock-cpup-%d", (int)getpid());
     if (netns_create(st->uplink_ns, err, sizeof(err)) < 0) {
         fprintf(stderr, "cp_stack: %s\n", err);
         st->uplink_ns[0] = '\0';
         return -1;
     }
+    return 0;
+}
+
+int cp_stack_start_egress(struct cp_stack *st)
+{
+    char ns_path[128], state_dir[PATH_MAX];
     netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
-    /* With vault, as make up and the chart run it: every attach issues a
-     * sandbox CA that the guest installs at its session init. */
-    const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", st->egress_addr, "--upstream-dns",
-                           "127.0.0.1:53", "--uplink-netns", ns_path, "--vault", st->vault_addr,
-                           "--internal-token-file", st->token_file, NULL };
+    fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
+    unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
+    /* With vault and a state dir, as make up and the chart run it: every
+     * attach issues a sandbox CA that the guest installs at its session
+     * init, kept across an egress restart. */
+    const char *argv[] = { AIRLOCK_EGRESS_BIN,
+                           "--listen", st->egress_addr,
+                           "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
+                           "--uplink-netns", ns_path,
+                           "--vault", st->vault_addr,
+                           "--state-dir", state_dir,
+                           "--internal-token-file", st->token_file,
+                           st->internet ? "--upstream-ca" : NULL, st->upstream.ca_path,
+                           NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
     return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
 }
@@ -232,16 +258,15 @@ int cp_stack_start_gateway(struct cp_stack *st)
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
 
-int cp_stack_start(struct cp_stack *st, const char *const *scheduler_args)
+int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
 {
-    return cp_stack_start_with(st, scheduler_args, NULL);
-}
-
-int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
-                        const char *const *vmhost_extra)
-{
+    static const struct cp_stack_options defaults;
+    if (!opts)
+        opts = &defaults;
+    const char *const *vmhost_extra = opts->vmhost_args;
     memset(st, 0, sizeof(*st));
-    st->scheduler_args = scheduler_args;
+    st->scheduler_args = opts->scheduler_args;
+    st->internet = opts->internet;
     if (test_temp_dir(st->dir, sizeof(st->dir), "airlock-cp") < 0)
         return -1;
     cp_current = st;
@@ -254,7 +279,9 @@ int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
     if (rc == 0)
         rc = start_vault(st);
     if (rc == 0)
-        rc = start_egress(st);
+        rc = make_uplink(st);
+    if (rc == 0)
+        rc = cp_stack_start_egress(st);
     if (rc != 0)
         return rc;
     const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", "cp-node",
@@ -291,7 +318,11 @@ int cp_stack_stop(struct cp_stack *st)
         rc = -1;
     if (test_stop_pid(&st->egress_pid, st->dir, "egress.log", true) < 0)
         rc = -1;
-    if (st->uplink_ns[0] && netns_delete(st->uplink_ns, NULL, 0) < 0)
+    if (upstream_stop(&st->upstream) < 0)
+        rc = -1;
+    if (st->internet)
+        netlab_down();
+    else if (st->uplink_ns[0] && netns_delete(st->uplink_ns, NULL, 0) < 0)
         rc = -1;
     st->uplink_ns[0] = '\0';
     if (test_stop_pid(&st->vault_pid, st->dir, "vault.log", true) < 0)

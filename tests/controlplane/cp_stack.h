@@ -9,6 +9,12 @@
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
  * it starts later (a test's own gateway, vmhostctl) presents it too.
  *
+ * With the test internet (cp_stack_options.internet) egress dials out of
+ * netlab's uplink namespace instead (netlab.h: its DNS and servers, nothing
+ * else), trusts the test upstream's CA, and the upstream (upstream.h) serves
+ * CP_UPSTREAM_HOST over HTTP and HTTPS there: a guest's requests to a bound
+ * host reach it with the secret egress added.
+ *
  * cp_stack_stop() stops each part this process started, by pid, in reverse
  * order, and removes the temp dir; it also runs at exit and on
  * SIGINT/SIGTERM, so a failing test leaks no process, VM or directory. */
@@ -21,8 +27,20 @@
 
 #include "itest.h"
 #include "pg_test.h"
+#include "upstream.h"
 
 #define CP_STACK_MAX_VMHOST_ARGS 8
+/* The test internet's upstream: other.test resolves to NETLAB_WEB2 in
+ * netlab's DNS; these ports are free there. */
+#define CP_UPSTREAM_HOST "other.test"
+#define CP_UPSTREAM_HTTP_PORT 8081
+#define CP_UPSTREAM_HTTPS_PORT 8443
+
+struct cp_stack_options {
+    const char *const *scheduler_args; /* every scheduler's extra flags, NULL-terminated */
+    const char *const *vmhost_args;    /* at most CP_STACK_MAX_VMHOST_ARGS, e.g. --warm-pool N */
+    bool internet;                     /* netlab's namespaces and the upstream (above) */
+};
 
 struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
@@ -39,6 +57,8 @@ struct cp_stack {
     pid_t egress_pid;
     char egress_addr[PATH_MAX + 8];
     char uplink_ns[64];           /* egress dials from here: no route anywhere */
+    bool internet;                /* netlab is up and egress dials from its uplink */
+    struct upstream upstream;     /* with internet */
     const char *const *scheduler_args; /* extra flags of every scheduler, NULL-terminated */
     pid_t scheduler_pid;
     char scheduler_addr[PATH_MAX + 8];
@@ -52,13 +72,8 @@ struct cp_stack {
 };
 
 /* 0, -1 after printing why, or 77 when PostgreSQL/nats-server are not
- * installed (the test is then skipped). scheduler_args (may be NULL) are
- * passed to every scheduler. */
-int cp_stack_start(struct cp_stack *st, const char *const *scheduler_args);
-/* The same with extra vmhost flags (NULL-terminated, at most
- * CP_STACK_MAX_VMHOST_ARGS; may be NULL), e.g. --warm-pool N (the bench). */
-int cp_stack_start_with(struct cp_stack *st, const char *const *scheduler_args,
-                        const char *const *vmhost_args);
+ * installed (the test is then skipped). */
+int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts);
 /* -1 when some part did not stop cleanly (its log tail is printed). */
 int cp_stack_stop(struct cp_stack *st);
 
@@ -67,5 +82,7 @@ int cp_stack_stop(struct cp_stack *st);
  * scheduler2.log) or the gateway on its port, and waits until it answers. */
 int cp_stack_start_scheduler(struct cp_stack *st, bool standby);
 int cp_stack_start_gateway(struct cp_stack *st);
+/* (Re)starts egress on its socket and state dir (sandbox CAs kept). */
+int cp_stack_start_egress(struct cp_stack *st);
 
 #endif

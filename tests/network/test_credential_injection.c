@@ -34,8 +34,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/pem.h>
-
 #include "clock.h"
 #include "egress.pb-c.h"
 #include "fsutil.h"
@@ -43,8 +41,8 @@
 #include "itest_assert.h"
 #include "netlab.h"
 #include "rpc_client.h"
-#include "sandbox_ca.h"
 #include "test_proc.h"
+#include "upstream.h"
 #include "vault.pb-c.h"
 #include "vault_fixture.h"
 
@@ -67,7 +65,8 @@ static struct {
     bool vault_started;
     char dir[128];               /* egress state, certificates, logs */
     char egress_addr[320];
-    pid_t egress_pid, upstream_pid;
+    pid_t egress_pid;
+    struct upstream upstream;
     struct itest_vmhost vh;
     bool vh_started;
     char sandbox[32], byok_sandbox[32];
@@ -115,38 +114,10 @@ static void assert_no_secret(const char *text)
     assert_null(strstr(text, lab.byok_secret));
 }
 
-/* The requests the upstream servers recorded: one JSON line each. */
-static char *upstream_log(void)
+/* The recorded request for path (the last one), malloc'd. */
+static char *upstream_request_for(const char *path)
 {
-    char *data = NULL, err[256];
-    size_t len;
-    if (fs_read_file(path_in("upstream.log"), 16 << 20, &data, &len, err, sizeof(err)) < 0)
-        return strdup("");
-    return data;
-}
-
-/* Recorded requests whose line holds every one of the needles. */
-static size_t upstream_requests(const char *a, const char *b)
-{
-    char *log = upstream_log();
-    size_t n = 0;
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
-        n += strstr(line, a) && (!b || strstr(line, b));
-    free(log);
-    return n;
-}
-
-/* The recorded line of the request for path (the last one), malloc'd. */
-static char *upstream_request(const char *path)
-{
-    char needle[256], *log = upstream_log(), *found = NULL;
-    snprintf(needle, sizeof(needle), "\"path\": \"%s\"", path);
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
-        if (strstr(line, needle)) {
-            free(found);
-            found = strdup(line);
-        }
-    free(log);
+    char *found = upstream_request(&lab.upstream, path);
     if (!found)
         fail_msg("the upstream got no request for %s", path);
     return found;
@@ -243,101 +214,6 @@ static size_t audit_count(const Airlock__Vault__V1__ListAuditResponse *a, const 
 
 /* ---- the upstream servers ---- */
 
-/* Records each request as a JSON line (port, client port, method, path,
- * headers) and answers "upstream-ok METHOD PATH" — never echoing a header,
- * so whatever reaches the guest came from egress, not a reflection —
- * except on /echo, which reflects every request header three times behind
- * 16 000 bytes of padding each (so the copies fall at different read
- * offsets) and the Authorization in a response header; /echo-chunked sends
- * that body chunked, a line per chunk. */
-static const char upstream_py[] =
-    "import http.server, json, signal, ssl, sys, threading\n"
-    "addr, log_path, cert, key, ready = sys.argv[1:6]\n"
-    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
-    "lock = threading.Lock()\n"
-    "class H(http.server.BaseHTTPRequestHandler):\n"
-    "    protocol_version = 'HTTP/1.1'\n"
-    "    def answer(self):\n"
-    "        n = int(self.headers.get('Content-Length') or 0)\n"
-    "        body = self.rfile.read(n) if n else b''\n"
-    "        rec = {'port': self.server.server_port, 'peer': self.client_address[1],\n"
-    "               'method': self.command, 'path': self.path,\n"
-    "               'headers': [[k, v] for k, v in self.headers.items()],\n"
-    "               'body': body.decode('latin-1')}\n"
-    "        with lock, open(log_path, 'a') as f:\n"
-    "            f.write(json.dumps(rec) + '\\n')\n"
-    "        if self.path.startswith('/echo'):\n"
-    "            return self.echo(self.path == '/echo-chunked')\n"
-    "        out = ('upstream-ok %s %s\\n' % (self.command, self.path)).encode()\n"
-    "        self.send_response(200)\n"
-    "        self.send_header('Content-Type', 'text/plain')\n"
-    "        self.send_header('Content-Length', str(len(out)))\n"
-    "        self.end_headers()\n"
-    "        self.wfile.write(out)\n"
-    "    def echo(self, chunked):\n"
-    "        heads = ''.join('%s: %s\\n' % kv for kv in self.headers.items())\n"
-    "        lines = [('x' * 16000) + '\\n', heads] * 3\n"
-    "        self.send_response(200)\n"
-    "        self.send_header('X-Echo-Authorization', self.headers.get('Authorization', ''))\n"
-    "        if chunked:\n"
-    "            self.send_header('Transfer-Encoding', 'chunked')\n"
-    "            self.end_headers()\n"
-    "            for l in lines:\n"
-    "                b = l.encode()\n"
-    "                self.wfile.write(b'%x\\r\\n' % len(b) + b + b'\\r\\n')\n"
-    "            self.wfile.write(b'0\\r\\n\\r\\n')\n"
-    "        else:\n"
-    "            body = ''.join(lines).encode()\n"
-    "            self.send_header('Content-Length', str(len(body)))\n"
-    "            self.end_headers()\n"
-    "            self.wfile.write(body)\n"
-    "    do_GET = do_POST = do_PUT = answer\n"
-    "    def log_message(self, *a):\n"
-    "        pass\n"
-    "plain = http.server.ThreadingHTTPServer((addr, " HTTP_PORT "), H)\n"
-    "tls = http.server.ThreadingHTTPServer((addr, " HTTPS_PORT "), H)\n"
-    "ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
-    "ctx.load_cert_chain(cert, key)\n"
-    "tls.socket = ctx.wrap_socket(tls.socket, server_side=True)\n"
-    "threading.Thread(target=plain.serve_forever, daemon=True).start()\n"
-    "open(ready, 'w').write('ready')\n"
-    "tls.serve_forever()\n";
-
-static int write_pem(const char *name, X509 *cert, EVP_PKEY *key)
-{
-    FILE *f = fopen(path_in(name), "w");
-    if (!f)
-        return -1;
-    int ok = cert ? PEM_write_X509(f, cert) : PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL,
-                                                                     NULL);
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-/* The upstream's certificate for BOUND_HOST, from a CA only egress is told
- * to trust (--upstream-ca): made with egress's own CA code. */
-static int make_upstream_certificate(void)
-{
-    char err[256];
-    struct sandbox_ca *ca = sandbox_ca_open("upstream-test", NULL, err, sizeof(err));
-    X509 *cert = NULL;
-    EVP_PKEY *key = NULL;
-    int rc = -1;
-    if (!ca || sandbox_ca_leaf(ca, BOUND_HOST, &cert, &key, err, sizeof(err)) < 0) {
-        fprintf(stderr, "test CA: %s\n", err);
-        goto out;
-    }
-    if (fs_write_file_atomic(path_in("upstream-ca.pem"), sandbox_ca_pem(ca),
-                             strlen(sandbox_ca_pem(ca)), 0644, err, sizeof(err)) < 0 ||
-        write_pem("upstream.crt", cert, NULL) < 0 || write_pem("upstream.key", NULL, key) < 0)
-        goto out;
-    rc = 0;
-out:
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    sandbox_ca_free(ca);
-    return rc;
-}
-
 /* Waits for the process *pid to make path; 0 in *pid once it died. */
 static int wait_for_file(const char *path, pid_t *pid, const char *log)
 {
@@ -356,34 +232,24 @@ static int wait_for_file(const char *path, pid_t *pid, const char *log)
     return 0;
 }
 
-static int upstream_start(void)
+static int upstream_start_lab(void)
 {
-    if (make_upstream_certificate() < 0)
-        return -1;
-    char log_path[256], cert[256], key[256], ready[256];
-    snprintf(log_path, sizeof(log_path), "%s", path_in("upstream.log"));
-    snprintf(cert, sizeof(cert), "%s", path_in("upstream.crt"));
-    snprintf(key, sizeof(key), "%s", path_in("upstream.key"));
-    snprintf(ready, sizeof(ready), "%s", path_in("upstream.ready"));
-    const char *argv[] = { "/bin/ip", "netns", "exec", NETLAB_INET_NS, "/usr/bin/python3", "-c",
-                           upstream_py, NETLAB_WEB2, log_path, cert, key, ready, NULL };
-    lab.upstream_pid = test_spawn(argv, lab.dir, "upstream-server.log");
-    return lab.upstream_pid > 0 ? wait_for_file(ready, &lab.upstream_pid, "upstream-server.log")
-                                : -1;
+    return upstream_start(&lab.upstream, lab.dir, NETLAB_INET_NS, NETLAB_WEB2, BOUND_HOST,
+                          atoi(HTTP_PORT), atoi(HTTPS_PORT));
 }
 
 /* ---- egress ---- */
 
 static int egress_start(void)
 {
-    char sock[256], state[256], ca[256];
+    char sock[256], state[256];
     snprintf(sock, sizeof(sock), "%s", path_in("egress.sock"));
     snprintf(state, sizeof(state), "%s", path_in("egress-state"));
-    snprintf(ca, sizeof(ca), "%s", path_in("upstream-ca.pem"));
     snprintf(lab.egress_addr, sizeof(lab.egress_addr), "unix:%s", sock);
     const char *argv[] = { AIRLOCK_EGRESS_BIN, "--listen", lab.egress_addr, "--upstream-dns",
                            NETLAB_DNS, "--uplink-netns", netlab_ns_path(NETLAB_UPLINK_NS),
-                           "--vault", lab.vault.addr, "--upstream-ca", ca, "--state-dir", state,
+                           "--vault", lab.vault.addr, "--upstream-ca", lab.upstream.ca_path,
+                           "--state-dir", state,
                            NULL };
     lab.egress_pid = test_spawn(argv, lab.dir, "egress.log");
     if (lab.egress_pid <= 0 || wait_for_file(sock, &lab.egress_pid, "egress.log") < 0)
@@ -473,7 +339,7 @@ static char *expect_injected(const char *script, const char *answer, const char 
     char out[4096], want[160];
     assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
     assert_string_equal(out, answer);
-    char *req = upstream_request(path);
+    char *req = upstream_request_for(path);
     snprintf(want, sizeof(want), "[\"Authorization\", \"Bearer %s\"]", lab.secret);
     assert_non_null(strstr(req, want));
     snprintf(want, sizeof(want), "\"port\": %s", port);
@@ -528,7 +394,7 @@ static void test_guest_header_is_replaced(void **state)
                                    ":" HTTPS_PORT "/replaced",
                               out, sizeof(out)),
                      0);
-    char *req = upstream_request("/replaced");
+    char *req = upstream_request_for("/replaced");
     assert_null(strstr(req, "guest-made-up"));
     assert_int_equal(count_in(req, "\"Authorization\""), 1);
     assert_non_null(strstr(req, lab.secret));
@@ -538,22 +404,36 @@ static void test_guest_header_is_replaced(void **state)
 static void test_placeholder_is_replaced(void **state)
 {
     (void)state;
-    char script[512], out[4096];
-    /* The agent put its placeholder where its SDK puts keys: egress puts
-     * the secret there and adds no header of its own. */
+    char script[1024], out[4096], want[256];
+    /* The agent put its placeholder where its SDK puts keys, in the bound
+     * header: egress puts the secret there, in the agent's own format. */
     snprintf(script, sizeof(script),
-             CURL "-H 'X-Api-Key: %s' -H 'X-Other: key=%s;' https://" BOUND_HOST ":" HTTPS_PORT
-                  "/placeholder",
-             lab.placeholder, lab.placeholder);
+             CURL "-H 'Authorization: Token %s' https://" BOUND_HOST ":" HTTPS_PORT "/placeholder",
+             lab.placeholder);
     assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
-    char *req = upstream_request("/placeholder");
-    char want[200];
-    snprintf(want, sizeof(want), "[\"X-Api-Key\", \"%s\"]", lab.secret);
+    char *req = upstream_request_for("/placeholder");
+    snprintf(want, sizeof(want), "[\"Authorization\", \"Token %s\"]", lab.secret);
     assert_non_null(strstr(req, want));
-    snprintf(want, sizeof(want), "[\"X-Other\", \"key=%s;\"]", lab.secret);
-    assert_non_null(strstr(req, want));
-    assert_null(strstr(req, "\"Authorization\""));
+    assert_int_equal(count_in(req, "\"Authorization\""), 1);
     assert_null(strstr(req, lab.placeholder));
+    free(req);
+    /* In any other header (echoed and logged by upstreams) it stays the
+     * placeholder, and the bound header is added as without one. */
+    snprintf(script, sizeof(script),
+             CURL "-H 'X-Api-Key: %s' -H 'User-Agent: ua-%s' -H 'Cookie: k=%s' https://" BOUND_HOST
+                  ":" HTTPS_PORT "/placeholder-elsewhere",
+             lab.placeholder, lab.placeholder, lab.placeholder);
+    assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+    req = upstream_request_for("/placeholder-elsewhere");
+    snprintf(want, sizeof(want), "[\"X-Api-Key\", \"%s\"]", lab.placeholder);
+    assert_non_null(strstr(req, want));
+    snprintf(want, sizeof(want), "[\"User-Agent\", \"ua-%s\"]", lab.placeholder);
+    assert_non_null(strstr(req, want));
+    snprintf(want, sizeof(want), "[\"Cookie\", \"k=%s\"]", lab.placeholder);
+    assert_non_null(strstr(req, want));
+    snprintf(want, sizeof(want), "[\"Authorization\", \"Bearer %s\"]", lab.secret);
+    assert_non_null(strstr(req, want));
+    assert_int_equal(count_in(req, lab.secret), 1);
     free(req);
 }
 
@@ -567,7 +447,7 @@ static void test_every_request_on_a_connection(void **state)
                               out, sizeof(out)),
                      0);
     assert_string_equal(out, "upstream-ok GET /keep/1\nupstream-ok GET /keep/2\n");
-    char *first = upstream_request("/keep/1"), *second = upstream_request("/keep/2");
+    char *first = upstream_request_for("/keep/1"), *second = upstream_request_for("/keep/2");
     assert_non_null(strstr(first, lab.secret));
     assert_non_null(strstr(second, lab.secret));
     /* One upstream connection too: the same client port. */
@@ -629,7 +509,7 @@ static void test_echoed_secret_is_masked(void **state)
         char want[200];
         snprintf(want, sizeof(want), "Bearer %s", mask);
         assert_non_null(strstr(out, want));
-        char *req = upstream_request(paths[i]);
+        char *req = upstream_request_for(paths[i]);
         assert_non_null(strstr(req, lab.secret)); /* it was injected */
         assert_null(strstr(req, "Accept-Encoding"));
         assert_null(strstr(req, "\"Range\""));
@@ -649,7 +529,7 @@ static void test_host_switch_is_refused(void **state)
     assert_int_equal(guest_sh("python3 /tmp/switch.py", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "upstream-ok GET /switch/1"));
     assert_non_null(strstr(out, "HTTP/1.1 421 Misdirected Request"));
-    assert_int_equal(upstream_requests("/switch/2", NULL), 0);
+    assert_int_equal(upstream_requests(&lab.upstream, "/switch/2", NULL), 0);
 }
 
 static void test_unbound_host_is_spliced(void **state)
@@ -674,7 +554,7 @@ static void test_upstream_certificate_is_verified(void **state)
                      0);
     assert_non_null(strstr(out, "did not verify"));
     assert_non_null(strstr(out, "\n502"));
-    assert_int_equal(upstream_requests("/wrong-cert", NULL), 0);
+    assert_int_equal(upstream_requests(&lab.upstream, "/wrong-cert", NULL), 0);
 }
 
 static void test_rate_limit_answers_429(void **state)
@@ -688,7 +568,7 @@ static void test_rate_limit_answers_429(void **state)
                          0);
         assert_string_equal(out, "upstream-ok GET /limited\n\n200");
     }
-    assert_int_equal(upstream_requests("\"/limited\"", lab.limited_secret), LIMIT_PER_MINUTE);
+    assert_int_equal(upstream_requests(&lab.upstream, "\"/limited\"", lab.limited_secret), LIMIT_PER_MINUTE);
     assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
                                    "/limited",
                               out, sizeof(out)),
@@ -696,7 +576,7 @@ static void test_rate_limit_answers_429(void **state)
     assert_non_null(strstr(out, "rate limit"));
     assert_non_null(strstr(out, "\n429"));
     /* Not forwarded: the upstream still has only the allowed ones. */
-    assert_int_equal(upstream_requests("\"/limited\"", NULL), LIMIT_PER_MINUTE);
+    assert_int_equal(upstream_requests(&lab.upstream, "\"/limited\"", NULL), LIMIT_PER_MINUTE);
 }
 
 /* UnlockProject with key (NULL: LockProject); the call's status. */
@@ -742,7 +622,7 @@ static void assert_byok_locked(const char *path)
     assert_non_null(strstr(out, "not sent"));
     assert_non_null(strstr(out, "\n503"));
     assert_no_secret(out);
-    assert_int_equal(upstream_requests(path, NULL), 0);
+    assert_int_equal(upstream_requests(&lab.upstream, path, NULL), 0);
 }
 
 /* A BYOK project's secret is injected only while the project is unlocked
@@ -769,7 +649,7 @@ static void test_byok_project_locked_and_unlocked(void **state)
                                  out, sizeof(out)),
                      0);
     assert_string_equal(out, "upstream-ok GET /byok-unlocked\n\n200");
-    assert_int_equal(upstream_requests("/byok-unlocked", lab.byok_secret), 1);
+    assert_int_equal(upstream_requests(&lab.upstream, "/byok-unlocked", lab.byok_secret), 1);
 
     assert_int_equal(set_byok_unlocked(NULL), GRPC_STATUS_OK);
     assert_byok_locked("/byok-relocked");
@@ -787,7 +667,7 @@ static void test_audit_has_every_injection(void **state)
     (void)state;
     /* Every request the upstream got with a secret is an OK inject row,
      * and no row is without its request. */
-    size_t injected = upstream_requests(lab.secret, NULL) + upstream_requests(lab.limited_secret,
+    size_t injected = upstream_requests(&lab.upstream, lab.secret, NULL) + upstream_requests(&lab.upstream, lab.limited_secret,
                                                                               NULL);
     assert_true(injected >= 10);
     Airlock__Vault__V1__ListAuditResponse *a = audit(PROJECT);
@@ -931,8 +811,7 @@ static int group_teardown(void **state)
     lab.vh_started = false;
     if (lab.egress_pid > 0 && test_stop_pid(&lab.egress_pid, lab.dir, "egress.log", true) < 0)
         rc = -1;
-    if (lab.upstream_pid > 0 &&
-        test_stop_pid(&lab.upstream_pid, lab.dir, "upstream-server.log", true) < 0)
+    if (upstream_stop(&lab.upstream) < 0)
         rc = -1;
     if (lab.vault_started)
         vault_fixture_stop(&lab.vault);
@@ -961,7 +840,7 @@ static int group_setup(void **state)
     lab.vault_started = true;
     test_cleanup_install(cleanup);
     if (test_temp_dir(lab.dir, sizeof(lab.dir), "airlock-credinj") < 0 || netlab_uplink_up() < 0 ||
-        upstream_start() < 0 || egress_start() < 0)
+        upstream_start_lab() < 0 || egress_start() < 0)
         goto fail;
     create_secret(PROJECT, "main", lab.secret, BOUND_HOST, 0, NULL, lab.placeholder,
                   sizeof(lab.placeholder));

@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Credential injection through the public API, on every path that makes
+or moves a sandbox: created over REST and gRPC (restored from the snapshot,
+from the warm pool, at another size), forked, restored from a checkpoint
+(the guest cold-boots), resumed from suspended, adopted by a restarted
+vmhost, re-attached by a restarted egress.
+
+cp_harness --internet runs the whole stack (gateway, scheduler, PostgreSQL,
+NATS, vmhost with real VMs, egress, vault); egress dials out of netlab's
+uplink namespace, whose only neighbours are the test's DNS and servers, and
+the upstream (tests/network/support/upstream_server.py) records every
+request it gets. A secret made with POST /v1/secrets is bound to the
+upstream's host; curl in the guest must reach it with the secret in the
+bound header, the guest must never see the secret, and vault's audit log
+(GET /v1/audit) must have the injection. A sandbox of another project gets
+nothing.
+
+usage: test_injection_paths.py PROTO_DIR STUB_DIR (the gRPC client is
+generated into STUB_DIR as test_public_grpc.py does). Also through the
+public API: a live network policy change decides the guest's next
+connection, a sandbox-scoped secret wins over the project's and its rate
+limit answers 429 without forwarding, an org's secret reaches a member
+project's sandbox. No timing
+assertions; every wait only bounds a hang."""
+import base64
+import json
+import os
+import sys
+import time
+
+import grpc
+from grpc_tools import protoc
+
+from rest_client import (ADMIN, call, check, control, new_project_key, poll, report_and_exit)
+
+PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
+HOST = os.environ["AIRLOCK_TEST_UPSTREAM_HOST"]
+HTTPS_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTPS_PORT"])
+UPSTREAM_LOG = os.environ["AIRLOCK_TEST_UPSTREAM_LOG"]
+VMHOST_LOG = os.path.join(os.environ["AIRLOCK_TEST_VMHOST_DIR"], "vmhost.log")
+# Made up per run; reaches the upstream only, never an answer to the guest.
+SECRET = "sk-injection-%d-%s" % (os.getpid(), base64.b32encode(os.urandom(10)).decode().lower())
+NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT]}
+URL = "https://%s:%d" % (HOST, HTTPS_PORT)
+CURL = "curl -sS --max-time 30 " + URL
+LIMIT_S = 600
+
+
+def generate_stubs():
+    os.makedirs(STUB_DIR, exist_ok=True)
+    rc = protoc.main(["grpc_tools.protoc", "-I" + PROTO_DIR, "--python_out=" + STUB_DIR,
+                      "--grpc_python_out=" + STUB_DIR,
+                      os.path.join(PROTO_DIR, "airlock/v1/sandboxes.proto")])
+    if rc != 0:
+        sys.exit("grpc_tools.protoc failed (%d)" % rc)
+    sys.path.insert(0, STUB_DIR)
+
+
+generate_stubs()
+from airlock.v1 import sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
+
+
+def upstream_requests(path):
+    """The requests the upstream recorded for path, oldest first."""
+    try:
+        with open(UPSTREAM_LOG) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+    return [r for r in lines if r["path"] == path]
+
+
+def rest_exec(key, sid, script):
+    st, _, body = call("POST", "/v1/sandboxes/%s/exec" % sid, key=key,
+                       body={"cmd": ["sh", "-c", script], "timeout_s": 120})
+    if st != 200 or not isinstance(body, dict):
+        return None, "exec answered %s %s" % (st, body)
+    return body.get("exit_code"), body.get("stdout", "") + body.get("stderr", "")
+
+
+def grpc_exec(stub, key, sid, script):
+    out, code = b"", None
+    for ev in stub.Exec(pb.ExecRequest(id=sid, cmd=["sh", "-c", script]),
+                        metadata=[("authorization", "Bearer " + key)], timeout=LIMIT_S):
+        kind = ev.WhichOneof("event")
+        if kind in ("stdout", "stderr"):
+            out += getattr(ev, kind)
+        elif kind == "exit":
+            code = ev.exit.exit_code
+    return code, out.decode(errors="replace")
+
+
+def expect_injected(key, sid, case, run=None, retry_s=0, value=SECRET):
+    """curl from the guest of sid to /inject/CASE: the upstream got it with
+    the secret (value) in the bound header, the guest did not see it, and
+    the audit log has the injection for the sandbox. retry_s: how long a
+    request may keep failing first (a re-attach that is still under way)."""
+    path = "/inject/" + case
+    run = run or (lambda script: rest_exec(key, sid, script))
+
+    def attempt():
+        code, out = run(CURL + path)
+        return (code, out) if code == 0 else None
+    got = poll(attempt, limit_s=retry_s, every_s=1) if retry_s else attempt()
+    code, out = got if got else run(CURL + path)
+    check(code == 0 and out == "upstream-ok GET %s\n" % path,
+          "%s: the guest's request reached the upstream (%s %r)" % (case, code, out))
+    check(value not in (out or ""), "%s: the guest never sees the secret" % case)
+    reqs = upstream_requests(path)
+    auth = [v for r in reqs for k, v in r["headers"] if k.lower() == "authorization"]
+    check(len(reqs) >= 1 and auth == ["Bearer " + value] * len(reqs),
+          "%s: the upstream got the secret in the bound header (%d requests, %r)"
+          % (case, len(reqs), [a[:12] for a in auth]))
+
+    def audited():
+        st, _, body = call("GET", "/v1/audit?sandbox_id=%s&limit=1000" % sid, key=key)
+        rows = body.get("entries", []) if st == 200 and isinstance(body, dict) else []
+        return [e for e in rows if e.get("action") == "inject" and e.get("path") == path
+                and e.get("host") == HOST and e.get("status") == "OK"]
+    check(poll(audited, limit_s=30), "%s: vault's audit log has the injection" % case)
+
+
+def create(key, what, **body):
+    body.setdefault("network", NETWORK)
+    st, _, sb = call("POST", "/v1/sandboxes", key=key, body=body)
+    check(st == 201 and isinstance(sb, dict) and sb.get("state") == "running",
+          "%s: POST /v1/sandboxes -> 201 running (%s %s)" % (what, st, sb))
+    return sb.get("id") if st == 201 else None
+
+
+def delete(key, sid):
+    if sid:
+        st, _, _ = call("DELETE", "/v1/sandboxes/" + sid, key=key)
+        check(st == 204, "DELETE %s -> 204 (%s)" % (sid, st))
+
+
+def vmhost_log_says(sid, needle):
+    with open(VMHOST_LOG, errors="replace") as f:
+        return any("sandbox=%s " % sid in line and needle in line for line in f)
+
+
+def check_other_project_gets_nothing(other_key):
+    sid = create(other_key, "another project")
+    if not sid:
+        return
+    path = "/inject/other-project"
+    # Spliced, not intercepted: the guest sees the upstream's own
+    # certificate, from a CA only egress trusts (-k).
+    code, out = rest_exec(other_key, sid, CURL.replace("curl ", "curl -k ") + path)
+    reqs = upstream_requests(path)
+    check(code == 0 and len(reqs) == 1 and
+          not any(k.lower() == "authorization" for k, _ in reqs[0]["headers"]),
+          "a sandbox of another project reaches the host without the secret (%s %r %s)"
+          % (code, out, reqs))
+    delete(other_key, sid)
+
+
+def check_grpc_create(key):
+    channel = grpc.insecure_channel(os.environ["AIRLOCK_GRPC_ADDR"])
+    stub = sandboxes_pb2_grpc.SandboxesStub(channel)
+    meta = [("authorization", "Bearer " + key)]
+    sb = stub.CreateSandbox(pb.CreateSandboxRequest(
+        network=pb.NetworkPolicy(allow_domains=[HOST], allow_ports=[HTTPS_PORT])),
+        metadata=meta, timeout=LIMIT_S)
+    check(sb.state == "running", "gRPC CreateSandbox -> running (%s)" % sb.state)
+    expect_injected(key, sb.id, "grpc-create",
+                    run=lambda script: grpc_exec(stub, key, sb.id, script))
+    stub.DeleteSandbox(pb.SandboxRequest(id=sb.id), metadata=meta, timeout=LIMIT_S)
+    channel.close()
+
+
+def check_pooled_create(key):
+    st, _, body = call("PUT", "/v1/templates/default/warm-pool", key=ADMIN, body={"target": 1})
+    check(st == 200, "PUT warm-pool target 1 -> 200 (%s %s)" % (st, body))
+
+    def pool_ready():
+        st, _, b = call("GET", "/v1/templates/default/warm-pool", key=ADMIN)
+        return st == 200 and any(n.get("ready", 0) >= 1 for n in b.get("nodes", []))
+    check(poll(pool_ready, limit_s=300), "the warm pool holds a VM")
+    sid = create(key, "pooled")
+    if sid:
+        check(vmhost_log_says(sid, "from=pool"), "the sandbox came from the warm pool")
+        expect_injected(key, sid, "pooled-create")
+    st, _, _ = call("PUT", "/v1/templates/default/warm-pool", key=ADMIN, body={"target": 0})
+    check(st == 200, "PUT warm-pool target 0 -> 200")
+    delete(key, sid)
+
+
+def check_fork(key, parent):
+    st, _, body = call("POST", "/v1/sandboxes/%s/fork" % parent, key=key, body={"count": 1})
+    forks = body.get("sandboxes", []) if st == 201 and isinstance(body, dict) else []
+    check(len(forks) == 1, "fork -> 201 one sandbox (%s %s)" % (st, body))
+    if forks:
+        expect_injected(key, forks[0]["id"], "fork")
+        delete(key, forks[0]["id"])
+
+
+def check_checkpoint_restore(key, sid):
+    st, _, body = call("POST", "/v1/sandboxes/%s/checkpoints" % sid, key=key,
+                       body={"name": "before", "kind": "disk"})
+    check(st == 201, "disk checkpoint -> 201 (%s %s)" % (st, body))
+    st, _, body = call("POST", "/v1/sandboxes/%s/restore" % sid, key=key,
+                       body={"checkpoint": "before"})
+    check(st == 200 and body.get("state") == "running",
+          "restore (the guest cold-boots) -> 200 running (%s %s)" % (st, body))
+    expect_injected(key, sid, "checkpoint-restore")
+
+
+def check_suspend_resume(key, sid):
+    st, _, body = call("POST", "/v1/sandboxes/%s/suspend" % sid, key=key)
+    check(st == 200 and body.get("state") == "suspended", "suspend -> suspended (%s %s)"
+          % (st, body))
+    st, _, body = call("POST", "/v1/sandboxes/%s/resume" % sid, key=key)
+    check(st == 200 and body.get("state") == "running", "resume -> running (%s %s)" % (st, body))
+    expect_injected(key, sid, "resume")
+
+
+def check_vmhost_restart(key, sid):
+    check(control("restart vmhost"), "vmhost restarted (kill -9, its VMs keep running)")
+    ok = poll(lambda: rest_exec(key, sid, "true")[0] == 0, limit_s=120, every_s=0.5)
+    check(ok, "the adopted sandbox answers exec")
+    expect_injected(key, sid, "vmhost-adopt")
+
+
+def secret_body(name, value, **extra):
+    body = {"name": name, "value": value,
+            "bindings": [{"host": HOST, "header": "Authorization", "format": "Bearer {secret}"}]}
+    body.update(extra)
+    return body
+
+
+def check_live_network_change(key, sid):
+    """PUT /v1/sandboxes/{id}/network decides the guest's next connection."""
+    st, _, body = call("PUT", "/v1/sandboxes/%s/network" % sid, key=key,
+                       body={"allow_domains": ["allowed.test"], "allow_ports": [HTTPS_PORT]})
+    check(st == 200, "PUT network without the host -> 200 (%s %s)" % (st, body))
+    code, out = rest_exec(key, sid, CURL + "/inject/denied-now")
+    check(code == 6 and not upstream_requests("/inject/denied-now"),
+          "the new policy denies the host: curl cannot resolve it, nothing upstream (%s %r)"
+          % (code, out))
+    st, _, body = call("GET", "/v1/sandboxes/%s/network/log?limit=50" % sid, key=key)
+    conns = body.get("connections", []) if st == 200 else []
+    check(any(c["protocol"] == "dns" and c["name"] == HOST and c["decision"] == "deny"
+              for c in conns), "the network log has the denied lookup")
+    st, _, _ = call("PUT", "/v1/sandboxes/%s/network" % sid, key=key, body=NETWORK)
+    check(st == 200, "PUT network back -> 200")
+    expect_injected(key, sid, "network-back")
+
+
+def check_sandbox_secret_and_rate_limit(key, sid):
+    """A sandbox-scoped secret wins over the project's for its sandbox, and
+    its rate limit is enforced by egress (429, not forwarded, audited)."""
+    value = SECRET + "-sandbox"
+    st, _, body = call("POST", "/v1/secrets", key=key, body=secret_body(
+        "only-here", value, scope="sandbox", sandbox_id=sid,
+        rate_limit={"per_minute": 1}))
+    check(st == 201, "POST /v1/secrets scope sandbox -> 201 (%s %s)" % (st, body))
+    expect_injected(key, sid, "sandbox-scope", value=value)
+    path = "/inject/over-the-limit"
+    code, out = rest_exec(key, sid, "curl -sS --max-time 30 -o /dev/null -w '%{http_code}' "
+                          + URL + path)
+    check(code == 0 and out == "429" and not upstream_requests(path),
+          "over the rate limit egress answers 429 and forwards nothing (%s %r)" % (code, out))
+    st, _, body = call("GET", "/v1/audit?sandbox_id=%s&limit=1000" % sid, key=key)
+    check(any(e.get("path") == path and e.get("status") == "RESOURCE_EXHAUSTED"
+              for e in body.get("entries", [])), "the refused request is audited")
+    st, _, _ = call("DELETE", "/v1/secrets/only-here?sandbox_id=" + sid, key=key)
+    check(st == 204, "DELETE the sandbox's secret -> 204")
+    expect_injected(key, sid, "project-scope-again")
+
+
+def check_org_secret(other_id, other_key):
+    """An org's secret is injected for a member project without a binding of
+    its own for the host."""
+    org = "org-inject-%d" % os.getpid()
+    value = SECRET + "-org"
+    st, _, _ = call("POST", "/v1/orgs", key=ADMIN, body={"org_id": org})
+    st2, _, _ = call("PUT", "/v1/projects/%s/org" % other_id, key=ADMIN, body={"org_id": org})
+    st3, _, body = call("POST", "/v1/orgs/%s/secrets" % org, key=ADMIN,
+                        body=secret_body("shared", value))
+    check((st, st2, st3) == (201, 200, 201), "an org with the other project and a secret (%s %s %s)"
+          % (st, st2, st3))
+    sid = create(other_key, "a member of the org")
+    if sid:
+        expect_injected(other_key, sid, "org-secret", value=value)
+        delete(other_key, sid)
+
+
+def check_egress_restart(key, sid):
+    check(control("restart egress"), "egress restarted")
+    # vmhost notices the new egress and attaches every sandbox again.
+    expect_injected(key, sid, "egress-reattach", retry_s=60)
+
+
+def main():
+    _, key = new_project_key("inject")
+    other_id, other_key = new_project_key("inject-other")
+    st, _, body = call("POST", "/v1/secrets", key=key, body={
+        "name": "upstream", "value": SECRET,
+        "bindings": [{"host": HOST, "header": "Authorization", "format": "Bearer {secret}"}]})
+    check(st == 201 and SECRET not in json.dumps(body), "POST /v1/secrets -> 201, no value shown")
+
+    sid = create(key, "restored (REST)")
+    if not sid:
+        report_and_exit()
+    check(vmhost_log_says(sid, "from=snapshot"), "the sandbox was restored from the snapshot")
+    expect_injected(key, sid, "rest-create")
+    check_other_project_gets_nothing(other_key)
+    check_grpc_create(key)
+    sized = create(key, "at another size", memory_mb=640)
+    if sized:
+        expect_injected(key, sized, "sized-create")
+        delete(key, sized)
+    check_pooled_create(key)
+    check_fork(key, sid)
+    check_checkpoint_restore(key, sid)
+    check_suspend_resume(key, sid)
+    check_live_network_change(key, sid)
+    check_sandbox_secret_and_rate_limit(key, sid)
+    check_org_secret(other_id, other_key)
+    check_vmhost_restart(key, sid)
+    check_egress_restart(key, sid)
+    delete(key, sid)
+    # Nothing the guest got back carried the secret; the upstream log is the
+    # control that it went out at all.
+    with open(UPSTREAM_LOG) as f:
+        check(SECRET in f.read(), "the upstream log has the secret (control)")
+    report_and_exit()
+
+
+if __name__ == "__main__":
+    main()
