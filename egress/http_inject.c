@@ -468,6 +468,15 @@ static int serve_one(struct session *s)
                s->env->name);
         return 0;
     }
+    if (vst == GRPC_STATUS_PERMISSION_DENIED) {
+        /* A secret bound for TLS only, asked for by plain HTTP: the
+         * secret would cross the network in clear. */
+        log_refusal(s, "credential refused over plain HTTP", method, err);
+        answer(s, 403, "Forbidden", "plaintext_refused",
+               "the credential for %s goes into TLS connections only, the request was not "
+               "sent: %s", s->env->name, err);
+        return 0;
+    }
     if (vst == GRPC_STATUS_FAILED_PRECONDITION) {
         /* A BYOK project that is not unlocked: the agent's operator can
          * fix it (POST /v1/secrets/unlock), so say so rather than 502. */

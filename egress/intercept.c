@@ -132,7 +132,7 @@ static grpc_status_code resolve(void *ctx, const char *method, const char *path,
 {
     struct intercepted *ic = ctx;
     return vault_client_resolve(ic->c->sb->eg->injector->vault, ic->project_id, ic->c->sb->id,
-                                ic->t->name, method, path, out, err, errlen);
+                                ic->t->name, method, path, !ic->tls, out, err, errlen);
 }
 
 bool egress_intercept(struct egress_conn *c, const struct egress_target *t, const uint8_t *first,

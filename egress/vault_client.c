@@ -82,7 +82,7 @@ int vault_client_host_bound(struct vault_client *vc, const char *project_id,
 
 grpc_status_code vault_client_resolve(struct vault_client *vc, const char *project_id,
                                       const char *sandbox_id, const char *host,
-                                      const char *method, const char *path,
+                                      const char *method, const char *path, bool plaintext,
                                       Airlock__Vault__V1__Injection **out, char *err,
                                       size_t errlen)
 {
@@ -94,6 +94,7 @@ grpc_status_code vault_client_resolve(struct vault_client *vc, const char *proje
     req.method = (char *)method;
     req.path = (char *)path;
     req.actor = vc->actor;
+    req.plaintext = plaintext;
     *out = NULL;
     return call(vc, VAULT_METHOD("ResolveInjection"), &req.base,
                 &airlock__vault__v1__injection__descriptor, (ProtobufCMessage **)out, err, errlen);

@@ -6,6 +6,7 @@
 #define AIRLOCK_EGRESS_VAULT_CLIENT_H
 
 #include <grpc/status.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vault.pb-c.h"
@@ -24,12 +25,12 @@ void vault_client_close(struct vault_client *vc);
 int vault_client_host_bound(struct vault_client *vc, const char *project_id,
                             const char *sandbox_id, const char *host, char *err, size_t errlen);
 
-/* ResolveInjection for one request. On OK *out holds the injection (free
- * it with vault_injection_free, which zeroes the secret); otherwise err
- * has vault's message. */
+/* ResolveInjection for one request (plaintext: it came over plain HTTP).
+ * On OK *out holds the injection (free it with vault_injection_free, which
+ * zeroes the secret); otherwise err has vault's message. */
 grpc_status_code vault_client_resolve(struct vault_client *vc, const char *project_id,
                                       const char *sandbox_id, const char *host,
-                                      const char *method, const char *path,
+                                      const char *method, const char *path, bool plaintext,
                                       Airlock__Vault__V1__Injection **out, char *err,
                                       size_t errlen);
 void vault_injection_free(Airlock__Vault__V1__Injection *inj);

@@ -67,13 +67,14 @@ bool gw_vault_call(struct gw_request *r, const char *method, const ProtobufCMess
     return st == GRPC_STATUS_OK;
 }
 
-/* "Name: format" → {"header":…,"format":…}. */
-static json_t *binding_json(const char *host, const char *rule)
+/* "Name: format" → {"header":…,"format":…,"plaintext":…}. */
+static json_t *binding_json(const char *host, const char *rule, bool plaintext)
 {
     size_t name_len = strcspn(rule, ":");
     const char *format = rule + name_len + (rule[name_len] == ':');
     format += strspn(format, " ");
-    return json_pack("{s:s,s:s%,s:s}", "host", host, "header", rule, name_len, "format", format);
+    return json_pack("{s:s,s:s%,s:s,s:b}", "host", host, "header", rule, name_len, "format",
+                     format, "plaintext", plaintext);
 }
 
 static json_t *secret_json(const Airlock__Vault__V1__SecretMetadata *m)
@@ -82,7 +83,8 @@ static json_t *secret_json(const Airlock__Vault__V1__SecretMetadata *m)
     reply_rfc3339(m->created_unix_ms, created, sizeof(created));
     json_t *bindings = json_array();
     for (size_t i = 0; i < m->n_host_patterns; i++)
-        json_array_append_new(bindings, binding_json(m->host_patterns[i], m->injection_rule));
+        json_array_append_new(bindings, binding_json(m->host_patterns[i], m->injection_rule,
+                                                     m->allow_plaintext));
     json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", m->id, "name", m->name, "scope",
                           *m->org_id       ? "org"
                           : *m->sandbox_id ? "sandbox"
@@ -121,17 +123,20 @@ struct secret_input {
     size_t n_bindings;
     char rule[1200];
     uint64_t per_minute, burst;
+    bool plaintext;
     uint8_t customer_key[GW_CUSTOMER_KEY_BYTES];
     bool has_customer_key;
 };
 
-/* bindings: [{"host":…,"header":…,"format":…}], one header and format for
- * all (vault keeps one injection rule per secret). */
+/* bindings: [{"host":…,"header":…,"format":…,"plaintext":false}], one
+ * header, format and plaintext for all (vault keeps one injection rule per
+ * secret). */
 static int parse_bindings(json_t *bindings, struct secret_input *in, char *err, size_t errlen)
 {
-    static const struct json_field fields[] = {
-        { "host", JF_STRING }, { "header", JF_STRING }, { "format", JF_STRING }
-    };
+    static const struct json_field fields[] = { { "host", JF_STRING },
+                                                { "header", JF_STRING },
+                                                { "format", JF_STRING },
+                                                { "plaintext", JF_BOOL } };
     size_t n = json_array_size(bindings);
     if (!json_is_array(bindings) || n == 0 || n > SECRET_MAX_BINDINGS) {
         snprintf(err, errlen, "bindings: required, an array of 1 to %d {\"host\",\"header\","
@@ -139,6 +144,7 @@ static int parse_bindings(json_t *bindings, struct secret_input *in, char *err, 
         return -1;
     }
     const char *header0 = NULL, *format0 = NULL;
+    bool plaintext0 = false;
     for (size_t i = 0; i < n; i++) {
         json_t *b = json_array_get(bindings, i);
         char why[256];
@@ -154,6 +160,7 @@ static int parse_bindings(json_t *bindings, struct secret_input *in, char *err, 
         const char *host = json_input_string(b, "host", NULL);
         const char *header = json_input_string(b, "header", NULL);
         const char *format = json_input_string(b, "format", "{secret}");
+        bool plaintext = json_is_true(json_object_get(b, "plaintext"));
         if (!host || !*host) {
             snprintf(err, errlen, "bindings[%zu].host: required, e.g. \"api.example.com\"", i);
             return -1;
@@ -166,14 +173,18 @@ static int parse_bindings(json_t *bindings, struct secret_input *in, char *err, 
         if (i == 0) {
             header0 = header;
             format0 = format;
-        } else if (strcasecmp(header, header0) != 0 || strcmp(format, format0) != 0) {
+            plaintext0 = plaintext;
+        } else if (strcasecmp(header, header0) != 0 || strcmp(format, format0) != 0 ||
+                   plaintext != plaintext0) {
             snprintf(err, errlen, "bindings[%zu]: every binding of a secret must use the same "
-                                  "header and format (one injection rule per secret)", i);
+                                  "header, format and plaintext (one injection rule per secret)",
+                     i);
             return -1;
         }
         in->host_patterns[i] = host;
     }
     in->n_bindings = n;
+    in->plaintext = plaintext0;
     if ((size_t)snprintf(in->rule, sizeof(in->rule), "%s: %s", header0, format0) >=
         sizeof(in->rule)) {
         snprintf(err, errlen, "bindings[0].format: too long");
@@ -338,6 +349,7 @@ static enum MHD_Result secret_create(struct gw_request *r, const char *org_id)
     req.injection_rule = in.rule;
     req.rate_limit_per_minute = (uint32_t)in.per_minute;
     req.rate_limit_burst = (uint32_t)in.burst;
+    req.allow_plaintext = in.plaintext;
     if (in.has_customer_key) {
         req.customer_key.data = in.customer_key;
         req.customer_key.len = sizeof(in.customer_key);

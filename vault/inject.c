@@ -17,7 +17,9 @@
 #include "secmem.h"
 
 /* Columns of the candidate query. */
-enum { C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST, C_ORG };
+enum {
+    C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST, C_ORG, C_PLAINTEXT
+};
 
 /* The best candidate row for host, or -1: sandbox scope over project
  * scope over org scope, then an exact pattern over a wildcard. */
@@ -136,6 +138,16 @@ static grpc_status_code resolve_matched(struct vault *v,
         snprintf(err, errlen, "cannot lock memory for a key");
         return GRPC_STATUS_INTERNAL;
     }
+    /* Before anything is decrypted or counted: a secret bound for TLS
+     * never goes into a request that crosses the network in clear. */
+    if (req->plaintext && strcmp(PQgetvalue(res, row, C_PLAINTEXT), "t") != 0) {
+        snprintf(err, errlen,
+                 "secret %s is injected into TLS connections only; this request is plain "
+                 "HTTP (use https://, or create the secret with plaintext allowed)",
+                 PQgetvalue(res, row, C_ID));
+        secmem_free(data_key, VAULT_KEY_BYTES);
+        return GRPC_STATUS_PERMISSION_DENIED;
+    }
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
     const char *org_id = PQgetvalue(res, row, C_ORG);
     /* The key is checked before a token is taken: a refused BYOK request
@@ -172,7 +184,8 @@ grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInje
     res = db_query(&v->db,
                    "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
                    " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
-                   " encode(s.tag, 'hex'), s.rate_limit_burst, coalesce(s.org_id, '')"
+                   " encode(s.tag, 'hex'), s.rate_limit_burst, coalesce(s.org_id, ''),"
+                   " s.allow_plaintext"
                    " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
                    " WHERE (s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2))"
                    "  OR s.org_id = (SELECT org_id FROM vault_project_orgs WHERE project_id = $1)"

@@ -73,6 +73,8 @@ static const char *const vault_migrations[] = {
     "  WHERE org_id IS NOT NULL;"
     "ALTER TABLE vault_audit ADD COLUMN org_id text NOT NULL DEFAULT '';"
     "CREATE INDEX vault_audit_by_org ON vault_audit (org_id, id) WHERE org_id <> '';",
+    /* 4: secrets go into TLS connections only unless they allow plain HTTP. */
+    "ALTER TABLE vault_secrets ADD COLUMN allow_plaintext boolean NOT NULL DEFAULT false;",
 };
 
 const struct db_schema vault_schema = {

@@ -93,6 +93,7 @@ static int metadata_from_row(const PGresult *res, int row, Airlock__Vault__V1__S
     m->created_unix_ms = strtoll(PQgetvalue(res, row, 7), NULL, 10);
     m->rate_limit_burst = (uint32_t)strtoul(PQgetvalue(res, row, 8), NULL, 10);
     m->org_id = column_dup(res, row, 9);
+    m->allow_plaintext = strcmp(PQgetvalue(res, row, 10), "t") == 0;
     const char *list = PQgetvalue(res, row, 4);
     size_t n = 1;
     for (const char *p = list; *p; p++)
@@ -139,7 +140,7 @@ static PGresult *metadata_query(struct vault *v, const char *project_id, const c
                     " string_agg(b.host_pattern, ',' ORDER BY b.host_pattern),"
                     " min(b.injection_rule), s.rate_limit_per_minute,"
                     " (extract(epoch FROM s.created_at) * 1000)::bigint, s.rate_limit_burst,"
-                    " coalesce(s.org_id, '')"
+                    " coalesce(s.org_id, ''), s.allow_plaintext"
                     " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
                     " WHERE (($1 <> '' AND ((s.project_id = $1 AND ($2 = '' OR s.sandbox_id = $2))"
                     "   OR ($2 = '' AND s.org_id = (SELECT org_id FROM vault_project_orgs"
@@ -175,14 +176,15 @@ static grpc_status_code insert_secret(struct vault *v,
     const char *actor = *req->actor ? req->actor : "unknown";
     const char *params[] = { id,      req->project_id, req->sandbox_id, req->name, nonce_hex,
                              ct_hex,  tag_hex,         rate,            patterns,  req->injection_rule,
-                             actor,   burst,           req->org_id };
+                             actor,   burst,           req->org_id,
+                             req->allow_plaintext ? "true" : "false" };
     /* An org secret has project_id NULL, a project's org_id NULL. */
     PGresult *res = db_query(
         &v->db,
         "WITH s AS (INSERT INTO vault_secrets (id, project_id, sandbox_id, name, nonce,"
-        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst, org_id) VALUES ($1,"
-        "  nullif($2, ''), $3, $4, decode($5, 'hex'), decode($6, 'hex'), decode($7, 'hex'),"
-        "  $8::integer, $12::integer, nullif($13, ''))"
+        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst, org_id, allow_plaintext)"
+        "  VALUES ($1, nullif($2, ''), $3, $4, decode($5, 'hex'), decode($6, 'hex'),"
+        "  decode($7, 'hex'), $8::integer, $12::integer, nullif($13, ''), $14::boolean)"
         "  ON CONFLICT DO NOTHING"
         "  RETURNING id, project_id, sandbox_id, org_id),"
         " b AS (INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
@@ -191,7 +193,7 @@ static grpc_status_code insert_secret(struct vault *v,
         "  org_id, status) SELECT $11, 'create_secret', coalesce(project_id, ''), sandbox_id,"
         "  id, coalesce(org_id, ''), 'OK' FROM s)"
         " SELECT 1 FROM s",
-        13, params, err, errlen);
+        14, params, err, errlen);
     free(ct_hex);
     if (!res)
         return st;

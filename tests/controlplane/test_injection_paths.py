@@ -18,7 +18,8 @@ nothing.
 usage: test_injection_paths.py PROTO_DIR STUB_DIR (the gRPC client is
 generated into STUB_DIR as test_public_grpc.py does). Also through the
 public API: a live network policy change decides the guest's next
-connection, a sandbox-scoped secret wins over the project's and its rate
+connection, plain HTTP to a TLS-only secret's host is refused (403) and a
+"plaintext": true binding is injected into it, a sandbox-scoped secret wins over the project's and its rate
 limit answers 429 without forwarding, an org's secret reaches a member
 project's sandbox. No timing
 assertions; every wait only bounds a hang."""
@@ -36,11 +37,12 @@ from rest_client import (ADMIN, call, check, control, new_project_key, poll, rep
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 HOST = os.environ["AIRLOCK_TEST_UPSTREAM_HOST"]
 HTTPS_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTPS_PORT"])
+HTTP_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTP_PORT"])
 UPSTREAM_LOG = os.environ["AIRLOCK_TEST_UPSTREAM_LOG"]
 VMHOST_LOG = os.path.join(os.environ["AIRLOCK_TEST_VMHOST_DIR"], "vmhost.log")
 # Made up per run; reaches the upstream only, never an answer to the guest.
 SECRET = "sk-injection-%d-%s" % (os.getpid(), base64.b32encode(os.urandom(10)).decode().lower())
-NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT]}
+NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT, HTTP_PORT]}
 URL = "https://%s:%d" % (HOST, HTTPS_PORT)
 CURL = "curl -sS --max-time 30 " + URL
 LIMIT_S = 600
@@ -160,7 +162,7 @@ def check_grpc_create(key):
     stub = sandboxes_pb2_grpc.SandboxesStub(channel)
     meta = [("authorization", "Bearer " + key)]
     sb = stub.CreateSandbox(pb.CreateSandboxRequest(
-        network=pb.NetworkPolicy(allow_domains=[HOST], allow_ports=[HTTPS_PORT])),
+        network=pb.NetworkPolicy(allow_domains=[HOST], allow_ports=[HTTPS_PORT, HTTP_PORT])),
         metadata=meta, timeout=LIMIT_S)
     check(sb.state == "running", "gRPC CreateSandbox -> running (%s)" % sb.state)
     expect_injected(key, sb.id, "grpc-create",
@@ -269,6 +271,45 @@ def check_sandbox_secret_and_rate_limit(key, sid):
     expect_injected(key, sid, "project-scope-again")
 
 
+def check_plaintext(key, sid):
+    """A binding injects into TLS only unless it says "plaintext": true."""
+    plain = "curl -sS --max-time 30 -D - http://%s:%d" % (HOST, HTTP_PORT)
+    path = "/inject/plain-refused"
+    code, out = rest_exec(key, sid, plain + path)
+    check(code == 0 and " 403 " in out and "X-Airlock-Egress-Error: plaintext_refused" in out
+          and SECRET not in out and not upstream_requests(path),
+          "plain HTTP to a TLS-only secret's host: 403 plaintext_refused, nothing upstream (%r)"
+          % out[:300])
+    st, _, body = call("GET", "/v1/audit?sandbox_id=%s&limit=1000" % sid, key=key)
+    check(any(e.get("path") == path and e.get("status") == "PERMISSION_DENIED"
+              for e in body.get("entries", [])), "the refusal is audited")
+    for bindings, field in [
+            ([{"host": HOST, "header": "Authorization", "plaintext": "yes"}],
+             "bindings[0].plaintext"),
+            ([{"host": HOST, "header": "Authorization", "plaintext": True},
+              {"host": "b." + HOST, "header": "Authorization"}], "bindings[1]")]:
+        st, _, body = call("POST", "/v1/secrets", key=key,
+                           body={"name": "bad", "value": "v", "bindings": bindings})
+        check(st == 400 and field in json.dumps(body), "%s refused, 400 naming %s (%s %s)"
+              % (bindings, field, st, body))
+    value = SECRET + "-plain"
+    st, _, body = call("POST", "/v1/secrets", key=key, body={
+        "name": "plain", "value": value, "scope": "sandbox", "sandbox_id": sid,
+        "bindings": [{"host": HOST, "header": "Authorization", "format": "Bearer {secret}",
+                      "plaintext": True}]})
+    check(st == 201 and body.get("bindings", [{}])[0].get("plaintext") is True,
+          "POST /v1/secrets with \"plaintext\": true -> 201, shown (%s %s)" % (st, body))
+    path = "/inject/plain-allowed"
+    code, out = rest_exec(key, sid, "curl -sS --max-time 30 http://%s:%d%s" % (HOST, HTTP_PORT,
+                                                                              path))
+    reqs = upstream_requests(path)
+    check(code == 0 and value not in out and len(reqs) == 1 and
+          ["Authorization", "Bearer " + value] in reqs[0]["headers"],
+          "plaintext allowed: plain HTTP is injected (%s %r)" % (code, out))
+    st, _, _ = call("DELETE", "/v1/secrets/plain?sandbox_id=" + sid, key=key)
+    check(st == 204, "DELETE the plaintext secret -> 204")
+
+
 def check_org_secret(other_id, other_key):
     """An org's secret is injected for a member project without a binding of
     its own for the host."""
@@ -317,6 +358,7 @@ def main():
     check_suspend_resume(key, sid)
     check_live_network_change(key, sid)
     check_sandbox_secret_and_rate_limit(key, sid)
+    check_plaintext(key, sid)
     check_org_secret(other_id, other_key)
     check_vmhost_restart(key, sid)
     check_egress_restart(key, sid)

@@ -133,9 +133,10 @@ static size_t count_in(const char *s, const char *needle)
 
 /* ---- vault ---- */
 
+/* plaintext: also into plain HTTP requests (else TLS only). */
 static void create_secret(const char *project, const char *name, const char *value,
-                          const char *host, uint32_t per_minute, const uint8_t *customer_key,
-                          char *placeholder, size_t placeholder_len)
+                          const char *host, uint32_t per_minute, bool plaintext,
+                          const uint8_t *customer_key, char *placeholder, size_t placeholder_len)
 {
     Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
     char *patterns[] = { (char *)host };
@@ -147,6 +148,7 @@ static void create_secret(const char *project, const char *name, const char *val
     req.host_patterns = patterns;
     req.injection_rule = "Authorization: Bearer {secret}";
     req.rate_limit_per_minute = per_minute;
+    req.allow_plaintext = plaintext;
     if (customer_key) {
         req.customer_key.data = (uint8_t *)customer_key;
         req.customer_key.len = 32;
@@ -184,7 +186,7 @@ static int register_byok_project(void)
         return -1;
     protobuf_c_message_free_unpacked(resp, NULL);
     /* The secret goes in with the key; egress will not have it. */
-    create_secret(BYOK_PROJECT, "byok", lab.byok_secret, BOUND_HOST, 0, key, NULL, 0);
+    create_secret(BYOK_PROJECT, "byok", lab.byok_secret, BOUND_HOST, 0, false, key, NULL, 0);
     return 0;
 }
 
@@ -377,13 +379,25 @@ static void test_ca_survives_update_ca_certificates(void **state)
                          "upstream-ok GET /v1/rebuilt\n", "/v1/rebuilt", HTTPS_PORT));
 }
 
-static void test_http_request_gets_the_secret(void **state)
+/* A secret bound for TLS only (the default) never crosses the network in
+ * clear: plain HTTP to its host is refused with a reason, nothing goes
+ * upstream, and vault audits the refusal. The plaintext-allowed secret's
+ * plain HTTP requests are injected (test_rate_limit_answers_429). */
+static void test_plain_http_is_refused_for_a_tls_only_secret(void **state)
 {
     (void)state;
-    char *req = expect_injected(CURL "-d 'q=1' http://" BOUND_HOST ":" HTTP_PORT "/v1/plain",
-                                "upstream-ok POST /v1/plain\n", "/v1/plain", HTTP_PORT);
-    assert_non_null(strstr(req, "\"body\": \"q=1\""));
-    free(req);
+    char out[4096];
+    assert_int_equal(guest_sh(CURL "-D - -d 'q=1' http://" BOUND_HOST ":" HTTP_PORT "/v1/plain",
+                              out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "HTTP/1.1 403"));
+    assert_non_null(strstr(out, "X-Airlock-Egress-Error: plaintext_refused"));
+    assert_non_null(strstr(out, "TLS connections only"));
+    assert_no_secret(out);
+    assert_int_equal(upstream_requests(&lab.upstream, "/v1/plain", NULL), 0);
+    Airlock__Vault__V1__ListAuditResponse *a = audit(PROJECT);
+    assert_true(audit_count(a, "PERMISSION_DENIED", BOUND_HOST) >= 1);
+    protobuf_c_message_free_unpacked(&a->base, NULL);
 }
 
 static void test_guest_header_is_replaced(void **state)
@@ -842,10 +856,11 @@ static int group_setup(void **state)
     if (test_temp_dir(lab.dir, sizeof(lab.dir), "airlock-credinj") < 0 || netlab_uplink_up() < 0 ||
         upstream_start_lab() < 0 || egress_start() < 0)
         goto fail;
-    create_secret(PROJECT, "main", lab.secret, BOUND_HOST, 0, NULL, lab.placeholder,
+    create_secret(PROJECT, "main", lab.secret, BOUND_HOST, 0, false, NULL, lab.placeholder,
                   sizeof(lab.placeholder));
-    create_secret(PROJECT, "limited", lab.limited_secret, LIMITED_HOST, LIMIT_PER_MINUTE, NULL,
-                  NULL, 0);
+    /* Asked for over plain HTTP (test_rate_limit_answers_429): allowed. */
+    create_secret(PROJECT, "limited", lab.limited_secret, LIMITED_HOST, LIMIT_PER_MINUTE, true,
+                  NULL, NULL, 0);
     if (register_byok_project() < 0)
         goto fail;
     const char *args[] = { "--egress", lab.egress_addr, NULL };
@@ -878,7 +893,7 @@ int main(void)
         cmocka_unit_test(test_guest_trusts_the_sandbox_ca),
         cmocka_unit_test(test_https_request_gets_the_secret),
         cmocka_unit_test(test_ca_survives_update_ca_certificates),
-        cmocka_unit_test(test_http_request_gets_the_secret),
+        cmocka_unit_test(test_plain_http_is_refused_for_a_tls_only_secret),
         cmocka_unit_test(test_guest_header_is_replaced),
         cmocka_unit_test(test_placeholder_is_replaced),
         cmocka_unit_test(test_every_request_on_a_connection),

@@ -67,12 +67,14 @@ static grpc_status_code create_secret(const struct secret_spec *s, char *id, cha
     return create_secret_burst(s, 0, id, details);
 }
 
-/* Status of ResolveInjection; the header value (512 bytes) or details. */
-static grpc_status_code resolve(const char *project, const char *sandbox, const char *host,
-                                const unsigned char *ck, char *out)
+/* Status of ResolveInjection (plaintext: as for a plain HTTP request);
+ * the header value (512 bytes) or details. */
+static grpc_status_code resolve_for(const char *project, const char *sandbox, const char *host,
+                                    const unsigned char *ck, bool plaintext, char *out)
 {
     Airlock__Vault__V1__ResolveInjectionRequest req =
         AIRLOCK__VAULT__V1__RESOLVE_INJECTION_REQUEST__INIT;
+    req.plaintext = plaintext;
     req.project_id = (char *)project;
     req.sandbox_id = (char *)sandbox;
     req.host = (char *)host;
@@ -94,6 +96,12 @@ static grpc_status_code resolve(const char *project, const char *sandbox, const 
         protobuf_c_message_free_unpacked(resp, NULL);
     free(why);
     return st;
+}
+
+static grpc_status_code resolve(const char *project, const char *sandbox, const char *host,
+                                const unsigned char *ck, char *out)
+{
+    return resolve_for(project, sandbox, host, ck, false, out);
 }
 
 static void test_value_never_listed_and_injected(void **state)
@@ -644,6 +652,64 @@ static void test_org_scope(void **state)
     assert_string_equal(summary, "set_project_org/OK inject/OK@api.org.example.com");
 }
 
+/* A secret goes into plain HTTP requests only when it says so; refused
+ * ones are audited and count nothing against the rate limit. */
+static void test_plaintext_only_when_allowed(void **state)
+{
+    (void)state;
+    struct secret_spec tls_only = { "p-plain", NULL, "tls", "sk-tls-only", "tls.example.com",
+                                    NULL, 1, NULL, NULL };
+    char out[512];
+    assert_int_equal(create_secret(&tls_only, NULL, NULL), GRPC_STATUS_OK);
+    assert_int_equal(resolve_for("p-plain", "sb-1", "tls.example.com", NULL, true, out),
+                     GRPC_STATUS_PERMISSION_DENIED);
+    assert_non_null(strstr(out, "TLS connections only"));
+    assert_null(strstr(out, "sk-tls-only"));
+    /* The refusal took no token: the one allowed per minute is still there. */
+    assert_int_equal(resolve_for("p-plain", "sb-1", "tls.example.com", NULL, false, out),
+                     GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer sk-tls-only");
+
+    Airlock__Vault__V1__CreateSecretRequest req = AIRLOCK__VAULT__V1__CREATE_SECRET_REQUEST__INIT;
+    char *patterns[] = { "plain.example.com" };
+    req.project_id = "p-plain";
+    req.name = "plain";
+    req.value.data = (uint8_t *)"sk-plain-ok";
+    req.value.len = strlen("sk-plain-ok");
+    req.n_host_patterns = 1;
+    req.host_patterns = patterns;
+    req.injection_rule = "Authorization: Bearer {secret}";
+    req.allow_plaintext = true;
+    req.actor = "test";
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(fx.ch, M("CreateSecret"), &req.base,
+                               &airlock__vault__v1__secret_metadata__descriptor, &resp, NULL,
+                               10000),
+                     GRPC_STATUS_OK);
+    assert_true(((Airlock__Vault__V1__SecretMetadata *)resp)->allow_plaintext);
+    protobuf_c_message_free_unpacked(resp, NULL);
+    assert_int_equal(resolve_for("p-plain", "sb-1", "plain.example.com", NULL, true, out),
+                     GRPC_STATUS_OK);
+    assert_string_equal(out, "Authorization: Bearer sk-plain-ok");
+
+    /* The refusal is on record. */
+    Airlock__Vault__V1__ListAuditRequest areq = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
+    areq.project_id = "p-plain";
+    areq.limit = 100;
+    assert_int_equal(rpc_unary(fx.ch, M("ListAudit"), &areq.base,
+                               &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
+                               10000),
+                     GRPC_STATUS_OK);
+    Airlock__Vault__V1__ListAuditResponse *a = (void *)resp;
+    size_t denied = 0;
+    for (size_t i = 0; i < a->n_entries; i++)
+        denied += strcmp(a->entries[i]->action, "inject") == 0 &&
+                  strcmp(a->entries[i]->status, "PERMISSION_DENIED") == 0 &&
+                  strcmp(a->entries[i]->host, "tls.example.com") == 0;
+    assert_int_equal(denied, 1);
+    protobuf_c_message_free_unpacked(resp, NULL);
+}
+
 int main(void)
 {
     int rc = vault_fixture_start(&fx);
@@ -660,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_byok),
         cmocka_unit_test(test_byok_unlock),
         cmocka_unit_test(test_org_scope),
+        cmocka_unit_test(test_plaintext_only_when_allowed),
         cmocka_unit_test(test_audit_log),
         cmocka_unit_test(test_bad_input),
     };
