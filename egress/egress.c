@@ -2,47 +2,15 @@
 #include "egress_internal.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "host_addrs.h"
 #include "log.h"
-#include "netns.h"
 #include "random_id.h"
-
-struct host_addr_scan {
-    uint32_t *addrs;
-    size_t n;
-    char err[256];
-};
-
-/* Runs inside the uplink namespace: getifaddrs asks the thread's own. */
-static int scan_host_addrs(void *arg)
-{
-    struct host_addr_scan *scan = arg;
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) < 0) {
-        snprintf(scan->err, sizeof(scan->err), "getifaddrs failed");
-        return -1;
-    }
-    size_t max = 0;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
-        max++;
-    scan->addrs = calloc(max ? max : 1, sizeof(*scan->addrs));
-    if (!scan->addrs) {
-        freeifaddrs(ifs);
-        snprintf(scan->err, sizeof(scan->err), "out of memory");
-        return -1;
-    }
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
-            scan->addrs[scan->n++] = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
-    freeifaddrs(ifs);
-    return 0;
-}
 
 struct egress *egress_new(const struct egress_config *cfg, char *err, size_t errlen)
 {
@@ -80,20 +48,20 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
         eg->cfg.connect_timeout_ms = 10000;
     if (eg->cfg.dns_timeout_ms <= 0)
         eg->cfg.dns_timeout_ms = 2000;
+    if (eg->cfg.max_conns_per_sandbox == 0)
+        eg->cfg.max_conns_per_sandbox = 256;
+    if (eg->cfg.max_pending_per_sandbox == 0)
+        eg->cfg.max_pending_per_sandbox = 32;
+    if (eg->cfg.idle_timeout_ms <= 0)
+        eg->cfg.idle_timeout_ms = 600000;
     pthread_mutex_init(&eg->lock, NULL);
 
-    struct host_addr_scan scan = { 0 };
-    if (netns_run(eg->cfg.uplink_netns, scan_host_addrs, &scan, err, errlen) < 0) {
-        if (scan.err[0])
-            snprintf(err, errlen, "%s", scan.err);
-        free(scan.addrs);
+    if (!(eg->host_addrs = host_addrs_start(eg->cfg.uplink_netns, err, errlen))) {
         pthread_mutex_destroy(&eg->lock);
         free(eg->protected_cidrs);
         free(eg);
         return NULL;
     }
-    eg->host_addrs = scan.addrs;
-    eg->n_host_addrs = scan.n;
     if (cfg->vault_addr && !(eg->injector = egress_injector_new(cfg, err, errlen))) {
         egress_free(eg);
         return NULL;
@@ -112,7 +80,7 @@ void egress_free(struct egress *eg)
     }
     pthread_mutex_destroy(&eg->lock);
     egress_injector_free(eg->injector);
-    free(eg->host_addrs);
+    host_addrs_stop(eg->host_addrs);
     free(eg->protected_cidrs);
     free(eg);
 }
@@ -131,9 +99,8 @@ const char *egress_address_protection(const struct egress *eg, uint32_t addr)
 {
     if (addr_is_never_reachable(addr)) /* loopback first: it is a host address too */
         return "protected_range";
-    for (size_t i = 0; i < eg->n_host_addrs; i++)
-        if (eg->host_addrs[i] == addr)
-            return "host_address";
+    if (host_addrs_contains(eg->host_addrs, addr))
+        return "host_address";
     for (size_t i = 0; i < eg->cfg.n_protected_cidrs; i++)
         if (cidr_contains(&eg->protected_cidrs[i], addr))
             return "protected_range";
@@ -280,9 +247,13 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
     struct egress_policy *old = sb->policy;
     sb->policy = policy;
     pthread_mutex_unlock(&sb->lock);
+    /* Open connections the new policy denies end now (kept-alive ones
+     * would otherwise keep reaching what is no longer allowed). Under
+     * eg->lock, so the sandbox cannot be detached meanwhile. */
+    unsigned closed = egress_sandbox_recheck(sb, policy);
     pthread_mutex_unlock(&eg->lock);
     egress_policy_put(old);
-    log_info("policy changed", "sandbox=%s", sandbox_id);
+    log_info("policy changed", "sandbox=%s connections_closed=%u", sandbox_id, closed);
     return EGRESS_OK;
 }
 

@@ -23,6 +23,14 @@ struct egress_config {
     int sniff_timeout_ms;       /* 0 = 5000: wait for SNI/Host */
     int connect_timeout_ms;     /* 0 = 10000 */
     int dns_timeout_ms;         /* 0 = 2000 */
+    /* One sandbox's share, so a flood from one guest cannot take the
+     * descriptors and threads every other sandbox needs: connections open
+     * at once (0 = 256), of them still being decided (reading the first
+     * bytes, dialling; 0 = 32). Over either, a new connection is reset and
+     * logged (too_many_connections / too_many_pending). */
+    unsigned max_conns_per_sandbox;
+    unsigned max_pending_per_sandbox;
+    int idle_timeout_ms;        /* 0 = 600000: a connection silent both ways this long ends */
     /* Credential injection (intercept.h): vault's gRPC address, NULL =
      * none. The CA bundle upstream certificates are verified against, NULL
      * = the system's. Where sandbox CAs are saved for a restart, NULL =

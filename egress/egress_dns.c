@@ -120,10 +120,11 @@ static size_t answer_a(struct egress_sandbox *sb, const struct egress_policy *p,
         dns_log(sb, q->name, ans.addrs[0], false, dropped_reason);
         return dns_build_answer(query, q, DNS_RCODE_REFUSED, NULL, 0, 0, out, outlen);
     }
-    for (size_t i = 0; i < n_keep; i++)
-        pins_add(sb->pins, q->name, keep[i]);
-    dns_log(sb, q->name, keep[0], true, "allowed_name");
     uint32_t ttl = ans.ttl < DNS_MAX_TTL ? ans.ttl : DNS_MAX_TTL;
+    int64_t now = clock_monotonic_ms();
+    for (size_t i = 0; i < n_keep; i++)
+        pins_add(sb->pins, q->name, keep[i], ttl, now);
+    dns_log(sb, q->name, keep[0], true, "allowed_name");
     return dns_build_answer(query, q, DNS_RCODE_NOERROR, keep, n_keep, ttl, out, outlen);
 }
 

@@ -20,8 +20,7 @@ struct egress_sandbox;
 struct egress {
     struct egress_config cfg;         /* timeouts resolved; uplink_netns points below */
     char uplink_netns[PATH_MAX];
-    uint32_t *host_addrs;             /* the uplink namespace's own IPv4 addresses */
-    size_t n_host_addrs;
+    struct host_addrs *host_addrs;    /* the uplink namespace's own, followed live */
     struct cidr *protected_cidrs;     /* a copy of egress_config's */
     pthread_mutex_t lock;             /* sandboxes */
     struct egress_sandbox *sandboxes;
@@ -34,6 +33,13 @@ struct egress_conn {
     struct egress_sandbox *sb;
     int client_fd;
     int upstream_fd;                  /* -1 until dialled; set under sb->lock */
+    /* Once allowed (under sb->lock): what was decided, for a policy
+     * change to decide again (target.name points at name). */
+    bool allowed;
+    struct egress_target target;
+    char name[NAME_MAX_LEN + 1];
+    bool closed_by_policy;            /* ended by egress_sandbox_recheck */
+    bool pending;                     /* counted in sb->n_pending */
     struct egress_conn *next;
 };
 
@@ -44,6 +50,9 @@ struct egress_sandbox {
     pthread_cond_t conns_gone;
     struct egress_policy *policy;
     struct egress_conn *conns;
+    unsigned n_conns;                 /* in conns */
+    unsigned n_pending;               /* of them not decided yet */
+    uint64_t refused_over_share;      /* connections refused for the caps */
     bool stopping;
     struct pin_table *pins;
     struct conn_log *log;
@@ -82,6 +91,10 @@ int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout
 
 /* Makes the close of fd a reset (SO_LINGER 0). */
 void egress_reset(int fd);
+
+/* Decides every allowed connection again under policy (a policy change):
+ * those it no longer allows are shut down. Returns how many. */
+unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_policy *policy);
 
 /* Stops the loop, closes the listeners, ends every connection, frees. */
 void egress_sandbox_stop(struct egress_sandbox *sb);

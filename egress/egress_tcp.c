@@ -142,13 +142,15 @@ static int pipe_step(struct pipe_dir *d, short from_revents, short to_revents)
 }
 
 /* Copies both ways until both sides have finished sending, one fails, or
- * egress detaches the sandbox (which shuts both sockets down). With follow,
+ * egress detaches the sandbox (which shuts both sockets down), or nothing
+ * moved either way for idle_timeout_ms (*idle). With follow,
  * first_ready of the first bytes were checked already and the rest is held.
  * PIPE_REFUSED when the follower refused a later request. */
 static int splice_both(int client, int upstream, uint8_t *first, size_t first_len,
-                       size_t first_ready, struct http_follow *follow, uint64_t *sent,
-                       uint64_t *received)
+                       size_t first_ready, struct http_follow *follow, int idle_timeout_ms,
+                       uint64_t *sent, uint64_t *received, bool *idle)
 {
+    *idle = false;
     uint8_t *up_buf = malloc(SPLICE_BUF), *down_buf = malloc(SPLICE_BUF);
     struct pipe_dir up = { .from = client, .to = upstream, .buf = up_buf, .follow = follow };
     struct pipe_dir down = { .from = upstream, .to = client, .buf = down_buf, .follow = follow,
@@ -168,9 +170,11 @@ static int splice_both(int client, int upstream, uint8_t *first, size_t first_le
             { .fd = upstream, .events = (short)((down.len == 0 && !down.eof ? POLLIN : 0) |
                                                 (up.len > 0 ? POLLOUT : 0)) },
         };
-        if (poll(pfd, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int ready = poll(pfd, 2, idle_timeout_ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) {
+            *idle = ready == 0; /* silent both ways for the idle timeout */
             break;
         }
         if ((rc = pipe_step(&up, pfd[0].revents, pfd[1].revents)) < 0 ||
@@ -196,6 +200,17 @@ void egress_reset(int fd)
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 }
 
+/* The connection is decided: it no longer counts against the sandbox's
+ * pending share. */
+static void conn_decided(struct egress_conn *c)
+{
+    pthread_mutex_lock(&c->sb->lock);
+    if (c->pending)
+        c->sb->n_pending--;
+    c->pending = false;
+    pthread_mutex_unlock(&c->sb->lock);
+}
+
 static void conn_release(struct egress_conn *c)
 {
     struct egress_sandbox *sb = c->sb;
@@ -204,6 +219,9 @@ static void conn_release(struct egress_conn *c)
     while (*pp != c)
         pp = &(*pp)->next;
     *pp = c->next;
+    sb->n_conns--;
+    if (c->pending)
+        sb->n_pending--;
     if (!sb->conns)
         pthread_cond_broadcast(&sb->conns_gone);
     pthread_mutex_unlock(&sb->lock);
@@ -230,7 +248,7 @@ static bool check_request(void *ctx, const char *name)
     struct egress_target t = rc->t;
     t.name_known = true;
     t.name = name;
-    t.name_pinned = name && pins_match(rc->sb->pins, name, t.addr);
+    t.name_pinned = name && pins_match(rc->sb->pins, name, t.addr, clock_monotonic_ms());
     struct egress_decision d = egress_policy_check_connection(rc->p, &t);
     if (d.verdict == EGRESS_ALLOW)
         return true;
@@ -241,14 +259,22 @@ static bool check_request(void *ctx, const char *name)
 
 /* Plaintext HTTP is followed request by request: the requests already in
  * the first bytes are checked before anything is dialled. *ready of them
- * may go; the rest begin a head. On refusal *d and name say why. */
+ * may go; the rest begin a head. On refusal *d and name say why. A
+ * connection allowed by its HTTP Host (http_named) must be HTTP the
+ * follower parses strictly: one it cannot follow would pass its later
+ * requests unchecked. */
 static struct http_follow *follow_http(struct request_check *rc, const uint8_t *first,
-                                       size_t first_len, size_t *ready,
+                                       size_t first_len, bool http_named, size_t *ready,
                                        struct egress_decision *d, char *name)
 {
     *ready = first_len;
-    if (first_len == 0 || first[0] == 0x16 || !sniff_http_is_request(first, first_len))
+    if (first_len == 0 || first[0] == 0x16)
         return NULL;
+    if (!sniff_http_is_request(first, first_len)) {
+        if (http_named)
+            *d = (struct egress_decision){ EGRESS_DENY, "malformed_request" };
+        return NULL;
+    }
     struct http_follow *f = http_follow_new(check_request, rc);
     enum http_follow_result r = f ? http_follow_feed(f, first, first_len, ready)
                                   : HTTP_FOLLOW_MALFORMED;
@@ -260,6 +286,14 @@ static struct http_follow *follow_http(struct request_check *rc, const uint8_t *
         snprintf(name, NAME_MAX_LEN + 1, "%s", rc->name);
     http_follow_free(f);
     return NULL;
+}
+
+static bool closed_by_policy(struct egress_conn *c)
+{
+    pthread_mutex_lock(&c->sb->lock);
+    bool closed = c->closed_by_policy;
+    pthread_mutex_unlock(&c->sb->lock);
+    return closed;
 }
 
 static void *conn_thread(void *arg)
@@ -288,19 +322,22 @@ static void *conn_thread(void *arg)
     };
     t.protected_reason = egress_address_protection(sb->eg, t.addr);
     struct egress_decision d = egress_policy_check_connection(p, &t);
+    bool http_named = false;
     if (d.verdict == EGRESS_NEED_NAME) {
         enum sniff_result r = read_first_bytes(c, cfg->sniff_timeout_ms, first, &first_len, name);
         t.name_known = true;
+        http_named = r == SNIFF_FOUND && first[0] != 0x16;
         if (r == SNIFF_FOUND) {
             t.name = name;
-            t.name_pinned = pins_match(sb->pins, name, t.addr);
+            t.name_pinned = pins_match(sb->pins, name, t.addr, clock_monotonic_ms());
         }
         d = r == SNIFF_MALFORMED ? (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" }
                                  : egress_policy_check_connection(p, &t);
     }
+    conn_decided(c);
     struct request_check rc = { .sb = sb, .p = p, .t = t };
     if (d.verdict == EGRESS_ALLOW)
-        follow = follow_http(&rc, first, first_len, &first_ready, &d, name);
+        follow = follow_http(&rc, first, first_len, http_named, &first_ready, &d, name);
     e.addr = t.addr;
     e.port = t.port;
     e.allowed = d.verdict == EGRESS_ALLOW;
@@ -314,12 +351,28 @@ static void *conn_thread(void *arg)
         egress_reset(c->client_fd);
         goto out;
     }
+    pthread_mutex_lock(&sb->lock);
+    c->allowed = true;
+    c->target = t;
+    snprintf(c->name, sizeof(c->name), "%s", t.name ? t.name : "");
+    c->target.name = NULL; /* c->name, by egress_sandbox_recheck */
+    /* A policy change while this was being decided did not see it: decide
+     * under the new one too. */
+    bool changed_meanwhile = sb->policy != p &&
+                             egress_policy_check_connection(sb->policy, &t).verdict != EGRESS_ALLOW;
+    c->closed_by_policy = changed_meanwhile;
+    pthread_mutex_unlock(&sb->lock);
+    if (changed_meanwhile) {
+        conn_log_finish(sb->log, seq, 0, 0, "policy_changed");
+        egress_reset(c->client_fd);
+        goto out;
+    }
     uint64_t sent = 0, received = 0;
     const char *why = NULL;
     /* A host with a credential binding: egress terminates, injects and
      * forwards itself (intercept.h). */
     if (egress_intercept(c, &t, first, first_len, &sent, &received, &why)) {
-        conn_log_finish(sb->log, seq, sent, received, why);
+        conn_log_finish(sb->log, seq, sent, received, closed_by_policy(c) ? "policy_changed" : why);
         goto out;
     }
     if (egress_dial(c, t.addr, t.port, cfg->connect_timeout_ms) < 0) {
@@ -328,9 +381,12 @@ static void *conn_thread(void *arg)
         egress_reset(c->client_fd);
         goto out;
     }
+    bool idle;
     bool refused = splice_both(c->client_fd, c->upstream_fd, first, first_len, first_ready,
-                               follow, &sent, &received) == PIPE_REFUSED;
-    conn_log_finish(sb->log, seq, sent, received, NULL);
+                               follow, cfg->idle_timeout_ms, &sent, &received,
+                               &idle) == PIPE_REFUSED;
+    conn_log_finish(sb->log, seq, sent, received,
+                    closed_by_policy(c) ? "policy_changed" : idle ? "idle_timeout" : NULL);
     if (refused) {
         /* A later request on the connection: logged on its own, and the
          * connection ends. */
@@ -351,8 +407,40 @@ out:
     return NULL;
 }
 
+/* Over the sandbox's share: reset at once, no thread. Logged in the
+ * sandbox's connection log each time, in egress's own log at the 1st,
+ * 2nd, 4th, 8th, ... refusal (a flood must not flood the log too). */
+static void refuse_over_share(struct egress_sandbox *sb, int client_fd, const char *reason,
+                              uint64_t refusals)
+{
+    struct sockaddr_in dst;
+    socklen_t dl = sizeof(dst);
+    struct conn_entry e = { .protocol = "tcp", .reason = reason };
+    if (getsockopt(client_fd, SOL_IP, SO_ORIGINAL_DST, &dst, &dl) == 0) {
+        e.addr = ntohl(dst.sin_addr.s_addr);
+        e.port = ntohs(dst.sin_port);
+    }
+    conn_log_add(sb->log, &e);
+    if ((refusals & (refusals - 1)) == 0)
+        log_warn("connection refused: the sandbox holds its share", "sandbox=%s reason=%s "
+                 "refused=%llu", sb->id, reason, (unsigned long long)refusals);
+    egress_reset(client_fd);
+    close(client_fd);
+}
+
 void egress_tcp_accept(struct egress_sandbox *sb, int client_fd)
 {
+    const struct egress_config *cfg = &sb->eg->cfg;
+    pthread_mutex_lock(&sb->lock);
+    const char *over = sb->n_conns >= cfg->max_conns_per_sandbox       ? "too_many_connections"
+                       : sb->n_pending >= cfg->max_pending_per_sandbox ? "too_many_pending"
+                                                                       : NULL;
+    uint64_t refusals = over ? ++sb->refused_over_share : 0;
+    pthread_mutex_unlock(&sb->lock);
+    if (over) {
+        refuse_over_share(sb, client_fd, over, refusals);
+        return;
+    }
     struct egress_conn *c = calloc(1, sizeof(*c));
     if (!c) {
         close(client_fd);
@@ -361,9 +449,12 @@ void egress_tcp_accept(struct egress_sandbox *sb, int client_fd)
     c->sb = sb;
     c->client_fd = client_fd;
     c->upstream_fd = -1;
+    c->pending = true;
     pthread_mutex_lock(&sb->lock);
     c->next = sb->conns;
     sb->conns = c;
+    sb->n_conns++;
+    sb->n_pending++;
     pthread_mutex_unlock(&sb->lock);
 
     pthread_attr_t attr;

@@ -147,21 +147,6 @@ static void answer(struct session *s, int status, const char *reason, const char
     s->st->failure = code;
 }
 
-/* "host[:port]" of an absolute-form target ("https://host:443/x?y"), or
- * NULL for origin-form ("/x?y") and the rest. */
-static const char *absolute_authority(const char *t, size_t len, size_t *alen)
-{
-    size_t skip = len > 7 && strncasecmp(t, "http://", 7) == 0    ? 7
-                  : len > 8 && strncasecmp(t, "https://", 8) == 0 ? 8
-                                                                   : 0;
-    if (!skip)
-        return NULL;
-    *alen = 0;
-    while (skip + *alen < len && !strchr("/?#", t[skip + *alen]))
-        (*alen)++;
-    return t + skip;
-}
-
 /* Every request must name the connection's host, once, in Host and in an
  * absolute-form target: the credential belongs to that host only. */
 static bool names_connection_host(const uint8_t *buf, const struct http_head *h, const char *name)
@@ -174,9 +159,12 @@ static bool names_connection_host(const uint8_t *buf, const struct http_head *h,
     if (sniff_authority_host((const char *)buf + v.off, v.len, host) < 0 ||
         strcmp(host, name) != 0)
         return false;
-    size_t alen = 0;
-    const char *auth = absolute_authority((const char *)buf + h->target.off, h->target.len, &alen);
-    return !auth || (sniff_authority_host(auth, alen, host) == 0 && strcmp(host, name) == 0);
+    const char *auth;
+    size_t alen;
+    int form = sniff_target_authority((const char *)buf + h->target.off, h->target.len, &auth,
+                                      &alen);
+    return form == 0 ||
+           (form == 1 && sniff_authority_host(auth, alen, host) == 0 && strcmp(host, name) == 0);
 }
 
 /* Headers egress does not pass on: the 100-continue it answers itself, and
@@ -264,7 +252,8 @@ static uint8_t *rewrite_head(const uint8_t *buf, const struct http_head *h,
         o += hd->name.len;
         memcpy(out + o, ": ", 2);
         o += 2;
-        o += put_value(out + o, buf + hd->value.off, hd->value.len, holes ? inj : NULL);
+        bool bound = holes && http_span_equals(buf, hd->name, inj->header_name);
+        o += put_value(out + o, buf + hd->value.off, hd->value.len, bound ? inj : NULL);
         memcpy(out + o, "\r\n", 2);
         o += 2;
     }

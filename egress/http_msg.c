@@ -230,12 +230,31 @@ static int body_from_headers(const uint8_t *buf, const struct http_head *h,
     return 0;
 }
 
+/* Methods whose body has no defined meaning (RFC 9110 9.3): many servers
+ * ignore one and read the next request from where the body starts, so a
+ * body there is where a hidden request would go. */
+static bool body_has_no_meaning(const uint8_t *buf, const struct http_head *h)
+{
+    static const char *const methods[] = { "GET", "HEAD", "DELETE", "OPTIONS", "TRACE" };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(*methods); i++)
+        if (h->method.len == strlen(methods[i]) &&
+            memcmp(buf + h->method.off, methods[i], h->method.len) == 0)
+            return true;
+    return false;
+}
+
 int http_request_body(const uint8_t *buf, const struct http_head *h, struct http_body *b)
 {
     /* HTTP/1.0 has no transfer codings: a server might ignore it. */
     if (h->minor == 0 && http_find_header(buf, h, "transfer-encoding", 0) >= 0)
         return -1;
-    return body_from_headers(buf, h, HTTP_BODY_NONE, b);
+    if (body_from_headers(buf, h, HTTP_BODY_NONE, b) < 0)
+        return -1;
+    /* "Content-Length: 0" frames nothing either way. */
+    if (body_has_no_meaning(buf, h) && b->kind != HTTP_BODY_NONE &&
+        !(b->kind == HTTP_BODY_LENGTH && b->length == 0))
+        return -1;
+    return 0;
 }
 
 int http_response_body(const uint8_t *buf, const struct http_head *h, bool head_request,

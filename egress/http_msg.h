@@ -69,7 +69,8 @@ struct http_body {
 };
 
 /* -1 when the framing is ambiguous or not supported (the request is
- * refused with 400). */
+ * refused with 400), and for a body on GET, HEAD, DELETE, OPTIONS or TRACE,
+ * which an upstream may ignore and so read as the next request. */
 int http_request_body(const uint8_t *buf, const struct http_head *h, struct http_body *b);
 /* head_request: the request was HEAD (no body whatever the headers say).
  * -1 when the framing is ambiguous. */

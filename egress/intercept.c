@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "cidr.h"
@@ -174,6 +176,11 @@ bool egress_intercept(struct egress_conn *c, const struct egress_target *t, cons
             return true;
         }
     }
+    /* A guest silent for the idle timeout (between requests, or mid-way
+     * through one) ends the connection: the read fails, the loop ends. */
+    int idle = sb->eg->cfg.idle_timeout_ms;
+    struct timeval tv = { .tv_sec = idle / 1000, .tv_usec = (idle % 1000) * 1000 };
+    setsockopt(c->client_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     struct http_inject_env env = { .sandbox_id = sb->id, .name = t->name, .ctx = &ic,
                                    .connect = connect_upstream,
                                    .disconnect = disconnect_upstream, .resolve = resolve };

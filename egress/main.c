@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "egress.h"
 #include "internal_token.h"
@@ -36,7 +37,10 @@ static void usage(FILE *out)
             "  --protect-cidr CIDR   a range no sandbox policy can open (repeatable; the\n"
             "                        cluster's pod, service and node networks). Always\n"
             "                        protected: this node's addresses, 0/8, 127/8,\n"
-            "                        169.254/16\n",
+            "                        169.254/16\n"
+            "  --max-connections N   connections one sandbox may hold open (default 256)\n"
+            "  --max-pending N       of them still being decided (default 32)\n"
+            "  --idle-timeout-s N    a connection silent both ways this long ends (600)\n",
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -74,6 +78,9 @@ int main(int argc, char **argv)
         { "state-dir", required_argument, NULL, 's' },
         { "internal-token-file", required_argument, NULL, 'T' },
         { "protect-cidr", required_argument, NULL, 'p' },
+        { "max-connections", required_argument, NULL, 'C' },
+        { "max-pending", required_argument, NULL, 'P' },
+        { "idle-timeout-s", required_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -113,6 +120,25 @@ int main(int argc, char **argv)
             }
             cfg.n_protected_cidrs++;
             break;
+        case 'C':
+        case 'P':
+        case 'I': {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || v == 0 || v > 1000000) {
+                fprintf(stderr, "airlock-egress: --%s: %s: not a number from 1 to 1000000\n",
+                        c == 'C' ? "max-connections" : c == 'P' ? "max-pending" : "idle-timeout-s",
+                        optarg);
+                return 2;
+            }
+            if (c == 'C')
+                cfg.max_conns_per_sandbox = (unsigned)v;
+            else if (c == 'P')
+                cfg.max_pending_per_sandbox = (unsigned)v;
+            else
+                cfg.idle_timeout_ms = (int)v * 1000;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -122,6 +148,13 @@ int main(int argc, char **argv)
         return 2;
     }
     log_init("egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
+    /* Every connection holds descriptors: take all the kernel allows us
+     * (the per-sandbox caps keep one sandbox from using them all). */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     signal(SIGPIPE, SIG_IGN);
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);

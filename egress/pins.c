@@ -9,6 +9,7 @@
 
 struct pin {
     uint32_t addr;
+    int64_t expires_ms;
     char name[NAME_MAX_LEN + 1];
 };
 
@@ -44,29 +45,35 @@ void pins_free(struct pin_table *t)
     free(t);
 }
 
-static bool pins_find_locked(struct pin_table *t, const char *name, uint32_t addr)
+/* The pin of (name, addr), expired or not; NULL when there is none. */
+static struct pin *pins_find_locked(struct pin_table *t, const char *name, uint32_t addr)
 {
     for (size_t i = 0; i < t->used; i++)
         if (t->pins[i].addr == addr && strcmp(t->pins[i].name, name) == 0)
-            return true;
-    return false;
+            return &t->pins[i];
+    return NULL;
 }
 
-void pins_add(struct pin_table *t, const char *name, uint32_t addr)
+void pins_add(struct pin_table *t, const char *name, uint32_t addr, uint32_t ttl_s,
+              int64_t now_ms)
 {
     pthread_mutex_lock(&t->lock);
-    if (!pins_find_locked(t, name, addr)) {
+    struct pin *p = pins_find_locked(t, name, addr);
+    if (!p) {
         size_t slot = t->used < t->capacity ? t->used++ : t->next++ % t->capacity;
-        t->pins[slot].addr = addr;
-        snprintf(t->pins[slot].name, sizeof(t->pins[slot].name), "%s", name);
+        p = &t->pins[slot];
+        p->addr = addr;
+        snprintf(p->name, sizeof(p->name), "%s", name);
     }
+    p->expires_ms = now_ms + ((int64_t)ttl_s + PINS_GRACE_S) * 1000;
     pthread_mutex_unlock(&t->lock);
 }
 
-bool pins_match(struct pin_table *t, const char *name, uint32_t addr)
+bool pins_match(struct pin_table *t, const char *name, uint32_t addr, int64_t now_ms)
 {
     pthread_mutex_lock(&t->lock);
-    bool found = pins_find_locked(t, name, addr);
+    const struct pin *p = pins_find_locked(t, name, addr);
+    bool found = p && now_ms < p->expires_ms;
     pthread_mutex_unlock(&t->lock);
     return found;
 }

@@ -184,6 +184,41 @@ static bool is_field_line(const uint8_t *line, size_t len)
     return i > 0 && i < len && line[i] == ':';
 }
 
+static bool is_ascii_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+int sniff_target_authority(const char *t, size_t len, const char **auth, size_t *alen)
+{
+    /* Only visible ASCII, as http_msg's request line takes: a server
+     * decoding other bytes its own way could see another target. */
+    for (size_t k = 0; k < len; k++)
+        if ((unsigned char)t[k] <= 0x20 || (unsigned char)t[k] >= 0x7f)
+            return -1;
+    if (len > 0 && t[0] == '/')
+        return 0;
+    if (len == 1 && t[0] == '*')
+        return 0;
+    /* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986) */
+    size_t i = 0;
+    while (i < len && (is_ascii_alpha(t[i]) ||
+                       (i > 0 && ((t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' ||
+                                   t[i] == '.'))))
+        i++;
+    if (i == 0 || len - i < 3 || memcmp(t + i, "://", 3) != 0)
+        return -1;
+    i += 3;
+    size_t start = i;
+    while (i < len && t[i] != '/' && t[i] != '?' && t[i] != '#')
+        i++;
+    if (i == start)
+        return -1;
+    *auth = t + start;
+    *alen = i - start;
+    return 1;
+}
+
 enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
 {
     /* Request line: METHOD SP target SP HTTP/1.x — anything else is not
@@ -239,15 +274,15 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name)
         }
         line = eol + 2;
     }
-    /* An absolute-form target ("GET http://x/ HTTP/1.1") must name the
-     * same host as Host, or the two could point different ways. */
-    size_t tl = (size_t)(target_end - target);
-    if (tl > 7 && strncasecmp((const char *)target, "http://", 7) == 0) {
-        const char *auth = (const char *)target + 7;
-        size_t al = tl - 7;
-        const char *slash = memchr(auth, '/', al);
-        if (slash)
-            al = (size_t)(slash - auth);
+    /* An absolute-form target ("GET http://x/ HTTP/1.1", any scheme) must
+     * name the same host as Host, or the two could point different ways. */
+    const char *auth;
+    size_t al;
+    int form = sniff_target_authority((const char *)target, (size_t)(target_end - target), &auth,
+                                      &al);
+    if (form < 0)
+        return SNIFF_MALFORMED;
+    if (form == 1) {
         char target_host[NAME_MAX_LEN + 1];
         if (!have_host || sniff_authority_host(auth, al, target_host) < 0 ||
             strcmp(target_host, name) != 0)

@@ -35,6 +35,14 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name);
  * literals are refused too). */
 int sniff_authority_host(const char *s, size_t len, char *name);
 
+/* A request target's form. Origin ("/x?y") and asterisk ("*") name no
+ * host: 0. Absolute form with any scheme, any case ("http://h/",
+ * "HTTPS://h:443/x", "ws://h"): 1, *auth and *alen its authority (up to the
+ * first '/', '?' or '#'). Anything else -- authority form, "http:h",
+ * an empty authority -- is a target a server might read as a host egress
+ * did not see: -1. */
+int sniff_target_authority(const char *t, size_t len, const char **auth, size_t *alen);
+
 /* True when buf starts with a complete HTTP/1.x request line
  * ("METHOD target HTTP/1.x" CRLF): plaintext HTTP, which egress follows
  * request by request (http_follow.h). */

@@ -23,6 +23,12 @@ EGRESS="$BUILD_DIR/egress/airlock-egress"
 # The resolver egress asks for allowed names: the host's first IPv4
 # nameserver (egress speaks to its resolver over IPv4).
 UPSTREAM_DNS=${AIRLOCK_UPSTREAM_DNS:-$(awk '$1 == "nameserver" && $2 ~ /^[0-9.]+$/ { print $2; exit }' /etc/resolv.conf)}
+# Ranges no sandbox policy can open (egress --protect-cidr), as the chart's
+# node.protectCidrs: every private and shared range, so a sandbox reaches
+# neither this machine's LAN nor its provider's. The node's own addresses,
+# loopback and 169.254/16 (cloud metadata) are protected always. Opt out
+# explicitly: AIRLOCK_PROTECT_CIDRS="" (or name the ranges to keep).
+PROTECT_CIDRS=${AIRLOCK_PROTECT_CIDRS-10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10}
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 VAULT="$BUILD_DIR/vault/airlock-vault"
@@ -120,11 +126,16 @@ if ! running egress; then
     # --vault: credentials for hosts bound to a secret (the vault starts
     # later; gRPC connects on first use). --state-dir keeps each sandbox's
     # CA across egress restarts, so guests keep trusting it.
+    PROTECT_ARGS=""
+    for cidr in $PROTECT_CIDRS; do
+        PROTECT_ARGS="$PROTECT_ARGS --protect-cidr $cidr"
+    done
+    # shellcheck disable=SC2086 # one word per flag and range
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
         --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
-        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE"
+        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
-    echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, log: $DATA_DIR/egress.log"
+    echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $DATA_DIR/egress.log"
 fi
 
 # ---- vmhost ----

@@ -27,16 +27,21 @@
  * otherwise drop silently (no forwarding here): only TCP and UDP/53 pass.
  * Those are redirected to egress's listeners; the input chain accepts only
  * what was redirected (ct status dnat), so a guest dialling the listener
- * ports directly is dropped as well. */
+ * ports directly is dropped as well. The TAP carries the guest's own
+ * address only: a packet from any other source (spoofed) is dropped first.
+ * (Tests' veth stand-ins are not the TAP and keep their own addresses.) */
 static const char nft_ruleset_fmt[] =
     "table inet " NFT_TABLE " {\n"
     "  counter dropped_udp { }\n"
     "  counter dropped_icmp { }\n"
     "  counter dropped_ipv6 { }\n"
     "  counter dropped_other { }\n"
+    "  counter dropped_spoofed { }\n"
     "  chain guard {\n"
     "    type filter hook prerouting priority raw; policy accept;\n"
     "    iifname \"lo\" accept\n"
+    "    iifname \"" SANDBOX_NET_TAP_NAME "\" meta nfproto ipv4 ip saddr != " SANDBOX_NET_GUEST_ADDR
+    " counter name \"dropped_spoofed\" drop\n"
     "    meta nfproto ipv6 counter name \"dropped_ipv6\" drop\n"
     "    meta l4proto tcp accept\n"
     "    udp dport 53 accept\n"
@@ -342,6 +347,8 @@ static int counters_parse(const char *json_text, struct sandbox_net_counters *ou
             out->dropped_ipv6 = packets;
         else if (strcmp(name, "dropped_other") == 0)
             out->dropped_other = packets;
+        else if (strcmp(name, "dropped_spoofed") == 0)
+            out->dropped_spoofed = packets;
     }
     json_decref(root);
     return 0;

@@ -18,6 +18,7 @@ struct sandbox_net_counters {
     uint64_t dropped_icmp;
     uint64_t dropped_ipv6;
     uint64_t dropped_other; /* other protocols, unredirected packets, forwarding */
+    uint64_t dropped_spoofed; /* from the TAP with a source other than the guest's */
 };
 
 /* Builds the namespace, the TAP and the rules. On failure nothing is left. */

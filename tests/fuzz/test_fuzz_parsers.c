@@ -266,12 +266,22 @@ static void test_http_messages_mean_what_they_say(void **state)
         "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
         "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
         "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        /* a body where the method gives it no meaning: an upstream that
+         * ignores it reads the next request from where it starts */
+        "GET / HTTP/1.1\r\nContent-Length: 44\r\n\r\n",
+        "HEAD / HTTP/1.1\r\nContent-Length: 1\r\n\r\n",
+        "DELETE / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+        "TRACE / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
     };
     for (size_t i = 0; i < sizeof(ambiguous) / sizeof(*ambiguous); i++)
         if (framing_of(ambiguous[i], &b) != -1)
             fail_msg("framing accepted: %s", ambiguous[i]);
     assert_int_equal(framing_of("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &b), 0);
     assert_int_equal(b.kind, HTTP_BODY_LENGTH);
+    /* "Content-Length: 0" frames nothing, whatever the method. */
+    assert_int_equal(framing_of("GET / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &b), 0);
+    assert_int_equal(framing_of("DELETE /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &b), 0);
     /* Broken chunk framing: no size, size too large, data not ended by CRLF. */
     const char *bad_chunks[] = { "\r\n", "x\r\n", "1234567890123456\r\n", "3\r\nabcX",
                                  "3 \r\nabc\r\n" };
@@ -287,6 +297,64 @@ static void test_http_messages_mean_what_they_say(void **state)
     const char *close = "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n";
     assert_int_equal(parse_text(close, &h), HTTP_COMPLETE);
     assert_false(http_keep_alive((const uint8_t *)close, &h));
+}
+
+/* sniff_http_host on a whole head given as text. */
+static enum sniff_result sniff_text(const char *text, char *name)
+{
+    return sniff_http_host((const uint8_t *)text, strlen(text), name);
+}
+
+static void test_request_targets(void **state)
+{
+    (void)state;
+    const char *auth;
+    size_t alen;
+    struct {
+        const char *target;
+        int form;
+        const char *authority;
+    } cases[] = {
+        { "/x?y", 0, NULL },
+        { "*", 0, NULL },
+        { "http://a.test/x", 1, "a.test" },
+        { "HTTPS://a.test:443/x", 1, "a.test:443" },
+        { "ws://a.test", 1, "a.test" },
+        { "WsS://a.test?q", 1, "a.test" },
+        { "git+ssh://a.test#f", 1, "a.test" },
+        { "a.test:80", -1, NULL },   /* authority form: CONNECT's */
+        { "http:a.test/", -1, NULL },
+        { "http:///x", -1, NULL },
+        { "1http://a.test/", -1, NULL },
+        { "/\xc3\xa9", -1, NULL },  /* not ASCII */
+        { "/a\x7f", -1, NULL },
+        { "", -1, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        int form = sniff_target_authority(cases[i].target, strlen(cases[i].target), &auth, &alen);
+        if (form != cases[i].form)
+            fail_msg("%s: form %d, expected %d", cases[i].target, form, cases[i].form);
+        if (cases[i].authority) {
+            assert_int_equal(alen, strlen(cases[i].authority));
+            assert_memory_equal(auth, cases[i].authority, alen);
+        }
+    }
+    /* An absolute target of any scheme must name the Host. */
+    char name[NAME_MAX_LEN + 1];
+    const char *refused[] = {
+        "GET https://denied.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+        "GET WS://denied.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+        "GET hTTp://denied.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+        "GET denied.test:80 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+        "GET /\xc3\xa9 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
+        if (sniff_text(refused[i], name) != SNIFF_MALFORMED)
+            fail_msg("sniff accepted: %s", refused[i]);
+    assert_int_equal(
+        sniff_text("GET https://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n", name),
+        SNIFF_FOUND);
+    assert_string_equal(name, "allowed.test");
 }
 
 static void test_every_truncation(void **state)
@@ -359,6 +427,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_means_what_it_says),
         cmocka_unit_test(test_http_messages_mean_what_they_say),
+        cmocka_unit_test(test_request_targets),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_random_mutations),
         cmocka_unit_test(test_random_garbage),

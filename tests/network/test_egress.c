@@ -379,6 +379,25 @@ static void test_reserved_and_host_addresses_denied(void **state)
     DENY_HTTP(PROTECTED_ADDR, 80, NULL, "protected_range");
 }
 
+/* An address the node gains after egress started (DHCP, a new interface,
+ * a floating IP) is the node's from the moment the kernel announces it:
+ * a policy that opens it by CIDR still gets host_address. */
+#define GAINED_ADDR "198.51.100.77"
+
+static void test_address_gained_later_is_protected(void **state)
+{
+    (void)state;
+    struct policy_spec open = { .default_allow = true, .allow_cidrs = { GAINED_ADDR "/32" } };
+    must_set_policy(&open);
+    assert_int_equal(system("ip -n " NETLAB_UPLINK_NS " addr add " GAINED_ADDR "/32 dev up0"), 0);
+    /* The follower hears of it within milliseconds; this only bounds it. */
+    usleep(500 * 1000);
+    DENY_HTTP(GAINED_ADDR, 80, NULL, "host_address");
+    /* Gone from the node, it stays protected (it may come back). */
+    assert_int_equal(system("ip -n " NETLAB_UPLINK_NS " addr del " GAINED_ADDR "/32 dev up0"), 0);
+    DENY_HTTP(GAINED_ADDR, 80, NULL, "host_address");
+}
+
 static void test_port_rules(void **state)
 {
     (void)state;
@@ -647,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_claimed_name_must_match_dns_answer),
         cmocka_unit_test(test_ip_literals_need_a_cidr_rule),
         cmocka_unit_test(test_reserved_and_host_addresses_denied),
+        cmocka_unit_test(test_address_gained_later_is_protected),
         cmocka_unit_test(test_port_rules),
         cmocka_unit_test(test_live_policy_change),
         cmocka_unit_test(test_malformed_and_evasive_first_bytes),

@@ -326,6 +326,79 @@ static void test_request_smuggling_is_refused(void **state)
     }
 }
 
+/* A first request whose line the follower cannot parse strictly, then a
+ * kept-alive request naming a denied host: egress cannot follow such a
+ * connection, so it refuses it before dialling, whatever the line's flaw
+ * (a sniffer that names the host and a follower that gives up would pass
+ * the second request unchecked). */
+static void test_unparsable_request_line_is_refused(void **state)
+{
+    (void)state;
+    const struct {
+        const char *first, *what, *reason;
+    } cases[] = {
+        { "GET / HTTP/1.1 \r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n",
+          "allowed.test", "malformed_request" }, /* a trailing space */
+        { "GET / HTTP/1.7\r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n",
+          "allowed.test", "malformed_request" }, /* an unknown version */
+        { "GET / HTTP/1.10\r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n",
+          "allowed.test", "malformed_request" },
+        { "GET /\xc3\xa9 HTTP/1.1\r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n",
+          NETLAB_WEB1, "malformed_first_bytes" }, /* a target that is not ASCII */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        const char *requests[] = { cases[i].first, KEEP_ALIVE_DENIED };
+        char script[1024];
+        tcpsend_script("allowed.test", requests, 2, script, sizeof(script));
+        expect_tcp_denied(script, cases[i].what, cases[i].reason);
+    }
+}
+
+static void test_absolute_target_of_any_scheme_is_refused(void **state)
+{
+    (void)state;
+    /* Some servers take the authority of any absolute target over Host. */
+    const char *targets[] = { "https://denied.test/", "HTTPS://denied.test/", "ws://denied.test/",
+                              "wss://denied.test/x", "denied.test:80" };
+    for (size_t i = 0; i < sizeof(targets) / sizeof(*targets); i++) {
+        char request[256], script[1024];
+        snprintf(request, sizeof(request), "GET %s HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+                 targets[i]);
+        const char *segments[] = { request };
+        tcpsend_script("allowed.test", segments, 1, script, sizeof(script));
+        expect_tcp_denied(script, NETLAB_WEB1, "malformed_first_bytes");
+    }
+}
+
+static void test_body_on_a_bodiless_method_is_refused(void **state)
+{
+    (void)state;
+    /* An upstream that ignores a GET's body reads the hidden request from
+     * where the body starts. */
+    const char *requests[] = {
+        "GET / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 37\r\n\r\n"
+        "GET / HTTP/1.1\r\nHost: denied.test\r\n\r\n",
+        "HEAD / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 37\r\n\r\n"
+        "GET / HTTP/1.1\r\nHost: denied.test\r\n\r\n",
+        "DELETE / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "0\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 1\r\n\r\nx",
+    };
+    for (size_t i = 0; i < sizeof(requests) / sizeof(*requests); i++) {
+        char script[1024];
+        tcpsend_script("allowed.test", &requests[i], 1, script, sizeof(script));
+        expect_tcp_denied(script, "allowed.test", "malformed_request");
+    }
+    /* The control: Content-Length: 0 on a GET frames nothing and goes. */
+    const char *empty[] = { "GET / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 0\r\n"
+                            "Connection: close\r\n\r\n" };
+    char script[1024], out[512];
+    tcpsend_script("allowed.test", empty, 1, script, sizeof(script));
+    unsigned accepted = netlab_tcp_accepted();
+    assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+    assert_int_equal(netlab_tcp_accepted(), accepted + 1);
+}
+
 static void test_live_policy_change(void **state)
 {
     (void)state;
@@ -350,6 +423,53 @@ static void test_live_policy_change(void **state)
 
 /* Last: deleting the sandbox detaches it from egress and removes its
  * namespace. */
+/* A kept-alive connection to other.test (allowed), then a wait for
+ * /tmp/go, then a second request on it: prints "first 200", then
+ * "second answered|closed|reset". */
+#define KEPT_ALIVE_PY                                                                              \
+    "import os, socket, time\n"                                                                   \
+    "s = socket.create_connection(('other.test', 80), timeout=20)\n"                              \
+    "s.sendall(b'GET /first HTTP/1.1\\r\\nHost: other.test\\r\\nConnection: keep-alive\\r\\n\\r\\n')\n" \
+    "print('first', s.recv(4096).split(b' ')[1].decode(), flush=True)\n"                           \
+    "while not os.path.exists('/tmp/go'):\n"                                                      \
+    "    time.sleep(0.05)\n"                                                                     \
+    "try:\n"                                                                                     \
+    "    s.sendall(b'GET /second HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n')\n"              \
+    "    print('second', 'answered' if s.recv(4096) else 'closed', flush=True)\n"                  \
+    "except OSError:\n"                                                                          \
+    "    print('second reset', flush=True)\n"
+
+static void test_policy_change_closes_denied_connections(void **state)
+{
+    (void)state;
+    Airlock__Egress__V1__Policy p;
+    guest_lab_policy(&p, "other.test");
+    assert_int_equal(guest_lab_set_policy(lab.sandbox_id, &p, NULL), GRPC_STATUS_OK);
+    char out[512];
+    uint64_t mark = guest_log_mark();
+    assert_int_equal(guest_sh("rm -f /tmp/go /tmp/ka.out && cat > /tmp/ka.py <<'EOF'\n" KEPT_ALIVE_PY
+                              "EOF\n"
+                              "setsid python3 /tmp/ka.py >/tmp/ka.out 2>&1 </dev/null &\n"
+                              "for i in $(seq 200); do grep -q first /tmp/ka.out && break; "
+                              "sleep 0.1; done; cat /tmp/ka.out",
+                              out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "first 200\n");
+    unsigned bytes = netlab_tcp_bytes();
+    /* other.test is denied from now on: the open connection ends too. */
+    guest_lab_policy(&p, NULL);
+    assert_int_equal(guest_lab_set_policy(lab.sandbox_id, &p, NULL), GRPC_STATUS_OK);
+    assert_int_equal(guest_sh("touch /tmp/go; for i in $(seq 200); do grep -q second /tmp/ka.out "
+                              "&& break; sleep 0.1; done; tail -n 1 /tmp/ka.out",
+                              out, sizeof(out)),
+                     0);
+    if (strcmp(out, "second closed\n") != 0)
+        assert_string_equal(out, "second reset\n");
+    assert_int_equal(netlab_tcp_bytes(), bytes);
+    /* Its log entry says why it ended. */
+    assert_true(guest_logged(mark, "tcp", "other.test", true, "policy_changed"));
+}
+
 static void test_delete_removes_the_network(void **state)
 {
     (void)state;
@@ -390,8 +510,12 @@ int main(void)
         cmocka_unit_test(test_header_tricks_are_refused),
         cmocka_unit_test(test_keep_alive_host_switch_is_refused),
         cmocka_unit_test(test_pipelined_request_is_refused),
+        cmocka_unit_test(test_unparsable_request_line_is_refused),
+        cmocka_unit_test(test_absolute_target_of_any_scheme_is_refused),
+        cmocka_unit_test(test_body_on_a_bodiless_method_is_refused),
         cmocka_unit_test(test_request_smuggling_is_refused),
         cmocka_unit_test(test_live_policy_change),
+        cmocka_unit_test(test_policy_change_closes_denied_connections),
         cmocka_unit_test(test_delete_removes_the_network),
     };
     return GUEST_LAB_RUN(tests);

@@ -208,6 +208,29 @@ static void test_other_ip_protocols_are_dropped(void **state)
     assert_true(guest_counters().dropped_other >= before.dropped_other + 3);
 }
 
+static void test_spoofed_source_is_dropped(void **state)
+{
+    (void)state;
+    struct sandbox_net_counters before = guest_counters();
+    unsigned accepted = netlab_tcp_accepted();
+    /* SYNs to an allowed server from sources that are not the guest's:
+     * another address of its subnet, the server itself, a private one. */
+    guest_py("import socket, struct\n"
+             "s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)\n"
+             "dst = socket.inet_aton(\"" NETLAB_WEB1 "\")\n"
+             "tcp = struct.pack(\"!HHIIBBHHH\", 40000, 80, 1, 0, 5 << 4, 2, 64240, 0, 0)\n"
+             "for src in (\"100.96.0.3\", \"" NETLAB_WEB1 "\", \"10.0.0.1\"):\n"
+             "    ip = struct.pack(\"!BBHHHBBH4s4s\", 0x45, 0, 40, 1, 0, 64, 6, 0,\n"
+             "                     socket.inet_aton(src), dst)\n"
+             "    s.sendto(ip + tcp, (\"" NETLAB_WEB1 "\", 0))");
+    assert_true(guest_counters().dropped_spoofed >= before.dropped_spoofed + 3);
+    assert_int_equal(netlab_tcp_accepted(), accepted);
+    /* The guest's own address is not spoofed: its connections still go. */
+    char out[256];
+    assert_int_equal(guest_sh(GUEST_CURL "http://allowed.test/", out, sizeof(out)), 0);
+    assert_int_equal(guest_counters().dropped_spoofed, before.dropped_spoofed + 3);
+}
+
 static void test_ipv6_is_dropped(void **state)
 {
     (void)state;
@@ -233,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_broadcast_and_multicast_are_dropped),
         cmocka_unit_test(test_icmp_is_dropped),
         cmocka_unit_test(test_other_ip_protocols_are_dropped),
+        cmocka_unit_test(test_spoofed_source_is_dropped),
         cmocka_unit_test(test_ipv6_is_dropped),
     };
     return GUEST_LAB_RUN(tests);
