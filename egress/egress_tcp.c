@@ -326,13 +326,19 @@ static void *conn_thread(void *arg)
     if (d.verdict == EGRESS_NEED_NAME) {
         enum sniff_result r = read_first_bytes(c, cfg->sniff_timeout_ms, first, &first_len, name);
         t.name_known = true;
+        /* Encrypted Client Hello hides the name the server sees: decided
+         * by the outer name only where the policy accepts that. */
+        if (r == SNIFF_NAME_HIDDEN && egress_policy_allows_ech(p))
+            r = name[0] ? SNIFF_FOUND : SNIFF_NONE;
         http_named = r == SNIFF_FOUND && first[0] != 0x16;
         if (r == SNIFF_FOUND) {
             t.name = name;
             t.name_pinned = pins_match(sb->pins, name, t.addr, clock_monotonic_ms());
         }
-        d = r == SNIFF_MALFORMED ? (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" }
-                                 : egress_policy_check_connection(p, &t);
+        d = r == SNIFF_MALFORMED     ? (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" }
+            : r == SNIFF_NAME_HIDDEN ? (struct egress_decision){ EGRESS_DENY,
+                                                                 "encrypted_client_hello" }
+                                     : egress_policy_check_connection(p, &t);
     }
     conn_decided(c);
     struct request_check rc = { .sb = sb, .p = p, .t = t };

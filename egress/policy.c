@@ -22,6 +22,7 @@ struct egress_policy {
     size_t n_allow_ports;
     uint16_t *deny_ports;
     size_t n_deny_ports;
+    bool allow_ech;
 };
 
 static void policy_free(struct egress_policy *p)
@@ -134,6 +135,7 @@ struct egress_policy *egress_policy_from_proto(const Airlock__Egress__V1__Policy
     p->n_deny_cidrs = msg->n_deny_cidrs;
     p->n_allow_ports = msg->n_allow_ports;
     p->n_deny_ports = msg->n_deny_ports;
+    p->allow_ech = msg->allow_ech;
     return p;
 fail:
     policy_free(p);
@@ -186,6 +188,11 @@ static struct egress_decision decide_by_domain(const struct egress_policy *p, co
         return DECIDE(EGRESS_ALLOW, "allow_domains");
     return p->default_allow ? DECIDE(EGRESS_ALLOW, "default_allow")
                             : DECIDE(EGRESS_DENY, "default_deny");
+}
+
+bool egress_policy_allows_ech(const struct egress_policy *p)
+{
+    return p->allow_ech;
 }
 
 struct egress_decision egress_policy_check_connection(const struct egress_policy *p,

@@ -45,6 +45,10 @@ struct egress_target {
     bool name_pinned;   /* egress's DNS answered name with addr for this sandbox */
 };
 
+/* Whether TLS ClientHellos with Encrypted Client Hello (or ESNI) may go:
+ * their real name is hidden from egress (sniff.h SNIFF_NAME_HIDDEN). */
+bool egress_policy_allows_ech(const struct egress_policy *p);
+
 struct egress_decision egress_policy_check_connection(const struct egress_policy *p,
                                                       const struct egress_target *t);
 

@@ -7,6 +7,8 @@
 #define TLS_RECORD_HANDSHAKE 0x16
 #define TLS_HANDSHAKE_CLIENT_HELLO 0x01
 #define TLS_EXT_SERVER_NAME 0x0000
+#define TLS_EXT_ENCRYPTED_CLIENT_HELLO 0xfe0d /* draft-ietf-tls-esni (ECH) */
+#define TLS_EXT_ENCRYPTED_SERVER_NAME 0xffce  /* the older ESNI drafts */
 #define TLS_SNI_HOST_NAME 0x00
 
 /* A bounds-checked reader over a byte range. */
@@ -62,12 +64,14 @@ static enum sniff_result parse_client_hello(struct reader hello, char *name)
     struct reader exts = rd_sub(&hello, rd_uint(&hello, 2));
     if (hello.bad || hello.left != 0)
         return SNIFF_MALFORMED;
-    bool found = false;
+    bool found = false, hidden = false;
+    name[0] = '\0';
     while (exts.left > 0) {
         uint32_t type = rd_uint(&exts, 2);
         struct reader ext = rd_sub(&exts, rd_uint(&exts, 2));
         if (exts.bad)
             return SNIFF_MALFORMED;
+        hidden |= type == TLS_EXT_ENCRYPTED_CLIENT_HELLO || type == TLS_EXT_ENCRYPTED_SERVER_NAME;
         if (type != TLS_EXT_SERVER_NAME)
             continue;
         /* Two server_name extensions or two names: which one would the
@@ -85,7 +89,7 @@ static enum sniff_result parse_client_hello(struct reader hello, char *name)
             return SNIFF_MALFORMED;
         found = true;
     }
-    return found ? SNIFF_FOUND : SNIFF_NONE;
+    return hidden ? SNIFF_NAME_HIDDEN : found ? SNIFF_FOUND : SNIFF_NONE;
 }
 
 enum sniff_result sniff_tls_sni(const uint8_t *buf, size_t len, char *name)

@@ -21,6 +21,9 @@ enum sniff_result {
     SNIFF_FOUND,     /* name holds the normalized name */
     SNIFF_NONE,      /* complete (or not TLS/HTTP at all) and names nothing */
     SNIFF_MALFORMED, /* TLS/HTTP that egress refuses: broken, ambiguous, CONNECT */
+    /* A ClientHello with Encrypted Client Hello or ESNI: the name the
+     * server sees may not be the one in name (the outer SNI, "" if none). */
+    SNIFF_NAME_HIDDEN,
 };
 
 /* Dispatches on the first byte: 0x16 is a TLS handshake, anything else is

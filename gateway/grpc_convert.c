@@ -60,6 +60,7 @@ static Airlock__V1__NetworkPolicy *network_msg(struct grpc_arena *a, const char 
         p->n_allow_ports = policy.n_allow_ports;
         p->deny_ports = ports_copy(a, policy.deny_ports, policy.n_deny_ports);
         p->n_deny_ports = policy.n_deny_ports;
+        p->allow_ech = policy.allow_ech;
     }
     policy_json_release(&policy);
 out:
@@ -329,6 +330,8 @@ int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *e
     }
     put_ports(obj, "allow_ports", p->allow_ports, p->n_allow_ports);
     put_ports(obj, "deny_ports", p->deny_ports, p->n_deny_ports);
+    if (p->allow_ech)
+        json_object_set_new(obj, "allow_ech", json_true());
     *out = obj;
     return 0;
 }

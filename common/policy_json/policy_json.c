@@ -97,6 +97,14 @@ int policy_json_to_proto(json_t *v, const char *name, Airlock__Egress__V1__Polic
                 goto fail;
             continue;
         }
+        if (strcmp(key, "allow_ech") == 0) {
+            if (!json_is_boolean(value)) {
+                snprintf(err, errlen, "%s.allow_ech: must be true or false", name);
+                goto fail;
+            }
+            out->allow_ech = json_is_true(value);
+            continue;
+        }
         const struct list_field *f = NULL;
         for (size_t i = 0; i < N_LIST_FIELDS && !f; i++)
             if (strcmp(list_fields[i].name, key) == 0)

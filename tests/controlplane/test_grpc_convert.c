@@ -65,7 +65,13 @@ static void network_to_json(void **state)
     assert_null(json_object_get(out, "allow_domains"));
     assert_int_equal(json_array_size(json_object_get(out, "deny_cidrs")), 2);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(out, "allow_ports"), 1)), 443);
+    assert_null(json_object_get(out, "allow_ech")); /* false: left out */
     json_decref(out);
+    p.allow_ech = true;
+    assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), 0);
+    assert_true(json_is_true(json_object_get(out, "allow_ech")));
+    json_decref(out);
+    p.allow_ech = false;
 
     cidrs[1] = "198.51.100.7\xff";
     assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), -1);
@@ -87,7 +93,7 @@ static void sandbox_from_scheduler(void **state)
     sb.cpus = 2;
     sb.created_unix_ms = 1764431521123;
     sb.metadata_json = "{\"owner\":\"test\",\"team\":\"a\"}";
-    sb.network_json = "{\"default\":\"allow\",\"deny_ports\":[25]}";
+    sb.network_json = "{\"default\":\"allow\",\"deny_ports\":[25],\"allow_ech\":true}";
     struct grpc_arena a = { 0 };
     Airlock__V1__Sandbox *m = grpc_sandbox_msg(&a, &sb);
     assert_non_null(m);
@@ -101,6 +107,7 @@ static void sandbox_from_scheduler(void **state)
     assert_string_equal(m->network->default_, "allow");
     assert_int_equal(m->network->n_deny_ports, 1);
     assert_int_equal(m->network->deny_ports[0], 25);
+    assert_true(m->network->allow_ech);
     /* It packs: every pointer is valid. */
     uint8_t buf[1024];
     assert_true(airlock__v1__sandbox__get_packed_size(m) < sizeof(buf));

@@ -244,6 +244,14 @@ def check_live_network_change(key, sid):
     conns = body.get("connections", []) if st == 200 else []
     check(any(c["protocol"] == "dns" and c["name"] == HOST and c["decision"] == "deny"
               for c in conns), "the network log has the denied lookup")
+    st, _, body = call("PUT", "/v1/sandboxes/%s/network" % sid, key=key,
+                       body=dict(NETWORK, allow_ech="yes"))
+    check(st == 400 and "network.allow_ech" in json.dumps(body),
+          "allow_ech that is not a boolean -> 400 naming it (%s %s)" % (st, body))
+    st, _, body = call("PUT", "/v1/sandboxes/%s/network" % sid, key=key,
+                       body=dict(NETWORK, allow_ech=True))
+    check(st == 200 and body.get("network", {}).get("allow_ech") is True,
+          "PUT network with allow_ech -> 200, shown (%s %s)" % (st, body))
     st, _, _ = call("PUT", "/v1/sandboxes/%s/network" % sid, key=key, body=NETWORK)
     check(st == 200, "PUT network back -> 200")
     expect_injected(key, sid, "network-back")

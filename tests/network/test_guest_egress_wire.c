@@ -116,6 +116,39 @@ static void test_malformed_client_hellos_are_refused(void **state)
     expect_tcp_denied(script, NETLAB_WEB1, "malformed_first_bytes");
 }
 
+static void test_encrypted_client_hello_is_refused(void **state)
+{
+    (void)state;
+    uint8_t hello[2048];
+    char script[8192], out[256];
+    /* The outer SNI names the allowed host; ECH (0xfe0d) or the older ESNI
+     * (0xffce) would carry the real one, hidden from egress. */
+    const uint16_t hiding[] = { 0xfe0d, 0xffce };
+    for (size_t i = 0; i < sizeof(hiding) / sizeof(*hiding); i++) {
+        size_t len = tls_client_hello_ext("allowed.test", 1, hiding[i], hello, sizeof(hello));
+        hello_script("allowed.test", hello, len, 0, script, sizeof(script));
+        expect_tcp_denied(script, "allowed.test", "encrypted_client_hello");
+    }
+    /* A policy with allow_ech decides by the outer name (as for Chromium's
+     * ECH GREASE); the server answers. */
+    Airlock__Egress__V1__Policy p;
+    guest_lab_policy(&p, NULL);
+    p.allow_ech = true;
+    assert_int_equal(guest_lab_set_policy(lab.sandbox_id, &p, NULL), GRPC_STATUS_OK);
+    size_t len = tls_client_hello_ext("allowed.test", 1, 0xfe0d, hello, sizeof(hello));
+    hello_script("allowed.test", hello, len, 0, script, sizeof(script));
+    unsigned accepted = netlab_tcp_accepted();
+    assert_int_equal(guest_sh(script, out, sizeof(out)), 0);
+    assert_prefix(out, "HELLO " NETLAB_WEB1 ":443 got=");
+    assert_int_equal(netlab_tcp_accepted(), accepted + 1);
+    /* And still only by an allowed outer name. */
+    len = tls_client_hello_ext("denied.test", 1, 0xfe0d, hello, sizeof(hello));
+    hello_script("allowed.test", hello, len, 0, script, sizeof(script));
+    expect_tcp_denied(script, "denied.test", "name_not_resolved_to_destination");
+    guest_lab_policy(&p, NULL);
+    assert_int_equal(guest_lab_set_policy(lab.sandbox_id, &p, NULL), GRPC_STATUS_OK);
+}
+
 static void test_very_long_sni_is_refused(void **state)
 {
     (void)state;
@@ -250,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_allowed_sni_to_another_address_is_refused),
         cmocka_unit_test(test_fragmented_client_hello_is_reassembled),
         cmocka_unit_test(test_malformed_client_hellos_are_refused),
+        cmocka_unit_test(test_encrypted_client_hello_is_refused),
         cmocka_unit_test(test_very_long_sni_is_refused),
         cmocka_unit_test(test_half_a_client_hello_is_refused),
         cmocka_unit_test(test_udp_is_dropped),

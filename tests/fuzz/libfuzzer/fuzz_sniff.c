@@ -23,9 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     enum sniff_result (*const sniffers[])(const uint8_t *, size_t, char *) = {
         sniff_name, sniff_tls_sni, sniff_http_host,
     };
-    for (size_t i = 0; i < sizeof(sniffers) / sizeof(*sniffers); i++)
-        if (sniffers[i](data, size, name) == SNIFF_FOUND)
+    for (size_t i = 0; i < sizeof(sniffers) / sizeof(*sniffers); i++) {
+        enum sniff_result r = sniffers[i](data, size, name);
+        if (r == SNIFF_FOUND || (r == SNIFF_NAME_HIDDEN && name[0]))
             assert_normalized(name);
+    }
     (void)sniff_http_is_request(data, size);
     if (sniff_authority_host((const char *)data, size, name) == 0)
         assert_normalized(name);

@@ -565,6 +565,12 @@ static uint8_t *put16(uint8_t *p, size_t v)
 
 size_t tls_client_hello(const char *sni, int records, uint8_t *out, size_t outlen)
 {
+    return tls_client_hello_ext(sni, records, 0, out, outlen);
+}
+
+size_t tls_client_hello_ext(const char *sni, int records, uint16_t extra, uint8_t *out,
+                            size_t outlen)
+{
     uint8_t hs[1024], *p = hs + 4;
     p = put16(p, 0x0303);
     memset(p, 0xab, 32);
@@ -590,6 +596,12 @@ size_t tls_client_hello(const char *sni, int records, uint8_t *out, size_t outle
     p = put16(p, 3);
     *p++ = 2;
     p = put16(p, 0x0304);
+    if (extra) {                   /* 32 opaque bytes, like a GREASE ECH */
+        p = put16(p, extra);
+        p = put16(p, 32);
+        memset(p, 0x5a, 32);
+        p += 32;
+    }
     put16(ext_len, (size_t)(p - ext_len - 2));
     size_t body = (size_t)(p - hs - 4);
     hs[0] = 1;

@@ -74,5 +74,9 @@ int guest_icmp_echo(const char *ip);
 /* A TLS 1.3-shaped ClientHello naming sni (NULL: no SNI extension), split
  * over `records` handshake records. Returns its length. */
 size_t tls_client_hello(const char *sni, int records, uint8_t *out, size_t outlen);
+/* The same with one more extension of type extra (0: none) carrying 32
+ * opaque bytes: 0xfe0d is Encrypted Client Hello, 0xffce ESNI. */
+size_t tls_client_hello_ext(const char *sni, int records, uint16_t extra, uint8_t *out,
+                            size_t outlen);
 
 #endif
