@@ -390,6 +390,31 @@ def check_logs(a, sid):
                  grpc.StatusCode.INVALID_ARGUMENT, "limit", "ListConnections limit over 10000")
 
 
+def check_full_checkpoint(a, sid):
+    """A full checkpoint keeps memory: restored (and forked from) a
+    background process of that moment runs again, a later file is gone."""
+    a.StartProcess(pb.ExecRequest(id=sid, cmd=["sh", "-c",
+                                               "echo $$ > /root/sleeper.pid; exec sleep 4243"]))
+    alive = ["sh", "-c", "kill -0 $(cat /root/sleeper.pid) && echo alive"]
+    poll(lambda: exec_output(a, sid, alive)[0] == b"alive\n", limit_s=60)
+    cp = a.CreateCheckpoint(pb.CreateCheckpointRequest(id=sid, name="with-memory", kind="full"))
+    check(cp.kind == "full", "CreateCheckpoint full: %s" % cp)
+    exec_output(a, sid, ["sh", "-c", "kill $(cat /root/sleeper.pid); echo x > /root/after-full"])
+    got = a.RestoreCheckpoint(pb.RestoreCheckpointRequest(id=sid, checkpoint="with-memory"))
+    check(got.state == "running", "RestoreCheckpoint full: %s" % got.state)
+    out, _, _ = exec_output(a, sid, ["sh", "-c", "kill -0 $(cat /root/sleeper.pid) && echo alive;"
+                                     " test -e /root/after-full || echo gone"])
+    check(out == b"alive\ngone\n", "after a full restore the process runs, the later file is "
+          "gone: %r" % out)
+    forks = a.ForkSandbox(pb.ForkSandboxRequest(id=sid, checkpoint="with-memory")).sandboxes
+    check(len(forks) == 1, "ForkSandbox from the full checkpoint: %s" % [f.id for f in forks])
+    for f in forks:
+        check(exec_output(a, f.id, alive)[0] == b"alive\n", "the fork runs the process too")
+        a.DeleteSandbox(pb.SandboxRequest(id=f.id))
+    exec_output(a, sid, ["sh", "-c", "kill $(cat /root/sleeper.pid)"])
+    a.DeleteCheckpoint(pb.DeleteCheckpointRequest(id=sid, name="with-memory"))
+
+
 def check_checkpoints(a, sid):
     inval = grpc.StatusCode.INVALID_ARGUMENT
     for request, fragment in [(pb.CreateCheckpointRequest(id=sid), "name"),
@@ -423,6 +448,7 @@ def check_checkpoints(a, sid):
         _, _, x = exec_output(a, f.id, ["test", "-e", "/root/blob.bin"])
         check(x.exit_code == 0, "the fork has the parent's files")
         a.DeleteSandbox(pb.SandboxRequest(id=f.id))
+    check_full_checkpoint(a, sid)
     a.DeleteCheckpoint(pb.DeleteCheckpointRequest(id=sid, name="before-write"))
     check(list(a.ListCheckpoints(pb.SandboxRequest(id=sid)).checkpoints) == [],
           "DeleteCheckpoint removed it")

@@ -10,7 +10,7 @@ import subprocess
 import time
 import sys
 
-from rest_client import (ADMIN, EventStream, call, check, expect_error, report_and_exit,
+from rest_client import (ADMIN, EventStream, call, check, expect_error, poll, report_and_exit,
                          sse_events)
 
 
@@ -478,6 +478,43 @@ def check_file_ops(base, key):
         expect_error(st, body, 400, "invalid_argument", fragment, "%s %s %s" % (method, path, payload))
 
 
+def check_full_checkpoint(base, key):
+    """A full checkpoint keeps memory: restored, a background process that
+    was running then runs again and a file written since is gone; a fork
+    from it starts from that moment too."""
+    st, _, proc = call("POST", base + "/processes", key=key,
+                       body={"cmd": ["sh", "-c", "echo $$ > /root/sleeper.pid; exec sleep 4242"]})
+    check(st == 201, "start a background process: %s %s" % (st, proc))
+    alive = "kill -0 $(cat /root/sleeper.pid) && echo alive"
+    poll(lambda: call("POST", base + "/exec", key=key,
+                      body={"cmd": ["sh", "-c", alive]})[2].get("stdout") == "alive\n", limit_s=60)
+    st, _, cp = call("POST", base + "/checkpoints", key=key,
+                     body={"name": "with-memory", "kind": "full"})
+    check(st == 201 and cp.get("kind") == "full", "create a full checkpoint: %s %s" % (st, cp))
+    call("POST", base + "/exec", key=key,
+         body={"cmd": ["sh", "-c", "kill $(cat /root/sleeper.pid); echo x > /root/after-full"]})
+    st, _, got = call("POST", base + "/restore", key=key, body={"checkpoint": "with-memory"})
+    check(st == 200 and got.get("state") == "running", "restore the full checkpoint: %s %s"
+          % (st, got))
+    st, _, r = call("POST", base + "/exec", key=key,
+                    body={"cmd": ["sh", "-c", alive + "; test -e /root/after-full || echo gone"]})
+    check(st == 200 and r.get("stdout") == "alive\ngone\n",
+          "after a full restore the process runs again and the later file is gone: %s" % r)
+    st, _, forks = call("POST", base + "/fork", key=key,
+                        body={"count": 1, "checkpoint": "with-memory"})
+    ids = [f["id"] for f in forks.get("sandboxes", [])] if st == 201 else []
+    check(len(ids) == 1, "fork from the full checkpoint: %s %s" % (st, forks))
+    for i in ids:
+        st, _, r = call("POST", "/v1/sandboxes/%s/exec" % i, key=key,
+                        body={"cmd": ["sh", "-c", alive]})
+        check(st == 200 and r.get("stdout") == "alive\n",
+              "the fork from it runs the process too: %s" % r)
+        call("DELETE", "/v1/sandboxes/" + i, key=key)
+    call("POST", base + "/exec", key=key, body={"cmd": ["sh", "-c", "kill $(cat /root/sleeper.pid)"]})
+    st, _, _ = call("DELETE", base + "/checkpoints/with-memory", key=key)
+    check(st == 204, "delete the full checkpoint")
+
+
 def check_checkpoints(base, sid, key, key_b):
     """Checkpoint (disk), restore, list, fork, delete; bad bodies, an
     unknown or duplicate name, and project B. One cold-booting restore and
@@ -513,6 +550,8 @@ def check_checkpoints(base, sid, key, key_b):
     check(st == 200, "a file written before the checkpoint is still there")
     st, _, body = call("POST", base + "/restore", key=key, body={"checkpoint": "nope"})
     expect_error(st, body, 404, "not_found", "nope", "restore an unknown checkpoint")
+
+    check_full_checkpoint(base, key)
 
     st, _, parent = call("GET", base, key=key)
     st, _, forks = call("POST", base + "/fork", key=key, body={"count": 2})
