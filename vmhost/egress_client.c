@@ -74,6 +74,20 @@ static Airlock__Egress__V1__Policy *policy_or_deny_all(const Airlock__Egress__V1
     return p ? (Airlock__Egress__V1__Policy *)p : empty;
 }
 
+/* The sandbox CA egress answered with (AttachSandbox, SetPolicy) into
+ * *ca_pem (ca_pem may be NULL; NULL when there is none). */
+static grpc_status_code keep_ca(grpc_status_code st, const char *pem, char **ca_pem, char *err,
+                                size_t errlen)
+{
+    if (ca_pem)
+        *ca_pem = NULL;
+    if (st == GRPC_STATUS_OK && ca_pem && pem && pem[0] && !(*ca_pem = strdup(pem))) {
+        snprintf(err, errlen, "egress: out of memory for the sandbox CA");
+        return GRPC_STATUS_INTERNAL;
+    }
+    return st;
+}
+
 grpc_status_code egress_client_attach(struct egress_client *ec, const char *sandbox_id,
                                       const char *netns_path,
                                       const Airlock__Egress__V1__Policy *policy,
@@ -92,13 +106,7 @@ grpc_status_code egress_client_attach(struct egress_client *ec, const char *sand
         ec, EGRESS_CLIENT_METHOD("AttachSandbox"), &req.base,
         &airlock__egress__v1__attach_sandbox_response__descriptor, (ProtobufCMessage **)&resp,
         err, errlen);
-    if (ca_pem)
-        *ca_pem = NULL;
-    if (st == GRPC_STATUS_OK && ca_pem && resp->ca_certificate_pem[0] &&
-        !(*ca_pem = strdup(resp->ca_certificate_pem))) {
-        snprintf(err, errlen, "egress AttachSandbox: out of memory");
-        st = GRPC_STATUS_INTERNAL;
-    }
+    st = keep_ca(st, resp ? resp->ca_certificate_pem : NULL, ca_pem, err, errlen);
     if (resp)
         protobuf_c_message_free_unpacked(&resp->base, NULL);
     return st;
@@ -119,13 +127,7 @@ grpc_status_code egress_client_set_policy(struct egress_client *ec, const char *
         ec, EGRESS_CLIENT_METHOD("SetPolicy"), &req.base,
         &airlock__egress__v1__set_policy_response__descriptor, (ProtobufCMessage **)&resp, err,
         errlen);
-    if (ca_pem)
-        *ca_pem = NULL;
-    if (st == GRPC_STATUS_OK && ca_pem && resp->ca_certificate_pem[0] &&
-        !(*ca_pem = strdup(resp->ca_certificate_pem))) {
-        snprintf(err, errlen, "egress SetPolicy: out of memory");
-        st = GRPC_STATUS_INTERNAL;
-    }
+    st = keep_ca(st, resp ? resp->ca_certificate_pem : NULL, ca_pem, err, errlen);
     if (resp)
         protobuf_c_message_free_unpacked(&resp->base, NULL);
     return st;
