@@ -21,7 +21,9 @@
 #define SECRET_COUNT_MAX 1000000
 #define SECRET_SET_USAGE                                                                           \
     "usage: airlock secret set NAME --host H [--host H]... [--header NAME] [--format F]\n"         \
-    "                          [--sandbox ID] [--per-minute N] [--burst N]   < value"
+    "                          [--sandbox ID] [--per-minute N] [--burst N] [--plaintext]\n"     \
+    "                          < value\n"                                                      \
+    "  --plaintext  also into plain HTTP requests (the secret crosses the network in clear)"
 
 /* The value on stdin, one trailing newline dropped; NULL after saying why. */
 static char *read_value(void)
@@ -51,12 +53,13 @@ static int secret_set(struct cli *c, int argc, char **argv)
         { "host", required_argument, NULL, 'H' },     { "header", required_argument, NULL, 'h' },
         { "format", required_argument, NULL, 'f' },   { "sandbox", required_argument, NULL, 's' },
         { "per-minute", required_argument, NULL, 'p' }, { "burst", required_argument, NULL, 'b' },
-        { NULL, 0, NULL, 0 },
+        { "plaintext", no_argument, NULL, 'P' },      { NULL, 0, NULL, 0 },
     };
     const char *hosts[SECRET_HOSTS_MAX], *header = "Authorization", *format = "Bearer {secret}",
                *sandbox = NULL;
     size_t n_hosts = 0;
     long per_minute = 0, burst = 0;
+    bool plaintext = false;
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "%s\n", SECRET_SET_USAGE);
         return CLI_EXIT_USAGE;
@@ -81,6 +84,7 @@ static int secret_set(struct cli *c, int argc, char **argv)
         case 's': sandbox = optarg; break;
         case 'p': per_minute = cli_number_option("per-minute", optarg, SECRET_COUNT_MAX); break;
         case 'b': burst = cli_number_option("burst", optarg, SECRET_COUNT_MAX); break;
+        case 'P': plaintext = true; break;
         default: fprintf(stderr, "%s\n", SECRET_SET_USAGE); return CLI_EXIT_USAGE;
         }
         if (per_minute < 0 || burst < 0)
@@ -95,8 +99,9 @@ static int secret_set(struct cli *c, int argc, char **argv)
         return CLI_EXIT_USAGE;
     json_t *bindings = json_array();
     for (size_t i = 0; i < n_hosts; i++)
-        json_array_append_new(bindings, json_pack("{s:s,s:s,s:s}", "host", hosts[i], "header",
-                                                  header, "format", format));
+        json_array_append_new(bindings, json_pack("{s:s,s:s,s:s,s:b}", "host", hosts[i], "header",
+                                                  header, "format", format, "plaintext",
+                                                  plaintext));
     json_t *body = json_pack("{s:s,s:s,s:s,s:o}", "name", name, "value", value, "scope",
                              sandbox ? "sandbox" : "project", "bindings", bindings);
     OPENSSL_cleanse(value, strlen(value));

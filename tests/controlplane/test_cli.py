@@ -152,8 +152,15 @@ def check_secrets(key, other_key):
           and "ghp_cli_value" not in out, "secret ls: %r" % out)
     rc, out, _ = airlock("--json", "secret", "ls", key=key)
     listed = json.loads(out)["secrets"] if rc == 0 else []
-    check([s["name"] for s in listed] == ["gh"] and listed[0]["rate_limit"]["per_minute"] == 5,
-          "--json secret ls: %r" % out)
+    check([s["name"] for s in listed] == ["gh"] and listed[0]["rate_limit"]["per_minute"] == 5
+          and not listed[0]["bindings"][0]["plaintext"], "--json secret ls: %r" % out)
+    rc, out, err = airlock("--json", "secret", "set", "plain", "--host", "plain.test",
+                           "--plaintext", key=key, stdin=b"v-plain\n")
+    made = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and all(b["plaintext"] for b in made.get("bindings", [{}])),
+          "secret set --plaintext: its bindings say plaintext: %d %r %r" % (rc, out, err))
+    rc, _, _ = airlock("secret", "rm", "plain", key=key)
+    check(rc == 0, "secret rm plain")
     rc, out, _ = airlock("secret", "ls", key=other_key)
     check(rc == 0 and "gh " not in out, "another project's key does not see it: %r" % out)
     rc, _, err = airlock("secret", "set", "empty", "--host", "x.test", key=key, stdin=b"")
