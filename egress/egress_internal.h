@@ -92,6 +92,10 @@ int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout
 /* Makes the close of fd a reset (SO_LINGER 0). */
 void egress_reset(int fd);
 
+/* Whether policy still allows the allowed connection c, as it was decided
+ * (its name pinned or not as when it opened). Caller holds c->sb->lock. */
+bool egress_conn_still_allowed(const struct egress_conn *c, const struct egress_policy *policy);
+
 /* Decides every allowed connection again under policy (a policy change):
  * those it no longer allows are shut down. Returns how many. */
 unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_policy *policy);

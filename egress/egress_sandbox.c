@@ -190,6 +190,15 @@ fail:
     return NULL;
 }
 
+bool egress_conn_still_allowed(const struct egress_conn *c, const struct egress_policy *policy)
+{
+    /* Pinned as it was when the connection opened: its answer's TTL
+     * ending since does not end a connection the policy still allows. */
+    struct egress_target t = c->target;
+    t.name = c->name[0] ? c->name : NULL;
+    return egress_policy_check_connection(policy, &t).verdict == EGRESS_ALLOW;
+}
+
 /* Their threads close the fds only after leaving the list (under the
  * lock), so every fd seen here is still open. */
 unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_policy *policy)
@@ -197,13 +206,7 @@ unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_p
     unsigned closed = 0;
     pthread_mutex_lock(&sb->lock);
     for (struct egress_conn *c = sb->conns; c; c = c->next) {
-        if (!c->allowed || c->closed_by_policy)
-            continue;
-        /* Pinned as it was when the connection opened: its answer's TTL
-         * ending since does not end a connection the policy still allows. */
-        struct egress_target t = c->target;
-        t.name = c->name[0] ? c->name : NULL;
-        if (egress_policy_check_connection(policy, &t).verdict == EGRESS_ALLOW)
+        if (!c->allowed || c->closed_by_policy || egress_conn_still_allowed(c, policy))
             continue;
         c->closed_by_policy = true;
         shutdown(c->client_fd, SHUT_RDWR);

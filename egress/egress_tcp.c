@@ -288,6 +288,18 @@ static struct http_follow *follow_http(struct request_check *rc, const uint8_t *
     return NULL;
 }
 
+/* Where the guest dialled (before nftables redirected it here). */
+static int original_dst(int fd, uint32_t *addr, uint16_t *port)
+{
+    struct sockaddr_in dst;
+    socklen_t dl = sizeof(dst);
+    if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &dst, &dl) < 0)
+        return -1;
+    *addr = ntohl(dst.sin_addr.s_addr);
+    *port = ntohs(dst.sin_port);
+    return 0;
+}
+
 static bool closed_by_policy(struct egress_conn *c)
 {
     pthread_mutex_lock(&c->sb->lock);
@@ -309,17 +321,12 @@ static void *conn_thread(void *arg)
     struct http_follow *follow = NULL;
     size_t first_ready = 0;
 
-    struct sockaddr_in dst;
-    socklen_t dl = sizeof(dst);
-    if (!first || getsockopt(c->client_fd, SOL_IP, SO_ORIGINAL_DST, &dst, &dl) < 0) {
+    struct egress_target t = { 0 };
+    if (!first || original_dst(c->client_fd, &t.addr, &t.port) < 0) {
         log_error("no original destination", "sandbox=%s error=\"%s\"", sb->id, strerror(errno));
         egress_reset(c->client_fd);
         goto out;
     }
-    struct egress_target t = {
-        .addr = ntohl(dst.sin_addr.s_addr),
-        .port = ntohs(dst.sin_port),
-    };
     t.protected_reason = egress_address_protection(sb->eg, t.addr);
     struct egress_decision d = egress_policy_check_connection(p, &t);
     bool http_named = false;
@@ -335,10 +342,12 @@ static void *conn_thread(void *arg)
             t.name = name;
             t.name_pinned = pins_match(sb->pins, name, t.addr, clock_monotonic_ms());
         }
-        d = r == SNIFF_MALFORMED     ? (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" }
-            : r == SNIFF_NAME_HIDDEN ? (struct egress_decision){ EGRESS_DENY,
-                                                                 "encrypted_client_hello" }
-                                     : egress_policy_check_connection(p, &t);
+        if (r == SNIFF_MALFORMED)
+            d = (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" };
+        else if (r == SNIFF_NAME_HIDDEN)
+            d = (struct egress_decision){ EGRESS_DENY, "encrypted_client_hello" };
+        else
+            d = egress_policy_check_connection(p, &t);
     }
     conn_decided(c);
     struct request_check rc = { .sb = sb, .p = p, .t = t };
@@ -361,11 +370,10 @@ static void *conn_thread(void *arg)
     c->allowed = true;
     c->target = t;
     snprintf(c->name, sizeof(c->name), "%s", t.name ? t.name : "");
-    c->target.name = NULL; /* c->name, by egress_sandbox_recheck */
+    c->target.name = NULL; /* c->name, by egress_conn_still_allowed */
     /* A policy change while this was being decided did not see it: decide
      * under the new one too. */
-    bool changed_meanwhile = sb->policy != p &&
-                             egress_policy_check_connection(sb->policy, &t).verdict != EGRESS_ALLOW;
+    bool changed_meanwhile = sb->policy != p && !egress_conn_still_allowed(c, sb->policy);
     c->closed_by_policy = changed_meanwhile;
     pthread_mutex_unlock(&sb->lock);
     if (changed_meanwhile) {
@@ -419,13 +427,8 @@ out:
 static void refuse_over_share(struct egress_sandbox *sb, int client_fd, const char *reason,
                               uint64_t refusals)
 {
-    struct sockaddr_in dst;
-    socklen_t dl = sizeof(dst);
     struct conn_entry e = { .protocol = "tcp", .reason = reason };
-    if (getsockopt(client_fd, SOL_IP, SO_ORIGINAL_DST, &dst, &dl) == 0) {
-        e.addr = ntohl(dst.sin_addr.s_addr);
-        e.port = ntohs(dst.sin_port);
-    }
+    original_dst(client_fd, &e.addr, &e.port); /* unknown: logged as 0.0.0.0:0 */
     conn_log_add(sb->log, &e);
     if ((refusals & (refusals - 1)) == 0)
         log_warn("connection refused: the sandbox holds its share", "sandbox=%s reason=%s "

@@ -178,11 +178,3 @@ bool host_addrs_contains(struct host_addrs *h, uint32_t addr)
     pthread_mutex_unlock(&h->lock);
     return found;
 }
-
-size_t host_addrs_count(struct host_addrs *h)
-{
-    pthread_mutex_lock(&h->lock);
-    size_t n = h->n;
-    pthread_mutex_unlock(&h->lock);
-    return n;
-}

@@ -22,6 +22,5 @@ void host_addrs_stop(struct host_addrs *h);
 
 /* addr in host byte order. */
 bool host_addrs_contains(struct host_addrs *h, uint32_t addr);
-size_t host_addrs_count(struct host_addrs *h);
 
 #endif

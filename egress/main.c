@@ -67,6 +67,19 @@ static int parse_resolver(const char *s, struct egress_config *cfg)
     return 0;
 }
 
+/* A count from 1 to 1000000 for --flag; -1 after saying why. */
+static int parse_count(const char *flag, const char *arg, unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (*arg < '0' || *arg > '9' || *end || v == 0 || v > 1000000) {
+        fprintf(stderr, "airlock-egress: --%s: %s: not a number from 1 to 1000000\n", flag, arg);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -121,22 +134,18 @@ int main(int argc, char **argv)
             cfg.n_protected_cidrs++;
             break;
         case 'C':
-        case 'P':
-        case 'I': {
-            char *end;
-            unsigned long v = strtoul(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || v == 0 || v > 1000000) {
-                fprintf(stderr, "airlock-egress: --%s: %s: not a number from 1 to 1000000\n",
-                        c == 'C' ? "max-connections" : c == 'P' ? "max-pending" : "idle-timeout-s",
-                        optarg);
+            if (parse_count("max-connections", optarg, &cfg.max_conns_per_sandbox) < 0)
                 return 2;
-            }
-            if (c == 'C')
-                cfg.max_conns_per_sandbox = (unsigned)v;
-            else if (c == 'P')
-                cfg.max_pending_per_sandbox = (unsigned)v;
-            else
-                cfg.idle_timeout_ms = (int)v * 1000;
+            break;
+        case 'P':
+            if (parse_count("max-pending", optarg, &cfg.max_pending_per_sandbox) < 0)
+                return 2;
+            break;
+        case 'I': {
+            unsigned idle_s;
+            if (parse_count("idle-timeout-s", optarg, &idle_s) < 0)
+                return 2;
+            cfg.idle_timeout_ms = (int)idle_s * 1000;
             break;
         }
         case 'h': usage(stdout); return 0;

@@ -43,19 +43,23 @@ static enum sandbox_error policy_keep(struct sandbox *sb, const Airlock__Egress_
     return SANDBOX_OK;
 }
 
-/* Attaches with the sandbox's project and keeps the CA egress answers with
- * (credential injection); the guest trusts it from its next SessionInit
- * (sandbox_guest_init.c). */
+/* The CA egress answered with (credential injection; NULL: none): the
+ * guest trusts it from its next SessionInit (sandbox_guest_init.c). */
+static void keep_ca(struct sandbox *sb, char *ca_pem)
+{
+    free(sb->egress_ca_pem);
+    sb->egress_ca_pem = ca_pem;
+}
+
+/* Attaches with the sandbox's project and keeps the CA. */
 static grpc_status_code attach(struct sandbox *sb, const char *ns_path,
                                const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen)
 {
     char *ca_pem = NULL;
     grpc_status_code st = egress_client_attach(sb->vh->egress, sb->id, ns_path, policy,
                                                sb->project_id, &ca_pem, err, errlen);
-    if (st == GRPC_STATUS_OK) {
-        free(sb->egress_ca_pem);
-        sb->egress_ca_pem = ca_pem;
-    }
+    if (st == GRPC_STATUS_OK)
+        keep_ca(sb, ca_pem);
     return st;
 }
 
@@ -218,10 +222,8 @@ static enum sandbox_error reattach_locked(struct sandbox *sb,
          * guest's next session would otherwise drop the trust in it. */
         char *ca_pem = NULL;
         st = egress_client_set_policy(ec, sb->id, policy, sb->project_id, &ca_pem, err, errlen);
-        if (st == GRPC_STATUS_OK) {
-            free(sb->egress_ca_pem);
-            sb->egress_ca_pem = ca_pem;
-        }
+        if (st == GRPC_STATUS_OK)
+            keep_ca(sb, ca_pem);
     }
     enum sandbox_error rc = sandbox_error_from_egress(st);
     if (rc == SANDBOX_OK)

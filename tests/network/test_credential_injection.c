@@ -582,7 +582,8 @@ static void test_rate_limit_answers_429(void **state)
                          0);
         assert_string_equal(out, "upstream-ok GET /limited\n\n200");
     }
-    assert_int_equal(upstream_requests(&lab.upstream, "\"/limited\"", lab.limited_secret), LIMIT_PER_MINUTE);
+    assert_int_equal(upstream_requests(&lab.upstream, "\"/limited\"", lab.limited_secret),
+                     LIMIT_PER_MINUTE);
     assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
                                    "/limited",
                               out, sizeof(out)),
@@ -681,8 +682,8 @@ static void test_audit_has_every_injection(void **state)
     (void)state;
     /* Every request the upstream got with a secret is an OK inject row,
      * and no row is without its request. */
-    size_t injected = upstream_requests(&lab.upstream, lab.secret, NULL) + upstream_requests(&lab.upstream, lab.limited_secret,
-                                                                              NULL);
+    size_t injected = upstream_requests(&lab.upstream, lab.secret, NULL) +
+                      upstream_requests(&lab.upstream, lab.limited_secret, NULL);
     assert_true(injected >= 10);
     Airlock__Vault__V1__ListAuditResponse *a = audit(PROJECT);
     assert_int_equal(audit_count(a, "OK", NULL), injected);
