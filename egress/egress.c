@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
+#include "conn_loop.h"
 #include "host_addrs.h"
 #include "log.h"
 #include "random_id.h"
@@ -54,6 +56,10 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
         eg->cfg.max_pending_per_sandbox = 32;
     if (eg->cfg.idle_timeout_ms <= 0)
         eg->cfg.idle_timeout_ms = 600000;
+    if (eg->cfg.conn_threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        eg->cfg.conn_threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
+    }
     pthread_mutex_init(&eg->lock, NULL);
 
     if (!(eg->host_addrs = host_addrs_start(eg->cfg.uplink_netns, err, errlen))) {
@@ -62,7 +68,9 @@ struct egress *egress_new(const struct egress_config *cfg, char *err, size_t err
         free(eg);
         return NULL;
     }
-    if (cfg->vault_addr && !(eg->injector = egress_injector_new(cfg, err, errlen))) {
+    if (!(eg->conn_loop = conn_loop_new(eg->cfg.conn_threads, eg->cfg.uplink_netns, err,
+                                        errlen)) ||
+        (cfg->vault_addr && !(eg->injector = egress_injector_new(cfg, err, errlen)))) {
         egress_free(eg);
         return NULL;
     }
@@ -78,6 +86,7 @@ void egress_free(struct egress *eg)
         eg->sandboxes = sb->next;
         egress_sandbox_stop(sb);
     }
+    conn_loop_free(eg->conn_loop); /* every connection ended with its sandbox */
     pthread_mutex_destroy(&eg->lock);
     egress_injector_free(eg->injector);
     host_addrs_stop(eg->host_addrs);
@@ -140,6 +149,18 @@ static bool sandbox_id_valid(const char *id)
     return true;
 }
 
+/* inspect_tls terminates TLS with the sandbox's CA: without --vault
+ * there is none. */
+static bool policy_possible(const struct egress *eg, const struct egress_policy *policy,
+                            char *err, size_t errlen)
+{
+    if (!egress_policy_inspects_tls(policy) || eg->injector)
+        return true;
+    snprintf(err, errlen, "policy.inspect_tls: this egress runs without --vault, so it has no "
+                          "sandbox CA to terminate TLS with");
+    return false;
+}
+
 enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
                                 struct egress_policy *policy, const char *project_id,
                                 char **ca_pem, char *err, size_t errlen)
@@ -157,6 +178,10 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
     }
     if (!project_id_valid(project_id)) {
         snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    if (!policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }
@@ -214,6 +239,10 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         *ca_pem = NULL;
     if (!project_id_valid(project_id)) {
         snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
+        egress_policy_put(policy);
+        return EGRESS_ERR_INVALID;
+    }
+    if (!policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }

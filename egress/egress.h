@@ -24,13 +24,18 @@ struct egress_config {
     int connect_timeout_ms;     /* 0 = 10000 */
     int dns_timeout_ms;         /* 0 = 2000 */
     /* One sandbox's share, so a flood from one guest cannot take the
-     * descriptors and threads every other sandbox needs: connections open
-     * at once (0 = 256), of them still being decided (reading the first
-     * bytes, dialling; 0 = 32). Over either, a new connection is reset and
+     * descriptors, memory and threads every other sandbox needs:
+     * connections open at once (0 = 256), of them still being decided
+     * (reading the first bytes, asking vault whether the host is bound;
+     * 0 = 32). Over either, a new connection is reset and
      * logged (too_many_connections / too_many_pending). */
     unsigned max_conns_per_sandbox;
     unsigned max_pending_per_sandbox;
     int idle_timeout_ms;        /* 0 = 600000: a connection silent both ways this long ends */
+    /* Threads the guests' TCP connections are spliced on (conn_loop.h),
+     * each an event loop over many connections. 0 = one per online CPU,
+     * at most 8. */
+    unsigned conn_threads;
     /* Credential injection (intercept.h): vault's gRPC address, NULL =
      * none. The CA bundle upstream certificates are verified against, NULL
      * = the system's. Where sandbox CAs are saved for a restart, NULL =

@@ -25,10 +25,12 @@ struct egress {
     pthread_mutex_t lock;             /* sandboxes */
     struct egress_sandbox *sandboxes;
     struct egress_injector *injector; /* NULL without --vault (intercept.h) */
+    struct conn_loop *conn_loop;      /* every guest TCP connection's (conn_loop.h) */
     char instance_id[33];             /* random per start (egress_status) */
 };
 
-/* One spliced (or being decided) guest connection. */
+/* One guest connection, as detaches and policy changes see it (the rest
+ * of it is egress_tcp.c's). */
 struct egress_conn {
     struct egress_sandbox *sb;
     int client_fd;
@@ -80,13 +82,14 @@ const char *egress_address_protection(const struct egress *eg, uint32_t addr);
 size_t egress_dns_answer(struct egress_sandbox *sb, const uint8_t *query, size_t len,
                          uint8_t *out, size_t outlen);
 
-/* Takes over client_fd: decides, dials and splices it on a thread of its
- * own, registered in sb->conns. */
+/* Takes over client_fd: registered in sb->conns, it is decided, dialled
+ * and spliced on the connection loop (egress_tcp.c). */
 void egress_tcp_accept(struct egress_sandbox *sb, int client_fd);
 
-/* Dials addr:port from the uplink side into c->upstream_fd (non-blocking
- * socket), waiting at most timeout_ms. -1 when it failed or the sandbox is
- * being detached. */
+/* Dials addr:port from the calling thread's namespace (the uplink one)
+ * into c->upstream_fd (non-blocking socket), blocking for at most
+ * timeout_ms: for intercepted connections, on their own thread. -1 when
+ * it failed or the sandbox is being detached. */
 int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms);
 
 /* Makes the close of fd a reset (SO_LINGER 0). */

@@ -93,9 +93,9 @@ static void *sandbox_loop(void *arg)
 {
     struct egress_sandbox *sb = arg;
     char err[256];
-    /* Upstream DNS sockets are made on this thread and connection threads
-     * inherit its namespace, so everything egress dials leaves from the
-     * uplink namespace when one is set. */
+    /* Upstream DNS sockets are made on this thread: they leave from the
+     * uplink namespace when one is set, as the connection loop's dials do
+     * (conn_loop.h). */
     if (sb->eg->cfg.uplink_netns && netns_enter(sb->eg->cfg.uplink_netns, err, sizeof(err)) < 0) {
         log_error("egress loop cannot enter uplink namespace", "sandbox=%s error=\"%s\"", sb->id,
                   err);
@@ -199,7 +199,7 @@ bool egress_conn_still_allowed(const struct egress_conn *c, const struct egress_
     return egress_policy_check_connection(policy, &t).verdict == EGRESS_ALLOW;
 }
 
-/* Their threads close the fds only after leaving the list (under the
+/* A connection's fds are closed only after it left the list (under the
  * lock), so every fd seen here is still open. */
 unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_policy *policy)
 {
@@ -226,8 +226,9 @@ void egress_sandbox_stop(struct egress_sandbox *sb)
             log_error("egress wake failed", "sandbox=%s error=\"%s\"", sb->id, strerror(errno));
         pthread_join(sb->loop, NULL);
     }
-    /* No new connections now; end the ones in flight. Their threads close
-     * the fds only after leaving the list, so these are still open. */
+    /* No new connections now; end the ones in flight (their fds close only
+     * after they left the list, so these are still open): each sees its
+     * sockets shut down and ends. */
     pthread_mutex_lock(&sb->lock);
     sb->stopping = true;
     for (struct egress_conn *c = sb->conns; c; c = c->next) {

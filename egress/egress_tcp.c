@@ -1,5 +1,14 @@
-/* One guest TCP connection: learn where it was going, read the name it
- * claims when the policy needs it, decide, then dial and splice or reset. */
+/* One guest TCP connection, from accept to close, on the connection loop
+ * (conn_loop.h): learn where it was going, read the name it claims when
+ * the policy needs it, decide, then dial and splice (splice.h) or reset.
+ * A connection egress may inject for, or a TLS one the policy inspects,
+ * leaves the loop for a thread of its own: it asks vault for a binding
+ * and, if there is one or the policy inspects it, is intercepted there
+ * (intercept.h); otherwise it comes back to be dialled and spliced.
+ *
+ *   NEW -> SNIFF -> (BINDING ->) DIAL -> SPLICE -> closed
+ *
+ * with a refusal, a timeout or a detach ending it from any phase. */
 #include "egress_internal.h"
 
 #include <errno.h>
@@ -11,225 +20,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "cidr.h"
 #include "clock.h"
+#include "conn_loop.h"
 #include "http_follow.h"
 #include "intercept.h"
 #include "log.h"
 #include "sniff.h"
+#include "splice.h"
 
-#define SPLICE_BUF 65536
+_Static_assert(SNIFF_MAX_BYTES <= SPLICE_BUF, "the first bytes become the splice's buffer");
 
-/* Reads the guest's first bytes until sniff_name decides, the guest stops
- * sending, or the timeout passes. */
-static enum sniff_result read_first_bytes(struct egress_conn *c, int timeout_ms, uint8_t *buf,
-                                          size_t *got, char *name)
-{
-    int64_t deadline = clock_monotonic_ms() + timeout_ms;
-    *got = 0;
-    for (;;) {
-        enum sniff_result r = sniff_name(buf, *got, name);
-        if (r != SNIFF_NEED_MORE)
-            return r;
-        int64_t left = deadline - clock_monotonic_ms();
-        struct pollfd pfd = { .fd = c->client_fd, .events = POLLIN };
-        int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-        if (pr < 0 && errno == EINTR)
-            continue;
-        ssize_t n = pr > 0 ? read(c->client_fd, buf + *got, SNIFF_MAX_BYTES - *got) : 0;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            /* Silence (a server-speaks-first protocol) claims no name; a
-             * half-sent ClientHello or request is refused. */
-            return *got == 0 ? SNIFF_NONE : SNIFF_MALFORMED;
-        *got += (size_t)n;
-    }
-}
+/* conn_loop_watch tags */
+#define TAG_GUEST 0
+#define TAG_UPSTREAM 1
 
-int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    struct egress_sandbox *sb = c->sb;
-    pthread_mutex_lock(&sb->lock);
-    c->upstream_fd = fd; /* from now on a detach can shut it down */
-    bool stopping = sb->stopping;
-    pthread_mutex_unlock(&sb->lock);
-    if (stopping)
-        return -1;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
-                              .sin_addr.s_addr = htonl(addr) };
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
-        return -1;
-    struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-    if (poll(&pfd, 1, timeout_ms) != 1)
-        return -1;
-    int soerr = 0;
-    socklen_t l = sizeof(soerr);
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0 || soerr != 0)
-        return -1;
-    return 0;
-}
-
-/* One direction of the splice. With follow, the guest's requests are
- * checked one by one (http_follow.h): buf holds len bytes that may go from
- * off on, then held bytes of a request head not complete yet. */
-struct pipe_dir {
-    int from, to;
-    uint8_t *buf;
-    size_t len, off, held;
-    bool eof;
-    uint64_t bytes;
-    struct http_follow *follow;
-    bool responses;                   /* this direction carries the server's answers */
+enum conn_phase {
+    PHASE_NEW,
+    PHASE_SNIFF,    /* reading the first bytes for a name */
+    PHASE_BINDING,  /* on a thread of its own: vault, maybe interception */
+    PHASE_DIAL,     /* connecting to the upstream */
+    PHASE_SPLICE,
 };
-
-#define PIPE_REFUSED (-2)
-
-/* The n bytes just read to buf + held: how many may go on. */
-static int pipe_follow(struct pipe_dir *d, size_t n)
-{
-    if (!d->follow) {
-        d->len = n;
-        return 0;
-    }
-    if (d->responses) {
-        http_follow_response(d->follow, d->buf, n);
-        d->len = n;
-        return 0;
-    }
-    size_t ready;
-    if (http_follow_feed(d->follow, d->buf + d->held, n, &ready) != HTTP_FOLLOW_OK)
-        return PIPE_REFUSED;
-    d->held = d->held + n - ready;
-    d->len = ready;
-    return 0;
-}
-
-static int pipe_step(struct pipe_dir *d, short from_revents, short to_revents)
-{
-    if (d->len == 0 && !d->eof && (from_revents & (POLLIN | POLLHUP | POLLERR))) {
-        if (d->held)
-            memmove(d->buf, d->buf + d->off, d->held);
-        d->off = 0;
-        ssize_t n = read(d->from, d->buf + d->held, SPLICE_BUF - d->held);
-        if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return -1;
-        if (n == 0) {
-            /* A request head never completed is never sent. */
-            d->eof = true;
-            shutdown(d->to, SHUT_WR);
-        } else if (n > 0 && pipe_follow(d, (size_t)n) < 0) {
-            return PIPE_REFUSED;
-        }
-    }
-    if (d->len > 0 && (to_revents & (POLLOUT | POLLERR))) {
-        ssize_t n = send(d->to, d->buf + d->off, d->len, MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return -1;
-        if (n > 0) {
-            d->off += (size_t)n;
-            d->len -= (size_t)n;
-            d->bytes += (uint64_t)n;
-        }
-    }
-    return 0;
-}
-
-/* Copies both ways until both sides have finished sending, one fails, or
- * egress detaches the sandbox (which shuts both sockets down), or nothing
- * moved either way for idle_timeout_ms (*idle). With follow,
- * first_ready of the first bytes were checked already and the rest is held.
- * PIPE_REFUSED when the follower refused a later request. */
-static int splice_both(int client, int upstream, uint8_t *first, size_t first_len,
-                       size_t first_ready, struct http_follow *follow, int idle_timeout_ms,
-                       uint64_t *sent, uint64_t *received, bool *idle)
-{
-    *idle = false;
-    uint8_t *up_buf = malloc(SPLICE_BUF), *down_buf = malloc(SPLICE_BUF);
-    struct pipe_dir up = { .from = client, .to = upstream, .buf = up_buf, .follow = follow };
-    struct pipe_dir down = { .from = upstream, .to = client, .buf = down_buf, .follow = follow,
-                             .responses = true };
-    int rc = 0;
-    if (!up_buf || !down_buf)
-        goto out;
-    fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
-    /* The bytes read while deciding go first. */
-    memcpy(up.buf, first, first_len);
-    up.len = first_ready;
-    up.held = first_len - first_ready;
-    while (!(up.eof && up.len == 0 && down.eof && down.len == 0)) {
-        struct pollfd pfd[2] = {
-            { .fd = client, .events = (short)((up.len == 0 && !up.eof ? POLLIN : 0) |
-                                              (down.len > 0 ? POLLOUT : 0)) },
-            { .fd = upstream, .events = (short)((down.len == 0 && !down.eof ? POLLIN : 0) |
-                                                (up.len > 0 ? POLLOUT : 0)) },
-        };
-        int ready = poll(pfd, 2, idle_timeout_ms);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0) {
-            *idle = ready == 0; /* silent both ways for the idle timeout */
-            break;
-        }
-        if ((rc = pipe_step(&up, pfd[0].revents, pfd[1].revents)) < 0 ||
-            (rc = pipe_step(&down, pfd[1].revents, pfd[0].revents)) < 0)
-            break;
-        /* Peer gone in a direction we still had to write to. */
-        if ((pfd[0].revents & (POLLERR | POLLNVAL)) || (pfd[1].revents & (POLLERR | POLLNVAL)))
-            break;
-    }
-out:
-    *sent = up.bytes;
-    *received = down.bytes;
-    free(up_buf);
-    free(down_buf);
-    return rc == PIPE_REFUSED ? PIPE_REFUSED : 0;
-}
-
-/* Closing with a zero linger sends RST: the guest sees "connection reset"
- * at once instead of a hang. */
-void egress_reset(int fd)
-{
-    struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-}
-
-/* The connection is decided: it no longer counts against the sandbox's
- * pending share. */
-static void conn_decided(struct egress_conn *c)
-{
-    pthread_mutex_lock(&c->sb->lock);
-    if (c->pending)
-        c->sb->n_pending--;
-    c->pending = false;
-    pthread_mutex_unlock(&c->sb->lock);
-}
-
-static void conn_release(struct egress_conn *c)
-{
-    struct egress_sandbox *sb = c->sb;
-    pthread_mutex_lock(&sb->lock);
-    struct egress_conn **pp = &sb->conns;
-    while (*pp != c)
-        pp = &(*pp)->next;
-    *pp = c->next;
-    sb->n_conns--;
-    if (c->pending)
-        sb->n_pending--;
-    if (!sb->conns)
-        pthread_cond_broadcast(&sb->conns_gone);
-    pthread_mutex_unlock(&sb->lock);
-    close(c->client_fd);
-    if (c->upstream_fd >= 0)
-        close(c->upstream_fd);
-    free(c);
-}
 
 /* A later request on a followed HTTP connection, decided like a first one
  * (the name must be allowed and pinned to this address); the refused one's
@@ -255,6 +71,76 @@ static bool check_request(void *ctx, const char *name)
     snprintf(rc->name, sizeof(rc->name), "%s", name ? name : "");
     rc->reason = d.reason;
     return false;
+}
+
+struct guest_conn {
+    struct egress_conn c;             /* what detach and policy changes see */
+    struct conn_loop_item item;
+    enum conn_phase phase;
+    struct egress_policy *policy;     /* in force when it was accepted */
+    struct egress_target t;           /* t.name points at name once found */
+    char name[NAME_MAX_LEN + 1];
+    uint8_t *first;                   /* SPLICE_BUF: the first bytes, then the splice's */
+    size_t first_len, first_ready;
+    struct request_check rc;
+    struct http_follow *follow;
+    struct splice *splice;
+    uint64_t seq;                     /* its connection-log entry */
+    bool may_inject;                  /* egress_intercept_wanted: ask vault */
+    bool inspect;                     /* TLS under the policy's inspect_tls */
+};
+
+static struct guest_conn *of_item(struct conn_loop_item *it)
+{
+    return (struct guest_conn *)((char *)it - offsetof(struct guest_conn, item));
+}
+
+/* Creates the socket (recorded in c->upstream_fd, where a detach can shut
+ * it down) and starts connecting: 0 connected, 1 in progress, -1 failed
+ * or the sandbox is being detached. */
+static int dial_begin(struct egress_conn *c, uint32_t addr, uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    struct egress_sandbox *sb = c->sb;
+    pthread_mutex_lock(&sb->lock);
+    c->upstream_fd = fd;
+    bool stopping = sb->stopping;
+    pthread_mutex_unlock(&sb->lock);
+    if (stopping)
+        return -1;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(addr) };
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+        return 0;
+    return errno == EINPROGRESS ? 1 : -1;
+}
+
+static int dial_result(int fd)
+{
+    int soerr = 0;
+    socklen_t l = sizeof(soerr);
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0 || soerr != 0 ? -1 : 0;
+}
+
+int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms)
+{
+    int rc = dial_begin(c, addr, port);
+    if (rc <= 0)
+        return rc;
+    struct pollfd pfd = { .fd = c->upstream_fd, .events = POLLOUT };
+    if (poll(&pfd, 1, timeout_ms) != 1)
+        return -1;
+    return dial_result(c->upstream_fd);
+}
+
+/* Closing with a zero linger sends RST: the guest sees "connection reset"
+ * at once instead of a hang. */
+void egress_reset(int fd)
+{
+    struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 }
 
 /* Plaintext HTTP is followed request by request: the requests already in
@@ -300,6 +186,62 @@ static int original_dst(int fd, uint32_t *addr, uint16_t *port)
     return 0;
 }
 
+/* The sandbox forgets it; its fds close; it is freed. */
+static void conn_free(struct guest_conn *gc)
+{
+    struct egress_conn *c = &gc->c;
+    struct egress_sandbox *sb = c->sb;
+    pthread_mutex_lock(&sb->lock);
+    struct egress_conn **pp = &sb->conns;
+    while (*pp != c)
+        pp = &(*pp)->next;
+    *pp = c->next;
+    sb->n_conns--;
+    if (c->pending)
+        sb->n_pending--;
+    if (!sb->conns)
+        pthread_cond_broadcast(&sb->conns_gone);
+    pthread_mutex_unlock(&sb->lock);
+    close(c->client_fd);
+    if (c->upstream_fd >= 0)
+        close(c->upstream_fd);
+    splice_free(gc->splice);
+    http_follow_free(gc->follow);
+    free(gc->first);
+    egress_policy_put(gc->policy);
+    free(gc);
+}
+
+static void conn_free_after(struct conn_loop_item *it)
+{
+    conn_free(of_item(it));
+}
+
+/* Ends a connection on the loop: what it has is closed after this round. */
+static void conn_end(struct guest_conn *gc)
+{
+    conn_loop_unwatch(&gc->item, gc->c.client_fd);
+    if (gc->c.upstream_fd >= 0)
+        conn_loop_unwatch(&gc->item, gc->c.upstream_fd);
+    conn_loop_leave(&gc->item, conn_free_after);
+}
+
+static void conn_reset_end(struct guest_conn *gc)
+{
+    egress_reset(gc->c.client_fd);
+    conn_end(gc);
+}
+
+/* Decided: it no longer counts against the sandbox's pending share. */
+static void conn_decided(struct egress_conn *c)
+{
+    pthread_mutex_lock(&c->sb->lock);
+    if (c->pending)
+        c->sb->n_pending--;
+    c->pending = false;
+    pthread_mutex_unlock(&c->sb->lock);
+}
+
 static bool closed_by_policy(struct egress_conn *c)
 {
     pthread_mutex_lock(&c->sb->lock);
@@ -308,120 +250,349 @@ static bool closed_by_policy(struct egress_conn *c)
     return closed;
 }
 
-static void *conn_thread(void *arg)
+/* Why an allowed connection ended, for its log entry: a policy change
+ * outranks what the sockets saw. */
+static const char *end_reason(struct guest_conn *gc, const char *seen)
 {
-    struct egress_conn *c = arg;
-    struct egress_sandbox *sb = c->sb;
-    const struct egress_config *cfg = &sb->eg->cfg;
-    struct egress_policy *p = egress_sandbox_policy(sb);
-    uint8_t *first = malloc(SNIFF_MAX_BYTES);
-    size_t first_len = 0;
-    char name[NAME_MAX_LEN + 1] = "", a[16];
-    struct conn_entry e = { .protocol = "tcp" };
-    struct http_follow *follow = NULL;
-    size_t first_ready = 0;
+    return closed_by_policy(&gc->c) ? "policy_changed" : seen;
+}
 
-    struct egress_target t = { 0 };
-    if (!first || original_dst(c->client_fd, &t.addr, &t.port) < 0) {
-        log_error("no original destination", "sandbox=%s error=\"%s\"", sb->id, strerror(errno));
-        egress_reset(c->client_fd);
-        goto out;
+static void unreachable(struct guest_conn *gc)
+{
+    char a[16];
+    log_warn("upstream unreachable", "sandbox=%s dest=%s:%u", gc->c.sb->id,
+             addr_format(gc->t.addr, a), gc->t.port);
+    conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "upstream_unreachable");
+    conn_reset_end(gc);
+}
+
+static void splice_watch(struct guest_conn *gc)
+{
+    if (conn_loop_watch(&gc->item, gc->c.client_fd, TAG_GUEST,
+                        splice_interest(gc->splice, SPLICE_GUEST)) < 0 ||
+        conn_loop_watch(&gc->item, gc->c.upstream_fd, TAG_UPSTREAM,
+                        splice_interest(gc->splice, SPLICE_UPSTREAM)) < 0)
+        log_error("egress cannot watch a connection", "sandbox=%s error=\"%s\"", gc->c.sb->id,
+                  strerror(errno));
+}
+
+static void splice_begin(struct guest_conn *gc)
+{
+    gc->splice = splice_new(gc->c.client_fd, gc->c.upstream_fd, gc->first, gc->first_len,
+                            gc->first_ready, gc->follow);
+    gc->first = NULL;
+    gc->follow = NULL;
+    if (!gc->splice) {
+        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "out_of_memory");
+        conn_reset_end(gc);
+        return;
     }
-    t.protected_reason = egress_address_protection(sb->eg, t.addr);
-    struct egress_decision d = egress_policy_check_connection(p, &t);
-    bool http_named = false;
-    if (d.verdict == EGRESS_NEED_NAME) {
-        enum sniff_result r = read_first_bytes(c, cfg->sniff_timeout_ms, first, &first_len, name);
-        t.name_known = true;
-        /* Encrypted Client Hello hides the name the server sees: decided
-         * by the outer name only where the policy accepts that. */
-        if (r == SNIFF_NAME_HIDDEN && egress_policy_allows_ech(p))
-            r = name[0] ? SNIFF_FOUND : SNIFF_NONE;
-        http_named = r == SNIFF_FOUND && first[0] != 0x16;
-        if (r == SNIFF_FOUND) {
-            t.name = name;
-            t.name_pinned = pins_match(sb->pins, name, t.addr, clock_monotonic_ms());
-        }
-        if (r == SNIFF_MALFORMED)
-            d = (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" };
-        else if (r == SNIFF_NAME_HIDDEN)
-            d = (struct egress_decision){ EGRESS_DENY, "encrypted_client_hello" };
-        else
-            d = egress_policy_check_connection(p, &t);
+    gc->phase = PHASE_SPLICE;
+    /* The bytes read while deciding go first. */
+    bool moved;
+    enum splice_state st = splice_step(gc->splice, SPLICE_UPSTREAM, EPOLLOUT, &moved);
+    if (st != SPLICE_GOING) {
+        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, end_reason(gc, NULL));
+        conn_reset_end(gc);
+        return;
     }
-    conn_decided(c);
-    struct request_check rc = { .sb = sb, .p = p, .t = t };
-    if (d.verdict == EGRESS_ALLOW)
-        follow = follow_http(&rc, first, first_len, http_named, &first_ready, &d, name);
-    e.addr = t.addr;
-    e.port = t.port;
-    e.allowed = d.verdict == EGRESS_ALLOW;
-    e.reason = d.reason;
-    snprintf(e.name, sizeof(e.name), "%s", name);
-    uint64_t seq = conn_log_add(sb->log, &e);
-    log_info(e.allowed ? "connection allowed" : "connection denied",
-             "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, addr_format(t.addr, a), t.port,
-             name[0] ? name : "-", d.reason);
-    if (!e.allowed) {
-        egress_reset(c->client_fd);
-        goto out;
+    splice_watch(gc);
+    conn_loop_deadline(&gc->item, gc->c.sb->eg->cfg.idle_timeout_ms);
+}
+
+static void splice_end(struct guest_conn *gc, enum splice_state st, bool idle)
+{
+    struct egress_sandbox *sb = gc->c.sb;
+    uint64_t sent, received;
+    splice_counts(gc->splice, &sent, &received);
+    conn_log_finish(sb->log, gc->seq, sent, received,
+                    end_reason(gc, idle ? "idle_timeout" : NULL));
+    if (st == SPLICE_REFUSED) {
+        /* A later request on the connection: logged on its own, and the
+         * connection ends. */
+        struct request_check *rc = &gc->rc;
+        struct conn_entry e = { .protocol = "tcp", .addr = gc->t.addr, .port = gc->t.port,
+                                .reason = rc->reason ? rc->reason : "malformed_request" };
+        snprintf(e.name, sizeof(e.name), "%s", rc->reason ? rc->name : "");
+        conn_log_add(sb->log, &e);
+        char a[16];
+        log_info("request denied", "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id,
+                 addr_format(gc->t.addr, a), gc->t.port, e.name[0] ? e.name : "-", e.reason);
+        egress_reset(gc->c.upstream_fd);
     }
-    pthread_mutex_lock(&sb->lock);
-    c->allowed = true;
-    c->target = t;
-    snprintf(c->name, sizeof(c->name), "%s", t.name ? t.name : "");
-    c->target.name = NULL; /* c->name, by egress_conn_still_allowed */
-    /* A policy change while this was being decided did not see it: decide
-     * under the new one too. */
-    bool changed_meanwhile = sb->policy != p && !egress_conn_still_allowed(c, sb->policy);
-    c->closed_by_policy = changed_meanwhile;
-    pthread_mutex_unlock(&sb->lock);
-    if (changed_meanwhile) {
-        conn_log_finish(sb->log, seq, 0, 0, "policy_changed");
-        egress_reset(c->client_fd);
-        goto out;
+    if (st == SPLICE_REFUSED)
+        egress_reset(gc->c.client_fd);
+    conn_end(gc);
+}
+
+static void dial_start(struct guest_conn *gc)
+{
+    int rc = dial_begin(&gc->c, gc->t.addr, gc->t.port);
+    if (rc < 0) {
+        unreachable(gc);
+        return;
+    }
+    if (rc == 0) {
+        splice_begin(gc);
+        return;
+    }
+    gc->phase = PHASE_DIAL;
+    /* The guest is watched for nothing but its going away. */
+    if (conn_loop_watch(&gc->item, gc->c.upstream_fd, TAG_UPSTREAM, EPOLLOUT) < 0 ||
+        conn_loop_watch(&gc->item, gc->c.client_fd, TAG_GUEST, 0) < 0) {
+        unreachable(gc);
+        return;
+    }
+    conn_loop_deadline(&gc->item, gc->c.sb->eg->cfg.connect_timeout_ms);
+}
+
+/* On a thread of its own (started from the loop, so in the uplink
+ * namespace): vault's answer takes a network round trip, and an
+ * intercepted connection is served with blocking reads. */
+static void *binding_main(void *arg)
+{
+    struct guest_conn *gc = arg;
+    bool bound = gc->may_inject && egress_intercept_bound(&gc->c, &gc->t);
+    conn_decided(&gc->c);
+    if (!bound && !gc->inspect) {
+        gc->phase = PHASE_DIAL;
+        conn_loop_submit(gc->c.sb->eg->conn_loop, &gc->item);
+        return NULL;
     }
     uint64_t sent = 0, received = 0;
     const char *why = NULL;
-    /* A host with a credential binding: egress terminates, injects and
-     * forwards itself (intercept.h). */
-    if (egress_intercept(c, &t, first, first_len, &sent, &received, &why)) {
-        conn_log_finish(sb->log, seq, sent, received, closed_by_policy(c) ? "policy_changed" : why);
-        goto out;
-    }
-    if (egress_dial(c, t.addr, t.port, cfg->connect_timeout_ms) < 0) {
-        log_warn("upstream unreachable", "sandbox=%s dest=%s:%u", sb->id, a, t.port);
-        conn_log_finish(sb->log, seq, 0, 0, "upstream_unreachable");
-        egress_reset(c->client_fd);
-        goto out;
-    }
-    bool idle;
-    bool refused = splice_both(c->client_fd, c->upstream_fd, first, first_len, first_ready,
-                               follow, cfg->idle_timeout_ms, &sent, &received,
-                               &idle) == PIPE_REFUSED;
-    conn_log_finish(sb->log, seq, sent, received,
-                    closed_by_policy(c) ? "policy_changed" : idle ? "idle_timeout" : NULL);
-    if (refused) {
-        /* A later request on the connection: logged on its own, and the
-         * connection ends. */
-        e.allowed = false;
-        e.reason = rc.reason ? rc.reason : "malformed_request";
-        snprintf(e.name, sizeof(e.name), "%s", rc.reason ? rc.name : "");
-        conn_log_add(sb->log, &e);
-        log_info("request denied", "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, a, t.port,
-                 e.name[0] ? e.name : "-", e.reason);
-        egress_reset(c->client_fd);
-        egress_reset(c->upstream_fd);
-    }
-out:
-    http_follow_free(follow);
-    free(first);
-    egress_policy_put(p);
-    conn_release(c);
+    egress_intercept_serve(&gc->c, &gc->t, gc->first, gc->first_len, bound, &sent, &received,
+                           &why);
+    conn_log_finish(gc->c.sb->log, gc->seq, sent, received, end_reason(gc, why));
+    conn_free(gc);
     return NULL;
 }
 
-/* Over the sandbox's share: reset at once, no thread. Logged in the
+static void binding_start(struct conn_loop_item *it)
+{
+    struct guest_conn *gc = of_item(it);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, binding_main, gc);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        log_error("connection thread failed", "sandbox=%s error=\"%s\"", gc->c.sb->id,
+                  strerror(rc));
+        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "out_of_memory");
+        egress_reset(gc->c.client_fd);
+        conn_free(gc);
+    }
+}
+
+/* The verdict is in: log it, then reset, or go on to a binding or a dial. */
+static void decided(struct guest_conn *gc, struct egress_decision d, bool http_named)
+{
+    struct egress_conn *c = &gc->c;
+    struct egress_sandbox *sb = c->sb;
+    gc->rc = (struct request_check){ .sb = sb, .p = gc->policy, .t = gc->t };
+    if (d.verdict == EGRESS_ALLOW)
+        gc->follow = follow_http(&gc->rc, gc->first, gc->first_len, http_named,
+                                 &gc->first_ready, &d, gc->name);
+    struct conn_entry e = { .protocol = "tcp", .addr = gc->t.addr, .port = gc->t.port,
+                            .allowed = d.verdict == EGRESS_ALLOW, .reason = d.reason };
+    snprintf(e.name, sizeof(e.name), "%s", gc->name);
+    gc->seq = conn_log_add(sb->log, &e);
+    char a[16];
+    log_info(e.allowed ? "connection allowed" : "connection denied",
+             "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, addr_format(gc->t.addr, a),
+             gc->t.port, gc->name[0] ? gc->name : "-", d.reason);
+    if (!e.allowed) {
+        conn_reset_end(gc);
+        return;
+    }
+    pthread_mutex_lock(&sb->lock);
+    c->allowed = true;
+    c->target = gc->t;
+    snprintf(c->name, sizeof(c->name), "%s", gc->t.name ? gc->t.name : "");
+    c->target.name = NULL; /* c->name, by egress_conn_still_allowed */
+    /* A policy change while this was being decided did not see it: decide
+     * under the new one too. */
+    bool changed_meanwhile = sb->policy != gc->policy && !egress_conn_still_allowed(c, sb->policy);
+    c->closed_by_policy = changed_meanwhile;
+    pthread_mutex_unlock(&sb->lock);
+    if (changed_meanwhile) {
+        conn_log_finish(sb->log, gc->seq, 0, 0, "policy_changed");
+        conn_reset_end(gc);
+        return;
+    }
+    /* TLS naming its host, under inspect_tls: terminated even without a
+     * binding, so the requests inside are checked. attach made sure the
+     * sandbox has a CA for it. */
+    gc->inspect = egress_policy_inspects_tls(gc->policy) && gc->t.name && gc->first_len > 0 &&
+                  gc->first[0] == 0x16;
+    gc->may_inject = egress_intercept_wanted(c, &gc->t, gc->first_len);
+    if (gc->may_inject || gc->inspect) {
+        /* Still pending: a flood of these holds at most the pending share
+         * of threads. */
+        gc->phase = PHASE_BINDING;
+        conn_loop_unwatch(&gc->item, c->client_fd);
+        conn_loop_leave(&gc->item, binding_start);
+        return;
+    }
+    conn_decided(c);
+    dial_start(gc);
+}
+
+/* The first bytes said what they could (sniff.h). */
+static void sniffed(struct guest_conn *gc, enum sniff_result r)
+{
+    conn_loop_deadline(&gc->item, -1);
+    struct egress_target *t = &gc->t;
+    t->name_known = true;
+    /* Encrypted Client Hello hides the name the server sees: decided by
+     * the outer name only where the policy accepts that. */
+    if (r == SNIFF_NAME_HIDDEN && egress_policy_allows_ech(gc->policy))
+        r = gc->name[0] ? SNIFF_FOUND : SNIFF_NONE;
+    bool http_named = r == SNIFF_FOUND && gc->first[0] != 0x16;
+    if (r == SNIFF_FOUND) {
+        t->name = gc->name;
+        t->name_pinned = pins_match(gc->c.sb->pins, gc->name, t->addr, clock_monotonic_ms());
+    }
+    struct egress_decision d;
+    if (r == SNIFF_MALFORMED)
+        d = (struct egress_decision){ EGRESS_DENY, "malformed_first_bytes" };
+    else if (r == SNIFF_NAME_HIDDEN)
+        d = (struct egress_decision){ EGRESS_DENY, "encrypted_client_hello" };
+    else
+        d = egress_policy_check_connection(gc->policy, t);
+    decided(gc, d, http_named);
+}
+
+static void sniff_read(struct guest_conn *gc)
+{
+    ssize_t n = read(gc->c.client_fd, gc->first + gc->first_len,
+                     SNIFF_MAX_BYTES - gc->first_len);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        /* Silence (a server-speaks-first protocol) claims no name; a
+         * half-sent ClientHello or request is refused. */
+        sniffed(gc, gc->first_len == 0 ? SNIFF_NONE : SNIFF_MALFORMED);
+        return;
+    }
+    gc->first_len += (size_t)n;
+    enum sniff_result r = sniff_name(gc->first, gc->first_len, gc->name);
+    if (r == SNIFF_NEED_MORE && gc->first_len == SNIFF_MAX_BYTES)
+        r = SNIFF_MALFORMED;
+    if (r != SNIFF_NEED_MORE)
+        sniffed(gc, r);
+}
+
+/* Accepted: where was it going, and is that enough to decide? */
+static void conn_begin(struct guest_conn *gc)
+{
+    struct egress_sandbox *sb = gc->c.sb;
+    gc->policy = egress_sandbox_policy(sb);
+    if (!gc->first) {
+        log_error("connection refused: out of memory", "sandbox=%s", sb->id);
+        conn_reset_end(gc);
+        return;
+    }
+    if (fcntl(gc->c.client_fd, F_SETFL, fcntl(gc->c.client_fd, F_GETFL) | O_NONBLOCK) < 0 ||
+        original_dst(gc->c.client_fd, &gc->t.addr, &gc->t.port) < 0) {
+        log_error("no original destination", "sandbox=%s error=\"%s\"", sb->id, strerror(errno));
+        conn_reset_end(gc);
+        return;
+    }
+    gc->t.protected_reason = egress_address_protection(sb->eg, gc->t.addr);
+    struct egress_decision d = egress_policy_check_connection(gc->policy, &gc->t);
+    if (d.verdict != EGRESS_NEED_NAME) {
+        decided(gc, d, false);
+        return;
+    }
+    gc->phase = PHASE_SNIFF;
+    if (conn_loop_watch(&gc->item, gc->c.client_fd, TAG_GUEST, EPOLLIN) < 0) {
+        log_error("egress cannot watch a connection", "sandbox=%s error=\"%s\"", sb->id,
+                  strerror(errno));
+        conn_reset_end(gc);
+        return;
+    }
+    conn_loop_deadline(&gc->item, sb->eg->cfg.sniff_timeout_ms);
+}
+
+static void on_start(struct conn_loop_item *it)
+{
+    struct guest_conn *gc = of_item(it);
+    if (gc->phase == PHASE_NEW)
+        conn_begin(gc);
+    else /* back from the binding question */
+        dial_start(gc);
+}
+
+static void on_ready(struct conn_loop_item *it, int tag, uint32_t events)
+{
+    struct guest_conn *gc = of_item(it);
+    switch (gc->phase) {
+    case PHASE_SNIFF:
+        sniff_read(gc);
+        break;
+    case PHASE_DIAL:
+        if (tag == TAG_GUEST) {
+            /* Gone (reset, or shut down by a detach or a policy change)
+             * before the upstream answered. */
+            conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, end_reason(gc, NULL));
+            conn_reset_end(gc);
+        } else if (dial_result(gc->c.upstream_fd) < 0) {
+            unreachable(gc);
+        } else {
+            conn_loop_deadline(&gc->item, -1);
+            splice_begin(gc);
+        }
+        break;
+    case PHASE_SPLICE: {
+        bool moved;
+        enum splice_state st = splice_step(gc->splice,
+                                           tag == TAG_GUEST ? SPLICE_GUEST : SPLICE_UPSTREAM,
+                                           events, &moved);
+        if (st != SPLICE_GOING) {
+            splice_end(gc, st, false);
+            break;
+        }
+        splice_watch(gc);
+        if (moved)
+            conn_loop_deadline(&gc->item, gc->c.sb->eg->cfg.idle_timeout_ms);
+        break;
+    }
+    case PHASE_NEW:
+    case PHASE_BINDING:
+        break; /* not watched then */
+    }
+}
+
+static void on_expired(struct conn_loop_item *it)
+{
+    struct guest_conn *gc = of_item(it);
+    switch (gc->phase) {
+    case PHASE_SNIFF:
+        sniffed(gc, gc->first_len == 0 ? SNIFF_NONE : SNIFF_MALFORMED);
+        break;
+    case PHASE_DIAL:
+        unreachable(gc);
+        break;
+    case PHASE_SPLICE:
+        /* Silent both ways for the idle timeout. */
+        splice_end(gc, SPLICE_DONE, true);
+        break;
+    case PHASE_NEW:
+    case PHASE_BINDING:
+        break; /* no deadline then */
+    }
+}
+
+static const struct conn_loop_ops guest_conn_ops = {
+    .start = on_start,
+    .ready = on_ready,
+    .expired = on_expired,
+};
+
+/* Over the sandbox's share: reset at once, never on the loop. Logged in the
  * sandbox's connection log each time, in egress's own log at the 1st,
  * 2nd, 4th, 8th, ... refusal (a flood must not flood the log too). */
 static void refuse_over_share(struct egress_sandbox *sb, int client_fd, const char *reason,
@@ -450,11 +621,14 @@ void egress_tcp_accept(struct egress_sandbox *sb, int client_fd)
         refuse_over_share(sb, client_fd, over, refusals);
         return;
     }
-    struct egress_conn *c = calloc(1, sizeof(*c));
-    if (!c) {
+    struct guest_conn *gc = calloc(1, sizeof(*gc));
+    if (!gc) {
         close(client_fd);
         return;
     }
+    gc->first = malloc(SPLICE_BUF); /* checked in conn_begin, which ends it the one way */
+    gc->item.ops = &guest_conn_ops;
+    struct egress_conn *c = &gc->c;
     c->sb = sb;
     c->client_fd = client_fd;
     c->upstream_fd = -1;
@@ -465,16 +639,5 @@ void egress_tcp_accept(struct egress_sandbox *sb, int client_fd)
     sb->n_conns++;
     sb->n_pending++;
     pthread_mutex_unlock(&sb->lock);
-
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, conn_thread, c);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        log_error("connection thread failed", "sandbox=%s error=\"%s\"", sb->id, strerror(rc));
-        egress_reset(client_fd);
-        conn_release(c);
-    }
+    conn_loop_submit(sb->eg->conn_loop, &gc->item);
 }

@@ -449,7 +449,9 @@ static int serve_one(struct session *s)
         return 0;
     }
     Airlock__Vault__V1__Injection *inj = NULL;
-    grpc_status_code vst = s->env->resolve(s->env->ctx, method, target, &inj, err, sizeof(err));
+    grpc_status_code vst = s->env->resolve ? s->env->resolve(s->env->ctx, method, target, &inj,
+                                                             err, sizeof(err))
+                                           : GRPC_STATUS_NOT_FOUND;
     if (vst == GRPC_STATUS_RESOURCE_EXHAUSTED) {
         log_refusal(s, "credential rate limit reached", method, err);
         answer(s, 429, "Too Many Requests", "rate_limited",

@@ -29,7 +29,9 @@ struct http_inject_env {
      * err saying why. */
     int (*connect)(void *ctx, struct conn_stream *up, char *err, size_t errlen);
     void (*disconnect)(void *ctx, struct conn_stream *up);
-    /* vault's ResolveInjection for one request (vault_client_resolve). */
+    /* vault's ResolveInjection for one request (vault_client_resolve).
+     * NULL: inspection only (a policy's inspect_tls, no binding): every
+     * request is checked and forwarded as it is. */
     grpc_status_code (*resolve)(void *ctx, const char *method, const char *path,
                                 Airlock__Vault__V1__Injection **out, char *err, size_t errlen);
 };

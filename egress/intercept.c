@@ -137,26 +137,47 @@ static grpc_status_code resolve(void *ctx, const char *method, const char *path,
                                 ic->t->name, method, path, !ic->tls, out, err, errlen);
 }
 
-bool egress_intercept(struct egress_conn *c, const struct egress_target *t, const uint8_t *first,
-                      size_t first_len, uint64_t *sent, uint64_t *received, const char **why)
+static void project_of(struct egress_sandbox *sb, char *project_id)
+{
+    pthread_mutex_lock(&sb->lock);
+    memcpy(project_id, sb->project_id, sizeof(sb->project_id));
+    pthread_mutex_unlock(&sb->lock);
+}
+
+bool egress_intercept_wanted(struct egress_conn *c, const struct egress_target *t,
+                             size_t first_len)
+{
+    struct egress_sandbox *sb = c->sb;
+    char project_id[sizeof(sb->project_id)];
+    project_of(sb, project_id);
+    return sb->eg->injector && sb->ca && project_id[0] && t->name && first_len > 0;
+}
+
+bool egress_intercept_bound(struct egress_conn *c, const struct egress_target *t)
+{
+    struct egress_sandbox *sb = c->sb;
+    char project_id[sizeof(sb->project_id)], err[1024];
+    project_of(sb, project_id);
+    int bound = vault_client_host_bound(sb->eg->injector->vault, project_id, sb->id, t->name, err,
+                                        sizeof(err));
+    if (bound < 0)
+        log_warn("credential binding unknown: not intercepted", "sandbox=%s host=%s error=\"%s\"",
+                 sb->id, t->name, err);
+    return bound > 0;
+}
+
+void egress_intercept_serve(struct egress_conn *c, const struct egress_target *t,
+                            const uint8_t *first, size_t first_len, bool inject, uint64_t *sent,
+                            uint64_t *received, const char **why)
 {
     struct egress_sandbox *sb = c->sb;
     struct egress_injector *inj = sb->eg->injector;
     char project_id[sizeof(sb->project_id)], err[1024];
-    pthread_mutex_lock(&sb->lock);
-    memcpy(project_id, sb->project_id, sizeof(project_id));
-    pthread_mutex_unlock(&sb->lock);
-    if (!inj || !sb->ca || !project_id[0] || !t->name || first_len == 0)
-        return false;
-    int bound = vault_client_host_bound(inj->vault, project_id, sb->id, t->name, err, sizeof(err));
-    /* Without vault the connection goes on uninjected: no credential can
-     * leak that way, and a vault outage does not cut every sandbox off. */
-    if (bound < 0)
-        log_warn("credential binding unknown: not intercepted", "sandbox=%s host=%s error=\"%s\"",
-                 sb->id, t->name, err);
-    if (bound <= 0)
-        return false;
+    project_of(sb, project_id);
     *sent = *received = 0;
+    /* Blocking, as the upstream side will be: this thread serves the
+     * connection a request at a time. */
+    fcntl(c->client_fd, F_SETFL, fcntl(c->client_fd, F_GETFL) & ~O_NONBLOCK);
     struct intercepted ic = { .c = c, .t = t, .project_id = project_id,
                               .tls = first[0] == TLS_RECORD_HANDSHAKE };
     struct conn_stream guest = { .fd = c->client_fd };
@@ -173,7 +194,7 @@ bool egress_intercept(struct egress_conn *c, const struct egress_target *t, cons
             log_warn("guest TLS failed", "sandbox=%s host=%s error=\"%s\"", sb->id, t->name, err);
             egress_reset(c->client_fd);
             *why = "guest_tls_failed";
-            return true;
+            return;
         }
     }
     /* A guest silent for the idle timeout (between requests, or mid-way
@@ -183,7 +204,8 @@ bool egress_intercept(struct egress_conn *c, const struct egress_target *t, cons
     setsockopt(c->client_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     struct http_inject_env env = { .sandbox_id = sb->id, .name = t->name, .ctx = &ic,
                                    .connect = connect_upstream,
-                                   .disconnect = disconnect_upstream, .resolve = resolve };
+                                   .disconnect = disconnect_upstream,
+                                   .resolve = inject ? resolve : NULL };
     struct http_inject_stats st;
     http_inject_serve(&env, &guest, ic.tls ? NULL : first, ic.tls ? 0 : first_len, &st);
     conn_stream_close(&guest);
@@ -191,8 +213,8 @@ bool egress_intercept(struct egress_conn *c, const struct egress_target *t, cons
     *received = st.received;
     *why = st.failure;
     log_info("intercepted connection ended",
-             "sandbox=%s host=%s tls=%d requests=%u injected=%u redacted=%u end=%s", sb->id,
-             t->name, ic.tls, st.requests, st.injected, st.redacted,
+             "sandbox=%s host=%s tls=%d mode=%s requests=%u injected=%u redacted=%u end=%s",
+             sb->id, t->name, ic.tls, inject ? "inject" : "inspect", st.requests, st.injected,
+             st.redacted,
              st.failure ? st.failure : "closed");
-    return true;
 }

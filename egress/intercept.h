@@ -30,13 +30,24 @@ void egress_injector_free(struct egress_injector *inj);
 struct sandbox_ca *egress_injector_sandbox_ca(struct egress_injector *inj, const char *sandbox_id,
                                               char *err, size_t errlen);
 
-/* For an allowed connection: false when egress does not inject for it
- * (no --vault, no project, no name, no binding, or vault cannot say) —
- * the caller splices.
- * Otherwise serves it to the end and returns true with the byte counts
- * and *why, the reason it failed (a static string for the connection
- * log), or NULL. */
-bool egress_intercept(struct egress_conn *c, const struct egress_target *t, const uint8_t *first,
-                      size_t first_len, uint64_t *sent, uint64_t *received, const char **why);
+/* For an allowed connection: whether egress may inject for it at all
+ * (--vault, a project, a name, first bytes). Cheap: no vault call. */
+bool egress_intercept_wanted(struct egress_conn *c, const struct egress_target *t,
+                             size_t first_len);
+
+/* Whether vault has a binding for t's host for the sandbox (blocks on
+ * vault). When vault cannot say, false: the connection goes on uninjected
+ * — no credential can leak that way, and a vault outage does not cut
+ * every sandbox off. */
+bool egress_intercept_bound(struct egress_conn *c, const struct egress_target *t);
+
+/* Serves a connection to the end on the calling thread (blocking
+ * sockets): a bound one injecting its credentials (inject), or a TLS one
+ * only inspected (the policy's inspect_tls: every request must name the
+ * host, nothing is added). The byte counts, and *why, the reason it failed
+ * (a static string for the connection log), or NULL. */
+void egress_intercept_serve(struct egress_conn *c, const struct egress_target *t,
+                            const uint8_t *first, size_t first_len, bool inject, uint64_t *sent,
+                            uint64_t *received, const char **why);
 
 #endif

@@ -32,6 +32,7 @@ static void usage(FILE *out)
             "  --upstream-ca FILE    CA bundle for upstream certificates when\n"
             "                        intercepting (default: the system's)\n"
             "  --state-dir DIR       keep sandbox CAs here (0600) across restarts\n"
+            "                        (required with --vault)\n"
             "  --internal-token-file PATH  callers must present this token, vault is called\n"
             "                        with it (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
             "  --protect-cidr CIDR   a range no sandbox policy can open (repeatable; the\n"
@@ -40,7 +41,9 @@ static void usage(FILE *out)
             "                        169.254/16\n"
             "  --max-connections N   connections one sandbox may hold open (default 256)\n"
             "  --max-pending N       of them still being decided (default 32)\n"
-            "  --idle-timeout-s N    a connection silent both ways this long ends (600)\n",
+            "  --idle-timeout-s N    a connection silent both ways this long ends (600)\n"
+            "  --conn-threads N      event-loop threads the connections are spliced on\n"
+            "                        (default: one per CPU, at most 8)\n",
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -94,6 +97,7 @@ int main(int argc, char **argv)
         { "max-connections", required_argument, NULL, 'C' },
         { "max-pending", required_argument, NULL, 'P' },
         { "idle-timeout-s", required_argument, NULL, 'I' },
+        { "conn-threads", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -148,12 +152,28 @@ int main(int argc, char **argv)
             cfg.idle_timeout_ms = (int)idle_s * 1000;
             break;
         }
+        case 'L':
+            if (parse_count("conn-threads", optarg, &cfg.conn_threads) < 0)
+                return 2;
+            if (cfg.conn_threads > 64) {
+                fprintf(stderr, "airlock-egress: --conn-threads: %s: at most 64\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
     if (!have_resolver || optind != argc) {
         usage(stderr);
+        return 2;
+    }
+    /* Guests trust their sandbox CA from their session init on: a
+     * restarted egress that made new ones would break every running
+     * guest's injection until its next session. */
+    if (cfg.vault_addr && !cfg.state_dir) {
+        fprintf(stderr, "airlock-egress: --vault needs --state-dir DIR: the sandbox CAs running "
+                        "guests trust must survive a restart of egress\n");
         return 2;
     }
     log_init("egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);

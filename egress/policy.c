@@ -23,6 +23,7 @@ struct egress_policy {
     uint16_t *deny_ports;
     size_t n_deny_ports;
     bool allow_ech;
+    bool inspect_tls;
 };
 
 static void policy_free(struct egress_policy *p)
@@ -136,6 +137,7 @@ struct egress_policy *egress_policy_from_proto(const Airlock__Egress__V1__Policy
     p->n_allow_ports = msg->n_allow_ports;
     p->n_deny_ports = msg->n_deny_ports;
     p->allow_ech = msg->allow_ech;
+    p->inspect_tls = msg->inspect_tls;
     return p;
 fail:
     policy_free(p);
@@ -193,6 +195,11 @@ static struct egress_decision decide_by_domain(const struct egress_policy *p, co
 bool egress_policy_allows_ech(const struct egress_policy *p)
 {
     return p->allow_ech;
+}
+
+bool egress_policy_inspects_tls(const struct egress_policy *p)
+{
+    return p->inspect_tls;
 }
 
 struct egress_decision egress_policy_check_connection(const struct egress_policy *p,

@@ -49,6 +49,10 @@ struct egress_target {
  * their real name is hidden from egress (sniff.h SNIFF_NAME_HIDDEN). */
 bool egress_policy_allows_ech(const struct egress_policy *p);
 
+/* Whether TLS to every allowed host is terminated so the requests inside
+ * are checked too (egress.proto Policy.inspect_tls; intercept.h). */
+bool egress_policy_inspects_tls(const struct egress_policy *p);
+
 struct egress_decision egress_policy_check_connection(const struct egress_policy *p,
                                                       const struct egress_target *t);
 

@@ -61,6 +61,7 @@ static Airlock__V1__NetworkPolicy *network_msg(struct grpc_arena *a, const char 
         p->deny_ports = ports_copy(a, policy.deny_ports, policy.n_deny_ports);
         p->n_deny_ports = policy.n_deny_ports;
         p->allow_ech = policy.allow_ech;
+        p->inspect_tls = policy.inspect_tls;
     }
     policy_json_release(&policy);
 out:
@@ -332,6 +333,8 @@ int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *e
     put_ports(obj, "deny_ports", p->deny_ports, p->n_deny_ports);
     if (p->allow_ech)
         json_object_set_new(obj, "allow_ech", json_true());
+    if (p->inspect_tls)
+        json_object_set_new(obj, "inspect_tls", json_true());
     *out = obj;
     return 0;
 }

@@ -24,6 +24,16 @@ static const struct list_field {
 };
 #define N_LIST_FIELDS (sizeof(list_fields) / sizeof(*list_fields))
 
+/* The switches: true or false. */
+static const struct bool_field {
+    const char *name;
+    size_t off;
+} bool_fields[] = {
+    { "allow_ech", offsetof(policy_t, allow_ech) },
+    { "inspect_tls", offsetof(policy_t, inspect_tls) },
+};
+#define N_BOOL_FIELDS (sizeof(bool_fields) / sizeof(*bool_fields))
+
 static void **items_of(policy_t *p, const struct list_field *f)
 {
     return (void **)((char *)p + f->items_off);
@@ -97,12 +107,16 @@ int policy_json_to_proto(json_t *v, const char *name, Airlock__Egress__V1__Polic
                 goto fail;
             continue;
         }
-        if (strcmp(key, "allow_ech") == 0) {
+        const struct bool_field *b = NULL;
+        for (size_t i = 0; i < N_BOOL_FIELDS && !b; i++)
+            if (strcmp(bool_fields[i].name, key) == 0)
+                b = &bool_fields[i];
+        if (b) {
             if (!json_is_boolean(value)) {
-                snprintf(err, errlen, "%s.allow_ech: must be true or false", name);
+                snprintf(err, errlen, "%s.%s: must be true or false", name, b->name);
                 goto fail;
             }
-            out->allow_ech = json_is_true(value);
+            *(protobuf_c_boolean *)((char *)out + b->off) = json_is_true(value);
             continue;
         }
         const struct list_field *f = NULL;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_egress_held.h"
 #include "bench_egress_tls.h"
 #include "dns_wire.h"
 #include "egress.h"
@@ -23,6 +24,8 @@
 #include "sandbox_net.h"
 
 #define CONNECTS 200
+/* Within one sandbox's share (256), room left for the measured ones. */
+#define HELD 250
 #define QUERIES 300
 #define BULK_RUNS 3
 #define BULK_BYTES (256u << 20)
@@ -34,6 +37,12 @@ static struct bench_series connect_via = { .name = "egress connect+GET via egres
 static struct bench_series connect_direct = { .name = "egress connect+GET direct (ref)",
                                               .unit = "ms" };
 static struct bench_series connect_ratio = { .name = "egress connect ratio", .unit = "x" };
+static struct bench_series connect_held = { .name = "egress connect+GET, 250 held open",
+                                            .unit = "ms" };
+static struct bench_series held_ratio = { .name = "egress connect ratio, 250 held open",
+                                          .unit = "x" };
+static struct bench_series held_threads = { .name = "egress threads added by 250 held open",
+                                            .unit = "threads" };
 static struct bench_series dns_allowed = { .name = "egress DNS allowed (upstream)", .unit = "ms" };
 static struct bench_series dns_denied = { .name = "egress DNS denied (local)", .unit = "ms" };
 static struct bench_series dns_direct = { .name = "egress DNS direct (ref)", .unit = "ms" };
@@ -47,6 +56,13 @@ static struct bench_series tls_direct = { .name = "egress 256 MiB HTTPS direct (
                                           .unit = "MB/s" };
 static struct bench_series tls_ratio = { .name = "egress intercepted throughput ratio",
                                          .unit = "x" };
+static struct bench_series inspect_via = { .name = "egress 256 MiB HTTPS inspected (inspect_tls)",
+                                           .unit = "MB/s" };
+static struct bench_series tls_spliced = { .name = "egress 256 MiB HTTPS spliced (ref)",
+                                           .unit = "MB/s" };
+static struct bench_series inspect_ratio = { .name = "egress inspected/spliced HTTPS ratio",
+                                             .unit = "x" };
+#define INSPECT_PROJECT "bench-inspect" /* no secrets */
 
 static double now_ms(void)
 {
@@ -219,6 +235,21 @@ static void *bulk_serve(void *arg)
 
 /* ---- egress, in process, on netlab's sandbox namespace ---- */
 
+/* Allows allowed.test and the TLS host. */
+static struct egress_policy *bench_policy(bool inspect_tls)
+{
+    char err[256];
+    char *allow[] = { "allowed.test", BENCH_TLS_HOST };
+    Airlock__Egress__V1__Policy msg = AIRLOCK__EGRESS__V1__POLICY__INIT;
+    msg.n_allow_domains = 2;
+    msg.allow_domains = allow;
+    msg.inspect_tls = inspect_tls;
+    struct egress_policy *p = egress_policy_from_proto(&msg, err, sizeof(err));
+    if (!p)
+        fprintf(stderr, "bench egress: policy: %s\n", err);
+    return p;
+}
+
 /* egress with credential injection from t's vault; *ca_pem (malloc'd) is
  * the sandbox CA a guest trusts. */
 static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
@@ -235,11 +266,7 @@ static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
         fprintf(stderr, "bench egress: %s\n", err);
         return NULL;
     }
-    char *allow[] = { "allowed.test", BENCH_TLS_HOST };
-    Airlock__Egress__V1__Policy msg = AIRLOCK__EGRESS__V1__POLICY__INIT;
-    msg.n_allow_domains = 2;
-    msg.allow_domains = allow;
-    struct egress_policy *p = egress_policy_from_proto(&msg, err, sizeof(err));
+    struct egress_policy *p = bench_policy(false);
     if (!p || sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
         egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, BENCH_TLS_PROJECT, ca_pem, err,
                       sizeof(err)) != EGRESS_OK ||
@@ -286,6 +313,42 @@ static int measure_tls(struct bench_tls *t, const char *sandbox_ca)
     return rc;
 }
 
+/* The same HTTPS bulk from a sandbox of a project without secrets (the
+ * sandbox attached again): with inspect_tls egress terminates TLS both
+ * ways without injecting; without, it splices the guest's own TLS. */
+static int measure_inspect(struct egress *eg, struct bench_tls *t)
+{
+    char err[512], ns[256], *ca_pem = NULL;
+    struct egress_policy *p = bench_policy(true);
+    if (!p || egress_detach(eg, NETLAB_SANDBOX_ID, err, sizeof(err)) != EGRESS_OK ||
+        sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
+        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, INSPECT_PROJECT, &ca_pem, err,
+                      sizeof(err)) != EGRESS_OK) {
+        fprintf(stderr, "bench egress: attach with inspect_tls: %s\n", err);
+        free(ca_pem);
+        return -1;
+    }
+    struct client_job jobs[] = {
+        { NETLAB_GUEST_GW, 0, BENCH_TLS_HOST, 1, &dns_allowed, 0, NULL },
+        { NETLAB_WEB2, BENCH_TLS_PORT, NULL, BULK_RUNS, &inspect_via, 0, ca_pem },
+        { NETLAB_WEB2, BENCH_TLS_PORT, NULL, BULK_RUNS, &tls_spliced, 0, t->upstream_ca_pem },
+    };
+    int rc = -1;
+    if (run_client(NETLAB_GUEST_NS, dns_loop, &jobs[0]) < 0 ||
+        bench_tls_serve(t, 2 * BULK_RUNS, BULK_BYTES) < 0)
+        goto out;
+    if (run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[1]) == 0 &&
+        (p = bench_policy(false)) &&
+        egress_set_policy(eg, NETLAB_SANDBOX_ID, p, INSPECT_PROJECT, NULL, err, sizeof(err)) ==
+            EGRESS_OK &&
+        run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[2]) == 0)
+        rc = 0;
+    bench_tls_join(t);
+out:
+    free(ca_pem);
+    return rc;
+}
+
 static int measure(void)
 {
     struct client_job jobs[] = {
@@ -304,6 +367,18 @@ static int measure(void)
         run_client(NETLAB_UPLINK_NS, dns_loop, &jobs[2]) < 0 ||
         run_client(NETLAB_GUEST_NS, connect_loop, &jobs[3]) < 0 ||
         run_client(NETLAB_UPLINK_NS, connect_loop, &jobs[4]) < 0)
+        return -1;
+    /* The same connect + GET beside HELD spliced connections of the same
+     * sandbox: neither a thread each nor a slower next connection. */
+    struct client_job held_job = { NETLAB_WEB1, 80, NULL, CONNECTS, &connect_held, 0, NULL };
+    int threads_before = process_threads();
+    struct held_conns *held = held_conns_open(HELD);
+    if (!held)
+        return -1;
+    bench_series_add(&held_threads, process_threads() - threads_before);
+    int held_rc = run_client(NETLAB_GUEST_NS, connect_loop, &held_job);
+    held_conns_close(held);
+    if (held_rc < 0)
         return -1;
     struct bulk_server b = { .fd = -1, .connections = 2 * BULK_RUNS };
     char err[256] = "";
@@ -335,7 +410,10 @@ int bench_egress(struct bench_series **out, size_t *n)
     if (bench_tls_setup(&tls) < 0 || netlab_up() < 0)
         goto out;
     struct egress *eg = egress_up(&tls, &sandbox_ca);
-    rc = eg && measure() == 0 && measure_tls(&tls, sandbox_ca) == 0 ? 0 : -1;
+    rc = eg && measure() == 0 && measure_tls(&tls, sandbox_ca) == 0 &&
+                 measure_inspect(eg, &tls) == 0
+             ? 0
+             : -1;
     egress_free(eg);
     netlab_down();
 out:
@@ -344,13 +422,16 @@ out:
     if (rc < 0)
         return -1;
     ratio(&connect_ratio, &connect_via, &connect_direct);
+    ratio(&held_ratio, &connect_held, &connect_via);
     ratio(&dns_ratio, &dns_allowed, &dns_direct);
     ratio(&bulk_ratio, &bulk_via, &bulk_direct);
     ratio(&tls_ratio, &tls_via, &tls_direct);
-    struct bench_series *all[] = { &connect_via, &connect_direct, &connect_ratio, &dns_allowed,
-                                   &dns_denied,  &dns_direct,     &dns_ratio,     &bulk_via,
-                                   &bulk_direct, &bulk_ratio,     &tls_via,       &tls_direct,
-                                   &tls_ratio };
+    ratio(&inspect_ratio, &inspect_via, &tls_spliced);
+    struct bench_series *all[] = { &connect_via,  &connect_direct, &connect_ratio, &connect_held,
+                                   &held_ratio,   &held_threads,   &dns_allowed,   &dns_denied,
+                                   &dns_direct,   &dns_ratio,      &bulk_via,      &bulk_direct,
+                                   &bulk_ratio,   &tls_via,        &tls_direct,    &tls_ratio,
+                                   &inspect_via,  &tls_spliced,    &inspect_ratio };
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
         out[(*n)++] = all[i];
     return 0;

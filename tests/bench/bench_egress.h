@@ -6,7 +6,9 @@
  * namespace. Nothing leaves those namespaces.
  *
  *   connect + GET    TCP connect, a request naming allowed.test, the whole
- *                    answer (egress: redirect, sniff, policy, dial, splice)
+ *                    answer (egress: redirect, sniff, policy, dial, splice);
+ *                    again beside 250 connections of the same sandbox held
+ *                    open through egress, and the threads those add
  *   DNS              an A query for an allowed name (egress asks upstream)
  *                    and for a denied one (egress answers alone)
  *   throughput       256 MiB from a server to the client, MB/s
@@ -14,7 +16,11 @@
  *                    binding: egress terminates TLS with the sandbox CA,
  *                    asks vault (a real one, bench_egress_tls.c) for the
  *                    injection and speaks TLS upstream; direct: the same
- *                    server, one TLS session */
+ *                    server, one TLS session
+ *   inspected HTTPS  the same 256 MiB for a project without secrets under
+ *                    inspect_tls (terminated both ways, nothing injected)
+ *                    beside the same policy without it (the guest's TLS
+ *                    spliced) */
 #ifndef AIRLOCK_BENCH_EGRESS_H
 #define AIRLOCK_BENCH_EGRESS_H
 
@@ -22,7 +28,7 @@
 
 #include "bench_stats.h"
 
-#define BENCH_EGRESS_MAX_SERIES 16
+#define BENCH_EGRESS_MAX_SERIES 20
 
 /* Measures; out gets up to BENCH_EGRESS_MAX_SERIES series (static
  * storage), ratios included. -1 after printing why when a measured

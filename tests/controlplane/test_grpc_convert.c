@@ -66,12 +66,16 @@ static void network_to_json(void **state)
     assert_int_equal(json_array_size(json_object_get(out, "deny_cidrs")), 2);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(out, "allow_ports"), 1)), 443);
     assert_null(json_object_get(out, "allow_ech")); /* false: left out */
+    assert_null(json_object_get(out, "inspect_tls"));
     json_decref(out);
     p.allow_ech = true;
+    p.inspect_tls = true;
     assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), 0);
     assert_true(json_is_true(json_object_get(out, "allow_ech")));
+    assert_true(json_is_true(json_object_get(out, "inspect_tls")));
     json_decref(out);
     p.allow_ech = false;
+    p.inspect_tls = false;
 
     cidrs[1] = "198.51.100.7\xff";
     assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), -1);
@@ -93,7 +97,8 @@ static void sandbox_from_scheduler(void **state)
     sb.cpus = 2;
     sb.created_unix_ms = 1764431521123;
     sb.metadata_json = "{\"owner\":\"test\",\"team\":\"a\"}";
-    sb.network_json = "{\"default\":\"allow\",\"deny_ports\":[25],\"allow_ech\":true}";
+    sb.network_json =
+        "{\"default\":\"allow\",\"deny_ports\":[25],\"allow_ech\":true,\"inspect_tls\":true}";
     struct grpc_arena a = { 0 };
     Airlock__V1__Sandbox *m = grpc_sandbox_msg(&a, &sb);
     assert_non_null(m);
@@ -108,6 +113,7 @@ static void sandbox_from_scheduler(void **state)
     assert_int_equal(m->network->n_deny_ports, 1);
     assert_int_equal(m->network->deny_ports[0], 25);
     assert_true(m->network->allow_ech);
+    assert_true(m->network->inspect_tls);
     /* It packs: every pointer is valid. */
     uint8_t buf[1024];
     assert_true(airlock__v1__sandbox__get_packed_size(m) < sizeof(buf));

@@ -13,7 +13,10 @@
  * nothing; a BYOK project's secret goes out only while the project is
  * unlocked (UnlockProject), locked its requests get a 503 saying so and
  * nothing goes out; vault audits every injection; neither service
- * logs a secret. Only addresses in the test's own namespaces are used. */
+ * logs a secret. A policy with inspect_tls has egress terminate TLS to an
+ * allowed host without a binding too: the Host inside must be the host
+ * the connection was allowed for, and nothing is added. Only addresses in
+ * the test's own namespaces are used. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +54,7 @@
 #define START_TIMEOUT_MS 20000
 #define PROJECT "proj-inject"
 #define BYOK_PROJECT "proj-byok"
+#define INSPECT_PROJECT "proj-inspect" /* no secrets */
 /* other.test and www.wild.test both resolve to NETLAB_WEB2 (netlab's DNS);
  * the test's servers listen there on ports netlab leaves free. */
 #define BOUND_HOST "other.test"
@@ -69,8 +73,8 @@ static struct {
     struct upstream upstream;
     struct itest_vmhost vh;
     bool vh_started;
-    char sandbox[32], byok_sandbox[32];
-    bool sandbox_created, byok_created;
+    char sandbox[32], byok_sandbox[32], inspect_sandbox[32];
+    bool sandbox_created, byok_created, inspect_created;
     /* Never sent into a guest: each is grepped for at the end. */
     char secret[64], limited_secret[64], byok_secret[64];
     char placeholder[160];
@@ -279,12 +283,13 @@ static Airlock__Egress__V1__Policy *policy(void)
     return &p;
 }
 
-static int create_sandbox(const char *id, const char *project)
+static int create_sandbox_with(const char *id, const char *project,
+                               Airlock__Egress__V1__Policy *p)
 {
     Airlock__Vmhost__V1__CreateSandboxRequest req =
         AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.id = (char *)id;
-    req.policy = policy();
+    req.policy = p;
     req.project_id = (char *)project;
     grpc_status_code st;
     char *details = NULL;
@@ -297,6 +302,28 @@ static int create_sandbox(const char *id, const char *project)
     free(details);
     free(got);
     return got ? 0 : -1;
+}
+
+static int create_sandbox(const char *id, const char *project)
+{
+    return create_sandbox_with(id, project, policy());
+}
+
+static void set_sandbox_policy(const char *id, Airlock__Egress__V1__Policy *p)
+{
+    Airlock__Vmhost__V1__SetSandboxPolicyRequest req =
+        AIRLOCK__VMHOST__V1__SET_SANDBOX_POLICY_REQUEST__INIT;
+    req.id = (char *)id;
+    req.policy = p;
+    ProtobufCMessage *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(lab.vh.ch, ITEST_METHOD("SetSandboxPolicy"), &req.base,
+                                    &airlock__vmhost__v1__empty__descriptor, &resp, &details,
+                                    CALL_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        fail_msg("SetSandboxPolicy: %s", details ? details : "");
+    free(details);
+    protobuf_c_message_free_unpacked(resp, NULL);
 }
 
 /* The sandbox's directory in vmhost's store (the data dir itself is btrfs,
@@ -677,6 +704,59 @@ static void test_byok_project_locked_and_unlocked(void **state)
     lab.byok_created = false;
 }
 
+/* A project without secrets, inspect_tls on: egress terminates the TLS
+ * anyway, so a request inside naming another host than the SNI (domain
+ * fronting within one server) is refused; a proper one goes as it is.
+ * Off again, the same mismatch is spliced past egress unseen — the
+ * default mode's residual risk (docs/security.md). */
+static void test_inspect_tls_checks_host_inside_tls(void **state)
+{
+    (void)state;
+    Airlock__Egress__V1__Policy p = *policy();
+    p.inspect_tls = true;
+    snprintf(lab.inspect_sandbox, sizeof(lab.inspect_sandbox), "credinsp-%d", (int)getpid());
+    assert_int_equal(create_sandbox_with(lab.inspect_sandbox, INSPECT_PROJECT, &p), 0);
+    lab.inspect_created = true;
+    char out[4096];
+    assert_int_equal(guest_sh_in(lab.inspect_sandbox,
+                                 CURL "-w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT
+                                      "/inspected",
+                                 out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "upstream-ok GET /inspected\n\n200");
+    char *req = upstream_request_for("/inspected");
+    assert_null(strstr(req, "Authorization"));
+    free(req);
+    /* The certificate the guest saw is its sandbox CA's: terminated. */
+    assert_int_equal(guest_sh_in(lab.inspect_sandbox,
+                                 CURL "-v -o /dev/null https://" BOUND_HOST ":" HTTPS_PORT
+                                      "/inspected-cert 2>&1 | grep -i 'issuer:'",
+                                 out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "airlock sandbox"));
+    assert_int_equal(guest_sh_in(lab.inspect_sandbox,
+                                 CURL "-w '\\n%{http_code}' -H 'Host: " LIMITED_HOST "' https://"
+                                      BOUND_HOST ":" HTTPS_PORT "/inspect-mismatch",
+                                 out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "\n421"));
+    assert_int_equal(upstream_requests(&lab.upstream, "/inspect-mismatch", NULL), 0);
+
+    p.inspect_tls = false;
+    set_sandbox_policy(lab.inspect_sandbox, &p);
+    /* Spliced: the guest speaks TLS with the upstream itself (whose CA
+     * only egress trusts, hence -k), and egress never sees the Host. */
+    assert_int_equal(guest_sh_in(lab.inspect_sandbox,
+                                 CURL "-k -H 'Host: " LIMITED_HOST "' https://" BOUND_HOST
+                                      ":" HTTPS_PORT "/inspect-off",
+                                 out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "upstream-ok GET /inspect-off\n");
+    assert_int_equal(upstream_requests(&lab.upstream, "/inspect-off", LIMITED_HOST), 1);
+    assert_int_equal(itest_delete_sandbox(&lab.vh, lab.inspect_sandbox), GRPC_STATUS_OK);
+    lab.inspect_created = false;
+}
+
 static void test_audit_has_every_injection(void **state)
 {
     (void)state;
@@ -817,6 +897,10 @@ static int group_teardown(void **state)
     int rc = 0;
     if (lab.byok_created && itest_delete_sandbox(&lab.vh, lab.byok_sandbox) != GRPC_STATUS_OK)
         rc = -1;
+    if (lab.inspect_created &&
+        itest_delete_sandbox(&lab.vh, lab.inspect_sandbox) != GRPC_STATUS_OK)
+        rc = -1;
+    lab.inspect_created = false;
     if (lab.sandbox_created && itest_delete_sandbox(&lab.vh, lab.sandbox) != GRPC_STATUS_OK)
         rc = -1;
     lab.byok_created = lab.sandbox_created = false;
@@ -904,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_upstream_certificate_is_verified),
         cmocka_unit_test(test_rate_limit_answers_429),
         cmocka_unit_test(test_byok_project_locked_and_unlocked),
+        cmocka_unit_test(test_inspect_tls_checks_host_inside_tls),
         cmocka_unit_test(test_audit_has_every_injection),
         cmocka_unit_test(test_secret_never_reaches_the_guest),
         cmocka_unit_test(test_delete_forgets_the_ca),

@@ -58,6 +58,7 @@ struct policy_spec {
     const char *deny_cidrs[MAX_RULES];
     uint32_t allow_ports[MAX_RULES];
     uint32_t deny_ports[MAX_RULES];
+    bool inspect_tls;
 };
 
 static size_t count_strs(const char *const *v)
@@ -92,6 +93,7 @@ static void policy_fill(Airlock__Egress__V1__Policy *p, const struct policy_spec
     p->allow_ports = (uint32_t *)s->allow_ports;
     p->n_deny_ports = count_ports(s->deny_ports);
     p->deny_ports = (uint32_t *)s->deny_ports;
+    p->inspect_tls = s->inspect_tls;
 }
 
 static grpc_status_code set_policy(const struct policy_spec *s, char **details)
@@ -565,6 +567,20 @@ static void test_api_rejects_bad_input(void **state)
     assert_int_equal(set_policy(&bad, &details), GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(details, "policy.deny_domains[0]"));
     free(details);
+    /* This egress runs without --vault: no sandbox CA to inspect TLS
+     * with. Refused, and the policy in force stays. */
+    bad = base_policy;
+    bad.inspect_tls = true;
+    details = NULL;
+    assert_int_equal(set_policy(&bad, &details), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(details, "policy.inspect_tls"));
+    free(details);
+    uint32_t addr;
+    char reply[256];
+    assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
+    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 1, reply, sizeof(reply)),
+                     GUEST_TCP_REPLY);
+    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
 
     Airlock__Egress__V1__DetachSandboxRequest req =
         AIRLOCK__EGRESS__V1__DETACH_SANDBOX_REQUEST__INIT;
