@@ -94,6 +94,23 @@ def poll(fn, limit_s=180, every_s=0.25):
         time.sleep(every_s)
 
 
+def vmhost_log_says(sid, needle):
+    """Whether cp_harness's vmhost logged a line about sandbox sid holding
+    needle ("from=pool": the create took a warm-pool VM)."""
+    log = os.path.join(os.environ["AIRLOCK_TEST_VMHOST_DIR"], "vmhost.log")
+    with open(log, errors="replace") as f:
+        return any("sandbox=%s " % sid in line and needle in line for line in f)
+
+
+def pool_ready(template, want):
+    """Whether GET /v1/templates/{template}/warm-pool (admin) shows want
+    as the ready count of every node (want=0) or of some node (want>0)."""
+    st, _, b = call("GET", "/v1/templates/%s/warm-pool" % template, key=ADMIN)
+    ready = [n.get("ready", 0) for n in b.get("nodes", [])] if st == 200 else []
+    return bool(ready) and (all(r == 0 for r in ready) if want == 0 else
+                            any(r >= want for r in ready))
+
+
 def new_project_key(name):
     """A fresh project and an API key for it (admin calls)."""
     st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": name})

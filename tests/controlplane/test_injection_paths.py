@@ -21,7 +21,9 @@ public API: a live network policy change decides the guest's next
 connection, plain HTTP to a TLS-only secret's host is refused (403) and a
 "plaintext": true binding is injected into it, a sandbox-scoped secret wins over the project's and its rate
 limit answers 429 without forwarding, an org's secret reaches a member
-project's sandbox. No timing
+project's sandbox, inspect_tls checks the Host inside TLS (REST and gRPC),
+gRPC SetNetworkPolicy decides the guest's next connection, a locked BYOK
+project's requests get 503 and an unlocked one's are injected. No timing
 assertions; every wait only bounds a hang."""
 import base64
 import json
@@ -30,16 +32,16 @@ import sys
 import time
 
 import grpc
-from grpc_tools import protoc
 
-from rest_client import (ADMIN, call, check, control, new_project_key, poll, report_and_exit)
+import grpc_stubs
+from rest_client import (ADMIN, call, check, control, new_project_key, poll, pool_ready,
+                         report_and_exit, vmhost_log_says)
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 HOST = os.environ["AIRLOCK_TEST_UPSTREAM_HOST"]
 HTTPS_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTPS_PORT"])
 HTTP_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTP_PORT"])
 UPSTREAM_LOG = os.environ["AIRLOCK_TEST_UPSTREAM_LOG"]
-VMHOST_LOG = os.path.join(os.environ["AIRLOCK_TEST_VMHOST_DIR"], "vmhost.log")
 # Made up per run; reaches the upstream only, never an answer to the guest.
 SECRET = "sk-injection-%d-%s" % (os.getpid(), base64.b32encode(os.urandom(10)).decode().lower())
 NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT, HTTP_PORT]}
@@ -48,17 +50,7 @@ CURL = "curl -sS --max-time 30 " + URL
 LIMIT_S = 600
 
 
-def generate_stubs():
-    os.makedirs(STUB_DIR, exist_ok=True)
-    rc = protoc.main(["grpc_tools.protoc", "-I" + PROTO_DIR, "--python_out=" + STUB_DIR,
-                      "--grpc_python_out=" + STUB_DIR,
-                      os.path.join(PROTO_DIR, "airlock/v1/sandboxes.proto")])
-    if rc != 0:
-        sys.exit("grpc_tools.protoc failed (%d)" % rc)
-    sys.path.insert(0, STUB_DIR)
-
-
-generate_stubs()
+grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])
 from airlock.v1 import sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
 
 
@@ -136,11 +128,6 @@ def delete(key, sid):
         check(st == 204, "DELETE %s -> 204 (%s)" % (sid, st))
 
 
-def vmhost_log_says(sid, needle):
-    with open(VMHOST_LOG, errors="replace") as f:
-        return any("sandbox=%s " % sid in line and needle in line for line in f)
-
-
 def check_other_project_gets_nothing(other_key):
     sid = create(other_key, "another project")
     if not sid:
@@ -157,6 +144,90 @@ def check_other_project_gets_nothing(other_key):
     delete(other_key, sid)
 
 
+def check_inspect_tls(other_key):
+    """network.inspect_tls (REST) / NetworkPolicy.inspect_tls (gRPC): for a
+    project without secrets egress terminates TLS to the allowed host all
+    the same, so a request inside naming another host is refused (421) and
+    a proper one goes through with nothing added."""
+    st, _, body = call("POST", "/v1/sandboxes", key=other_key,
+                       body={"network": dict(NETWORK, inspect_tls="yes")})
+    check(st == 400 and "network.inspect_tls" in json.dumps(body),
+          "inspect_tls that is not a boolean -> 400 naming it (%s %s)" % (st, body))
+    sid = create(other_key, "inspected (REST)", network=dict(NETWORK, inspect_tls=True))
+    if not sid:
+        return
+    st, _, body = call("GET", "/v1/sandboxes/" + sid, key=other_key)
+    check(st == 200 and body.get("network", {}).get("inspect_tls") is True,
+          "GET shows inspect_tls (%s %s)" % (st, body.get("network")))
+    mismatch = " -w '\\n%{http_code}' -H 'Host: elsewhere.test'"
+
+    def expect_inspected(run, case):
+        path = "/inspect/" + case
+        code, out = run(CURL + path)
+        reqs = upstream_requests(path)
+        check(code == 0 and out == "upstream-ok GET %s\n" % path and len(reqs) == 1 and
+              not any(k.lower() == "authorization" for k, _ in reqs[0]["headers"]),
+              "%s: inspected, the request goes as it is, nothing added (%s %r)"
+              % (case, code, out))
+        code, out = run(CURL.replace("curl ", "curl" + mismatch + " ") + path + "-mismatch")
+        check(code == 0 and out.endswith("\n421") and not upstream_requests(path + "-mismatch"),
+              "%s: Host inside TLS naming another host -> 421, nothing upstream (%s %r)"
+              % (case, code, out))
+    expect_inspected(lambda script: rest_exec(other_key, sid, script), "rest")
+    delete(other_key, sid)
+
+    channel = grpc.insecure_channel(os.environ["AIRLOCK_GRPC_ADDR"])
+    stub = sandboxes_pb2_grpc.SandboxesStub(channel)
+    meta = [("authorization", "Bearer " + other_key)]
+    sb = stub.CreateSandbox(pb.CreateSandboxRequest(network=pb.NetworkPolicy(
+        allow_domains=[HOST], allow_ports=[HTTPS_PORT, HTTP_PORT], inspect_tls=True)),
+        metadata=meta, timeout=LIMIT_S)
+    check(sb.state == "running" and sb.network.inspect_tls,
+          "gRPC CreateSandbox with inspect_tls -> running, shown (%s)" % sb.state)
+    expect_inspected(lambda script: grpc_exec(stub, other_key, sb.id, script), "grpc")
+    stub.DeleteSandbox(pb.SandboxRequest(id=sb.id), metadata=meta, timeout=LIMIT_S)
+    channel.close()
+
+
+def check_byok_lock():
+    """A BYOK project (POST /v1/secrets with customer_key): while locked
+    (POST /v1/secrets/lock) the guest's request to the bound host gets 503
+    credential_locked and nothing goes out; unlocked (POST
+    /v1/secrets/unlock) it is injected; locked again, 503 again."""
+    _, key = new_project_key("inject-byok")
+    customer_key = os.urandom(32).hex()
+    value = SECRET + "-byok"
+    st, _, body = call("POST", "/v1/secrets", key=key, body={
+        "name": "byok", "value": value, "customer_key": customer_key,
+        "bindings": [{"host": HOST, "header": "Authorization", "format": "Bearer {secret}"}]})
+    check(st == 201, "POST /v1/secrets with customer_key -> 201 (%s %s)" % (st, body))
+    sid = create(key, "BYOK project")
+    if st != 201 or not sid:
+        return
+
+    def expect_locked(case):
+        path = "/inject/" + case
+        code, out = rest_exec(key, sid, CURL.replace("curl ", "curl -w '\\n%{http_code}' -D - ")
+                              + path)
+        check(code == 0 and out.rstrip().endswith("503") and "credential_locked" in out and
+              not upstream_requests(path) and value not in out,
+              "%s: locked -> 503 credential_locked, nothing upstream (%s %r)"
+              % (case, code, out[-200:]))
+    st, _, body = call("POST", "/v1/secrets/lock", key=key)
+    check(st == 200 and body.get("unlocked") is False, "POST /v1/secrets/lock -> 200 (%s %s)"
+          % (st, body))
+    expect_locked("byok-locked")
+    st, _, body = call("POST", "/v1/secrets/unlock", key=key,
+                       body={"customer_key": customer_key, "ttl_seconds": 600})
+    check(st == 200 and body.get("unlocked") is True, "POST /v1/secrets/unlock -> 200 (%s %s)"
+          % (st, body))
+    expect_injected(key, sid, "byok-unlocked", value=value)
+    st, _, _ = call("POST", "/v1/secrets/lock", key=key)
+    check(st == 200, "POST /v1/secrets/lock again -> 200 (%s)" % st)
+    expect_locked("byok-relocked")
+    delete(key, sid)
+
+
 def check_grpc_create(key):
     channel = grpc.insecure_channel(os.environ["AIRLOCK_GRPC_ADDR"])
     stub = sandboxes_pb2_grpc.SandboxesStub(channel)
@@ -165,8 +236,20 @@ def check_grpc_create(key):
         network=pb.NetworkPolicy(allow_domains=[HOST], allow_ports=[HTTPS_PORT, HTTP_PORT])),
         metadata=meta, timeout=LIMIT_S)
     check(sb.state == "running", "gRPC CreateSandbox -> running (%s)" % sb.state)
-    expect_injected(key, sb.id, "grpc-create",
-                    run=lambda script: grpc_exec(stub, key, sb.id, script))
+    run = lambda script: grpc_exec(stub, key, sb.id, script)  # noqa: E731
+    expect_injected(key, sb.id, "grpc-create", run=run)
+    # SetNetworkPolicy decides the guest's next connection, as PUT does.
+    stub.SetNetworkPolicy(pb.SetNetworkPolicyRequest(id=sb.id, network=pb.NetworkPolicy(
+        allow_domains=["allowed.test"], allow_ports=[HTTPS_PORT])), metadata=meta,
+        timeout=LIMIT_S)
+    code, out = run(CURL + "/inject/grpc-denied-now")
+    check(code == 6 and not upstream_requests("/inject/grpc-denied-now"),
+          "gRPC SetNetworkPolicy without the host: curl cannot resolve it, nothing upstream "
+          "(%s %r)" % (code, out))
+    stub.SetNetworkPolicy(pb.SetNetworkPolicyRequest(id=sb.id, network=pb.NetworkPolicy(
+        allow_domains=[HOST], allow_ports=[HTTPS_PORT, HTTP_PORT])), metadata=meta,
+        timeout=LIMIT_S)
+    expect_injected(key, sb.id, "grpc-network-back", run=run)
     stub.DeleteSandbox(pb.SandboxRequest(id=sb.id), metadata=meta, timeout=LIMIT_S)
     channel.close()
 
@@ -174,11 +257,7 @@ def check_grpc_create(key):
 def check_pooled_create(key):
     st, _, body = call("PUT", "/v1/templates/default/warm-pool", key=ADMIN, body={"target": 1})
     check(st == 200, "PUT warm-pool target 1 -> 200 (%s %s)" % (st, body))
-
-    def pool_ready():
-        st, _, b = call("GET", "/v1/templates/default/warm-pool", key=ADMIN)
-        return st == 200 and any(n.get("ready", 0) >= 1 for n in b.get("nodes", []))
-    check(poll(pool_ready, limit_s=300), "the warm pool holds a VM")
+    check(poll(lambda: pool_ready("default", 1), limit_s=300), "the warm pool holds a VM")
     sid = create(key, "pooled")
     if sid:
         check(vmhost_log_says(sid, "from=pool"), "the sandbox came from the warm pool")
@@ -355,6 +434,8 @@ def main():
     check(vmhost_log_says(sid, "from=snapshot"), "the sandbox was restored from the snapshot")
     expect_injected(key, sid, "rest-create")
     check_other_project_gets_nothing(other_key)
+    check_inspect_tls(other_key)
+    check_byok_lock()
     check_grpc_create(key)
     sized = create(key, "at another size", memory_mb=640)
     if sized:

@@ -9,7 +9,8 @@ usage: test_public_grpc.py PROTO_DIR STUB_DIR
   PROTO_DIR: the repository's protos/; STUB_DIR: where the Python stubs are
   generated (in the build tree).
 
-No timing assertions. Two VMs in all (A's sandbox and one fork of it);
+No timing assertions. Four VMs in all (A's sandbox, one fork of it, and
+one each for the idle and TTL controllers);
 projects and keys are made with the admin key over REST, the only API that
 has them."""
 import os
@@ -19,8 +20,8 @@ import sys
 import threading
 
 import grpc
-from grpc_tools import protoc
 
+import grpc_stubs
 from rest_client import (ADMIN, call, check, collect_until, control, new_project_key, poll,
                          report_and_exit)
 
@@ -28,16 +29,7 @@ PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 PROTOS = ["airlock/v1/sandboxes.proto", "airlock/v1/events.proto", "airlock/v1/templates.proto"]
 
 
-def generate_stubs():
-    os.makedirs(STUB_DIR, exist_ok=True)
-    rc = protoc.main(["grpc_tools.protoc", "-I" + PROTO_DIR, "--python_out=" + STUB_DIR,
-                      "--grpc_python_out=" + STUB_DIR] + [os.path.join(PROTO_DIR, p) for p in PROTOS])
-    if rc != 0:
-        sys.exit("grpc_tools.protoc failed (%d)" % rc)
-    sys.path.insert(0, STUB_DIR)
-
-
-generate_stubs()
+grpc_stubs.generate(PROTO_DIR, STUB_DIR, PROTOS)
 from airlock.v1 import events_pb2, events_pb2_grpc, sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
 from airlock.v1 import templates_pb2_grpc  # noqa: E402
 
@@ -183,6 +175,7 @@ def main():
     check_checkpoints(a, sid)
     check_lifecycle(a, sid)
     check_tenancy(a, b, sid)
+    check_controllers(a)
 
     got = events.wait_for(lambda e: e.id == sid and e.state == "suspended")
     mine = [(e.state, e.previous) for e in got if e.id == sid]
@@ -473,6 +466,35 @@ def check_lifecycle(a, sid):
     check(a.ResumeSandbox(ref).state == "running", "ResumeSandbox from suspended")
     check(read_file(a, sid, "/root/blob.bin") == bytes(range(256)) * 4096,
           "the file survived suspend and resume")
+
+
+def check_controllers(a):
+    """CreateSandbox's idle_timeout_s and ttl_s reach the scheduler's
+    controllers: an idle sandbox is suspended (GetSandbox says so, its
+    guest answers again after ResumeSandbox), one past its ttl_s is
+    deleted (NOT_FOUND)."""
+    idle = a.CreateSandbox(pb.CreateSandboxRequest(idle_timeout_s=3, network=POLICY))
+    check(idle.state == "running" and idle.idle_timeout_s == 3,
+          "CreateSandbox with idle_timeout_s: %s %s" % (idle.state, idle.idle_timeout_s))
+    ref = pb.SandboxRequest(id=idle.id)
+    got = poll(lambda: a.GetSandbox(ref).state == "suspended", limit_s=180, every_s=0.5)
+    check(got, "an idle sandbox made over gRPC is suspended by the controller")
+    check(a.ResumeSandbox(ref).state == "running", "ResumeSandbox after the idle suspend")
+    out, _, ex = exec_output(a, idle.id, ["echo", "back"])
+    check(ex is not None and ex.exit_code == 0 and out == b"back\n",
+          "the guest answers after the idle suspend (%r %s)" % (out, ex))
+    a.DeleteSandbox(ref)
+
+    ttl = a.CreateSandbox(pb.CreateSandboxRequest(ttl_s=3, idle_timeout_s=3600, network=POLICY))
+    check(ttl.state == "running" and ttl.ttl_s == 3, "CreateSandbox with ttl_s: %s" % ttl.ttl_s)
+
+    def gone():
+        try:
+            a.GetSandbox(pb.SandboxRequest(id=ttl.id))
+            return False
+        except grpc.RpcError as e:
+            return e.code() == grpc.StatusCode.NOT_FOUND
+    check(poll(gone, limit_s=180, every_s=0.5), "a sandbox past its ttl_s is deleted (NOT_FOUND)")
 
 
 def check_gateway_restart(a, sid):

@@ -4,8 +4,9 @@ PostgreSQL, nats-server, vmhost with real VMs): a build streamed as SSE
 carries the run command's output and ends with the template; a JSON build
 is the next version; a sandbox of the template has its file, the run
 command's result and its env and workdir; bad specs are 400s naming the
-field; another project sees none of it (404); a template in use cannot be
-deleted; the CLI builds, lists and removes. argv[1]: the airlock binary.
+field; another project sees none of it (404); a built template's warm pool
+fills and serves the create; a template in use cannot be deleted; the CLI
+builds, lists and removes. argv[1]: the airlock binary.
 Standard library only; no timing assertions. Three builds, one sandbox."""
 import http.client
 import json
@@ -14,7 +15,8 @@ import subprocess
 import sys
 import tempfile
 
-from rest_client import URL, call, check, expect_error, new_project_key, report_and_exit
+from rest_client import (ADMIN, URL, call, check, expect_error, new_project_key, poll, pool_ready,
+                         report_and_exit, vmhost_log_says)
 
 CLI = sys.argv[1]
 
@@ -130,12 +132,22 @@ def main():
     expect_error(st, body, 404, "not_found", "nope", "create from an unknown template")
     st, _, body = call("POST", "/v1/sandboxes", key=ka, body={"template": "web", "memory_mb": 1024})
     expect_error(st, body, 400, "invalid_argument", "memory_mb", "another size than the template's")
+    # A warm pool of the built template (named as nodes name it) fills,
+    # and the create below takes its VM.
+    pooled = "%s.web:2" % pa
+    st, _, body = call("PUT", "/v1/templates/%s/warm-pool" % pooled, key=ADMIN, body={"target": 1})
+    check(st == 200 and body.get("target") == 1, "PUT warm-pool of %s: %s %s" % (pooled, st, body))
+    check(poll(lambda: pool_ready(pooled, 1), limit_s=300), "the template's warm pool holds a VM")
     st, _, sb = call("POST", "/v1/sandboxes", key=ka, body={"template": "web"})
     check(st == 201 and sb.get("template") == "web:2" and sb.get("memory_mb") == 512,
           "create from web: %s %s" % (st, sb))
     if st != 201:
         report_and_exit()
         return
+    check(vmhost_log_says(sb["id"], "from=pool"), "the create took the template's pooled VM")
+    st, _, _ = call("PUT", "/v1/templates/%s/warm-pool" % pooled, key=ADMIN, body={"target": 0})
+    check(st == 200 and poll(lambda: pool_ready(pooled, 0), limit_s=300),
+          "target 0 empties the template's pool")
     st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sb["id"], key=ka,
                     body={"cmd": ["sh", "-c", "cat index.html built; echo $APP_MODE; pwd;"
                                               " od -An -tx1 bin.dat"]})
