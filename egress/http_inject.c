@@ -1,5 +1,6 @@
 #include "http_inject.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -305,7 +306,15 @@ static int relay_through(struct session *s, bool head_request, bool guest_keep_a
     struct http_head head, *h = &head;
     for (;;) {
         bool eof;
+        errno = 0;
         enum http_result r = read_head(&s->up, s->uin, &s->uin_len, true, h, &eof);
+        /* The upstream's SO_RCVTIMEO (intercept.c): silent for the idle
+         * timeout. */
+        if (r == HTTP_MALFORMED && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            answer(s, 504, "Gateway Timeout", "upstream_timeout",
+                   "the upstream %s sent no answer for the idle timeout", s->env->name);
+            return 0;
+        }
         struct http_body body;
         if (r != HTTP_COMPLETE || h->status == 101 ||
             http_response_body(s->uin, h, head_request, &body) < 0) {

@@ -112,13 +112,17 @@ static int connect_upstream(void *ctx, struct conn_stream *up, char *err, size_t
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (!ic->tls) {
         *up = (struct conn_stream){ .fd = fd };
-        return 0;
-    }
-    if (tls_connect_upstream(sb->eg->injector->tls, fd, ic->t->name, timeout_ms, up, err,
-                             errlen) < 0) {
+    } else if (tls_connect_upstream(sb->eg->injector->tls, fd, ic->t->name, timeout_ms, up, err,
+                                    errlen) < 0) {
         drop_upstream(ic->c);
         return -1;
     }
+    /* After the handshake, which bounds itself: an upstream silent for the
+     * idle timeout ends the connection, as a silent guest does — else one
+     * that accepts and never answers would hold this thread for good. */
+    int idle = sb->eg->cfg.idle_timeout_ms;
+    struct timeval tv = { .tv_sec = idle / 1000, .tv_usec = (idle % 1000) * 1000 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     return 0;
 }
 

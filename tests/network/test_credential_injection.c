@@ -63,6 +63,7 @@
 #define HTTP_PORT "8081"
 #define LIMIT_PER_MINUTE 2
 #define CURL "curl -sS --max-time 30 "
+#define IDLE_TIMEOUT_S "5"
 
 static struct {
     struct vault_fixture vault;
@@ -256,6 +257,9 @@ static int egress_start(void)
                            NETLAB_DNS, "--uplink-netns", netlab_ns_path(NETLAB_UPLINK_NS),
                            "--vault", lab.vault.addr, "--upstream-ca", lab.upstream.ca_path,
                            "--state-dir", state,
+                           /* Short, for upstream_silence_ends_at_idle_timeout;
+                            * no other case leaves a connection silent so long. */
+                           "--idle-timeout-s", IDLE_TIMEOUT_S,
                            NULL };
     lab.egress_pid = test_spawn(argv, lab.dir, "egress.log");
     if (lab.egress_pid <= 0 || wait_for_file(sock, &lab.egress_pid, "egress.log") < 0)
@@ -596,6 +600,30 @@ static void test_upstream_certificate_is_verified(void **state)
     assert_non_null(strstr(out, "did not verify"));
     assert_non_null(strstr(out, "\n502"));
     assert_int_equal(upstream_requests(&lab.upstream, "/wrong-cert", NULL), 0);
+}
+
+/* A bound host's server that takes the request and never answers: egress
+ * gives up after the idle timeout — 504 upstream_timeout to the guest,
+ * the upstream connection closed — instead of holding the connection (and
+ * its thread) for good. */
+static void test_upstream_silence_ends_at_idle_timeout(void **state)
+{
+    (void)state;
+    char out[4096];
+    assert_int_equal(guest_sh(CURL "-D - -w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT
+                                   "/hang/silent",
+                              out, sizeof(out)),
+                     0);
+    assert_non_null(strstr(out, "X-Airlock-Egress-Error: upstream_timeout"));
+    assert_non_null(strstr(out, "\n504"));
+    assert_int_equal(upstream_requests(&lab.upstream, "/hang/silent", lab.secret), 1);
+    int64_t deadline = clock_monotonic_ms() + 10000;
+    while (upstream_requests(&lab.upstream, "\"event\": \"hang-closed\"", "/hang/silent") == 0 &&
+           clock_monotonic_ms() < deadline)
+        usleep(50 * 1000);
+    assert_int_equal(upstream_requests(&lab.upstream, "\"event\": \"hang-closed\"", "/hang/silent"),
+                     1);
+    assert_no_secret(out);
 }
 
 static void test_rate_limit_answers_429(void **state)
@@ -986,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_host_switch_is_refused),
         cmocka_unit_test(test_unbound_host_is_spliced),
         cmocka_unit_test(test_upstream_certificate_is_verified),
+        cmocka_unit_test(test_upstream_silence_ends_at_idle_timeout),
         cmocka_unit_test(test_rate_limit_answers_429),
         cmocka_unit_test(test_byok_project_locked_and_unlocked),
         cmocka_unit_test(test_inspect_tls_checks_host_inside_tls),

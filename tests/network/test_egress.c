@@ -10,7 +10,11 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include "egress.pb-c.h"
 #include "log.h"
 #include "netlab.h"
+#include "netns.h"
 #include "rpc_client.h"
 #include "sandbox_net.h"
 #include "service.h"
@@ -31,6 +36,10 @@
  * lives there; egress refuses before it would dial. */
 #define PROTECTED_RANGE "10.9.8.0/24"
 #define PROTECTED_ADDR "10.9.8.1"
+/* Short, for silent_connection_ends_at_idle_timeout; no other case leaves
+ * a connection silent so long. */
+#define IDLE_TIMEOUT_MS 2000
+#define SILENT_PORT 8183
 
 static struct {
     struct egress *eg;
@@ -515,6 +524,80 @@ static void test_udp_and_icmp_dropped_and_counted(void **state)
     assert_int_equal(netlab_udp_received(), received);
 }
 
+/* The silent server: in the inet namespace, it takes one connection,
+ * reads the request and answers nothing, until its peer (egress) closes. */
+static struct {
+    int fd;
+    pthread_t thread;
+    bool saw_close;
+} silent = { .fd = -1 };
+
+static int silent_listen(void *arg)
+{
+    (void)arg;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(SILENT_PORT) };
+    inet_pton(AF_INET, NETLAB_WEB1, &a.sin_addr);
+    int one = 1;
+    silent.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (silent.fd < 0 || setsockopt(silent.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(silent.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(silent.fd, 4) < 0)
+        return -1;
+    return 0;
+}
+
+static void *silent_serve(void *arg)
+{
+    (void)arg;
+    struct pollfd pfd = { .fd = silent.fd, .events = POLLIN };
+    if (poll(&pfd, 1, 20000) != 1)
+        return NULL;
+    int fd = accept4(silent.fd, NULL, NULL, SOCK_CLOEXEC);
+    char buf[512];
+    /* The request, then nothing until the close (bounded: a test that
+     * fails must not hang here). */
+    for (int i = 0; fd >= 0 && i < 2; i++) {
+        struct pollfd rp = { .fd = fd, .events = POLLIN };
+        if (poll(&rp, 1, 20000) != 1)
+            break;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0) {
+            silent.saw_close = i == 1;
+            break;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* Nothing moves either way for the idle timeout: egress ends the spliced
+ * connection on both sides and logs idle_timeout. */
+static void test_silent_connection_ends_at_idle_timeout(void **state)
+{
+    (void)state;
+    must_set_policy(&base_policy);
+    uint32_t addr;
+    assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
+    char err[256] = "";
+    assert_int_equal(netns_run(netlab_ns_path(NETLAB_INET_NS), silent_listen, NULL, err,
+                               sizeof(err)),
+                     0);
+    assert_int_equal(pthread_create(&silent.thread, NULL, silent_serve, NULL), 0);
+    uint64_t seq = last_seq();
+    const char *req = "GET /silent HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
+    char reply[256];
+    /* netlab's client waits 10 s for an answer: egress's end comes first. */
+    assert_int_equal(guest_tcp_exchange(NETLAB_WEB1, SILENT_PORT, req, strlen(req), reply,
+                                        sizeof(reply)),
+                     GUEST_TCP_REPLY);
+    assert_string_equal(reply, "");
+    pthread_join(silent.thread, NULL);
+    close(silent.fd);
+    silent.fd = -1;
+    assert_true(silent.saw_close);
+    expect_last_tcp(seq, true, "idle_timeout");
+}
+
 static void test_connection_log_contents(void **state)
 {
     (void)state;
@@ -646,6 +729,7 @@ static int group_setup(void **state)
         .upstream_dns_addr = ip(NETLAB_DNS),
         /* A half-sent ClientHello must not hold the test up for long. */
         .sniff_timeout_ms = 1000,
+        .idle_timeout_ms = IDLE_TIMEOUT_MS,
     };
     char err[512];
     lab.eg = egress_new(&cfg, err, sizeof(err));
@@ -687,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_live_policy_change),
         cmocka_unit_test(test_malformed_and_evasive_first_bytes),
         cmocka_unit_test(test_udp_and_icmp_dropped_and_counted),
+        cmocka_unit_test(test_silent_connection_ends_at_idle_timeout),
         cmocka_unit_test(test_connection_log_contents),
         cmocka_unit_test(test_api_rejects_bad_input),
     };

@@ -9,7 +9,9 @@ header, so whatever reaches the guest came from egress, not a reflection --
 except on /echo, which reflects every request header three times behind
 16 000 bytes of padding each (so the copies fall at different read offsets)
 and the Authorization in a response header; /echo-chunked sends that body
-chunked, a line per chunk. READY is written once both ports listen."""
+chunked, a line per chunk; /hang answers nothing and waits until the
+client closes the connection, then records a line of its own with
+"event": "hang-closed". READY is written once both ports listen."""
 import http.server
 import json
 import signal
@@ -36,6 +38,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write(json.dumps(rec) + "\n")
         if self.path.startswith("/echo"):
             return self.echo(self.path == "/echo-chunked")
+        if self.path.startswith("/hang"):
+            return self.hang()
         out = ("upstream-ok %s %s\n" % (self.command, self.path)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
@@ -60,6 +64,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+    def hang(self):
+        # The client (egress) ends it: read returns at its close or reset.
+        try:
+            self.rfile.read(1)
+        except OSError:
+            pass
+        with lock, open(log_path, "a") as f:
+            f.write(json.dumps({"path": self.path, "event": "hang-closed"}) + "\n")
+        self.close_connection = True
 
     do_GET = do_POST = do_PUT = answer
 
