@@ -1,6 +1,10 @@
-/* One line per event, key=value, to stderr:
+/* One line per event, key=value (logfmt), to stderr:
  *   ts=2026-11-29T15:52:01.123Z level=info svc=vmhost msg="sandbox created" sandbox=sb_x
- * Callers pass the key=value tail as a printf format. */
+ * Callers pass the key=value tail as a printf format. Each string argument
+ * becomes one logfmt value, whatever it holds: inside the format's quotes
+ * it is escaped (\" \\ \n \r \t \xHH); bare, it is also quoted when
+ * it is empty or holds spaces, '=', quotes or control bytes. So a string a
+ * guest chose can neither end the line nor forge a field. */
 #ifndef AIRLOCK_LOG_H
 #define AIRLOCK_LOG_H
 
