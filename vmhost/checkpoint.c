@@ -23,7 +23,6 @@
 #include "sandbox_guest_init.h"
 #include "sandbox_stop.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define CHECKPOINT_SYNC_TIMEOUT_MS 60000
 #define CHECKPOINT_MIGRATE_TIMEOUT_MS 300000
 /* A FULL checkpoint writes up to the guest's RAM; beyond that, device state. */
@@ -72,9 +71,9 @@ static enum sandbox_error begin(struct sandbox *sb, bool full, struct vm **vm,
     snprintf(what, sizeof(what), "a full checkpoint of sandbox %s (%u MiB of memory)", sb->id,
              sb->memory_mb);
     pthread_mutex_lock(&sb->lock);
-    if (sb->state != STATE(RUNNING) || !sb->vm || !sb->channel) {
+    if (sb->state != SB_RUNNING || !sb->vm || !sb->channel) {
         snprintf(err, errlen, "sandbox %s is %s; only a running sandbox can be checkpointed",
-                 sb->id, sandbox_state_name(sb->state));
+                 sb->id, sb_state_name(sb->state));
         rc = SANDBOX_ERR_STATE;
     } else if (full && store_require_free(&sb->vh->store,
                                           ((unsigned long long)sb->memory_mb << 20) +
@@ -82,7 +81,7 @@ static enum sandbox_error begin(struct sandbox *sb, bool full, struct vm **vm,
                                           what, err, errlen) < 0) {
         rc = SANDBOX_ERR_CAPACITY;
     } else {
-        sb->state = STATE(CHECKPOINTING); /* from here on only this call uses sb->vm */
+        sandbox_transition(sb, SB_CHECKPOINTING); /* from here on only this call uses sb->vm */
         *vm = sb->vm;
         *ch = sb->channel;
         guest_channel_ref(*ch);
@@ -95,8 +94,8 @@ static void end(struct sandbox *sb, struct guest_channel *ch)
 {
     guest_channel_release(ch);
     pthread_mutex_lock(&sb->lock);
-    if (sb->state == STATE(CHECKPOINTING)) /* not error: QEMU died meanwhile */
-        sb->state = STATE(RUNNING);
+    if (sb->state == SB_CHECKPOINTING) /* not error: QEMU died meanwhile */
+        sandbox_transition(sb, SB_RUNNING);
     pthread_mutex_unlock(&sb->lock);
 }
 

@@ -11,7 +11,6 @@
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
 /* running|paused|error -> restoring, with the old VM and channel taken out. */
 static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
@@ -22,14 +21,14 @@ static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest
     if (rc != SANDBOX_OK)
         return rc;
     pthread_mutex_lock(&sb->lock);
-    sandbox_state s = sb->state;
-    if (s != STATE(RUNNING) && s != STATE(PAUSED) && s != STATE(ERROR)) {
+    enum sb_state s = sb->state;
+    if (s != SB_RUNNING && s != SB_PAUSED && s != SB_ERROR) {
         snprintf(err, errlen,
                  "sandbox %s is %s; only a running, paused or failed sandbox can be restored",
-                 sb->id, sandbox_state_name(s));
+                 sb->id, sb_state_name(s));
         rc = SANDBOX_ERR_STATE;
     } else {
-        sb->state = STATE(RESTORING);
+        sandbox_transition(sb, SB_RESTORING);
         *vm = sb->vm;
         *ch = sb->channel;
         sb->vm = NULL;
@@ -46,18 +45,18 @@ static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_
     struct vm *vm = NULL;
     struct guest_channel *ch = NULL;
     pthread_mutex_lock(&sb->lock);
-    if (rc == 0 && sb->state == STATE(ERROR)) { /* QEMU died after the init */
+    if (rc == 0 && sb->state == SB_ERROR) { /* QEMU died after the init */
         snprintf(err, errlen, "%s", sb->error);
         rc = -1;
     }
     if (rc == 0) {
-        sb->state = STATE(RUNNING);
+        sandbox_transition(sb, SB_RUNNING);
     } else {
         vm = sb->vm;
         ch = sb->channel;
         sb->vm = NULL;
         sb->channel = NULL;
-        sb->state = STATE(ERROR);
+        sandbox_transition(sb, SB_ERROR);
         snprintf(sb->error, sizeof(sb->error), "restore from checkpoint %s failed: %.3000s", name,
                  err);
     }

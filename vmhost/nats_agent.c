@@ -174,7 +174,7 @@ static void reply_existing(struct nats_agent *a, natsMsg *msg, const char *id)
             return;
         }
         pthread_mutex_lock(&sb->lock);
-        bool creating = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
+        bool creating = sb->state == SB_CREATING;
         pthread_mutex_unlock(&sb->lock);
         if (!creating || clock_monotonic_ms() > deadline) {
             reply(a, msg, GRPC_STATUS_OK, NULL, sb);

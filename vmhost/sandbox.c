@@ -27,22 +27,15 @@
 #define SANDBOX_MAX_MEMORY_MB 65536
 #define SANDBOX_RESTORE_TIMEOUT_MS 30000
 
-const char *sandbox_state_name(sandbox_state s)
+bool sandbox_transition(struct sandbox *sb, enum sb_state to)
 {
-    switch (s) {
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING: return "creating";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING: return "running";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_PAUSED: return "paused";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING: return "suspending";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDED: return "suspended";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING: return "resuming";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING: return "deleting";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETED: return "deleted";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR: return "error";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CHECKPOINTING: return "checkpointing";
-    case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESTORING: return "restoring";
-    default: return "unspecified";
+    if (!sb_state_allows(sb->state, to)) {
+        log_error("sandbox state change refused: not in the table", "sandbox=%s from=%s to=%s",
+                  sb->id, sb_state_name(sb->state), sb_state_name(to));
+        return false;
     }
+    sb->state = to;
+    return true;
 }
 
 bool sandbox_id_valid(const char *id)
@@ -143,7 +136,7 @@ enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_creat
     pthread_mutex_init(&sb->net_lock, NULL);
     sb->vh = vh;
     sb->refs = 2; /* the registry's and the creator's */
-    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING;
+    sandbox_transition(sb, SB_CREATING);
     sb->vcpus = p->vcpus ? p->vcpus : VMHOST_TEMPLATE_VCPUS;
     sb->memory_mb = p->memory_mb ? p->memory_mb : VMHOST_TEMPLATE_MEMORY_MB;
     sb->created_unix_ms = clock_realtime_ms();
@@ -200,10 +193,9 @@ void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
     struct sandbox *sb = arg;
     (void)wait_status;
     pthread_mutex_lock(&sb->lock);
-    if (sb->state != AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING) {
-        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
+    /* Being torn down, the VM's end is expected. */
+    if (sb->state != SB_DELETING && sb->state != SB_DELETED && sandbox_transition(sb, SB_ERROR))
         snprintf(sb->error, sizeof(sb->error), "%s", reason);
-    }
     pthread_mutex_unlock(&sb->lock);
     log_warn("sandbox vm exited unexpectedly", "sandbox=%s", sb->id);
     char err[512];
@@ -230,7 +222,7 @@ static void sandbox_teardown(struct sandbox *sb)
 {
     sandbox_record_remove(sb);
     pthread_mutex_lock(&sb->lock);
-    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING;
+    sandbox_transition(sb, SB_DELETING);
     pthread_mutex_unlock(&sb->lock);
     sandbox_drop_vm(sb);
     sandbox_network_down(sb);
@@ -238,7 +230,7 @@ static void sandbox_teardown(struct sandbox *sb)
     if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)
         log_error("cannot remove sandbox directory", "sandbox=%s error=\"%s\"", sb->id, err);
     pthread_mutex_lock(&sb->lock);
-    sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETED;
+    sandbox_transition(sb, SB_DELETED);
     pthread_mutex_unlock(&sb->lock);
 }
 
@@ -314,9 +306,9 @@ static int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, ch
     *initialized_us = clock_monotonic_us();
 
     pthread_mutex_lock(&sb->lock);
-    bool died = sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR;
+    bool died = sb->state == SB_ERROR;
     if (!died)
-        sb->state = AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
+        sandbox_transition(sb, SB_RUNNING);
     else
         snprintf(err, errlen, "%s", sb->error);
     pthread_mutex_unlock(&sb->lock);
@@ -603,15 +595,11 @@ enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, 
     /* A sandbox being created, suspended, resumed, checkpointed or restored
      * is owned by that operation (which uses its VM without holding
      * sb->lock). */
-    sandbox_state busy = sb ? sb->state : AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING;
-    if (busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CREATING ||
-        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_SUSPENDING ||
-        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING ||
-        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_CHECKPOINTING ||
-        busy == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESTORING) {
+    enum sb_state busy = sb ? sb->state : SB_RUNNING;
+    if (sb_state_busy(busy)) {
         pthread_mutex_unlock(&vh->lock);
         snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
-                 sandbox_state_name(busy));
+                 sb_state_name(busy));
         return SANDBOX_ERR_STATE;
     }
     if (sb)
@@ -632,15 +620,15 @@ struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *co
 {
     pthread_mutex_lock(&sb->lock);
     struct guest_channel *ch = NULL;
-    if (sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RUNNING && sb->channel) {
+    if (sb->state == SB_RUNNING && sb->channel) {
         ch = sb->channel;
         guest_channel_ref(ch);
-    } else if (sb->state == AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR) {
+    } else if (sb->state == SB_ERROR) {
         snprintf(err, errlen, "sandbox %s is in state error: %.3000s", sb->id, sb->error);
         *code = SANDBOX_ERR_STATE;
     } else {
         snprintf(err, errlen, "sandbox %s is %s, not running", sb->id,
-                 sandbox_state_name(sb->state));
+                 sb_state_name(sb->state));
         *code = SANDBOX_ERR_STATE;
     }
     pthread_mutex_unlock(&sb->lock);

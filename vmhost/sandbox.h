@@ -17,11 +17,10 @@
 #include "egress.pb-c.h"
 #include "policy.h"
 #include "guest_channel.h"
+#include "sb_state.h"
 #include "vm.h"
 #include "vmhost.h"
 #include "vmhost.pb-c.h"
-
-typedef Airlock__Vmhost__V1__SandboxState sandbox_state;
 
 struct sandbox_exec {
     char id[32];
@@ -59,7 +58,7 @@ struct sandbox {
 
     pthread_mutex_t lock;        /* state, error, vm, channel, activity */
     pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */
-    sandbox_state state;
+    enum sb_state state;         /* changed only by sandbox_transition() */
     char error[4096];
     struct vm *vm;
     struct guest_channel *channel;
@@ -68,11 +67,11 @@ struct sandbox {
 
     /* Durability (sandbox_record.h, sandbox_stop.h). */
     pthread_mutex_t record_lock; /* one record write at a time, in state order */
-    sandbox_state recorded_state; /* the stable state in the record; 0 before the first */
+    enum sb_state recorded_state; /* the stable state in the record; 0 before the first */
     /* Suspended by vmhost's stop rather than by a request: the state the
      * control plane still believes it is in (running or paused), brought
      * back on first use by sandbox_wake(); 0 otherwise. Under lock. */
-    sandbox_state stop_suspended_from;
+    enum sb_state stop_suspended_from;
     pthread_mutex_t wake_lock;   /* one sandbox_wake() at a time */
 
     struct vmhost *vh;
@@ -194,7 +193,11 @@ void sandbox_exec_unregister(struct sandbox *sb, struct sandbox_exec *ex);
 int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,
                              int (*fn)(struct guest_stream *s, void *arg), void *arg);
 
-const char *sandbox_state_name(sandbox_state s);
+/* Moves sb to `to` if sb_state.h's table allows it from its state; else
+ * logs the refused move (a bug) and returns false, the state unchanged.
+ * The caller holds sb->lock. The only writer of sb->state. */
+bool sandbox_transition(struct sandbox *sb, enum sb_state to);
+
 /* Ids and checkpoint names become directory names: 1-64 characters of
  * a-z, 0-9, '_' and '-'. */
 bool sandbox_id_valid(const char *id);

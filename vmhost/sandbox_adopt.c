@@ -15,7 +15,6 @@
 #include "sandbox_record.h"
 #include "template_registry.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 /* A suspend's migration runs on in QEMU after vmhost died: time to cancel. */
 #define ADOPT_MIGRATION_SETTLE_MS 60000
 
@@ -89,17 +88,17 @@ static int adopt_vm(struct sandbox *sb, const struct sandbox_record *r, char *er
     if (sandbox_connect_guest(sb, err, errlen) < 0 ||
         sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
         return -1;
-    if (r->state == STATE(PAUSED) && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
+    if (r->state == SB_PAUSED && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
         return -1;
     return 0;
 }
 
 /* What becomes of the sandbox: its state, and why when error. */
-static sandbox_state settle(struct sandbox *sb, const struct sandbox_record *r, bool alive,
+static enum sb_state settle(struct sandbox *sb, const struct sandbox_record *r, bool alive,
                             char *why, size_t whylen)
 {
     char err[3072];
-    bool live_state = r->state == STATE(RUNNING) || r->state == STATE(PAUSED);
+    bool live_state = r->state == SB_RUNNING || r->state == SB_PAUSED;
     if (alive) {
         if (adopt_vm(sb, r, err, sizeof(err)) == 0) {
             char snap[PATH_MAX];
@@ -116,19 +115,19 @@ static sandbox_state settle(struct sandbox *sb, const struct sandbox_record *r, 
                  "meanwhile): the VM's memory is lost; its disk and checkpoints remain — restore "
                  "a checkpoint or delete the sandbox",
                  (int)r->qemu_pid);
-    } else if (r->state == STATE(SUSPENDED)) {
+    } else if (r->state == SB_SUSPENDED) {
         if (has_snapshot(sb))
-            return STATE(SUSPENDED);
+            return SB_SUSPENDED;
         /* precision: a whole path plus the words would not fit why */
         snprintf(why, whylen, "its suspend snapshot %.3800s/suspend is missing", sb->dir);
-        return STATE(ERROR);
+        return SB_ERROR;
     } else {
         snprintf(why, whylen, "%s", r->error);
-        return STATE(ERROR);
+        return SB_ERROR;
     }
     /* A crash between a suspend's rename and its record left a whole
      * snapshot: better than the error. */
-    return has_snapshot(sb) ? STATE(SUSPENDED) : STATE(ERROR);
+    return has_snapshot(sb) ? SB_SUSPENDED : SB_ERROR;
 }
 
 static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
@@ -158,7 +157,7 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     char ns[256];
     sb->net_up = sandbox_net_netns_path(sb->id, ns, sizeof(ns)) == 0 && access(ns, F_OK) == 0;
 
-    bool alive = (r->state == STATE(RUNNING) || r->state == STATE(PAUSED)) && r->qemu_pid &&
+    bool alive = (r->state == SB_RUNNING || r->state == SB_PAUSED) && r->qemu_pid &&
                  vm_process_is(r->qemu_pid, r->qemu_start_time, sb->dir);
     size_t strays = vm_kill_strays(sb->dir, alive ? r->qemu_pid : 0);
     remove_temporaries(sb);
@@ -167,25 +166,25 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != SANDBOX_OK)
         log_error("cannot attach an adopted sandbox to egress: it reaches nothing",
                   "sandbox=%s error=\"%s\"", sb->id, err);
-    sandbox_state state = settle(sb, r, alive, why, sizeof(why));
-    if (state == STATE(SUSPENDED) && tmpl_err[0]) {
+    enum sb_state state = settle(sb, r, alive, why, sizeof(why));
+    if (state == SB_SUSPENDED && tmpl_err[0]) {
         snprintf(why, sizeof(why), "its suspend snapshot needs template %s: %s", r->template_name,
                  tmpl_err);
-        state = STATE(ERROR);
+        state = SB_ERROR;
     }
 
     pthread_mutex_lock(&sb->lock);
-    sb->state = state;
+    sandbox_transition(sb, state);
     sb->stop_suspended_from = state == r->state ? r->stop_suspended_from : 0;
-    if (state == STATE(ERROR))
+    if (state == SB_ERROR)
         snprintf(sb->error, sizeof(sb->error), "%s", why);
     pthread_mutex_unlock(&sb->lock);
     if (sandbox_record_save(sb, err, sizeof(err)) < 0)
         log_error("cannot record an adopted sandbox", "sandbox=%s error=\"%s\"", sb->id, err);
     log_info("sandbox adopted",
              "sandbox=%s state=%s recorded=%s vm=%s strays_killed=%zu reason=\"%.300s\"", sb->id,
-             sandbox_state_name(state), sandbox_state_name(r->state), sb->vm ? "adopted" : "none",
-             strays, state == STATE(ERROR) ? why : "");
+             sb_state_name(state), sb_state_name(r->state), sb->vm ? "adopted" : "none",
+             strays, state == SB_ERROR ? why : "");
     sandbox_put(sb);
 }
 

@@ -8,29 +8,28 @@
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
 /* Moves sb from one state to another with a QMP command, under sb->lock so
  * that concurrent pauses, resumes and deletes see one state at a time. */
-static enum sandbox_error sandbox_transition(struct sandbox *sb, sandbox_state from,
-                                             sandbox_state to, const char *qmp_command,
-                                             const char *verb, char *err, size_t errlen)
+static enum sandbox_error qmp_transition(struct sandbox *sb, enum sb_state from,
+                                         enum sb_state to, const char *qmp_command,
+                                         const char *verb, char *err, size_t errlen)
 {
     enum sandbox_error rc = SANDBOX_OK;
     pthread_mutex_lock(&sb->lock);
     if (sb->state != from || !sb->vm) {
         snprintf(err, errlen, "sandbox %s is %s; only a %s sandbox can be %s", sb->id,
-                 sandbox_state_name(sb->state), sandbox_state_name(from), verb);
+                 sb_state_name(sb->state), sb_state_name(from), verb);
         rc = SANDBOX_ERR_STATE;
     } else if (vm_qmp_command(sb->vm, qmp_command, NULL, err, errlen) < 0) {
         rc = SANDBOX_ERR_INTERNAL;
     } else {
-        sb->state = to;
+        sandbox_transition(sb, to);
     }
     pthread_mutex_unlock(&sb->lock);
     if (rc != SANDBOX_OK)
         return rc;
-    log_info(to == STATE(PAUSED) ? "sandbox paused" : "sandbox resumed", "sandbox=%s", sb->id);
+    log_info(to == SB_PAUSED ? "sandbox paused" : "sandbox resumed", "sandbox=%s", sb->id);
     /* A stale record only means a restart puts the VM back into the
      * recorded state: the transition stands. Not fsynced: a power cut
      * ends a running or paused VM anyway. */
@@ -45,18 +44,18 @@ enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen)
     enum sandbox_error rc = sandbox_wake(sb, err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
-    return sandbox_transition(sb, STATE(RUNNING), STATE(PAUSED), "stop", "paused", err, errlen);
+    return qmp_transition(sb, SB_RUNNING, SB_PAUSED, "stop", "paused", err, errlen);
 }
 
 enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen)
 {
     pthread_mutex_lock(&sb->lock);
-    bool suspended = sb->state == STATE(SUSPENDED);
+    bool suspended = sb->state == SB_SUSPENDED;
     pthread_mutex_unlock(&sb->lock);
     if (suspended) /* (re-checked under the lock there) */
         return sandbox_resume_suspended(sb, err, errlen);
     enum sandbox_error rc =
-        sandbox_transition(sb, STATE(PAUSED), STATE(RUNNING), "cont", "resumed", err, errlen);
+        qmp_transition(sb, SB_PAUSED, SB_RUNNING, "cont", "resumed", err, errlen);
     if (rc != SANDBOX_OK)
         return rc;
     /* The guest's wall clock stood still while paused. A failure here does

@@ -10,32 +10,15 @@
 #include "fsutil.h"
 #include "sandbox_net.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define SANDBOX_RECORD_FORMAT 1
 #define SANDBOX_RECORD_MAX_BYTES (1 << 20)
 #define SANDBOX_POLICY_FILE "policy.pb"
 #define SANDBOX_POLICY_MAX_BYTES (4 << 20)
 
-/* The states a record holds: those a sandbox rests in. */
-static bool stable(sandbox_state s)
-{
-    return s == STATE(RUNNING) || s == STATE(PAUSED) || s == STATE(SUSPENDED) || s == STATE(ERROR);
-}
-
-static sandbox_state stable_from_name(const char *name)
-{
-    static const sandbox_state all[] = { STATE(RUNNING), STATE(PAUSED), STATE(SUSPENDED),
-                                         STATE(ERROR) };
-    for (size_t i = 0; name && i < sizeof(all) / sizeof(*all); i++)
-        if (strcmp(name, sandbox_state_name(all[i])) == 0)
-            return all[i];
-    return 0;
-}
-
 /* What the record is made of, copied under sb->lock. */
 struct record_view {
-    sandbox_state state;
-    sandbox_state stop_suspended_from;
+    enum sb_state state;
+    enum sb_state stop_suspended_from;
     pid_t qemu_pid;
     unsigned long long qemu_start_time;
     bool egress_attached;
@@ -48,18 +31,18 @@ struct record_view {
 static bool take_view(struct sandbox *sb, struct record_view *v)
 {
     pthread_mutex_lock(&sb->lock);
-    sandbox_state s = sb->state;
-    bool gone = s == STATE(DELETING) || s == STATE(DELETED);
-    bool created = sb->recorded_state != 0 || s == STATE(RUNNING);
-    v->state = stable(s) ? s : sb->recorded_state;
+    enum sb_state s = sb->state;
+    bool gone = s == SB_DELETING || s == SB_DELETED;
+    bool created = sb->recorded_state != 0 || s == SB_RUNNING;
+    v->state = sb_state_stable(s) ? s : sb->recorded_state;
     bool write = !gone && created && v->state != 0;
     if (write) {
         sb->recorded_state = v->state;
         v->stop_suspended_from = sb->stop_suspended_from;
         v->egress_attached = sb->egress_attached;
-        snprintf(v->error, sizeof(v->error), "%s", v->state == STATE(ERROR) ? sb->error : "");
+        snprintf(v->error, sizeof(v->error), "%s", v->state == SB_ERROR ? sb->error : "");
         v->qemu_pid = 0;
-        if (sb->vm && v->state != STATE(ERROR) && v->state != STATE(SUSPENDED) &&
+        if (sb->vm && v->state != SB_ERROR && v->state != SB_SUSPENDED &&
             vm_start_time(sb->vm, &v->qemu_start_time) == 0)
             v->qemu_pid = vm_pid(sb->vm);
     }
@@ -73,7 +56,7 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
     sandbox_net_netns_path(sb->id, netns, sizeof(netns));
     json_t *r = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:b, s:I, s:s, s:s, s:b}",
                           "format", SANDBOX_RECORD_FORMAT, "id", sb->id, "state",
-                          sandbox_state_name(v->state), "template", sb->template_name,
+                          sb_state_name(v->state), "template", sb->template_name,
                           "project_id", sb->project_id, "vcpus", (int)sb->vcpus, "memory_mb",
                           (int)sb->memory_mb, "restored", sb->restored, "from_pool",
                           sb->from_pool, "created_unix_ms", (json_int_t)sb->created_unix_ms,
@@ -84,8 +67,8 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
     int bad = 0;
     if (v->stop_suspended_from)
         bad |= json_object_set_new(r, "stop_suspended_from",
-                                   json_string(sandbox_state_name(v->stop_suspended_from)));
-    if (v->state == STATE(ERROR))
+                                   json_string(sb_state_name(v->stop_suspended_from)));
+    if (v->state == SB_ERROR)
         bad |= json_object_set_new(r, "error", json_string(v->error));
     if (v->qemu_pid) {
         char qmp[PATH_MAX + 16], agent[PATH_MAX + 16];
@@ -96,7 +79,7 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
                                              "start_time", (json_int_t)v->qemu_start_time,
                                              "qmp_socket", qmp, "agent_socket", agent));
     }
-    if (v->state == STATE(SUSPENDED)) {
+    if (v->state == SB_SUSPENDED) {
         char snap[PATH_MAX + 16];
         snprintf(snap, sizeof(snap), "%s/suspend", sb->dir);
         bad |= json_object_set_new(r, "suspend_dir", json_string(snap));
@@ -182,9 +165,9 @@ int sandbox_record_read(const char *dir, struct sandbox_record *out, char *err, 
     copy_string(r, "error", out->error, sizeof(out->error));
     copy_string(r, "template", out->template_name, sizeof(out->template_name));
     copy_string(r, "project_id", out->project_id, sizeof(out->project_id));
-    out->state = stable_from_name(json_string_value(json_object_get(r, "state")));
+    out->state = sb_state_from_name(json_string_value(json_object_get(r, "state")));
     out->stop_suspended_from =
-        stable_from_name(json_string_value(json_object_get(r, "stop_suspended_from")));
+        sb_state_from_name(json_string_value(json_object_get(r, "stop_suspended_from")));
     json_int_t vcpus = json_integer_value(json_object_get(r, "vcpus"));
     json_int_t memory = json_integer_value(json_object_get(r, "memory_mb"));
     out->vcpus = vcpus > 0 && vcpus < 1024 ? (unsigned)vcpus : 0;

@@ -27,8 +27,8 @@
  * operators: a restart finds those by the sandbox's id). */
 struct sandbox_record {
     char id[65];
-    sandbox_state state;               /* running, paused, suspended or error */
-    sandbox_state stop_suspended_from; /* see struct sandbox; 0 = not */
+    enum sb_state state;               /* running, paused, suspended or error */
+    enum sb_state stop_suspended_from; /* see struct sandbox; 0 = not */
     char error[4096];
     char template_name[sizeof(((struct sandbox *)0)->template_name)]; /* the version's ref */
     char project_id[sizeof(((struct sandbox *)0)->project_id)];

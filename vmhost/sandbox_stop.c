@@ -7,7 +7,6 @@
 #include "sandbox_network.h"
 #include "sandbox_record.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
 /* Leaves sb as files only: suspended (or error, or already suspended),
  * no VM, no network. -1 when it could not be suspended: it keeps running
@@ -16,9 +15,9 @@ static int keep_for_restart(struct sandbox *sb)
 {
     char err[4096];
     pthread_mutex_lock(&sb->lock);
-    sandbox_state s = sb->state;
+    enum sb_state s = sb->state;
     pthread_mutex_unlock(&sb->lock);
-    if ((s == STATE(RUNNING) || s == STATE(PAUSED)) &&
+    if ((s == SB_RUNNING || s == SB_PAUSED) &&
         sandbox_suspend_for_stop(sb, err, sizeof(err)) != SANDBOX_OK) {
         log_error("cannot suspend the sandbox at stop: it keeps running for the next vmhost "
                   "to adopt",
@@ -60,14 +59,14 @@ enum sandbox_error sandbox_wake(struct sandbox *sb, char *err, size_t errlen)
     /* Concurrent requests wait here for the one resume. */
     pthread_mutex_lock(&sb->wake_lock);
     pthread_mutex_lock(&sb->lock);
-    sandbox_state from = sb->state == STATE(SUSPENDED) ? sb->stop_suspended_from : 0;
+    enum sb_state from = sb->state == SB_SUSPENDED ? sb->stop_suspended_from : 0;
     pthread_mutex_unlock(&sb->lock);
     enum sandbox_error rc = SANDBOX_OK;
     if (from) {
         log_info("resuming a sandbox that vmhost's stop suspended", "sandbox=%s to=%s", sb->id,
-                 sandbox_state_name(from));
+                 sb_state_name(from));
         rc = sandbox_resume_suspended(sb, err, errlen); /* clears stop_suspended_from */
-        if (rc == SANDBOX_OK && from == STATE(PAUSED))
+        if (rc == SANDBOX_OK && from == SB_PAUSED)
             rc = sandbox_pause(sb, err, errlen);
     }
     pthread_mutex_unlock(&sb->wake_lock);

@@ -33,7 +33,6 @@
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
 
-#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define SUSPEND_MIGRATE_TIMEOUT_MS 300000
 /* A suspend writes up to the guest's RAM; beyond that, device state. */
 #define SUSPEND_SPACE_MARGIN (64ull << 20)
@@ -86,18 +85,18 @@ static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspen
 
 /* The record says suspended before QEMU may quit: from here on a restart
  * keeps the snapshot, before it the VM. */
-static int record_suspended(struct sandbox *sb, sandbox_state was, bool by_stop, char *err,
+static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop, char *err,
                             size_t errlen)
 {
     pthread_mutex_lock(&sb->lock);
-    sb->state = STATE(SUSPENDED);
+    sandbox_transition(sb, SB_SUSPENDED);
     sb->stop_suspended_from = by_stop ? was : 0;
     pthread_mutex_unlock(&sb->lock);
     if (sandbox_record_save(sb, err, errlen) == 0)
         return 0;
     pthread_mutex_lock(&sb->lock);
-    if (sb->state == STATE(SUSPENDED)) /* back to the failure path's state */
-        sb->state = STATE(SUSPENDING);
+    if (sb->state == SB_SUSPENDED) /* back to the failure path's state */
+        sandbox_transition(sb, SB_SUSPENDING);
     sb->stop_suspended_from = 0;
     pthread_mutex_unlock(&sb->lock);
     return -1;
@@ -110,10 +109,10 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
     if (suspend_paths(sb, true, &p, err, errlen) < 0)
         return SANDBOX_ERR_INTERNAL;
     pthread_mutex_lock(&sb->lock);
-    sandbox_state was = sb->state;
-    if ((was != STATE(RUNNING) && was != STATE(PAUSED)) || !sb->vm) {
+    enum sb_state was = sb->state;
+    if ((was != SB_RUNNING && was != SB_PAUSED) || !sb->vm) {
         snprintf(err, errlen, "sandbox %s is %s; only a running or paused sandbox can be suspended",
-                 sb->id, sandbox_state_name(was));
+                 sb->id, sb_state_name(was));
         pthread_mutex_unlock(&sb->lock);
         return SANDBOX_ERR_STATE;
     }
@@ -127,7 +126,7 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
         log_warn("sandbox suspend refused", "sandbox=%s error=\"%.300s\"", sb->id, err);
         return SANDBOX_ERR_CAPACITY;
     }
-    sb->state = STATE(SUSPENDING); /* from here on only this call uses sb->vm */
+    sandbox_transition(sb, SB_SUSPENDING); /* from here on only this call uses sb->vm */
     struct vm *vm = sb->vm;
     pthread_mutex_unlock(&sb->lock);
 
@@ -136,7 +135,7 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
     /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
-    if (was == STATE(RUNNING) && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
+    if (was == SB_RUNNING && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
         goto fail;
     crash_point("suspend-stopped");
     if (write_snapshot(sb, vm, &p, err, errlen) < 0) {
@@ -165,12 +164,12 @@ fail:
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
     /* After a completed migration QEMU still runs the VM on cont. */
-    if (was == STATE(RUNNING) && vm_qmp_command(vm, "cont", NULL, ignored, sizeof(ignored)) < 0)
+    if (was == SB_RUNNING && vm_qmp_command(vm, "cont", NULL, ignored, sizeof(ignored)) < 0)
         log_warn("cannot continue the VM after a failed suspend", "sandbox=%s error=\"%s\"",
                  sb->id, ignored);
     pthread_mutex_lock(&sb->lock);
-    if (sb->state == STATE(SUSPENDING)) /* not error: QEMU still lives */
-        sb->state = was;
+    if (sb->state == SB_SUSPENDING) /* not error: QEMU still lives */
+        sandbox_transition(sb, was);
     pthread_mutex_unlock(&sb->lock);
     return rc;
 }
@@ -180,7 +179,7 @@ enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
     /* Already suspended by vmhost's stop: the request only makes it a
      * suspend the control plane knows of (no resume on first use). */
     pthread_mutex_lock(&sb->lock);
-    bool by_stop = sb->state == STATE(SUSPENDED) && sb->stop_suspended_from;
+    bool by_stop = sb->state == SB_SUSPENDED && sb->stop_suspended_from;
     sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
     pthread_mutex_unlock(&sb->lock);
     if (by_stop)
@@ -218,25 +217,25 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
     if (suspend_paths(sb, false, &p, err, errlen) < 0)
         return SANDBOX_ERR_INTERNAL;
     pthread_mutex_lock(&sb->lock);
-    if (sb->state != STATE(SUSPENDED)) {
+    if (sb->state != SB_SUSPENDED) {
         snprintf(err, errlen, "sandbox %s is %s; only a paused or suspended sandbox can be resumed",
-                 sb->id, sandbox_state_name(sb->state));
+                 sb->id, sb_state_name(sb->state));
         pthread_mutex_unlock(&sb->lock);
         return SANDBOX_ERR_STATE;
     }
-    sb->state = STATE(RESUMING);
+    sandbox_transition(sb, SB_RESUMING);
     pthread_mutex_unlock(&sb->lock);
 
     int rc = sandbox_start_from(sb, p.disk, p.state, err, errlen);
     pthread_mutex_lock(&sb->lock);
-    if (rc == 0 && sb->state == STATE(ERROR)) { /* QEMU died after the init */
+    if (rc == 0 && sb->state == SB_ERROR) { /* QEMU died after the init */
         snprintf(err, errlen, "%s", sb->error);
         rc = -1;
     }
     struct vm *vm = NULL;
     struct guest_channel *ch = NULL;
     if (rc == 0) {
-        sb->state = STATE(RUNNING);
+        sandbox_transition(sb, SB_RUNNING);
         sb->stop_suspended_from = 0;
     } else {
         /* The snapshot is untouched: the sandbox stays suspended. */
@@ -244,7 +243,7 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
         ch = sb->channel;
         sb->vm = NULL;
         sb->channel = NULL;
-        sb->state = STATE(SUSPENDED);
+        sandbox_transition(sb, SB_SUSPENDED);
         sb->error[0] = '\0';
     }
     pthread_mutex_unlock(&sb->lock);

@@ -7,6 +7,28 @@
 #include "sandbox_network.h"
 #include "service.h"
 
+/* vmhost's own state as the API names it (vmhost.proto). */
+static Airlock__Vmhost__V1__SandboxState state_msg(enum sb_state s)
+{
+#define MAP(x) case SB_##x: return AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##x
+    switch (s) {
+    MAP(CREATING);
+    MAP(RUNNING);
+    MAP(PAUSED);
+    MAP(SUSPENDING);
+    MAP(SUSPENDED);
+    MAP(RESUMING);
+    MAP(CHECKPOINTING);
+    MAP(RESTORING);
+    MAP(ERROR);
+    MAP(DELETING);
+    MAP(DELETED);
+    case SB_NONE: break;
+    }
+#undef MAP
+    return AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_UNSPECIFIED;
+}
+
 void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
 {
     airlock__vmhost__v1__sandbox__init(&out->msg);
@@ -14,7 +36,7 @@ void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
     memcpy(out->id, sb->id, sizeof(out->id));
     memcpy(out->template_name, sb->template_name, sizeof(out->template_name));
     memcpy(out->error, sb->error, sizeof(out->error));
-    out->msg.state = sb->state;
+    out->msg.state = state_msg(sb->state);
     out->msg.qemu_pid = sb->vm ? vm_pid(sb->vm) : 0;
     out->msg.last_activity_unix_ms = sb->last_activity_unix_ms;
     pthread_mutex_unlock(&sb->lock);
