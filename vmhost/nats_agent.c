@@ -5,16 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
 #include "nats_agent_ops.h"
-#include "sandbox_network.h"
 #include "service.h"
-
-/* How long a duplicate create waits for the first one's VM to boot. */
-#define DUPLICATE_CREATE_WAIT_MS 120000
 
 struct nats_agent {
     struct vmhost *vh;
@@ -148,152 +143,38 @@ out:
     free(ptrs);
 }
 
-static void reply(struct nats_agent *a, natsMsg *msg, grpc_status_code status, const char *message,
-                  struct sandbox *sb)
-{
-    Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.status = status;
-    r.message = (char *)(message ? message : "");
-    struct sandbox_snapshot view;
-    if (sb) {
-        sandbox_snapshot_take(sb, &view);
-        r.sandbox = &view.msg;
-    }
-    node_reply_send(a->nc, msg, &r);
-}
+/* Every node operation (the subjects of protos/node.proto), once. */
+static const struct node_op {
+    const char *name;
+    node_op_fn serve;
+} node_ops[] = {
+    { "create", node_op_create },
+    { "get", node_op_get },
+    { "delete", node_op_delete },
+    { "pause", node_op_pause },
+    { "resume", node_op_resume },
+    { "suspend", node_op_suspend },
+    { "set_policy", node_op_set_policy },
+    { "checkpoint", node_op_checkpoint },
+    { "checkpoint_delete", node_op_checkpoint_delete },
+    { "restore", node_op_restore },
+    { "fork", node_op_fork },
+    { "list", node_op_list },
+    { "set_pool", node_op_set_pool },
+    { "template_build", node_op_template_build },
+    { "template_delete", node_op_template_delete },
+};
 
-/* A create for an id that exists: the scheduler retried. Answer with the
- * sandbox once the first attempt's VM is up, never with a second VM. */
-static void reply_existing(struct nats_agent *a, natsMsg *msg, const char *id)
+static void serve(struct nats_agent *a, natsMsg *msg, const char *op)
 {
-    int64_t deadline = clock_monotonic_ms() + DUPLICATE_CREATE_WAIT_MS;
-    for (;;) {
-        struct sandbox *sb = sandbox_get(a->vh, id);
-        if (!sb) {
-            reply(a, msg, GRPC_STATUS_ABORTED, "sandbox vanished while being created", NULL);
+    for (size_t i = 0; i < sizeof(node_ops) / sizeof(*node_ops); i++)
+        if (strcmp(op, node_ops[i].name) == 0) {
+            node_ops[i].serve(a->vh, a->nc, msg);
             return;
         }
-        pthread_mutex_lock(&sb->lock);
-        bool creating = sb->state == SB_CREATING;
-        pthread_mutex_unlock(&sb->lock);
-        if (!creating || clock_monotonic_ms() > deadline) {
-            reply(a, msg, GRPC_STATUS_OK, NULL, sb);
-            sandbox_put(sb);
-            return;
-        }
-        sandbox_put(sb);
-        usleep(50 * 1000);
-    }
-}
-
-static void op_create(struct nats_agent *a, natsMsg *msg)
-{
-    Airlock__Vmhost__V1__CreateSandboxRequest *req = airlock__vmhost__v1__create_sandbox_request__unpack(
-        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
-    if (!req || !*req->id) {
-        reply(a, msg, GRPC_STATUS_INVALID_ARGUMENT, "create: a CreateSandboxRequest with an id", NULL);
-        goto out;
-    }
-    struct sandbox_create_params p = {
-        .id = req->id,
-        .template_name = req->template_,
-        .vcpus = req->vcpus,
-        .memory_mb = req->memory_mb,
-        .policy = req->policy,
-        .project_id = req->project_id, /* whose secrets egress injects */
-    };
-    struct sandbox *sb = NULL;
-    char err[4096];
-    enum sandbox_error rc = sandbox_create(a->vh, &p, &sb, err, sizeof(err));
-    if (rc == SANDBOX_ERR_EXISTS) {
-        reply_existing(a, msg, req->id);
-    } else if (rc != SANDBOX_OK) {
-        reply(a, msg, service_status_from_sandbox_error(rc), err, NULL);
-    } else {
-        log_info("sandbox created for scheduler", "sandbox=%s node=%s", sb->id, a->node_id);
-        reply(a, msg, GRPC_STATUS_OK, NULL, sb);
-        sandbox_put(sb);
-    }
-out:
-    if (req)
-        airlock__vmhost__v1__create_sandbox_request__free_unpacked(req, NULL);
-}
-
-/* Live, like the VmHost API's SetSandboxPolicy: new connections use it. */
-static void op_set_policy(struct nats_agent *a, natsMsg *msg)
-{
-    Airlock__Vmhost__V1__SetSandboxPolicyRequest *req =
-        airlock__vmhost__v1__set_sandbox_policy_request__unpack(
-            NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
-    struct sandbox *sb = NULL;
-    char err[1024];
-    enum sandbox_error rc = SANDBOX_ERR_INVALID;
-    snprintf(err, sizeof(err), "set_policy: a SetSandboxPolicyRequest with an id");
-    if (!req || !*req->id)
-        goto out;
-    sb = sandbox_get(a->vh, req->id);
-    rc = SANDBOX_ERR_NOT_FOUND;
-    snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
-    if (sb)
-        rc = sandbox_set_policy(sb, req->policy, err, sizeof(err));
-out:
-    reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err,
-          rc == SANDBOX_OK ? sb : NULL);
-    if (sb)
-        sandbox_put(sb);
-    if (req)
-        airlock__vmhost__v1__set_sandbox_policy_request__free_unpacked(req, NULL);
-}
-
-/* get, delete, and the operations this node cannot do yet. */
-
-typedef enum sandbox_error (*lifecycle_fn)(struct sandbox *sb, char *err, size_t errlen);
-
-/* The lifecycle operation named op, or NULL. */
-static lifecycle_fn lifecycle_op(const char *op)
-{
-    if (strcmp(op, "pause") == 0)
-        return sandbox_pause;
-    if (strcmp(op, "resume") == 0)
-        return sandbox_resume;
-    if (strcmp(op, "suspend") == 0)
-        return sandbox_suspend;
-    return NULL;
-}
-
-static void op_by_id(struct nats_agent *a, natsMsg *msg, const char *op)
-{
-    Airlock__Vmhost__V1__GetSandboxRequest *req = airlock__vmhost__v1__get_sandbox_request__unpack(
-        NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
-    char err[512];
-    if (!req || !*req->id) {
-        snprintf(err, sizeof(err), "%s: a request with an id", op);
-        reply(a, msg, GRPC_STATUS_INVALID_ARGUMENT, err, NULL);
-    } else if (strcmp(op, "get") == 0) {
-        struct sandbox *sb = sandbox_get(a->vh, req->id);
-        snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
-        reply(a, msg, sb ? GRPC_STATUS_OK : GRPC_STATUS_NOT_FOUND, sb ? NULL : err, sb);
-        if (sb)
-            sandbox_put(sb);
-    } else if (strcmp(op, "delete") == 0) {
-        enum sandbox_error rc = sandbox_delete(a->vh, req->id, err, sizeof(err));
-        reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err, NULL);
-    } else if (lifecycle_op(op)) {
-        struct sandbox *sb = sandbox_get(a->vh, req->id);
-        enum sandbox_error rc = SANDBOX_ERR_NOT_FOUND;
-        snprintf(err, sizeof(err), "sandbox %.80s not found", req->id);
-        if (sb)
-            rc = lifecycle_op(op)(sb, err, sizeof(err));
-        reply(a, msg, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err,
-              rc == SANDBOX_OK ? sb : NULL);
-        if (sb)
-            sandbox_put(sb);
-    } else {
-        snprintf(err, sizeof(err), "%s is not supported by node %s yet", op, a->node_id);
-        reply(a, msg, GRPC_STATUS_UNIMPLEMENTED, err, NULL);
-    }
-    if (req)
-        airlock__vmhost__v1__get_sandbox_request__free_unpacked(req, NULL);
+    char err[256];
+    snprintf(err, sizeof(err), "node %s has no operation %.64s", a->node_id, op);
+    node_reply_status(a->nc, msg, GRPC_STATUS_UNIMPLEMENTED, err);
 }
 
 static void *worker_main(void *arg)
@@ -303,14 +184,7 @@ static void *worker_main(void *arg)
     const char *subject = natsMsg_GetSubject(w->msg);
     const char *op = strrchr(subject, '.') + 1;
     int64_t t0 = clock_monotonic_ms();
-    if (strcmp(op, "create") == 0)
-        op_create(a, w->msg);
-    else if (strcmp(op, "set_policy") == 0)
-        op_set_policy(a, w->msg);
-    else if (!node_checkpoint_op(a->vh, a->nc, w->msg, op) &&
-             !node_controller_op(a->vh, a->nc, w->msg, op) &&
-             !node_template_op(a->vh, a->nc, w->msg, op))
-        op_by_id(a, w->msg, op);
+    serve(a, w->msg, op);
     log_debug("node request served", "op=%s ms=%lld", op, (long long)(clock_monotonic_ms() - t0));
     natsMsg_Destroy(w->msg);
     free(w);
@@ -355,7 +229,8 @@ static void on_work(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
         w->msg = msg;
     }
     if (!w || pthread_create(&t, &attr, worker_main, w) != 0) {
-        reply(a, msg, GRPC_STATUS_RESOURCE_EXHAUSTED, "node cannot start a request thread", NULL);
+        node_reply_status(a->nc, msg, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                          "node cannot start a request thread");
         natsMsg_Destroy(msg);
         free(w);
         pthread_mutex_lock(&a->lock);

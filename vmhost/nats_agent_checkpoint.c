@@ -18,7 +18,7 @@ static struct sandbox *lookup(struct vmhost *vh, const char *id, char *err, size
     return sb;
 }
 
-static void op_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Vmhost__V1__CreateCheckpointRequest *req =
         UNPACK(airlock__vmhost__v1__create_checkpoint_request, msg);
@@ -89,7 +89,7 @@ out:
         airlock__vmhost__v1__checkpoint_request__free_unpacked(req, NULL);
 }
 
-static void op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Vmhost__V1__ForkSandboxRequest *req = UNPACK(airlock__vmhost__v1__fork_sandbox_request, msg);
     char err[4096] = "fork: a ForkSandboxRequest";
@@ -117,17 +117,12 @@ out:
         airlock__vmhost__v1__fork_sandbox_request__free_unpacked(req, NULL);
 }
 
-bool node_checkpoint_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op)
+void node_op_checkpoint_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
-    if (strcmp(op, "checkpoint") == 0)
-        op_checkpoint(vh, nc, msg);
-    else if (strcmp(op, "checkpoint_delete") == 0)
-        op_by_checkpoint(vh, nc, msg, false);
-    else if (strcmp(op, "restore") == 0)
-        op_by_checkpoint(vh, nc, msg, true);
-    else if (strcmp(op, "fork") == 0)
-        op_fork(vh, nc, msg);
-    else
-        return false;
-    return true;
+    op_by_checkpoint(vh, nc, msg, false);
+}
+
+void node_op_restore(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+{
+    op_by_checkpoint(vh, nc, msg, true);
 }

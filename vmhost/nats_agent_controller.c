@@ -10,7 +10,7 @@
 #include "service.h"
 #include "template_registry.h"
 
-static void op_list(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_list(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     size_t n = 0;
     struct sandbox **all = sandbox_list(vh, &n);
@@ -22,7 +22,7 @@ static void op_list(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     free(all);
 }
 
-static void op_set_pool(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_set_pool(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Node__V1__WarmPool *req = UNPACK(airlock__node__v1__warm_pool, msg);
     char err[512] = "set_pool: a WarmPool request";
@@ -36,15 +36,4 @@ out:
     node_reply_status(nc, msg, st, err);
     if (req)
         airlock__node__v1__warm_pool__free_unpacked(req, NULL);
-}
-
-bool node_controller_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op)
-{
-    if (strcmp(op, "list") == 0)
-        op_list(vh, nc, msg);
-    else if (strcmp(op, "set_pool") == 0)
-        op_set_pool(vh, nc, msg);
-    else
-        return false;
-    return true;
 }

@@ -1,6 +1,6 @@
-/* Inside the NATS agent: the reply every node request gets, and the
- * checkpoint ops (nats_agent_checkpoint.c) and the controllers' ops
- * (nats_agent_controller.c) next to the lifecycle ones in nats_agent.c. */
+/* Inside the NATS agent: the reply every node request gets, and the node
+ * operations, one file per group (sandbox, checkpoint, controller,
+ * template), listed once in nats_agent.c's table. */
 #ifndef AIRLOCK_VMHOST_NATS_AGENT_OPS_H
 #define AIRLOCK_VMHOST_NATS_AGENT_OPS_H
 
@@ -23,16 +23,29 @@ void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, co
 void node_reply_sandboxes(natsConnection *nc, natsMsg *msg, struct sandbox **sbs, size_t n,
                           bool as_forks);
 
-/* Serves checkpoint, checkpoint_delete, restore and fork; false when op is
- * none of them. */
-bool node_checkpoint_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op);
+/* One node operation: unpacks msg's request, serves it, answers on msg's
+ * reply subject. The table of them is nats_agent.c's node_ops. */
+typedef void (*node_op_fn)(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
 
-/* Serves list and set_pool; false when op is neither. */
-bool node_controller_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op);
-
-/* Serves template_build and template_delete (nats_agent_template.c);
- * false when op is neither. */
-bool node_template_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op);
+/* nats_agent_sandbox.c */
+void node_op_create(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_get(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_pause(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_resume(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_suspend(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_set_policy(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+/* nats_agent_checkpoint.c */
+void node_op_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_checkpoint_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_restore(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+/* nats_agent_controller.c */
+void node_op_list(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_set_pool(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+/* nats_agent_template.c */
+void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
+void node_op_template_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
 
 /* A heartbeat's templates and warm pools (every template version's), with
  * references held until heartbeat_templates_free. */

@@ -42,7 +42,7 @@ static void publish_done(natsConnection *nc, const char *subject,
     free(buf);
 }
 
-static void op_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Node__V1__TemplateBuild *req = UNPACK(airlock__node__v1__template_build, msg);
     char err[4096];
@@ -87,7 +87,7 @@ refuse:
         airlock__node__v1__template_build__free_unpacked(req, NULL);
 }
 
-static void op_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
+void node_op_template_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Vmhost__V1__TemplateRef *req = UNPACK(airlock__vmhost__v1__template_ref, msg);
     char err[512] = "template_delete: a TemplateRef";
@@ -96,17 +96,6 @@ static void op_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     node_reply_status(nc, msg, service_status_from_sandbox_error(rc), err);
     if (req)
         airlock__vmhost__v1__template_ref__free_unpacked(req, NULL);
-}
-
-bool node_template_op(struct vmhost *vh, natsConnection *nc, natsMsg *msg, const char *op)
-{
-    if (strcmp(op, "template_build") == 0)
-        op_build(vh, nc, msg);
-    else if (strcmp(op, "template_delete") == 0)
-        op_delete(vh, nc, msg);
-    else
-        return false;
-    return true;
 }
 
 void heartbeat_templates_fill(struct vmhost *vh, Airlock__Node__V1__Heartbeat *hb,
