@@ -86,6 +86,14 @@ size_t egress_dns_answer(struct egress_sandbox *sb, const uint8_t *query, size_t
  * and spliced on the connection loop (egress_tcp.c). */
 void egress_tcp_accept(struct egress_sandbox *sb, int client_fd);
 
+/* Creates the socket (recorded in c->upstream_fd, where a detach can shut
+ * it down) and starts connecting from the calling thread's namespace: 0
+ * connected, 1 in progress (egress_dial_result once writable), -1 failed
+ * or the sandbox is being detached. */
+int egress_dial_begin(struct egress_conn *c, uint32_t addr, uint16_t port);
+/* 0 when the connect of fd succeeded. */
+int egress_dial_result(int fd);
+
 /* Dials addr:port from the calling thread's namespace (the uplink one)
  * into c->upstream_fd (non-blocking socket), blocking for at most
  * timeout_ms: for intercepted connections, on their own thread. -1 when

@@ -95,54 +95,6 @@ static struct guest_conn *of_item(struct conn_loop_item *it)
     return (struct guest_conn *)((char *)it - offsetof(struct guest_conn, item));
 }
 
-/* Creates the socket (recorded in c->upstream_fd, where a detach can shut
- * it down) and starts connecting: 0 connected, 1 in progress, -1 failed
- * or the sandbox is being detached. */
-static int dial_begin(struct egress_conn *c, uint32_t addr, uint16_t port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    struct egress_sandbox *sb = c->sb;
-    pthread_mutex_lock(&sb->lock);
-    c->upstream_fd = fd;
-    bool stopping = sb->stopping;
-    pthread_mutex_unlock(&sb->lock);
-    if (stopping)
-        return -1;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
-                              .sin_addr.s_addr = htonl(addr) };
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-        return 0;
-    return errno == EINPROGRESS ? 1 : -1;
-}
-
-static int dial_result(int fd)
-{
-    int soerr = 0;
-    socklen_t l = sizeof(soerr);
-    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0 || soerr != 0 ? -1 : 0;
-}
-
-int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms)
-{
-    int rc = dial_begin(c, addr, port);
-    if (rc <= 0)
-        return rc;
-    struct pollfd pfd = { .fd = c->upstream_fd, .events = POLLOUT };
-    if (poll(&pfd, 1, timeout_ms) != 1)
-        return -1;
-    return dial_result(c->upstream_fd);
-}
-
-/* Closing with a zero linger sends RST: the guest sees "connection reset"
- * at once instead of a hang. */
-void egress_reset(int fd)
-{
-    struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-}
-
 /* Plaintext HTTP is followed request by request: the requests already in
  * the first bytes are checked before anything is dialled. *ready of them
  * may go; the rest begin a head. On refusal *d and name say why. A
@@ -327,7 +279,7 @@ static void splice_end(struct guest_conn *gc, enum splice_state st, bool idle)
 
 static void dial_start(struct guest_conn *gc)
 {
-    int rc = dial_begin(&gc->c, gc->t.addr, gc->t.port);
+    int rc = egress_dial_begin(&gc->c, gc->t.addr, gc->t.port);
     if (rc < 0) {
         unreachable(gc);
         return;
@@ -539,7 +491,7 @@ static void on_ready(struct conn_loop_item *it, int tag, uint32_t events)
              * before the upstream answered. */
             conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, end_reason(gc, NULL));
             conn_reset_end(gc);
-        } else if (dial_result(gc->c.upstream_fd) < 0) {
+        } else if (egress_dial_result(gc->c.upstream_fd) < 0) {
             unreachable(gc);
         } else {
             conn_loop_deadline(&gc->item, -1);
