@@ -77,8 +77,9 @@ static const struct stream_ops attach_stream_ops = {
     .destroy = attach_destroy,
 };
 
-void attach_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AttachRequest *r)
+void attach_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__AttachRequest *r = frame->attach;
     struct bg_process *p = process_table_find(g->processes, r->pid);
     if (!p) {
         guestd_send_result(g, id, ESRCH, "no process %d", r->pid);

@@ -134,8 +134,9 @@ static const struct stream_ops dir_list_ops = {
     .destroy = dir_list_destroy,
 };
 
-void dir_list_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ListRequest *r)
+void dir_list_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__ListRequest *r = frame->list;
     char *path = request_path(g, id, "list", &r->path);
     if (!path)
         return;

@@ -134,8 +134,9 @@ void exec_send_started(struct guestd *g, uint32_t stream_id, pid_t pid)
     guestd_send(g, &f);
 }
 
-void exec_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ExecRequest *r)
+void exec_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__ExecRequest *r = frame->exec;
     char msg[1024];
     struct exec_spec spec;
     struct exec_stream *e = NULL;

@@ -13,8 +13,9 @@
 #include "guestd_internal.h"
 #include "handlers.h"
 
-void stat_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__StatRequest *r)
+void stat_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__StatRequest *r = frame->stat;
     char *path = request_path(g, id, "stat", &r->path);
     if (!path)
         return;
@@ -41,8 +42,9 @@ void stat_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__StatR
     free(path);
 }
 
-void mkdir_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__MkdirRequest *r)
+void mkdir_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__MkdirRequest *r = frame->mkdir;
     char *path = request_path(g, id, "mkdir", &r->path);
     if (!path)
         return;
@@ -55,8 +57,9 @@ void mkdir_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Mkdi
     free(path);
 }
 
-void remove_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__RemoveRequest *r)
+void remove_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__RemoveRequest *r = frame->remove;
     char *path = request_path(g, id, "remove", &r->path);
     if (!path)
         return;
@@ -79,8 +82,9 @@ void remove_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Rem
     free(path);
 }
 
-void rename_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__RenameRequest *r)
+void rename_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__RenameRequest *r = frame->rename;
     char *from = request_path(g, id, "rename", &r->from);
     char *to = from ? request_path(g, id, "rename", &r->to) : NULL;
     if (to && rename(from, to) < 0) {
@@ -94,8 +98,9 @@ void rename_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Ren
     free(to);
 }
 
-void chmod_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ChmodRequest *r)
+void chmod_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__ChmodRequest *r = frame->chmod;
     char *path = request_path(g, id, "chmod", &r->path);
     if (!path)
         return;

@@ -73,8 +73,9 @@ static const struct stream_ops file_read_ops = {
     .destroy = file_read_destroy,
 };
 
-void file_read_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__FileReadRequest *req)
+void file_read_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__FileReadRequest *req = frame->file_read;
     char *path = request_path(g, id, "read", &req->path);
     if (!path)
         return;

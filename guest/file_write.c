@@ -107,8 +107,9 @@ static int make_parent_dirs(const char *path)
     return rc;
 }
 
-void file_write_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__FileWriteRequest *req)
+void file_write_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__FileWriteRequest *req = frame->file_write;
     char *path = request_path(g, id, "write", &req->path);
     if (!path)
         return;

@@ -124,6 +124,37 @@ static bool guestd_stream_frame(struct guestd *g, const GuestFrame *f)
     }
 }
 
+#define BODY(x) AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_##x
+/* Every request body of protos/guest.proto, once: its handler, and
+ * whether it is the sandbox's activity (what the idle controller counts;
+ * the host's own housekeeping is not). */
+static const struct request_kind {
+    Airlock__Guest__V1__GuestFrame__BodyCase body;
+    guestd_request_fn serve;
+    bool activity;
+} requests[] = {
+    { BODY(EXEC), exec_request, true },
+    { BODY(SIGNAL), process_signal_request, true },
+    { BODY(PROCESS_LIST_REQUEST), process_list_request, true },
+    { BODY(ATTACH), attach_request, true },
+    { BODY(PROCESS_STDIN), process_stdin_request, true },
+    { BODY(RESIZE), process_resize_request, true },
+    { BODY(FILE_READ), file_read_request, true },
+    { BODY(FILE_WRITE), file_write_request, true },
+    { BODY(STAT), stat_request, true },
+    { BODY(LIST), dir_list_request, true },
+    { BODY(MKDIR), mkdir_request, true },
+    { BODY(REMOVE), remove_request, true },
+    { BODY(RENAME), rename_request, true },
+    { BODY(CHMOD), chmod_request, true },
+    { BODY(HEALTH_REQUEST), health_request, false },
+    { BODY(SET_CLOCK), set_clock_request, false },
+    { BODY(ADD_ENTROPY), add_entropy_request, false },
+    { BODY(SET_HOSTNAME), set_hostname_request, false },
+    { BODY(SESSION_INIT), session_init_request, false },
+};
+#undef BODY
+
 static void guestd_request(struct guestd *g, const GuestFrame *f)
 {
     uint32_t id = f->stream_id;
@@ -135,83 +166,16 @@ static void guestd_request(struct guestd *g, const GuestFrame *f)
         guestd_send_result(g, id, EAGAIN, "too many open streams (%d)", GUESTD_MAX_STREAMS);
         return;
     }
-    switch (f->body_case) {
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC:
-        guestd_touch(g);
-        exec_request(g, id, f->exec);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SIGNAL:
-        guestd_touch(g);
-        process_signal_request(g, id, f->signal);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST_REQUEST:
-        guestd_touch(g);
-        process_list_request(g, id);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ATTACH:
-        guestd_touch(g);
-        attach_request(g, id, f->attach);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_STDIN:
-        guestd_touch(g);
-        process_stdin_request(g, id, f->process_stdin);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESIZE:
-        guestd_touch(g);
-        process_resize_request(g, id, f->resize);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_READ:
-        guestd_touch(g);
-        file_read_request(g, id, f->file_read);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_WRITE:
-        guestd_touch(g);
-        file_write_request(g, id, f->file_write);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_STAT:
-        guestd_touch(g);
-        stat_request(g, id, f->stat);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST:
-        guestd_touch(g);
-        dir_list_request(g, id, f->list);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_MKDIR:
-        guestd_touch(g);
-        mkdir_request(g, id, f->mkdir);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_REMOVE:
-        guestd_touch(g);
-        remove_request(g, id, f->remove);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RENAME:
-        guestd_touch(g);
-        rename_request(g, id, f->rename);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_CHMOD:
-        guestd_touch(g);
-        chmod_request(g, id, f->chmod);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST:
-        health_request(g, id);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_CLOCK:
-        set_clock_request(g, id, f->set_clock);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_ADD_ENTROPY:
-        add_entropy_request(g, id, f->add_entropy);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SET_HOSTNAME:
-        set_hostname_request(g, id, f->set_hostname);
-        break;
-    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_SESSION_INIT:
-        session_init_request(g, id, f->session_init);
-        break;
-    default:
-        /* A body from a newer host, or one only the guest sends. */
-        guestd_send_result(g, id, EINVAL, "unsupported request (frame body %d)",
-                           (int)f->body_case);
+    for (size_t i = 0; i < sizeof(requests) / sizeof(*requests); i++) {
+        if (requests[i].body != f->body_case)
+            continue;
+        if (requests[i].activity)
+            guestd_touch(g);
+        requests[i].serve(g, id, f);
+        return;
     }
+    /* A body from a newer host, or one only the guest sends. */
+    guestd_send_result(g, id, EINVAL, "unsupported request (frame body %d)", (int)f->body_case);
 }
 
 static void guestd_on_frame(void *ctx, const GuestFrame *f)

@@ -162,8 +162,9 @@ struct bg_process *process_table_find(struct process_table *t, pid_t pid)
     return NULL;
 }
 
-void process_list_request(struct guestd *g, uint32_t id)
+void process_list_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    (void)frame;
     struct process_table *t = g->processes;
     size_t n = 0;
     struct list_node *pos, *tmp;
@@ -207,8 +208,9 @@ out:
     free(ptrs);
 }
 
-void process_stdin_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__ProcessStdin *r)
+void process_stdin_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__ProcessStdin *r = frame->process_stdin;
     struct bg_process *p = process_table_find(g->processes, r->pid);
     if (!p) {
         guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
@@ -231,8 +233,9 @@ void process_stdin_request(struct guestd *g, uint32_t id, const Airlock__Guest__
     guestd_send_result(g, id, 0, NULL);
 }
 
-void process_signal_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SignalRequest *r)
+void process_signal_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__SignalRequest *r = frame->signal;
     if (r->signal < 0 || r->signal >= NSIG) {
         guestd_send_result(g, id, EINVAL, "signal: invalid signal %d", r->signal);
         return;
@@ -250,8 +253,9 @@ void process_signal_request(struct guestd *g, uint32_t id, const Airlock__Guest_
         guestd_send_result(g, id, 0, NULL);
 }
 
-void process_resize_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__Resize *r)
+void process_resize_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__Resize *r = frame->resize;
     struct bg_process *p = process_table_find(g->processes, r->pid);
     if (!p) {
         guestd_send_result(g, id, ESRCH, "no process %d", r->pid);

@@ -21,8 +21,9 @@
 #define ENTROPY_MAX_BYTES (64u << 10)
 #define STEP_MSG_MAX 200
 
-void health_request(struct guestd *g, uint32_t id)
+void health_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    (void)frame;
     Airlock__Guest__V1__Health h = AIRLOCK__GUEST__V1__HEALTH__INIT;
     h.ready = true;
     h.last_activity_unix_ms = g->last_activity_unix_ms;
@@ -133,26 +134,30 @@ static void send_step_result(struct guestd *g, uint32_t id, int err, const char 
         guestd_send_result(g, id, 0, NULL);
 }
 
-void set_clock_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetClock *r)
+void set_clock_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__SetClock *r = frame->set_clock;
     char msg[STEP_MSG_MAX];
     send_step_result(g, id, set_clock(r->unix_ns, msg, sizeof(msg)), msg);
 }
 
-void add_entropy_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__AddEntropy *r)
+void add_entropy_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__AddEntropy *r = frame->add_entropy;
     char msg[STEP_MSG_MAX];
     send_step_result(g, id, add_entropy(&r->data, msg, sizeof(msg)), msg);
 }
 
-void set_hostname_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SetHostname *r)
+void set_hostname_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__SetHostname *r = frame->set_hostname;
     char msg[STEP_MSG_MAX];
     send_step_result(g, id, set_hostname(r->hostname, msg, sizeof(msg)), msg);
 }
 
-void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V1__SessionInit *r)
+void session_init_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
+    const Airlock__Guest__V1__SessionInit *r = frame->session_init;
     char msg[STEP_MSG_MAX];
     /* Same order as the separate requests it replaces; the first failure
      * stops the rest, so the host knows exactly which steps took effect. */
@@ -167,5 +172,5 @@ void session_init_request(struct guestd *g, uint32_t id, const Airlock__Guest__V
         guestd_send_result(g, id, err, "session init: %s", msg);
         return;
     }
-    health_request(g, id);
+    health_request(g, id, frame);
 }

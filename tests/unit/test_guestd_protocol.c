@@ -150,6 +150,11 @@ static void test_health_tracks_activity(void **state)
     assert_true(f->health->now_unix_ms >= before);
     frame_free(f);
     usleep(20000);
+    /* The host's own housekeeping is not the sandbox's activity. */
+    gd_send_body(d, 4, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH_REQUEST, &hr);
+    f = gd_next(d, 4);
+    assert_int_equal(f->health->last_activity_unix_ms, before);
+    frame_free(f);
     struct gd_exec_result r;
     gd_run(d, 2, &(struct gd_exec_opts){ .argv = ARGV("true") }, &r);
     gd_exec_result_free(&r);
