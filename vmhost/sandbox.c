@@ -38,19 +38,6 @@ bool sandbox_transition(struct sandbox *sb, enum sb_state to)
     return true;
 }
 
-bool sandbox_id_valid(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = id[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
-}
-
 static void sandbox_generate_id(char *out, size_t outlen)
 {
     uint8_t r[8];

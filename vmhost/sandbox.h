@@ -17,6 +17,7 @@
 #include "egress.pb-c.h"
 #include "policy.h"
 #include "guest_channel.h"
+#include "sandbox_id.h"
 #include "sb_state.h"
 #include "vm.h"
 #include "vmhost.h"
@@ -198,8 +199,5 @@ int sandbox_exec_with_stream(struct sandbox *sb, const char *exec_id,
  * The caller holds sb->lock. The only writer of sb->state. */
 bool sandbox_transition(struct sandbox *sb, enum sb_state to);
 
-/* Ids and checkpoint names become directory names: 1-64 characters of
- * a-z, 0-9, '_' and '-'. */
-bool sandbox_id_valid(const char *id);
 
 #endif

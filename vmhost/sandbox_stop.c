@@ -48,27 +48,3 @@ void sandbox_stop_all(struct vmhost *vh)
         log_info("sandboxes kept for the next start", "count=%zu left_running=%zu", n,
                  left_running);
 }
-
-enum sandbox_error sandbox_wake(struct sandbox *sb, char *err, size_t errlen)
-{
-    pthread_mutex_lock(&sb->lock);
-    bool asleep = sb->stop_suspended_from != 0;
-    pthread_mutex_unlock(&sb->lock);
-    if (!asleep)
-        return SANDBOX_OK;
-    /* Concurrent requests wait here for the one resume. */
-    pthread_mutex_lock(&sb->wake_lock);
-    pthread_mutex_lock(&sb->lock);
-    enum sb_state from = sb->state == SB_SUSPENDED ? sb->stop_suspended_from : 0;
-    pthread_mutex_unlock(&sb->lock);
-    enum sandbox_error rc = SANDBOX_OK;
-    if (from) {
-        log_info("resuming a sandbox that vmhost's stop suspended", "sandbox=%s to=%s", sb->id,
-                 sb_state_name(from));
-        rc = sandbox_resume_suspended(sb, err, errlen); /* clears stop_suspended_from */
-        if (rc == SANDBOX_OK && from == SB_PAUSED)
-            rc = sandbox_pause(sb, err, errlen);
-    }
-    pthread_mutex_unlock(&sb->wake_lock);
-    return rc;
-}

@@ -28,7 +28,7 @@ void sandbox_stop_all(struct vmhost *vh);
 enum sandbox_error sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen);
 
 /* For a sandbox vmhost's stop suspended: resumes it (and pauses it again
- * if it was paused). Anything else: SANDBOX_OK at once. */
+ * if it was paused). Anything else: SANDBOX_OK at once. (sandbox_pause.c) */
 enum sandbox_error sandbox_wake(struct sandbox *sb, char *err, size_t errlen);
 
 #endif
