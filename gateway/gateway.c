@@ -29,12 +29,6 @@ void gw_request_fail(struct gw_request *r, unsigned status, const char *code, co
     va_end(ap);
 }
 
-bool gw_id_valid(const char *id)
-{
-    size_t n = strlen(id);
-    return n >= 1 && n <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
 static void authenticate(struct gw_request *r)
 {
     struct key_principal p;

@@ -86,7 +86,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
 void gateway_stop(struct gateway *gw);
 
 /* Ids in paths and bodies: what vmhost and the scheduler generate
- * ([a-z0-9_-]{1,64}). */
+ * ([a-z0-9_-]{1,64}). In sandbox_access.c, beside gw_id_check. */
 bool gw_id_valid(const char *id);
 
 /* Remembers an error to answer at the end of the request. */

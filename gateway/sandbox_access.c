@@ -40,6 +40,12 @@ grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, 
                                   scheduler_authenticate, gw, who, err, errlen);
 }
 
+bool gw_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    return n >= 1 && n <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
 int gw_id_check(const char *id, char *err, size_t errlen)
 {
     if (!*id) {
