@@ -196,19 +196,6 @@ struct bulk_server {
     pthread_t thread;
 };
 
-static int bulk_listen(void *arg)
-{
-    struct bulk_server *b = arg;
-    struct sockaddr_in sa;
-    int one = 1;
-    b->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (b->fd < 0 || addr_of(NETLAB_WEB1, BULK_PORT, &sa) < 0 ||
-        setsockopt(b->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(b->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(b->fd, 8) < 0)
-        return -1;
-    return 0;
-}
-
 static void *bulk_serve(void *arg)
 {
     struct bulk_server *b = arg;
@@ -381,10 +368,9 @@ static int measure(void)
     if (held_rc < 0)
         return -1;
     struct bulk_server b = { .fd = -1, .connections = 2 * BULK_RUNS };
-    char err[256] = "";
-    if (netns_run(netlab_ns_path(NETLAB_INET_NS), bulk_listen, &b, err, sizeof(err)) < 0 ||
+    if ((b.fd = netlab_inet_listen(NETLAB_WEB1, BULK_PORT, 8)) < 0 ||
         pthread_create(&b.thread, NULL, bulk_serve, &b) != 0) {
-        fprintf(stderr, "bench egress: bulk server: %s %s\n", err, strerror(errno));
+        fprintf(stderr, "bench egress: bulk server: %s\n", strerror(errno));
         if (b.fd >= 0)
             close(b.fd);
         return -1;

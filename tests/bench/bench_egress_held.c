@@ -33,19 +33,6 @@ struct held_conns {
     bool sink_started;
 };
 
-static int sink_listen(void *arg)
-{
-    struct held_conns *h = arg;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(HELD_PORT) };
-    int one = 1;
-    inet_pton(AF_INET, NETLAB_WEB1, &sa.sin_addr);
-    h->sink_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (h->sink_fd < 0 || setsockopt(h->sink_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(h->sink_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(h->sink_fd, HELD_MAX) < 0)
-        return -1;
-    return 0;
-}
-
 /* Accepts and reads each connection's request once, then keeps it. */
 static void *sink_main(void *arg)
 {
@@ -120,13 +107,13 @@ struct held_conns *held_conns_open(int n)
     h->sink_fd = -1;
     for (int i = 0; i < HELD_MAX; i++)
         h->clients[i] = -1;
-    char err[256] = "";
-    if (netns_run(netlab_ns_path(NETLAB_INET_NS), sink_listen, h, err, sizeof(err)) < 0 ||
+    if ((h->sink_fd = netlab_inet_listen(NETLAB_WEB1, HELD_PORT, HELD_MAX)) < 0 ||
         pthread_create(&h->sink_thread, NULL, sink_main, h) != 0) {
-        fprintf(stderr, "bench egress: held connections' sink: %s\n", err);
+        fprintf(stderr, "bench egress: held connections' sink did not start\n");
         goto fail;
     }
     h->sink_started = true;
+    char err[256] = "";
     if (netns_run(netlab_ns_path(NETLAB_GUEST_NS), open_clients, h, err, sizeof(err)) < 0) {
         fprintf(stderr, "bench egress: opening %d held connections failed %s\n", n, err);
         goto fail;

@@ -15,7 +15,6 @@
 
 #include "fsutil.h"
 #include "netlab.h"
-#include "netns.h"
 #include "sandbox_ca.h"
 #include "vault.pb-c.h"
 
@@ -102,19 +101,6 @@ void bench_tls_teardown(struct bench_tls *t)
     t->upstream_ca_pem = NULL;
 }
 
-static int tls_listen(void *arg)
-{
-    struct bench_tls *t = arg;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(BENCH_TLS_PORT) };
-    int one = 1;
-    t->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (t->fd < 0 || inet_pton(AF_INET, NETLAB_WEB2, &sa.sin_addr) != 1 ||
-        setsockopt(t->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(t->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(t->fd, 8) < 0)
-        return -1;
-    return 0;
-}
-
 /* One connection: the request head, then the answer. */
 static void serve_one(struct bench_tls *t, int fd, char *block)
 {
@@ -159,12 +145,11 @@ static void *tls_serve(void *arg)
 
 int bench_tls_serve(struct bench_tls *t, int connections, uint64_t body_bytes)
 {
-    char err[256] = "";
     t->connections = connections;
     t->body_bytes = body_bytes;
-    if (netns_run(netlab_ns_path(NETLAB_INET_NS), tls_listen, t, err, sizeof(err)) < 0 ||
+    if ((t->fd = netlab_inet_listen(NETLAB_WEB2, BENCH_TLS_PORT, 8)) < 0 ||
         pthread_create(&t->thread, NULL, tls_serve, t) != 0) {
-        fprintf(stderr, "bench egress tls: server: %s\n", err);
+        fprintf(stderr, "bench egress tls: server: %s\n", strerror(errno));
         if (t->fd >= 0)
             close(t->fd);
         t->fd = -1;

@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,7 +24,6 @@
 #include "egress.pb-c.h"
 #include "log.h"
 #include "netlab.h"
-#include "netns.h"
 #include "rpc_client.h"
 #include "sandbox_net.h"
 #include "service.h"
@@ -532,19 +530,6 @@ static struct {
     bool saw_close;
 } silent = { .fd = -1 };
 
-static int silent_listen(void *arg)
-{
-    (void)arg;
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(SILENT_PORT) };
-    inet_pton(AF_INET, NETLAB_WEB1, &a.sin_addr);
-    int one = 1;
-    silent.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (silent.fd < 0 || setsockopt(silent.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(silent.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(silent.fd, 4) < 0)
-        return -1;
-    return 0;
-}
-
 static void *silent_serve(void *arg)
 {
     (void)arg;
@@ -578,10 +563,7 @@ static void test_silent_connection_ends_at_idle_timeout(void **state)
     must_set_policy(&base_policy);
     uint32_t addr;
     assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
-    char err[256] = "";
-    assert_int_equal(netns_run(netlab_ns_path(NETLAB_INET_NS), silent_listen, NULL, err,
-                               sizeof(err)),
-                     0);
+    assert_true((silent.fd = netlab_inet_listen(NETLAB_WEB1, SILENT_PORT, 4)) >= 0);
     assert_int_equal(pthread_create(&silent.thread, NULL, silent_serve, NULL), 0);
     uint64_t seq = last_seq();
     const char *req = "GET /silent HTTP/1.1\r\nHost: allowed.test\r\n\r\n";

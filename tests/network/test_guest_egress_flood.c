@@ -26,7 +26,6 @@
 
 #include "guest_lab.h"
 #include "netlab.h"
-#include "netns.h"
 
 #define SINK_PORT "8099"
 #define SINK_MAX 2048
@@ -47,19 +46,6 @@ static struct {
     pthread_t thread;
     atomic_bool running;
 } sink = { .fd = -1 };
-
-static int sink_listen(void *arg)
-{
-    (void)arg;
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(SINK_PORT)) };
-    inet_pton(AF_INET, NETLAB_WEB2, &a.sin_addr);
-    int one = 1;
-    sink.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sink.fd < 0 || setsockopt(sink.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(sink.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(sink.fd, 4096) < 0)
-        return -1;
-    return 0;
-}
 
 static void *sink_main(void *arg)
 {
@@ -150,11 +136,8 @@ static int flooder_setup(void **state)
     snprintf(flooder, sizeof(flooder), "flood-%d", (int)getpid());
     if (guest_lab_create_sandbox(flooder, &p) < 0)
         return -1;
-    char err[256];
-    if (netns_run(netlab_ns_path(NETLAB_INET_NS), sink_listen, NULL, err, sizeof(err)) < 0) {
-        fprintf(stderr, "sink: %s\n", err);
+    if ((sink.fd = netlab_inet_listen(NETLAB_WEB2, atoi(SINK_PORT), 4096)) < 0)
         return -1;
-    }
     sink.running = true;
     if (pthread_create(&sink.thread, NULL, sink_main, NULL) != 0) {
         sink.running = false;

@@ -133,7 +133,7 @@ unsigned netlab_dns_queries(const char *name)
     return n;
 }
 
-static int bound_socket(int type, const char *ip, uint16_t port)
+static int bound_socket(int type, const char *ip, uint16_t port, int backlog)
 {
     int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
     int one = 1;
@@ -141,7 +141,7 @@ static int bound_socket(int type, const char *ip, uint16_t port)
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
     inet_pton(AF_INET, ip, &sa.sin_addr);
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        (type == SOCK_STREAM && listen(fd, 16) < 0)) {
+        (type == SOCK_STREAM && listen(fd, backlog) < 0)) {
         fprintf(stderr, "netlab: bind %s:%u: %s\n", ip, port, strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -150,16 +150,42 @@ static int bound_socket(int type, const char *ip, uint16_t port)
     return fd;
 }
 
+struct inet_listener {
+    const char *ip;
+    uint16_t port;
+    int backlog;
+    int fd;
+};
+
+static int open_inet_listener(void *arg)
+{
+    struct inet_listener *l = arg;
+    l->fd = bound_socket(SOCK_STREAM, l->ip, l->port, l->backlog);
+    return l->fd < 0 ? -1 : 0;
+}
+
+int netlab_inet_listen(const char *ip, uint16_t port, int backlog)
+{
+    struct inet_listener l = { .ip = ip, .port = port, .backlog = backlog, .fd = -1 };
+    char err[256] = "";
+    if (netns_run(netlab_ns_path(NETLAB_INET_NS), open_inet_listener, &l, err, sizeof(err)) < 0) {
+        if (err[0])
+            fprintf(stderr, "netlab: listener %s:%u: %s\n", ip, port, err);
+        return -1;
+    }
+    return l.fd;
+}
+
 static int open_server_sockets(void *arg)
 {
     (void)arg;
     for (size_t i = 0; i < N_TCP_PORTS; i++)
-        if ((servers.tcp_fds[i] = bound_socket(SOCK_STREAM, "0.0.0.0", tcp_ports[i])) < 0)
+        if ((servers.tcp_fds[i] = bound_socket(SOCK_STREAM, "0.0.0.0", tcp_ports[i], 16)) < 0)
             return -1;
     for (size_t i = 0; i < N_UDP_PORTS; i++)
-        if ((servers.udp_fds[i] = bound_socket(SOCK_DGRAM, "0.0.0.0", udp_ports[i])) < 0)
+        if ((servers.udp_fds[i] = bound_socket(SOCK_DGRAM, "0.0.0.0", udp_ports[i], 0)) < 0)
             return -1;
-    servers.dns_fd = bound_socket(SOCK_DGRAM, NETLAB_DNS, 53);
+    servers.dns_fd = bound_socket(SOCK_DGRAM, NETLAB_DNS, 53, 0);
     return servers.dns_fd < 0 ? -1 : 0;
 }
 

@@ -43,6 +43,11 @@ void netlab_down(void);
 /* /run/netns/<name> */
 const char *netlab_ns_path(const char *ns);
 
+/* A TCP listener of the caller's own on ip:port in the inet namespace
+ * (a server of one test, beside netlab's); the fd, or -1 after printing
+ * why. */
+int netlab_inet_listen(const char *ip, uint16_t port, int backlog);
+
 /* Connections the inet servers accepted, bytes those connections
  * delivered, UDP datagrams they received. A TCP server answers a read with
  * "HELLO <its ip>:<port> got=<bytes>" and closes, or, when the request
