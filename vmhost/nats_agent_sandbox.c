@@ -60,14 +60,7 @@ void node_op_create(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
               NULL);
         goto out;
     }
-    struct sandbox_create_params p = {
-        .id = req->id,
-        .template_name = req->template_,
-        .vcpus = req->vcpus,
-        .memory_mb = req->memory_mb,
-        .policy = req->policy,
-        .project_id = req->project_id, /* whose secrets egress injects */
-    };
+    struct sandbox_create_params p = service_create_params(req);
     struct sandbox *sb = NULL;
     char err[4096];
     enum sandbox_error rc = sandbox_create(vh, &p, &sb, err, sizeof(err));

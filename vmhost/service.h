@@ -74,6 +74,11 @@ struct sandbox_snapshot {
 };
 
 void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out);
+
+/* A CreateSandboxRequest as sandbox_create's parameters (pointing into
+ * req): the gRPC API and the NATS agent create alike. */
+struct sandbox_create_params
+service_create_params(const Airlock__Vmhost__V1__CreateSandboxRequest *req);
 /* Answers the call with sb's current view and OK. */
 void service_finish_with_sandbox(struct rpc_call *call, struct sandbox *sb);
 /* The sandbox named by id with a reference, or NULL after finishing the

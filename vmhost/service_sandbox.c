@@ -85,6 +85,19 @@ struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh,
     return sb;
 }
 
+struct sandbox_create_params
+service_create_params(const Airlock__Vmhost__V1__CreateSandboxRequest *req)
+{
+    return (struct sandbox_create_params){
+        .id = req->id,
+        .template_name = req->template_,
+        .vcpus = req->vcpus,
+        .memory_mb = req->memory_mb,
+        .policy = req->policy,
+        .project_id = req->project_id, /* whose secrets egress injects */
+    };
+}
+
 void service_sandbox_create(struct rpc_call *call, void *ctx)
 {
     struct vmhost *vh = ctx;
@@ -92,14 +105,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__create_sandbox_request__descriptor);
     if (!req)
         return;
-    struct sandbox_create_params p = {
-        .id = req->id,
-        .template_name = req->template_,
-        .vcpus = req->vcpus,
-        .memory_mb = req->memory_mb,
-        .policy = req->policy,
-        .project_id = req->project_id,
-    };
+    struct sandbox_create_params p = service_create_params(req);
     struct sandbox *sb;
     char err[4096];
     enum sandbox_error rc = sandbox_create(vh, &p, &sb, err, sizeof(err));
