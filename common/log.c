@@ -33,11 +33,12 @@ struct line {
     size_t cap, len;
 };
 
+/* len stays below cap: the terminator always fits. */
 static void put_char(struct line *l, char c)
 {
     if (l->len + 1 < l->cap)
         l->buf[l->len++] = c;
-    l->buf[l->len < l->cap ? l->len : l->cap - 1] = '\0';
+    l->buf[l->len] = '\0';
 }
 
 static void put_raw(struct line *l, const char *s, size_t n)

@@ -16,7 +16,6 @@
 #include <netinet/in.h>
 /* After netinet/in.h, whose definitions linux/in.h then skips. */
 #include <linux/netfilter_ipv4.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +85,7 @@ struct guest_conn {
     struct http_follow *follow;
     struct splice *splice;
     uint64_t seq;                     /* its connection-log entry */
+    uint32_t watching[2];             /* SPLICE: the events each tag is watched for */
     bool may_inject;                  /* egress_intercept_wanted: ask vault */
     bool inspect;                     /* TLS under the policy's inspect_tls */
 };
@@ -194,19 +194,14 @@ static void conn_decided(struct egress_conn *c)
     pthread_mutex_unlock(&c->sb->lock);
 }
 
-static bool closed_by_policy(struct egress_conn *c)
-{
-    pthread_mutex_lock(&c->sb->lock);
-    bool closed = c->closed_by_policy;
-    pthread_mutex_unlock(&c->sb->lock);
-    return closed;
-}
-
 /* Why an allowed connection ended, for its log entry: a policy change
- * outranks what the sockets saw. */
+ * (egress_sandbox_recheck) outranks what the sockets saw. */
 static const char *end_reason(struct guest_conn *gc, const char *seen)
 {
-    return closed_by_policy(&gc->c) ? "policy_changed" : seen;
+    pthread_mutex_lock(&gc->c.sb->lock);
+    bool closed = gc->c.closed_by_policy;
+    pthread_mutex_unlock(&gc->c.sb->lock);
+    return closed ? "policy_changed" : seen;
 }
 
 static void unreachable(struct guest_conn *gc)
@@ -218,14 +213,23 @@ static void unreachable(struct guest_conn *gc)
     conn_reset_end(gc);
 }
 
+/* Tells the loop what each side waits for now, when that changed: most
+ * events leave it as it was, and each change is a system call. */
 static void splice_watch(struct guest_conn *gc)
 {
-    if (conn_loop_watch(&gc->item, gc->c.client_fd, TAG_GUEST,
-                        splice_interest(gc->splice, SPLICE_GUEST)) < 0 ||
-        conn_loop_watch(&gc->item, gc->c.upstream_fd, TAG_UPSTREAM,
-                        splice_interest(gc->splice, SPLICE_UPSTREAM)) < 0)
-        log_error("egress cannot watch a connection", "sandbox=%s error=\"%s\"", gc->c.sb->id,
-                  strerror(errno));
+    const int fds[2] = { [TAG_GUEST] = gc->c.client_fd, [TAG_UPSTREAM] = gc->c.upstream_fd };
+    for (int tag = TAG_GUEST; tag <= TAG_UPSTREAM; tag++) {
+        uint32_t want = splice_interest(gc->splice, tag == TAG_GUEST ? SPLICE_GUEST
+                                                                     : SPLICE_UPSTREAM);
+        if (want == gc->watching[tag])
+            continue;
+        if (conn_loop_watch(&gc->item, fds[tag], tag, want) < 0) {
+            log_error("egress cannot watch a connection", "sandbox=%s error=\"%s\"",
+                      gc->c.sb->id, strerror(errno));
+            return;
+        }
+        gc->watching[tag] = want;
+    }
 }
 
 static void splice_begin(struct guest_conn *gc)
@@ -240,6 +244,8 @@ static void splice_begin(struct guest_conn *gc)
         return;
     }
     gc->phase = PHASE_SPLICE;
+    /* Unknown: DIAL watched both for other events. */
+    gc->watching[TAG_GUEST] = gc->watching[TAG_UPSTREAM] = UINT32_MAX;
     /* The bytes read while deciding go first. */
     bool moved;
     enum splice_state st = splice_step(gc->splice, SPLICE_UPSTREAM, EPOLLOUT, &moved);
