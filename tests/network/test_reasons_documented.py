@@ -4,7 +4,8 @@
 is a string literal of egress's sources made of lower-case words joined by
 underscores (the convention all of them follow).
 
-usage: test_reasons_documented.py EGRESS_SOURCE_DIR egress.md
+usage: test_reasons_documented.py egress.md SOURCE_DIR... (egress/ and
+common/egress_policy/, where its policy decisions are made)
 Standard library only."""
 import glob
 import re
@@ -17,10 +18,11 @@ NOT_REASONS = {
 }
 
 
-def code_reasons(src_dir):
+def code_reasons(src_dirs):
     found = set()
-    for path in glob.glob(src_dir + "/*.c"):
-        found |= set(re.findall(r'"([a-z]+(?:_[a-z0-9]+)+)"', open(path).read()))
+    for src_dir in src_dirs:
+        for path in glob.glob(src_dir + "/*.c"):
+            found |= set(re.findall(r'"([a-z]+(?:_[a-z0-9]+)+)"', open(path).read()))
     return found - NOT_REASONS
 
 
@@ -37,7 +39,7 @@ def documented(md):
 
 
 def main():
-    code, docs = code_reasons(sys.argv[1]), documented(sys.argv[2])
+    code, docs = code_reasons(sys.argv[2:]), documented(sys.argv[1])
     missing, stale = sorted(code - docs), sorted(docs - code)
     for r in missing:
         print("FAIL reason %s is used by egress but not in the Reasons table" % r)
