@@ -114,7 +114,7 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
     return m;
 }
 
-Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Vmhost__V1__FileInfo *fi)
+Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Guest__V1__FileInfo *fi)
 {
     Airlock__V1__FileInfo *m = grpc_arena_alloc(a, sizeof(*m));
     if (!m)
@@ -130,7 +130,7 @@ Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__V
 }
 
 Airlock__V1__ProcessInfo *grpc_process_msg(struct grpc_arena *a,
-                                           const Airlock__Vmhost__V1__ProcessInfo *p)
+                                           const Airlock__Guest__V1__ProcessInfo *p)
 {
     Airlock__V1__ProcessInfo *m = grpc_arena_alloc(a, sizeof(*m));
     char **cmd = p->n_argv ? grpc_arena_alloc(a, p->n_argv * sizeof(*cmd)) : NULL;
@@ -226,13 +226,13 @@ Airlock__V1__Sandbox **grpc_sandbox_list(struct grpc_arena *a,
 }
 
 Airlock__V1__FileInfo **grpc_file_info_list(struct grpc_arena *a,
-                                            Airlock__Vmhost__V1__FileInfo *const *entries, size_t n)
+                                            Airlock__Guest__V1__FileInfo *const *entries, size_t n)
 {
     return (Airlock__V1__FileInfo **)convert_list(a, (void *const *)entries, n, file_info_any);
 }
 
 Airlock__V1__ProcessInfo **grpc_process_list(struct grpc_arena *a,
-                                             Airlock__Vmhost__V1__ProcessInfo *const *processes,
+                                             Airlock__Guest__V1__ProcessInfo *const *processes,
                                              size_t n)
 {
     return (Airlock__V1__ProcessInfo **)convert_list(a, (void *const *)processes, n, process_any);

@@ -21,9 +21,9 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
 Airlock__V1__Sandbox **grpc_sandbox_list(struct grpc_arena *a,
                                          Airlock__Scheduler__V1__Sandbox *const *sandboxes, size_t n);
 Airlock__V1__FileInfo **grpc_file_info_list(struct grpc_arena *a,
-                                            Airlock__Vmhost__V1__FileInfo *const *entries, size_t n);
+                                            Airlock__Guest__V1__FileInfo *const *entries, size_t n);
 Airlock__V1__ProcessInfo **grpc_process_list(struct grpc_arena *a,
-                                             Airlock__Vmhost__V1__ProcessInfo *const *processes,
+                                             Airlock__Guest__V1__ProcessInfo *const *processes,
                                              size_t n);
 Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
                                                Airlock__Scheduler__V1__Checkpoint *const *checkpoints,
@@ -31,9 +31,9 @@ Airlock__V1__Checkpoint **grpc_checkpoint_list(struct grpc_arena *a,
 Airlock__V1__Template **grpc_template_list(struct grpc_arena *a,
                                            Airlock__Scheduler__V1__Template *const *templates,
                                            size_t n);
-Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Vmhost__V1__FileInfo *fi);
+Airlock__V1__FileInfo *grpc_file_info_msg(struct grpc_arena *a, const Airlock__Guest__V1__FileInfo *fi);
 Airlock__V1__ProcessInfo *grpc_process_msg(struct grpc_arena *a,
-                                           const Airlock__Vmhost__V1__ProcessInfo *p);
+                                           const Airlock__Guest__V1__ProcessInfo *p);
 Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
                                              const Airlock__Scheduler__V1__Checkpoint *c);
 Airlock__V1__Template *grpc_template_msg(struct grpc_arena *a,

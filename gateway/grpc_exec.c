@@ -142,10 +142,10 @@ void grpc_start_process(struct grpc_request *r)
 {
     struct exec_request in;
     struct rpc_channel *ch;
-    Airlock__Vmhost__V1__ProcessInfo *info = NULL;
+    Airlock__Guest__V1__ProcessInfo *info = NULL;
     if (!exec_prepare(r, EXEC_BACKGROUND, "starting a process", &in, &ch) ||
         !grpc_unary(r, ch, VMHOST_METHOD("StartProcess"), &in.req.base,
-                    &airlock__vmhost__v1__process_info__descriptor, GW_SCHEDULER_TIMEOUT_MS,
+                    &airlock__guest__v1__process_info__descriptor, GW_SCHEDULER_TIMEOUT_MS,
                     (ProtobufCMessage **)&info))
         goto out;
     struct grpc_arena a = { 0 };

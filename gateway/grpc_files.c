@@ -51,9 +51,11 @@ void grpc_read_file(struct grpc_request *r)
         grpc_fail(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         return;
     }
+    Airlock__Guest__V1__FileReadRequest fr = AIRLOCK__GUEST__V1__FILE_READ_REQUEST__INIT;
+    set_path(&fr.path, in->path);
     Airlock__Vmhost__V1__ReadFileRequest req = AIRLOCK__VMHOST__V1__READ_FILE_REQUEST__INIT;
     req.sandbox_id = in->id;
-    set_path(&req.path, in->path);
+    req.request = &fr;
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);
     grpc_relay_stream(r, s, &airlock__vmhost__v1__file_chunk__descriptor, forward_chunk, NULL);
@@ -118,10 +120,12 @@ void grpc_write_file(struct grpc_request *r)
         grpc_fail(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         goto out;
     }
+    Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;
+    set_path(&fw.path, first->path);
+    fw.mode = FILE_DEFAULT_MODE;
     Airlock__Vmhost__V1__WriteFileRequest head = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
     head.sandbox_id = sb->id;
-    set_path(&head.path, first->path);
-    head.mode = FILE_DEFAULT_MODE;
+    head.request = &fw;
     head.data = first->data;
     grpc_status_code st = rpc_stream_send(s, &head.base) < 0 ? GRPC_STATUS_OK
                                                              : write_file_rest(r, s);
@@ -136,7 +140,7 @@ void grpc_write_file(struct grpc_request *r)
     }
     rpc_stream_close_send(s);
     ProtobufCMessage *info = NULL;
-    if (rpc_stream_recv(s, &airlock__vmhost__v1__file_info__descriptor, &info) == 1)
+    if (rpc_stream_recv(s, &airlock__guest__v1__file_info__descriptor, &info) == 1)
         protobuf_c_message_free_unpacked(info, NULL);
     char *details = NULL;
     st = rpc_stream_finish(s, &details);
@@ -153,24 +157,26 @@ out:
         protobuf_c_message_free_unpacked(&first->base, NULL);
 }
 
-/* A PathRequest for vmhost from the public one; false after failing the
- * call. */
-static bool vmhost_path_request(struct grpc_request *r, Airlock__Vmhost__V1__PathRequest *req)
+/* The public PathRequest's sandbox and path, checked; false after failing
+ * the call. */
+static bool path_request(struct grpc_request *r, const Airlock__V1__PathRequest **in)
 {
-    const Airlock__V1__PathRequest *in = (const void *)r->msg;
-    airlock__vmhost__v1__path_request__init(req);
-    req->sandbox_id = in->id;
-    set_path(&req->path, in->path);
-    req->recursive = in->recursive;
-    return check_path(r, in->path, "path");
+    *in = (const void *)r->msg;
+    return check_path(r, (*in)->path, "path");
 }
 
 void grpc_list_dir(struct grpc_request *r)
 {
-    Airlock__Vmhost__V1__PathRequest req;
+    const Airlock__V1__PathRequest *in;
+    if (!path_request(r, &in))
+        return;
+    Airlock__Guest__V1__ListRequest lr = AIRLOCK__GUEST__V1__LIST_REQUEST__INIT;
+    set_path(&lr.path, in->path);
+    Airlock__Vmhost__V1__ListDirRequest req = AIRLOCK__VMHOST__V1__LIST_DIR_REQUEST__INIT;
+    req.sandbox_id = in->id;
+    req.request = &lr;
     Airlock__Vmhost__V1__ListDirResponse *resp;
-    if (!vmhost_path_request(r, &req) ||
-        !grpc_vmhost_unary(r, req.sandbox_id, "listing files", VMHOST_METHOD("ListDir"), &req.base,
+    if (!grpc_vmhost_unary(r, in->id, "listing files", VMHOST_METHOD("ListDir"), &req.base,
                            &airlock__vmhost__v1__list_dir_response__descriptor,
                            (ProtobufCMessage **)&resp))
         return;
@@ -183,11 +189,17 @@ void grpc_list_dir(struct grpc_request *r)
 
 void grpc_stat_file(struct grpc_request *r)
 {
-    Airlock__Vmhost__V1__PathRequest req;
-    Airlock__Vmhost__V1__FileInfo *fi;
-    if (!vmhost_path_request(r, &req) ||
-        !grpc_vmhost_unary(r, req.sandbox_id, "stat", VMHOST_METHOD("StatFile"), &req.base,
-                           &airlock__vmhost__v1__file_info__descriptor, (ProtobufCMessage **)&fi))
+    const Airlock__V1__PathRequest *in;
+    if (!path_request(r, &in))
+        return;
+    Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
+    set_path(&sr.path, in->path);
+    Airlock__Vmhost__V1__StatFileRequest req = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
+    req.sandbox_id = in->id;
+    req.request = &sr;
+    Airlock__Guest__V1__FileInfo *fi;
+    if (!grpc_vmhost_unary(r, in->id, "stat", VMHOST_METHOD("StatFile"), &req.base,
+                           &airlock__guest__v1__file_info__descriptor, (ProtobufCMessage **)&fi))
         return;
     struct grpc_arena a = { 0 };
     Airlock__V1__FileInfo *out = grpc_file_info_msg(&a, fi);
@@ -196,10 +208,16 @@ void grpc_stat_file(struct grpc_request *r)
 
 void grpc_remove_file(struct grpc_request *r)
 {
-    Airlock__Vmhost__V1__PathRequest req;
-    if (vmhost_path_request(r, &req))
-        grpc_vmhost_call_empty(r, req.sandbox_id, "removing files", VMHOST_METHOD("RemoveFile"),
-                               &req.base);
+    const Airlock__V1__PathRequest *in;
+    if (!path_request(r, &in))
+        return;
+    Airlock__Guest__V1__RemoveRequest rm = AIRLOCK__GUEST__V1__REMOVE_REQUEST__INIT;
+    set_path(&rm.path, in->path);
+    rm.recursive = in->recursive;
+    Airlock__Vmhost__V1__RemoveFileRequest req = AIRLOCK__VMHOST__V1__REMOVE_FILE_REQUEST__INIT;
+    req.sandbox_id = in->id;
+    req.request = &rm;
+    grpc_vmhost_call_empty(r, in->id, "removing files", VMHOST_METHOD("RemoveFile"), &req.base);
 }
 
 void grpc_make_dir(struct grpc_request *r)
@@ -211,11 +229,13 @@ void grpc_make_dir(struct grpc_request *r)
         grpc_fail(r, GRPC_STATUS_INVALID_ARGUMENT, "mode: %u is more than 4095 (07777)", in->mode);
         return;
     }
+    Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+    set_path(&m.path, in->path);
+    m.mode = in->mode ? in->mode : MKDIR_DEFAULT_MODE;
+    m.parents = in->parents;
     Airlock__Vmhost__V1__MakeDirRequest req = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
     req.sandbox_id = in->id;
-    set_path(&req.path, in->path);
-    req.mode = in->mode ? in->mode : MKDIR_DEFAULT_MODE;
-    req.parents = in->parents;
+    req.request = &m;
     grpc_vmhost_call_empty(r, in->id, "making directories", VMHOST_METHOD("MakeDir"), &req.base);
 }
 
@@ -224,9 +244,11 @@ void grpc_rename_file(struct grpc_request *r)
     const Airlock__V1__RenameFileRequest *in = (const void *)r->msg;
     if (!check_path(r, in->from_path, "from_path") || !check_path(r, in->to_path, "to_path"))
         return;
+    Airlock__Guest__V1__RenameRequest mv = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
+    set_path(&mv.from, in->from_path);
+    set_path(&mv.to, in->to_path);
     Airlock__Vmhost__V1__RenameFileRequest req = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
     req.sandbox_id = in->id;
-    set_path(&req.from, in->from_path);
-    set_path(&req.to, in->to_path);
+    req.request = &mv;
     grpc_vmhost_call_empty(r, in->id, "renaming files", VMHOST_METHOD("RenameFile"), &req.base);
 }

@@ -119,7 +119,7 @@ struct rpc_channel *gw_file_target(struct gw_request *r, const char *what,
 
 /* {"name":…,"type":"file|dir|symlink|other","size":…,"mode":…,"mtime":…}
  * (name_b64 when the name is not UTF-8). */
-json_t *gw_file_info_json(const Airlock__Vmhost__V1__FileInfo *fi);
+json_t *gw_file_info_json(const Airlock__Guest__V1__FileInfo *fi);
 
 /* The JSON body of r checked against fields (json_input.h); NULL after
  * answering 400 naming the field. */

@@ -29,17 +29,19 @@ enum MHD_Result handle_file_stat(struct gw_request *r)
     enum MHD_Result rc = MHD_NO;
     struct rpc_channel *ch = gw_file_target(r, "stat", &sb, &path, &rc);
     if (ch) {
-        Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+        Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
+        set_path(&sr.path, path);
+        Airlock__Vmhost__V1__StatFileRequest req = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
         req.sandbox_id = sb->id;
-        set_path(&req.path, path);
-        Airlock__Vmhost__V1__FileInfo *fi = NULL;
+        req.request = &sr;
+        Airlock__Guest__V1__FileInfo *fi = NULL;
         char *details = NULL;
         grpc_status_code st = rpc_unary(ch, VMHOST_METHOD("StatFile"), &req.base,
-                                        &airlock__vmhost__v1__file_info__descriptor,
+                                        &airlock__guest__v1__file_info__descriptor,
                                         (ProtobufCMessage **)&fi, &details, GW_SCHEDULER_TIMEOUT_MS);
         if (st == GRPC_STATUS_OK) {
             json_t *j = gw_file_info_json(fi);
-            if (fi->type == AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_SYMLINK) {
+            if (fi->type == AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_SYMLINK) {
                 json_t *target = reply_utf8_string(fi->link_target.data, fi->link_target.len);
                 json_object_set_new(j, target ? "link_target" : "link_target_b64",
                                     target ? target
@@ -66,9 +68,11 @@ enum MHD_Result handle_file_remove(struct gw_request *r)
     const char *path = gw_query_path(r, &rc);
     if (!path)
         return rc;
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
-    set_path(&req.path, path);
-    req.recursive = recursive && strcmp(recursive, "true") == 0;
+    Airlock__Guest__V1__RemoveRequest rm = AIRLOCK__GUEST__V1__REMOVE_REQUEST__INIT;
+    set_path(&rm.path, path);
+    rm.recursive = recursive && strcmp(recursive, "true") == 0;
+    Airlock__Vmhost__V1__RemoveFileRequest req = AIRLOCK__VMHOST__V1__REMOVE_FILE_REQUEST__INIT;
+    req.request = &rm;
     return gw_vmhost_call_no_content(r, "removing files", VMHOST_METHOD("RemoveFile"), &req.base,
                                      &req.sandbox_id);
 }
@@ -88,10 +92,12 @@ enum MHD_Result handle_file_mkdir(struct gw_request *r)
     if (!path || json_input_uint(body, "mode", 07777, MKDIR_DEFAULT_MODE, &mode, err, sizeof(err)) < 0) {
         rc = reply_error(r, 400, "invalid_argument", "%s", err);
     } else {
+        Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+        set_path(&m.path, path);
+        m.mode = (uint32_t)mode;
+        m.parents = json_is_true(json_object_get(body, "parents"));
         Airlock__Vmhost__V1__MakeDirRequest req = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
-        set_path(&req.path, path);
-        req.mode = (uint32_t)mode;
-        req.parents = json_is_true(json_object_get(body, "parents"));
+        req.request = &m;
         rc = gw_vmhost_call_no_content(r, "making directories", VMHOST_METHOD("MakeDir"), &req.base,
                                        &req.sandbox_id);
     }
@@ -112,9 +118,11 @@ enum MHD_Result handle_file_rename(struct gw_request *r)
     if (!to) {
         rc = reply_error(r, 400, "invalid_argument", "%s", err);
     } else {
+        Airlock__Guest__V1__RenameRequest mv = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
+        set_path(&mv.from, from);
+        set_path(&mv.to, to);
         Airlock__Vmhost__V1__RenameFileRequest req = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
-        set_path(&req.from, from);
-        set_path(&req.to, to);
+        req.request = &mv;
         rc = gw_vmhost_call_no_content(r, "renaming files", VMHOST_METHOD("RenameFile"), &req.base,
                                        &req.sandbox_id);
     }

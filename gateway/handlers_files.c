@@ -39,11 +39,13 @@ void file_put_begin(struct gw_request *r)
     }
     struct file_put *fp = ch ? calloc(1, sizeof(*fp)) : NULL;
     if (fp && (fp->stream = rpc_stream_open(ch, VMHOST_METHOD("WriteFile"), 0))) {
+        Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;
+        fw.path.data = (uint8_t *)path;
+        fw.path.len = strlen(path);
+        fw.mode = FILE_DEFAULT_MODE;
         Airlock__Vmhost__V1__WriteFileRequest first = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
         first.sandbox_id = sb->id;
-        first.path.data = (uint8_t *)path;
-        first.path.len = strlen(path);
-        first.mode = FILE_DEFAULT_MODE;
+        first.request = &fw;
         rpc_stream_send(fp->stream, &first.base);
         r->upload = fp;
     } else if (ch) {
@@ -75,7 +77,7 @@ enum MHD_Result handle_file_put(struct gw_request *r)
     struct file_put *fp = r->upload;
     rpc_stream_close_send(fp->stream);
     ProtobufCMessage *info = NULL;
-    if (rpc_stream_recv(fp->stream, &airlock__vmhost__v1__file_info__descriptor, &info) == 1)
+    if (rpc_stream_recv(fp->stream, &airlock__guest__v1__file_info__descriptor, &info) == 1)
         protobuf_c_message_free_unpacked(info, NULL);
     char *details = NULL;
     grpc_status_code st = rpc_stream_finish(fp->stream, &details);
@@ -175,10 +177,12 @@ enum MHD_Result handle_file_get(struct gw_request *r)
         rc = reply_error(r, 500, "internal", "out of memory");
         goto out;
     }
+    Airlock__Guest__V1__FileReadRequest fr = AIRLOCK__GUEST__V1__FILE_READ_REQUEST__INIT;
+    fr.path.data = (uint8_t *)path;
+    fr.path.len = strlen(path);
     Airlock__Vmhost__V1__ReadFileRequest req = AIRLOCK__VMHOST__V1__READ_FILE_REQUEST__INIT;
     req.sandbox_id = sb->id;
-    req.path.data = (uint8_t *)path;
-    req.path.len = strlen(path);
+    req.request = &fr;
     rpc_stream_send(g->stream, &req.base);
     rpc_stream_close_send(g->stream);
     /* The first chunk (or the error) decides the status. */
@@ -211,7 +215,7 @@ out:
 
 /* ---- list ---- */
 
-json_t *gw_file_info_json(const Airlock__Vmhost__V1__FileInfo *fi)
+json_t *gw_file_info_json(const Airlock__Guest__V1__FileInfo *fi)
 {
     char mtime[40];
     reply_rfc3339(fi->mtime_unix_ms, mtime, sizeof(mtime));
@@ -233,10 +237,12 @@ enum MHD_Result handle_file_list(struct gw_request *r)
     struct rpc_channel *ch = gw_file_target(r, "listing files", &sb, &path, &rc);
     if (!ch)
         goto out;
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__ListRequest lr = AIRLOCK__GUEST__V1__LIST_REQUEST__INIT;
+    lr.path.data = (uint8_t *)path;
+    lr.path.len = strlen(path);
+    Airlock__Vmhost__V1__ListDirRequest req = AIRLOCK__VMHOST__V1__LIST_DIR_REQUEST__INIT;
     req.sandbox_id = sb->id;
-    req.path.data = (uint8_t *)path;
-    req.path.len = strlen(path);
+    req.request = &lr;
     Airlock__Vmhost__V1__ListDirResponse *resp = NULL;
     char *details = NULL;
     grpc_status_code st = rpc_unary(ch, VMHOST_METHOD("ListDir"), &req.base,

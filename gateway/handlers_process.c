@@ -33,7 +33,7 @@ static void put_cmd(json_t *obj, const ProtobufCBinaryData *argv, size_t argc)
     json_object_set_new(obj, "cmd_b64", b64);
 }
 
-static json_t *process_json(const Airlock__Vmhost__V1__ProcessInfo *p)
+static json_t *process_json(const Airlock__Guest__V1__ProcessInfo *p)
 {
     char started[40];
     reply_rfc3339(p->started_unix_ms, started, sizeof(started));
@@ -66,7 +66,7 @@ enum MHD_Result handle_process_start(struct gw_request *r)
     char err[512];
     enum MHD_Result rc = MHD_NO;
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    Airlock__Vmhost__V1__ProcessInfo *info = NULL;
+    Airlock__Guest__V1__ProcessInfo *info = NULL;
     char *details = NULL;
     if (exec_request_parse(&in, &r->body, EXEC_BACKGROUND, err, sizeof(err)) < 0) {
         rc = reply_error(r, 400, "invalid_argument", "%s", err);
@@ -83,7 +83,7 @@ enum MHD_Result handle_process_start(struct gw_request *r)
         goto out;
     }
     grpc_status_code st = rpc_unary(ch, VMHOST_METHOD("StartProcess"), &in.req.base,
-                                    &airlock__vmhost__v1__process_info__descriptor,
+                                    &airlock__guest__v1__process_info__descriptor,
                                     (ProtobufCMessage **)&info, &details, GW_SCHEDULER_TIMEOUT_MS);
     rc = st == GRPC_STATUS_OK ? reply_json(r, 201, process_json(info))
                               : reply_grpc_error(r, st, details);

@@ -3,12 +3,12 @@
 #include <signal.h>
 #include <string.h>
 
-const char *gw_file_type_name(Airlock__Vmhost__V1__FileType t)
+const char *gw_file_type_name(Airlock__Guest__V1__FileType t)
 {
     switch (t) {
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_FILE: return "file";
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_DIR: return "dir";
-    case AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_SYMLINK: return "symlink";
+    case AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_FILE: return "file";
+    case AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_DIR: return "dir";
+    case AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_SYMLINK: return "symlink";
     default: return "other";
     }
 }

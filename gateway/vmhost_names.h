@@ -7,7 +7,7 @@
 #include "vmhost.pb-c.h"
 
 /* "file", "dir", "symlink" or "other". */
-const char *gw_file_type_name(Airlock__Vmhost__V1__FileType t);
+const char *gw_file_type_name(Airlock__Guest__V1__FileType t);
 
 /* "TERM" or "SIGTERM" → SIGTERM; 0 for a name not in GW_SIGNAL_NAMES. */
 int gw_signal_number(const char *name);

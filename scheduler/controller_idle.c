@@ -24,7 +24,7 @@
  * cannot say (then nothing is done this pass). */
 static int64_t node_last_activity(struct scheduler *s, const char *node, const char *id)
 {
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
     char err[1024];

@@ -49,7 +49,7 @@ static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, 
 static grpc_status_code delete_on_node(struct scheduler *s, const char *node, const char *id,
                                        char *err, size_t errlen)
 {
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
     grpc_status_code st =

@@ -30,7 +30,7 @@ static grpc_status_code record_forks(struct scheduler *s, PGresult *parent,
         }
     }
     for (size_t j = st == GRPC_STATUS_OK ? i : i - 1; j < reply->n_forks; j++) {
-        Airlock__Vmhost__V1__GetSandboxRequest del = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+        Airlock__Vmhost__V1__SandboxRef del = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
         del.id = reply->forks[j]->id;
         char derr[256];
         if (service_call_node(s, parent, "delete", &del.base, NULL, derr, sizeof(derr)) !=

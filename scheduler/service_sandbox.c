@@ -318,7 +318,7 @@ static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op o
 {
     if (!*node)
         return GRPC_STATUS_OK; /* never placed: nothing runs anywhere */
-    Airlock__Vmhost__V1__GetSandboxRequest nreq = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef nreq = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     nreq.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
     grpc_status_code st = nodes_call(s, node, sandbox_op_name(op), &nreq.base,

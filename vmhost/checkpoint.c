@@ -21,6 +21,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_internal.h"
 #include "sandbox_stop.h"
 
 #define CHECKPOINT_SYNC_TIMEOUT_MS 60000

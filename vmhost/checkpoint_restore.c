@@ -8,6 +8,7 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "log.h"
+#include "sandbox_internal.h"
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
 

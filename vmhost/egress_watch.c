@@ -38,7 +38,7 @@ static bool reattach_all(struct vmhost *vh)
         char err[1024];
         if (sandbox_network_reattach(all[i], err, sizeof(err)) != SANDBOX_OK) {
             log_warn("cannot attach a sandbox to the new egress; retrying", "sandbox=%s error=\"%s\"",
-                     all[i]->id, err);
+                     sandbox_id(all[i]), err);
             ok = false;
         }
         sandbox_put(all[i]);

@@ -94,37 +94,56 @@ static void *heartbeat_main(void *arg)
     return NULL;
 }
 
-/* Every node operation (the subjects of protos/node.proto), once. */
-static const struct node_op {
-    const char *name;
+/* The operations the agent serves itself; every other is ops.h's. */
+static const struct node_stream_op {
+    node_op node;
     node_op_fn serve;
-} node_ops[] = {
-    { "create", node_op_create },
-    { "get", node_op_get },
-    { "delete", node_op_delete },
-    { "pause", node_op_pause },
-    { "resume", node_op_resume },
-    { "suspend", node_op_suspend },
-    { "set_policy", node_op_set_policy },
-    { "checkpoint", node_op_checkpoint },
-    { "checkpoint_delete", node_op_checkpoint_delete },
-    { "restore", node_op_restore },
-    { "fork", node_op_fork },
-    { "list", node_op_list },
-    { "set_pool", node_op_set_pool },
-    { "template_build", node_op_template_build },
-    { "template_delete", node_op_template_delete },
+} node_stream_ops[] = {
+    { AIRLOCK__NODE__V1__NODE_OP__NODE_OP_TEMPLATE_BUILD, node_op_template_build },
 };
 
-static void serve(struct nats_agent *a, natsMsg *msg, const char *op)
+/* The request unpacked as the operation's type, run, and its answer put
+ * in a NodeReply; an error names the operation. */
+static void serve_op(struct nats_agent *a, natsMsg *msg, const char *name,
+                     const struct vmhost_op *op)
 {
-    for (size_t i = 0; i < sizeof(node_ops) / sizeof(*node_ops); i++)
-        if (strcmp(op, node_ops[i].name) == 0) {
-            node_ops[i].serve(a->vh, a->nc, msg);
+    ProtobufCMessage *req =
+        protobuf_c_message_unpack(op->request, NULL, (size_t)natsMsg_GetDataLength(msg),
+                                  (const uint8_t *)natsMsg_GetData(msg));
+    struct op_answer answer = { 0 };
+    char err[4096];
+    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    if (req)
+        st = op->run(a->vh, req, &answer, err, sizeof(err));
+    else
+        snprintf(err, sizeof(err), "not a %s", op->request->short_name);
+    if (st == GRPC_STATUS_OK) {
+        node_reply_answer(a->nc, msg, op->answer, &answer);
+    } else {
+        char named[4200];
+        snprintf(named, sizeof(named), "%s: %s", name, err);
+        node_reply_status(a->nc, msg, st, named);
+    }
+    op_answer_release(&answer);
+    if (req)
+        protobuf_c_message_free_unpacked(req, NULL);
+}
+
+static void serve(struct nats_agent *a, natsMsg *msg, const char *name)
+{
+    node_op node = node_op_from_name(name);
+    const struct vmhost_op *op = vmhost_op_for_node(node);
+    if (op) {
+        serve_op(a, msg, name, op);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(node_stream_ops) / sizeof(*node_stream_ops); i++)
+        if (node_stream_ops[i].node == node) {
+            node_stream_ops[i].serve(a->vh, a->nc, msg);
             return;
         }
     char err[256];
-    snprintf(err, sizeof(err), "node %s has no operation %.64s", a->node_id, op);
+    snprintf(err, sizeof(err), "node %s has no operation %.64s", a->node_id, name);
     node_reply_status(a->nc, msg, GRPC_STATUS_UNIMPLEMENTED, err);
 }
 

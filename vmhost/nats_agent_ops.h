@@ -1,6 +1,5 @@
-/* Inside the NATS agent: the reply every node request gets, and the node
- * operations, one file per group (sandbox, checkpoint, controller,
- * template), listed once in nats_agent.c's table. */
+/* Inside the NATS agent: the reply every node request gets, and the one
+ * operation it serves itself (the rest are ops.h's). */
 #ifndef AIRLOCK_VMHOST_NATS_AGENT_OPS_H
 #define AIRLOCK_VMHOST_NATS_AGENT_OPS_H
 
@@ -9,6 +8,7 @@
 #include <stdbool.h>
 
 #include "node.pb-c.h"
+#include "ops.h"
 #include "vmhost.h"
 
 #define UNPACK(type, msg) \
@@ -18,34 +18,17 @@
 void node_reply_send(natsConnection *nc, natsMsg *msg, const Airlock__Node__V1__NodeReply *r);
 /* A reply with only a status (and err unless OK). */
 void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, const char *err);
-/* Answers with the views of sbs (as forks, or as the node's sandboxes) and
- * drops their references. */
-void node_reply_sandboxes(natsConnection *nc, natsMsg *msg, struct sandbox **sbs, size_t n,
-                          bool as_forks);
+/* Answers a's sandboxes and checkpoint (ops.h), as kind says, with
+ * status OK. */
+void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kind,
+                       const struct op_answer *a);
 
-/* One node operation: unpacks msg's request, serves it, answers on msg's
- * reply subject. The table of them is nats_agent.c's node_ops. */
+/* An operation whose answer is not one reply (template_build's events),
+ * served by the agent itself. */
 typedef void (*node_op_fn)(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
 
-/* nats_agent_sandbox.c */
-void node_op_create(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_get(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_pause(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_resume(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_suspend(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_set_policy(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-/* nats_agent_checkpoint.c */
-void node_op_checkpoint(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_checkpoint_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_restore(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_fork(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-/* nats_agent_controller.c */
-void node_op_list(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_set_pool(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
 /* nats_agent_template.c */
 void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
-void node_op_template_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg);
 
 /* A heartbeat's templates and warm pools (every template version's), with
  * references held until heartbeat_templates_free. */

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include "nats_agent_ops.h"
-#include "service.h"
 
 void node_reply_send(natsConnection *nc, natsMsg *msg, const Airlock__Node__V1__NodeReply *r)
 {
@@ -25,32 +24,35 @@ void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, co
     node_reply_send(nc, msg, &r);
 }
 
-void node_reply_sandboxes(natsConnection *nc, natsMsg *msg, struct sandbox **sbs, size_t n,
-                          bool as_forks)
+void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kind,
+                       const struct op_answer *a)
 {
-    struct sandbox_snapshot *views = calloc(n ? n : 1, sizeof(*views));
-    Airlock__Vmhost__V1__Sandbox **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-    if (!views || !ptrs) {
+    struct op_encoded e;
+    if (op_answer_encode(a, &e) < 0) {
         node_reply_status(nc, msg, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        sandbox_snapshot_take(sbs[i], &views[i]);
-        ptrs[i] = &views[i].msg;
+        return;
     }
     Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
     r.message = "";
-    if (as_forks) {
-        r.n_forks = n;
-        r.forks = ptrs;
-    } else {
-        r.n_sandboxes = n;
-        r.sandboxes = ptrs;
+    switch (kind) {
+    case OP_ANSWER_SANDBOX:
+        r.sandbox = e.sandboxes[0];
+        break;
+    case OP_ANSWER_SANDBOXES:
+        r.n_sandboxes = e.n_sandboxes;
+        r.sandboxes = e.sandboxes;
+        break;
+    case OP_ANSWER_FORKS:
+        r.n_forks = e.n_sandboxes;
+        r.forks = e.sandboxes;
+        break;
+    case OP_ANSWER_CHECKPOINT:
+        r.checkpoint = e.checkpoints[0];
+        break;
+    case OP_ANSWER_EMPTY:
+    case OP_ANSWER_CHECKPOINTS: /* no node operation lists checkpoints */
+        break;
     }
     node_reply_send(nc, msg, &r);
-out:
-    for (size_t i = 0; i < n; i++)
-        sandbox_put(sbs[i]);
-    free(views);
-    free(ptrs);
+    op_encoded_free(&e);
 }

@@ -1,6 +1,7 @@
-/* The node's template ops for the scheduler (protos/node.proto):
- * template_build (answered at once, then the build log and the result
- * published on the request's events subject) and template_delete. */
+/* The node's template build for the scheduler (protos/node.proto,
+ * NODE_OP_TEMPLATE_BUILD): answered at once, then the build log and the
+ * result published on the request's events subject; and the templates and
+ * pools a heartbeat carries. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     enum sandbox_error rc =
         template_build_named(vh, req->request, publish_log, &ev, &t, err, sizeof(err));
     Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.status = service_status_from_sandbox_error(rc);
+    r.status = sandbox_error_status(rc);
     r.message = rc == SANDBOX_OK ? "" : err;
     struct template_view view;
     if (t) {
@@ -85,17 +86,6 @@ refuse:
     node_reply_status(nc, msg, st, err);
     if (req)
         airlock__node__v1__template_build__free_unpacked(req, NULL);
-}
-
-void node_op_template_delete(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
-{
-    Airlock__Vmhost__V1__TemplateRef *req = UNPACK(airlock__vmhost__v1__template_ref, msg);
-    char err[512] = "template_delete: a TemplateRef";
-    enum sandbox_error rc = req ? template_delete(vh, req->name, err, sizeof(err))
-                                : SANDBOX_ERR_INVALID;
-    node_reply_status(nc, msg, service_status_from_sandbox_error(rc), err);
-    if (req)
-        airlock__vmhost__v1__template_ref__free_unpacked(req, NULL);
 }
 
 void heartbeat_templates_fill(struct vmhost *vh, Airlock__Node__V1__Heartbeat *hb,

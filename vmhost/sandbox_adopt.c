@@ -8,7 +8,7 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "log.h"
-#include "sandbox.h"
+#include "sandbox_internal.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_net.h"
 #include "sandbox_network.h"
@@ -135,7 +135,7 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     struct sandbox_create_params p = { .id = r->id, .vcpus = r->vcpus, .memory_mb = r->memory_mb };
     struct sandbox *sb;
     char err[4096], why[sizeof(sb->error)] = "";
-    if (sandbox_reserve(vh, &p, &sb, err, sizeof(err)) != SANDBOX_OK) {
+    if (sandbox_reserve(vh, &p, false, &sb, err, sizeof(err)) != SANDBOX_OK) {
         log_error("sandbox not adopted: its directory is left as it is", "sandbox=%s error=\"%s\"",
                   r->id, err);
         return;

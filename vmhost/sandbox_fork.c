@@ -1,4 +1,4 @@
-/* Fork (checkpoint.h): new sandboxes made by the ordinary create path
+/* Fork (checkpoint.h): new sandboxes made by the builder a create uses
  * (own id, directory, network namespace, egress policy) whose disk is a
  * reflink of the checkpoint's and which load its full state instead of the
  * template's (a disk checkpoint cold-boots them). The guest init after the
@@ -11,7 +11,10 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "log.h"
+#include "sandbox_build.h"
+#include "sandbox_internal.h"
 #include "sandbox_record.h"
+#include "template_version.h"
 
 #define FORK_MAX_COUNT 16
 
@@ -59,16 +62,22 @@ enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsi
         goto out;
     }
     struct sandbox_create_params p = {
-        .template_name = sb->template_name, /* its memory file and exec defaults */
         .vcpus = sb->vcpus,       /* the state fits only the same machine */
         .memory_mb = sb->memory_mb,
         .policy = policy,
         .project_id = sb->project_id, /* forks are sandboxes of the same project */
-        .from_disk = f.disk,
-        .from_state = f.full ? f.state : NULL,
     };
     for (; made < count; made++) {
-        rc = sandbox_create(sb->vh, &p, &forks[made], err, errlen);
+        /* The parent's template version: its memory file and exec defaults. */
+        if (sb->tmpl)
+            template_version_get(sb->tmpl);
+        struct sandbox_build b = {
+            .params = &p,
+            .tmpl = sb->tmpl,
+            .from_disk = f.disk,
+            .from_state = f.full ? f.state : NULL,
+        };
+        rc = sandbox_build(sb->vh, &b, &forks[made], err, errlen);
         if (rc != SANDBOX_OK)
             break;
     }

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "guest_channel.h"
-#include "sandbox.h"
+#include "sandbox_internal.h"
 
 #define GUEST_INIT_TIMEOUT_MS 10000
 #define GUEST_INIT_ENTROPY_BYTES 64

@@ -7,6 +7,7 @@
 
 #include "egress_client.h"
 #include "log.h"
+#include "sandbox_internal.h"
 #include "sandbox_net.h"
 #include "sandbox_record.h"
 

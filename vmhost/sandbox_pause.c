@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "sandbox.h"
+#include "sandbox_internal.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_record.h"
 #include "sandbox_stop.h"

@@ -4,11 +4,17 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "fsutil.h"
-#include "sandbox.h"
+#include "log.h"
+#include "sandbox_build.h"
 #include "sandbox_guest_init.h"
+#include "sandbox_internal.h"
 #include "sandbox_net.h"
+#include "sandbox_network.h"
 
 #define POOL_WARM_EXEC_TIMEOUT_MS 30000
 
@@ -35,7 +41,12 @@ int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen)
     return vm_qmp_command(sb->vm, "stop", NULL, err, errlen);
 }
 
-int sandbox_rename_from(struct sandbox *sb, const char *old_id, char *err, size_t errlen)
+/* A pooled VM being handed out, its sb->id just changed by the caller
+ * (under the registry lock): renames old_id's directory and namespace to
+ * sb->id's and updates sb->dir, sb->disk and the VM's paths. All or
+ * nothing: on failure everything keeps old_id's names (and the caller
+ * gives sb its old id back). */
+static int rename_from(struct sandbox *sb, const char *old_id, char *err, size_t errlen)
 {
     char dir[PATH_MAX], disk[PATH_MAX];
     if (fs_path(dir, sizeof(dir), "%s/%s", sb->vh->sandboxes_dir, sb->id) < 0 ||
@@ -64,4 +75,70 @@ undo_net:
 undo_dir:
     renameat2(AT_FDCWD, dir, AT_FDCWD, sb->dir, RENAME_NOREPLACE);
     return -1;
+}
+
+enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
+                                    char *err, size_t errlen)
+{
+    struct vmhost *vh = sb->vh;
+    int64_t started = clock_monotonic_us();
+    enum sandbox_error rc = SANDBOX_OK;
+    /* Registered under the id asked for (else its own) in one step with
+     * the checks, so the registry stays the one place ids are decided. */
+    char pool_id[sizeof(sb->id)];
+    memcpy(pool_id, sb->id, sizeof(pool_id));
+    bool rename = p->id && *p->id && strcmp(p->id, pool_id) != 0;
+    pthread_mutex_lock(&vh->lock);
+    rc = sandbox_registry_admit_locked(vh, sb, rename ? p->id : pool_id, err, errlen);
+    pthread_mutex_unlock(&vh->lock);
+    if (rc != SANDBOX_OK) {
+        sandbox_discard(sb);
+        return rc;
+    }
+    if (rename && rename_from(sb, pool_id, err, errlen) < 0) {
+        pthread_mutex_lock(&vh->lock);
+        sandbox_registry_remove_locked(vh, sb);
+        memcpy(sb->id, pool_id, sizeof(sb->id));
+        pthread_mutex_unlock(&vh->lock);
+        log_warn("pooled sandbox not renamed", "sandbox=%s error=\"%.300s\"", pool_id, err);
+        sandbox_discard(sb);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    pthread_mutex_lock(&sb->lock);
+    sb->from_pool = true;
+    sb->created_unix_ms = clock_realtime_ms();
+    sb->last_activity_unix_ms = sb->created_unix_ms;
+    pthread_mutex_unlock(&sb->lock);
+    int64_t named = clock_monotonic_us();
+    /* Filled in the background, it runs like any sandbox from now on (as
+     * nice as vmhost). A failure leaves it slower, not broken. */
+    if (vm_set_nice(sb->vm, getpriority(PRIO_PROCESS, 0), err, errlen) < 0)
+        log_warn("pooled sandbox keeps its background CPU priority", "sandbox=%s error=\"%s\"",
+                 sb->id, err);
+    if (vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
+        goto fail;
+    int64_t continued = clock_monotonic_us();
+    /* A pooled VM is attached to egress only now, under its own id, with
+     * its project and policy (deny-all when unset): sandbox_set_policy. */
+    snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
+    rc = sandbox_set_policy(sb, p->policy, err, errlen);
+    if (rc != SANDBOX_OK)
+        goto fail;
+    int64_t attached = clock_monotonic_us(), initialized;
+    if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
+        goto fail;
+    int64_t done = clock_monotonic_us();
+    /* Where the time went: registry + renames, cont, egress policy,
+     * guest init, record. */
+    log_info("sandbox created",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=pool pool_id=%s us=%lld name_us=%lld "
+             "cont_us=%lld policy_us=%lld init_us=%lld record_us=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel), pool_id,
+             (long long)(done - started), (long long)(named - started),
+             (long long)(continued - named), (long long)(attached - continued),
+             (long long)(initialized - attached), (long long)(done - initialized));
+    return SANDBOX_OK;
+fail:
+    sandbox_abandon(sb, err);
+    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
 }

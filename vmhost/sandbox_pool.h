@@ -7,7 +7,7 @@
  *   translation the first time a QEMU process runs it (~5000 translation
  *   blocks for guestd's first answer after a restore, ~1500 more for the
  *   init); warmed here, the hand-out translates a few hundred.
- * - sandbox_rename_from(): a pooled VM lives as sandboxes/<pool id>/ in
+ * - sandbox_hand_out(): a pooled VM lives as sandboxes/<pool id>/ in
  *   namespace airlock-<pool id>; handed out under the id a create asked
  *   for, both are renamed and the VM's paths follow. QEMU keeps its open
  *   disk, sockets and console; its working directory, by which a
@@ -18,16 +18,17 @@
 
 #include <stddef.h>
 
-struct sandbox;
+#include "sandbox.h"
 
 /* The guest answered its Hello: warm it up and leave it paused. */
 int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen);
 
-/* A pooled VM being handed out, its sb->id just changed by the caller
- * (under the registry lock): renames old_id's directory and namespace to
- * sb->id's and updates sb->dir, sb->disk and the VM's paths. All or
- * nothing: on failure everything keeps old_id's names (and the caller
- * gives sb its old id back). */
-int sandbox_rename_from(struct sandbox *sb, const char *old_id, char *err, size_t errlen);
+/* A pooled VM (warmed, paused, detached: sandbox_build.h) handed out to
+ * the create p: registered under p->id (or its own) in one step with the
+ * id and capacity checks, continued, attached to egress with p's project
+ * and policy, and given the per-sandbox guest init. On failure it is gone
+ * (SANDBOX_ERR_INTERNAL: the caller may build one instead). */
+enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
+                                    char *err, size_t errlen);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "sandbox_internal.h"
 #include "sandbox_net.h"
 
 #define SANDBOX_RECORD_FORMAT 1

@@ -30,8 +30,8 @@ struct sandbox_record {
     enum sb_state state;               /* running, paused, suspended or error */
     enum sb_state stop_suspended_from; /* see struct sandbox; 0 = not */
     char error[4096];
-    char template_name[sizeof(((struct sandbox *)0)->template_name)]; /* the version's ref */
-    char project_id[sizeof(((struct sandbox *)0)->project_id)];
+    char template_name[TEMPLATE_REF_SIZE]; /* the version's ref */
+    char project_id[SANDBOX_PROJECT_ID_SIZE];
     unsigned vcpus;
     unsigned memory_mb;
     bool restored;

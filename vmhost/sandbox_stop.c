@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "sandbox_internal.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"
 

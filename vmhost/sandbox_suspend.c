@@ -27,7 +27,7 @@
 #include "crash_point.h"
 #include "fsutil.h"
 #include "log.h"
-#include "sandbox.h"
+#include "sandbox_internal.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"

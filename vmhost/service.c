@@ -2,30 +2,23 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sandbox_stop.h"
 
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
+#define VMHOST_METHOD_MAX 80 /* "/airlock.vmhost.v1.VmHost/" and the longest name */
+#define VMHOST_METHODS_MAX 64
 
-static const struct rpc_method vmhost_methods[] = {
-    { VMHOST_METHOD("CreateSandbox"), service_sandbox_create },
-    { VMHOST_METHOD("GetSandbox"), service_sandbox_get },
-    { VMHOST_METHOD("ListSandboxes"), service_sandbox_list },
-    { VMHOST_METHOD("DeleteSandbox"), service_sandbox_delete },
-    { VMHOST_METHOD("PauseSandbox"), service_sandbox_pause },
-    { VMHOST_METHOD("ResumeSandbox"), service_sandbox_resume },
-    { VMHOST_METHOD("SuspendSandbox"), service_sandbox_suspend },
+/* The methods that stream, or that only the gRPC API has; the rest are
+ * ops.h's table (service_op.c serves them) and the file operations
+ * forwarded to the guest as they are (service_forward.c). */
+static const struct rpc_method own_methods[] = {
     { VMHOST_METHOD("GetNodeStats"), service_node_stats },
-    { VMHOST_METHOD("SetSandboxPolicy"), service_sandbox_set_policy },
     { VMHOST_METHOD("ListConnections"), service_connections },
     { VMHOST_METHOD("GetConsoleLog"), service_console_log },
-    { VMHOST_METHOD("CreateCheckpoint"), service_checkpoint_create },
-    { VMHOST_METHOD("ListCheckpoints"), service_checkpoint_list },
-    { VMHOST_METHOD("DeleteCheckpoint"), service_checkpoint_delete },
-    { VMHOST_METHOD("RestoreCheckpoint"), service_checkpoint_restore },
-    { VMHOST_METHOD("ForkSandbox"), service_sandbox_fork },
     { VMHOST_METHOD("Exec"), service_exec },
     { VMHOST_METHOD("ExecInput"), service_exec_input },
     { VMHOST_METHOD("StartProcess"), service_process_start },
@@ -37,37 +30,43 @@ static const struct rpc_method vmhost_methods[] = {
     { VMHOST_METHOD("ReadFile"), service_file_read },
     { VMHOST_METHOD("WriteFile"), service_file_write },
     { VMHOST_METHOD("ListDir"), service_file_list },
-    { VMHOST_METHOD("StatFile"), service_file_stat },
-    { VMHOST_METHOD("MakeDir"), service_file_mkdir },
-    { VMHOST_METHOD("RemoveFile"), service_file_remove },
-    { VMHOST_METHOD("RenameFile"), service_file_rename },
-    { VMHOST_METHOD("ChmodFile"), service_file_chmod },
     { VMHOST_METHOD("BuildTemplate"), service_template_build },
     { VMHOST_METHOD("ListTemplates"), service_template_list },
     { VMHOST_METHOD("GetTemplate"), service_template_get },
-    { VMHOST_METHOD("DeleteTemplate"), service_template_delete },
 };
+
+/* own_methods and the tables', made once (the tables are fixed). */
+static struct rpc_method methods[VMHOST_METHODS_MAX];
+static char op_paths[VMHOST_METHODS_MAX][VMHOST_METHOD_MAX];
+static size_t n_methods;
+static pthread_once_t methods_once = PTHREAD_ONCE_INIT;
+
+static void method_add(const char *name, rpc_handler_fn handler)
+{
+    if (n_methods == VMHOST_METHODS_MAX)
+        return; /* not reached: VmHost has 38 methods */
+    size_t k = n_methods++;
+    snprintf(op_paths[k], sizeof(op_paths[k]), VMHOST_METHOD("%s"), name);
+    methods[k] = (struct rpc_method){ op_paths[k], handler };
+}
+
+static void methods_make(void)
+{
+    for (size_t i = 0; i < sizeof(own_methods) / sizeof(*own_methods); i++)
+        methods[n_methods++] = own_methods[i];
+    const char *name;
+    for (size_t i = 0; (name = service_forward_method(i)); i++)
+        method_add(name, service_file_forward);
+    for (size_t i = 0; i < vmhost_ops_count; i++)
+        if (vmhost_ops[i].grpc_method)
+            method_add(vmhost_ops[i].grpc_method, service_op);
+}
 
 struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, char *err,
                                         size_t errlen)
 {
-    return rpc_server_start(addr, vmhost_methods, sizeof(vmhost_methods) / sizeof(*vmhost_methods),
-                            vh, vh->cfg.internal_token, err, errlen);
-}
-
-grpc_status_code service_status_from_sandbox_error(enum sandbox_error e)
-{
-    switch (e) {
-    case SANDBOX_OK: return GRPC_STATUS_OK;
-    case SANDBOX_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
-    case SANDBOX_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
-    case SANDBOX_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
-    case SANDBOX_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    case SANDBOX_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
-    case SANDBOX_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
-    case SANDBOX_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
-    }
-    return GRPC_STATUS_INTERNAL;
+    pthread_once(&methods_once, methods_make);
+    return rpc_server_start(addr, methods, n_methods, vh, vh->cfg.internal_token, err, errlen);
 }
 
 grpc_status_code service_status_from_errno(int err)
@@ -118,7 +117,7 @@ struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmho
     struct guest_channel *ch =
         code == SANDBOX_OK ? sandbox_channel(sb, &code, err, sizeof(err)) : NULL;
     if (!ch) {
-        rpc_call_finish(call, service_status_from_sandbox_error(code), err);
+        rpc_call_finish(call, sandbox_error_status(code), err);
         sandbox_put(sb);
         return NULL;
     }
@@ -171,7 +170,7 @@ void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
 {
     if (st == GUEST_RECV_TIMEOUT) {
         rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
-                         "sandbox %s: guest did not answer within %d ms", sb->id,
+                         "sandbox %s: guest did not answer within %d ms", sandbox_id(sb),
                          SERVICE_GUEST_TIMEOUT_MS);
         return;
     }
@@ -185,7 +184,7 @@ void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
     }
     guest_channel_alive(ch, reason, sizeof(reason));
     guest_channel_release(ch);
-    rpc_call_finishf(call, GRPC_STATUS_UNAVAILABLE, "sandbox %s: %s", sb->id, reason);
+    rpc_call_finishf(call, GRPC_STATUS_UNAVAILABLE, "sandbox %s: %s", sandbox_id(sb), reason);
 }
 
 struct guest_stream *service_open_stream(struct rpc_call *call, struct sandbox *sb,
@@ -245,4 +244,16 @@ bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinar
         return false;
     }
     return true;
+}
+
+struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id)
+{
+    struct sandbox *sb;
+    char err[256];
+    grpc_status_code st = op_lookup(vh, id, &sb, err, sizeof(err));
+    if (st != GRPC_STATUS_OK) {
+        rpc_call_finish(call, st, err);
+        return NULL;
+    }
+    return sb;
 }

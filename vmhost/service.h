@@ -1,12 +1,15 @@
-/* vmhost's gRPC service (protos/vmhost.proto): request validation and
- * translation between the public messages and the guest protocol. One file
- * per method group: service_sandbox.c, service_exec.c, service_process.c,
- * service_files.c, service_logs.c (console and connection logs). */
+/* vmhost's gRPC service (protos/vmhost.proto): the operations of ops.h
+ * (service_op.c), and request validation and translation between the
+ * API's messages and the guest protocol for the rest. One file per method
+ * group: service_exec.c, service_process.c, service_files.c,
+ * service_logs.c (console and connection logs), service_template.c,
+ * service_node.c. */
 #ifndef AIRLOCK_VMHOST_SERVICE_H
 #define AIRLOCK_VMHOST_SERVICE_H
 
 #include <stddef.h>
 
+#include "ops.h"
 #include "rpc_server.h"
 #include "sandbox.h"
 #include "vmhost.h"
@@ -17,7 +20,6 @@ struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, cha
 /* Shared by the handlers. */
 #define SERVICE_GUEST_TIMEOUT_MS 30000
 
-grpc_status_code service_status_from_sandbox_error(enum sandbox_error e);
 grpc_status_code service_status_from_errno(int err);
 
 /* Looks up the running sandbox named by id and its channel; on failure the
@@ -62,43 +64,24 @@ bool service_check_mode(struct rpc_call *call, uint32_t mode);
  * with INVALID_ARGUMENT naming the field when not. */
 bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinaryData path);
 
-/* A Sandbox message with its strings copied out of sb (under its lock), so
- * it can be sent after the lock is gone. */
-struct sandbox_snapshot {
-    Airlock__Vmhost__V1__Sandbox msg;
-    char id[65];
-    char template_name[TEMPLATE_REF_SIZE];
-    char accel[8];
-    char error[4096];
-    char image_hash[65];
-};
-
-void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out);
-
-/* A CreateSandboxRequest as sandbox_create's parameters (pointing into
- * req): the gRPC API and the NATS agent create alike. */
-struct sandbox_create_params
-service_create_params(const Airlock__Vmhost__V1__CreateSandboxRequest *req);
-/* Answers the call with sb's current view and OK. */
-void service_finish_with_sandbox(struct rpc_call *call, struct sandbox *sb);
 /* The sandbox named by id with a reference, or NULL after finishing the
  * call with INVALID_ARGUMENT / NOT_FOUND. */
 struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id);
 
-void service_sandbox_create(struct rpc_call *call, void *ctx);
-void service_checkpoint_create(struct rpc_call *call, void *ctx);
-void service_checkpoint_list(struct rpc_call *call, void *ctx);
-void service_checkpoint_delete(struct rpc_call *call, void *ctx);
-void service_checkpoint_restore(struct rpc_call *call, void *ctx);
-void service_sandbox_fork(struct rpc_call *call, void *ctx);
-void service_sandbox_get(struct rpc_call *call, void *ctx);
-void service_sandbox_list(struct rpc_call *call, void *ctx);
-void service_sandbox_delete(struct rpc_call *call, void *ctx);
-void service_sandbox_pause(struct rpc_call *call, void *ctx);
-void service_sandbox_resume(struct rpc_call *call, void *ctx);
-void service_sandbox_suspend(struct rpc_call *call, void *ctx);
+/* Every operation of ops.h's table that has a VmHost method (service_op.c). */
+void service_op(struct rpc_call *call, void *ctx);
+/* The file operations forwarded to the guest as they are
+ * (service_forward.c): the handler, and the methods it serves by index
+ * (NULL past the last). */
+void service_file_forward(struct rpc_call *call, void *ctx);
+const char *service_forward_method(size_t i);
+/* f to the guest on sb's channel, its answer to the call: the guest's
+ * FileInfo when answers_file_info, else Empty on Result{0}; an error maps
+ * to its status. */
+void service_forward_frame(struct rpc_call *call, struct sandbox *sb, struct guest_channel *ch,
+                           GuestFrame *f, bool answers_file_info);
+
 void service_node_stats(struct rpc_call *call, void *ctx);
-void service_sandbox_set_policy(struct rpc_call *call, void *ctx);
 void service_connections(struct rpc_call *call, void *ctx);   /* service_logs.c */
 void service_console_log(struct rpc_call *call, void *ctx);
 void service_exec(struct rpc_call *call, void *ctx);
@@ -112,15 +95,9 @@ void service_process_resize(struct rpc_call *call, void *ctx);
 void service_file_read(struct rpc_call *call, void *ctx);
 void service_file_write(struct rpc_call *call, void *ctx);
 void service_file_list(struct rpc_call *call, void *ctx);
-void service_file_stat(struct rpc_call *call, void *ctx);
-void service_file_mkdir(struct rpc_call *call, void *ctx);
-void service_file_remove(struct rpc_call *call, void *ctx);
-void service_file_rename(struct rpc_call *call, void *ctx);
-void service_file_chmod(struct rpc_call *call, void *ctx);
 void service_template_build(struct rpc_call *call, void *ctx);  /* service_template.c */
 void service_template_list(struct rpc_call *call, void *ctx);
 void service_template_get(struct rpc_call *call, void *ctx);
-void service_template_delete(struct rpc_call *call, void *ctx);
 
 /* A Template message of a version (strings point into it: keep the
  * reference until the message is sent). */

@@ -17,28 +17,6 @@ static void exec_next_id(struct vmhost *vh, char *out, size_t outlen)
     snprintf(out, outlen, "ex_%llu", n);
 }
 
-/* Waits for the guest's first answer: ExecStarted, or a Result explaining
- * why the program could not start (finishes the call then). */
-static bool exec_wait_started(struct rpc_call *call, struct sandbox *sb, struct guest_stream *s,
-                              int32_t *pid)
-{
-    GuestFrame *f;
-    enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &f);
-    if (st != GUEST_RECV_OK) {
-        service_finish_guest_failure(call, sb, st);
-        return false;
-    }
-    bool started = f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED;
-    if (started)
-        *pid = f->exec_started->pid;
-    else if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT)
-        service_finish_from_result(call, f);
-    else
-        rpc_call_finish(call, GRPC_STATUS_INTERNAL, "guest sent an unexpected answer to exec");
-    frame_free(f);
-    return started;
-}
-
 void service_exec(struct rpc_call *call, void *ctx)
 {
     struct vmhost *vh = ctx;
@@ -46,31 +24,15 @@ void service_exec(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__exec_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = NULL;
-    struct guest_stream *s = NULL;
-    struct guest_exec_request g;
-    if (!exec_request_translate(call, req, &g))
-        goto out_req;
-    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch || !exec_request_add_template_defaults(call, sb, &g))
+    struct exec_started x;
+    if (!exec_start(call, vh, req, false, &x))
         goto out;
-
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
-    f.exec = &g.msg;
-    s = service_open_stream(call, sb, ch, &f);
-    if (!s)
-        goto out;
-    int32_t pid;
-    if (!exec_wait_started(call, sb, s, &pid))
-        goto out;
-
-    struct sandbox_exec ex = { .stream = s };
+    struct sandbox *sb = x.sb;
+    struct sandbox_exec ex = { .stream = x.s };
     exec_next_id(vh, ex.id, sizeof(ex.id));
     Airlock__Vmhost__V1__ExecStarted started = AIRLOCK__VMHOST__V1__EXEC_STARTED__INIT;
     started.exec_id = ex.id;
-    started.pid = pid;
+    started.pid = x.pid;
     Airlock__Vmhost__V1__ExecEvent ev = AIRLOCK__VMHOST__V1__EXEC_EVENT__INIT;
     ev.event_case = AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_STARTED;
     ev.started = &started;
@@ -80,13 +42,10 @@ void service_exec(struct rpc_call *call, void *ctx)
     if (rpc_call_send(call, &ev.base) < 0)
         rpc_call_finish(call, GRPC_STATUS_CANCELLED, "client went away");
     else
-        exec_stream_relay(call, sb, s, req->stdin, g.msg.stdin_open && !req->stdin_open);
+        exec_stream_relay(call, sb, x.s, req->stdin, x.g.msg.stdin_open && !req->stdin_open);
     sandbox_exec_unregister(sb, &ex);
 out:
-    guest_stream_close(s); /* cancels (kills) the process if it still runs */
-    service_done(sb, ch);
-    exec_request_free(&g);
-out_req:
+    exec_started_done(&x); /* closing the stream cancels (kills) a process still running */
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -148,7 +107,7 @@ void service_exec_input(struct rpc_call *call, void *ctx)
     if (sandbox_exec_with_stream(sb, req->exec_id, exec_input_apply, req) < 0) {
         if (errno == ENOENT)
             rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "exec %.64s not found in sandbox %s",
-                             req->exec_id, sb->id);
+                             req->exec_id, sandbox_id(sb));
         else if (errno == ETIMEDOUT)
             rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
                              "exec %.64s is not reading its stdin", req->exec_id);

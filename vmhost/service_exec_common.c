@@ -94,7 +94,7 @@ bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__Ex
 bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
                                         struct guest_exec_request *g)
 {
-    const struct template_version *t = sb->tmpl;
+    const struct template_version *t = sandbox_template(sb);
     if (!t)
         return true;
     if (g->msg.cwd.len == 0 && *t->workdir) {
@@ -211,4 +211,53 @@ void exec_stream_relay(struct rpc_call *call, struct sandbox *sb, struct guest_s
             return;
         }
     }
+}
+
+/* Waits for the guest's first answer: ExecStarted, or a Result explaining
+ * why the program could not start (finishes the call then). */
+static bool wait_started(struct rpc_call *call, struct sandbox *sb, struct guest_stream *s,
+                              int32_t *pid)
+{
+    GuestFrame *f;
+    enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &f);
+    if (st != GUEST_RECV_OK) {
+        service_finish_guest_failure(call, sb, st);
+        return false;
+    }
+    bool started = f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED;
+    if (started)
+        *pid = f->exec_started->pid;
+    else if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT)
+        service_finish_from_result(call, f);
+    else
+        rpc_call_finish(call, GRPC_STATUS_INTERNAL, "guest sent an unexpected answer to exec");
+    frame_free(f);
+    return started;
+}
+
+bool exec_start(struct rpc_call *call, struct vmhost *vh,
+                const Airlock__Vmhost__V1__ExecRequest *req, bool background,
+                struct exec_started *x)
+{
+    *x = (struct exec_started){ 0 };
+    if (!exec_request_translate(call, req, &x->g))
+        return false;
+    x->translated = true;
+    x->g.msg.background = background;
+    x->ch = service_running_sandbox(call, vh, req->sandbox_id, &x->sb);
+    if (!x->ch || !exec_request_add_template_defaults(call, x->sb, &x->g))
+        return false;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
+    f.exec = &x->g.msg;
+    x->s = service_open_stream(call, x->sb, x->ch, &f);
+    return x->s && wait_started(call, x->sb, x->s, &x->pid);
+}
+
+void exec_started_done(struct exec_started *x)
+{
+    guest_stream_close(x->s);
+    service_done(x->sb, x->ch);
+    if (x->translated)
+        exec_request_free(&x->g);
 }

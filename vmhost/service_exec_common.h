@@ -24,6 +24,27 @@ void exec_request_free(struct guest_exec_request *g);
 bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
                                         struct guest_exec_request *g);
 
+/* An exec in the guest, from its request to its ExecStarted. */
+struct exec_started {
+    struct guest_exec_request g;
+    bool translated;             /* g holds something to free */
+    struct sandbox *sb;
+    struct guest_channel *ch;
+    struct guest_stream *s;      /* its stream: output, exit */
+    int32_t pid;
+};
+
+/* Starts req in its running sandbox: translated (background: a process the
+ * guest keeps in its table), the template's defaults added, sent on a
+ * fresh stream, and the guest's ExecStarted awaited. false after finishing
+ * the call (a bad request, a sandbox not running, a program that could not
+ * start). Either way exec_started_done() releases what x holds; closing
+ * the stream ends a foreground exec. */
+bool exec_start(struct rpc_call *call, struct vmhost *vh,
+                const Airlock__Vmhost__V1__ExecRequest *req, bool background,
+                struct exec_started *x);
+void exec_started_done(struct exec_started *x);
+
 /* Relays Output / ExecExit / Result frames from s to the call until the
  * stream ends, the client cancels or the channel fails; finishes the call.
  * pending_stdin (may be empty) is fed to the guest as credit allows, and

@@ -28,7 +28,7 @@ void service_console_log(struct rpc_call *call, void *ctx)
     if (!sb)
         goto out;
     char path[PATH_MAX];
-    if (fs_path(path, sizeof(path), "%s/console.log", sb->dir) < 0) {
+    if (fs_path(path, sizeof(path), "%s/console.log", sandbox_dir(sb)) < 0) {
         rpc_call_finish(call, GRPC_STATUS_INTERNAL, "console path too long");
         goto out;
     }
@@ -69,11 +69,11 @@ void service_connections(struct rpc_call *call, void *ctx)
         rpc_call_finishf(call, GRPC_STATUS_FAILED_PRECONDITION,
                          "this node runs without egress: sandbox %s reaches nothing and has no "
                          "connection log",
-                         sb->id);
+                         sandbox_id(sb));
         goto out;
     }
     char err[1024];
-    grpc_status_code st = egress_client_connections(vh->egress, sb->id, req->after_seq, &resp,
+    grpc_status_code st = egress_client_connections(vh->egress, sandbox_id(sb), req->after_seq, &resp,
                                                     err, sizeof(err));
     if (st == GRPC_STATUS_NOT_FOUND) {
         /* Not attached (yet, or no more): it has made no connection. */

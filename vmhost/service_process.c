@@ -27,40 +27,13 @@ void service_process_start(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__exec_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = NULL;
-    struct guest_stream *s = NULL;
-    struct guest_exec_request g;
+    struct exec_started x;
     GuestFrame *ans = NULL;
-    if (!exec_request_translate(call, req, &g))
-        goto out_req;
-    g.msg.background = true;
-    ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    if (!ch || !exec_request_add_template_defaults(call, sb, &g))
+    if (!exec_start(call, vh, req, true, &x))
         goto out;
-
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
-    f.exec = &g.msg;
-    s = service_open_stream(call, sb, ch, &f);
-    if (!s)
-        goto out;
-    enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &ans);
-    if (st != GUEST_RECV_OK) {
-        service_finish_guest_failure(call, sb, st);
-        goto out;
-    }
-    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED) {
-        service_finish_from_result(call, ans);
-        goto out;
-    }
-    int32_t pid = ans->exec_started->pid;
-    frame_free(ans);
-    ans = NULL;
-
     if (req->stdin.len) {
-        if (process_write_stdin(ch, pid, req->stdin, !req->stdin_open, &ans) < 0) {
-            service_finish_guest_failure(call, sb, GUEST_RECV_CLOSED);
+        if (process_write_stdin(x.ch, x.pid, req->stdin, !req->stdin_open, &ans) < 0) {
+            service_finish_guest_failure(call, x.sb, GUEST_RECV_CLOSED);
             goto out;
         }
         if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT ||
@@ -69,8 +42,8 @@ void service_process_start(struct rpc_call *call, void *ctx)
             goto out;
         }
     }
-    Airlock__Vmhost__V1__ProcessInfo info = AIRLOCK__VMHOST__V1__PROCESS_INFO__INIT;
-    info.pid = pid;
+    Airlock__Guest__V1__ProcessInfo info = AIRLOCK__GUEST__V1__PROCESS_INFO__INIT;
+    info.pid = x.pid;
     info.n_argv = req->n_argv;
     info.argv = req->argv;
     info.running = true;
@@ -80,10 +53,7 @@ void service_process_start(struct rpc_call *call, void *ctx)
     rpc_call_finish(call, GRPC_STATUS_OK, NULL);
 out:
     frame_free(ans);
-    guest_stream_close(s);
-    service_done(sb, ch);
-    exec_request_free(&g);
-out_req:
+    exec_started_done(&x); /* a background process outlives its stream */
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -110,34 +80,13 @@ void service_process_list(struct rpc_call *call, void *ctx)
         service_finish_from_result(call, ans);
         goto out;
     }
-    const Airlock__Guest__V1__ProcessList *pl = ans->process_list;
-    Airlock__Vmhost__V1__ProcessInfo *infos = calloc(pl->n_processes + 1, sizeof(*infos));
-    Airlock__Vmhost__V1__ProcessInfo **ptrs = calloc(pl->n_processes + 1, sizeof(*ptrs));
-    if (!infos || !ptrs) {
-        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    } else {
-        for (size_t i = 0; i < pl->n_processes; i++) {
-            const Airlock__Guest__V1__ProcessInfo *gp = pl->processes[i];
-            airlock__vmhost__v1__process_info__init(&infos[i]);
-            infos[i].pid = gp->pid;
-            infos[i].n_argv = gp->n_argv;
-            infos[i].argv = gp->argv;
-            infos[i].running = gp->running;
-            infos[i].exit_code = gp->exit_code;
-            infos[i].signal = gp->signal;
-            infos[i].started_unix_ms = gp->started_unix_ms;
-            infos[i].pty = gp->pty;
-            ptrs[i] = &infos[i];
-        }
-        Airlock__Vmhost__V1__ListProcessesResponse resp =
-            AIRLOCK__VMHOST__V1__LIST_PROCESSES_RESPONSE__INIT;
-        resp.n_processes = pl->n_processes;
-        resp.processes = ptrs;
-        rpc_call_send(call, &resp.base);
-        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-    }
-    free(infos);
-    free(ptrs);
+    /* The guest's list as it is: the API's ProcessInfo is guest.proto's. */
+    Airlock__Vmhost__V1__ListProcessesResponse resp =
+        AIRLOCK__VMHOST__V1__LIST_PROCESSES_RESPONSE__INIT;
+    resp.n_processes = ans->process_list->n_processes;
+    resp.processes = ans->process_list->processes;
+    rpc_call_send(call, &resp.base);
+    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
 out:
     frame_free(ans);
     service_done(sb, ch);

@@ -1,5 +1,5 @@
-/* BuildTemplate (the build log streamed), ListTemplates, GetTemplate,
- * DeleteTemplate (docs/templates.md). */
+/* BuildTemplate (the build log streamed), ListTemplates, GetTemplate
+ * (docs/templates.md); DeleteTemplate is ops.h's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +99,7 @@ void service_template_build(struct rpc_call *call, void *ctx)
     enum sandbox_error rc = template_build_named(vh, req, build_log, call, &t, err, sizeof(err));
     protobuf_c_message_free_unpacked(&req->base, NULL);
     if (rc != SANDBOX_OK) {
-        rpc_call_finish(call, service_status_from_sandbox_error(rc), err);
+        rpc_call_finish(call, sandbox_error_status(rc), err);
         return;
     }
     struct template_view v;
@@ -165,22 +165,5 @@ void service_template_get(struct rpc_call *call, void *ctx)
     } else {
         rpc_call_finish(call, GRPC_STATUS_NOT_FOUND, err);
     }
-    protobuf_c_message_free_unpacked(&req->base, NULL);
-}
-
-void service_template_delete(struct rpc_call *call, void *ctx)
-{
-    struct vmhost *vh = ctx;
-    Airlock__Vmhost__V1__TemplateRef *req =
-        (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__template_ref__descriptor);
-    if (!req)
-        return;
-    char err[512];
-    enum sandbox_error rc = template_delete(vh, req->name, err, sizeof(err));
-    if (rc == SANDBOX_OK) {
-        Airlock__Vmhost__V1__Empty e = AIRLOCK__VMHOST__V1__EMPTY__INIT;
-        rpc_call_send(call, &e.base);
-    }
-    rpc_call_finish(call, service_status_from_sandbox_error(rc), rc == SANDBOX_OK ? NULL : err);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -13,7 +13,6 @@
 #include "warm_pool.h"
 
 #define TEMPLATE_NAMED_DIR "named"
-#define TEMPLATE_DELETED_PREFIX ".del-"
 
 struct reservation {
     char name[TEMPLATE_NAME_MAX + 1];
@@ -23,69 +22,12 @@ struct reservation {
 
 struct template_registry {
     struct vmhost *vh;
-    pthread_mutex_t lock;              /* versions, reservations, refs */
+    pthread_mutex_t lock;              /* versions, reservations */
     struct template_version *versions; /* defaults first, then by name and version */
     struct reservation *reserved;
     pthread_mutex_t default_build;     /* one per-size default build at a time */
     char named_dir[PATH_MAX];
 };
-
-static struct template_version *version_new(struct template_registry *r, const char *name,
-                                            unsigned version)
-{
-    struct template_version *t = calloc(1, sizeof(*t));
-    if (!t)
-        return NULL;
-    snprintf(t->name, sizeof(t->name), "%s", name);
-    t->version = version;
-    if (version)
-        snprintf(t->ref, sizeof(t->ref), "%s:%u", name, version);
-    else
-        snprintf(t->ref, sizeof(t->ref), "%s", name);
-    t->workdir = "";
-    t->registry = r;
-    t->refs = 1; /* the registry's */
-    return t;
-}
-
-/* Renamed first: a crash mid-removal leaves a .del- leftover (removed at
- * the next start), never a half-removed version that looks loadable. */
-static void version_remove_files(struct template_version *t)
-{
-    struct template_registry *r = t->registry;
-    char dead[PATH_MAX], name_dir[PATH_MAX], err[256];
-    if (fs_path(dead, sizeof(dead), "%s/%s%s-%u", r->named_dir, TEMPLATE_DELETED_PREFIX, t->name,
-                t->version) < 0 ||
-        rename(t->snap.dir, dead) < 0)
-        snprintf(dead, sizeof(dead), "%s", t->snap.dir);
-    if (fs_remove_tree(dead, err, sizeof(err)) < 0)
-        log_error("cannot remove a deleted template", "dir=%s error=\"%s\"", dead, err);
-    if (fs_path(name_dir, sizeof(name_dir), "%s/%s", r->named_dir, t->name) == 0)
-        rmdir(name_dir); /* fails while other versions remain */
-    log_info("template removed", "template=%s", t->ref);
-}
-
-static void version_free(struct template_version *t)
-{
-    if (t->deleted)
-        version_remove_files(t);
-    json_decref(t->manifest);
-    free(t->env);
-    free(t->env_storage);
-    free(t);
-}
-
-void template_release(struct template_version *t)
-{
-    if (!t)
-        return;
-    struct template_registry *r = t->registry;
-    pthread_mutex_lock(&r->lock);
-    bool last = --t->refs == 0;
-    pthread_mutex_unlock(&r->lock);
-    if (last)
-        version_free(t);
-}
 
 /* lock held. Defaults at the head, named versions in order. */
 static void insert_locked(struct template_registry *r, struct template_version *t)
@@ -171,7 +113,7 @@ static struct template_version *version_load(struct template_registry *r, const 
         json_decref(m);
         return NULL;
     }
-    struct template_version *t = version_new(r, name, (unsigned)version);
+    struct template_version *t = template_version_new(r->named_dir, name, (unsigned)version);
     if (!t) {
         snprintf(err, errlen, "out of memory");
         json_decref(m);
@@ -208,7 +150,7 @@ static struct template_version *version_load(struct template_registry *r, const 
     }
     return t;
 fail:
-    version_free(t);
+    template_release(t);
     return NULL;
 }
 
@@ -273,13 +215,13 @@ static enum sandbox_error default_at_size(struct template_registry *r, unsigned 
     pthread_mutex_lock(&r->lock);
     struct template_version *t = find_default_locked(r, vcpus, memory_mb);
     if (t)
-        t->refs++;
+        template_version_get(t);
     pthread_mutex_unlock(&r->lock);
     enum sandbox_error rc = SANDBOX_OK;
     if (!t) {
         struct template_spec spec;
         template_default_spec(r->vh, vcpus, memory_mb, &spec);
-        t = version_new(r, TEMPLATE_DEFAULT_NAME, 0);
+        t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
         char why[3072];
         if (!t) {
             snprintf(err, errlen, "out of memory");
@@ -287,14 +229,14 @@ static enum sandbox_error default_at_size(struct template_registry *r, unsigned 
         } else if (template_snapshot_ensure(&spec, &t->snap, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "snapshot of the default template at %u vCPUs, %u MiB: %s",
                      vcpus, memory_mb, why);
-            version_free(t);
+            template_release(t);
             t = NULL;
             rc = SANDBOX_ERR_INTERNAL;
         } else {
             snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
             pthread_mutex_lock(&r->lock);
             insert_locked(r, t);
-            t->refs++;
+            template_version_get(t);
             pthread_mutex_unlock(&r->lock);
         }
     }
@@ -327,7 +269,7 @@ struct template_version *template_lookup(struct vmhost *vh, const char *ref, cha
     pthread_mutex_lock(&r->lock);
     struct template_version *t = find_named_locked(r, name, version);
     if (t)
-        t->refs++;
+        template_version_get(t);
     pthread_mutex_unlock(&r->lock);
     if (!t)
         snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
@@ -372,7 +314,7 @@ struct template_version **template_list(struct vmhost *vh, size_t *n)
     struct template_version **all = calloc(count + 1, sizeof(*all));
     size_t i = 0;
     for (struct template_version *t = all ? r->versions : NULL; t; t = t->next) {
-        t->refs++;
+        template_version_get(t);
         all[i++] = t;
     }
     pthread_mutex_unlock(&r->lock);
@@ -380,24 +322,9 @@ struct template_version **template_list(struct vmhost *vh, size_t *n)
     return all;
 }
 
-/* How many registered sandboxes hold t, and the id of one (if any). The
- * registry lock may be held: vh->lock is taken inside it, never the other
- * way round. */
-static unsigned count_users(struct vmhost *vh, const struct template_version *t, char *first,
-                            size_t firstlen)
-{
-    unsigned n = 0;
-    pthread_mutex_lock(&vh->lock);
-    for (struct sandbox *sb = vh->sandboxes; sb; sb = sb->next)
-        if (sb->tmpl == t && n++ == 0 && first)
-            snprintf(first, firstlen, "%s", sb->id);
-    pthread_mutex_unlock(&vh->lock);
-    return n;
-}
-
 unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
 {
-    return count_users(vh, t, NULL, 0);
+    return sandbox_count_from_template(vh, t, NULL, 0);
 }
 
 enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen)
@@ -421,7 +348,8 @@ enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err
         if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
             continue;
         char user[80];
-        unsigned users = count_users(vh, t, user, sizeof(user));
+        /* vh->lock is taken inside the registry lock, never the other way round. */
+        unsigned users = sandbox_count_from_template(vh, t, user, sizeof(user));
         if (users) {
             snprintf(err, errlen, "template %s is used by %u sandbox%s (%s); delete %s first",
                      t->ref, users, users == 1 ? "" : "es", user, users == 1 ? "it" : "them");
@@ -547,16 +475,16 @@ enum sandbox_error template_publish(struct vmhost *vh, const char *dir, unsigned
     if (!t)
         return SANDBOX_ERR_INTERNAL;
     /* Empty until the version is registered: its VMs are made from it. */
-    t->pool = warm_pool_start(vh, t->ref, 0, err, errlen);
+    t->pool = warm_pool_start(vh, t, 0, err, errlen);
     if (!t->pool) {
-        version_free(t);
+        template_release(t);
         return SANDBOX_ERR_INTERNAL;
     }
     t->owns_pool = true;
     pthread_mutex_lock(&r->lock);
     unreserve_locked(r, t->name, t->version);
     insert_locked(r, t);
-    t->refs++;
+    template_version_get(t);
     pthread_mutex_unlock(&r->lock);
     retire_older_pools(r, t);
     char ignored[128];
@@ -607,7 +535,7 @@ int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
         goto fail;
     }
     if (vh->have_template) {
-        struct template_version *t = version_new(r, TEMPLATE_DEFAULT_NAME, 0);
+        struct template_version *t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
         if (!t) {
             snprintf(err, errlen, "out of memory");
             goto fail;
@@ -619,7 +547,7 @@ int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
          * (set_pool), and vh->pool then never changes while requests read
          * it. vmhost_shutdown stops it. */
         t->pool = vh->pool =
-            warm_pool_start(vh, TEMPLATE_DEFAULT_NAME, vh->cfg.warm_pool, err, errlen);
+            warm_pool_start(vh, t, vh->cfg.warm_pool, err, errlen);
         if (!t->pool)
             goto fail;
     }
@@ -631,7 +559,7 @@ int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
         unsigned target = (unsigned)json_integer_value(json_object_get(tj, "warm_pool"));
         /* Only the newest of a name gets VMs (creates of "name" take it). */
         bool newest = !t->next || strcmp(t->next->name, t->name) != 0;
-        t->pool = warm_pool_start(vh, t->ref, newest ? target : 0, err, errlen);
+        t->pool = warm_pool_start(vh, t, newest ? target : 0, err, errlen);
         if (!t->pool)
             goto fail;
         t->owns_pool = true;
@@ -655,20 +583,15 @@ void template_registry_close(struct vmhost *vh)
             warm_pool_stop(t->pool);
         t->pool = NULL;
     }
-    unsigned in_use = 0;
     while (r->versions) {
         struct template_version *t = r->versions;
         r->versions = t->next;
-        if (--t->refs == 0) {
-            version_free(t);
-        } else {
-            log_warn("template still in use at shutdown", "template=%s refs=%d", t->ref, t->refs);
-            in_use++;
-        }
+        int others = atomic_load(&t->refs) - 1;
+        if (others > 0)
+            log_warn("template still in use at shutdown", "template=%s refs=%d", t->ref, others);
+        template_release(t); /* the registry's; a sandbox still holding it frees it */
     }
     vh->templates = NULL;
-    if (in_use)
-        return; /* their last release still needs the lock: the registry stays */
     while (r->reserved) {
         struct reservation *o = r->reserved;
         r->reserved = o->next;

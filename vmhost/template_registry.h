@@ -3,11 +3,12 @@
  * made at start, others built on first use), and every ready version of
  * every named template (template_named.c), loaded from the store at start.
  *
- * Each version is reference-counted: a sandbox holds one for its life (its
- * restores, resumes and forks map the version's memory file), as does a
- * create or build in flight. Deleting a version takes it out of the
- * registry; its directory goes with the last reference. Named versions
- * each have a warm pool (target from the spec, or set_pool). */
+ * Each version is reference-counted (template_version.h): a sandbox holds
+ * one for its life (its restores, resumes and forks map the version's
+ * memory file), as does a create or build in flight. Deleting a version
+ * takes it out of the registry; its directory goes with the last
+ * reference. Named versions each have a warm pool (target from the spec,
+ * or set_pool). */
 #ifndef AIRLOCK_TEMPLATE_REGISTRY_H
 #define AIRLOCK_TEMPLATE_REGISTRY_H
 
@@ -17,29 +18,9 @@
 
 #include "sandbox.h"
 #include "template.h"
+#include "template_version.h"
 
 struct template_registry;
-
-struct template_version {
-    char name[TEMPLATE_NAME_MAX + 1];
-    unsigned version;                  /* 0: the default template */
-    char ref[TEMPLATE_REF_SIZE];       /* "name:version", or "default" */
-    struct template_snapshot snap;
-    char image_hash[65];
-    json_t *manifest;                  /* named: manifest.json (spec, timings) */
-    /* What execs in its sandboxes get unless they set their own. */
-    ProtobufCBinaryData *env;          /* "K=V", pointing into env_storage */
-    size_t n_env;
-    char *env_storage;
-    const char *workdir;               /* "" = none; points into manifest */
-    struct warm_pool *pool;            /* NULL: none (default sizes but the first) */
-    bool owns_pool;                    /* named versions; the default's is vh->pool */
-
-    struct template_registry *registry;
-    int refs;                          /* registry lock */
-    bool deleted;
-    struct template_version *next;
-};
 
 /* Registers the default template (vh->tmpl, unless --cold-boot) and loads
  * the named ones under store/templates/named/; one that no longer fits
@@ -61,7 +42,6 @@ enum sandbox_error template_acquire(struct vmhost *vh, const char *ref, unsigned
 /* A named version by ref with a reference, or NULL (NOT_FOUND in err). */
 struct template_version *template_lookup(struct vmhost *vh, const char *ref, char *err,
                                          size_t errlen);
-void template_release(struct template_version *t);
 
 /* References to every version (named ones by name, then version), for
  * listing; free the array and release each. */

@@ -9,7 +9,9 @@
 
 #include "clock.h"
 #include "log.h"
-#include "sandbox.h"
+#include "sandbox_build.h"
+#include "sandbox_pool.h"
+#include "template_version.h"
 
 /* After a failed refill (e.g. a full store), wait before the next try. */
 #define WARM_POOL_RETRY_MS 2000
@@ -21,7 +23,7 @@
 
 struct warm_pool {
     struct vmhost *vh;
-    char template_ref[TEMPLATE_REF_SIZE]; /* what its VMs are restored from */
+    struct template_version *tmpl; /* what its VMs are restored from; a reference */
     pthread_t filler;
 
     pthread_mutex_t lock; /* guards the fields below */
@@ -52,6 +54,29 @@ static void wait_locked(struct warm_pool *pool, long ms)
     pthread_cond_timedwait(&pool->wake, &pool->lock, &ts);
 }
 
+/* One VM for the pool: built detached (nicer than vmhost, so the VMs in
+ * use and creates that found the pool empty get the CPU first), then
+ * warmed up and left paused. */
+static enum sandbox_error refill_one(struct warm_pool *pool, struct sandbox **out, char *err,
+                                     size_t errlen)
+{
+    struct sandbox_create_params p = { 0 };
+    template_version_get(pool->tmpl); /* the build's, kept by the VM */
+    struct sandbox_build b = {
+        .params = &p, .tmpl = pool->tmpl, .detached = true, .nice = WARM_POOL_NICE
+    };
+    struct sandbox *sb;
+    enum sandbox_error rc = sandbox_build(pool->vh, &b, &sb, err, errlen);
+    if (rc != SANDBOX_OK)
+        return rc;
+    if (sandbox_pool_warm(sb, err, errlen) < 0) {
+        sandbox_discard(sb);
+        return SANDBOX_ERR_INTERNAL;
+    }
+    *out = sb;
+    return SANDBOX_OK;
+}
+
 static void *filler_main(void *arg)
 {
     struct warm_pool *pool = arg;
@@ -67,22 +92,20 @@ static void *filler_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&pool->lock);
-        struct sandbox_create_params p = { .for_pool = true,
-                                           .template_name = pool->template_ref };
         struct sandbox *sb = NULL;
         char err[1024];
-        enum sandbox_error rc = sandbox_create(pool->vh, &p, &sb, err, sizeof(err));
+        enum sandbox_error rc = refill_one(pool, &sb, err, sizeof(err));
         pthread_mutex_lock(&pool->lock);
         if (rc == SANDBOX_OK && pool->n_ready >= pool->target) {
             /* The target went down while this VM was being restored. */
             pthread_mutex_unlock(&pool->lock);
-            sandbox_discard_pooled(sb);
+            sandbox_discard(sb);
             pthread_mutex_lock(&pool->lock);
         } else if (rc == SANDBOX_OK) {
             /* Only this thread adds, and target <= capacity: there is room. */
             pool->ready[pool->n_ready++] = sb;
             log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",
-                     pool->template_ref, sb->id, pool->n_ready, pool->target);
+                     pool->tmpl->ref, sandbox_id(sb), pool->n_ready, pool->target);
         } else {
             log_warn("warm pool refill failed", "error=\"%.300s\" retry_ms=%d", err,
                      WARM_POOL_RETRY_MS);
@@ -94,8 +117,8 @@ static void *filler_main(void *arg)
     return NULL;
 }
 
-struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, unsigned target,
-                                   char *err, size_t errlen)
+struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned target,
+                                  char *err, size_t errlen)
 {
     struct warm_pool *pool = calloc(1, sizeof(*pool));
     struct sandbox **ready = calloc(target ? target : 1, sizeof(*ready));
@@ -104,7 +127,7 @@ struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, u
         goto fail;
     }
     pool->vh = vh;
-    snprintf(pool->template_ref, sizeof(pool->template_ref), "%s", template_ref);
+    pool->tmpl = t;
     pool->target = target;
     pool->ready = ready;
     pool->capacity = target ? target : 1;
@@ -121,7 +144,8 @@ struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, u
         pthread_mutex_destroy(&pool->lock);
         goto fail;
     }
-    log_info("warm pool started", "template=%s target=%u", template_ref, target);
+    template_version_get(t);
+    log_info("warm pool started", "template=%s target=%u", t->ref, target);
     return pool;
 fail:
     free(ready);
@@ -143,10 +167,11 @@ void warm_pool_stop(struct warm_pool *pool)
         pthread_cond_wait(&pool->wake, &pool->lock);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < pool->n_ready; i++)
-        sandbox_discard_pooled(pool->ready[i]);
+        sandbox_discard(pool->ready[i]);
     log_info("warm pool stopped", "deleted=%u", pool->n_ready);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
+    template_release(pool->tmpl);
     free(pool->ready);
     free(pool);
 }
@@ -176,7 +201,7 @@ int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, siz
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; gone && i < extra; i++)
-        sandbox_discard_pooled(gone[i]);
+        sandbox_discard(gone[i]);
     free(gone);
     if (before != target)
         log_info("warm pool target changed", "from=%u to=%u deleted=%u", before, target,

@@ -6,7 +6,9 @@
  * are out of its path. A thread refills the pool in the background.
  *
  * Each pooled VM lives as sandboxes/<pool id>/ in namespace
- * airlock-<pool id>, not attached to egress, warmed up (sandbox_pool.h).
+ * airlock-<pool id>, not attached to egress: a detached build
+ * (sandbox_build.h) warmed up by sandbox_pool_warm() and handed out by
+ * sandbox_hand_out() (sandbox_pool.h).
  * A create that names its own id gets one too: directory and namespace
  * are renamed to that id when it is handed out, then it is attached. */
 #ifndef AIRLOCK_WARM_POOL_H
@@ -17,6 +19,7 @@
 struct vmhost;
 struct sandbox;
 struct warm_pool;
+struct template_version;
 
 /* A pooled VM's QEMU runs this much nicer than vmhost until it is handed
  * out (then as nice as vmhost: vm_set_nice): filling the pool in the
@@ -31,9 +34,10 @@ struct warm_pool_stats {
     unsigned long long missed;    /* poolable creates that found it empty */
 };
 
-/* Starts the refill thread for target VMs (0: it waits for a target) of
- * template_ref (template_registry.h: "default", or a named version). */
-struct warm_pool *warm_pool_start(struct vmhost *vh, const char *template_ref, unsigned target,
+/* Starts the refill thread for target VMs (0: it waits for a target)
+ * restored from t (a default size or a named version), which the pool
+ * holds a reference to until warm_pool_stop(). */
+struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned target,
                                   char *err, size_t errlen);
 
 /* A new target (the scheduler's set_pool): the pool refills up to it, or
@@ -44,7 +48,7 @@ int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, siz
  * every pooled VM. NULL is a no-op. */
 void warm_pool_stop(struct warm_pool *pool);
 
-/* A pooled sandbox (see sandbox_adopt_pooled), or NULL when the pool is
+/* A pooled sandbox (see sandbox_hand_out), or NULL when the pool is
  * empty or NULL; either way the refill thread is woken. Every VM taken is
  * followed by warm_pool_handed_out() once its create has finished (either
  * way): refills wait until no VM is being handed out. */

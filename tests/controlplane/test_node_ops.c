@@ -3,8 +3,8 @@
  * scheduler never sends: a subject naming no operation answers
  * UNIMPLEMENTED naming it, a request without its id or that is not the
  * message the operation takes answers INVALID_ARGUMENT naming the
- * operation, an unknown id NOT_FOUND — every one a NodeReply, nothing
- * left hanging. No VM is made. */
+ * operation and what is missing, an unknown id NOT_FOUND — every one a
+ * NodeReply, nothing left hanging. No VM is made. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,23 +73,22 @@ static void test_requests_without_their_id(void **state)
     const char *ops[] = { "get", "delete", "pause", "resume", "suspend" };
     for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
         char want[64];
-        snprintf(want, sizeof(want), "%s: a request with an id", ops[i]);
+        snprintf(want, sizeof(want), "%s: id: required", ops[i]);
         expect(ops[i], "", 0, GRPC_STATUS_INVALID_ARGUMENT, want);
     }
-    expect("create", "", 0, GRPC_STATUS_INVALID_ARGUMENT, "create: a CreateSandboxRequest");
-    expect("set_policy", "", 0, GRPC_STATUS_INVALID_ARGUMENT,
-           "set_policy: a SetSandboxPolicyRequest");
+    expect("create", "", 0, GRPC_STATUS_INVALID_ARGUMENT, "create: id: required");
+    expect("set_policy", "", 0, GRPC_STATUS_INVALID_ARGUMENT, "set_policy: id: required");
     /* Bytes that are no protobuf message at all. */
-    expect("get", "\xff\xff\xff", 3, GRPC_STATUS_INVALID_ARGUMENT, "get: a request with an id");
+    expect("get", "\xff\xff\xff", 3, GRPC_STATUS_INVALID_ARGUMENT, "get: not a SandboxRef");
 }
 
 static void test_unknown_sandbox(void **state)
 {
     (void)state;
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = "sb_no_such_sandbox";
     uint8_t buf[128];
-    size_t len = airlock__vmhost__v1__get_sandbox_request__pack(&req, buf);
+    size_t len = airlock__vmhost__v1__sandbox_ref__pack(&req, buf);
     const char *ops[] = { "get", "delete", "pause", "resume", "suspend" };
     for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
         expect(ops[i], buf, len, GRPC_STATUS_NOT_FOUND, "sandbox sb_no_such_sandbox not found");

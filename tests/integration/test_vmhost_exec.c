@@ -293,10 +293,10 @@ static void test_background_process(void **state)
     req.n_argv = 3;
     req.argv = argv;
     req.stdin_open = true;
-    Airlock__Vmhost__V1__ProcessInfo *info = NULL;
+    Airlock__Guest__V1__ProcessInfo *info = NULL;
     char *details = NULL;
     grpc_status_code st = rpc_unary(vh.ch, ITEST_METHOD("StartProcess"), &req.base,
-                                    &airlock__vmhost__v1__process_info__descriptor,
+                                    &airlock__guest__v1__process_info__descriptor,
                                     (ProtobufCMessage **)&info, &details, ITEST_CALL_TIMEOUT_MS);
     assert_int_equal(st, GRPC_STATUS_OK);
     int32_t pid = info->pid;
@@ -361,7 +361,7 @@ static void test_background_process(void **state)
     req.argv = sleep_argv;
     req.stdin_open = false;
     st = rpc_unary(vh.ch, ITEST_METHOD("StartProcess"), &req.base,
-                   &airlock__vmhost__v1__process_info__descriptor, (ProtobufCMessage **)&info,
+                   &airlock__guest__v1__process_info__descriptor, (ProtobufCMessage **)&info,
                    NULL, ITEST_CALL_TIMEOUT_MS);
     assert_int_equal(st, GRPC_STATUS_OK);
     Airlock__Vmhost__V1__SignalProcessRequest sr = AIRLOCK__VMHOST__V1__SIGNAL_PROCESS_REQUEST__INIT;

@@ -100,10 +100,11 @@ static void test_non_utf8_file_name(void **state)
     assert_memory_equal(back, "latin-1 name", back_len);
     free(back);
 
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__ListRequest lr = AIRLOCK__GUEST__V1__LIST_REQUEST__INIT;
+    lr.path = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
+    Airlock__Vmhost__V1__ListDirRequest req = AIRLOCK__VMHOST__V1__LIST_DIR_REQUEST__INIT;
     req.sandbox_id = sandbox_id;
-    req.path.data = (uint8_t *)"/tmp";
-    req.path.len = 4;
+    req.request = &lr;
     Airlock__Vmhost__V1__ListDirResponse *list = NULL;
     assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListDir"), &req.base,
                                &airlock__vmhost__v1__list_dir_response__descriptor,
@@ -114,7 +115,7 @@ static void test_non_utf8_file_name(void **state)
         const ProtobufCBinaryData *n = &list->entries[i]->name;
         if (n->len == strlen(name) - 5 && memcmp(n->data, name + 5, n->len) == 0) {
             found = true;
-            assert_int_equal(list->entries[i]->type, AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_FILE);
+            assert_int_equal(list->entries[i]->type, AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_FILE);
             assert_int_equal(list->entries[i]->size, strlen("latin-1 name"));
         }
     }
@@ -122,20 +123,28 @@ static void test_non_utf8_file_name(void **state)
     protobuf_c_message_free_unpacked(&list->base, NULL);
 }
 
+/* RemoveFile (recursive or not) or StatFile of path. */
 static grpc_status_code path_call(const char *method, const char *path, bool recursive,
                                   char **details)
 {
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
-    req.sandbox_id = sandbox_id;
-    req.path.data = (uint8_t *)path;
-    req.path.len = strlen(path);
-    req.recursive = recursive;
-    const ProtobufCMessageDescriptor *d = strstr(method, "Stat")
-                                              ? &airlock__vmhost__v1__file_info__descriptor
-                                              : &airlock__vmhost__v1__empty__descriptor;
+    ProtobufCBinaryData p = { .len = strlen(path), .data = (uint8_t *)path };
+    Airlock__Guest__V1__RemoveRequest rm = AIRLOCK__GUEST__V1__REMOVE_REQUEST__INIT;
+    rm.path = p;
+    rm.recursive = recursive;
+    Airlock__Vmhost__V1__RemoveFileRequest remove = AIRLOCK__VMHOST__V1__REMOVE_FILE_REQUEST__INIT;
+    remove.sandbox_id = sandbox_id;
+    remove.request = &rm;
+    Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
+    sr.path = p;
+    Airlock__Vmhost__V1__StatFileRequest stat = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
+    stat.sandbox_id = sandbox_id;
+    stat.request = &sr;
+    bool is_stat = strstr(method, "Stat") != NULL;
+    const ProtobufCMessageDescriptor *d = is_stat ? &airlock__guest__v1__file_info__descriptor
+                                                  : &airlock__vmhost__v1__empty__descriptor;
     ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, method, &req.base, d, &resp, details,
-                                    ITEST_CALL_TIMEOUT_MS);
+    grpc_status_code st = rpc_unary(vh.ch, method, is_stat ? &stat.base : &remove.base, d, &resp,
+                                    details, ITEST_CALL_TIMEOUT_MS);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     return st;
@@ -144,11 +153,12 @@ static grpc_status_code path_call(const char *method, const char *path, bool rec
 static void test_directory_operations(void **state)
 {
     (void)state;
+    Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+    m.path = (ProtobufCBinaryData){ .len = strlen("/work/a/b/c"), .data = (uint8_t *)"/work/a/b/c" };
+    m.parents = true;
     Airlock__Vmhost__V1__MakeDirRequest mk = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
     mk.sandbox_id = sandbox_id;
-    mk.path.data = (uint8_t *)"/work/a/b/c";
-    mk.path.len = strlen("/work/a/b/c");
-    mk.parents = true;
+    mk.request = &m;
     ProtobufCMessage *resp = NULL;
     assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("MakeDir"), &mk.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
@@ -158,39 +168,44 @@ static void test_directory_operations(void **state)
     assert_int_equal(itest_write_file(&vh, sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
                      GRPC_STATUS_OK);
 
+    Airlock__Guest__V1__RenameRequest r = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
+    r.from = (ProtobufCBinaryData){ .len = strlen("/work/a/b/c/f.txt"),
+                                    .data = (uint8_t *)"/work/a/b/c/f.txt" };
+    r.to = (ProtobufCBinaryData){ .len = strlen("/work/a/g.txt"), .data = (uint8_t *)"/work/a/g.txt" };
     Airlock__Vmhost__V1__RenameFileRequest mv = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
     mv.sandbox_id = sandbox_id;
-    mv.from.data = (uint8_t *)"/work/a/b/c/f.txt";
-    mv.from.len = strlen("/work/a/b/c/f.txt");
-    mv.to.data = (uint8_t *)"/work/a/g.txt";
-    mv.to.len = strlen("/work/a/g.txt");
+    mv.request = &r;
     assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("RenameFile"), &mv.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
                                ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(resp, NULL);
 
+    Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
+    c.path = r.to;
+    c.mode = 0600;
     Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
     cm.sandbox_id = sandbox_id;
-    cm.path = mv.to;
-    cm.mode = 0600;
+    cm.request = &c;
     assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ChmodFile"), &cm.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
                                ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(resp, NULL);
 
-    Airlock__Vmhost__V1__PathRequest st_req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
+    sr.path = r.to;
+    Airlock__Vmhost__V1__StatFileRequest st_req = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
     st_req.sandbox_id = sandbox_id;
-    st_req.path = mv.to;
-    Airlock__Vmhost__V1__FileInfo *info = NULL;
+    st_req.request = &sr;
+    Airlock__Guest__V1__FileInfo *info = NULL;
     assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("StatFile"), &st_req.base,
-                               &airlock__vmhost__v1__file_info__descriptor,
+                               &airlock__guest__v1__file_info__descriptor,
                                (ProtobufCMessage **)&info, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     assert_int_equal(info->mode & 07777, 0600);
     assert_int_equal(info->size, 1);
-    assert_int_equal(info->type, AIRLOCK__VMHOST__V1__FILE_TYPE__FILE_TYPE_FILE);
+    assert_int_equal(info->type, AIRLOCK__GUEST__V1__FILE_TYPE__FILE_TYPE_FILE);
     protobuf_c_message_free_unpacked(&info->base, NULL);
 
     char *details = NULL;
@@ -245,6 +260,60 @@ static void test_file_errors(void **state)
     itest_exec_result_free(&r);
 }
 
+/* The forwarded operations (vmhost/service_forward.c) check what they
+ * carry before the guest sees it: no guest request, a path with a NUL, a
+ * mode beyond 07777, an empty rename target — each INVALID_ARGUMENT naming
+ * the field; a sandbox that does not exist NOT_FOUND naming it. */
+static void expect_refused(const char *method, const ProtobufCMessage *req,
+                           grpc_status_code want, const char *fragment)
+{
+    ProtobufCMessage *resp = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(vh.ch, method, req, &airlock__vmhost__v1__empty__descriptor,
+                                    &resp, &details, ITEST_CALL_TIMEOUT_MS);
+    if (st != want || !details || !strstr(details, fragment))
+        fail_msg("%s: want %d \"%s\", got %d \"%s\"", method, want, fragment, st,
+                 details ? details : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    free(details);
+}
+
+static void test_forwarded_requests_checked(void **state)
+{
+    (void)state;
+    Airlock__Vmhost__V1__MakeDirRequest mk = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
+    mk.sandbox_id = sandbox_id;
+    expect_refused(ITEST_METHOD("MakeDir"), &mk.base, GRPC_STATUS_INVALID_ARGUMENT,
+                   "request: required");
+
+    Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+    m.path = (ProtobufCBinaryData){ .len = 8, .data = (uint8_t *)"/tmp/a\0b" };
+    mk.request = &m;
+    expect_refused(ITEST_METHOD("MakeDir"), &mk.base, GRPC_STATUS_INVALID_ARGUMENT,
+                   "path: contains a NUL byte");
+
+    Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
+    c.path = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
+    c.mode = 010000;
+    Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
+    cm.sandbox_id = sandbox_id;
+    cm.request = &c;
+    expect_refused(ITEST_METHOD("ChmodFile"), &cm.base, GRPC_STATUS_INVALID_ARGUMENT, "mode:");
+
+    Airlock__Guest__V1__RenameRequest r = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
+    r.from = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
+    Airlock__Vmhost__V1__RenameFileRequest mv = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
+    mv.sandbox_id = sandbox_id;
+    mv.request = &r;
+    expect_refused(ITEST_METHOD("RenameFile"), &mv.base, GRPC_STATUS_INVALID_ARGUMENT,
+                   "to: required");
+
+    c.mode = 0644;
+    cm.sandbox_id = "sb_nope";
+    expect_refused(ITEST_METHOD("ChmodFile"), &cm.base, GRPC_STATUS_NOT_FOUND, "sb_nope");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_non_utf8_file_name),
         cmocka_unit_test(test_directory_operations),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_forwarded_requests_checked),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

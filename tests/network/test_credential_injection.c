@@ -322,7 +322,7 @@ static void set_sandbox_policy(const char *id, Airlock__Egress__V1__Policy *p)
     ProtobufCMessage *resp = NULL;
     char *details = NULL;
     grpc_status_code st = rpc_unary(lab.vh.ch, ITEST_METHOD("SetSandboxPolicy"), &req.base,
-                                    &airlock__vmhost__v1__empty__descriptor, &resp, &details,
+                                    &airlock__vmhost__v1__sandbox__descriptor, &resp, &details,
                                     CALL_TIMEOUT_MS);
     if (st != GRPC_STATUS_OK)
         fail_msg("SetSandboxPolicy: %s", details ? details : "");

@@ -90,8 +90,8 @@ static void sleep_ms(int ms)
 static void handle_get_sandbox(struct rpc_call *call, void *ctx)
 {
     (void)ctx;
-    Airlock__Vmhost__V1__GetSandboxRequest *req = (void *)rpc_call_recv_request(
-        call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
+    Airlock__Vmhost__V1__SandboxRef *req = (void *)rpc_call_recv_request(
+        call, &airlock__vmhost__v1__sandbox_ref__descriptor);
     if (!req)
         return;
     const char *auth = rpc_call_metadata(call, "authorization");
@@ -175,8 +175,8 @@ static void handle_write_file(struct rpc_call *call, void *ctx)
         protobuf_c_message_free_unpacked(&chunk->base, NULL);
     }
     if (rpc_call_recv_status(call) == RPC_RECV_END) {
-        Airlock__Vmhost__V1__FileInfo info = AIRLOCK__VMHOST__V1__FILE_INFO__INIT;
-        info.name = head->path;
+        Airlock__Guest__V1__FileInfo info = AIRLOCK__GUEST__V1__FILE_INFO__INIT;
+        info.name = head->request ? head->request->path : (ProtobufCBinaryData){ 0 };
         info.size = total;
         rpc_call_send(call, &info.base);
         rpc_call_finish(call, GRPC_STATUS_OK, NULL);
@@ -208,8 +208,8 @@ static void handle_sleep(struct rpc_call *call, void *ctx)
 static void handle_barrier(struct rpc_call *call, void *ctx)
 {
     (void)ctx;
-    Airlock__Vmhost__V1__GetSandboxRequest *req = (void *)rpc_call_recv_request(
-        call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
+    Airlock__Vmhost__V1__SandboxRef *req = (void *)rpc_call_recv_request(
+        call, &airlock__vmhost__v1__sandbox_ref__descriptor);
     if (!req)
         return;
     struct timespec until;
@@ -241,7 +241,7 @@ static void handle_empty(struct rpc_call *call, void *ctx)
 {
     (void)ctx;
     ProtobufCMessage *req =
-        rpc_call_recv_request(call, &airlock__vmhost__v1__get_sandbox_request__descriptor);
+        rpc_call_recv_request(call, &airlock__vmhost__v1__sandbox_ref__descriptor);
     if (!req)
         return;
     protobuf_c_message_free_unpacked(req, NULL);
@@ -307,7 +307,7 @@ static int fixture_teardown(void **state)
 static grpc_status_code get_sandbox(struct rpc_channel *ch, const char *id,
                                     Airlock__Vmhost__V1__Sandbox **sb, char **details)
 {
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     return rpc_unary(ch, VMHOST "GetSandbox", &req.base, &airlock__vmhost__v1__sandbox__descriptor,
                      (ProtobufCMessage **)sb, details, CALL_TIMEOUT_MS);
@@ -444,8 +444,10 @@ static void test_client_streaming(void **state)
 {
     struct fixture *f = *state;
     struct rpc_stream *s = rpc_stream_open(f->channel, VMHOST "WriteFile", CALL_TIMEOUT_MS);
+    Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;
+    fw.path = (ProtobufCBinaryData){.len = 6, .data = (uint8_t *)"/a/b.c"};
     Airlock__Vmhost__V1__WriteFileRequest msg = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
-    msg.path = (ProtobufCBinaryData){.len = 6, .data = (uint8_t *)"/a/b.c"};
+    msg.request = &fw;
     assert_int_equal(rpc_stream_send(s, &msg.base), 0);
     static uint8_t chunk[64 * 1024];
     msg = (Airlock__Vmhost__V1__WriteFileRequest)AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
@@ -454,9 +456,9 @@ static void test_client_streaming(void **state)
         assert_int_equal(rpc_stream_send(s, &msg.base), 0);
     assert_int_equal(rpc_stream_close_send(s), 0);
 
-    Airlock__Vmhost__V1__FileInfo *info = NULL;
+    Airlock__Guest__V1__FileInfo *info = NULL;
     assert_int_equal(
-        rpc_stream_recv(s, &airlock__vmhost__v1__file_info__descriptor, (ProtobufCMessage **)&info),
+        rpc_stream_recv(s, &airlock__guest__v1__file_info__descriptor, (ProtobufCMessage **)&info),
         1);
     assert_int_equal(rpc_stream_finish(s, NULL), GRPC_STATUS_OK);
     assert_int_equal(info->size, 20 * sizeof(chunk));
@@ -503,8 +505,8 @@ static void test_handler_without_finish(void **state)
 static void test_malformed_request(void **state)
 {
     struct fixture *f = *state;
-    /* Field 1 of ExecExit is a varint; GetSandboxRequest's field 1 is a
-     * string, so these bytes do not parse as a GetSandboxRequest. */
+    /* Field 1 of ExecExit is a varint; SandboxRef's field 1 is a
+     * string, so these bytes do not parse as a SandboxRef. */
     Airlock__Vmhost__V1__ExecExit wrong = AIRLOCK__VMHOST__V1__EXEC_EXIT__INIT;
     wrong.exit_code = 5;
     ProtobufCMessage *resp = NULL;
@@ -513,7 +515,7 @@ static void test_malformed_request(void **state)
                                &airlock__vmhost__v1__sandbox__descriptor, &resp, &details,
                                CALL_TIMEOUT_MS),
                      GRPC_STATUS_INVALID_ARGUMENT);
-    assert_string_equal(details, "request is not a valid GetSandboxRequest");
+    assert_string_equal(details, "request is not a valid SandboxRef");
     free(details);
 }
 
@@ -562,8 +564,8 @@ static void *concurrent_client(void *arg)
     int n = 0;
     for (int i = t->first; i < CONCURRENT_CALLS; i += t->step, n++) {
         snprintf(ids[n], sizeof(ids[n]), "sb-%d", i);
-        Airlock__Vmhost__V1__GetSandboxRequest req =
-            AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+        Airlock__Vmhost__V1__SandboxRef req =
+            AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
         req.id = ids[n];
         streams[n] = rpc_stream_open(t->channel, "/test.Test/Barrier", 20000);
         if (rpc_stream_send(streams[n], &req.base) == 0)
@@ -648,7 +650,7 @@ static void test_stop_with_stream_in_flight(void **state)
     /* stop returned, so the handler thread was joined; it ran to its end. */
     assert_true(seen.stream_handler_ended);
     /* A new call now fails cleanly within its deadline. */
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     ProtobufCMessage *resp = NULL;
     assert_int_not_equal(rpc_unary(f->channel, VMHOST "GetSandbox", &req.base,
                                    &airlock__vmhost__v1__sandbox__descriptor, &resp, NULL, 300),

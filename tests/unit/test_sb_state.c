@@ -18,7 +18,8 @@ struct move {
 };
 
 /* Every move vmhost makes (the sites: sandbox.c, sandbox_pause.c,
- * sandbox_suspend.c, checkpoint.c, checkpoint_restore.c,
+ * sandbox_build.c, sandbox_delete.c, sandbox_vm.c, sandbox_suspend.c,
+ * checkpoint.c, checkpoint_restore.c,
  * sandbox_adopt.c). */
 static const struct move made[] = {
     { SB_NONE, SB_CREATING },

@@ -12,7 +12,7 @@
 
 #define PUT_CHUNK (64 * 1024)
 
-typedef Airlock__Vmhost__V1__FileInfo FileInfo;
+typedef Airlock__Guest__V1__FileInfo FileInfo;
 
 static ProtobufCBinaryData path_bytes(const char *path)
 {
@@ -22,7 +22,7 @@ static ProtobufCBinaryData path_bytes(const char *path)
 static void file_json(struct json *j, const FileInfo *f)
 {
     char type[16];
-    ctl_format_enum(&airlock__vmhost__v1__file_type__descriptor, f->type, "FILE_TYPE_", type,
+    ctl_format_enum(&airlock__guest__v1__file_type__descriptor, f->type, "FILE_TYPE_", type,
                     sizeof(type));
     json_object_begin(j, NULL);
     json_bytes(j, "name", f->name.data, f->name.len);
@@ -85,9 +85,11 @@ int cmd_cat(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
+    Airlock__Guest__V1__FileReadRequest fr = AIRLOCK__GUEST__V1__FILE_READ_REQUEST__INIT;
+    fr.path = path_bytes(argv[optind + 1]);
     Airlock__Vmhost__V1__ReadFileRequest req = AIRLOCK__VMHOST__V1__READ_FILE_REQUEST__INIT;
     req.sandbox_id = argv[optind];
-    req.path = path_bytes(argv[optind + 1]);
+    req.request = &fr;
     if (ctl_connect(ctl) < 0)
         return CTL_EXIT_ERROR;
     /* No deadline: a large file may take long; the stream ends with it. */
@@ -161,20 +163,22 @@ int cmd_put(struct ctl *ctl, int argc, char **argv)
         {"parents", no_argument, NULL, 'p'},
         {0},
     };
+    Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;
+    fw.mode = 0644;
     Airlock__Vmhost__V1__WriteFileRequest head = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
-    head.mode = 0644;
+    head.request = &fw;
     int opt;
     while ((opt = ctl_next_option(argc, argv, ":", options)) != -1) {
         switch (opt) {
         case 'm':
-            if (ctl_parse_mode(optarg, &head.mode) < 0)
+            if (ctl_parse_mode(optarg, &fw.mode) < 0)
                 return ctl_usage_error(argv[0], "invalid --mode '%s'", optarg);
             break;
         case 'a':
-            head.append = true;
+            fw.append = true;
             break;
         case 'p':
-            head.make_parents = true;
+            fw.make_parents = true;
             break;
         default:
             return CTL_EXIT_USAGE;
@@ -183,7 +187,7 @@ int cmd_put(struct ctl *ctl, int argc, char **argv)
     if (ctl_expect_operands(argc, argv, 2))
         return CTL_EXIT_USAGE;
     head.sandbox_id = argv[optind];
-    head.path = path_bytes(argv[optind + 1]);
+    fw.path = path_bytes(argv[optind + 1]);
     if (ctl_connect(ctl) < 0)
         return CTL_EXIT_ERROR;
     struct rpc_stream *s = rpc_stream_open(ctl->channel, VMHOST_METHOD("WriteFile"), 0);
@@ -191,7 +195,7 @@ int cmd_put(struct ctl *ctl, int argc, char **argv)
         return CTL_EXIT_ERROR;
     FileInfo *info = NULL;
     if (put_stream_stdin(s, &head) == 0)
-        rpc_stream_recv(s, &airlock__vmhost__v1__file_info__descriptor, (ProtobufCMessage **)&info);
+        rpc_stream_recv(s, &airlock__guest__v1__file_info__descriptor, (ProtobufCMessage **)&info);
     int rc = ctl_finish_stream(s) < 0 ? CTL_EXIT_ERROR : 0;
     if (rc == 0 && info && ctl->json)
         print_file_json(info);
@@ -204,9 +208,11 @@ int cmd_ls_files(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__ListRequest lr = AIRLOCK__GUEST__V1__LIST_REQUEST__INIT;
+    lr.path = path_bytes(argv[optind + 1]);
+    Airlock__Vmhost__V1__ListDirRequest req = AIRLOCK__VMHOST__V1__LIST_DIR_REQUEST__INIT;
     req.sandbox_id = argv[optind];
-    req.path = path_bytes(argv[optind + 1]);
+    req.request = &lr;
     Airlock__Vmhost__V1__ListDirResponse *resp = NULL;
     if (ctl_unary(ctl, VMHOST_METHOD("ListDir"), &req.base,
                   &airlock__vmhost__v1__list_dir_response__descriptor,
@@ -232,12 +238,14 @@ int cmd_stat(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
+    sr.path = path_bytes(argv[optind + 1]);
+    Airlock__Vmhost__V1__StatFileRequest req = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
     req.sandbox_id = argv[optind];
-    req.path = path_bytes(argv[optind + 1]);
+    req.request = &sr;
     FileInfo *info = NULL;
     if (ctl_unary(ctl, VMHOST_METHOD("StatFile"), &req.base,
-                  &airlock__vmhost__v1__file_info__descriptor, (ProtobufCMessage **)&info) < 0)
+                  &airlock__guest__v1__file_info__descriptor, (ProtobufCMessage **)&info) < 0)
         return CTL_EXIT_ERROR;
     if (ctl->json)
         print_file_json(info);
@@ -254,16 +262,18 @@ int cmd_mkdir(struct ctl *ctl, int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},
         {0},
     };
+    Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
+    m.mode = 0755;
     Airlock__Vmhost__V1__MakeDirRequest req = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
-    req.mode = 0755;
+    req.request = &m;
     int opt;
     while ((opt = ctl_next_option(argc, argv, ":p", options)) != -1) {
         switch (opt) {
         case 'p':
-            req.parents = true;
+            m.parents = true;
             break;
         case 'm':
-            if (ctl_parse_mode(optarg, &req.mode) < 0)
+            if (ctl_parse_mode(optarg, &m.mode) < 0)
                 return ctl_usage_error(argv[0], "invalid --mode '%s'", optarg);
             break;
         default:
@@ -273,24 +283,26 @@ int cmd_mkdir(struct ctl *ctl, int argc, char **argv)
     if (ctl_expect_operands(argc, argv, 2))
         return CTL_EXIT_USAGE;
     req.sandbox_id = argv[optind];
-    req.path = path_bytes(argv[optind + 1]);
+    m.path = path_bytes(argv[optind + 1]);
     return call_for_empty(ctl, VMHOST_METHOD("MakeDir"), &req.base);
 }
 
 int cmd_rm_file(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {{"recursive", no_argument, NULL, 'r'}, {0}};
-    Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
+    Airlock__Guest__V1__RemoveRequest r = AIRLOCK__GUEST__V1__REMOVE_REQUEST__INIT;
+    Airlock__Vmhost__V1__RemoveFileRequest req = AIRLOCK__VMHOST__V1__REMOVE_FILE_REQUEST__INIT;
+    req.request = &r;
     int opt;
     while ((opt = ctl_next_option(argc, argv, ":r", options)) != -1) {
         if (opt != 'r')
             return CTL_EXIT_USAGE;
-        req.recursive = true;
+        r.recursive = true;
     }
     if (ctl_expect_operands(argc, argv, 2))
         return CTL_EXIT_USAGE;
     req.sandbox_id = argv[optind];
-    req.path = path_bytes(argv[optind + 1]);
+    r.path = path_bytes(argv[optind + 1]);
     return call_for_empty(ctl, VMHOST_METHOD("RemoveFile"), &req.base);
 }
 
@@ -298,10 +310,12 @@ int cmd_mv(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 3))
         return CTL_EXIT_USAGE;
+    Airlock__Guest__V1__RenameRequest r = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
+    r.from = path_bytes(argv[optind + 1]);
+    r.to = path_bytes(argv[optind + 2]);
     Airlock__Vmhost__V1__RenameFileRequest req = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
     req.sandbox_id = argv[optind];
-    req.from = path_bytes(argv[optind + 1]);
-    req.to = path_bytes(argv[optind + 2]);
+    req.request = &r;
     return call_for_empty(ctl, VMHOST_METHOD("RenameFile"), &req.base);
 }
 
@@ -309,10 +323,12 @@ int cmd_chmod(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 3))
         return CTL_EXIT_USAGE;
+    Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
+    if (ctl_parse_mode(argv[optind + 1], &c.mode) < 0)
+        return ctl_usage_error(argv[0], "invalid MODE '%s'", argv[optind + 1]);
+    c.path = path_bytes(argv[optind + 2]);
     Airlock__Vmhost__V1__ChmodFileRequest req = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
     req.sandbox_id = argv[optind];
-    if (ctl_parse_mode(argv[optind + 1], &req.mode) < 0)
-        return ctl_usage_error(argv[0], "invalid MODE '%s'", argv[optind + 1]);
-    req.path = path_bytes(argv[optind + 2]);
+    req.request = &c;
     return call_for_empty(ctl, VMHOST_METHOD("ChmodFile"), &req.base);
 }

@@ -13,7 +13,7 @@
 
 #define STDIN_CHUNK (64 * 1024)
 
-typedef Airlock__Vmhost__V1__ProcessInfo ProcessInfo;
+typedef Airlock__Guest__V1__ProcessInfo ProcessInfo;
 
 static void process_json(struct json *j, const ProcessInfo *p)
 {
@@ -53,7 +53,7 @@ int cmd_start(struct ctl *ctl, int argc, char **argv)
     spec.req.stdin_open = spec.stdin_requested;
     ProcessInfo *p = NULL;
     rc = ctl_unary(ctl, VMHOST_METHOD("StartProcess"), &spec.req.base,
-                   &airlock__vmhost__v1__process_info__descriptor, (ProtobufCMessage **)&p);
+                   &airlock__guest__v1__process_info__descriptor, (ProtobufCMessage **)&p);
     exec_spec_free(&spec);
     if (rc < 0)
         return CTL_EXIT_ERROR;

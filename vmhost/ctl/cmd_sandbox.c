@@ -108,14 +108,13 @@ int cmd_create(struct ctl *ctl, int argc, char **argv)
     return 0;
 }
 
-/* GetSandbox, PauseSandbox, ResumeSandbox and SuspendSandbox: their
- * requests are all {string id = 1}, so one message serves them all (the
- * same bytes on the wire); the answer is the sandbox. */
+/* GetSandbox, PauseSandbox, ResumeSandbox and SuspendSandbox: a
+ * SandboxRef in, the sandbox out. */
 static int sandbox_id_call(struct ctl *ctl, int argc, char **argv, const char *method)
 {
     if (ctl_operands_only(argc, argv, 1))
         return CTL_EXIT_USAGE;
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = argv[optind];
     Sandbox *sb = NULL;
     if (ctl_unary(ctl, method, &req.base, &airlock__vmhost__v1__sandbox__descriptor,
@@ -191,12 +190,11 @@ int cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 1))
         return CTL_EXIT_USAGE;
-    Airlock__Vmhost__V1__DeleteSandboxRequest req =
-        AIRLOCK__VMHOST__V1__DELETE_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = argv[optind];
     ProtobufCMessage *resp = NULL;
     if (ctl_unary(ctl, VMHOST_METHOD("DeleteSandbox"), &req.base,
-                  &airlock__vmhost__v1__delete_sandbox_response__descriptor, &resp) < 0)
+                  &airlock__vmhost__v1__empty__descriptor, &resp) < 0)
         return CTL_EXIT_ERROR;
     protobuf_c_message_free_unpacked(resp, NULL);
     return 0;

@@ -369,9 +369,8 @@ Airlock__Vmhost__V1__Sandbox *itest_sandbox_call(struct itest_vmhost *vh, const 
                                                  const char *id, grpc_status_code *st,
                                                  char **details)
 {
-    /* GetSandbox, PauseSandbox and ResumeSandbox requests are all
-     * {string id = 1}: one encoder serves the three. */
-    Airlock__Vmhost__V1__GetSandboxRequest req = AIRLOCK__VMHOST__V1__GET_SANDBOX_REQUEST__INIT;
+    /* GetSandbox, PauseSandbox and ResumeSandbox all take a SandboxRef. */
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     Airlock__Vmhost__V1__Sandbox *sb = NULL;
     *st = rpc_unary(vh->ch, method, &req.base, &airlock__vmhost__v1__sandbox__descriptor,
@@ -395,11 +394,11 @@ Airlock__Vmhost__V1__ListSandboxesResponse *itest_list_sandboxes(struct itest_vm
 
 grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)
 {
-    Airlock__Vmhost__V1__DeleteSandboxRequest req = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     ProtobufCMessage *resp = NULL;
     grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("DeleteSandbox"), &req.base,
-                                    &airlock__vmhost__v1__delete_sandbox_response__descriptor, &resp,
+                                    &airlock__vmhost__v1__empty__descriptor, &resp,
                                     NULL, ITEST_CALL_TIMEOUT_MS);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
@@ -523,13 +522,14 @@ grpc_status_code itest_write_file(struct itest_vmhost *vh, const char *sandbox_i
                                   size_t len, char **details)
 {
     struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("WriteFile"), ITEST_CALL_TIMEOUT_MS);
+    Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;
+    fw.path = (ProtobufCBinaryData){ .len = path_len, .data = (uint8_t *)path };
     size_t off = 0;
     do {
         Airlock__Vmhost__V1__WriteFileRequest req = AIRLOCK__VMHOST__V1__WRITE_FILE_REQUEST__INIT;
         if (off == 0) {
             req.sandbox_id = (char *)sandbox_id;
-            req.path.data = (uint8_t *)path;
-            req.path.len = path_len;
+            req.request = &fw;
         }
         size_t n = len - off > ITEST_WRITE_CHUNK ? ITEST_WRITE_CHUNK : len - off;
         req.data.data = (uint8_t *)data + off;
@@ -540,7 +540,7 @@ grpc_status_code itest_write_file(struct itest_vmhost *vh, const char *sandbox_i
     } while (off < len);
     rpc_stream_close_send(s);
     ProtobufCMessage *info = NULL;
-    if (rpc_stream_recv(s, &airlock__vmhost__v1__file_info__descriptor, &info) == 1)
+    if (rpc_stream_recv(s, &airlock__guest__v1__file_info__descriptor, &info) == 1)
         protobuf_c_message_free_unpacked(info, NULL);
     return rpc_stream_finish(s, details);
 }
@@ -549,10 +549,11 @@ grpc_status_code itest_read_file(struct itest_vmhost *vh, const char *sandbox_id
                                  const uint8_t *path, size_t path_len, uint8_t **data,
                                  size_t *len, char **details)
 {
+    Airlock__Guest__V1__FileReadRequest fr = AIRLOCK__GUEST__V1__FILE_READ_REQUEST__INIT;
+    fr.path = (ProtobufCBinaryData){ .len = path_len, .data = (uint8_t *)path };
     Airlock__Vmhost__V1__ReadFileRequest req = AIRLOCK__VMHOST__V1__READ_FILE_REQUEST__INIT;
     req.sandbox_id = (char *)sandbox_id;
-    req.path.data = (uint8_t *)path;
-    req.path.len = path_len;
+    req.request = &fr;
     struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("ReadFile"), ITEST_CALL_TIMEOUT_MS);
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);

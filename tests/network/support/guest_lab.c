@@ -333,7 +333,7 @@ grpc_status_code guest_lab_set_policy(const char *id, const Airlock__Egress__V1_
     req.policy = (Airlock__Egress__V1__Policy *)p;
     ProtobufCMessage *resp = NULL;
     grpc_status_code st = rpc_unary(lab.vh.ch, ITEST_METHOD("SetSandboxPolicy"), &req.base,
-                                    &airlock__vmhost__v1__empty__descriptor, &resp, details,
+                                    &airlock__vmhost__v1__sandbox__descriptor, &resp, details,
                                     GUEST_LAB_CALL_TIMEOUT_MS);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);

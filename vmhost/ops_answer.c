@@ -1,0 +1,147 @@
+/* What every operation of ops.h shares, below them all: the lookup, the
+ * status of an error class, and answers held, released and put in
+ * vmhost.proto's messages — the one place vmhost's own states and
+ * checkpoint kinds become the API's. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ops.h"
+
+grpc_status_code sandbox_error_status(enum sandbox_error e)
+{
+    switch (e) {
+    case SANDBOX_OK: return GRPC_STATUS_OK;
+    case SANDBOX_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
+    case SANDBOX_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
+    case SANDBOX_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
+    case SANDBOX_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    case SANDBOX_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
+    case SANDBOX_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
+    case SANDBOX_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
+    }
+    return GRPC_STATUS_INTERNAL;
+}
+
+grpc_status_code op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, char *err,
+                           size_t errlen)
+{
+    if (!*id) {
+        snprintf(err, errlen, "id: required");
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    }
+    *out = sandbox_get(vh, id);
+    if (!*out) {
+        snprintf(err, errlen, "sandbox %.80s not found", id);
+        return GRPC_STATUS_NOT_FOUND;
+    }
+    return GRPC_STATUS_OK;
+}
+
+grpc_status_code op_answer_sandbox(struct op_answer *out, struct sandbox *sb, char *err,
+                                   size_t errlen)
+{
+    out->sandboxes = malloc(sizeof(*out->sandboxes));
+    if (!out->sandboxes) {
+        sandbox_put(sb);
+        snprintf(err, errlen, "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    out->sandboxes[0] = sb;
+    out->n_sandboxes = 1;
+    return GRPC_STATUS_OK;
+}
+
+void op_answer_release(struct op_answer *a)
+{
+    for (size_t i = 0; a->sandboxes && i < a->n_sandboxes; i++)
+        sandbox_put(a->sandboxes[i]);
+    free(a->sandboxes);
+    free(a->checkpoints);
+    *a = (struct op_answer){ 0 };
+}
+
+static Airlock__Vmhost__V1__SandboxState state_msg(enum sb_state s)
+{
+#define MAP(x) case SB_##x: return AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##x
+    switch (s) {
+    MAP(CREATING);
+    MAP(RUNNING);
+    MAP(PAUSED);
+    MAP(SUSPENDING);
+    MAP(SUSPENDED);
+    MAP(RESUMING);
+    MAP(CHECKPOINTING);
+    MAP(RESTORING);
+    MAP(ERROR);
+    MAP(DELETING);
+    MAP(DELETED);
+    case SB_NONE: break;
+    }
+#undef MAP
+    return AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_UNSPECIFIED;
+}
+
+void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
+{
+    struct sandbox_view *v = &out->view;
+    sandbox_view_take(sb, v);
+    airlock__vmhost__v1__sandbox__init(&out->msg);
+    out->msg.id = v->id;
+    out->msg.state = state_msg(v->state);
+    out->msg.template_ = v->template_name;
+    out->msg.vcpus = v->vcpus;
+    out->msg.memory_mb = v->memory_mb;
+    out->msg.created_unix_ms = v->created_unix_ms;
+    out->msg.last_activity_unix_ms = v->last_activity_unix_ms;
+    out->msg.qemu_pid = v->qemu_pid;
+    out->msg.accel = (char *)v->accel;
+    out->msg.error = v->error;
+    out->msg.image_hash = v->image_hash;
+    out->msg.restored = v->restored;
+    out->msg.from_pool = v->from_pool;
+}
+
+static void checkpoint_msg(const char *sandbox_id, const struct checkpoint_info *ci,
+                           Airlock__Vmhost__V1__Checkpoint *m)
+{
+    airlock__vmhost__v1__checkpoint__init(m);
+    m->sandbox_id = (char *)sandbox_id;
+    m->name = (char *)ci->name;
+    m->kind = ci->kind == CHECKPOINT_FULL ? AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL
+                                          : AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_DISK;
+    m->created_unix_ms = ci->created_unix_ms;
+}
+
+int op_answer_encode(const struct op_answer *a, struct op_encoded *e)
+{
+    *e = (struct op_encoded){ 0 };
+    size_t ns = a->n_sandboxes, nc = a->n_checkpoints;
+    e->snapshots = calloc(ns ? ns : 1, sizeof(*e->snapshots));
+    e->sandboxes = calloc(ns ? ns : 1, sizeof(*e->sandboxes));
+    e->checkpoint_msgs = calloc(nc ? nc : 1, sizeof(*e->checkpoint_msgs));
+    e->checkpoints = calloc(nc ? nc : 1, sizeof(*e->checkpoints));
+    if (!e->snapshots || !e->sandboxes || !e->checkpoint_msgs || !e->checkpoints) {
+        op_encoded_free(e);
+        return -1;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        sandbox_snapshot_take(a->sandboxes[i], &e->snapshots[i]);
+        e->sandboxes[i] = &e->snapshots[i].msg;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        checkpoint_msg(a->sandbox_id, &a->checkpoints[i], &e->checkpoint_msgs[i]);
+        e->checkpoints[i] = &e->checkpoint_msgs[i];
+    }
+    e->n_sandboxes = ns;
+    e->n_checkpoints = nc;
+    return 0;
+}
+
+void op_encoded_free(struct op_encoded *e)
+{
+    free(e->snapshots);
+    free(e->sandboxes);
+    free(e->checkpoint_msgs);
+    free(e->checkpoints);
+    *e = (struct op_encoded){ 0 };
+}

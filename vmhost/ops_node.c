@@ -1,0 +1,21 @@
+/* The node's template and warm-pool operations (ops.h). */
+#include "ops.h"
+#include "template_registry.h"
+
+/* The scheduler's warm-pool target for "default" or a named template (its
+ * newest version, or name:N). */
+grpc_status_code op_pool_set(struct vmhost *vh, const ProtobufCMessage *msg,
+                             struct op_answer *out, char *err, size_t errlen)
+{
+    const Airlock__Node__V1__WarmPool *req = (const void *)msg;
+    (void)out;
+    return sandbox_error_status(template_set_pool(vh, req->template_, req->target, err, errlen));
+}
+
+grpc_status_code op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg,
+                                    struct op_answer *out, char *err, size_t errlen)
+{
+    const Airlock__Vmhost__V1__TemplateRef *req = (const void *)msg;
+    (void)out;
+    return sandbox_error_status(template_delete(vh, req->name, err, errlen));
+}

@@ -1,0 +1,138 @@
+/* The builders (sandbox_build.h): disk, network, QEMU, state, guest. */
+#include "sandbox_build.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "log.h"
+#include "sandbox_guest_init.h"
+#include "sandbox_internal.h"
+#include "sandbox_network.h"
+#include "sandbox_record.h"
+#include "template_version.h"
+
+#define SANDBOX_RESTORE_TIMEOUT_MS 30000
+
+int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err, size_t errlen)
+{
+    if (sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
+        return -1;
+    *initialized_us = clock_monotonic_us();
+
+    pthread_mutex_lock(&sb->lock);
+    bool died = sb->state == SB_ERROR;
+    if (!died)
+        sandbox_transition(sb, SB_RUNNING);
+    else
+        snprintf(err, errlen, "%s", sb->error);
+    pthread_mutex_unlock(&sb->lock);
+    if (died)
+        return -1;
+    /* Recorded before anyone hears of it: a restart adopts what it records. */
+    return sandbox_record_save_nosync(sb, err, errlen);
+}
+
+enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
+                                 struct sandbox **out, char *err, size_t errlen)
+{
+    const struct sandbox_create_params *p = b->params;
+    struct template_version *t = b->tmpl;
+    struct sandbox *sb;
+    enum sandbox_error rc = sandbox_reserve(vh, p, b->detached, &sb, err, errlen);
+    if (rc != SANDBOX_OK) {
+        template_release(t);
+        return rc;
+    }
+    struct sandbox_attach *attaching = NULL; /* egress attach aside, until its finish */
+    int64_t started = clock_monotonic_us();
+    sb->tmpl = t; /* held for the sandbox's life */
+    if (t) {
+        snprintf(sb->template_name, sizeof(sb->template_name), "%s", t->ref);
+        sb->vcpus = t->snap.vcpus;
+        sb->memory_mb = t->snap.memory_mb;
+    }
+
+    if (mkdir(sb->dir, 0700) < 0) {
+        snprintf(err, errlen, "create %s: %s", sb->dir, strerror(errno));
+        goto fail;
+    }
+    /* Restored from the template version's snapshot; without one (under
+     * --cold-boot) the kernel boots. */
+    sb->restored = t != NULL;
+    /* A fork starts from its checkpoint: the whole state when it has one. */
+    const char *disk = b->from_disk ? b->from_disk : t ? t->snap.disk : vh->base_disk;
+    bool load_state = b->from_disk ? b->from_state != NULL : sb->restored;
+    if (store_clone_file(disk, sb->disk, err, errlen) < 0)
+        goto fail;
+    int64_t cloned = clock_monotonic_us();
+    /* egress listens before the guest can send its first packet; a
+     * detached VM is attached when it is handed out. A restored guest runs
+     * only from its cont: its attach overlaps QEMU's start and the state
+     * load. A cold-booted guest runs at once: attached first. */
+    bool attach_aside = load_state && !b->detached && vh->egress;
+    rc = b->detached || attach_aside ? sandbox_network_prepare(sb, err, errlen)
+                                     : sandbox_network_up(sb, p->policy, err, errlen);
+    if (rc != SANDBOX_OK)
+        goto fail;
+    if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, err, errlen)))
+        goto fail;
+    int64_t qemu_started = clock_monotonic_us();
+    if (sandbox_start_vm(sb, load_state, b->nice, err, errlen) < 0)
+        goto fail;
+    int64_t qmp_ready = clock_monotonic_us();
+    if (load_state && vm_load_state(sb->vm, b->from_state ? b->from_state : t->snap.state,
+                                    b->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS, err,
+                                    errlen) < 0)
+        goto fail;
+    int64_t loaded = clock_monotonic_us();
+    if (attaching) {
+        rc = sandbox_network_attach_finish(attaching, err, errlen);
+        attaching = NULL;
+        if (rc != SANDBOX_OK)
+            goto fail;
+    }
+    int64_t attached = clock_monotonic_us();
+    if (load_state && vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
+        goto fail;
+    int64_t vm_running = clock_monotonic_us();
+
+    if (sandbox_connect_guest(sb, err, errlen) < 0)
+        goto fail;
+    int64_t guest_connected = clock_monotonic_us();
+    if (b->detached) {
+        *out = sb;
+        return SANDBOX_OK;
+    }
+    int64_t initialized;
+    if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
+        goto fail;
+    int64_t done = clock_monotonic_us();
+    /* Where the time went: disk clone, network (+ egress, unless aside),
+     * QEMU to QMP, state load + cont (and the wait for an attach aside,
+     * attach_wait_us), guestd's first answer, guest init, record. */
+    log_info("sandbox created",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s us=%lld disk_us=%lld net_us=%lld "
+             "qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld init_us=%lld "
+             "record_us=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
+             b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
+             (long long)(done - started), (long long)(cloned - started),
+             (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),
+             (long long)(vm_running - qmp_ready), (long long)(attached - loaded),
+             (long long)(guest_connected - vm_running),
+             (long long)(initialized - guest_connected), (long long)(done - initialized));
+    *out = sb;
+    return SANDBOX_OK;
+
+fail:
+    /* The attach holds sb: it ends before anything is torn down. */
+    if (attaching) {
+        char ignored[8]; /* err says why this build failed */
+        sandbox_network_attach_finish(attaching, ignored, sizeof(ignored));
+    }
+    sandbox_abandon(sb, err);
+    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
+}

@@ -1,0 +1,43 @@
+/* The builders: a sandbox's VM made from a source — the template
+ * version's snapshot, a cold boot (no version, --cold-boot), or a
+ * checkpoint (a fork) — knowing nothing of warm pools or of who asked.
+ * sandbox_create() (a pooled VM, else a build), warm_pool.c (detached
+ * builds) and sandbox_fork.c (from a checkpoint) call them. */
+#ifndef AIRLOCK_SANDBOX_BUILD_H
+#define AIRLOCK_SANDBOX_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sandbox.h"
+
+struct template_version;
+
+struct sandbox_build {
+    const struct sandbox_create_params *params; /* id, project, policy; the size of a cold boot */
+    /* Restored from its snapshot, whose size it takes; the build owns this
+     * reference (the sandbox keeps it, a failure drops it). NULL: boots
+     * the kernel (--cold-boot). */
+    struct template_version *tmpl;
+    /* From a checkpoint: its disk instead of the template's and, when not
+     * NULL, its full state instead of the snapshot's. */
+    const char *from_disk;
+    const char *from_state;
+    /* Out of the registry under an id of its own, its network namespace up
+     * but not attached to egress, its guest answering; not initialized and
+     * not running: the caller finishes it (a warm pool warms it and hands
+     * it out, sandbox_pool.h). */
+    bool detached;
+    int nice;                    /* QEMU's CPU niceness; 0 = vmhost's */
+};
+
+/* A running sandbox (detached: see above) with a reference in *out. On
+ * failure nothing is left behind. */
+enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
+                                 struct sandbox **out, char *err, size_t errlen);
+
+/* Stops and removes a detached sandbox never registered and drops both of
+ * its references (sandbox_delete.c). */
+void sandbox_discard(struct sandbox *sb);
+
+#endif

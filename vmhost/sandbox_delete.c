@@ -1,0 +1,70 @@
+/* A sandbox's end: deleted by request, or a build or hand-out undone. */
+#include <stdio.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "sandbox_build.h"
+#include "sandbox_internal.h"
+#include "sandbox_network.h"
+#include "sandbox_record.h"
+
+/* Stops what runs and removes what exists; the sandbox is already out of
+ * the registry. */
+static void sandbox_teardown(struct sandbox *sb)
+{
+    sandbox_record_remove(sb);
+    pthread_mutex_lock(&sb->lock);
+    sandbox_transition(sb, SB_DELETING);
+    pthread_mutex_unlock(&sb->lock);
+    sandbox_drop_vm(sb);
+    sandbox_network_down(sb);
+    char err[512];
+    if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)
+        log_error("cannot remove sandbox directory", "sandbox=%s error=\"%s\"", sb->id, err);
+    pthread_mutex_lock(&sb->lock);
+    sandbox_transition(sb, SB_DELETED);
+    pthread_mutex_unlock(&sb->lock);
+}
+
+void sandbox_discard(struct sandbox *sb)
+{
+    sandbox_teardown(sb);
+    sandbox_put(sb); /* the registry's (never registered) */
+    sandbox_put(sb); /* the creator's */
+}
+
+void sandbox_abandon(struct sandbox *sb, const char *err)
+{
+    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    pthread_mutex_lock(&sb->vh->lock);
+    sandbox_registry_remove_locked(sb->vh, sb);
+    pthread_mutex_unlock(&sb->vh->lock);
+    sandbox_discard(sb);
+}
+
+enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&vh->lock);
+    struct sandbox *sb = sandbox_registry_find_locked(vh, id);
+    /* A sandbox being created, suspended, resumed, checkpointed or restored
+     * is owned by that operation (which uses its VM without holding
+     * sb->lock). */
+    enum sb_state busy = sb ? sb->state : SB_RUNNING;
+    if (sb_state_busy(busy)) {
+        pthread_mutex_unlock(&vh->lock);
+        snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
+                 sb_state_name(busy));
+        return SANDBOX_ERR_STATE;
+    }
+    if (sb)
+        sandbox_registry_remove_locked(vh, sb);
+    pthread_mutex_unlock(&vh->lock);
+    if (!sb) {
+        snprintf(err, errlen, "sandbox %s not found", id);
+        return SANDBOX_ERR_NOT_FOUND;
+    }
+    sandbox_teardown(sb);
+    log_info("sandbox deleted", "sandbox=%s", sb->id);
+    sandbox_put(sb);
+    return SANDBOX_OK;
+}
