@@ -13,29 +13,7 @@
 #include <openssl/evp.h>
 
 #include "itest.h"
-
-static struct itest_vmhost vh;
-static char *sandbox_id;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    if (itest_vmhost_start(&vh, NULL) < 0)
-        return -1;
-    sandbox_id = itest_create_sandbox(&vh, NULL, NULL);
-    if (!sandbox_id)
-        itest_vmhost_print_log_tail(&vh);
-    return sandbox_id ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    if (sandbox_id)
-        itest_delete_sandbox(&vh, sandbox_id);
-    free(sandbox_id);
-    return itest_vmhost_stop(&vh);
-}
+#include "itest_group.h"
 
 #define P(s) (const uint8_t *)(s), strlen(s)
 
@@ -58,8 +36,9 @@ static void test_64mib_round_trip(void **state)
     uint8_t *data = malloc(len);
     fill_pseudo_random(data, len, 0x5eed);
     char *details = NULL;
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/root/big.bin"), data, len, &details),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/root/big.bin"), data, len, &details),
+        GRPC_STATUS_OK);
     free(details);
 
     /* The guest sees the same bytes: compare its SHA-256 with ours. */
@@ -71,15 +50,16 @@ static void test_64mib_round_trip(void **state)
         sprintf(want + 2 * i, "%02x", digest[i]);
     strcat(want, "  -\n");
     struct itest_exec_result r;
-    itest_sh(&vh, sandbox_id, "sha256sum < /root/big.bin", &r);
+    itest_sh(&itest_vh, itest_sandbox_id, "sha256sum < /root/big.bin", &r);
     assert_int_equal(r.status, GRPC_STATUS_OK);
     assert_string_equal((char *)r.out, want);
     itest_exec_result_free(&r);
 
     uint8_t *back = NULL;
     size_t back_len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P("/root/big.bin"), &back, &back_len, NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_read_file(&itest_vh, itest_sandbox_id, P("/root/big.bin"), &back, &back_len, NULL),
+        GRPC_STATUS_OK);
     assert_int_equal(back_len, len);
     assert_memory_equal(back, data, len);
     free(back);
@@ -90,22 +70,23 @@ static void test_non_utf8_file_name(void **state)
 {
     (void)state;
     const char name[] = "/tmp/caf\xe9-\xff.txt";
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P(name), P("latin-1 name"), NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P(name), P("latin-1 name"), NULL),
+        GRPC_STATUS_OK);
     uint8_t *back = NULL;
     size_t back_len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P(name), &back, &back_len, NULL),
+    assert_int_equal(itest_read_file(&itest_vh, itest_sandbox_id, P(name), &back, &back_len, NULL),
                      GRPC_STATUS_OK);
     assert_int_equal(back_len, strlen("latin-1 name"));
     assert_memory_equal(back, "latin-1 name", back_len);
     free(back);
 
     Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
-    req.sandbox_id = sandbox_id;
+    req.sandbox_id = itest_sandbox_id;
     req.path.data = (uint8_t *)"/tmp";
     req.path.len = 4;
     Airlock__Vmhost__V1__ListDirResponse *list = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListDir"), &req.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("ListDir"), &req.base,
                                &airlock__vmhost__v1__list_dir_response__descriptor,
                                (ProtobufCMessage **)&list, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
@@ -126,7 +107,7 @@ static grpc_status_code path_call(const char *method, const char *path, bool rec
                                   char **details)
 {
     Airlock__Vmhost__V1__PathRequest req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
-    req.sandbox_id = sandbox_id;
+    req.sandbox_id = itest_sandbox_id;
     req.path.data = (uint8_t *)path;
     req.path.len = strlen(path);
     req.recursive = recursive;
@@ -134,8 +115,8 @@ static grpc_status_code path_call(const char *method, const char *path, bool rec
                                               ? &airlock__vmhost__v1__file_info__descriptor
                                               : &airlock__vmhost__v1__empty__descriptor;
     ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, method, &req.base, d, &resp, details,
-                                    ITEST_CALL_TIMEOUT_MS);
+    grpc_status_code st =
+        rpc_unary(itest_vh.ch, method, &req.base, d, &resp, details, ITEST_CALL_TIMEOUT_MS);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     return st;
@@ -145,46 +126,47 @@ static void test_directory_operations(void **state)
 {
     (void)state;
     Airlock__Vmhost__V1__MakeDirRequest mk = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
-    mk.sandbox_id = sandbox_id;
+    mk.sandbox_id = itest_sandbox_id;
     mk.path.data = (uint8_t *)"/work/a/b/c";
     mk.path.len = strlen("/work/a/b/c");
     mk.parents = true;
     ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("MakeDir"), &mk.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("MakeDir"), &mk.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
                                ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(resp, NULL);
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
+        GRPC_STATUS_OK);
 
     Airlock__Vmhost__V1__RenameFileRequest mv = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
-    mv.sandbox_id = sandbox_id;
+    mv.sandbox_id = itest_sandbox_id;
     mv.from.data = (uint8_t *)"/work/a/b/c/f.txt";
     mv.from.len = strlen("/work/a/b/c/f.txt");
     mv.to.data = (uint8_t *)"/work/a/g.txt";
     mv.to.len = strlen("/work/a/g.txt");
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("RenameFile"), &mv.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("RenameFile"), &mv.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
                                ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
-    cm.sandbox_id = sandbox_id;
+    cm.sandbox_id = itest_sandbox_id;
     cm.path = mv.to;
     cm.mode = 0600;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ChmodFile"), &cm.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("ChmodFile"), &cm.base,
                                &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
                                ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Vmhost__V1__PathRequest st_req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
-    st_req.sandbox_id = sandbox_id;
+    st_req.sandbox_id = itest_sandbox_id;
     st_req.path = mv.to;
     Airlock__Vmhost__V1__FileInfo *info = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("StatFile"), &st_req.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("StatFile"), &st_req.base,
                                &airlock__vmhost__v1__file_info__descriptor,
                                (ProtobufCMessage **)&info, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
@@ -211,36 +193,39 @@ static void test_file_errors(void **state)
     char *details = NULL;
     uint8_t *data = NULL;
     size_t len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P("/no/such/file"), &data, &len, &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_read_file(&itest_vh, itest_sandbox_id, P("/no/such/file"), &data, &len, &details),
+        GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, "/no/such/file"));
     free(details);
     free(data);
 
     details = NULL;
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/no/such/dir/f"), P("x"), &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/no/such/dir/f"), P("x"), &details),
+        GRPC_STATUS_NOT_FOUND);
     free(details);
 
     details = NULL;
     const uint8_t nul_path[] = { '/', 't', 'm', 'p', '/', 'a', 0, 'b' };
-    assert_int_equal(itest_read_file(&vh, sandbox_id, nul_path, sizeof(nul_path), &data, &len,
-                                     &details),
+    assert_int_equal(itest_read_file(&itest_vh, itest_sandbox_id, nul_path, sizeof(nul_path), &data,
+                                     &len, &details),
                      GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(details, "path"));
     free(details);
     free(data);
 
     details = NULL;
-    assert_int_equal(itest_read_file(&vh, "sb_nope", P("/etc/hostname"), &data, &len, &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_read_file(&itest_vh, "sb_nope", P("/etc/hostname"), &data, &len, &details),
+        GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, "sb_nope"));
     free(details);
     free(data);
 
     /* An atomic write that failed left no temp files behind. */
     struct itest_exec_result r;
-    itest_sh(&vh, sandbox_id, "ls -a /tmp /root | grep -c airlock || true", &r);
+    itest_sh(&itest_vh, itest_sandbox_id, "ls -a /tmp /root | grep -c airlock || true", &r);
     assert_string_equal((char *)r.out, "0\n");
     itest_exec_result_free(&r);
 }
@@ -253,5 +238,6 @@ int main(void)
         cmocka_unit_test(test_directory_operations),
         cmocka_unit_test(test_file_errors),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup_with_sandbox,
+                                  itest_group_teardown_with_sandbox);
 }

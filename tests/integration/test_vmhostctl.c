@@ -14,22 +14,14 @@
 #include <jansson.h>
 
 #include "itest.h"
-
-static struct itest_vmhost vh;
+#include "itest_group.h"
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (itest_vmhost_start(&vh, NULL) < 0)
+    if (itest_group_setup(state) < 0)
         return -1;
-    setenv("AIRLOCK_VMHOST_ADDR", vh.addr, 1);
+    setenv("AIRLOCK_VMHOST_ADDR", itest_vh.addr, 1);
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
 }
 
 /* Runs "vmhostctl ARGS" through sh; returns the exit code, output in out. */
@@ -114,5 +106,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_session),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, itest_group_teardown);
 }

@@ -49,6 +49,20 @@ void itest_assert_refused(struct itest_vmhost *vh, const char *method, const cha
     free(details);
 }
 
+void itest_assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
+                                const char *named)
+{
+    char *details = *detailsp;
+    if (st != want)
+        fail_msg("status %s, want %s: %s", rpc_status_name(st), rpc_status_name(want),
+                 details ? details : "");
+    if (!details || !strstr(details, named))
+        fail_msg("%s: \"%s\" does not name %s", rpc_status_name(st), details ? details : "",
+                 named);
+    free(details);
+    *detailsp = NULL;
+}
+
 char *itest_assert_sh(struct itest_vmhost *vh, const char *id, const char *script)
 {
     struct itest_exec_result r;

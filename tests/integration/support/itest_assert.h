@@ -17,6 +17,11 @@ Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const ch
 void itest_assert_refused(struct itest_vmhost *vh, const char *method, const char *id,
                           const char *want_state);
 
+/* st must be want, with details naming named; frees *detailsp (taken by
+ * reference so the call producing st may be an argument too) and clears it. */
+void itest_assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
+                                const char *named);
+
 /* sh -c script in sandbox id must run (any exit code, returned); its
  * stdout goes to out (may be NULL), its stderr to stderr when it fails. */
 int itest_assert_sh_code(struct itest_vmhost *vh, const char *id, const char *script, char *out,
