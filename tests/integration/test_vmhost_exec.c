@@ -215,14 +215,9 @@ static void test_pty_interactive_session(void **state)
     const char *typed = "stty size; echo sum=$((20+22)); exit 7\n";
     in.stdin.data = (uint8_t *)typed;
     in.stdin.len = strlen(typed);
-    ProtobufCMessage *resp = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(itest_vh.ch, ITEST_METHOD("ExecInput"), &in.base,
-                                    &airlock__vmhost__v1__exec_input_response__descriptor, &resp,
-                                    &details, ITEST_CALL_TIMEOUT_MS);
-    assert_int_equal(st, GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
-    free(details);
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("ExecInput"), &in.base,
+                                &airlock__vmhost__v1__exec_input_response__descriptor, NULL),
+                     GRPC_STATUS_OK);
 
     char out[65536] = "";
     size_t out_len = 0;
@@ -245,10 +240,10 @@ static void test_pty_interactive_session(void **state)
     assert_int_equal(exit_code, 7);
 
     /* The exec is over: input to it is refused clearly. */
-    st = rpc_unary(itest_vh.ch, ITEST_METHOD("ExecInput"), &in.base,
-                   &airlock__vmhost__v1__exec_input_response__descriptor, &resp, &details,
-                   ITEST_CALL_TIMEOUT_MS);
-    assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
+    char *details = NULL;
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("ExecInput"), &in.base,
+                                &airlock__vmhost__v1__exec_input_response__descriptor, &details),
+                     GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, exec_id));
     free(details);
     free(exec_id);

@@ -114,12 +114,7 @@ static grpc_status_code path_call(const char *method, const char *path, bool rec
     const ProtobufCMessageDescriptor *d = strstr(method, "Stat")
                                               ? &airlock__vmhost__v1__file_info__descriptor
                                               : &airlock__vmhost__v1__empty__descriptor;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st =
-        rpc_unary(itest_vh.ch, method, &req.base, d, &resp, details, ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    return st;
+    return itest_call(&itest_vh, method, &req.base, d, details);
 }
 
 static void test_directory_operations(void **state)
@@ -130,12 +125,9 @@ static void test_directory_operations(void **state)
     mk.path.data = (uint8_t *)"/work/a/b/c";
     mk.path.len = strlen("/work/a/b/c");
     mk.parents = true;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("MakeDir"), &mk.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("MakeDir"), &mk.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
     assert_int_equal(
         itest_write_file(&itest_vh, itest_sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
         GRPC_STATUS_OK);
@@ -146,21 +138,17 @@ static void test_directory_operations(void **state)
     mv.from.len = strlen("/work/a/b/c/f.txt");
     mv.to.data = (uint8_t *)"/work/a/g.txt";
     mv.to.len = strlen("/work/a/g.txt");
-    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("RenameFile"), &mv.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("RenameFile"), &mv.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
     cm.sandbox_id = itest_sandbox_id;
     cm.path = mv.to;
     cm.mode = 0600;
-    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("ChmodFile"), &cm.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("ChmodFile"), &cm.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Vmhost__V1__PathRequest st_req = AIRLOCK__VMHOST__V1__PATH_REQUEST__INIT;
     st_req.sandbox_id = itest_sandbox_id;

@@ -179,13 +179,8 @@ static grpc_status_code delete_template(const char *ref, char **details)
 {
     Airlock__Vmhost__V1__TemplateRef req = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
     req.name = (char *)ref;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st =
-        rpc_unary(itest_vh.ch, ITEST_METHOD("DeleteTemplate"), &req.base,
-                  &airlock__vmhost__v1__empty__descriptor, &resp, details, ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    return st;
+    return itest_call(&itest_vh, ITEST_METHOD("DeleteTemplate"), &req.base,
+                      &airlock__vmhost__v1__empty__descriptor, details);
 }
 
 /* Entries of dir whose names start with prefix. */

@@ -397,12 +397,19 @@ grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)
 {
     Airlock__Vmhost__V1__DeleteSandboxRequest req = AIRLOCK__VMHOST__V1__DELETE_SANDBOX_REQUEST__INIT;
     req.id = (char *)id;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("DeleteSandbox"), &req.base,
-                                    &airlock__vmhost__v1__delete_sandbox_response__descriptor, &resp,
-                                    NULL, ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
+    return itest_call(vh, ITEST_METHOD("DeleteSandbox"), &req.base,
+                      &airlock__vmhost__v1__delete_sandbox_response__descriptor, NULL);
+}
+
+grpc_status_code itest_call(struct itest_vmhost *vh, const char *method,
+                            const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp,
+                            char **details)
+{
+    ProtobufCMessage *answer = NULL;
+    grpc_status_code st =
+        rpc_unary(vh->ch, method, req, resp, &answer, details, ITEST_CALL_TIMEOUT_MS);
+    if (answer)
+        protobuf_c_message_free_unpacked(answer, NULL);
     return st;
 }
 
