@@ -27,6 +27,7 @@
 #include "rpc_client.h"
 #include "sandbox_net.h"
 #include "service.h"
+#include "test_proc.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define MAX_RULES 8
@@ -137,16 +138,7 @@ static const struct policy_spec base_policy = {
 /* The newest log entries (after after_seq). Caller frees. */
 static Airlock__Egress__V1__ListConnectionsResponse *connections(uint64_t after_seq)
 {
-    Airlock__Egress__V1__ListConnectionsRequest req =
-        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_REQUEST__INIT;
-    req.sandbox_id = NETLAB_SANDBOX_ID;
-    req.after_seq = after_seq;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(lab.ch, EGRESS_METHOD("ListConnections"), &req.base,
-                               &airlock__egress__v1__list_connections_response__descriptor, &resp,
-                               NULL, CALL_TIMEOUT_MS),
-                     GRPC_STATUS_OK);
-    return (Airlock__Egress__V1__ListConnectionsResponse *)resp;
+    return netlab_connections(lab.ch, NETLAB_SANDBOX_ID, after_seq);
 }
 
 static uint64_t last_seq(void)
@@ -736,10 +728,8 @@ fail:
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_egress needs root (network namespaces); skipped\n");
-        return 77;
-    }
+    if (!test_have_root("test_egress", "network namespaces"))
+        return TEST_SKIPPED;
     signal(SIGPIPE, SIG_IGN);
     log_init("test_egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_WARN);
     const struct CMUnitTest tests[] = {
