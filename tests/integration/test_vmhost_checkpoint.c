@@ -139,14 +139,6 @@ static void assert_no_temporaries(void)
     closedir(d);
 }
 
-static bool sandbox_dir_exists(const char *id, const char *sub)
-{
-    char path[PATH_MAX];
-    assert_int_equal(
-        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", itest_vh.data_dir, id, sub), 0);
-    return access(path, F_OK) == 0;
-}
-
 static void test_disk_checkpoint_reverts_rm_rf(void **state)
 {
     (void)state;
@@ -200,12 +192,12 @@ static void test_disk_checkpoint_reverts_rm_rf(void **state)
                      GRPC_STATUS_OK);
     free(details);
     assert_checkpoints(id, "before-rm:DISK");
-    assert_false(sandbox_dir_exists(id, "checkpoints/second"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "checkpoints/second"));
 
-    assert_true(sandbox_dir_exists(id, "checkpoints/before-rm/disk.ext4"));
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "checkpoints/before-rm/disk.ext4"));
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
-    assert_false(sandbox_dir_exists(id, "checkpoints"));
-    assert_false(sandbox_dir_exists(id, ""));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "checkpoints"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
     assert_no_temporaries();
     free(id);
 }

@@ -78,21 +78,6 @@ static pid_t qemu_of(const char *id)
     return pid;
 }
 
-static bool sandbox_path_exists(const char *id, const char *name)
-{
-    char path[PATH_MAX];
-    assert_int_equal(
-        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", itest_vh.data_dir, id, name), 0);
-    return access(path, F_OK) == 0;
-}
-
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
-}
-
 /* Names in the sandbox's checkpoints/ directory, "" when none. */
 static void checkpoint_entries(const char *id, char *out, size_t outlen)
 {
@@ -167,8 +152,8 @@ static char *create_with_workload(struct counter *c)
 static void delete_and_check_gone(const char *id)
 {
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
-    assert_false(sandbox_path_exists(id, ""));
-    assert_false(netns_exists(id));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
+    assert_false(itest_netns_exists(id));
 }
 
 /* A Sandbox-answering call by id (Suspend, Resume, Pause) and its status. */
@@ -324,14 +309,14 @@ static void test_crash_during_suspend_is_never_torn(void **state)
         if (state_of(id) != want)
             fail_msg("after a crash at %s: state %d, want %d", points[i].point, state_of(id),
                      want);
-        assert_false(sandbox_path_exists(id, "suspend.tmp"));
+        assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
         if (want == STATE(RUNNING)) {
             assert_int_equal(qemu_of(id), qemu);
-            assert_false(sandbox_path_exists(id, "suspend"));
+            assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
         } else {
             assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
-            assert_true(sandbox_path_exists(id, "suspend/state"));
-            assert_true(sandbox_path_exists(id, "suspend/disk.ext4"));
+            assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/state"));
+            assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/disk.ext4"));
             itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
         }
         assert_workload_continues(id, &before);
@@ -357,15 +342,15 @@ static void test_clean_stop_keeps_sandboxes(void **state)
     /* The stop left no VM and no namespace (the restart checked the store
      * was unmounted); the new vmhost started none. */
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
-    assert_false(netns_exists(running));
-    assert_false(netns_exists(paused));
+    assert_false(itest_netns_exists(running));
+    assert_false(itest_netns_exists(paused));
     assert_int_equal(state_of(running), STATE(SUSPENDED));
     assert_int_equal(state_of(paused), STATE(SUSPENDED));
 
     /* First use: running again, same processes, same files. */
     assert_workload_continues(running, &ran);
     assert_int_equal(state_of(running), STATE(RUNNING));
-    assert_true(netns_exists(running));
+    assert_true(itest_netns_exists(running));
     /* Paused before the stop: paused again, as its users last saw it. */
     itest_assert_refused(&itest_vh, ITEST_METHOD("PauseSandbox"), paused, "paused");
     assert_int_equal(state_of(paused), STATE(PAUSED));
@@ -404,8 +389,8 @@ static void test_directory_without_record_is_removed(void **state)
     for (int i = 0; i < 100 && itest_count_qemus(itest_vh.data_dir) > 0; i++)
         usleep(20 * 1000);
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
-    assert_false(sandbox_path_exists(id, ""));
-    assert_false(netns_exists(id));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
+    assert_false(itest_netns_exists(id));
     grpc_status_code st;
     assert_null(itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL));
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
@@ -477,8 +462,8 @@ static void test_full_store_refuses_snapshots(void **state)
     char entries[512];
     checkpoint_entries(id, entries, sizeof(entries));
     assert_string_equal(entries, "");
-    assert_false(sandbox_path_exists(id, "suspend.tmp"));
-    assert_false(sandbox_path_exists(id, "suspend"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
     assert_int_equal(create_checkpoint(id, "big", KIND(FULL), &details), GRPC_STATUS_OK);
     free(details);
     delete_and_check_gone(id);

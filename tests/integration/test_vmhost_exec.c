@@ -17,13 +17,28 @@
 #include "itest.h"
 #include "itest_group.h"
 
+/* argv (with options o, may be NULL) in the group's sandbox; the call must
+ * succeed. */
+static void exec_ok(const char *const argv[], const struct itest_exec_options *o,
+                    struct itest_exec_result *r)
+{
+    itest_exec(&itest_vh, itest_sandbox_id, argv, o, r);
+    assert_int_equal(r->status, GRPC_STATUS_OK);
+}
+
+/* sh -c script in the group's sandbox; the call must succeed. */
+static void sh_ok(const char *script, struct itest_exec_result *r)
+{
+    itest_sh(&itest_vh, itest_sandbox_id, script, r);
+    assert_int_equal(r->status, GRPC_STATUS_OK);
+}
+
 static void test_echo(void **state)
 {
     (void)state;
     struct itest_exec_result r;
     const char *argv[] = { "echo", "hello", "world", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, argv, NULL, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(argv, NULL, &r);
     assert_true(r.exited);
     assert_int_equal(r.exit_code, 0);
     assert_string_equal((char *)r.out, "hello world\n");
@@ -37,14 +52,12 @@ static void test_exit_codes_and_signals(void **state)
 {
     (void)state;
     struct itest_exec_result r;
-    itest_sh(&itest_vh, itest_sandbox_id, "exit 3", &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    sh_ok("exit 3", &r);
     assert_int_equal(r.exit_code, 3);
     assert_int_equal(r.signal, 0);
     itest_exec_result_free(&r);
 
-    itest_sh(&itest_vh, itest_sandbox_id, "kill -9 $$", &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    sh_ok("kill -9 $$", &r);
     assert_int_equal(r.signal, 9);
     itest_exec_result_free(&r);
 }
@@ -53,8 +66,7 @@ static void test_stderr_separated(void **state)
 {
     (void)state;
     struct itest_exec_result r;
-    itest_sh(&itest_vh, itest_sandbox_id, "echo out; echo err >&2; echo out2", &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    sh_ok("echo out; echo err >&2; echo out2", &r);
     assert_string_equal((char *)r.out, "out\nout2\n");
     assert_string_equal((char *)r.err, "err\n");
     itest_exec_result_free(&r);
@@ -67,15 +79,13 @@ static void test_env_cwd_user(void **state)
     const char *env[] = { "AIRLOCK_TEST=hello env", "PATH=/usr/bin:/bin", NULL };
     struct itest_exec_options o = { .env = env, .cwd = "/tmp" };
     const char *argv[] = { "sh", "-c", "echo \"$AIRLOCK_TEST\"; pwd; echo $PATH", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, argv, &o, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(argv, &o, &r);
     assert_string_equal((char *)r.out, "hello env\n/tmp\n/usr/bin:/bin\n");
     itest_exec_result_free(&r);
 
     struct itest_exec_options u = { .user = "nobody" };
     const char *id_argv[] = { "id", "-u", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, id_argv, &u, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(id_argv, &u, &r);
     assert_string_equal((char *)r.out, "65534\n");
     itest_exec_result_free(&r);
 }
@@ -87,8 +97,7 @@ static void test_stdin(void **state)
     const char input[] = "line one\nline two\n";
     struct itest_exec_options o = { .stdin_data = input, .stdin_len = strlen(input) };
     const char *argv[] = { "wc", "-l", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, argv, &o, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(argv, &o, &r);
     assert_string_equal((char *)r.out, "2\n");
     itest_exec_result_free(&r);
 
@@ -99,8 +108,7 @@ static void test_stdin(void **state)
         data[i] = (char)('a' + i % 26);
     struct itest_exec_options ob = { .stdin_data = data, .stdin_len = big };
     const char *cat_argv[] = { "cat", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, cat_argv, &ob, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(cat_argv, &ob, &r);
     assert_int_equal(r.out_len, big);
     assert_memory_equal(r.out, data, big);
     itest_exec_result_free(&r);
@@ -113,8 +121,7 @@ static void test_timeout_kills_process_group(void **state)
     struct itest_exec_result r;
     struct itest_exec_options o = { .timeout_ms = 700 };
     const char *argv[] = { "sh", "-c", "sleep 1000 & sleep 1001; echo never", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, argv, &o, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(argv, &o, &r);
     assert_true(r.timed_out);
     assert_int_equal(r.signal, 9);
     assert_null(strstr((char *)r.out, "never"));
@@ -171,8 +178,7 @@ static void test_pty_reports_terminal_and_size(void **state)
     struct itest_exec_result r;
     struct itest_exec_options o = { .pty = true, .rows = 40, .cols = 100 };
     const char *argv[] = { "sh", "-c", "tty; stty size; echo term=$TERM", NULL };
-    itest_exec(&itest_vh, itest_sandbox_id, argv, &o, &r);
-    assert_int_equal(r.status, GRPC_STATUS_OK);
+    exec_ok(argv, &o, &r);
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr((char *)r.out, "/dev/pts/"));
     assert_non_null(strstr((char *)r.out, "40 100"));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "itest_assert.h"
 #include "itest_group.h"
 
 static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id, grpc_status_code *st,
@@ -30,14 +31,6 @@ static bool path_exists(const char *fmt, const char *id)
     snprintf(path, sizeof(path), fmt, itest_vh.data_dir, id);
     struct stat st;
     return lstat(path, &st) == 0;
-}
-
-/* The sandbox's network namespace, /run/netns/airlock-<id>. */
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
 }
 
 static void test_create_get_list_delete_leaves_nothing(void **state)
@@ -61,7 +54,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(kill(qemu, 0), 0);
     assert_true(path_exists("%s/store/sandboxes/%s/disk.ext4", id));
     assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
 
     Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&itest_vh);
     assert_non_null(list);
@@ -76,7 +69,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(kill(qemu, 0), -1);
     assert_int_equal(errno, ESRCH);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
-    assert_false(netns_exists(id));
+    assert_false(itest_netns_exists(id));
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
 
     char *details = NULL;
@@ -98,7 +91,7 @@ static void test_vm_dying_marks_error_with_reason(void **state)
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
     pid_t qemu = sb->qemu_pid;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_int_equal(kill(qemu, SIGKILL), 0);
 
     /* vmhost notices within moments; poll rather than sleep a fixed time. */
@@ -124,7 +117,7 @@ static void test_vm_dying_marks_error_with_reason(void **state)
 
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
-    assert_false(netns_exists(id));
+    assert_false(itest_netns_exists(id));
     free(id);
 }
 

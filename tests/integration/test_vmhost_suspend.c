@@ -47,14 +47,6 @@ static void workload_read(const char *id, struct workload *w)
     free(out);
 }
 
-static bool path_exists(const char *id, const char *name)
-{
-    char path[PATH_MAX];
-    assert_int_equal(
-        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", itest_vh.data_dir, id, name), 0);
-    return access(path, F_OK) == 0;
-}
-
 static void test_suspend_resume_keeps_processes(void **state)
 {
     (void)state;
@@ -82,9 +74,9 @@ static void test_suspend_resume_keeps_processes(void **state)
 
     itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
-    assert_true(path_exists(id, "suspend/state"));
-    assert_true(path_exists(id, "suspend/disk.ext4"));
-    assert_false(path_exists(id, "suspend.tmp"));
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/state"));
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/disk.ext4"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
 
     itest_assert_refused(&itest_vh, ITEST_METHOD("PauseSandbox"), id, "suspended");
     itest_assert_refused(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, "suspended");
@@ -95,7 +87,7 @@ static void test_suspend_resume_keeps_processes(void **state)
     itest_exec_result_free(&r);
 
     itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
-    assert_false(path_exists(id, "suspend"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
     free(sh_out(id, "sleep 1"));
     workload_read(id, &after);
     /* Same processes, same in-memory value, and all of them moved on. */

@@ -76,13 +76,6 @@ static void sandbox_dir(const char *id, char *out, size_t outlen)
     assert_int_equal(fs_path(out, outlen, "%s/store/sandboxes/%s", itest_vh.data_dir, id), 0);
 }
 
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
-}
-
 /* Every sandbox directory (pooled VMs included) has its namespace under
  * its own name; returns how many there are. */
 static size_t dirs_with_own_netns(void)
@@ -96,7 +89,7 @@ static size_t dirs_with_own_netns(void)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (!netns_exists(e->d_name))
+        if (!itest_netns_exists(e->d_name))
             fail_msg("sandbox directory %s has no namespace airlock-%s", e->d_name, e->d_name);
         n++;
     }
@@ -172,7 +165,7 @@ static void delete_and_check_gone(const char *id)
     sandbox_dir(id, dir, sizeof(dir));
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_int_equal(access(dir, F_OK), -1);
-    assert_false(netns_exists(id));
+    assert_false(itest_netns_exists(id));
 }
 
 static void test_pool_fills_and_reports(void **state)
@@ -267,7 +260,7 @@ static void test_named_create_comes_from_pool(void **state)
     sandbox_dir(id, dir, sizeof(dir));
     assert_int_equal(fs_path(disk, sizeof(disk), "%s/disk.ext4", dir), 0);
     assert_int_equal(access(disk, F_OK), 0);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_true(proc_cwd_is(qemu, dir));
     char *host = itest_assert_sh(&itest_vh, id, "hostname; echo written > /root/f; cat /root/f");
     assert_string_equal(host, "named-sandbox\nwritten\n");
@@ -338,7 +331,7 @@ static void test_rename_onto_taken_namespace_leaks_nothing(void **state)
     char dir[PATH_MAX];
     sandbox_dir(id, dir, sizeof(dir));
     assert_int_equal(access(dir, F_OK), -1);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_int_equal(system("ip netns delete airlock-taken-namespace"), 0);
     wait_pool_full();
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
 
 void itest_assert_transition(struct itest_vmhost *vh, const char *method, const char *id,
                              int want)
@@ -47,6 +50,21 @@ void itest_assert_refused(struct itest_vmhost *vh, const char *method, const cha
     assert_non_null(strstr(details, id));
     assert_non_null(strstr(details, want_state));
     free(details);
+}
+
+bool itest_sandbox_path_exists(const struct itest_vmhost *vh, const char *id, const char *name)
+{
+    char path[PATH_MAX];
+    assert_int_equal(
+        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", vh->data_dir, id, name), 0);
+    return access(path, F_OK) == 0;
+}
+
+bool itest_netns_exists(const char *id)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
+    return access(path, F_OK) == 0;
 }
 
 void itest_assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
