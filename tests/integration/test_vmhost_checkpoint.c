@@ -142,8 +142,7 @@ static void assert_no_temporaries(void)
 static void test_disk_checkpoint_reverts_rm_rf(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "mkdir -p /root/project/src && echo 'print(1)' > /root/project/src/main.py"
                     " && echo notes > /root/project/README"));
     must_create_checkpoint(id, "before-rm", KIND(DISK));
@@ -262,8 +261,7 @@ static char *python_says(const char *id)
 static void test_full_checkpoint_restores_memory(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     start_python(id);
     char *before = python_says(id);
     must_create_checkpoint(id, "with-python", KIND(FULL));
@@ -306,8 +304,7 @@ static void test_full_checkpoint_restores_memory(void **state)
 static void test_fork_live_sandbox(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo origin > /root/origin"));
     char **forks = must_fork(id, 2, NULL);
     char *a = forks[0], *b = forks[1];
@@ -357,8 +354,7 @@ static void test_fork_live_sandbox(void **state)
 static void test_failed_fork_leaves_nothing(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo origin > /root/origin"));
     /* Four forks of a live sandbox on a node with room for three more: one
      * is refused, the stream to the others is cut, all or nothing. */

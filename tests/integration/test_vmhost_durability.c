@@ -141,8 +141,7 @@ static void assert_workload_continues(const char *id, const struct counter *befo
 
 static char *create_with_workload(struct counter *c)
 {
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     start_workload(id);
     counter_read(id, c);
     assert_true(c->value > 0);
@@ -199,8 +198,7 @@ static void test_kill9_adopts_running_sandbox(void **state)
 static void test_vm_gone_at_restart_is_error(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     pid_t qemu = qemu_of(id);
     assert_true(qemu > 1);
     /* Stopped, vmhost cannot reap QEMU: the pid stays QEMU's until then. */
@@ -334,8 +332,7 @@ static void test_clean_stop_keeps_sandboxes(void **state)
     struct counter ran, paused_before;
     char *running = create_with_workload(&ran);
     char *paused = create_with_workload(&paused_before);
-    char *asleep = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(asleep);
+    char *asleep = itest_assert_create(&itest_vh);
     itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), paused, STATE(PAUSED));
 
     assert_int_equal(itest_vmhost_restart(&itest_vh), 0);
@@ -378,8 +375,7 @@ static void test_clean_stop_keeps_sandboxes(void **state)
 static void test_directory_without_record_is_removed(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     char record[PATH_MAX];
     assert_int_equal(fs_path(record, sizeof(record), "%s/store/sandboxes/%s/sandbox.json",
                              itest_vh.data_dir, id),
@@ -425,8 +421,7 @@ static void assert_refused_for_space(grpc_status_code st, char **details, long l
 static void test_full_store_refuses_snapshots(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     char store[PATH_MAX], filler[PATH_MAX];
     assert_int_equal(fs_path(store, sizeof(store), "%s/store", itest_vh.data_dir), 0);
     assert_int_equal(fs_path(filler, sizeof(filler), "%s/filler", store), 0);

@@ -33,6 +33,31 @@ static void sh_ok(const char *script, struct itest_exec_result *r)
     assert_int_equal(r->status, GRPC_STATUS_OK);
 }
 
+/* Reads an exec event stream to its end, which must be OK: its output
+ * into out (NUL-terminated; what does not fit is dropped) and the exit
+ * code (-1: no exit event). */
+static int read_to_exit(struct rpc_stream *s, char *out, size_t outlen)
+{
+    size_t out_len = 0;
+    int exit_code = -1;
+    out[0] = '\0';
+    Airlock__Vmhost__V1__ExecEvent *ev;
+    while (rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor,
+                           (ProtobufCMessage **)&ev) == 1) {
+        if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT &&
+            out_len + ev->output->data.len < outlen) {
+            memcpy(out + out_len, ev->output->data.data, ev->output->data.len);
+            out_len += ev->output->data.len;
+            out[out_len] = '\0';
+        } else if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT) {
+            exit_code = ev->exit->exit_code;
+        }
+        protobuf_c_message_free_unpacked(&ev->base, NULL);
+    }
+    assert_int_equal(rpc_stream_finish(s, NULL), GRPC_STATUS_OK);
+    return exit_code;
+}
+
 static void test_echo(void **state)
 {
     (void)state;
@@ -225,22 +250,8 @@ static void test_pty_interactive_session(void **state)
                                 &airlock__vmhost__v1__exec_input_response__descriptor, NULL),
                      GRPC_STATUS_OK);
 
-    char out[65536] = "";
-    size_t out_len = 0;
-    int exit_code = -1;
-    while (rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor,
-                           (ProtobufCMessage **)&ev) == 1) {
-        if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT &&
-            out_len + ev->output->data.len < sizeof(out)) {
-            memcpy(out + out_len, ev->output->data.data, ev->output->data.len);
-            out_len += ev->output->data.len;
-            out[out_len] = '\0';
-        } else if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT) {
-            exit_code = ev->exit->exit_code;
-        }
-        protobuf_c_message_free_unpacked(&ev->base, NULL);
-    }
-    assert_int_equal(rpc_stream_finish(s, NULL), GRPC_STATUS_OK);
+    char out[65536];
+    int exit_code = read_to_exit(s, out, sizeof(out));
     assert_non_null(strstr(out, "50 132"));
     assert_non_null(strstr(out, "sum=42"));
     assert_int_equal(exit_code, 7);
@@ -295,11 +306,9 @@ static void test_background_process(void **state)
     in.pid = pid;
     in.data.data = (uint8_t *)"ping\n";
     in.data.len = 5;
-    ProtobufCMessage *empty = NULL;
-    st = rpc_unary(itest_vh.ch, ITEST_METHOD("WriteProcessStdin"), &in.base,
-                   &airlock__vmhost__v1__empty__descriptor, &empty, NULL, ITEST_CALL_TIMEOUT_MS);
-    assert_int_equal(st, GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(empty, NULL);
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("WriteProcessStdin"), &in.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
+                     GRPC_STATUS_OK);
 
     /* Re-attach: the ring replays "started", then follows to the exit. */
     Airlock__Vmhost__V1__AttachProcessRequest ar = AIRLOCK__VMHOST__V1__ATTACH_PROCESS_REQUEST__INIT;
@@ -310,24 +319,10 @@ static void test_background_process(void **state)
         rpc_stream_open(itest_vh.ch, ITEST_METHOD("AttachProcess"), ITEST_CALL_TIMEOUT_MS);
     rpc_stream_send(s, &ar.base);
     rpc_stream_close_send(s);
-    char out[4096] = "";
-    size_t out_len = 0;
-    bool exited = false;
-    Airlock__Vmhost__V1__ExecEvent *ev;
-    while (rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor,
-                           (ProtobufCMessage **)&ev) == 1) {
-        if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT &&
-            out_len + ev->output->data.len < sizeof(out)) {
-            memcpy(out + out_len, ev->output->data.data, ev->output->data.len);
-            out_len += ev->output->data.len;
-        } else if (ev->event_case == AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT) {
-            exited = ev->exit->exit_code == 0;
-        }
-        protobuf_c_message_free_unpacked(&ev->base, NULL);
-    }
-    assert_int_equal(rpc_stream_finish(s, NULL), GRPC_STATUS_OK);
+    char out[4096];
+    int exit_code = read_to_exit(s, out, sizeof(out));
     assert_string_equal(out, "started\ngot:ping\ndone\n");
-    assert_true(exited);
+    assert_int_equal(exit_code, 0);
 
     /* A long-running one is stopped by SignalProcess. */
     ProtobufCBinaryData sleep_argv[2] = { { 5, (uint8_t *)"sleep" }, { 4, (uint8_t *)"1000" } };
@@ -343,10 +338,9 @@ static void test_background_process(void **state)
     sr.pid = info->pid;
     sr.signal = 15;
     protobuf_c_message_free_unpacked(&info->base, NULL);
-    st = rpc_unary(itest_vh.ch, ITEST_METHOD("SignalProcess"), &sr.base,
-                   &airlock__vmhost__v1__empty__descriptor, &empty, NULL, ITEST_CALL_TIMEOUT_MS);
-    assert_int_equal(st, GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(empty, NULL);
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("SignalProcess"), &sr.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
+                     GRPC_STATUS_OK);
     struct itest_exec_result r;
     itest_sh(&itest_vh, itest_sandbox_id, "sleep 0.3; pgrep -x sleep | wc -l", &r);
     assert_string_equal((char *)r.out, "0\n");

@@ -36,8 +36,7 @@ static bool path_exists(const char *fmt, const char *id)
 static void test_create_get_list_delete_leaves_nothing(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
 
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
@@ -85,8 +84,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
 static void test_vm_dying_marks_error_with_reason(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
     pid_t qemu = sb->qemu_pid;
@@ -124,10 +122,8 @@ static void test_vm_dying_marks_error_with_reason(void **state)
 static void test_two_sandboxes_are_isolated(void **state)
 {
     (void)state;
-    char *a = itest_create_sandbox(&itest_vh, NULL, NULL);
-    char *b = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     assert_string_not_equal(a, b);
     struct itest_exec_result r;
     itest_sh(&itest_vh, a, "echo only-in-a > /root/marker", &r);

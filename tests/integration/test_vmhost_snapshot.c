@@ -117,10 +117,8 @@ static bool file_has_shared_extents(const char *path)
 static void test_restored_sandboxes_diverge(void **state)
 {
     (void)state;
-    char *a = itest_create_sandbox(&itest_vh, NULL, NULL);
-    char *b = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb =
         itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), a, &st, NULL);
@@ -189,8 +187,7 @@ static void test_unknown_template_is_not_found(void **state)
 static void test_pause_resume(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     struct itest_exec_result r;
     itest_sh(&itest_vh, id, "echo before > /root/state", &r);
     itest_exec_result_free(&r);
@@ -247,8 +244,7 @@ static void test_restart_reuses_store_and_template(void **state)
     (void)state;
     assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
     assert_int_equal(itest_mounts_under(itest_vh.data_dir, false), 1);
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb =
         itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL);

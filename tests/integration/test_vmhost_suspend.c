@@ -50,8 +50,7 @@ static void workload_read(const char *id, struct workload *w)
 static void test_suspend_resume_keeps_processes(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     /* Three detached workloads; their pids go to /root/pids. */
     free(sh_out(id,
                 "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/counter.tmp;"
@@ -113,8 +112,7 @@ static void test_suspend_resume_keeps_processes(void **state)
 static void test_suspend_paused_and_delete_suspended(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo kept > /root/kept"));
     itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
     itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));

@@ -191,10 +191,8 @@ static void test_creates_come_from_pool_and_diverge(void **state)
     (void)state;
     wait_pool_full();
     unsigned long long taken = pool_taken();
-    char *a = itest_create_sandbox(&itest_vh, NULL, NULL);
-    char *b = itest_create_sandbox(&itest_vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     char *ids[] = { a, b };
     for (int i = 0; i < 2; i++) {
         Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&itest_vh, ids[i]);

@@ -28,6 +28,19 @@ void itest_assert_transition(struct itest_vmhost *vh, const char *method, const 
     free(details);
 }
 
+char *itest_assert_create(struct itest_vmhost *vh)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    char *id = itest_create_sandbox(vh, &st, &details);
+    if (!id) {
+        itest_vmhost_print_log_tail(vh);
+        fail_msg("CreateSandbox: %s: %s", rpc_status_name(st), details ? details : "");
+    }
+    free(details);
+    return id;
+}
+
 Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const char *id)
 {
     grpc_status_code st;

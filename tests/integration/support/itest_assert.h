@@ -10,6 +10,10 @@
 void itest_assert_transition(struct itest_vmhost *vh, const char *method, const char *id,
                              int want);
 
+/* CreateSandbox with defaults must succeed (else vmhost's log tail, and a
+ * failure naming the status); the id, malloc'd. */
+char *itest_assert_create(struct itest_vmhost *vh);
+
 /* GetSandbox of id must succeed; the answer (free with
  * protobuf_c_message_free_unpacked). */
 Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const char *id);
