@@ -192,6 +192,33 @@ static enum guest_tcp_result tls_hello(const char *dst, uint16_t port, const cha
     return guest_tcp_exchange(dst, port, hello, len, reply, replylen);
 }
 
+/* reply must be the HELLO of netlab's server at dst:port: egress spliced
+ * the connection through. */
+static void assert_hello_from(const char *reply, const char *dst, uint16_t port)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "HELLO %s:%u", dst, (unsigned)port);
+    assert_prefix(reply, want);
+}
+
+/* An HTTP GET to dst:port (Host: host, NULL: none) that egress must
+ * splice through. */
+static void expect_http_spliced(const char *dst, uint16_t port, const char *host)
+{
+    char reply[256];
+    assert_int_equal(http_get(dst, port, host, reply, sizeof(reply)), GUEST_TCP_REPLY);
+    assert_hello_from(reply, dst, port);
+}
+
+/* The same for a ClientHello naming sni, split over records records, to
+ * dst:443. */
+static void expect_tls_spliced(const char *dst, const char *sni, int records)
+{
+    char reply[256];
+    assert_int_equal(tls_hello(dst, 443, sni, records, reply, sizeof(reply)), GUEST_TCP_REPLY);
+    assert_hello_from(reply, dst, 443);
+}
+
 /* A connection egress must refuse: reset, logged with reason, and the
  * upstream servers never saw it. */
 static void expect_denied(enum guest_tcp_result (*attempt)(void *), void *arg, const char *reason)
@@ -291,18 +318,12 @@ static void test_allowed_http_and_tls_are_spliced(void **state)
     assert_string_equal(reply, "HELLO " NETLAB_WEB1 ":80 got=38\n");
     expect_last_tcp(seq, true, "allow_domains");
 
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 1);
     /* A ClientHello split over three records is reassembled, not waved through. */
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 3, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 3);
 
     assert_int_equal(resolve("www.wild.test", &addr), DNS_RCODE_NOERROR);
-    assert_int_equal(tls_hello(NETLAB_WEB2, 443, "www.wild.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB2 ":443");
+    expect_tls_spliced(NETLAB_WEB2, "www.wild.test", 1);
 }
 
 static void test_claimed_name_must_match_dns_answer(void **state)
@@ -336,10 +357,8 @@ static void test_ip_literals_need_a_cidr_rule(void **state)
     struct policy_spec with_cidr = base_policy;
     with_cidr.allow_cidrs[0] = NETLAB_WEB2 "/32";
     must_set_policy(&with_cidr);
-    char reply[256];
     uint64_t seq = last_seq();
-    assert_int_equal(http_get(NETLAB_WEB2, 80, NULL, reply, sizeof(reply)), GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB2 ":80");
+    expect_http_spliced(NETLAB_WEB2, 80, NULL);
     expect_last_tcp(seq, true, "allow_cidrs");
     DENY_HTTP(NETLAB_WEB3, 80, NULL, "ip_literal");
 }
@@ -362,9 +381,7 @@ static void test_reserved_and_host_addresses_denied(void **state)
     /* An explicit CIDR rule opens a private range. */
     struct policy_spec private_ok = { .default_allow = true, .allow_cidrs = { "10.9.9.0/24" } };
     must_set_policy(&private_ok);
-    char reply[256];
-    assert_int_equal(http_get(NETLAB_PRIVATE, 80, NULL, reply, sizeof(reply)), GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_PRIVATE ":80");
+    expect_http_spliced(NETLAB_PRIVATE, 80, NULL);
 
     /* But none opens the node, loopback, "this network", link-local (cloud
      * metadata) or a range the operator protects (PROTECTED_RANGE).
@@ -417,9 +434,7 @@ static void test_port_rules(void **state)
     deny80.deny_ports[0] = 80;
     must_set_policy(&deny80);
     DENY_HTTP(NETLAB_WEB1, 80, "allowed.test", "deny_ports");
-    assert_int_equal(http_get(NETLAB_WEB1, 8080, "allowed.test", reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":8080");
+    expect_http_spliced(NETLAB_WEB1, 8080, "allowed.test");
 }
 
 static void test_live_policy_change(void **state)
@@ -633,11 +648,8 @@ static void test_api_rejects_bad_input(void **state)
     assert_non_null(strstr(details, "policy.inspect_tls"));
     free(details);
     uint32_t addr;
-    char reply[256];
     assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 1);
 
     Airlock__Egress__V1__DetachSandboxRequest req =
         AIRLOCK__EGRESS__V1__DETACH_SANDBOX_REQUEST__INIT;
