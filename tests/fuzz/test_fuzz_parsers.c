@@ -19,6 +19,7 @@
 
 #include "dns_wire.h"
 #include "fsutil.h"
+#include "fuzz_rng.h"
 #include "http_msg.h"
 #include "names.h"
 #include "netlab.h"
@@ -51,10 +52,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return fuzz_rng(&rng_state);
 }
 
 static uint8_t *load(const char *file, size_t *len)

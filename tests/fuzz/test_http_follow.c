@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_rng.h"
 #include "http_follow.h"
 
 #define MUTATIONS 20000
@@ -227,10 +228,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return fuzz_rng(&rng_state);
 }
 
 /* Mutated streams fed in random pieces, each an exact-size heap copy so

@@ -21,11 +21,10 @@
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define KIND(k) AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_##k
-
-static struct itest_vmhost vh;
 
 /* Room for a source and three forks: a fork of four fails for capacity. */
 #define MAX_SANDBOXES "4"
@@ -34,26 +33,20 @@ static int group_setup(void **state)
 {
     (void)state;
     const char *const args[] = { "--max-sandboxes", MAX_SANDBOXES, NULL };
-    return itest_vmhost_start(&vh, args);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
+    return itest_vmhost_start(&itest_vh, args);
 }
 
 static grpc_status_code create_checkpoint(const char *id, const char *name, int kind,
                                           char **details)
 {
-    return itest_create_checkpoint(&vh, id, name, kind, details);
+    return itest_create_checkpoint(&itest_vh, id, name, kind, details);
 }
 
 static void must_create_checkpoint(const char *id, const char *name, int kind)
 {
     char *details = NULL;
     if (create_checkpoint(id, name, kind, &details) != GRPC_STATUS_OK) {
-        itest_vmhost_print_log_tail(&vh);
+        itest_vmhost_print_log_tail(&itest_vh);
         fail_msg("CreateCheckpoint %s: %s", name, details ? details : "?");
     }
     free(details);
@@ -68,7 +61,7 @@ static grpc_status_code checkpoint_call(const char *method, const char *id, cons
     req.name = (char *)name;
     bool restore = strcmp(method, ITEST_METHOD("RestoreCheckpoint")) == 0;
     ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, method, &req.base,
+    grpc_status_code st = rpc_unary(itest_vh.ch, method, &req.base,
                                     restore ? &airlock__vmhost__v1__sandbox__descriptor
                                             : &airlock__vmhost__v1__empty__descriptor,
                                     &resp, details, ITEST_CALL_TIMEOUT_MS);
@@ -83,23 +76,9 @@ static void must_restore(const char *id, const char *name)
 {
     char *details = NULL;
     if (checkpoint_call(ITEST_METHOD("RestoreCheckpoint"), id, name, &details) != GRPC_STATUS_OK) {
-        itest_vmhost_print_log_tail(&vh);
+        itest_vmhost_print_log_tail(&itest_vh);
         fail_msg("RestoreCheckpoint %s: %s", name, details ? details : "?");
     }
-    free(details);
-}
-
-/* details by reference: the call producing st may be an argument too. */
-static void assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
-                                 const char *named)
-{
-    char *details = *detailsp;
-    if (st != want)
-        fail_msg("status %s, want %s: %s", rpc_status_name(st), rpc_status_name(want),
-                 details ? details : "");
-    if (!details || !strstr(details, named))
-        fail_msg("%s: \"%s\" does not name %s", rpc_status_name(st), details ? details : "",
-                 named);
     free(details);
 }
 
@@ -110,7 +89,7 @@ static char *list_checkpoints(const char *id)
         AIRLOCK__VMHOST__V1__LIST_CHECKPOINTS_REQUEST__INIT;
     req.sandbox_id = (char *)id;
     Airlock__Vmhost__V1__ListCheckpointsResponse *resp = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListCheckpoints"), &req.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("ListCheckpoints"), &req.base,
                                &airlock__vmhost__v1__list_checkpoints_response__descriptor,
                                (ProtobufCMessage **)&resp, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
@@ -136,7 +115,7 @@ static void assert_checkpoints(const char *id, const char *want)
 
 static char *sh_out(const char *id, const char *script)
 {
-    return itest_assert_sh(&vh, id, script);
+    return itest_assert_sh(&itest_vh, id, script);
 }
 
 static void assert_sh_out(const char *id, const char *script, const char *want)
@@ -150,7 +129,7 @@ static void assert_sh_out(const char *id, const char *script, const char *want)
 static void assert_no_temporaries(void)
 {
     char dir[PATH_MAX];
-    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes", vh.data_dir), 0);
+    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes", itest_vh.data_dir), 0);
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
@@ -160,29 +139,20 @@ static void assert_no_temporaries(void)
     closedir(d);
 }
 
-static bool sandbox_dir_exists(const char *id, const char *sub)
-{
-    char path[PATH_MAX];
-    assert_int_equal(
-        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", vh.data_dir, id, sub), 0);
-    return access(path, F_OK) == 0;
-}
-
 static void test_disk_checkpoint_reverts_rm_rf(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "mkdir -p /root/project/src && echo 'print(1)' > /root/project/src/main.py"
                     " && echo notes > /root/project/README"));
     must_create_checkpoint(id, "before-rm", KIND(DISK));
     assert_checkpoints(id, "before-rm:DISK");
     char *details = NULL;
-    assert_status_naming(create_checkpoint(id, "before-rm", KIND(DISK), &details), &details,
-                         GRPC_STATUS_ALREADY_EXISTS, "before-rm");
+    itest_assert_status_naming(create_checkpoint(id, "before-rm", KIND(DISK), &details), &details,
+                               GRPC_STATUS_ALREADY_EXISTS, "before-rm");
     details = NULL;
-    assert_status_naming(create_checkpoint(id, "Bad/Name", KIND(DISK), &details), &details,
-                         GRPC_STATUS_INVALID_ARGUMENT, "name");
+    itest_assert_status_naming(create_checkpoint(id, "Bad/Name", KIND(DISK), &details), &details,
+                               GRPC_STATUS_INVALID_ARGUMENT, "name");
 
     free(sh_out(id, "rm -rf /root/project && echo after > /root/after"));
     must_restore(id, "before-rm");
@@ -193,23 +163,23 @@ static void test_disk_checkpoint_reverts_rm_rf(void **state)
     assert_sh_out(id, "hostname", want_host); /* the guest init ran after the cold boot */
 
     details = NULL;
-    assert_status_naming(
+    itest_assert_status_naming(
         checkpoint_call(ITEST_METHOD("RestoreCheckpoint"), id, "no-such-ckpt", &details), &details,
         GRPC_STATUS_NOT_FOUND, "no-such-ckpt");
     details = NULL;
-    assert_status_naming(
+    itest_assert_status_naming(
         checkpoint_call(ITEST_METHOD("DeleteCheckpoint"), id, "no-such-ckpt", &details), &details,
         GRPC_STATUS_NOT_FOUND, "no-such-ckpt");
 
     /* Paused: no checkpoint, named state. */
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb =
-        itest_sandbox_call(&vh, ITEST_METHOD("PauseSandbox"), id, &st, NULL);
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("PauseSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     details = NULL;
-    assert_status_naming(create_checkpoint(id, "while-paused", KIND(DISK), &details), &details,
-                         GRPC_STATUS_FAILED_PRECONDITION, "paused");
+    itest_assert_status_naming(create_checkpoint(id, "while-paused", KIND(DISK), &details),
+                               &details, GRPC_STATUS_FAILED_PRECONDITION, "paused");
     /* Restore also revives a paused sandbox. */
     must_restore(id, "before-rm");
     assert_sh_out(id, "cat /root/project/README", "notes\n");
@@ -221,12 +191,12 @@ static void test_disk_checkpoint_reverts_rm_rf(void **state)
                      GRPC_STATUS_OK);
     free(details);
     assert_checkpoints(id, "before-rm:DISK");
-    assert_false(sandbox_dir_exists(id, "checkpoints/second"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "checkpoints/second"));
 
-    assert_true(sandbox_dir_exists(id, "checkpoints/before-rm/disk.ext4"));
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
-    assert_false(sandbox_dir_exists(id, "checkpoints"));
-    assert_false(sandbox_dir_exists(id, ""));
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "checkpoints/before-rm/disk.ext4"));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "checkpoints"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
     assert_no_temporaries();
     free(id);
 }
@@ -240,7 +210,7 @@ static char **fork_sandbox(const char *id, unsigned count, const char *checkpoin
     req.count = count;
     req.checkpoint = (char *)(checkpoint ? checkpoint : "");
     Airlock__Vmhost__V1__ForkSandboxResponse *resp = NULL;
-    *st = rpc_unary(vh.ch, ITEST_METHOD("ForkSandbox"), &req.base,
+    *st = rpc_unary(itest_vh.ch, ITEST_METHOD("ForkSandbox"), &req.base,
                     &airlock__vmhost__v1__fork_sandbox_response__descriptor,
                     (ProtobufCMessage **)&resp, details, ITEST_CALL_TIMEOUT_MS);
     if (*st != GRPC_STATUS_OK)
@@ -261,7 +231,7 @@ static char **must_fork(const char *id, unsigned count, const char *checkpoint)
     char *details = NULL;
     char **ids = fork_sandbox(id, count, checkpoint, &st, &details);
     if (!ids) {
-        itest_vmhost_print_log_tail(&vh);
+        itest_vmhost_print_log_tail(&itest_vh);
         fail_msg("ForkSandbox: %s", details ? details : "?");
     }
     free(details);
@@ -291,8 +261,7 @@ static char *python_says(const char *id)
 static void test_full_checkpoint_restores_memory(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     start_python(id);
     char *before = python_says(id);
     must_create_checkpoint(id, "with-python", KIND(FULL));
@@ -317,15 +286,15 @@ static void test_full_checkpoint_restores_memory(void **state)
     char *in_fork = python_says(forks[0]);
     assert_string_equal(in_fork, before);
     free(in_fork);
-    assert_int_equal(itest_delete_sandbox(&vh, forks[0]), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, forks[0]), GRPC_STATUS_OK);
     free(forks[0]);
     free(forks);
 
     grpc_status_code st;
     char *details = NULL;
     assert_null(fork_sandbox(id, 1, "missing-one", &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, "missing-one");
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    itest_assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, "missing-one");
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_no_temporaries();
     free(before);
     free(after);
@@ -335,8 +304,7 @@ static void test_full_checkpoint_restores_memory(void **state)
 static void test_fork_live_sandbox(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo origin > /root/origin"));
     char **forks = must_fork(id, 2, NULL);
     char *a = forks[0], *b = forks[1];
@@ -365,18 +333,18 @@ static void test_fork_live_sandbox(void **state)
     grpc_status_code st;
     char *details = NULL;
     assert_null(fork_sandbox(id, 17, NULL, &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT, "count");
+    itest_assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT, "count");
 
     /* One fork: the source writes straight into the fork's pipe. */
     char **one = must_fork(id, 1, NULL);
     assert_sh_out(one[0], "cat /root/origin", "origin\n");
-    assert_int_equal(itest_delete_sandbox(&vh, one[0]), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, one[0]), GRPC_STATUS_OK);
     free(one[0]);
     free(one);
 
-    assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
-    assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, a), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, b), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_no_temporaries();
     free(a);
     free(b);
@@ -386,23 +354,22 @@ static void test_fork_live_sandbox(void **state)
 static void test_failed_fork_leaves_nothing(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo origin > /root/origin"));
     /* Four forks of a live sandbox on a node with room for three more: one
      * is refused, the stream to the others is cut, all or nothing. */
     grpc_status_code st;
     char *details = NULL;
     assert_null(fork_sandbox(id, 4, NULL, &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED, "full");
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED, "full");
     /* The source was stopped while it streamed; it runs again. */
     assert_sh_out(id, "cat /root/origin", "origin\n");
-    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&vh);
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&itest_vh);
     assert_non_null(list);
     assert_int_equal(list->n_sandboxes, 1);
     assert_string_equal(list->sandboxes[0]->id, id);
     protobuf_c_message_free_unpacked(&list->base, NULL);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_no_temporaries();
     free(id);
 }
@@ -415,5 +382,5 @@ int main(void)
         cmocka_unit_test(test_fork_live_sandbox),
         cmocka_unit_test(test_failed_fork_leaves_nothing),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, itest_group_teardown);
 }

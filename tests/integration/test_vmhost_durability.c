@@ -32,6 +32,7 @@
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 #define KIND(k) AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_##k
@@ -43,30 +44,22 @@
  * guests' own writes, far from what a full snapshot of 512 MiB needs. */
 #define DISK_FULL_LEFT_FREE (96ll << 20)
 
-static struct itest_vmhost vh;
-
 static int group_setup(void **state)
 {
     (void)state;
     /* A small store, so the disk-full test can fill it. */
     const char *args[] = { "--store-size-gb", "4", NULL };
-    return itest_vmhost_start(&vh, args);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
+    return itest_vmhost_start(&itest_vh, args);
 }
 
 static char *sh_out(const char *id, const char *script)
 {
-    return itest_assert_sh(&vh, id, script);
+    return itest_assert_sh(&itest_vh, id, script);
 }
 
 static Airlock__Vmhost__V1__Sandbox *get(const char *id)
 {
-    return itest_assert_get(&vh, id);
+    return itest_assert_get(&itest_vh, id);
 }
 
 static int state_of(const char *id)
@@ -85,30 +78,13 @@ static pid_t qemu_of(const char *id)
     return pid;
 }
 
-static bool sandbox_path_exists(const char *id, const char *name)
-{
-    char path[PATH_MAX];
-    assert_int_equal(fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", vh.data_dir, id,
-                             name),
-                     0);
-    return access(path, F_OK) == 0;
-}
-
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
-}
-
 /* Names in the sandbox's checkpoints/ directory, "" when none. */
 static void checkpoint_entries(const char *id, char *out, size_t outlen)
 {
     char path[PATH_MAX];
     out[0] = '\0';
-    assert_int_equal(fs_path(path, sizeof(path), "%s/store/sandboxes/%s/checkpoints", vh.data_dir,
-                             id),
-                     0);
+    assert_int_equal(
+        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/checkpoints", itest_vh.data_dir, id), 0);
     DIR *d = opendir(path);
     if (!d)
         return;
@@ -165,8 +141,7 @@ static void assert_workload_continues(const char *id, const struct counter *befo
 
 static char *create_with_workload(struct counter *c)
 {
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     start_workload(id);
     counter_read(id, c);
     assert_true(c->value > 0);
@@ -175,16 +150,16 @@ static char *create_with_workload(struct counter *c)
 
 static void delete_and_check_gone(const char *id)
 {
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
-    assert_false(sandbox_path_exists(id, ""));
-    assert_false(netns_exists(id));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
+    assert_false(itest_netns_exists(id));
 }
 
 /* A Sandbox-answering call by id (Suspend, Resume, Pause) and its status. */
 static grpc_status_code lifecycle(const char *method, const char *id, char **details)
 {
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, method, id, &st, details);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&itest_vh, method, id, &st, details);
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);
     return st;
@@ -193,7 +168,7 @@ static grpc_status_code lifecycle(const char *method, const char *id, char **det
 static grpc_status_code create_checkpoint(const char *id, const char *name, int kind,
                                           char **details)
 {
-    return itest_create_checkpoint(&vh, id, name, kind, details);
+    return itest_create_checkpoint(&itest_vh, id, name, kind, details);
 }
 
 static void test_kill9_adopts_running_sandbox(void **state)
@@ -203,18 +178,18 @@ static void test_kill9_adopts_running_sandbox(void **state)
     char *id = create_with_workload(&before);
     pid_t qemu = qemu_of(id);
 
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
     assert_int_equal(state_of(id), STATE(RUNNING));
     assert_int_equal(qemu_of(id), qemu); /* the same VM, not a new one */
     assert_workload_continues(id, &before);
     /* Adopted VMs can still be paused, resumed and deleted. */
-    itest_assert_transition(&vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
     assert_int_equal(state_of(id), STATE(PAUSED));
-    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     assert_workload_continues(id, &before);
     delete_and_check_gone(id);
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
     free(id);
 }
 
@@ -223,21 +198,20 @@ static void test_kill9_adopts_running_sandbox(void **state)
 static void test_vm_gone_at_restart_is_error(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     pid_t qemu = qemu_of(id);
     assert_true(qemu > 1);
     /* Stopped, vmhost cannot reap QEMU: the pid stays QEMU's until then. */
-    assert_int_equal(kill(vh.pid, SIGSTOP), 0);
+    assert_int_equal(kill(itest_vh.pid, SIGSTOP), 0);
     assert_int_equal(kill(qemu, SIGKILL), 0);
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
 
     Airlock__Vmhost__V1__Sandbox *sb = get(id);
     assert_int_equal(sb->state, STATE(ERROR));
     assert_non_null(strstr(sb->error, "was gone when vmhost restarted"));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     struct itest_exec_result r;
-    itest_sh(&vh, id, "true", &r);
+    itest_sh(&itest_vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     itest_exec_result_free(&r);
     delete_and_check_gone(id);
@@ -254,16 +228,16 @@ static void test_kill9_keeps_suspended_and_checkpoints(void **state)
     assert_int_equal(create_checkpoint(id, "cp1", KIND(FULL), &details), GRPC_STATUS_OK);
     free(details);
     free(sh_out(id, "echo two > /root/version; sync"));
-    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
 
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
     assert_int_equal(state_of(id), STATE(SUSPENDED));
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
     char entries[512];
     checkpoint_entries(id, entries, sizeof(entries));
     assert_string_equal(entries, "cp1 ");
 
-    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     assert_workload_continues(id, &before);
     char *version = sh_out(id, "cat /root/version");
     assert_string_equal(version, "two\n");
@@ -272,12 +246,9 @@ static void test_kill9_keeps_suspended_and_checkpoints(void **state)
     Airlock__Vmhost__V1__CheckpointRequest req = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
     req.sandbox_id = id;
     req.name = "cp1";
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("RestoreCheckpoint"), &req.base,
-                               &airlock__vmhost__v1__sandbox__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("RestoreCheckpoint"), &req.base,
+                                &airlock__vmhost__v1__sandbox__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
     version = sh_out(id, "cat /root/version");
     assert_string_equal(version, "one\n");
     free(version);
@@ -293,9 +264,9 @@ static void assert_crashed_on_purpose(const char *point)
 {
     siginfo_t si = { 0 };
     for (int waited_ms = 0; si.si_pid == 0; waited_ms += 100) {
-        assert_int_equal(waitid(P_PID, (id_t)vh.pid, &si, WEXITED | WNOWAIT | WNOHANG), 0);
+        assert_int_equal(waitid(P_PID, (id_t)itest_vh.pid, &si, WEXITED | WNOWAIT | WNOHANG), 0);
         if (si.si_pid == 0 && waited_ms >= CRASH_WAIT_MS) {
-            itest_vmhost_print_log_tail(&vh);
+            itest_vmhost_print_log_tail(&itest_vh);
             fail_msg("vmhost did not crash at %s within %d s", point, CRASH_WAIT_MS / 1000);
         }
         if (si.si_pid == 0)
@@ -322,7 +293,7 @@ static void test_crash_during_suspend_is_never_torn(void **state)
     for (size_t i = 0; i < sizeof(points) / sizeof(*points); i++) {
         pid_t qemu = qemu_of(id);
         assert_int_equal(setenv("AIRLOCK_CRASH_AT", points[i].point, 1), 0);
-        int restarted = itest_vmhost_crash_and_restart(&vh);
+        int restarted = itest_vmhost_crash_and_restart(&itest_vh);
         unsetenv("AIRLOCK_CRASH_AT");
         assert_int_equal(restarted, 0);
         char *details = NULL;
@@ -330,21 +301,21 @@ static void test_crash_during_suspend_is_never_torn(void **state)
                              GRPC_STATUS_OK);
         free(details);
         assert_crashed_on_purpose(points[i].point);
-        assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+        assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
 
         int want = points[i].outcome;
         if (state_of(id) != want)
             fail_msg("after a crash at %s: state %d, want %d", points[i].point, state_of(id),
                      want);
-        assert_false(sandbox_path_exists(id, "suspend.tmp"));
+        assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
         if (want == STATE(RUNNING)) {
             assert_int_equal(qemu_of(id), qemu);
-            assert_false(sandbox_path_exists(id, "suspend"));
+            assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
         } else {
-            assert_int_equal(itest_count_qemus(vh.data_dir), 0);
-            assert_true(sandbox_path_exists(id, "suspend/state"));
-            assert_true(sandbox_path_exists(id, "suspend/disk.ext4"));
-            itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+            assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+            assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/state"));
+            assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/disk.ext4"));
+            itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
         }
         assert_workload_continues(id, &before);
         counter_read(id, &before);
@@ -361,33 +332,32 @@ static void test_clean_stop_keeps_sandboxes(void **state)
     struct counter ran, paused_before;
     char *running = create_with_workload(&ran);
     char *paused = create_with_workload(&paused_before);
-    char *asleep = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(asleep);
-    itest_assert_transition(&vh, ITEST_METHOD("PauseSandbox"), paused, STATE(PAUSED));
+    char *asleep = itest_assert_create(&itest_vh);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), paused, STATE(PAUSED));
 
-    assert_int_equal(itest_vmhost_restart(&vh), 0);
+    assert_int_equal(itest_vmhost_restart(&itest_vh), 0);
     /* The stop left no VM and no namespace (the restart checked the store
      * was unmounted); the new vmhost started none. */
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
-    assert_false(netns_exists(running));
-    assert_false(netns_exists(paused));
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+    assert_false(itest_netns_exists(running));
+    assert_false(itest_netns_exists(paused));
     assert_int_equal(state_of(running), STATE(SUSPENDED));
     assert_int_equal(state_of(paused), STATE(SUSPENDED));
 
     /* First use: running again, same processes, same files. */
     assert_workload_continues(running, &ran);
     assert_int_equal(state_of(running), STATE(RUNNING));
-    assert_true(netns_exists(running));
+    assert_true(itest_netns_exists(running));
     /* Paused before the stop: paused again, as its users last saw it. */
-    itest_assert_refused(&vh, ITEST_METHOD("PauseSandbox"), paused, "paused");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("PauseSandbox"), paused, "paused");
     assert_int_equal(state_of(paused), STATE(PAUSED));
-    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), paused, STATE(RUNNING));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), paused, STATE(RUNNING));
     assert_workload_continues(paused, &paused_before);
     /* A suspend request makes it an ordinary suspended sandbox: no resume
      * on first use any more. */
-    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), asleep, STATE(SUSPENDED));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), asleep, STATE(SUSPENDED));
     struct itest_exec_result r;
-    itest_sh(&vh, asleep, "true", &r);
+    itest_sh(&itest_vh, asleep, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     assert_non_null(strstr(r.details, "suspended"));
     itest_exec_result_free(&r);
@@ -405,21 +375,20 @@ static void test_clean_stop_keeps_sandboxes(void **state)
 static void test_directory_without_record_is_removed(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     char record[PATH_MAX];
     assert_int_equal(fs_path(record, sizeof(record), "%s/store/sandboxes/%s/sandbox.json",
-                             vh.data_dir, id),
+                             itest_vh.data_dir, id),
                      0);
     assert_int_equal(unlink(record), 0);
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
-    for (int i = 0; i < 100 && itest_count_qemus(vh.data_dir) > 0; i++)
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
+    for (int i = 0; i < 100 && itest_count_qemus(itest_vh.data_dir) > 0; i++)
         usleep(20 * 1000);
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
-    assert_false(sandbox_path_exists(id, ""));
-    assert_false(netns_exists(id));
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, ""));
+    assert_false(itest_netns_exists(id));
     grpc_status_code st;
-    assert_null(itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, &st, NULL));
+    assert_null(itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL));
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
     free(id);
 }
@@ -442,7 +411,7 @@ static void assert_refused_for_space(grpc_status_code st, char **details, long l
         fail_msg("status %s with %lld MiB free, want RESOURCE_EXHAUSTED: %s", rpc_status_name(st),
                  left >> 20, *details ? *details : "");
     char store[PATH_MAX + 8];
-    snprintf(store, sizeof(store), "%s/store", vh.data_dir);
+    snprintf(store, sizeof(store), "%s/store", itest_vh.data_dir);
     assert_non_null(strstr(*details, store));
     assert_non_null(strstr(*details, "full"));
     free(*details);
@@ -452,10 +421,9 @@ static void assert_refused_for_space(grpc_status_code st, char **details, long l
 static void test_full_store_refuses_snapshots(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     char store[PATH_MAX], filler[PATH_MAX];
-    assert_int_equal(fs_path(store, sizeof(store), "%s/store", vh.data_dir), 0);
+    assert_int_equal(fs_path(store, sizeof(store), "%s/store", itest_vh.data_dir), 0);
     assert_int_equal(fs_path(filler, sizeof(filler), "%s/filler", store), 0);
     /* btrfs counts space taken or freed when its transaction commits:
      * sync before measuring and after filling. */
@@ -489,8 +457,8 @@ static void test_full_store_refuses_snapshots(void **state)
     char entries[512];
     checkpoint_entries(id, entries, sizeof(entries));
     assert_string_equal(entries, "");
-    assert_false(sandbox_path_exists(id, "suspend.tmp"));
-    assert_false(sandbox_path_exists(id, "suspend"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
     assert_int_equal(create_checkpoint(id, "big", KIND(FULL), &details), GRPC_STATUS_OK);
     free(details);
     delete_and_check_gone(id);
@@ -508,5 +476,5 @@ int main(void)
         cmocka_unit_test(test_directory_without_record_is_removed),
         cmocka_unit_test(test_full_store_refuses_snapshots),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, itest_group_teardown);
 }

@@ -13,29 +13,8 @@
 #include <openssl/evp.h>
 
 #include "itest.h"
-
-static struct itest_vmhost vh;
-static char *sandbox_id;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    if (itest_vmhost_start(&vh, NULL) < 0)
-        return -1;
-    sandbox_id = itest_create_sandbox(&vh, NULL, NULL);
-    if (!sandbox_id)
-        itest_vmhost_print_log_tail(&vh);
-    return sandbox_id ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    if (sandbox_id)
-        itest_delete_sandbox(&vh, sandbox_id);
-    free(sandbox_id);
-    return itest_vmhost_stop(&vh);
-}
+#include "itest_assert.h"
+#include "itest_group.h"
 
 #define P(s) (const uint8_t *)(s), strlen(s)
 
@@ -58,8 +37,9 @@ static void test_64mib_round_trip(void **state)
     uint8_t *data = malloc(len);
     fill_pseudo_random(data, len, 0x5eed);
     char *details = NULL;
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/root/big.bin"), data, len, &details),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/root/big.bin"), data, len, &details),
+        GRPC_STATUS_OK);
     free(details);
 
     /* The guest sees the same bytes: compare its SHA-256 with ours. */
@@ -71,15 +51,16 @@ static void test_64mib_round_trip(void **state)
         sprintf(want + 2 * i, "%02x", digest[i]);
     strcat(want, "  -\n");
     struct itest_exec_result r;
-    itest_sh(&vh, sandbox_id, "sha256sum < /root/big.bin", &r);
+    itest_sh(&itest_vh, itest_sandbox_id, "sha256sum < /root/big.bin", &r);
     assert_int_equal(r.status, GRPC_STATUS_OK);
     assert_string_equal((char *)r.out, want);
     itest_exec_result_free(&r);
 
     uint8_t *back = NULL;
     size_t back_len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P("/root/big.bin"), &back, &back_len, NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_read_file(&itest_vh, itest_sandbox_id, P("/root/big.bin"), &back, &back_len, NULL),
+        GRPC_STATUS_OK);
     assert_int_equal(back_len, len);
     assert_memory_equal(back, data, len);
     free(back);
@@ -90,11 +71,12 @@ static void test_non_utf8_file_name(void **state)
 {
     (void)state;
     const char name[] = "/tmp/caf\xe9-\xff.txt";
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P(name), P("latin-1 name"), NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P(name), P("latin-1 name"), NULL),
+        GRPC_STATUS_OK);
     uint8_t *back = NULL;
     size_t back_len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P(name), &back, &back_len, NULL),
+    assert_int_equal(itest_read_file(&itest_vh, itest_sandbox_id, P(name), &back, &back_len, NULL),
                      GRPC_STATUS_OK);
     assert_int_equal(back_len, strlen("latin-1 name"));
     assert_memory_equal(back, "latin-1 name", back_len);
@@ -103,10 +85,10 @@ static void test_non_utf8_file_name(void **state)
     Airlock__Guest__V1__ListRequest lr = AIRLOCK__GUEST__V1__LIST_REQUEST__INIT;
     lr.path = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
     Airlock__Vmhost__V1__ListDirRequest req = AIRLOCK__VMHOST__V1__LIST_DIR_REQUEST__INIT;
-    req.sandbox_id = sandbox_id;
+    req.sandbox_id = itest_sandbox_id;
     req.request = &lr;
     Airlock__Vmhost__V1__ListDirResponse *list = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ListDir"), &req.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("ListDir"), &req.base,
                                &airlock__vmhost__v1__list_dir_response__descriptor,
                                (ProtobufCMessage **)&list, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
@@ -132,74 +114,64 @@ static grpc_status_code path_call(const char *method, const char *path, bool rec
     rm.path = p;
     rm.recursive = recursive;
     Airlock__Vmhost__V1__RemoveFileRequest remove = AIRLOCK__VMHOST__V1__REMOVE_FILE_REQUEST__INIT;
-    remove.sandbox_id = sandbox_id;
+    remove.sandbox_id = itest_sandbox_id;
     remove.request = &rm;
     Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
     sr.path = p;
     Airlock__Vmhost__V1__StatFileRequest stat = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
-    stat.sandbox_id = sandbox_id;
+    stat.sandbox_id = itest_sandbox_id;
     stat.request = &sr;
     bool is_stat = strstr(method, "Stat") != NULL;
     const ProtobufCMessageDescriptor *d = is_stat ? &airlock__guest__v1__file_info__descriptor
                                                   : &airlock__vmhost__v1__empty__descriptor;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, method, is_stat ? &stat.base : &remove.base, d, &resp,
-                                    details, ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    return st;
+    return itest_call(&itest_vh, method, is_stat ? &stat.base : &remove.base, d, details);
 }
 
 static void test_directory_operations(void **state)
 {
     (void)state;
     Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
-    m.path = (ProtobufCBinaryData){ .len = strlen("/work/a/b/c"), .data = (uint8_t *)"/work/a/b/c" };
+    m.path = (ProtobufCBinaryData){ .len = strlen("/work/a/b/c"),
+                                    .data = (uint8_t *)"/work/a/b/c" };
     m.parents = true;
     Airlock__Vmhost__V1__MakeDirRequest mk = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
-    mk.sandbox_id = sandbox_id;
+    mk.sandbox_id = itest_sandbox_id;
     mk.request = &m;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("MakeDir"), &mk.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("MakeDir"), &mk.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
-                     GRPC_STATUS_OK);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/work/a/b/c/f.txt"), P("x"), NULL),
+        GRPC_STATUS_OK);
 
     Airlock__Guest__V1__RenameRequest r = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
     r.from = (ProtobufCBinaryData){ .len = strlen("/work/a/b/c/f.txt"),
                                     .data = (uint8_t *)"/work/a/b/c/f.txt" };
     r.to = (ProtobufCBinaryData){ .len = strlen("/work/a/g.txt"), .data = (uint8_t *)"/work/a/g.txt" };
     Airlock__Vmhost__V1__RenameFileRequest mv = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
-    mv.sandbox_id = sandbox_id;
+    mv.sandbox_id = itest_sandbox_id;
     mv.request = &r;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("RenameFile"), &mv.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("RenameFile"), &mv.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Guest__V1__ChmodRequest c = AIRLOCK__GUEST__V1__CHMOD_REQUEST__INIT;
     c.path = r.to;
     c.mode = 0600;
     Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
-    cm.sandbox_id = sandbox_id;
+    cm.sandbox_id = itest_sandbox_id;
     cm.request = &c;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("ChmodFile"), &cm.base,
-                               &airlock__vmhost__v1__empty__descriptor, &resp, NULL,
-                               ITEST_CALL_TIMEOUT_MS),
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("ChmodFile"), &cm.base,
+                                &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
-    protobuf_c_message_free_unpacked(resp, NULL);
 
     Airlock__Guest__V1__StatRequest sr = AIRLOCK__GUEST__V1__STAT_REQUEST__INIT;
     sr.path = r.to;
     Airlock__Vmhost__V1__StatFileRequest st_req = AIRLOCK__VMHOST__V1__STAT_FILE_REQUEST__INIT;
-    st_req.sandbox_id = sandbox_id;
+    st_req.sandbox_id = itest_sandbox_id;
     st_req.request = &sr;
     Airlock__Guest__V1__FileInfo *info = NULL;
-    assert_int_equal(rpc_unary(vh.ch, ITEST_METHOD("StatFile"), &st_req.base,
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("StatFile"), &st_req.base,
                                &airlock__guest__v1__file_info__descriptor,
                                (ProtobufCMessage **)&info, NULL, ITEST_CALL_TIMEOUT_MS),
                      GRPC_STATUS_OK);
@@ -226,36 +198,39 @@ static void test_file_errors(void **state)
     char *details = NULL;
     uint8_t *data = NULL;
     size_t len = 0;
-    assert_int_equal(itest_read_file(&vh, sandbox_id, P("/no/such/file"), &data, &len, &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_read_file(&itest_vh, itest_sandbox_id, P("/no/such/file"), &data, &len, &details),
+        GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, "/no/such/file"));
     free(details);
     free(data);
 
     details = NULL;
-    assert_int_equal(itest_write_file(&vh, sandbox_id, P("/no/such/dir/f"), P("x"), &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_write_file(&itest_vh, itest_sandbox_id, P("/no/such/dir/f"), P("x"), &details),
+        GRPC_STATUS_NOT_FOUND);
     free(details);
 
     details = NULL;
     const uint8_t nul_path[] = { '/', 't', 'm', 'p', '/', 'a', 0, 'b' };
-    assert_int_equal(itest_read_file(&vh, sandbox_id, nul_path, sizeof(nul_path), &data, &len,
-                                     &details),
+    assert_int_equal(itest_read_file(&itest_vh, itest_sandbox_id, nul_path, sizeof(nul_path), &data,
+                                     &len, &details),
                      GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(details, "path"));
     free(details);
     free(data);
 
     details = NULL;
-    assert_int_equal(itest_read_file(&vh, "sb_nope", P("/etc/hostname"), &data, &len, &details),
-                     GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(
+        itest_read_file(&itest_vh, "sb_nope", P("/etc/hostname"), &data, &len, &details),
+        GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, "sb_nope"));
     free(details);
     free(data);
 
     /* An atomic write that failed left no temp files behind. */
     struct itest_exec_result r;
-    itest_sh(&vh, sandbox_id, "ls -a /tmp /root | grep -c airlock || true", &r);
+    itest_sh(&itest_vh, itest_sandbox_id, "ls -a /tmp /root | grep -c airlock || true", &r);
     assert_string_equal((char *)r.out, "0\n");
     itest_exec_result_free(&r);
 }
@@ -267,23 +242,17 @@ static void test_file_errors(void **state)
 static void expect_refused(const char *method, const ProtobufCMessage *req,
                            grpc_status_code want, const char *fragment)
 {
-    ProtobufCMessage *resp = NULL;
     char *details = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, method, req, &airlock__vmhost__v1__empty__descriptor,
-                                    &resp, &details, ITEST_CALL_TIMEOUT_MS);
-    if (st != want || !details || !strstr(details, fragment))
-        fail_msg("%s: want %d \"%s\", got %d \"%s\"", method, want, fragment, st,
-                 details ? details : "");
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    free(details);
+    grpc_status_code st =
+        itest_call(&itest_vh, method, req, &airlock__vmhost__v1__empty__descriptor, &details);
+    itest_assert_status_naming(st, &details, want, fragment);
 }
 
 static void test_forwarded_requests_checked(void **state)
 {
     (void)state;
     Airlock__Vmhost__V1__MakeDirRequest mk = AIRLOCK__VMHOST__V1__MAKE_DIR_REQUEST__INIT;
-    mk.sandbox_id = sandbox_id;
+    mk.sandbox_id = itest_sandbox_id;
     expect_refused(ITEST_METHOD("MakeDir"), &mk.base, GRPC_STATUS_INVALID_ARGUMENT,
                    "request: required");
 
@@ -297,14 +266,14 @@ static void test_forwarded_requests_checked(void **state)
     c.path = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
     c.mode = 010000;
     Airlock__Vmhost__V1__ChmodFileRequest cm = AIRLOCK__VMHOST__V1__CHMOD_FILE_REQUEST__INIT;
-    cm.sandbox_id = sandbox_id;
+    cm.sandbox_id = itest_sandbox_id;
     cm.request = &c;
     expect_refused(ITEST_METHOD("ChmodFile"), &cm.base, GRPC_STATUS_INVALID_ARGUMENT, "mode:");
 
     Airlock__Guest__V1__RenameRequest r = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
     r.from = (ProtobufCBinaryData){ .len = 4, .data = (uint8_t *)"/tmp" };
     Airlock__Vmhost__V1__RenameFileRequest mv = AIRLOCK__VMHOST__V1__RENAME_FILE_REQUEST__INIT;
-    mv.sandbox_id = sandbox_id;
+    mv.sandbox_id = itest_sandbox_id;
     mv.request = &r;
     expect_refused(ITEST_METHOD("RenameFile"), &mv.base, GRPC_STATUS_INVALID_ARGUMENT,
                    "to: required");
@@ -323,5 +292,6 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_forwarded_requests_checked),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup_with_sandbox,
+                                  itest_group_teardown_with_sandbox);
 }

@@ -16,48 +16,27 @@
 #include <unistd.h>
 
 #include "itest.h"
-
-static struct itest_vmhost vh;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return itest_vmhost_start(&vh, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
-}
+#include "itest_assert.h"
+#include "itest_group.h"
 
 static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id, grpc_status_code *st,
                                                  char **details)
 {
-    return itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, st, details);
+    return itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, st, details);
 }
 
 static bool path_exists(const char *fmt, const char *id)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof(path), fmt, vh.data_dir, id);
+    snprintf(path, sizeof(path), fmt, itest_vh.data_dir, id);
     struct stat st;
     return lstat(path, &st) == 0;
-}
-
-/* The sandbox's network namespace, /run/netns/airlock-<id>. */
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
 }
 
 static void test_create_get_list_delete_leaves_nothing(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
 
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
@@ -74,9 +53,9 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(kill(qemu, 0), 0);
     assert_true(path_exists("%s/store/sandboxes/%s/disk.ext4", id));
     assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
 
-    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&vh);
+    Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&itest_vh);
     assert_non_null(list);
     bool listed = false;
     for (size_t i = 0; i < list->n_sandboxes; i++)
@@ -84,13 +63,13 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_true(listed);
     protobuf_c_message_free_unpacked(&list->base, NULL);
 
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     /* vmhost reaped its child, so the pid is gone, not a zombie. */
     assert_int_equal(kill(qemu, 0), -1);
     assert_int_equal(errno, ESRCH);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
-    assert_false(netns_exists(id));
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
+    assert_false(itest_netns_exists(id));
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
 
     char *details = NULL;
     sb = get_sandbox(id, &st, &details);
@@ -98,20 +77,19 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, id));
     free(details);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_NOT_FOUND);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_NOT_FOUND);
     free(id);
 }
 
 static void test_vm_dying_marks_error_with_reason(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     grpc_status_code st;
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id, &st, NULL);
     pid_t qemu = sb->qemu_pid;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_int_equal(kill(qemu, SIGKILL), 0);
 
     /* vmhost notices within moments; poll rather than sleep a fixed time. */
@@ -130,34 +108,32 @@ static void test_vm_dying_marks_error_with_reason(void **state)
     protobuf_c_message_free_unpacked(&sb->base, NULL);
 
     struct itest_exec_result r;
-    itest_sh(&vh, id, "true", &r);
+    itest_sh(&itest_vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     assert_non_null(strstr(r.details, "error"));
     itest_exec_result_free(&r);
 
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_false(path_exists("%s/store/sandboxes/%s", id));
-    assert_false(netns_exists(id));
+    assert_false(itest_netns_exists(id));
     free(id);
 }
 
 static void test_two_sandboxes_are_isolated(void **state)
 {
     (void)state;
-    char *a = itest_create_sandbox(&vh, NULL, NULL);
-    char *b = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     assert_string_not_equal(a, b);
     struct itest_exec_result r;
-    itest_sh(&vh, a, "echo only-in-a > /root/marker", &r);
+    itest_sh(&itest_vh, a, "echo only-in-a > /root/marker", &r);
     assert_int_equal(r.exit_code, 0);
     itest_exec_result_free(&r);
-    itest_sh(&vh, b, "cat /root/marker 2>/dev/null || echo absent", &r);
+    itest_sh(&itest_vh, b, "cat /root/marker 2>/dev/null || echo absent", &r);
     assert_string_equal((char *)r.out, "absent\n");
     itest_exec_result_free(&r);
-    assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
-    assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, a), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, b), GRPC_STATUS_OK);
     free(a);
     free(b);
 }
@@ -169,5 +145,5 @@ int main(void)
         cmocka_unit_test(test_vm_dying_marks_error_with_reason),
         cmocka_unit_test(test_two_sandboxes_are_isolated),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup, itest_group_teardown);
 }

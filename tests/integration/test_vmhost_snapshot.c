@@ -26,23 +26,10 @@
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 #include "itest_store.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
-
-static struct itest_vmhost vh;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return itest_vmhost_start(&vh, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
-}
 
 static double host_now(void)
 {
@@ -62,7 +49,7 @@ struct guest_identity {
 static void guest_identity(const char *id, struct guest_identity *gi)
 {
     struct itest_exec_result r;
-    itest_sh(&vh, id,
+    itest_sh(&itest_vh, id,
              "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n'; echo;"
              "cat /proc/sys/kernel/random/uuid; hostname; date +%s.%N",
              &r);
@@ -80,8 +67,8 @@ static void guest_identity(const char *id, struct guest_identity *gi)
 static void assert_state(const char *id, int want)
 {
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id,
-                                                          &st, NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, want);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
@@ -91,14 +78,14 @@ static void test_store_is_btrfs_with_template(void **state)
 {
     (void)state;
     char path[PATH_MAX];
-    assert_int_equal(fs_path(path, sizeof(path), "%s/store", vh.data_dir), 0);
+    assert_int_equal(fs_path(path, sizeof(path), "%s/store", itest_vh.data_dir), 0);
     struct statfs sf;
     assert_int_equal(statfs(path, &sf), 0);
     assert_true(sf.f_type == BTRFS_SUPER_MAGIC);
-    assert_int_equal(itest_mounts_under(vh.data_dir, false), 1);
-    assert_int_equal(itest_loops_under(vh.data_dir, false), 1);
+    assert_int_equal(itest_mounts_under(itest_vh.data_dir, false), 1);
+    assert_int_equal(itest_loops_under(itest_vh.data_dir, false), 1);
     /* One template: disk, memory, device state and manifest, no build dir. */
-    assert_int_equal(fs_path(path, sizeof(path), "%s/store/templates", vh.data_dir), 0);
+    assert_int_equal(fs_path(path, sizeof(path), "%s/store/templates", itest_vh.data_dir), 0);
     char cmd[6 * PATH_MAX];
     snprintf(cmd, sizeof(cmd), "ls -a %s/*/state %s/*/mem %s/*/disk.ext4 %s/*/manifest.json "
                                "%s/.build-* 2>/dev/null | wc -l",
@@ -130,13 +117,11 @@ static bool file_has_shared_extents(const char *path)
 static void test_restored_sandboxes_diverge(void **state)
 {
     (void)state;
-    char *a = itest_create_sandbox(&vh, NULL, NULL);
-    char *b = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), a, &st,
-                                                          NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), a, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_true(sb->restored);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
@@ -154,12 +139,12 @@ static void test_restored_sandboxes_diverge(void **state)
     assert_true(gb.clock_offset_s > -2.0 && gb.clock_offset_s < 2.0);
 
     char disk[PATH_MAX];
-    assert_int_equal(fs_path(disk, sizeof(disk), "%s/store/sandboxes/%s/disk.ext4", vh.data_dir, a),
-                     0);
+    assert_int_equal(
+        fs_path(disk, sizeof(disk), "%s/store/sandboxes/%s/disk.ext4", itest_vh.data_dir, a), 0);
     assert_true(file_has_shared_extents(disk));
 
-    assert_int_equal(itest_delete_sandbox(&vh, a), GRPC_STATUS_OK);
-    assert_int_equal(itest_delete_sandbox(&vh, b), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, a), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, b), GRPC_STATUS_OK);
     free(a);
     free(b);
 }
@@ -171,18 +156,18 @@ static void test_other_size_restores_its_own_snapshot(void **state)
     (void)state;
     Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.memory_mb = 384;
-    char *id = itest_create_sandbox_with(&vh, &req, NULL, NULL);
+    char *id = itest_create_sandbox_with(&itest_vh, &req, NULL, NULL);
     assert_non_null(id);
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, &st,
-                                                          NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL);
     assert_true(sb->restored);
     assert_int_equal(sb->memory_mb, 384);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     struct guest_identity gi;
     guest_identity(id, &gi);
     assert_string_equal(gi.hostname, id);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
 }
 
@@ -193,7 +178,7 @@ static void test_unknown_template_is_not_found(void **state)
     req.template_ = "no-such-template";
     grpc_status_code st;
     char *details = NULL;
-    assert_null(itest_create_sandbox_with(&vh, &req, &st, &details));
+    assert_null(itest_create_sandbox_with(&itest_vh, &req, &st, &details));
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, "no-such-template"));
     free(details);
@@ -202,22 +187,21 @@ static void test_unknown_template_is_not_found(void **state)
 static void test_pause_resume(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     struct itest_exec_result r;
-    itest_sh(&vh, id, "echo before > /root/state", &r);
+    itest_sh(&itest_vh, id, "echo before > /root/state", &r);
     itest_exec_result_free(&r);
 
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("PauseSandbox"), id,
-                                                          &st, NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("PauseSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, STATE(PAUSED));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     assert_state(id, STATE(PAUSED));
-    itest_assert_refused(&vh, ITEST_METHOD("PauseSandbox"), id, "paused");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("PauseSandbox"), id, "paused");
 
-    itest_sh(&vh, id, "true", &r);
+    itest_sh(&itest_vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     char want[128];
     snprintf(want, sizeof(want), "sandbox %s is paused", id);
@@ -226,27 +210,27 @@ static void test_pause_resume(void **state)
 
     /* The guest's clock stands still while paused; resume sets it again. */
     sleep(3);
-    sb = itest_sandbox_call(&vh, ITEST_METHOD("ResumeSandbox"), id, &st, NULL);
+    sb = itest_sandbox_call(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, STATE(RUNNING));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    itest_assert_refused(&vh, ITEST_METHOD("ResumeSandbox"), id, "running");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, "running");
     struct guest_identity gi;
     guest_identity(id, &gi);
     assert_true(gi.clock_offset_s > -1.5 && gi.clock_offset_s < 1.5);
-    itest_sh(&vh, id, "cat /root/state", &r);
+    itest_sh(&itest_vh, id, "cat /root/state", &r);
     assert_string_equal((char *)r.out, "before\n");
     itest_exec_result_free(&r);
 
     /* Delete works from paused too. */
-    sb = itest_sandbox_call(&vh, ITEST_METHOD("PauseSandbox"), id, &st, NULL);
+    sb = itest_sandbox_call(&itest_vh, ITEST_METHOD("PauseSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
 
     char *details = NULL;
-    assert_null(itest_sandbox_call(&vh, ITEST_METHOD("ResumeSandbox"), id, &st, &details));
+    assert_null(itest_sandbox_call(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, &st, &details));
     assert_int_equal(st, GRPC_STATUS_NOT_FOUND);
     assert_non_null(strstr(details, id));
     free(details);
@@ -258,19 +242,18 @@ static void test_pause_resume(void **state)
 static void test_restart_reuses_store_and_template(void **state)
 {
     (void)state;
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
-    assert_int_equal(itest_mounts_under(vh.data_dir, false), 1);
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
+    assert_int_equal(itest_mounts_under(itest_vh.data_dir, false), 1);
+    char *id = itest_assert_create(&itest_vh);
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, &st,
-                                                          NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL);
     assert_true(sb->restored);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
     char log_text[PATH_MAX + 64];
-    snprintf(log_text, sizeof(log_text), "grep -c 'template snapshot found' %s", vh.log_path);
+    snprintf(log_text, sizeof(log_text), "grep -c 'template snapshot found' %s", itest_vh.log_path);
     FILE *p = popen(log_text, "r");
     int found = 0;
     assert_int_equal(fscanf(p, "%d", &found), 1);
@@ -288,5 +271,5 @@ int main(void)
         cmocka_unit_test(test_pause_resume),
         cmocka_unit_test(test_restart_reuses_store_and_template),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup, itest_group_teardown);
 }

@@ -19,26 +19,13 @@
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
-static struct itest_vmhost vh;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return itest_vmhost_start(&vh, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
-}
-
 static char *sh_out(const char *id, const char *script)
 {
-    return itest_assert_sh(&vh, id, script);
+    return itest_assert_sh(&itest_vh, id, script);
 }
 
 /* "pids counter lines secret" as the guest sees them now. */
@@ -60,19 +47,10 @@ static void workload_read(const char *id, struct workload *w)
     free(out);
 }
 
-static bool path_exists(const char *id, const char *name)
-{
-    char path[PATH_MAX];
-    assert_int_equal(fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", vh.data_dir, id, name),
-                     0);
-    return access(path, F_OK) == 0;
-}
-
 static void test_suspend_resume_keeps_processes(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     /* Three detached workloads; their pids go to /root/pids. */
     free(sh_out(id,
                 "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/counter.tmp;"
@@ -93,22 +71,22 @@ static void test_suspend_resume_keeps_processes(void **state)
     workload_read(id, &before);
     assert_true(before.counter > 0);
 
-    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
-    assert_int_equal(itest_count_qemus(vh.data_dir), 0);
-    assert_true(path_exists(id, "suspend/state"));
-    assert_true(path_exists(id, "suspend/disk.ext4"));
-    assert_false(path_exists(id, "suspend.tmp"));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/state"));
+    assert_true(itest_sandbox_path_exists(&itest_vh, id, "suspend/disk.ext4"));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend.tmp"));
 
-    itest_assert_refused(&vh, ITEST_METHOD("PauseSandbox"), id, "suspended");
-    itest_assert_refused(&vh, ITEST_METHOD("SuspendSandbox"), id, "suspended");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("PauseSandbox"), id, "suspended");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, "suspended");
     struct itest_exec_result r;
-    itest_sh(&vh, id, "true", &r);
+    itest_sh(&itest_vh, id, "true", &r);
     assert_int_equal(r.status, GRPC_STATUS_FAILED_PRECONDITION);
     assert_non_null(strstr(r.details, "suspended"));
     itest_exec_result_free(&r);
 
-    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
-    assert_false(path_exists(id, "suspend"));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
     free(sh_out(id, "sleep 1"));
     workload_read(id, &after);
     /* Same processes, same in-memory value, and all of them moved on. */
@@ -127,28 +105,27 @@ static void test_suspend_resume_keeps_processes(void **state)
     long host_now = (long)time(NULL);
     assert_true(guest_now >= host_now - 2 && guest_now <= host_now + 2);
 
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
 }
 
 static void test_suspend_paused_and_delete_suspended(void **state)
 {
     (void)state;
-    char *id = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(id);
+    char *id = itest_assert_create(&itest_vh);
     free(sh_out(id, "echo kept > /root/kept"));
-    itest_assert_transition(&vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
-    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
-    itest_assert_transition(&vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), id, STATE(PAUSED));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     char *out = sh_out(id, "cat /root/kept");
     assert_string_equal(out, "kept\n");
     free(out);
-    itest_assert_refused(&vh, ITEST_METHOD("ResumeSandbox"), id, "running");
+    itest_assert_refused(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, "running");
 
-    itest_assert_transition(&vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, STATE(SUSPENDED));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     char dir[PATH_MAX];
-    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes/%s", vh.data_dir, id), 0);
+    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes/%s", itest_vh.data_dir, id), 0);
     assert_int_equal(access(dir, F_OK), -1);
     free(id);
 }
@@ -159,5 +136,5 @@ int main(void)
         cmocka_unit_test(test_suspend_resume_keeps_processes),
         cmocka_unit_test(test_suspend_paused_and_delete_suspended),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup, itest_group_teardown);
 }

@@ -24,6 +24,8 @@
 
 #include "fsutil.h"
 #include "itest.h"
+#include "itest_assert.h"
+#include "itest_group.h"
 
 #define TEMPLATE "itest-tpl"
 #define POOL_FILL_TIMEOUT_MS 180000
@@ -31,20 +33,6 @@
 typedef Airlock__Vmhost__V1__TemplateSpec TemplateSpec;
 typedef Airlock__Vmhost__V1__TemplateFile TemplateFile;
 typedef Airlock__Vmhost__V1__TemplateSpec__EnvEntry EnvEntry;
-
-static struct itest_vmhost vh;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return itest_vmhost_start(&vh, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
-}
 
 struct build_result {
     grpc_status_code status;
@@ -66,7 +54,8 @@ static void build(const TemplateSpec *spec, struct build_result *r)
     memset(r, 0, sizeof(*r));
     Airlock__Vmhost__V1__BuildTemplateRequest req = AIRLOCK__VMHOST__V1__BUILD_TEMPLATE_REQUEST__INIT;
     req.spec = (TemplateSpec *)spec;
-    struct rpc_stream *s = rpc_stream_open(vh.ch, ITEST_METHOD("BuildTemplate"), ITEST_CALL_TIMEOUT_MS);
+    struct rpc_stream *s =
+        rpc_stream_open(itest_vh.ch, ITEST_METHOD("BuildTemplate"), ITEST_CALL_TIMEOUT_MS);
     assert_non_null(s);
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);
@@ -96,7 +85,7 @@ static void must_build(const TemplateSpec *spec, struct build_result *r)
 {
     build(spec, r);
     if (r->status != GRPC_STATUS_OK || !r->done) {
-        itest_vmhost_print_log_tail(&vh);
+        itest_vmhost_print_log_tail(&itest_vh);
         fail_msg("BuildTemplate %s: %s %s\nlog:\n%s", spec->name, rpc_status_name(r->status),
                  r->details ? r->details : "", r->log);
     }
@@ -137,7 +126,7 @@ static char *create_from(const char *tmpl, grpc_status_code *st, char **details)
 {
     Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.template_ = (char *)tmpl;
-    return itest_create_sandbox_with(&vh, &req, st, details);
+    return itest_create_sandbox_with(&itest_vh, &req, st, details);
 }
 
 static char *must_create_from(const char *tmpl)
@@ -146,7 +135,7 @@ static char *must_create_from(const char *tmpl)
     grpc_status_code st;
     char *id = create_from(tmpl, &st, &details);
     if (!id) {
-        itest_vmhost_print_log_tail(&vh);
+        itest_vmhost_print_log_tail(&itest_vh);
         fail_msg("create from %s: %s %s", tmpl, rpc_status_name(st), details ? details : "");
     }
     free(details);
@@ -156,8 +145,8 @@ static char *must_create_from(const char *tmpl)
 static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id)
 {
     grpc_status_code st;
-    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&vh, ITEST_METHOD("GetSandbox"), id, &st,
-                                                          NULL);
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     return sb;
 }
@@ -165,7 +154,7 @@ static Airlock__Vmhost__V1__Sandbox *get_sandbox(const char *id)
 static char *sh_out(const char *id, const char *script)
 {
     struct itest_exec_result r;
-    itest_sh(&vh, id, script, &r);
+    itest_sh(&itest_vh, id, script, &r);
     if (r.status != GRPC_STATUS_OK || r.exit_code != 0)
         fail_msg("sh %s: %s %s exit %d: %s", script, rpc_status_name(r.status),
                  r.details ? r.details : "", r.exit_code, r.err ? (char *)r.err : "");
@@ -180,7 +169,7 @@ static Airlock__Vmhost__V1__Template *get_template(const char *ref, grpc_status_
     Airlock__Vmhost__V1__TemplateRef req = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
     req.name = (char *)ref;
     ProtobufCMessage *resp = NULL;
-    *st = rpc_unary(vh.ch, ITEST_METHOD("GetTemplate"), &req.base,
+    *st = rpc_unary(itest_vh.ch, ITEST_METHOD("GetTemplate"), &req.base,
                     &airlock__vmhost__v1__template__descriptor, &resp, details,
                     ITEST_CALL_TIMEOUT_MS);
     return (Airlock__Vmhost__V1__Template *)resp;
@@ -190,27 +179,8 @@ static grpc_status_code delete_template(const char *ref, char **details)
 {
     Airlock__Vmhost__V1__TemplateRef req = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
     req.name = (char *)ref;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh.ch, ITEST_METHOD("DeleteTemplate"), &req.base,
-                                    &airlock__vmhost__v1__empty__descriptor, &resp, details,
-                                    ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    return st;
-}
-
-/* details by reference: the call producing st may be an argument too. */
-static void assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
-                                 const char *named)
-{
-    char *details = *detailsp;
-    if (st != want)
-        fail_msg("status %s, want %s: %s", rpc_status_name(st), rpc_status_name(want),
-                 details ? details : "");
-    if (!details || !strstr(details, named))
-        fail_msg("\"%s\" does not name %s", details ? details : "", named);
-    free(details);
-    *detailsp = NULL;
+    return itest_call(&itest_vh, ITEST_METHOD("DeleteTemplate"), &req.base,
+                      &airlock__vmhost__v1__empty__descriptor, details);
 }
 
 /* Entries of dir whose names start with prefix. */
@@ -234,14 +204,14 @@ static void assert_nothing_left(size_t qemus_before, size_t netns_before)
 {
     assert_int_equal(count_entries(templates_dir, ".build-"), 0);
     assert_int_equal(count_entries("/run/netns", "airlock-template-"), netns_before);
-    assert_int_equal(itest_count_qemus(vh.data_dir), qemus_before);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), qemus_before);
 }
 
 static void test_build_and_create(void **state)
 {
     (void)state;
-    assert_int_equal(fs_path(templates_dir, sizeof(templates_dir), "%s/store/templates",
-                             vh.data_dir), 0);
+    assert_int_equal(
+        fs_path(templates_dir, sizeof(templates_dir), "%s/store/templates", itest_vh.data_dir), 0);
     TemplateSpec spec = spec_v1();
     struct build_result r;
     must_build(&spec, &r);
@@ -277,7 +247,7 @@ static void test_build_and_create(void **state)
     const char *const env[] = { "GREETING=mine", NULL };
     struct itest_exec_options opts = { .env = env, .cwd = "/tmp" };
     struct itest_exec_result er;
-    itest_exec(&vh, id, argv, &opts, &er);
+    itest_exec(&itest_vh, id, argv, &opts, &er);
     assert_int_equal(er.status, GRPC_STATUS_OK);
     assert_string_equal((char *)er.out, "mine\n/tmp\n");
     itest_exec_result_free(&er);
@@ -285,7 +255,7 @@ static void test_build_and_create(void **state)
     out = sh_out(id, "ps -eo args | grep -c '^sleep 86400$'");
     assert_string_equal(out, "1\n");
     free(out);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
 }
 
@@ -340,9 +310,9 @@ static void test_versions_and_pool(void **state)
 
     /* In use: refused, naming the sandbox; once it is gone, deleted. */
     char *details = NULL;
-    assert_status_naming(delete_template(TEMPLATE ":1", &details), &details,
-                         GRPC_STATUS_FAILED_PRECONDITION, first);
-    assert_int_equal(itest_delete_sandbox(&vh, first), GRPC_STATUS_OK);
+    itest_assert_status_naming(delete_template(TEMPLATE ":1", &details), &details,
+                               GRPC_STATUS_FAILED_PRECONDITION, first);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, first), GRPC_STATUS_OK);
     details = NULL;
     assert_int_equal(delete_template(TEMPLATE ":1", &details), GRPC_STATUS_OK);
     free(details);
@@ -351,8 +321,8 @@ static void test_versions_and_pool(void **state)
     assert_int_equal(access(dir, F_OK), -1);
     details = NULL;
     assert_null(get_template(TEMPLATE ":1", &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, TEMPLATE ":1");
-    assert_int_equal(itest_delete_sandbox(&vh, newest), GRPC_STATUS_OK);
+    itest_assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, TEMPLATE ":1");
+    assert_int_equal(itest_delete_sandbox(&itest_vh, newest), GRPC_STATUS_OK);
     free(first);
     free(newest);
 }
@@ -365,28 +335,28 @@ static void test_unknown_template_is_not_found(void **state)
         grpc_status_code st;
         char *details = NULL;
         assert_null(create_from(refs[i], &st, &details));
-        assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, refs[i]);
+        itest_assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, refs[i]);
     }
     grpc_status_code st;
     char *details = NULL;
     assert_null(get_template("no-such-template", &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, "no-such-template");
+    itest_assert_status_naming(st, &details, GRPC_STATUS_NOT_FOUND, "no-such-template");
     details = NULL;
-    assert_status_naming(delete_template("no-such-template", &details), &details,
-                         GRPC_STATUS_NOT_FOUND, "no-such-template");
+    itest_assert_status_naming(delete_template("no-such-template", &details), &details,
+                               GRPC_STATUS_NOT_FOUND, "no-such-template");
     /* A named template has its size: another one is refused. */
     Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.template_ = TEMPLATE;
     req.memory_mb = 512;
     details = NULL;
-    assert_null(itest_create_sandbox_with(&vh, &req, &st, &details));
-    assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT, "memory_mb");
+    assert_null(itest_create_sandbox_with(&itest_vh, &req, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT, "memory_mb");
 }
 
 static void test_bad_specs_leave_nothing(void **state)
 {
     (void)state;
-    size_t qemus = itest_count_qemus(vh.data_dir);
+    size_t qemus = itest_count_qemus(itest_vh.data_dir);
     size_t netns = count_entries("/run/netns", "airlock-template-");
     TemplateFile relative = AIRLOCK__VMHOST__V1__TEMPLATE_FILE__INIT;
     relative.path = "etc/relative";
@@ -418,7 +388,8 @@ static void test_bad_specs_leave_nothing(void **state)
         struct build_result r;
         build(&cases[i].spec, &r);
         assert_null(r.done);
-        assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT, cases[i].field);
+        itest_assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT,
+                                   cases[i].field);
         build_result_free(&r);
     }
     /* A run command that fails: its output is logged, the build fails
@@ -432,8 +403,8 @@ static void test_bad_specs_leave_nothing(void **state)
     build(&spec, &r);
     assert_null(r.done);
     assert_non_null(strstr(r.log, "| before-failing\n"));
-    assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT,
-                         "run[0] (echo before-failing; exit 3): exited with code 3");
+    itest_assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT,
+                               "run[0] (echo before-failing; exit 3): exited with code 3");
     build_result_free(&r);
     char dir[PATH_MAX];
     assert_int_equal(fs_path(dir, sizeof(dir), "%s/named/failing-build", templates_dir), 0);
@@ -460,7 +431,7 @@ static void test_packages(void **state)
     char *out = sh_out(id, "echo '{\"a\":[1,2]}' | jq -c .a");
     assert_string_equal(out, "[1,2]\n");
     free(out);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
     char *details = NULL;
     assert_int_equal(delete_template("with-jq", &details), GRPC_STATUS_OK);
@@ -471,7 +442,7 @@ static void test_packages(void **state)
 static void test_templates_survive_restart(void **state)
 {
     (void)state;
-    assert_int_equal(itest_vmhost_crash_and_restart(&vh), 0);
+    assert_int_equal(itest_vmhost_crash_and_restart(&itest_vh), 0);
     char *id = must_create_from(TEMPLATE);
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id);
     assert_string_equal(sb->template_, TEMPLATE ":2");
@@ -479,7 +450,7 @@ static void test_templates_survive_restart(void **state)
     char *out = sh_out(id, "cat /opt/app/config.txt; echo \"$GREETING\"");
     assert_string_equal(out, "from-the-spec\nsecond\n");
     free(out);
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     free(id);
     char *details = NULL;
     assert_int_equal(delete_template(TEMPLATE, &details), GRPC_STATUS_OK);
@@ -499,5 +470,5 @@ int main(void)
         cmocka_unit_test(test_packages),
         cmocka_unit_test(test_templates_survive_restart),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, itest_group_setup, itest_group_teardown);
 }

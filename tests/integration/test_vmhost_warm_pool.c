@@ -27,6 +27,7 @@
 #include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 #include "proc.h"
 #include "warm_pool.h"
 
@@ -34,28 +35,25 @@
 #define POOL_FILL_TIMEOUT_MS 180000
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
-static struct itest_vmhost vh;
-
 static const char *const pool_args[] = { "--warm-pool", "2", NULL };
 
 static int group_setup(void **state)
 {
     (void)state;
-    return itest_vmhost_start(&vh, pool_args);
+    return itest_vmhost_start(&itest_vh, pool_args);
 }
 
 static int group_teardown(void **state)
 {
-    (void)state;
     /* test_rename_onto_taken_namespace's, should it have failed midway */
     int ignored = system("ip netns delete airlock-taken-namespace 2>/dev/null");
     (void)ignored;
-    return itest_vmhost_stop(&vh);
+    return itest_group_teardown(state);
 }
 
 static Airlock__Vmhost__V1__NodeStats *node_stats(void)
 {
-    Airlock__Vmhost__V1__NodeStats *st = itest_node_stats(&vh);
+    Airlock__Vmhost__V1__NodeStats *st = itest_node_stats(&itest_vh);
     assert_non_null(st);
     return st;
 }
@@ -70,19 +68,12 @@ static unsigned long long pool_taken(void)
 
 static void wait_pool_full(void)
 {
-    assert_true(itest_wait_pool_ready(&vh, POOL_SIZE, POOL_FILL_TIMEOUT_MS));
+    assert_true(itest_wait_pool_ready(&itest_vh, POOL_SIZE, POOL_FILL_TIMEOUT_MS));
 }
 
 static void sandbox_dir(const char *id, char *out, size_t outlen)
 {
-    assert_int_equal(fs_path(out, outlen, "%s/store/sandboxes/%s", vh.data_dir, id), 0);
-}
-
-static bool netns_exists(const char *id)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
-    return access(path, F_OK) == 0;
+    assert_int_equal(fs_path(out, outlen, "%s/store/sandboxes/%s", itest_vh.data_dir, id), 0);
 }
 
 /* Every sandbox directory (pooled VMs included) has its namespace under
@@ -90,7 +81,7 @@ static bool netns_exists(const char *id)
 static size_t dirs_with_own_netns(void)
 {
     char dir[PATH_MAX];
-    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes", vh.data_dir), 0);
+    assert_int_equal(fs_path(dir, sizeof(dir), "%s/store/sandboxes", itest_vh.data_dir), 0);
     DIR *d = opendir(dir);
     assert_non_null(d);
     size_t n = 0;
@@ -98,7 +89,7 @@ static size_t dirs_with_own_netns(void)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (!netns_exists(e->d_name))
+        if (!itest_netns_exists(e->d_name))
             fail_msg("sandbox directory %s has no namespace airlock-%s", e->d_name, e->d_name);
         n++;
     }
@@ -134,7 +125,7 @@ static void expect_qemu_nice(pid_t pid, int want)
 static int vmhost_nice(void)
 {
     errno = 0;
-    int nice = getpriority(PRIO_PROCESS, (id_t)vh.pid);
+    int nice = getpriority(PRIO_PROCESS, (id_t)itest_vh.pid);
     assert_int_equal(errno, 0);
     return nice;
 }
@@ -152,7 +143,7 @@ static pid_t sandbox_qemu(const char *id)
 /* "random-hex uuid hostname" of a guest, malloc'd. */
 static char *guest_identity(const char *id)
 {
-    return itest_assert_sh(&vh, id,
+    return itest_assert_sh(&itest_vh, id,
                            "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n'; echo;"
                            "cat /proc/sys/kernel/random/uuid; hostname;"
                            /* the CA slot (marker once), the warm-up's
@@ -165,16 +156,16 @@ static char *create_named(const char *id, grpc_status_code *st, char **details)
 {
     Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.id = (char *)id;
-    return itest_create_sandbox_with(&vh, &req, st, details);
+    return itest_create_sandbox_with(&itest_vh, &req, st, details);
 }
 
 static void delete_and_check_gone(const char *id)
 {
     char dir[PATH_MAX];
     sandbox_dir(id, dir, sizeof(dir));
-    assert_int_equal(itest_delete_sandbox(&vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_int_equal(access(dir, F_OK), -1);
-    assert_false(netns_exists(id));
+    assert_false(itest_netns_exists(id));
 }
 
 static void test_pool_fills_and_reports(void **state)
@@ -186,11 +177,11 @@ static void test_pool_fills_and_reports(void **state)
     assert_int_equal(st->sandboxes, 0); /* pooled VMs are not sandboxes yet */
     assert_int_equal(st->free_slots, st->max_sandboxes);
     protobuf_c_message_free_unpacked(&st->base, NULL);
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);
     assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
     /* Filled in the background: at a lower CPU priority until handed out. */
     pid_t pooled[POOL_SIZE];
-    assert_int_equal(proc_find("qemu-system", vh.data_dir, pooled, POOL_SIZE), POOL_SIZE);
+    assert_int_equal(proc_find("qemu-system", itest_vh.data_dir, pooled, POOL_SIZE), POOL_SIZE);
     for (int i = 0; i < POOL_SIZE; i++)
         expect_qemu_nice(pooled[i], vmhost_nice() + WARM_POOL_NICE);
 }
@@ -200,13 +191,11 @@ static void test_creates_come_from_pool_and_diverge(void **state)
     (void)state;
     wait_pool_full();
     unsigned long long taken = pool_taken();
-    char *a = itest_create_sandbox(&vh, NULL, NULL);
-    char *b = itest_create_sandbox(&vh, NULL, NULL);
-    assert_non_null(a);
-    assert_non_null(b);
+    char *a = itest_assert_create(&itest_vh);
+    char *b = itest_assert_create(&itest_vh);
     char *ids[] = { a, b };
     for (int i = 0; i < 2; i++) {
-        Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, ids[i]);
+        Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&itest_vh, ids[i]);
         assert_true(sb->from_pool);
         assert_true(sb->restored);
         assert_int_equal(sb->state, STATE(RUNNING));
@@ -238,7 +227,7 @@ static void test_creates_come_from_pool_and_diverge(void **state)
     wait_pool_full();
     delete_and_check_gone(a);
     delete_and_check_gone(b);
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);
     free(ga);
     free(gb);
     free(a);
@@ -255,7 +244,7 @@ static void test_named_create_comes_from_pool(void **state)
     char *got = create_named(id, NULL, NULL);
     assert_non_null(got);
     assert_string_equal(got, id);
-    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, id);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&itest_vh, id);
     assert_true(sb->from_pool);
     assert_true(sb->restored);
     assert_int_equal(sb->state, STATE(RUNNING));
@@ -269,9 +258,9 @@ static void test_named_create_comes_from_pool(void **state)
     sandbox_dir(id, dir, sizeof(dir));
     assert_int_equal(fs_path(disk, sizeof(disk), "%s/disk.ext4", dir), 0);
     assert_int_equal(access(disk, F_OK), 0);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_true(proc_cwd_is(qemu, dir));
-    char *host = itest_assert_sh(&vh, id, "hostname; echo written > /root/f; cat /root/f");
+    char *host = itest_assert_sh(&itest_vh, id, "hostname; echo written > /root/f; cat /root/f");
     assert_string_equal(host, "named-sandbox\nwritten\n");
     free(host);
     /* No namespace was left under the pooled VM's old name. */
@@ -289,20 +278,20 @@ static void test_named_create_comes_from_pool(void **state)
 
     /* Suspended and resumed under its new name: QEMU opens its disk again
      * at the end of the migration to a file, from the renamed directory. */
-    sb = itest_sandbox_call(&vh, ITEST_METHOD("SuspendSandbox"), id, &st, NULL);
+    sb = itest_sandbox_call(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, STATE(SUSPENDED));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    sb = itest_sandbox_call(&vh, ITEST_METHOD("ResumeSandbox"), id, &st, NULL);
+    sb = itest_sandbox_call(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, &st, NULL);
     assert_int_equal(st, GRPC_STATUS_OK);
     assert_int_equal(sb->state, STATE(RUNNING));
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    host = itest_assert_sh(&vh, id, "cat /root/f");
+    host = itest_assert_sh(&itest_vh, id, "cat /root/f");
     assert_string_equal(host, "written\n");
     free(host);
 
     delete_and_check_gone(id);
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);
     free(got);
 }
 
@@ -318,7 +307,7 @@ static void test_bad_id_takes_nothing(void **state)
     assert_non_null(strstr(details, "id"));
     free(details);
     assert_int_equal(pool_taken(), taken);
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);
 }
 
 /* A namespace of the id's name that vmhost did not make: the hand-out's
@@ -340,10 +329,10 @@ static void test_rename_onto_taken_namespace_leaks_nothing(void **state)
     char dir[PATH_MAX];
     sandbox_dir(id, dir, sizeof(dir));
     assert_int_equal(access(dir, F_OK), -1);
-    assert_true(netns_exists(id));
+    assert_true(itest_netns_exists(id));
     assert_int_equal(system("ip netns delete airlock-taken-namespace"), 0);
     wait_pool_full();
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE);
     assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
 }
 
@@ -356,23 +345,23 @@ static void test_renamed_sandbox_survives_vmhost_crash(void **state)
     const char *id = "renamed-then-crash";
     char *got = create_named(id, NULL, NULL);
     assert_non_null(got);
-    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&vh, id);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(&itest_vh, id);
     assert_true(sb->from_pool);
     pid_t qemu = sb->qemu_pid;
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    char *before = itest_assert_sh(&vh, id, "cat /proc/sys/kernel/random/boot_id");
+    char *before = itest_assert_sh(&itest_vh, id, "cat /proc/sys/kernel/random/boot_id");
 
-    assert_int_equal(itest_vmhost_crash_and_restart_with(&vh, pool_args), 0);
-    sb = itest_assert_get(&vh, id);
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, pool_args), 0);
+    sb = itest_assert_get(&itest_vh, id);
     assert_int_equal(sb->state, STATE(RUNNING));
     assert_int_equal(sb->qemu_pid, qemu); /* the same VM, adopted */
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    char *after = itest_assert_sh(&vh, id, "cat /proc/sys/kernel/random/boot_id");
+    char *after = itest_assert_sh(&itest_vh, id, "cat /proc/sys/kernel/random/boot_id");
     assert_string_equal(after, before);
 
     /* The new vmhost's pool plus the adopted VM: nothing of the old pool. */
     wait_pool_full();
-    assert_int_equal(itest_count_qemus(vh.data_dir), POOL_SIZE + 1);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), POOL_SIZE + 1);
     assert_int_equal(dirs_with_own_netns(), POOL_SIZE + 1);
     delete_and_check_gone(id);
     free(before);

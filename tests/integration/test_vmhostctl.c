@@ -14,22 +14,14 @@
 #include <jansson.h>
 
 #include "itest.h"
-
-static struct itest_vmhost vh;
+#include "itest_group.h"
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (itest_vmhost_start(&vh, NULL) < 0)
+    if (itest_group_setup(state) < 0)
         return -1;
-    setenv("AIRLOCK_VMHOST_ADDR", vh.addr, 1);
+    setenv("AIRLOCK_VMHOST_ADDR", itest_vh.addr, 1);
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return itest_vmhost_stop(&vh);
 }
 
 /* Runs "vmhostctl ARGS" through sh; returns the exit code, output in out. */
@@ -49,6 +41,39 @@ static int ctl(char *out, size_t outlen, const char *fmt, ...)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The session after create, in order: each call's arguments (%s: the
+ * sandbox's id), the exit code it must end with and what its output must
+ * contain (%s: the id). */
+struct ctl_step {
+    const char *args;
+    int code;
+    const char *says[2];
+};
+
+static const struct ctl_step session[] = {
+    { "ls", 0, { "%s" } },
+    { "exec %s -- sh -c 'echo from-guest; exit 5'", 5, { "from-guest" } },
+    { "exec %s --timeout 1 -- sleep 100", 124, { NULL } },
+    { "put %s /root/via-cli.txt < /etc/os-release", 0, { NULL } },
+    { "cat %s /root/via-cli.txt | cmp - /etc/os-release && echo same", 0, { "same" } },
+    { "ls-files %s /root", 0, { "via-cli.txt" } },
+    /* Errors: one line naming the status and what was wrong, exit 1. */
+    { "cat %s /no/such/file", 1, { "vmhostctl: NOT_FOUND", "/no/such/file" } },
+    { "exec sb_nope -- true", 1, { "sb_nope" } },
+    { "exec %s -- no-such-binary", 1, { "not found" } },
+    /* Usage errors: exit 2 with usage text. */
+    { "exec", 2, { "usage" } },
+    /* Lifecycle: each prints the sandbox in its new state. */
+    { "pause %s", 0, { "paused" } },
+    { "pause %s", 1, { "FAILED_PRECONDITION" } },
+    { "resume %s", 0, { "running" } },
+    { "suspend %s", 0, { "suspended" } },
+    { "resume %s", 0, { NULL } },
+    { "cat %s /root/via-cli.txt | cmp - /etc/os-release && echo same", 0, { "same" } },
+    { "rm %s", 0, { NULL } },
+    { "get %s", 1, { "NOT_FOUND" } },
+};
+
 static void test_cli_session(void **state)
 {
     (void)state;
@@ -64,49 +89,19 @@ static void test_cli_session(void **state)
     json_decref(created);
     assert_memory_equal(id, "sb_", 3);
 
-    assert_int_equal(ctl(out, sizeof(out), "ls"), 0);
-    assert_non_null(strstr(out, id));
-
-    assert_int_equal(ctl(out, sizeof(out), "exec %s -- sh -c 'echo from-guest; exit 5'", id), 5);
-    assert_non_null(strstr(out, "from-guest"));
-
-    assert_int_equal(ctl(out, sizeof(out), "exec %s --timeout 1 -- sleep 100", id), 124);
-
-    assert_int_equal(ctl(out, sizeof(out), "put %s /root/via-cli.txt < /etc/os-release", id), 0);
-    assert_int_equal(ctl(out, sizeof(out), "cat %s /root/via-cli.txt | cmp - /etc/os-release && echo same", id), 0);
-    assert_non_null(strstr(out, "same"));
-
-    assert_int_equal(ctl(out, sizeof(out), "ls-files %s /root", id), 0);
-    assert_non_null(strstr(out, "via-cli.txt"));
-
-    /* Errors: one line naming the status and what was wrong, exit 1. */
-    assert_int_equal(ctl(out, sizeof(out), "cat %s /no/such/file", id), 1);
-    assert_non_null(strstr(out, "vmhostctl: NOT_FOUND"));
-    assert_non_null(strstr(out, "/no/such/file"));
-    assert_int_equal(ctl(out, sizeof(out), "exec sb_nope -- true"), 1);
-    assert_non_null(strstr(out, "sb_nope"));
-    assert_int_equal(ctl(out, sizeof(out), "exec %s -- no-such-binary", id), 1);
-    assert_non_null(strstr(out, "not found"));
-    /* Usage errors: exit 2 with usage text. */
-    assert_int_equal(ctl(out, sizeof(out), "exec"), 2);
-    assert_non_null(strstr(out, "usage"));
-
-    /* Lifecycle: each prints the sandbox in its new state. */
-    assert_int_equal(ctl(out, sizeof(out), "pause %s", id), 0);
-    assert_non_null(strstr(out, "paused"));
-    assert_int_equal(ctl(out, sizeof(out), "pause %s", id), 1);
-    assert_non_null(strstr(out, "FAILED_PRECONDITION"));
-    assert_int_equal(ctl(out, sizeof(out), "resume %s", id), 0);
-    assert_non_null(strstr(out, "running"));
-    assert_int_equal(ctl(out, sizeof(out), "suspend %s", id), 0);
-    assert_non_null(strstr(out, "suspended"));
-    assert_int_equal(ctl(out, sizeof(out), "resume %s", id), 0);
-    assert_int_equal(ctl(out, sizeof(out), "cat %s /root/via-cli.txt | cmp - /etc/os-release && echo same", id), 0);
-    assert_non_null(strstr(out, "same"));
-
-    assert_int_equal(ctl(out, sizeof(out), "rm %s", id), 0);
-    assert_int_equal(ctl(out, sizeof(out), "get %s", id), 1);
-    assert_non_null(strstr(out, "NOT_FOUND"));
+    for (size_t i = 0; i < sizeof(session) / sizeof(*session); i++) {
+        const struct ctl_step *step = &session[i];
+        char args[1024];
+        snprintf(args, sizeof(args), step->args, id);
+        if (ctl(out, sizeof(out), "%s", args) != step->code)
+            fail_msg("vmhostctl %s: want exit %d; output:\n%s", args, step->code, out);
+        for (size_t j = 0; j < 2 && step->says[j]; j++) {
+            char want[256];
+            snprintf(want, sizeof(want), step->says[j], id);
+            if (!strstr(out, want))
+                fail_msg("vmhostctl %s: no \"%s\" in:\n%s", args, want, out);
+        }
+    }
 }
 
 int main(void)
@@ -114,5 +109,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_session),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, itest_group_teardown);
 }

@@ -111,6 +111,14 @@ static int guest_sh(const char *script, char *out, size_t outlen)
     return guest_sh_in(lab.sandbox, script, out, outlen);
 }
 
+/* CURL args in the lab's sandbox must exit 0; its stdout in out. */
+static void guest_curl(const char *args, char *out, size_t outlen)
+{
+    char script[1024];
+    snprintf(script, sizeof(script), CURL "%s", args);
+    assert_int_equal(guest_sh(script, out, outlen), 0);
+}
+
 /* Nothing that reached the guest may carry a secret. */
 static void assert_no_secret(const char *text)
 {
@@ -387,10 +395,9 @@ static void test_https_request_gets_the_secret(void **state)
                          "upstream-ok GET /v1/models\n", "/v1/models", HTTPS_PORT));
     char out[4096];
     /* The certificate the guest saw is the sandbox CA's, for the host. */
-    assert_int_equal(guest_sh(CURL "-v -o /dev/null https://" BOUND_HOST ":" HTTPS_PORT
-                                   "/cert 2>&1 | grep -i 'issuer:'",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-v -o /dev/null https://" BOUND_HOST ":" HTTPS_PORT
+               "/cert 2>&1 | grep -i 'issuer:'",
+               out, sizeof(out));
     assert_non_null(strstr(out, "airlock sandbox"));
     assert_no_secret(out);
 }
@@ -418,9 +425,7 @@ static void test_plain_http_is_refused_for_a_tls_only_secret(void **state)
 {
     (void)state;
     char out[4096];
-    assert_int_equal(guest_sh(CURL "-D - -d 'q=1' http://" BOUND_HOST ":" HTTP_PORT "/v1/plain",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-D - -d 'q=1' http://" BOUND_HOST ":" HTTP_PORT "/v1/plain", out, sizeof(out));
     assert_non_null(strstr(out, "HTTP/1.1 403"));
     assert_non_null(strstr(out, "X-Airlock-Egress-Error: plaintext_refused"));
     assert_non_null(strstr(out, "TLS connections only"));
@@ -435,10 +440,9 @@ static void test_guest_header_is_replaced(void **state)
 {
     (void)state;
     char out[4096];
-    assert_int_equal(guest_sh(CURL "-H 'Authorization: Bearer guest-made-up' https://" BOUND_HOST
-                                   ":" HTTPS_PORT "/replaced",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-H 'Authorization: Bearer guest-made-up' https://" BOUND_HOST ":" HTTPS_PORT
+               "/replaced",
+               out, sizeof(out));
     char *req = upstream_request_for("/replaced");
     assert_null(strstr(req, "guest-made-up"));
     assert_int_equal(count_in(req, "\"Authorization\""), 1);
@@ -487,10 +491,9 @@ static void test_every_request_on_a_connection(void **state)
     (void)state;
     char out[4096];
     /* curl sends both over one kept-alive connection. */
-    assert_int_equal(guest_sh(CURL "https://" BOUND_HOST ":" HTTPS_PORT "/keep/1 https://" BOUND_HOST
-                                   ":" HTTPS_PORT "/keep/2",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("https://" BOUND_HOST ":" HTTPS_PORT "/keep/1 https://" BOUND_HOST ":" HTTPS_PORT
+               "/keep/2",
+               out, sizeof(out));
     assert_string_equal(out, "upstream-ok GET /keep/1\nupstream-ok GET /keep/2\n");
     char *first = upstream_request_for("/keep/1"), *second = upstream_request_for("/keep/2");
     assert_non_null(strstr(first, lab.secret));
@@ -583,7 +586,7 @@ static void test_unbound_host_is_spliced(void **state)
     char out[512];
     /* netlab's own server answers with the address it was reached on: the
      * connection went through untouched. */
-    assert_int_equal(guest_sh(CURL "--http0.9 http://allowed.test/", out, sizeof(out)), 0);
+    guest_curl("--http0.9 http://allowed.test/", out, sizeof(out));
     assert_non_null(strstr(out, "HELLO " NETLAB_WEB1 ":80 got="));
 }
 
@@ -593,10 +596,8 @@ static void test_upstream_certificate_is_verified(void **state)
     char out[4096];
     /* LIMITED_HOST's server presents BOUND_HOST's certificate: egress
      * refuses to send the secret there. */
-    assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' https://" LIMITED_HOST ":" HTTPS_PORT
-                                   "/wrong-cert",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-w '\\n%{http_code}' https://" LIMITED_HOST ":" HTTPS_PORT "/wrong-cert", out,
+               sizeof(out));
     assert_non_null(strstr(out, "did not verify"));
     assert_non_null(strstr(out, "\n502"));
     assert_int_equal(upstream_requests(&lab.upstream, "/wrong-cert", NULL), 0);
@@ -610,10 +611,8 @@ static void test_upstream_silence_ends_at_idle_timeout(void **state)
 {
     (void)state;
     char out[4096];
-    assert_int_equal(guest_sh(CURL "-D - -w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT
-                                   "/hang/silent",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-D - -w '\\n%{http_code}' https://" BOUND_HOST ":" HTTPS_PORT "/hang/silent", out,
+               sizeof(out));
     assert_non_null(strstr(out, "X-Airlock-Egress-Error: upstream_timeout"));
     assert_non_null(strstr(out, "\n504"));
     assert_int_equal(upstream_requests(&lab.upstream, "/hang/silent", lab.secret), 1);
@@ -631,18 +630,14 @@ static void test_rate_limit_answers_429(void **state)
     (void)state;
     char out[4096];
     for (int i = 0; i < LIMIT_PER_MINUTE; i++) {
-        assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
-                                       "/limited",
-                                  out, sizeof(out)),
-                         0);
+        guest_curl("-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT "/limited", out,
+                   sizeof(out));
         assert_string_equal(out, "upstream-ok GET /limited\n\n200");
     }
     assert_int_equal(upstream_requests(&lab.upstream, "\"/limited\"", lab.limited_secret),
                      LIMIT_PER_MINUTE);
-    assert_int_equal(guest_sh(CURL "-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT
-                                   "/limited",
-                              out, sizeof(out)),
-                     0);
+    guest_curl("-w '\\n%{http_code}' http://" LIMITED_HOST ":" HTTP_PORT "/limited", out,
+               sizeof(out));
     assert_non_null(strstr(out, "rate limit"));
     assert_non_null(strstr(out, "\n429"));
     /* Not forwarded: the upstream still has only the allowed ones. */
@@ -992,14 +987,12 @@ fail:
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_credential_injection needs root (namespaces, QEMU); skipped\n");
-        return 77;
-    }
+    if (!test_have_root("test_credential_injection", "namespaces, QEMU"))
+        return TEST_SKIPPED;
     if (access("/usr/bin/python3", X_OK) != 0 || access("/bin/ip", X_OK) != 0 ||
         access("/usr/lib/postgresql", F_OK) != 0) {
         fprintf(stderr, "test_credential_injection needs python3 and PostgreSQL; skipped\n");
-        return 77;
+        return TEST_SKIPPED;
     }
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {

@@ -27,6 +27,7 @@
 #include "rpc_client.h"
 #include "sandbox_net.h"
 #include "service.h"
+#include "test_proc.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define MAX_RULES 8
@@ -137,16 +138,7 @@ static const struct policy_spec base_policy = {
 /* The newest log entries (after after_seq). Caller frees. */
 static Airlock__Egress__V1__ListConnectionsResponse *connections(uint64_t after_seq)
 {
-    Airlock__Egress__V1__ListConnectionsRequest req =
-        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_REQUEST__INIT;
-    req.sandbox_id = NETLAB_SANDBOX_ID;
-    req.after_seq = after_seq;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(lab.ch, EGRESS_METHOD("ListConnections"), &req.base,
-                               &airlock__egress__v1__list_connections_response__descriptor, &resp,
-                               NULL, CALL_TIMEOUT_MS),
-                     GRPC_STATUS_OK);
-    return (Airlock__Egress__V1__ListConnectionsResponse *)resp;
+    return netlab_connections(lab.ch, NETLAB_SANDBOX_ID, after_seq);
 }
 
 static uint64_t last_seq(void)
@@ -198,6 +190,33 @@ static enum guest_tcp_result tls_hello(const char *dst, uint16_t port, const cha
     uint8_t hello[2048];
     size_t len = tls_client_hello(sni, records, hello, sizeof(hello));
     return guest_tcp_exchange(dst, port, hello, len, reply, replylen);
+}
+
+/* reply must be the HELLO of netlab's server at dst:port: egress spliced
+ * the connection through. */
+static void assert_hello_from(const char *reply, const char *dst, uint16_t port)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "HELLO %s:%u", dst, (unsigned)port);
+    assert_prefix(reply, want);
+}
+
+/* An HTTP GET to dst:port (Host: host, NULL: none) that egress must
+ * splice through. */
+static void expect_http_spliced(const char *dst, uint16_t port, const char *host)
+{
+    char reply[256];
+    assert_int_equal(http_get(dst, port, host, reply, sizeof(reply)), GUEST_TCP_REPLY);
+    assert_hello_from(reply, dst, port);
+}
+
+/* The same for a ClientHello naming sni, split over records records, to
+ * dst:443. */
+static void expect_tls_spliced(const char *dst, const char *sni, int records)
+{
+    char reply[256];
+    assert_int_equal(tls_hello(dst, 443, sni, records, reply, sizeof(reply)), GUEST_TCP_REPLY);
+    assert_hello_from(reply, dst, 443);
 }
 
 /* A connection egress must refuse: reset, logged with reason, and the
@@ -299,18 +318,12 @@ static void test_allowed_http_and_tls_are_spliced(void **state)
     assert_string_equal(reply, "HELLO " NETLAB_WEB1 ":80 got=38\n");
     expect_last_tcp(seq, true, "allow_domains");
 
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 1);
     /* A ClientHello split over three records is reassembled, not waved through. */
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 3, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 3);
 
     assert_int_equal(resolve("www.wild.test", &addr), DNS_RCODE_NOERROR);
-    assert_int_equal(tls_hello(NETLAB_WEB2, 443, "www.wild.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB2 ":443");
+    expect_tls_spliced(NETLAB_WEB2, "www.wild.test", 1);
 }
 
 static void test_claimed_name_must_match_dns_answer(void **state)
@@ -344,10 +357,8 @@ static void test_ip_literals_need_a_cidr_rule(void **state)
     struct policy_spec with_cidr = base_policy;
     with_cidr.allow_cidrs[0] = NETLAB_WEB2 "/32";
     must_set_policy(&with_cidr);
-    char reply[256];
     uint64_t seq = last_seq();
-    assert_int_equal(http_get(NETLAB_WEB2, 80, NULL, reply, sizeof(reply)), GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB2 ":80");
+    expect_http_spliced(NETLAB_WEB2, 80, NULL);
     expect_last_tcp(seq, true, "allow_cidrs");
     DENY_HTTP(NETLAB_WEB3, 80, NULL, "ip_literal");
 }
@@ -370,9 +381,7 @@ static void test_reserved_and_host_addresses_denied(void **state)
     /* An explicit CIDR rule opens a private range. */
     struct policy_spec private_ok = { .default_allow = true, .allow_cidrs = { "10.9.9.0/24" } };
     must_set_policy(&private_ok);
-    char reply[256];
-    assert_int_equal(http_get(NETLAB_PRIVATE, 80, NULL, reply, sizeof(reply)), GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_PRIVATE ":80");
+    expect_http_spliced(NETLAB_PRIVATE, 80, NULL);
 
     /* But none opens the node, loopback, "this network", link-local (cloud
      * metadata) or a range the operator protects (PROTECTED_RANGE).
@@ -425,9 +434,7 @@ static void test_port_rules(void **state)
     deny80.deny_ports[0] = 80;
     must_set_policy(&deny80);
     DENY_HTTP(NETLAB_WEB1, 80, "allowed.test", "deny_ports");
-    assert_int_equal(http_get(NETLAB_WEB1, 8080, "allowed.test", reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":8080");
+    expect_http_spliced(NETLAB_WEB1, 8080, "allowed.test");
 }
 
 static void test_live_policy_change(void **state)
@@ -641,11 +648,8 @@ static void test_api_rejects_bad_input(void **state)
     assert_non_null(strstr(details, "policy.inspect_tls"));
     free(details);
     uint32_t addr;
-    char reply[256];
     assert_int_equal(resolve("allowed.test", &addr), DNS_RCODE_NOERROR);
-    assert_int_equal(tls_hello(NETLAB_WEB1, 443, "allowed.test", 1, reply, sizeof(reply)),
-                     GUEST_TCP_REPLY);
-    assert_prefix(reply, "HELLO " NETLAB_WEB1 ":443");
+    expect_tls_spliced(NETLAB_WEB1, "allowed.test", 1);
 
     Airlock__Egress__V1__DetachSandboxRequest req =
         AIRLOCK__EGRESS__V1__DETACH_SANDBOX_REQUEST__INIT;
@@ -736,10 +740,8 @@ fail:
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_egress needs root (network namespaces); skipped\n");
-        return 77;
-    }
+    if (!test_have_root("test_egress", "network namespaces"))
+        return TEST_SKIPPED;
     signal(SIGPIPE, SIG_IGN);
     log_init("test_egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_WARN);
     const struct CMUnitTest tests[] = {

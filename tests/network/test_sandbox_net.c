@@ -16,6 +16,7 @@
 #include "fsutil.h"
 #include "sandbox_net.h"
 #include "sandbox_netdefs.h"
+#include "test_proc.h"
 
 #define SB "nettest-sbnet"
 
@@ -108,10 +109,8 @@ static int cleanup(void **state)
 
 int main(void)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_sandbox_net needs root; skipped\n");
-        return 77;
-    }
+    if (!test_have_root("test_sandbox_net", "network namespaces, nftables"))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_builds_namespace_tap_and_rules),
         cmocka_unit_test(test_tap_fd_opens_repeatedly),

@@ -48,6 +48,14 @@ int test_temp_dir(char *dir, size_t len, const char *prefix)
     return 0;
 }
 
+bool test_have_root(const char *program, const char *why)
+{
+    if (geteuid() == 0)
+        return true;
+    fprintf(stderr, "%s needs root (%s); skipped\n", program, why);
+    return false;
+}
+
 /* Starts argv with stdout+stderr appended to dir/log_name. */
 pid_t test_spawn(const char *const argv[], const char *dir, const char *log_name)
 {

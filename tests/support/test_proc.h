@@ -12,6 +12,14 @@
  * again after code that installed its own handlers to take them back. */
 void test_cleanup_install(void (*fn)(void));
 
+/* The exit code of a test program that cannot run on this machine
+ * (ctest's SKIP_RETURN_CODE). */
+#define TEST_SKIPPED 77
+
+/* Whether this process runs as root; when not, prints "<program> needs
+ * root (<why>); skipped" first. */
+bool test_have_root(const char *program, const char *why);
+
 /* mkdtemp("/tmp/<prefix>-XXXXXX"), world-searchable. 0 or -1. */
 int test_temp_dir(char *dir, size_t len, const char *prefix);
 

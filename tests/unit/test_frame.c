@@ -26,6 +26,18 @@ static GuestFrame *make_output_frame(uint32_t stream_id, const char *text)
     return &f;
 }
 
+/* A fresh decoder must take bytes, then answer want, with no frame. */
+static void expect_first_status(const uint8_t *bytes, size_t len, enum frame_status want)
+{
+    struct frame_decoder d;
+    frame_decoder_init(&d);
+    assert_int_equal(frame_decoder_feed(&d, bytes, len), 0);
+    GuestFrame *f;
+    assert_int_equal(frame_decoder_next(&d, &f), want);
+    assert_null(f);
+    frame_decoder_free(&d);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -92,13 +104,7 @@ static void test_truncated_frame_needs_more(void **state)
     uint8_t *buf;
     size_t len;
     assert_int_equal(frame_encode(make_output_frame(3, "truncated"), &buf, &len), 0);
-    struct frame_decoder d;
-    frame_decoder_init(&d);
-    assert_int_equal(frame_decoder_feed(&d, buf, len - 1), 0);
-    GuestFrame *f;
-    assert_int_equal(frame_decoder_next(&d, &f), FRAME_NEED_MORE);
-    assert_null(f);
-    frame_decoder_free(&d);
+    expect_first_status(buf, len - 1, FRAME_NEED_MORE);
     free(buf);
 }
 
@@ -107,26 +113,14 @@ static void test_oversized_length_rejected(void **state)
     (void)state;
     /* 0xffffffff bytes announced: must be refused without allocating. */
     const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff, 0x08, 0x01 };
-    struct frame_decoder d;
-    frame_decoder_init(&d);
-    assert_int_equal(frame_decoder_feed(&d, huge, sizeof(huge)), 0);
-    GuestFrame *f;
-    assert_int_equal(frame_decoder_next(&d, &f), FRAME_TOO_LARGE);
-    assert_null(f);
+    expect_first_status(huge, sizeof(huge), FRAME_TOO_LARGE);
     assert_string_equal(frame_status_str(FRAME_TOO_LARGE), "frame larger than the protocol maximum");
-    frame_decoder_free(&d);
 
     /* Just above the limit is refused, exactly at it is a length we accept. */
-    uint8_t above[4] = { 0, 0x10, 0, 1 };
-    frame_decoder_init(&d);
-    frame_decoder_feed(&d, above, 4);
-    assert_int_equal(frame_decoder_next(&d, &f), FRAME_TOO_LARGE);
-    frame_decoder_free(&d);
-    uint8_t at[4] = { 0, 0x10, 0, 0 };
-    frame_decoder_init(&d);
-    frame_decoder_feed(&d, at, 4);
-    assert_int_equal(frame_decoder_next(&d, &f), FRAME_NEED_MORE);
-    frame_decoder_free(&d);
+    const uint8_t above[4] = { 0, 0x10, 0, 1 };
+    expect_first_status(above, sizeof(above), FRAME_TOO_LARGE);
+    const uint8_t at[4] = { 0, 0x10, 0, 0 };
+    expect_first_status(at, sizeof(at), FRAME_NEED_MORE);
 }
 
 static void test_garbage_payload_is_malformed(void **state)
@@ -134,13 +128,7 @@ static void test_garbage_payload_is_malformed(void **state)
     (void)state;
     /* Field 1 announced as length-delimited with a length past the end. */
     const uint8_t garbage[] = { 0, 0, 0, 4, 0x0a, 0x7f, 0x01, 0x02 };
-    struct frame_decoder d;
-    frame_decoder_init(&d);
-    assert_int_equal(frame_decoder_feed(&d, garbage, sizeof(garbage)), 0);
-    GuestFrame *f;
-    assert_int_equal(frame_decoder_next(&d, &f), FRAME_MALFORMED);
-    assert_null(f);
-    frame_decoder_free(&d);
+    expect_first_status(garbage, sizeof(garbage), FRAME_MALFORMED);
 }
 
 /* Random bytes must never crash the decoder, whatever it reports. */

@@ -342,9 +342,36 @@ static inline void gd_run(struct gd *d, uint32_t id, const struct gd_exec_opts *
 
 /* ---- files ---- */
 
+/* Collects exec id, which must exit with code, its stdout being out. */
+static inline void gd_expect_exit(struct gd *d, uint32_t id, int code, const char *out)
+{
+    struct gd_exec_result r;
+    gd_collect(d, id, &r);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, code);
+    assert_string_equal(r.out, out);
+    gd_exec_result_free(&r);
+}
+
 static inline ProtobufCBinaryData gd_bytes(const char *s)
 {
     return (ProtobufCBinaryData){ strlen(s), (uint8_t *)s };
+}
+
+/* The next frame answering a FileWrite: a WindowUpdate (its bytes added
+ * to *window), or the Result (true; its errno in *err). */
+static inline bool gd_write_reply(struct gd *d, uint32_t id, uint64_t *window, int *err)
+{
+    GuestFrame *f = gd_next(d, id);
+    bool result = f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT;
+    if (result) {
+        *err = f->result->errno_value;
+    } else {
+        assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW);
+        *window += f->window->bytes;
+    }
+    frame_free(f);
+    return result;
 }
 
 /* Writes data to path with FileWrite, honouring the window; returns the
@@ -360,6 +387,7 @@ static inline int gd_write_file(struct gd *d, uint32_t id, const char *path, con
     gd_send_body(d, id, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_WRITE, &w);
     uint64_t window = AIRLOCK_STREAM_WINDOW;
     size_t off = 0;
+    int err;
     for (;;) {
         while (window > 0 && off < len) {
             size_t n = len - off;
@@ -375,26 +403,12 @@ static inline int gd_write_file(struct gd *d, uint32_t id, const char *path, con
             gd_send_data(d, id, NULL, 0, true);
             break;
         }
-        GuestFrame *f = gd_next(d, id);
-        if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
-            int err = f->result->errno_value;
-            frame_free(f);
+        if (gd_write_reply(d, id, &window, &err))
             return err;
-        }
-        assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW);
-        window += f->window->bytes;
-        frame_free(f);
     }
-    for (;;) { /* window updates, then the Result */
-        GuestFrame *f = gd_next(d, id);
-        if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT) {
-            int err = f->result->errno_value;
-            frame_free(f);
-            return err;
-        }
-        assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW);
-        frame_free(f);
-    }
+    while (!gd_write_reply(d, id, &window, &err)) /* window updates, then the Result */
+        ;
+    return err;
 }
 
 /* Reads path with FileRead, returning window as data arrives. Returns the

@@ -178,12 +178,7 @@ static void test_stdin_stream(void **state)
     gd_send_data(d, 1, "abc", 3, false);
     gd_send_data(d, 1, "def\n", 4, false);
     gd_send_data(d, 1, NULL, 0, true);
-    struct gd_exec_result r;
-    gd_collect(d, 1, &r);
-    assert_true(r.exited);
-    assert_int_equal(r.exit_code, 0);
-    assert_string_equal(r.out, "abcdef\n");
-    gd_exec_result_free(&r);
+    gd_expect_exit(d, 1, 0, "abcdef\n");
 }
 
 /* More stdin than one window: the sender must wait for WindowUpdates. */
@@ -322,14 +317,9 @@ static void test_concurrent_execs(void **state)
             .argv = ARGV("sh", "-c", "sleep 0.2; echo $0", args[i]) });
     }
     for (uint32_t i = 0; i < N; i++) {
-        struct gd_exec_result r;
-        gd_collect(d, 100 + i, &r);
         char want[16];
         snprintf(want, sizeof(want), "%u\n", i);
-        assert_true(r.exited);
-        assert_int_equal(r.exit_code, 0);
-        assert_string_equal(r.out, want);
-        gd_exec_result_free(&r);
+        gd_expect_exit(d, 100 + i, 0, want);
     }
 }
 

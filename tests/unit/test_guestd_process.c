@@ -140,19 +140,10 @@ static void test_attach_follow_with_stdin(void **state)
     assert_memory_equal(f->output->data.data, "ready\n", 6);
     frame_free(f);
     assert_int_equal(send_stdin(d, 3, pid, "zz\n", 3, true, NULL, 0), 0);
-    struct gd_exec_result r;
-    gd_collect(d, 2, &r);
-    assert_true(r.exited);
-    assert_int_equal(r.exit_code, 3);
-    assert_string_equal(r.out, "got zz\n");
-    gd_exec_result_free(&r);
+    gd_expect_exit(d, 2, 3, "got zz\n");
     /* Attaching to the exited process replays and ends at once. */
     send_attach(d, 4, pid, true);
-    gd_collect(d, 4, &r);
-    assert_true(r.exited);
-    assert_int_equal(r.exit_code, 3);
-    assert_string_equal(r.out, "ready\ngot zz\n");
-    gd_exec_result_free(&r);
+    gd_expect_exit(d, 4, 3, "ready\ngot zz\n");
     /* Its stdin is gone now. */
     assert_int_equal(send_stdin(d, 5, pid, "x", 1, false, NULL, 0), EPIPE);
 }

@@ -14,6 +14,16 @@
 #include "image_apt.h"
 #include "image_sources.h"
 
+/* parse of text for suite bookworm must give exactly want. */
+static void expect_parsed(void (*parse)(const char *, const char *, struct strbuf *),
+                          const char *text, const char *want)
+{
+    struct strbuf out = { 0 };
+    parse(text, "bookworm", &out);
+    assert_string_equal(strbuf_str(&out), want);
+    strbuf_free(&out);
+}
+
 static void test_one_line_list(void **state)
 {
     (void)state;
@@ -34,16 +44,12 @@ static void test_one_line_list(void **state)
         "deb cdrom:[Debian]/ bookworm main\n"
         "   \n"
         "deb http://broken\n";
-    struct strbuf out = { 0 };
-    apt_sources_parse_list(text, "bookworm", &out);
-    assert_string_equal(
-        strbuf_str(&out),
-        "deb http://deb.debian.org/debian bookworm main contrib\n"
-        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        "http://security.debian.org/debian-security bookworm-security main\n"
-        "deb http://deb.debian.org/debian bookworm-updates main non-free-firmware\n"
-        "deb http://deb.debian.org/debian bookworm-backports main\n");
-    strbuf_free(&out);
+    expect_parsed(apt_sources_parse_list, text,
+                  "deb http://deb.debian.org/debian bookworm main contrib\n"
+                  "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                  "http://security.debian.org/debian-security bookworm-security main\n"
+                  "deb http://deb.debian.org/debian bookworm-updates main non-free-firmware\n"
+                  "deb http://deb.debian.org/debian bookworm-backports main\n");
 }
 
 static void test_deb822_sources(void **state)
@@ -94,18 +100,14 @@ static void test_deb822_sources(void **state)
         "uris: http://mirror.example.net/debian\n"
         "suites: bookworm-backports\n"
         "components: main contrib extras\n";
-    struct strbuf out = { 0 };
-    apt_sources_parse_deb822(text, "bookworm", &out);
-    assert_string_equal(
-        strbuf_str(&out),
-        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        "http://deb.debian.org/debian bookworm main\n"
-        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        "http://deb.debian.org/debian bookworm-updates main\n"
-        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-        "http://deb.debian.org/debian-security bookworm-security main\n"
-        "deb http://mirror.example.net/debian bookworm-backports main contrib\n");
-    strbuf_free(&out);
+    expect_parsed(apt_sources_parse_deb822, text,
+                  "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                  "http://deb.debian.org/debian bookworm main\n"
+                  "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                  "http://deb.debian.org/debian bookworm-updates main\n"
+                  "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                  "http://deb.debian.org/debian-security bookworm-security main\n"
+                  "deb http://mirror.example.net/debian bookworm-backports main contrib\n");
 }
 
 static void test_directory_scan(void **state)

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "netns.h"
 #include "proc.h"
 #include "sandbox_netdefs.h"
+#include "test_proc.h"
 
 #define ITEST_START_TIMEOUT_MS (25 * 60 * 1000) /* a first image build takes minutes */
 /* A restart finds the images built; it adopts what the last one left. */
@@ -116,20 +116,11 @@ static int itest_vmhost_spawn(struct itest_vmhost *vh, const char *const extra_a
     vh->ch = itest_vmhost_channel(vh);
     if (!vh->ch)
         return -1;
-    pid_t pid = fork();
+    /* its output: vh->log_path, data_dir/vmhost.log */
+    pid_t pid = test_spawn(argv, vh->data_dir, "vmhost.log");
     if (pid < 0) {
         perror("fork");
         return -1;
-    }
-    if (pid == 0) {
-        int fd = open(vh->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
     }
     vh->pid = pid;
 
@@ -396,12 +387,19 @@ grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id)
 {
     Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
-    ProtobufCMessage *resp = NULL;
-    grpc_status_code st = rpc_unary(vh->ch, ITEST_METHOD("DeleteSandbox"), &req.base,
-                                    &airlock__vmhost__v1__empty__descriptor, &resp,
-                                    NULL, ITEST_CALL_TIMEOUT_MS);
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
+    return itest_call(vh, ITEST_METHOD("DeleteSandbox"), &req.base,
+                      &airlock__vmhost__v1__empty__descriptor, NULL);
+}
+
+grpc_status_code itest_call(struct itest_vmhost *vh, const char *method,
+                            const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp,
+                            char **details)
+{
+    ProtobufCMessage *answer = NULL;
+    grpc_status_code st =
+        rpc_unary(vh->ch, method, req, resp, &answer, details, ITEST_CALL_TIMEOUT_MS);
+    if (answer)
+        protobuf_c_message_free_unpacked(answer, NULL);
     return st;
 }
 

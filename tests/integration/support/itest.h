@@ -69,6 +69,11 @@ Airlock__Vmhost__V1__Sandbox *itest_sandbox_call(struct itest_vmhost *vh, const 
                                                  const char *id, grpc_status_code *st,
                                                  char **details);
 grpc_status_code itest_delete_sandbox(struct itest_vmhost *vh, const char *id);
+/* A unary call whose answer (of type resp) the caller does not need: the
+ * status; details (may be NULL) malloc'd or NULL. */
+grpc_status_code itest_call(struct itest_vmhost *vh, const char *method,
+                            const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp,
+                            char **details);
 /* ListSandboxes; NULL unless OK. Freed with protobuf_c_message_free_unpacked. */
 Airlock__Vmhost__V1__ListSandboxesResponse *itest_list_sandboxes(struct itest_vmhost *vh);
 

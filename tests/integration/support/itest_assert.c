@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
 
 void itest_assert_transition(struct itest_vmhost *vh, const char *method, const char *id,
                              int want)
@@ -23,6 +26,19 @@ void itest_assert_transition(struct itest_vmhost *vh, const char *method, const 
     assert_int_equal(sb->state, want);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     free(details);
+}
+
+char *itest_assert_create(struct itest_vmhost *vh)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    char *id = itest_create_sandbox(vh, &st, &details);
+    if (!id) {
+        itest_vmhost_print_log_tail(vh);
+        fail_msg("CreateSandbox: %s: %s", rpc_status_name(st), details ? details : "");
+    }
+    free(details);
+    return id;
 }
 
 Airlock__Vmhost__V1__Sandbox *itest_assert_get(struct itest_vmhost *vh, const char *id)
@@ -47,6 +63,35 @@ void itest_assert_refused(struct itest_vmhost *vh, const char *method, const cha
     assert_non_null(strstr(details, id));
     assert_non_null(strstr(details, want_state));
     free(details);
+}
+
+bool itest_sandbox_path_exists(const struct itest_vmhost *vh, const char *id, const char *name)
+{
+    char path[PATH_MAX];
+    assert_int_equal(
+        fs_path(path, sizeof(path), "%s/store/sandboxes/%s/%s", vh->data_dir, id, name), 0);
+    return access(path, F_OK) == 0;
+}
+
+bool itest_netns_exists(const char *id)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/run/netns/airlock-%s", id);
+    return access(path, F_OK) == 0;
+}
+
+void itest_assert_status_naming(grpc_status_code st, char **detailsp, grpc_status_code want,
+                                const char *named)
+{
+    char *details = *detailsp;
+    if (st != want)
+        fail_msg("status %s, want %s: %s", rpc_status_name(st), rpc_status_name(want),
+                 details ? details : "");
+    if (!details || !strstr(details, named))
+        fail_msg("%s: \"%s\" does not name %s", rpc_status_name(st), details ? details : "",
+                 named);
+    free(details);
+    *detailsp = NULL;
 }
 
 char *itest_assert_sh(struct itest_vmhost *vh, const char *id, const char *script)

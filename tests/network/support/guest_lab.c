@@ -143,16 +143,7 @@ int guest_lab_egress_stop(int sig)
 static Airlock__Egress__V1__ListConnectionsResponse *connections(const char *id,
                                                                  uint64_t after_seq)
 {
-    Airlock__Egress__V1__ListConnectionsRequest req =
-        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_REQUEST__INIT;
-    req.sandbox_id = (char *)id;
-    req.after_seq = after_seq;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(lab.egress, EGRESS_METHOD("ListConnections"), &req.base,
-                               &airlock__egress__v1__list_connections_response__descriptor, &resp,
-                               NULL, GUEST_LAB_CALL_TIMEOUT_MS),
-                     GRPC_STATUS_OK);
-    return (Airlock__Egress__V1__ListConnectionsResponse *)resp;
+    return netlab_connections(lab.egress, id, after_seq);
 }
 
 uint64_t guest_log_mark_in(const char *id)
@@ -399,9 +390,7 @@ static int group_teardown(void **state)
 
 int guest_lab_run(const char *program, const struct CMUnitTest *tests, size_t n)
 {
-    if (geteuid() != 0) {
-        fprintf(stderr, "%s needs root (namespaces, QEMU); skipped\n", program);
-        return 77;
-    }
+    if (!test_have_root(program, "namespaces, QEMU"))
+        return TEST_SKIPPED;
     return _cmocka_run_group_tests(program, tests, n, group_setup, group_teardown);
 }

@@ -1,5 +1,11 @@
 #include "netlab.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +25,9 @@
 #include "fsutil.h"
 #include "netns.h"
 #include "sandbox_net.h"
+#include "service.h"
+
+#define NETLAB_CALL_TIMEOUT_MS 10000
 
 #define IO_TIMEOUT_MS 10000
 
@@ -646,4 +655,20 @@ size_t tls_client_hello_ext(const char *sni, int records, uint16_t extra, uint8_
         off += chunk;
     }
     return o;
+}
+
+Airlock__Egress__V1__ListConnectionsResponse *netlab_connections(struct rpc_channel *egress,
+                                                                 const char *id,
+                                                                 uint64_t after_seq)
+{
+    Airlock__Egress__V1__ListConnectionsRequest req =
+        AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_REQUEST__INIT;
+    req.sandbox_id = (char *)id;
+    req.after_seq = after_seq;
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(rpc_unary(egress, EGRESS_METHOD("ListConnections"), &req.base,
+                               &airlock__egress__v1__list_connections_response__descriptor, &resp,
+                               NULL, NETLAB_CALL_TIMEOUT_MS),
+                     GRPC_STATUS_OK);
+    return (Airlock__Egress__V1__ListConnectionsResponse *)resp;
 }

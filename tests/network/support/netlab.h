@@ -17,6 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egress.pb-c.h"
+#include "rpc_client.h"
+
 #define NETLAB_SANDBOX_ID "nettest"
 #define NETLAB_GUEST_NS "airlock-nettest-guest"
 #define NETLAB_UPLINK_NS "airlock-nettest-uplink"
@@ -57,6 +60,13 @@ unsigned netlab_tcp_bytes(void);
 unsigned netlab_udp_received(void);
 /* Queries the test DNS server received for name (any type); NULL: all. */
 unsigned netlab_dns_queries(const char *name);
+
+/* ListConnections (egress's connection log) of sandbox id, the entries
+ * after after_seq, on an egress channel; the call must succeed. Free with
+ * protobuf_c_message_free_unpacked. */
+Airlock__Egress__V1__ListConnectionsResponse *netlab_connections(struct rpc_channel *egress,
+                                                                 const char *id,
+                                                                 uint64_t after_seq);
 
 /* Runs in the guest namespace. DNS query to server:53; returns the rcode
  * (-1 on no answer) and the A records. */
