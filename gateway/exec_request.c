@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "json_input.h"
+#include "string_map_json.h"
 
 #define EXEC_DEFAULT_TIMEOUT_S 60
 #define EXEC_MAX_TIMEOUT_S 86400
@@ -95,9 +96,10 @@ int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sa
     json_t *cmd = json_object_get(in->body, "cmd");
     size_t argc = json_array_size(cmd);
     in->argv = calloc(argc, sizeof(*in->argv));
-    in->env = json_loads(sb->env_json, 0, NULL);
+    char err[256]; /* unused: the scheduler's strings come from jsonb, UTF-8 */
+    in->env = string_map_to_json((ProtobufCMessage **)sb->env, sb->n_env, "env", err, sizeof(err));
     if (!in->env)
-        in->env = json_object();
+        return -1;
     json_t *req_env = json_object_get(in->body, "env");
     if (req_env)
         json_object_update(in->env, req_env);

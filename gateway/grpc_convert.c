@@ -1,10 +1,12 @@
 #include "grpc_convert.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "policy_json.h"
 #include "reply.h"
+#include "string_map_json.h"
 #include "vmhost_names.h"
 
 static char *rfc3339(struct grpc_arena *a, int64_t unix_ms)
@@ -14,82 +16,81 @@ static char *rfc3339(struct grpc_arena *a, int64_t unix_ms)
     return grpc_arena_strdup(a, when);
 }
 
-static char **strings_copy(struct grpc_arena *a, char *const *src, size_t n)
+typedef Airlock__V1__NetworkPolicy public_policy_t;
+typedef Airlock__Egress__V1__Policy egress_policy_t;
+
+/* The repeated fields NetworkPolicy has as egress's Policy has them, by
+ * where each keeps their count and items: copied across (the arrays
+ * borrowed) both ways by one loop. */
+static const struct shared_list {
+    const char *name;
+    bool strings;
+    size_t n[2], items[2]; /* [0] NetworkPolicy, [1] Policy */
+} shared_lists[] = {
+#define SHARED_LIST(field, strings)                                                        \
+    { #field, strings,                                                                     \
+      { offsetof(public_policy_t, n_##field), offsetof(egress_policy_t, n_##field) },      \
+      { offsetof(public_policy_t, field), offsetof(egress_policy_t, field) } }
+    SHARED_LIST(allow_domains, true), SHARED_LIST(deny_domains, true),
+    SHARED_LIST(allow_cidrs, true),   SHARED_LIST(deny_cidrs, true),
+    SHARED_LIST(allow_ports, false),  SHARED_LIST(deny_ports, false),
+#undef SHARED_LIST
+};
+#define N_SHARED_LISTS (sizeof(shared_lists) / sizeof(*shared_lists))
+
+static size_t *list_count(const void *policy, const struct shared_list *f, int side)
 {
-    char **out = n ? grpc_arena_alloc(a, n * sizeof(*out)) : NULL;
-    for (size_t i = 0; out && i < n; i++)
-        out[i] = grpc_arena_strdup(a, src[i]);
-    return out;
+    return (size_t *)((char *)policy + f->n[side]);
 }
 
-static uint32_t *ports_copy(struct grpc_arena *a, const uint32_t *src, size_t n)
+static void **list_items(const void *policy, const struct shared_list *f, int side)
 {
-    uint32_t *out = n ? grpc_arena_alloc(a, n * sizeof(*out)) : NULL;
-    if (out)
-        memcpy(out, src, n * sizeof(*out));
-    return out;
+    return (void **)((char *)policy + f->items[side]);
 }
 
-/* The stored policy (REST's "network" JSON) as a message; NULL when none
- * is set. */
-static Airlock__V1__NetworkPolicy *network_msg(struct grpc_arena *a, const char *network_json)
+/* The lists of `from` (side from_side of shared_list) into `to`. */
+static void lists_copy(void *to, const void *from, int from_side)
 {
-    json_t *j = *network_json ? json_loads(network_json, 0, NULL) : NULL;
-    Airlock__Egress__V1__Policy policy;
-    char err[256];
-    Airlock__V1__NetworkPolicy *p = NULL;
-    /* The gateway checked it before the scheduler stored it. */
-    if (!j || policy_json_to_proto(j, "network", &policy, err, sizeof(err)) < 0)
-        goto out;
-    p = grpc_arena_alloc(a, sizeof(*p));
-    if (p) {
-        airlock__v1__network_policy__init(p);
-        if (policy.default_action == AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW)
-            p->default_ = "allow";
-        else if (policy.default_action == AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY)
-            p->default_ = "deny";
-        p->allow_domains = strings_copy(a, policy.allow_domains, policy.n_allow_domains);
-        p->n_allow_domains = policy.n_allow_domains;
-        p->deny_domains = strings_copy(a, policy.deny_domains, policy.n_deny_domains);
-        p->n_deny_domains = policy.n_deny_domains;
-        p->allow_cidrs = strings_copy(a, policy.allow_cidrs, policy.n_allow_cidrs);
-        p->n_allow_cidrs = policy.n_allow_cidrs;
-        p->deny_cidrs = strings_copy(a, policy.deny_cidrs, policy.n_deny_cidrs);
-        p->n_deny_cidrs = policy.n_deny_cidrs;
-        p->allow_ports = ports_copy(a, policy.allow_ports, policy.n_allow_ports);
-        p->n_allow_ports = policy.n_allow_ports;
-        p->deny_ports = ports_copy(a, policy.deny_ports, policy.n_deny_ports);
-        p->n_deny_ports = policy.n_deny_ports;
-        p->allow_ech = policy.allow_ech;
-        p->inspect_tls = policy.inspect_tls;
+    for (size_t i = 0; i < N_SHARED_LISTS; i++) {
+        const struct shared_list *f = &shared_lists[i];
+        *list_count(to, f, !from_side) = *list_count(from, f, from_side);
+        *list_items(to, f, !from_side) = *list_items(from, f, from_side);
     }
-    policy_json_release(&policy);
-out:
-    json_decref(j);
+}
+
+/* The scheduler's policy as the public message (arrays borrowed from it);
+ * NULL when none is set. */
+static Airlock__V1__NetworkPolicy *network_msg(struct grpc_arena *a,
+                                               const Airlock__Egress__V1__Policy *policy)
+{
+    Airlock__V1__NetworkPolicy *p = policy ? grpc_arena_alloc(a, sizeof(*p)) : NULL;
+    if (!p)
+        return NULL;
+    airlock__v1__network_policy__init(p);
+    const char *action = policy_default_name(policy->default_action);
+    if (action)
+        p->default_ = (char *)action;
+    lists_copy(p, policy, 1);
+    p->allow_ech = policy->allow_ech;
+    p->inspect_tls = policy->inspect_tls;
     return p;
 }
 
-/* metadata_json (an object of strings) as map entries. */
-static void metadata_entries(struct grpc_arena *a, const char *metadata_json, Airlock__V1__Sandbox *out)
+/* The scheduler's metadata as the public map's entries (strings borrowed). */
+static void metadata_entries(struct grpc_arena *a, const Airlock__Scheduler__V1__Sandbox *sb,
+                             Airlock__V1__Sandbox *out)
 {
-    json_t *j = json_loads(metadata_json, 0, NULL);
-    size_t n = json_is_object(j) ? json_object_size(j) : 0;
+    size_t n = sb->n_metadata;
     out->metadata = n ? grpc_arena_alloc(a, n * sizeof(*out->metadata)) : NULL;
-    const char *key;
-    json_t *v;
-    if (out->metadata) {
-        json_object_foreach(j, key, v)
-        {
-            Airlock__V1__Sandbox__MetadataEntry *e = grpc_arena_alloc(a, sizeof(*e));
-            if (!e || !json_is_string(v))
-                continue;
-            airlock__v1__sandbox__metadata_entry__init(e);
-            e->key = grpc_arena_strdup(a, key);
-            e->value = grpc_arena_strdup(a, json_string_value(v));
-            out->metadata[out->n_metadata++] = e;
-        }
+    for (size_t i = 0; out->metadata && i < n; i++) {
+        Airlock__V1__Sandbox__MetadataEntry *e = grpc_arena_alloc(a, sizeof(*e));
+        if (!e)
+            return;
+        airlock__v1__sandbox__metadata_entry__init(e);
+        e->key = sb->metadata[i]->key;
+        e->value = sb->metadata[i]->value;
+        out->metadata[out->n_metadata++] = e;
     }
-    json_decref(j);
 }
 
 Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Scheduler__V1__Sandbox *sb)
@@ -104,13 +105,13 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
     m->node = sb->node_id;
     m->cpus = sb->cpus;
     m->memory_mb = sb->memory_mb;
-    metadata_entries(a, sb->metadata_json, m);
+    metadata_entries(a, sb, m);
     m->idle_timeout_s = sb->idle_timeout_s;
     m->ttl_s = sb->ttl_s;
     m->created_at = rfc3339(a, sb->created_unix_ms);
     m->updated_at = rfc3339(a, sb->updated_unix_ms);
     m->error = sb->error;
-    m->network = network_msg(a, sb->network_json);
+    m->network = network_msg(a, sb->network);
     return m;
 }
 
@@ -253,33 +254,6 @@ Airlock__V1__Template **grpc_template_list(struct grpc_arena *a,
     return (Airlock__V1__Template **)convert_list(a, (void *const *)templates, n, template_any);
 }
 
-/* The string field `name` of a map entry. */
-static const char *entry_string(const ProtobufCMessage *entry, const char *name)
-{
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(entry->descriptor, name);
-    return f ? *(char *const *)((const char *)entry + f->offset) : "";
-}
-
-int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char *field,
-                         json_t **out, char *err, size_t errlen)
-{
-    *out = json_object();
-    for (size_t i = 0; *out && i < n; i++) {
-        const char *key = entry_string(entries[i], "key");
-        json_t *value = json_string(entry_string(entries[i], "value"));
-        if (!value || json_object_set_new(*out, key, value) < 0) {
-            snprintf(err, errlen, "%s: keys and values must be UTF-8", field);
-            json_decref(*out);
-            *out = NULL;
-            return -1;
-        }
-    }
-    if (!*out)
-        snprintf(err, errlen, "out of memory");
-    return *out ? 0 : -1;
-}
-
 int grpc_strings_json(json_t *obj, const char *prefix, const char *name, char *const *v, size_t n,
                       char *err, size_t errlen)
 {
@@ -296,46 +270,30 @@ int grpc_strings_json(json_t *obj, const char *prefix, const char *name, char *c
     return 0;
 }
 
-static void put_ports(json_t *obj, const char *name, const uint32_t *v, size_t n)
+int grpc_network_policy(const Airlock__V1__NetworkPolicy *p, Airlock__Egress__V1__Policy *out,
+                        char *err, size_t errlen)
 {
-    if (!n)
-        return;
-    json_t *list = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(list, json_integer(v[i]));
-    json_object_set_new(obj, name, list);
-}
-
-int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    if (!p)
-        return 0;
-    json_t *obj = json_object();
-    if (*p->default_ && json_object_set_new(obj, "default", json_string(p->default_)) < 0) {
+    airlock__egress__v1__policy__init(out);
+    if (!json_text_valid(p->default_)) {
         snprintf(err, errlen, "network.default: must be UTF-8");
-        json_decref(obj);
         return -1;
     }
-    const char *in = "network.";
-    if (grpc_strings_json(obj, in, "allow_domains", p->allow_domains, p->n_allow_domains, err,
-                          errlen) < 0 ||
-        grpc_strings_json(obj, in, "deny_domains", p->deny_domains, p->n_deny_domains, err,
-                          errlen) < 0 ||
-        grpc_strings_json(obj, in, "allow_cidrs", p->allow_cidrs, p->n_allow_cidrs, err,
-                          errlen) < 0 ||
-        grpc_strings_json(obj, in, "deny_cidrs", p->deny_cidrs, p->n_deny_cidrs, err,
-                          errlen) < 0) {
-        json_decref(obj);
+    if (*p->default_ &&
+        policy_default_action(p->default_, "network", &out->default_action, err, errlen) < 0)
         return -1;
+    for (size_t i = 0; i < N_SHARED_LISTS; i++) {
+        const struct shared_list *f = &shared_lists[i];
+        char *const *v = f->strings ? (char *const *)*list_items(p, f, 0) : NULL;
+        for (size_t j = 0; v && j < *list_count(p, f, 0); j++) {
+            if (!json_text_valid(v[j])) {
+                snprintf(err, errlen, "network.%s[%zu]: must be UTF-8", f->name, j);
+                return -1;
+            }
+        }
     }
-    put_ports(obj, "allow_ports", p->allow_ports, p->n_allow_ports);
-    put_ports(obj, "deny_ports", p->deny_ports, p->n_deny_ports);
-    if (p->allow_ech)
-        json_object_set_new(obj, "allow_ech", json_true());
-    if (p->inspect_tls)
-        json_object_set_new(obj, "inspect_tls", json_true());
-    *out = obj;
+    lists_copy(out, p, 0);
+    out->allow_ech = p->allow_ech;
+    out->inspect_tls = p->inspect_tls;
     return 0;
 }
 
@@ -390,9 +348,14 @@ char *grpc_template_spec_json(const Airlock__V1__TemplateSpec *m, char *err, siz
         put_string(obj, "start_cmd", m->start_cmd, err, errlen) < 0 ||
         grpc_strings_json(obj, "", "packages", m->packages, m->n_packages, err, errlen) < 0 ||
         grpc_strings_json(obj, "", "run", m->run, m->n_run, err, errlen) < 0 ||
-        grpc_string_map_json((ProtobufCMessage **)m->env, m->n_env, "env", &env, err, errlen) < 0 ||
-        grpc_network_json(m->network, &network, err, errlen) < 0)
+        !(env = string_map_to_json((ProtobufCMessage **)m->env, m->n_env, "env", err, errlen)))
         goto cleanup;
+    if (m->network) {
+        Airlock__Egress__V1__Policy policy;
+        if (grpc_network_policy(m->network, &policy, err, errlen) < 0 ||
+            !(network = policy_json_from_proto(&policy, "network", err, errlen)))
+            goto cleanup;
+    }
     if (m->n_files) {
         files = json_array();
         for (size_t i = 0; i < m->n_files; i++) {

@@ -1,7 +1,7 @@
 /* The public gRPC API's messages (protos/airlock/v1) made from the
- * scheduler's and vmhost's, and the public requests' maps, policies and
- * template specs as the JSON values the gateway's shared code (and the
- * scheduler) takes. Answers are built in an
+ * scheduler's and vmhost's, the public requests' policies as egress's
+ * Policy (what the scheduler takes), and template specs as the JSON the
+ * scheduler takes. Answers are built in an
  * arena (strings copied, or pointing into the source message, which must
  * outlive the send). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CONVERT_H
@@ -39,18 +39,15 @@ Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
 Airlock__V1__Template *grpc_template_msg(struct grpc_arena *a,
                                          const Airlock__Scheduler__V1__Template *t);
 
-/* A map<string, string> field (its entries) as a JSON object in *out; -1
- * with err naming field when a key or value is not UTF-8. */
-int grpc_string_map_json(ProtobufCMessage *const *entries, size_t n, const char *field,
-                         json_t **out, char *err, size_t errlen);
 /* The repeated string field `name` as a JSON array in obj (left out when
  * empty); -1 with err naming prefix+name[i] when one is not UTF-8. */
 int grpc_strings_json(json_t *obj, const char *prefix, const char *name, char *const *v, size_t n,
                       char *err, size_t errlen);
-/* The policy as REST's "network" object in *out (fields left empty are left
- * out; NULL for none given); -1 with err naming the field. The values are
- * judged later (gw_network_check, egress). */
-int grpc_network_json(const Airlock__V1__NetworkPolicy *p, json_t **out, char *err, size_t errlen);
+/* The policy as egress's (what the scheduler takes), its arrays borrowed
+ * from p; -1 with err naming the field when a string is not UTF-8 or
+ * default is neither "deny" nor "allow". egress judges the values. */
+int grpc_network_policy(const Airlock__V1__NetworkPolicy *p, Airlock__Egress__V1__Policy *out,
+                        char *err, size_t errlen);
 /* The spec as the JSON the scheduler takes (docs/templates.md; fields at
  * their zero value left out, so their defaults apply; NULL m as {}): a
  * malloc'd string, or NULL with err naming the field that is not UTF-8. */

@@ -10,6 +10,7 @@
 #include "grpc_call.h"
 #include "grpc_convert.h"
 #include "grpc_relay.h"
+#include "string_map_json.h"
 #include "vmhost_names.h"
 
 typedef Airlock__V1__ExecRequest ExecRequest;
@@ -28,7 +29,7 @@ static int exec_fields_json(const ExecRequest *m, enum exec_kind kind, json_t **
             goto fail;
         }
     }
-    if (grpc_string_map_json((ProtobufCMessage **)m->env, m->n_env, "env", &env, err, errlen) < 0)
+    if (!(env = string_map_to_json((ProtobufCMessage **)m->env, m->n_env, "env", err, errlen)))
         goto fail;
     if (kind == EXEC_FOREGROUND && m->stdin_open) {
         snprintf(err, errlen, "stdin_open: only for StartProcess");

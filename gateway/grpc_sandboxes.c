@@ -5,6 +5,7 @@
 
 #include "grpc_call.h"
 #include "grpc_convert.h"
+#include "string_map_json.h"
 
 typedef Airlock__Scheduler__V1__Sandbox SchedulerSandbox;
 
@@ -25,26 +26,37 @@ static void reply_sandbox(struct grpc_request *r, grpc_status_code st, const cha
 void grpc_create_sandbox(struct grpc_request *r)
 {
     const Airlock__V1__CreateSandboxRequest *in = (const void *)r->msg;
-    struct gw_sandbox_spec spec = {
-        .template_ = in->template_,
-        .cpus = in->cpus,
-        .memory_mb = in->memory_mb,
-        .idle_timeout_s = in->idle_timeout_s,
-        .ttl_s = in->ttl_s,
-        .idempotency_key = in->idempotency_key,
-    };
+    Airlock__Scheduler__V1__CreateSandboxRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.template_ = in->template_;
+    req.cpus = in->cpus;
+    req.memory_mb = in->memory_mb;
+    req.idle_timeout_s = in->idle_timeout_s;
+    req.ttl_s = in->ttl_s;
+    req.idempotency_key = in->idempotency_key;
+    req.n_env = in->n_env;
+    req.n_metadata = in->n_metadata;
     char err[1024];
     SchedulerSandbox *sb = NULL;
+    Airlock__Egress__V1__Policy policy;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (grpc_string_map_json((ProtobufCMessage **)in->env, in->n_env, "env", &spec.env, err,
-                             sizeof(err)) == 0 &&
-        grpc_string_map_json((ProtobufCMessage **)in->metadata, in->n_metadata, "metadata",
-                             &spec.metadata, err, sizeof(err)) == 0 &&
-        grpc_network_json(in->network, &spec.network, err, sizeof(err)) == 0)
-        st = gw_sandbox_create(r->gw, &r->caller, &spec, &sb, err, sizeof(err));
-    json_decref(spec.env);
-    json_decref(spec.metadata);
-    json_decref(spec.network);
+    /* The entries and the policy borrow in's strings. */
+    req.env = (void *)string_map_copy(
+        (ProtobufCMessage **)in->env, in->n_env,
+        &airlock__scheduler__v1__create_sandbox_request__env_entry__descriptor, "env", err,
+        sizeof(err));
+    if (req.env)
+        req.metadata = (void *)string_map_copy(
+            (ProtobufCMessage **)in->metadata, in->n_metadata,
+            &airlock__scheduler__v1__create_sandbox_request__metadata_entry__descriptor,
+            "metadata", err, sizeof(err));
+    if (req.metadata && (!in->network || grpc_network_policy(in->network, &policy, err,
+                                                             sizeof(err)) == 0)) {
+        req.network = in->network ? &policy : NULL;
+        st = gw_sandbox_create(r->gw, &r->caller, &req, &sb, err, sizeof(err));
+    }
+    free(req.env);
+    free(req.metadata);
     reply_sandbox(r, st, err, sb, false);
 }
 
@@ -112,15 +124,11 @@ void grpc_set_network_policy(struct grpc_request *r)
     if (!grpc_check_id(r, in->id))
         return;
     char err[1024];
-    json_t *network = NULL;
+    /* Unset: the empty policy, which denies everything. */
+    Airlock__Egress__V1__Policy policy = AIRLOCK__EGRESS__V1__POLICY__INIT;
     SchedulerSandbox *sb = NULL;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (grpc_network_json(in->network, &network, err, sizeof(err)) == 0) {
-        /* Unset: the empty policy, which denies everything. */
-        if (!network)
-            network = json_object();
-        st = gw_sandbox_set_network(r->gw, &r->caller, in->id, network, &sb, err, sizeof(err));
-    }
-    json_decref(network);
+    if (!in->network || grpc_network_policy(in->network, &policy, err, sizeof(err)) == 0)
+        st = gw_sandbox_set_network(r->gw, &r->caller, in->id, &policy, &sb, err, sizeof(err));
     reply_sandbox(r, st, err, sb, false);
 }

@@ -6,14 +6,18 @@
 
 #include "handlers.h"
 #include "json_input.h"
+#include "policy_json.h"
 #include "reply.h"
+#include "string_map_json.h"
 
 json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
 {
     char created[40], updated[40];
     reply_rfc3339(sb->created_unix_ms, created, sizeof(created));
     reply_rfc3339(sb->updated_unix_ms, updated, sizeof(updated));
-    json_t *metadata = json_loads(sb->metadata_json, 0, NULL);
+    char err[256]; /* unused: the scheduler's strings come from jsonb, UTF-8 */
+    json_t *metadata = string_map_to_json((ProtobufCMessage **)sb->metadata, sb->n_metadata,
+                                          "metadata", err, sizeof(err));
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:i,s:s,s:s}", "id", sb->id, "state",
                           sb->state, "template", sb->template_, "node", sb->node_id, "cpus",
                           (json_int_t)sb->cpus, "memory_mb", (json_int_t)sb->memory_mb, "metadata",
@@ -24,7 +28,9 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
         json_object_set_new(j, "ttl_s", json_integer(sb->ttl_s));
     if (j && *sb->error)
         json_object_set_new(j, "error", json_string(sb->error));
-    json_t *network = *sb->network_json ? json_loads(sb->network_json, 0, NULL) : NULL;
+    json_t *network = sb->network ? policy_json_from_proto(sb->network, "network", err,
+                                                           sizeof(err))
+                                  : NULL;
     if (j && network)
         json_object_set_new(j, "network", network);
     else
@@ -205,20 +211,38 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         return reply_error(r, 400, "invalid_argument", "%s", err);
     }
     const char *idem = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
-    struct gw_sandbox_spec spec = {
-        .template_ = json_input_string(body, "template", ""),
-        .cpus = (uint32_t)cpus,
-        .memory_mb = (uint32_t)memory_mb,
-        .idle_timeout_s = (uint32_t)idle,
-        .ttl_s = (uint32_t)ttl,
-        .env = json_object_get(body, "env"),
-        .metadata = json_object_get(body, "metadata"),
-        .network = json_object_get(body, "network"),
-        .idempotency_key = idem,
-    };
+    Airlock__Scheduler__V1__CreateSandboxRequest req =
+        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.template_ = (char *)json_input_string(body, "template", "");
+    req.cpus = (uint32_t)cpus;
+    req.memory_mb = (uint32_t)memory_mb;
+    req.idle_timeout_s = (uint32_t)idle;
+    req.ttl_s = (uint32_t)ttl;
+    req.idempotency_key = (char *)(idem ? idem : "");
+    /* Pointing into body, which outlives the call. */
+    req.env = (void *)string_map_from_json(
+        json_object_get(body, "env"),
+        &airlock__scheduler__v1__create_sandbox_request__env_entry__descriptor, &req.n_env);
+    req.metadata = (void *)string_map_from_json(
+        json_object_get(body, "metadata"),
+        &airlock__scheduler__v1__create_sandbox_request__metadata_entry__descriptor,
+        &req.n_metadata);
+    json_t *network = json_object_get(body, "network");
+    Airlock__Egress__V1__Policy policy = AIRLOCK__EGRESS__V1__POLICY__INIT;
     struct gw_caller caller = gw_request_caller(r);
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    grpc_status_code st = gw_sandbox_create(r->gw, &caller, &spec, &sb, err, sizeof(err));
+    grpc_status_code st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    snprintf(err, sizeof(err), "out of memory");
+    if (req.env && req.metadata) {
+        st = GRPC_STATUS_INVALID_ARGUMENT;
+        if (!network || policy_json_to_proto(network, "network", &policy, err, sizeof(err)) == 0) {
+            req.network = network ? &policy : NULL;
+            st = gw_sandbox_create(r->gw, &caller, &req, &sb, err, sizeof(err));
+        }
+    }
+    policy_json_release(&policy);
+    free(req.env);
+    free(req.metadata);
     json_decref(body);
     enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, gw_sandbox_json(sb))
                                               : reply_grpc_error(r, st, err);

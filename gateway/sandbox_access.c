@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "key_revocations.h"
-#include "policy_json.h"
 
 /* key_cache_fetch_fn: the scheduler's Authenticate. */
 static grpc_status_code scheduler_authenticate(void *ctx, const char *key,
@@ -159,88 +158,37 @@ grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, 
     return st;
 }
 
-int gw_network_check(json_t *network, char *err, size_t errlen)
-{
-    Airlock__Egress__V1__Policy policy;
-    if (policy_json_to_proto(network, "network", &policy, err, errlen) < 0)
-        return -1;
-    policy_json_release(&policy);
-    return 0;
-}
-
-/* value as compact JSON into *text (NULL stays NULL); -1 when out of
- * memory. */
-static int dump_json(json_t *value, char **text)
-{
-    *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
-    return value && !*text ? -1 : 0;
-}
-
 grpc_status_code gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
-                                   const struct gw_sandbox_spec *spec,
+                                   Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                    Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (spec->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S || spec->ttl_s > GW_IDLE_TIMEOUT_MAX_S) {
-        bool idle = spec->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S;
+    if (req->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S || req->ttl_s > GW_IDLE_TIMEOUT_MAX_S) {
+        bool idle = req->idle_timeout_s > GW_IDLE_TIMEOUT_MAX_S;
         snprintf(err, errlen, "%s: %u is more than %u", idle ? "idle_timeout_s" : "ttl_s",
-                 idle ? spec->idle_timeout_s : spec->ttl_s, GW_IDLE_TIMEOUT_MAX_S);
+                 idle ? req->idle_timeout_s : req->ttl_s, GW_IDLE_TIMEOUT_MAX_S);
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
-    if (spec->network && gw_network_check(spec->network, err, errlen) < 0)
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    char *env_json = NULL, *metadata_json = NULL, *network_json = NULL;
-    grpc_status_code st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-    if (dump_json(spec->env, &env_json) < 0 || dump_json(spec->metadata, &metadata_json) < 0 ||
-        dump_json(spec->network, &network_json) < 0) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    Airlock__Scheduler__V1__CreateSandboxRequest req =
-        AIRLOCK__SCHEDULER__V1__CREATE_SANDBOX_REQUEST__INIT;
-    GW_CALLER_FILL(req, c);
-    req.idempotency_key = (char *)(spec->idempotency_key ? spec->idempotency_key : "");
-    req.template_ = (char *)(spec->template_ ? spec->template_ : "");
-    req.cpus = spec->cpus;
-    req.memory_mb = spec->memory_mb;
-    req.idle_timeout_s = spec->idle_timeout_s;
-    req.ttl_s = spec->ttl_s;
-    req.env_json = env_json ? env_json : "";
-    req.metadata_json = metadata_json ? metadata_json : "";
-    req.network_json = network_json ? network_json : "";
-    st = gw_unary(gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req.base,
-                         &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
-                         GW_CREATE_TIMEOUT_MS, err, errlen);
-out:
-    free(env_json);
-    free(metadata_json);
-    free(network_json);
-    return st;
+    GW_CALLER_FILL(*req, c);
+    return gw_unary(gw->scheduler, SCHEDULER_METHOD("CreateSandbox"), &req->base,
+                    &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
+                    GW_CREATE_TIMEOUT_MS, err, errlen);
 }
 
 grpc_status_code gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
-                                        json_t *network, Airlock__Scheduler__V1__Sandbox **out,
-                                        char *err, size_t errlen)
+                                        Airlock__Egress__V1__Policy *network,
+                                        Airlock__Scheduler__V1__Sandbox **out, char *err,
+                                        size_t errlen)
 {
     *out = NULL;
-    if (gw_network_check(network, err, errlen) < 0)
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    char *network_json = json_dumps(network, JSON_COMPACT);
-    if (!network_json) {
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
     Airlock__Scheduler__V1__SetSandboxNetworkRequest req =
         AIRLOCK__SCHEDULER__V1__SET_SANDBOX_NETWORK_REQUEST__INIT;
     GW_CALLER_FILL(req, c);
     req.id = (char *)id;
-    req.network_json = network_json;
-    grpc_status_code st = gw_unary(gw->scheduler, SCHEDULER_METHOD("SetSandboxNetwork"), &req.base,
-                                          &airlock__scheduler__v1__sandbox__descriptor,
-                                          (ProtobufCMessage **)out, GW_SCHEDULER_TIMEOUT_MS, err,
-                                          errlen);
-    free(network_json);
-    return st;
+    req.network = network;
+    return gw_unary(gw->scheduler, SCHEDULER_METHOD("SetSandboxNetwork"), &req.base,
+                    &airlock__scheduler__v1__sandbox__descriptor, (ProtobufCMessage **)out,
+                    GW_SCHEDULER_TIMEOUT_MS, err, errlen);
 }
 
 Airlock__Scheduler__V1__CheckpointRequest gw_checkpoint_request(const struct gw_caller *c,

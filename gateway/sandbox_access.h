@@ -8,7 +8,6 @@
 #define AIRLOCK_GATEWAY_SANDBOX_ACCESS_H
 
 #include <grpc/status.h>
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,34 +111,19 @@ grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, 
                                  const char *what, Airlock__Scheduler__V1__Sandbox **sb,
                                  struct rpc_channel **ch, char *err, size_t errlen);
 
-/* Shape and types of a "network" object (egress policy, docs/api.md); -1
- * with err naming the field. egress judges the values later. */
-int gw_network_check(json_t *network, char *err, size_t errlen);
-
-/* What a new sandbox is made of; JSON values may be NULL (not given). */
-struct gw_sandbox_spec {
-    const char *template_;
-    uint32_t cpus;
-    uint32_t memory_mb;
-    uint32_t idle_timeout_s;
-    uint32_t ttl_s;          /* deleted this long after creation; 0 = never */
-    json_t *env;             /* object of strings */
-    json_t *metadata;        /* object of strings */
-    json_t *network;         /* egress policy (docs/api.md "network") */
-    const char *idempotency_key;
-};
-
-/* Checks the network policy's shape and has the scheduler create the
- * sandbox (which checks the rest). */
+/* Has the scheduler create the sandbox req describes (the front end's
+ * translation of its request: template, size, env, metadata, network;
+ * the caller's fields are filled here), after the limits both APIs share. */
 grpc_status_code gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
-                                   const struct gw_sandbox_spec *spec,
+                                   Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                    Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen);
 
-/* Replaces sandbox id's egress policy (shape checked here, values by
- * egress on the node). */
+/* Replaces sandbox id's egress policy (its values judged by egress on the
+ * node). */
 grpc_status_code gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
-                                        json_t *network, Airlock__Scheduler__V1__Sandbox **out,
-                                        char *err, size_t errlen);
+                                        Airlock__Egress__V1__Policy *network,
+                                        Airlock__Scheduler__V1__Sandbox **out, char *err,
+                                        size_t errlen);
 
 /* A CheckpointRequest (CreateCheckpoint, DeleteCheckpoint,
  * RestoreCheckpoint) of the caller for sandbox_id; strings borrowed. */

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "nodes.h"
+#include "policy_json.h"
+#include "string_map_json.h"
 #include "template_store.h"
 
 /* A sandbox row as store_sandbox_msg() reads it (this column order), from
@@ -43,9 +45,16 @@ static void event_fill(struct sandbox_event *ev, const char *project_id, const c
     snprintf(ev->at, sizeof(ev->at), "%s", at);
 }
 
-void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg)
+/* The JSON columns of a row, by where store_sandbox_msg puts them. */
+enum { COLUMN_ENV, COLUMN_METADATA, COLUMN_NETWORK };
+static const int json_column_index[] = { 11, 12, 14 };
+
+grpc_status_code store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, char *err,
+                                   size_t errlen)
 {
+    Airlock__Scheduler__V1__Sandbox *msg = &out->msg;
     airlock__scheduler__v1__sandbox__init(msg);
+    airlock__egress__v1__policy__init(&out->policy);
     msg->id = PQgetvalue(res, row, 0);
     msg->project_id = PQgetvalue(res, row, 1);
     msg->state = PQgetvalue(res, row, 2);
@@ -58,11 +67,46 @@ void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *
     msg->created_unix_ms = atoll(PQgetvalue(res, row, 8));
     msg->updated_unix_ms = atoll(PQgetvalue(res, row, 9));
     msg->error = PQgetvalue(res, row, 10);
-    msg->env_json = PQgetvalue(res, row, 11);
-    msg->metadata_json = PQgetvalue(res, row, 12);
     msg->idle_timeout_s = (uint32_t)atoi(PQgetvalue(res, row, 13));
-    msg->network_json = PQgetvalue(res, row, 14);
     msg->ttl_s = (uint32_t)atoi(PQgetvalue(res, row, 15));
+    for (int c = 0; c < 3; c++) {
+        const char *text = PQgetvalue(res, row, json_column_index[c]);
+        out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
+    }
+    msg->env = (void *)string_map_from_json(
+        out->columns[COLUMN_ENV], &airlock__scheduler__v1__sandbox__env_entry__descriptor,
+        &msg->n_env);
+    msg->metadata = (void *)string_map_from_json(
+        out->columns[COLUMN_METADATA], &airlock__scheduler__v1__sandbox__metadata_entry__descriptor,
+        &msg->n_metadata);
+    if (!msg->env || !msg->metadata) {
+        snprintf(err, errlen, "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    json_t *network = out->columns[COLUMN_NETWORK];
+    if (!network)
+        return GRPC_STATUS_OK;
+    char why[256];
+    if (policy_json_to_proto(network, "network", &out->policy, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "sandbox %s: stored %s", msg->id, why);
+        return GRPC_STATUS_INTERNAL;
+    }
+    msg->network = &out->policy;
+    return GRPC_STATUS_OK;
+}
+
+void store_sandbox_msg_free(struct sandbox_msg *m)
+{
+    free(m->msg.env);
+    free(m->msg.metadata);
+    m->msg.env = NULL;
+    m->msg.metadata = NULL;
+    m->msg.network = NULL;
+    policy_json_release(&m->policy);
+    for (int c = 0; c < 3; c++) {
+        json_decref(m->columns[c]);
+        m->columns[c] = NULL;
+    }
 }
 
 const char *store_sandbox_state(PGresult *res, int row)
@@ -151,6 +195,55 @@ static grpc_status_code insert_refused(struct db *db,
     return GRPC_STATUS_ABORTED;
 }
 
+/* j (taken) as the text of a jsonb column, malloc'd; NULL when j is NULL
+ * (err says why already) or out of memory. */
+static char *column_text(json_t *j, char *err, size_t errlen)
+{
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (j && !text)
+        snprintf(err, errlen, "out of memory");
+    json_decref(j);
+    return text;
+}
+
+char *store_policy_text(const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen)
+{
+    return column_text(policy_json_from_proto(policy, "network", err, errlen), err, errlen);
+}
+
+/* A create request's env, metadata and network as the texts of their
+ * columns (malloc'd; network NULL: none given). */
+struct request_columns {
+    char *env, *metadata, *network;
+};
+
+static void request_columns_free(struct request_columns *c)
+{
+    free(c->env);
+    free(c->metadata);
+    free(c->network);
+}
+
+static grpc_status_code request_columns(const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                        struct request_columns *c, char *err, size_t errlen)
+{
+    *c = (struct request_columns){ 0 };
+    c->env = column_text(string_map_to_json((ProtobufCMessage **)req->env, req->n_env, "env",
+                                            err, errlen),
+                         err, errlen);
+    if (c->env)
+        c->metadata = column_text(string_map_to_json((ProtobufCMessage **)req->metadata,
+                                                     req->n_metadata, "metadata", err, errlen),
+                                  err, errlen);
+    if (c->metadata && req->network)
+        c->network = store_policy_text(req->network, err, errlen);
+    if (c->metadata && (!req->network || c->network))
+        return GRPC_STATUS_OK;
+    request_columns_free(c);
+    *c = (struct request_columns){ 0 };
+    return GRPC_STATUS_INVALID_ARGUMENT;
+}
+
 grpc_status_code store_sandbox_insert(struct db *db,
                                       const Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                       const char *id, int node_dead_after_s,
@@ -164,12 +257,16 @@ grpc_status_code store_sandbox_insert(struct db *db,
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
     snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
     snprintf(dead_after, sizeof(dead_after), "%d", node_dead_after_s);
-    const char *params[] = { id,          req->project_id, req->template_, cpus,
-                             memory,      req->env_json,   req->metadata_json, idle,
-                             req->idempotency_key, note->who, note->request_id,
-                             req->network_json, ttl, dead_after };
     *row = NULL;
     *existing = false;
+    struct request_columns text;
+    grpc_status_code st = request_columns(req, &text, err, errlen);
+    if (st != GRPC_STATUS_OK)
+        goto out;
+    const char *params[] = { id,          req->project_id, req->template_, cpus,
+                             memory,      text.env,        text.metadata,  idle,
+                             req->idempotency_key, note->who, note->request_id,
+                             text.network ? text.network : "", ttl, dead_after };
     /* One round trip: the template check, the placement (NULL when no
      * node has room: create_on_node says why), the sandbox and its first
      * transition, atomically, answered with the row. A duplicate
@@ -186,16 +283,19 @@ grpc_status_code store_sandbox_insert(struct db *db,
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW_AND_ANSWER("$10", "NULL", "'creating'", "'create'", "$11"),
         14, params, err, errlen);
-    if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    if (PQntuples(res) == 1) {
+    if (!res) {
+        st = GRPC_STATUS_UNAVAILABLE;
+    } else if (PQntuples(res) == 1) {
         event_fill(created, req->project_id, id, NULL, "creating",
                    PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
         *row = res;
-        return GRPC_STATUS_OK;
+    } else {
+        PQclear(res);
+        st = insert_refused(db, req, row, existing, err, errlen);
     }
-    PQclear(res);
-    return insert_refused(db, req, row, existing, err, errlen);
+out:
+    request_columns_free(&text);
+    return st;
 }
 
 grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
@@ -243,9 +343,9 @@ grpc_status_code store_sandbox_release_key(struct db *db, const char *id, char *
 }
 
 grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
-                                           const char *network_json, char *err, size_t errlen)
+                                           const char *policy_text, char *err, size_t errlen)
 {
-    const char *params[] = { project_id, id, network_json };
+    const char *params[] = { project_id, id, policy_text };
     PGresult *res = db_query(db,
                              "UPDATE sandboxes SET network = $3::jsonb, updated_at = now()"
                              " WHERE project_id = $1 AND id = $2 AND state <> 'deleted' RETURNING id",

@@ -6,9 +6,11 @@
 #define AIRLOCK_SCHEDULER_SANDBOX_STORE_H
 
 #include <grpc/status.h>
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "db.h"
+#include "egress.pb-c.h"
 #include "sandbox_state.h"
 #include "scheduler.pb-c.h"
 
@@ -28,8 +30,20 @@ struct sandbox_event {
     char at[40];            /* RFC3339 UTC, the time of its sandbox_transitions row */
 };
 
-/* Points msg's fields into row `row` of res (valid until PQclear). */
-void store_sandbox_msg(PGresult *res, int row, Airlock__Scheduler__V1__Sandbox *msg);
+/* A sandbox row as the Sandbox message. Its strings point into the row
+ * (valid until PQclear), its env, metadata and network (the JSON columns)
+ * into what this holds. */
+struct sandbox_msg {
+    Airlock__Scheduler__V1__Sandbox msg;
+    json_t *columns[3];                 /* env, metadata, network (NULL: none set) */
+    Airlock__Egress__V1__Policy policy; /* msg.network when the row has one */
+};
+/* Row `row` of res as *out (store_sandbox_msg_free it, whatever the
+ * answer); INTERNAL when a JSON column is not what this store writes,
+ * RESOURCE_EXHAUSTED when out of memory. */
+grpc_status_code store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, char *err,
+                                   size_t errlen);
+void store_sandbox_msg_free(struct sandbox_msg *m);
 const char *store_sandbox_state(PGresult *res, int row);
 const char *store_sandbox_node(PGresult *res, int row);
 /* The template's row id ("default", "<project>.<name>:<version>"), which
@@ -46,7 +60,8 @@ grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGres
  * first transition (*created describes it); *row is the sandbox. When the
  * project already has a sandbox with this idempotency key, nothing is
  * inserted: *existing is set and *row is that sandbox (NOT_FOUND when it
- * was deleted since). An unknown template is INVALID_ARGUMENT. */
+ * was deleted since). An unknown template is INVALID_ARGUMENT, and so
+ * is an env, metadata or network string that is not UTF-8 (naming it). */
 grpc_status_code store_sandbox_insert(struct db *db,
                                       const Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                       const char *id, int node_dead_after_s,
@@ -68,10 +83,15 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
                                    const struct transition_note *note,
                                    struct sandbox_event *created, char *err, size_t errlen);
 
-/* Records the sandbox's egress policy (JSON, checked by the caller);
- * NOT_FOUND for a foreign or deleted one. */
+/* An egress policy as the text of the sandboxes.network column
+ * (malloc'd), or NULL with INVALID_ARGUMENT's message naming the field a
+ * jsonb column cannot hold (a string that is not UTF-8). */
+char *store_policy_text(const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen);
+
+/* Records the sandbox's egress policy (store_policy_text's); NOT_FOUND
+ * for a foreign or deleted one. */
 grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
-                                           const char *network_json, char *err, size_t errlen);
+                                           const char *policy_text, char *err, size_t errlen);
 
 /* from → to, checked against the state machine and committed with its
  * audit row; *committed describes it and, when row is not NULL, *row is

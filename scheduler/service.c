@@ -1,6 +1,7 @@
 #include "service.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -121,7 +122,44 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
 
 void service_reply_sandbox(struct rpc_call *call, PGresult *res)
 {
-    Airlock__Scheduler__V1__Sandbox msg;
-    store_sandbox_msg(res, 0, &msg);
-    rpc_call_reply(call, &msg.base);
+    struct sandbox_msg sb;
+    char err[512];
+    grpc_status_code st = store_sandbox_msg(res, 0, &sb, err, sizeof(err));
+    if (st == GRPC_STATUS_OK)
+        rpc_call_reply(call, &sb.msg.base);
+    else
+        rpc_call_finish(call, st, err);
+    store_sandbox_msg_free(&sb);
+}
+
+grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,
+                                      struct sandbox_msgs *out, char *err, size_t errlen)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < n_results; r++)
+        n += (size_t)PQntuples(results[r]);
+    *out = (struct sandbox_msgs){ calloc(n + 1, sizeof(*out->msgs)),
+                                  calloc(n + 1, sizeof(*out->ptrs)), 0 };
+    if (!out->msgs || !out->ptrs) {
+        snprintf(err, errlen, "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    }
+    for (size_t r = 0; r < n_results; r++)
+        for (int row = 0; row < PQntuples(results[r]); row++) {
+            struct sandbox_msg *m = &out->msgs[out->n++];
+            grpc_status_code st = store_sandbox_msg(results[r], row, m, err, errlen);
+            if (st != GRPC_STATUS_OK)
+                return st;
+            out->ptrs[out->n - 1] = &m->msg;
+        }
+    return GRPC_STATUS_OK;
+}
+
+void service_sandbox_msgs_free(struct sandbox_msgs *m)
+{
+    for (size_t i = 0; m->msgs && i < m->n; i++)
+        store_sandbox_msg_free(&m->msgs[i]);
+    free(m->msgs);
+    free(m->ptrs);
+    *m = (struct sandbox_msgs){ 0 };
 }

@@ -6,7 +6,6 @@
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
-#include <jansson.h>
 
 #include "node.pb-c.h"
 #include "rpc_server.h"
@@ -18,6 +17,18 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
 
 /* Answers with the sandbox in row 0 of res and OK. */
 void service_reply_sandbox(struct rpc_call *call, PGresult *res);
+
+/* Every row of each of the results, in order, as Sandbox messages (ptrs
+ * is what a response's sandboxes field takes); service_sandbox_msgs_free
+ * it, whatever the answer. */
+struct sandbox_msgs {
+    struct sandbox_msg *msgs;
+    Airlock__Scheduler__V1__Sandbox **ptrs;
+    size_t n;
+};
+grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,
+                                      struct sandbox_msgs *out, char *err, size_t errlen);
+void service_sandbox_msgs_free(struct sandbox_msgs *m);
 
 /* The actor recorded as "who" of a transition ("scheduler" when none). */
 const char *service_actor(const char *actor);
@@ -57,16 +68,6 @@ grpc_status_code service_call_node(struct scheduler *s, PGresult *row, const cha
 void service_finish_checkpoint_op(struct rpc_call *call, const char *what, const char *request_id,
                                   const char *sandbox_id, grpc_status_code st, const char *err);
 
-/* A sandbox's network_json as the Policy a node gets. */
-struct node_policy {
-    json_t *json;                      /* NULL: none set (the node denies all) */
-    Airlock__Egress__V1__Policy msg;   /* points into json */
-};
-/* Parses text ("" = none); INVALID_ARGUMENT naming the field otherwise. */
-grpc_status_code node_policy_load(struct node_policy *p, const char *text, char *err, size_t errlen);
-/* &p->msg, or NULL when none is set. */
-Airlock__Egress__V1__Policy *node_policy_msg(struct node_policy *p);
-void node_policy_free(struct node_policy *p);
 
 /* service_tenancy.c: the admin's projects and keys. */
 void service_projects_list(struct rpc_call *call, void *ctx);

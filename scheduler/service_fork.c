@@ -40,27 +40,21 @@ static grpc_status_code record_forks(struct scheduler *s, PGresult *parent,
     return st;
 }
 
-static void reply_forks(struct rpc_call *call, PGresult **rows, size_t n)
+static grpc_status_code reply_forks(struct rpc_call *call, PGresult **rows, size_t n, char *err,
+                                    size_t errlen)
 {
-    Airlock__Scheduler__V1__Sandbox *msgs = calloc(n + 1, sizeof(*msgs));
-    Airlock__Scheduler__V1__Sandbox **ptrs = calloc(n + 1, sizeof(*ptrs));
-    if (!msgs || !ptrs) {
-        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
+    struct sandbox_msgs forks;
+    grpc_status_code st = service_sandbox_msgs(rows, n, &forks, err, errlen);
+    if (st == GRPC_STATUS_OK) {
+        Airlock__Scheduler__V1__ForkSandboxResponse resp =
+            AIRLOCK__SCHEDULER__V1__FORK_SANDBOX_RESPONSE__INIT;
+        resp.n_sandboxes = forks.n;
+        resp.sandboxes = forks.ptrs;
+        rpc_call_send(call, &resp.base);
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
     }
-    for (size_t i = 0; i < n; i++) {
-        store_sandbox_msg(rows[i], 0, &msgs[i]);
-        ptrs[i] = &msgs[i];
-    }
-    Airlock__Scheduler__V1__ForkSandboxResponse resp =
-        AIRLOCK__SCHEDULER__V1__FORK_SANDBOX_RESPONSE__INIT;
-    resp.n_sandboxes = n;
-    resp.sandboxes = ptrs;
-    rpc_call_send(call, &resp.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-out:
-    free(msgs);
-    free(ptrs);
+    service_sandbox_msgs_free(&forks);
+    return st;
 }
 
 void service_sandbox_fork(struct rpc_call *call, void *ctx)
@@ -76,7 +70,7 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     struct sandbox_plan plan;
     enum sandbox_state from;
     struct transition_note note = { service_actor(req->actor), "fork", req->request_id };
-    struct node_policy policy = { 0 };
+    struct sandbox_msg stored = { 0 };
     unsigned count = req->count ? req->count : 1;
     grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
     if (count > FORK_MAX_COUNT) {
@@ -93,10 +87,8 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     nreq.checkpoint = req->checkpoint;
     /* The forks get the parent's egress policy, the one its row records
      * (and store_fork_insert copies): a fork is no way around it. */
-    Airlock__Scheduler__V1__Sandbox stored;
-    store_sandbox_msg(parent, 0, &stored);
-    st = node_policy_load(&policy, stored.network_json, err, sizeof(err));
-    nreq.policy = node_policy_msg(&policy);
+    st = store_sandbox_msg(parent, 0, &stored, err, sizeof(err));
+    nreq.policy = stored.msg.network;
     if (st == GRPC_STATUS_OK)
         st = service_call_node(s, parent, "fork", &nreq.base, &reply, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
@@ -109,7 +101,7 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     }
     st = record_forks(s, parent, reply, &note, rows, err, sizeof(err));
     if (st == GRPC_STATUS_OK)
-        reply_forks(call, rows, reply->n_forks);
+        st = reply_forks(call, rows, reply->n_forks, err, sizeof(err));
 out:
     service_finish_checkpoint_op(call, "fork", req->request_id, req->sandbox_id, st, err);
     for (size_t i = 0; rows && i < reply->n_forks; i++)
@@ -117,7 +109,7 @@ out:
     free(rows);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
-    node_policy_free(&policy);
+    store_sandbox_msg_free(&stored);
     PQclear(parent);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

@@ -1,7 +1,6 @@
 /* CreateSandbox, GetSandbox, ListSandboxes and the lifecycle operations
  * (Delete, Pause, Resume, Suspend): the state machine decides, PostgreSQL
  * records, the node acts. */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +18,6 @@
  * node answers a duplicate with the sandbox it already has, never a second
  * VM. */
 #define CREATE_ATTEMPTS 2
-
-static bool json_object_text(const char *text)
-{
-    json_t *j = json_loads(text, 0, NULL);
-    bool ok = j && json_is_object(j);
-    json_decref(j);
-    return ok;
-}
 
 const char *service_actor(const char *actor)
 {
@@ -68,10 +59,6 @@ static bool create_request_valid(const struct scheduler_config *cfg,
         req->cpus = 1;
     if (req->memory_mb == 0)
         req->memory_mb = 512;
-    if (!*req->env_json)
-        req->env_json = "{}";
-    if (!*req->metadata_json)
-        req->metadata_json = "{}";
     /* The defaults are stored with the sandbox: a later change of the
      * flags applies to new sandboxes only. 0 stored = never. */
     if (req->idle_timeout_s == 0)
@@ -90,15 +77,10 @@ static bool create_request_valid(const struct scheduler_config *cfg,
         snprintf(err, errlen, "idempotency_key: longer than 200 bytes");
         return false;
     }
-    if (!json_object_text(req->env_json) || !json_object_text(req->metadata_json)) {
-        snprintf(err, errlen, "env, metadata: must be JSON objects");
-        return false;
-    }
-    /* Only the shape here; egress judges the values when the node attaches. */
-    struct node_policy policy;
-    bool ok = node_policy_load(&policy, req->network_json, err, errlen) == GRPC_STATUS_OK;
-    node_policy_free(&policy);
-    return ok;
+    /* env, metadata and network are checked as they are stored
+     * (store_sandbox_insert); egress judges the policy's values when the
+     * node attaches. */
+    return true;
 }
 
 /* Where a create's time went, in µs (the "sandbox created" log line). */
@@ -142,19 +124,17 @@ static grpc_status_code create_on_node(struct scheduler *s, PGresult **row,
     char id[72], node[128];
     snprintf(id, sizeof(id), "%s", PQgetvalue(*row, 0, 0));
     snprintf(node, sizeof(node), "%s", store_sandbox_node(*row, 0));
-    Airlock__Scheduler__V1__Sandbox stored;
-    store_sandbox_msg(*row, 0, &stored);
+    struct sandbox_msg stored;
+    grpc_status_code st = store_sandbox_msg(*row, 0, &stored, err, errlen);
     Airlock__Vmhost__V1__CreateSandboxRequest creq = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     creq.id = id;
     creq.template_ = (char *)store_sandbox_template_id(*row, 0); /* the node's name for it */
-    creq.vcpus = stored.cpus;
-    creq.memory_mb = stored.memory_mb;
+    creq.vcpus = stored.msg.cpus;
+    creq.memory_mb = stored.msg.memory_mb;
     /* egress injects this project's credentials (vault). */
     creq.project_id = (char *)req->project_id;
     /* The stored policy, not the request's: a retry may carry none. */
-    struct node_policy policy;
-    grpc_status_code st = node_policy_load(&policy, stored.network_json, err, errlen);
-    creq.policy = node_policy_msg(&policy);
+    creq.policy = stored.msg.network;
     if (st == GRPC_STATUS_OK && !node[0])
         st = nodes_place(s, id, node, sizeof(node), err, errlen);
     Airlock__Node__V1__NodeReply *reply = NULL;
@@ -166,7 +146,7 @@ static grpc_status_code create_on_node(struct scheduler *s, PGresult **row,
                  note->request_id, id, node, attempt);
     }
     t->node_answered = clock_monotonic_us();
-    node_policy_free(&policy);
+    store_sandbox_msg_free(&stored);
     PQclear(*row); /* creq and stored pointed into it */
     *row = NULL;
     if (reply)
@@ -289,26 +269,17 @@ void service_sandbox_list(struct rpc_call *call, void *ctx)
         rpc_call_finish(call, st, err);
         return;
     }
-    int n = PQntuples(rows);
-    Airlock__Scheduler__V1__Sandbox *msgs = calloc((size_t)n + 1, sizeof(*msgs));
-    Airlock__Scheduler__V1__Sandbox **ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
-    if (!msgs || !ptrs) {
-        rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-        goto out;
+    struct sandbox_msgs list;
+    st = service_sandbox_msgs(&rows, 1, &list, err, sizeof(err));
+    if (st == GRPC_STATUS_OK) {
+        Airlock__Scheduler__V1__ListSandboxesResponse resp =
+            AIRLOCK__SCHEDULER__V1__LIST_SANDBOXES_RESPONSE__INIT;
+        resp.n_sandboxes = list.n;
+        resp.sandboxes = list.ptrs;
+        rpc_call_send(call, &resp.base);
     }
-    for (int i = 0; i < n; i++) {
-        store_sandbox_msg(rows, i, &msgs[i]);
-        ptrs[i] = &msgs[i];
-    }
-    Airlock__Scheduler__V1__ListSandboxesResponse resp =
-        AIRLOCK__SCHEDULER__V1__LIST_SANDBOXES_RESPONSE__INIT;
-    resp.n_sandboxes = (size_t)n;
-    resp.sandboxes = ptrs;
-    rpc_call_send(call, &resp.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-out:
-    free(msgs);
-    free(ptrs);
+    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    service_sandbox_msgs_free(&list);
     PQclear(rows);
 }
 

@@ -1,9 +1,10 @@
-/* The public gRPC API's conversions (gateway/grpc_convert.c): request maps
- * and policies to the JSON the gateway's shared code checks — including
- * bytes a Python client cannot send but a C one can (strings that are not
- * UTF-8 must be refused by name, never dropped), template specs as the
- * JSON the scheduler checks — and the scheduler's Sandbox and Template to
- * the public ones. */
+/* The public gRPC API's conversions (gateway/grpc_convert.c, and the
+ * map and policy JSON of common/proto_json it shares with REST): request
+ * maps and policies to the scheduler's messages and JSON — including bytes
+ * a Python client cannot send but a C one can (strings that are not UTF-8
+ * must be refused by name, never dropped), template specs as the JSON the
+ * scheduler checks — and the scheduler's Sandbox and Template to the
+ * public ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 
 #include "grpc_convert.h"
+#include "policy_json.h"
+#include "string_map_json.h"
 
 static void map_to_json(void **state)
 {
@@ -26,32 +29,55 @@ static void map_to_json(void **state)
     Airlock__V1__CreateSandboxRequest__EnvEntry *entries[] = { &a, &b };
     json_t *out;
     char err[256];
-    assert_int_equal(grpc_string_map_json((ProtobufCMessage **)entries, 2, "env", &out, err,
-                                          sizeof(err)), 0);
+    out = string_map_to_json((ProtobufCMessage **)entries, 2, "env", err, sizeof(err));
+    assert_non_null(out);
     assert_int_equal(json_object_size(out), 2);
     assert_string_equal(json_string_value(json_object_get(out, "B")), "two");
+
+    /* The same entries as the scheduler's, and back from JSON. */
+    const ProtobufCMessageDescriptor *sched_env =
+        &airlock__scheduler__v1__create_sandbox_request__env_entry__descriptor;
+    ProtobufCMessage **copy = string_map_copy((ProtobufCMessage **)entries, 2, sched_env, "env", err,
+                                              sizeof(err));
+    assert_non_null(copy);
+    assert_ptr_equal(copy[1]->descriptor, sched_env);
+    assert_string_equal(((Airlock__Scheduler__V1__CreateSandboxRequest__EnvEntry *)copy[1])->value,
+                        "two");
+    free(copy);
+    size_t n;
+    copy = string_map_from_json(out, sched_env, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(((Airlock__Scheduler__V1__CreateSandboxRequest__EnvEntry *)copy[0])->key, "A");
+    free(copy);
     json_decref(out);
 
     b.value = "\xff\xfe";
-    assert_int_equal(grpc_string_map_json((ProtobufCMessage **)entries, 2, "env", &out, err,
-                                          sizeof(err)), -1);
+    out = string_map_to_json((ProtobufCMessage **)entries, 2, "env", err, sizeof(err));
     assert_null(out);
+    assert_non_null(strstr(err, "env: keys and values must be UTF-8"));
+    assert_null(string_map_copy((ProtobufCMessage **)entries, 2, sched_env, "env", err, sizeof(err)));
     assert_non_null(strstr(err, "env: keys and values must be UTF-8"));
     b.value = "ok";
     b.key = "\xc3";
-    assert_int_equal(grpc_string_map_json((ProtobufCMessage **)entries, 2, "metadata", &out, err,
-                                          sizeof(err)), -1);
+    out = string_map_to_json((ProtobufCMessage **)entries, 2, "metadata", err, sizeof(err));
+    assert_null(out);
     assert_non_null(strstr(err, "metadata:"));
 }
 
-static void network_to_json(void **state)
+/* p as egress's Policy, then as REST's JSON. */
+static json_t *network_json(const Airlock__V1__NetworkPolicy *p, char *err, size_t errlen)
+{
+    Airlock__Egress__V1__Policy policy;
+    if (grpc_network_policy(p, &policy, err, errlen) < 0)
+        return NULL;
+    return policy_json_from_proto(&policy, "network", err, errlen);
+}
+
+static void network_to_policy(void **state)
 {
     (void)state;
-    json_t *out = (json_t *)1;
+    json_t *out;
     char err[256];
-    assert_int_equal(grpc_network_json(NULL, &out, err, sizeof(err)), 0);
-    assert_null(out); /* none given: deny everything, no "network" at all */
-
     char *cidrs[] = { "198.51.100.0/24", "198.51.100.7" };
     uint32_t ports[] = { 80, 443 };
     Airlock__V1__NetworkPolicy p = AIRLOCK__V1__NETWORK_POLICY__INIT;
@@ -59,7 +85,12 @@ static void network_to_json(void **state)
     p.n_deny_cidrs = 2;
     p.allow_ports = ports;
     p.n_allow_ports = 2;
-    assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), 0);
+    Airlock__Egress__V1__Policy policy;
+    assert_int_equal(grpc_network_policy(&p, &policy, err, sizeof(err)), 0);
+    assert_int_equal(policy.default_action, AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_UNSPECIFIED);
+    assert_int_equal(policy.n_deny_cidrs, 2);
+    assert_int_equal(policy.allow_ports[1], 443);
+    assert_non_null(out = network_json(&p, err, sizeof(err)));
     /* Empty fields are left out, so egress's defaults apply. */
     assert_null(json_object_get(out, "default"));
     assert_null(json_object_get(out, "allow_domains"));
@@ -67,23 +98,35 @@ static void network_to_json(void **state)
     assert_int_equal(json_integer_value(json_array_get(json_object_get(out, "allow_ports"), 1)), 443);
     assert_null(json_object_get(out, "allow_ech")); /* false: left out */
     assert_null(json_object_get(out, "inspect_tls"));
+    /* ... and read back as the same policy. */
+    Airlock__Egress__V1__Policy back;
+    assert_int_equal(policy_json_to_proto(out, "network", &back, err, sizeof(err)), 0);
+    assert_int_equal(back.n_deny_cidrs, 2);
+    assert_string_equal(back.deny_cidrs[1], "198.51.100.7");
+    assert_int_equal(back.n_allow_ports, 2);
+    policy_json_release(&back);
     json_decref(out);
     p.allow_ech = true;
     p.inspect_tls = true;
-    assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), 0);
+    p.default_ = "allow";
+    assert_non_null(out = network_json(&p, err, sizeof(err)));
     assert_true(json_is_true(json_object_get(out, "allow_ech")));
     assert_true(json_is_true(json_object_get(out, "inspect_tls")));
+    assert_string_equal(json_string_value(json_object_get(out, "default")), "allow");
     json_decref(out);
     p.allow_ech = false;
     p.inspect_tls = false;
+    p.default_ = "maybe";
+    assert_int_equal(grpc_network_policy(&p, &policy, err, sizeof(err)), -1);
+    assert_string_equal(err, "network.default: must be \"deny\" or \"allow\"");
+    p.default_ = "";
 
     cidrs[1] = "198.51.100.7\xff";
-    assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), -1);
-    assert_null(out);
+    assert_int_equal(grpc_network_policy(&p, &policy, err, sizeof(err)), -1);
     assert_string_equal(err, "network.deny_cidrs[1]: must be UTF-8");
     cidrs[1] = "198.51.100.7";
     p.default_ = "\xe2\x82";
-    assert_int_equal(grpc_network_json(&p, &out, err, sizeof(err)), -1);
+    assert_int_equal(grpc_network_policy(&p, &policy, err, sizeof(err)), -1);
     assert_string_equal(err, "network.default: must be UTF-8");
 }
 
@@ -96,9 +139,25 @@ static void sandbox_from_scheduler(void **state)
     sb.node_id = "n1";
     sb.cpus = 2;
     sb.created_unix_ms = 1764431521123;
-    sb.metadata_json = "{\"owner\":\"test\",\"team\":\"a\"}";
-    sb.network_json =
-        "{\"default\":\"allow\",\"deny_ports\":[25],\"allow_ech\":true,\"inspect_tls\":true}";
+    Airlock__Scheduler__V1__Sandbox__MetadataEntry owner =
+        AIRLOCK__SCHEDULER__V1__SANDBOX__METADATA_ENTRY__INIT;
+    Airlock__Scheduler__V1__Sandbox__MetadataEntry team =
+        AIRLOCK__SCHEDULER__V1__SANDBOX__METADATA_ENTRY__INIT;
+    owner.key = "owner";
+    owner.value = "test";
+    team.key = "team";
+    team.value = "a";
+    Airlock__Scheduler__V1__Sandbox__MetadataEntry *metadata[] = { &owner, &team };
+    sb.metadata = metadata;
+    sb.n_metadata = 2;
+    uint32_t deny_ports[] = { 25 };
+    Airlock__Egress__V1__Policy policy = AIRLOCK__EGRESS__V1__POLICY__INIT;
+    policy.default_action = AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW;
+    policy.deny_ports = deny_ports;
+    policy.n_deny_ports = 1;
+    policy.allow_ech = true;
+    policy.inspect_tls = true;
+    sb.network = &policy;
     struct grpc_arena a = { 0 };
     Airlock__V1__Sandbox *m = grpc_sandbox_msg(&a, &sb);
     assert_non_null(m);
@@ -108,6 +167,8 @@ static void sandbox_from_scheduler(void **state)
     assert_int_equal(m->cpus, 2);
     assert_string_equal(m->created_at, "2025-11-29T15:52:01.123Z");
     assert_int_equal(m->n_metadata, 2);
+    assert_string_equal(m->metadata[1]->key, "team");
+    assert_string_equal(m->metadata[1]->value, "a");
     assert_non_null(m->network);
     assert_string_equal(m->network->default_, "allow");
     assert_int_equal(m->network->n_deny_ports, 1);
@@ -120,7 +181,7 @@ static void sandbox_from_scheduler(void **state)
     airlock__v1__sandbox__pack(m, buf);
     grpc_arena_free(&a);
 
-    sb.network_json = ""; /* none set */
+    sb.network = NULL; /* none set */
     m = grpc_sandbox_msg(&a, &sb);
     assert_null(m->network);
     grpc_arena_free(&a);
@@ -209,7 +270,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(map_to_json),
-        cmocka_unit_test(network_to_json),
+        cmocka_unit_test(network_to_policy),
         cmocka_unit_test(sandbox_from_scheduler),
         cmocka_unit_test(template_spec_to_json),
         cmocka_unit_test(template_from_scheduler),

@@ -39,18 +39,30 @@ static void **items_of(policy_t *p, const struct list_field *f)
     return (void **)((char *)p + f->items_off);
 }
 
-static int set_default(json_t *v, const char *name, policy_t *out, char *err, size_t errlen)
+int policy_default_action(const char *s, const char *name, Airlock__Egress__V1__DefaultAction *out,
+                          char *err, size_t errlen)
 {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
     if (strcmp(s, "deny") == 0) {
-        out->default_action = AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY;
+        *out = AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY;
     } else if (strcmp(s, "allow") == 0) {
-        out->default_action = AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW;
+        *out = AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW;
     } else {
         snprintf(err, errlen, "%s.default: must be \"deny\" or \"allow\"", name);
         return -1;
     }
     return 0;
+}
+
+const char *policy_default_name(Airlock__Egress__V1__DefaultAction a)
+{
+    switch (a) {
+    case AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY:
+        return "deny";
+    case AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW:
+        return "allow";
+    default:
+        return NULL;
+    }
 }
 
 static int set_list(json_t *v, const char *name, const struct list_field *f, policy_t *out,
@@ -103,7 +115,8 @@ int policy_json_to_proto(json_t *v, const char *name, Airlock__Egress__V1__Polic
     json_object_foreach(v, key, value)
     {
         if (strcmp(key, "default") == 0) {
-            if (set_default(value, name, out, err, errlen) < 0)
+            const char *action = json_is_string(value) ? json_string_value(value) : "";
+            if (policy_default_action(action, name, &out->default_action, err, errlen) < 0)
                 goto fail;
             continue;
         }
@@ -141,4 +154,51 @@ void policy_json_release(Airlock__Egress__V1__Policy *p)
     for (size_t i = 0; i < N_LIST_FIELDS; i++)
         free(*items_of(p, &list_fields[i]));
     airlock__egress__v1__policy__init(p);
+}
+
+/* List field f of p as a JSON array (NULL when empty). */
+static int list_json(const policy_t *p, const struct list_field *f, const char *name, json_t **out,
+                     char *err, size_t errlen)
+{
+    size_t n = *(const size_t *)((const char *)p + f->n_off);
+    void *items = *items_of((policy_t *)p, f);
+    *out = n ? json_array() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = f->ports ? json_integer(((const uint32_t *)items)[i])
+                             : json_string(((char *const *)items)[i]);
+        if (json_array_append_new(*out, e) < 0) {
+            snprintf(err, errlen, "%s.%s[%zu]: must be UTF-8", name, f->name, i);
+            json_decref(*out);
+            *out = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+json_t *policy_json_from_proto(const Airlock__Egress__V1__Policy *p, const char *name, char *err,
+                               size_t errlen)
+{
+    json_t *obj = json_object();
+    const char *action = policy_default_name(p->default_action);
+    if (!obj || (action && json_object_set_new(obj, "default", json_string(action)) < 0))
+        goto oom;
+    for (size_t i = 0; i < N_LIST_FIELDS; i++) {
+        json_t *list;
+        if (list_json(p, &list_fields[i], name, &list, err, errlen) < 0) {
+            json_decref(obj);
+            return NULL;
+        }
+        if (list && json_object_set_new(obj, list_fields[i].name, list) < 0)
+            goto oom;
+    }
+    for (size_t i = 0; i < N_BOOL_FIELDS; i++)
+        if (*(const protobuf_c_boolean *)((const char *)p + bool_fields[i].off) &&
+            json_object_set_new(obj, bool_fields[i].name, json_true()) < 0)
+            goto oom;
+    return obj;
+oom:
+    snprintf(err, errlen, "out of memory");
+    json_decref(obj);
+    return NULL;
 }
