@@ -1,7 +1,5 @@
-/* Dialling upstream from the uplink side, and ending a connection with a
- * reset (egress_internal.h): shared by the connection loop (egress_tcp.c)
- * and interception (intercept.c), calling neither. */
-#include "egress_internal.h"
+/* Dialling upstream and resets (dial.h). */
+#include "dial.h"
 
 #include <errno.h>
 #include <netinet/in.h>

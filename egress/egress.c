@@ -1,5 +1,5 @@
 /* The registry of attached sandboxes and egress's node-wide settings. */
-#include "egress_internal.h"
+#include "egress.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,10 @@
 
 #include "clock.h"
 #include "conn_loop.h"
+#include "egress_sandbox.h"
+#include "egress_state.h"
 #include "host_addrs.h"
+#include "intercept.h"
 #include "log.h"
 #include "random_id.h"
 
@@ -102,18 +105,6 @@ void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes)
     for (struct egress_sandbox *sb = eg->sandboxes; sb; sb = sb->next)
         (*sandboxes)++;
     pthread_mutex_unlock(&eg->lock);
-}
-
-const char *egress_address_protection(const struct egress *eg, uint32_t addr)
-{
-    if (addr_is_never_reachable(addr)) /* loopback first: it is a host address too */
-        return "protected_range";
-    if (host_addrs_contains(eg->host_addrs, addr))
-        return "host_address";
-    for (size_t i = 0; i < eg->cfg.n_protected_cidrs; i++)
-        if (cidr_contains(&eg->protected_cidrs[i], addr))
-            return "protected_range";
-    return NULL;
 }
 
 static struct egress_sandbox **find_locked(struct egress *eg, const char *id)

@@ -3,7 +3,7 @@
  * hands out to the name, and refuses everything else. Only A answers
  * leave egress: other record types (TXT, MX, ...) would be a channel a
  * denied domain could answer through. */
-#include "egress_internal.h"
+#include "egress_dns.h"
 
 #include <errno.h>
 #include <netinet/in.h>

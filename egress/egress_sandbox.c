@@ -1,6 +1,6 @@
 /* One attached sandbox: its listeners inside the sandbox namespace and the
  * loop thread that accepts connections and answers DNS. */
-#include "egress_internal.h"
+#include "egress_sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,17 +13,14 @@
 #include <unistd.h>
 
 #include "dns_wire.h"
+#include "egress_dns.h"
+#include "egress_tcp.h"
 #include "log.h"
 #include "netns.h"
 #include "sandbox_netdefs.h"
 
-struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb)
-{
-    pthread_mutex_lock(&sb->lock);
-    struct egress_policy *p = egress_policy_get(sb->policy);
-    pthread_mutex_unlock(&sb->lock);
-    return p;
-}
+#define EGRESS_PINS_PER_SANDBOX 4096
+#define EGRESS_LOG_PER_SANDBOX 4096
 
 struct listeners {
     int tcp_fd;
@@ -188,15 +185,6 @@ struct egress_sandbox *egress_sandbox_start(struct egress *eg, const char *id,
 fail:
     sandbox_free(sb);
     return NULL;
-}
-
-bool egress_conn_still_allowed(const struct egress_conn *c, const struct egress_policy *policy)
-{
-    /* Pinned as it was when the connection opened: its answer's TTL
-     * ending since does not end a connection the policy still allows. */
-    struct egress_target t = c->target;
-    t.name = c->name[0] ? c->name : NULL;
-    return egress_policy_check_connection(policy, &t).verdict == EGRESS_ALLOW;
 }
 
 /* A connection's fds are closed only after it left the list (under the

@@ -9,7 +9,7 @@
  *   NEW -> SNIFF -> (BINDING ->) DIAL -> SPLICE -> closed
  *
  * with a refusal, a timeout or a detach ending it from any phase. */
-#include "egress_internal.h"
+#include "egress_tcp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "cidr.h"
 #include "clock.h"
 #include "conn_loop.h"
+#include "dial.h"
 #include "http_follow.h"
 #include "intercept.h"
 #include "log.h"

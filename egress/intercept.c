@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "cidr.h"
-#include "egress_internal.h"
+#include "dial.h"
+#include "egress_state.h"
 #include "fsutil.h"
 #include "http_inject.h"
 #include "log.h"

@@ -1,16 +1,19 @@
-#include "attach.h"
-
+/* AttachRequest: a stream that replays a background process's output ring
+ * from a cursor as the host grants window, then (follow) keeps streaming
+ * new output and ends with ExecExit, or (no follow) ends with Result once
+ * it replayed what the ring held at attach time. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "exec.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
 #include "handlers.h"
 #include "process_table.h"
+#include "send.h"
+#include "stream.h"
 
 struct attach_stream {
     struct stream base;
-    struct list_node peer; /* in the process's attachers */
+    struct process_attacher attacher; /* in the process's attachers */
     struct bg_process *proc;
     uint64_t cursor; /* next ring position to send */
     uint64_t end;    /* without follow: stop here */
@@ -44,17 +47,15 @@ static void attach_pump(struct attach_stream *a)
     if (!a->follow)
         guestd_send_result(g, a->base.id, 0, NULL);
     else if (!p->running)
-        exec_send_exit(g, a->base.id, p->wait_status, p->timed_out);
+        guestd_send_exec_exit(g, a->base.id, p->wait_status, p->timed_out);
     else
         return;
     guestd_stream_end(&a->base);
 }
 
-void attach_wake_all(struct bg_process *p)
+static void attach_wake(struct process_attacher *pa)
 {
-    struct list_node *pos, *tmp;
-    list_for_each_safe(pos, tmp, &p->attachers)
-        attach_pump(list_entry(pos, struct attach_stream, peer));
+    attach_pump((struct attach_stream *)((char *)pa - offsetof(struct attach_stream, attacher)));
 }
 
 static void attach_on_window(struct stream *s, uint32_t bytes)
@@ -67,7 +68,7 @@ static void attach_on_window(struct stream *s, uint32_t bytes)
 static void attach_destroy(struct stream *s)
 {
     struct attach_stream *a = (struct attach_stream *)s;
-    list_remove(&a->peer);
+    list_remove(&a->attacher.node);
     free(a);
 }
 
@@ -96,6 +97,7 @@ void attach_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     a->follow = r->follow;
     a->window = AIRLOCK_STREAM_WINDOW;
     guestd_stream_add(g, &a->base, id, &attach_stream_ops);
-    list_add_tail(&p->attachers, &a->peer);
+    a->attacher.wake = attach_wake;
+    list_add_tail(&p->attachers, &a->attacher.node);
     attach_pump(a);
 }

@@ -9,10 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "file_request.h"
 #include "guest_fs.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
 #include "handlers.h"
+#include "loop.h"
+#include "send.h"
+#include "stream.h"
 
 #define LIST_BATCH_BYTES (256u << 10)
 #define LIST_BATCH_ENTRIES 1024

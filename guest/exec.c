@@ -1,16 +1,17 @@
 /* ExecRequest: a foreground exec is a stream whose output is forwarded as
  * the host grants window; a background exec goes to the process table. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include "child.h"
-#include "exec.h"
 #include "exec_spec.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
 #include "handlers.h"
 #include "log.h"
 #include "process_table.h"
+#include "send.h"
+#include "stream.h"
 
 struct exec_stream {
     struct stream base;
@@ -38,27 +39,10 @@ static void exec_on_stdin_consumed(void *owner, size_t len)
     guestd_send_window(e->base.g, e->base.id, len);
 }
 
-void exec_send_exit(struct guestd *g, uint32_t stream_id, int wait_status, bool timed_out)
-{
-    Airlock__Guest__V1__ExecExit x = AIRLOCK__GUEST__V1__EXEC_EXIT__INIT;
-    if (WIFSIGNALED(wait_status)) {
-        x.signal = WTERMSIG(wait_status);
-        x.exit_code = 128 + x.signal; /* the shell's convention */
-    } else {
-        x.exit_code = WEXITSTATUS(wait_status);
-    }
-    x.timed_out = timed_out;
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.stream_id = stream_id;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT;
-    f.exec_exit = &x;
-    guestd_send(g, &f);
-}
-
 static void exec_on_done(void *owner)
 {
     struct exec_stream *e = owner;
-    exec_send_exit(e->base.g, e->base.id, e->child.wait_status, e->child.timed_out);
+    guestd_send_exec_exit(e->base.g, e->base.id, e->child.wait_status, e->child.timed_out);
     guestd_stream_end(&e->base);
 }
 
@@ -123,17 +107,6 @@ static const struct stream_ops exec_stream_ops = {
     .destroy = exec_destroy,
 };
 
-void exec_send_started(struct guestd *g, uint32_t stream_id, pid_t pid)
-{
-    Airlock__Guest__V1__ExecStarted st = AIRLOCK__GUEST__V1__EXEC_STARTED__INIT;
-    st.pid = pid;
-    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
-    f.stream_id = stream_id;
-    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED;
-    f.exec_started = &st;
-    guestd_send(g, &f);
-}
-
 void exec_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
     const Airlock__Guest__V1__ExecRequest *r = frame->exec;
@@ -149,7 +122,7 @@ void exec_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
         if (err)
             goto fail;
         exec_spec_free(&spec);
-        exec_send_started(g, id, pid);
+        guestd_send_exec_started(g, id, pid);
         guestd_send_result(g, id, 0, NULL);
         return;
     }
@@ -164,7 +137,7 @@ void exec_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     exec_spec_free(&spec);
     guestd_stream_add(g, &e->base, id, &exec_stream_ops);
     log_debug("exec started", "stream=%u pid=%d pty=%d", id, (int)e->child.pid, (int)r->pty);
-    exec_send_started(g, id, e->child.pid);
+    guestd_send_exec_started(g, id, e->child.pid);
     return;
 fail:
     free(e);

@@ -10,8 +10,8 @@
 #include "bytes.h"
 #include "file_request.h"
 #include "guest_fs.h"
-#include "guestd_internal.h"
 #include "handlers.h"
+#include "send.h"
 
 void stat_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {

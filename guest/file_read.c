@@ -7,8 +7,9 @@
 #include <unistd.h>
 
 #include "file_request.h"
-#include "guestd_internal.h"
 #include "handlers.h"
+#include "send.h"
+#include "stream.h"
 
 struct file_read_stream {
     struct stream base;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "guestd_internal.h"
+#include "send.h"
 
 char *request_path(struct guestd *g, uint32_t id, const char *op, const ProtobufCBinaryData *b)
 {

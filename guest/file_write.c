@@ -13,8 +13,9 @@
 #include "file_request.h"
 #include "fsutil.h"
 #include "guest_fs.h"
-#include "guestd_internal.h"
 #include "handlers.h"
+#include "send.h"
+#include "stream.h"
 
 struct file_write_stream {
     struct stream base;

@@ -1,5 +1,6 @@
 /* The daemon: owns the event loop, the host channel and the streams, and
- * routes every frame from the host to its handler. */
+ * routes every frame from the host to its open stream or, opening one, to
+ * its request's handler (requests.h). */
 #include "guestd.h"
 
 #include <errno.h>
@@ -10,53 +11,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "clock.h"
 #include "guest_net.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
+#include "guestd_version.h"
 #include "handlers.h"
 #include "log.h"
+#include "loop.h"
 #include "process_table.h"
+#include "reaper.h"
+#include "requests.h"
+#include "send.h"
+#include "stream.h"
 #include "trust_store.h"
-
-/* Each open stream holds a few fds and up to a window of buffers. */
-#define GUESTD_MAX_STREAMS 1024
-
-void guestd_stream_add(struct guestd *g, struct stream *s, uint32_t id,
-                       const struct stream_ops *ops)
-{
-    s->id = id;
-    s->ops = ops;
-    s->g = g;
-    list_add_tail(&g->streams, &s->node);
-    g->nstreams++;
-}
-
-void guestd_stream_end(struct stream *s)
-{
-    list_remove(&s->node);
-    s->g->nstreams--;
-    s->ops->destroy(s);
-}
-
-static struct stream *guestd_find_stream(struct guestd *g, uint32_t id)
-{
-    struct list_node *pos, *tmp;
-    list_for_each_safe(pos, tmp, &g->streams) {
-        struct stream *s = list_entry(pos, struct stream, node);
-        if (s->id == id)
-            return s;
-    }
-    return NULL;
-}
-
-/* Foreground execs die, transfers are aborted; background processes live
- * on in the process table. */
-static void guestd_end_session(struct guestd *g)
-{
-    struct list_node *pos, *tmp;
-    list_for_each_safe(pos, tmp, &g->streams)
-        guestd_stream_end(list_entry(pos, struct stream, node));
-}
 
 static void guestd_hello(struct guestd *g, const GuestFrame *f)
 {
@@ -65,7 +33,7 @@ static void guestd_hello(struct guestd *g, const GuestFrame *f)
                  f->hello->protocol_version, AIRLOCK_GUEST_PROTOCOL_VERSION);
     if (g->nstreams)
         log_info("new session: ending the previous one's streams", "streams=%zu", g->nstreams);
-    guestd_end_session(g);
+    guestd_stream_end_all(g);
     /* A restored guest keeps the network it configured at boot; applying
      * it again at every restore would cost each sandbox thousands of cold
      * translations under TCG. Only a boot that failed to configure it is
@@ -86,7 +54,7 @@ static void guestd_hello(struct guestd *g, const GuestFrame *f)
  * ignored (it may have just ended). Returns false if f is not one. */
 static bool guestd_stream_frame(struct guestd *g, const GuestFrame *f)
 {
-    struct stream *s = guestd_find_stream(g, f->stream_id);
+    struct stream *s = guestd_stream_find(g, f->stream_id);
     switch (f->body_case) {
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA:
         if (s && s->ops->on_data)
@@ -124,73 +92,19 @@ static bool guestd_stream_frame(struct guestd *g, const GuestFrame *f)
     }
 }
 
-#define BODY(x) AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_##x
-/* Every request body of protos/guest.proto, once: its handler, and
- * whether it is the sandbox's activity (what the idle controller counts;
- * the host's own housekeeping is not). */
-static const struct request_kind {
-    Airlock__Guest__V1__GuestFrame__BodyCase body;
-    guestd_request_fn serve;
-    bool activity;
-} requests[] = {
-    { BODY(EXEC), exec_request, true },
-    { BODY(SIGNAL), process_signal_request, true },
-    { BODY(PROCESS_LIST_REQUEST), process_list_request, true },
-    { BODY(ATTACH), attach_request, true },
-    { BODY(PROCESS_STDIN), process_stdin_request, true },
-    { BODY(RESIZE), process_resize_request, true },
-    { BODY(FILE_READ), file_read_request, true },
-    { BODY(FILE_WRITE), file_write_request, true },
-    { BODY(STAT), stat_request, true },
-    { BODY(LIST), dir_list_request, true },
-    { BODY(MKDIR), mkdir_request, true },
-    { BODY(REMOVE), remove_request, true },
-    { BODY(RENAME), rename_request, true },
-    { BODY(CHMOD), chmod_request, true },
-    { BODY(HEALTH_REQUEST), health_request, false },
-    { BODY(SET_CLOCK), set_clock_request, false },
-    { BODY(ADD_ENTROPY), add_entropy_request, false },
-    { BODY(SET_HOSTNAME), set_hostname_request, false },
-    { BODY(SESSION_INIT), session_init_request, false },
-};
-#undef BODY
-
-static void guestd_request(struct guestd *g, const GuestFrame *f)
-{
-    uint32_t id = f->stream_id;
-    if (id == 0) {
-        log_warn("request on stream 0 ignored", "body=%d", (int)f->body_case);
-        return;
-    }
-    if (g->nstreams >= GUESTD_MAX_STREAMS) {
-        guestd_send_result(g, id, EAGAIN, "too many open streams (%d)", GUESTD_MAX_STREAMS);
-        return;
-    }
-    for (size_t i = 0; i < sizeof(requests) / sizeof(*requests); i++) {
-        if (requests[i].body != f->body_case)
-            continue;
-        if (requests[i].activity)
-            guestd_touch(g);
-        requests[i].serve(g, id, f);
-        return;
-    }
-    /* A body from a newer host, or one only the guest sends. */
-    guestd_send_result(g, id, EINVAL, "unsupported request (frame body %d)", (int)f->body_case);
-}
-
 static void guestd_on_frame(void *ctx, const GuestFrame *f)
 {
     struct guestd *g = ctx;
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO)
         guestd_hello(g, f);
     else if (!guestd_stream_frame(g, f))
-        guestd_request(g, f);
+        requests_serve(g, f);
 }
 
 static void guestd_on_hangup(void *ctx, bool final)
 {
     struct guestd *g = ctx;
-    guestd_end_session(g);
+    guestd_stream_end_all(g);
     trust_store_keep_writable();
     if (final)
         loop_stop(g->loop);
@@ -252,7 +166,7 @@ int guestd_run(int channel_fd, const struct guestd_options *opts)
             break;
         }
     }
-    guestd_end_session(&g);
+    guestd_stream_end_all(&g);
 out:
     process_table_free(g.processes);
     channel_free(g.channel);

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#define GUESTD_VERSION "0.1.0"
+#include "guestd_version.h"
 
 struct guestd_options {
     /* The channel is a virtio-serial port: read() returning 0 / POLLHUP

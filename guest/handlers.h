@@ -1,6 +1,6 @@
-/* One handler per request body of protos/guest.proto (guestd.c's table
- * of them). Each reads its body from frame and answers on stream id: at once
- * (Result, FileInfo, Health, ...) or by opening a stream that answers
+/* One handler per request body of protos/guest.proto (requests.c's table
+ * of them). Each reads its body from frame and answers on stream id: at
+ * once (Result, FileInfo, Health, ...) or by opening a stream that answers
  * later. The frame stays owned by the caller. */
 #ifndef GUESTD_HANDLERS_H
 #define GUESTD_HANDLERS_H

@@ -8,16 +8,26 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "attach.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
 #include "handlers.h"
 #include "log.h"
+#include "send.h"
 
 struct process_table {
     struct guestd *g;
     struct list_node procs;
     size_t nexited;
 };
+
+/* p has new output or finished: its attach streams send. */
+static void wake_attachers(struct bg_process *p)
+{
+    struct list_node *pos, *tmp;
+    list_for_each_safe(pos, tmp, &p->attachers) {
+        struct process_attacher *a = list_entry(pos, struct process_attacher, node);
+        a->wake(a);
+    }
+}
 
 static size_t bg_output_budget(void *owner)
 {
@@ -32,7 +42,7 @@ static void bg_on_output(void *owner, int fd, const uint8_t *data, size_t len)
     guestd_touch(p->table->g);
     if (ring_append(&p->output, data, len) < 0)
         log_warn("out of memory for process output", "pid=%d", (int)p->pid);
-    attach_wake_all(p);
+    wake_attachers(p);
 }
 
 static void bg_free(struct bg_process *p)
@@ -71,7 +81,7 @@ static void bg_on_done(void *owner)
     child_destroy(&p->child);
     log_info("background process finished", "pid=%d status=0x%x", (int)p->pid, p->wait_status);
     t->nexited++;
-    attach_wake_all(p);
+    wake_attachers(p);
     process_table_evict(t);
 }
 

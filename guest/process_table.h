@@ -20,6 +20,14 @@
 struct guestd;
 struct process_table;
 
+/* One attach stream following a process (attach.c), woken when the
+ * process has new output or finished: the table knows nothing else of
+ * it. */
+struct process_attacher {
+    struct list_node node; /* in the process's attachers */
+    void (*wake)(struct process_attacher *a);
+};
+
 struct bg_process {
     struct list_node node; /* in the table, oldest first */
     struct process_table *table;
@@ -33,7 +41,7 @@ struct bg_process {
     int wait_status;
     bool timed_out;
     struct ring output;
-    struct list_node attachers; /* attach streams following it */
+    struct list_node attachers; /* process_attacher: attach streams following it */
 };
 
 struct process_table *process_table_new(struct guestd *g);

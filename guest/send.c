@@ -1,9 +1,13 @@
-/* Building and sending the guest's frames. */
+/* Building and sending the guest's frames (send.h). */
+#include "send.h"
+
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <time.h>
 
-#include "guestd_internal.h"
+#include "channel.h"
+#include "guestd_state.h"
 
 int64_t unix_now_ms(void)
 {
@@ -72,6 +76,35 @@ void guestd_send_data(struct guestd *g, uint32_t stream_id, const void *data, si
     f.stream_id = stream_id;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA;
     f.data = &d;
+    guestd_send(g, &f);
+}
+
+void guestd_send_exec_started(struct guestd *g, uint32_t stream_id, pid_t pid)
+{
+    Airlock__Guest__V1__ExecStarted st = AIRLOCK__GUEST__V1__EXEC_STARTED__INIT;
+    st.pid = pid;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = stream_id;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED;
+    f.exec_started = &st;
+    guestd_send(g, &f);
+}
+
+void guestd_send_exec_exit(struct guestd *g, uint32_t stream_id, int wait_status,
+                           bool timed_out)
+{
+    Airlock__Guest__V1__ExecExit x = AIRLOCK__GUEST__V1__EXEC_EXIT__INIT;
+    if (WIFSIGNALED(wait_status)) {
+        x.signal = WTERMSIG(wait_status);
+        x.exit_code = 128 + x.signal; /* the shell's convention */
+    } else {
+        x.exit_code = WEXITSTATUS(wait_status);
+    }
+    x.timed_out = timed_out;
+    GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
+    f.stream_id = stream_id;
+    f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT;
+    f.exec_exit = &x;
     guestd_send(g, &f);
 }
 

@@ -33,6 +33,18 @@ struct stream {
     struct guestd *g;
 };
 
+/* The daemon's open streams (stream.c), in struct guestd: a handler
+ * that opens a stream adds it; the host's follow-up frames find it by id. */
+void guestd_stream_add(struct guestd *g, struct stream *s, uint32_t id,
+                       const struct stream_ops *ops);
+/* NULL when no open stream has id. */
+struct stream *guestd_stream_find(struct guestd *g, uint32_t id);
+/* Unlinks and destroys s; call after its terminal frame. */
+void guestd_stream_end(struct stream *s);
+/* At a session's end: foreground execs die, transfers are aborted;
+ * background processes live on in the process table. */
+void guestd_stream_end_all(struct guestd *g);
+
 /* Adds credit to a send window without overflowing. */
 static inline uint64_t window_add(uint64_t window, uint32_t bytes)
 {

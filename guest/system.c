@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "guestd.h"
-#include "guestd_internal.h"
+#include "guestd_state.h"
+#include "guestd_version.h"
 #include "handlers.h"
+#include "send.h"
 #include "trust_store.h"
 
 #define ENTROPY_MAX_BYTES (64u << 10)

@@ -8,8 +8,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
+
+/* Where vmhost listens unless --addr or $AIRLOCK_VMHOST_ADDR says. */
+#define CTL_DEFAULT_ADDR "unix:/var/lib/airlock/vmhost.sock"
 
 /* Exit codes besides a remote command's own. */
 #define CTL_EXIT_ERROR 1 /* the call failed; one line on stderr says why */
@@ -27,9 +31,12 @@ struct ctl {
 /* A command: argv[0] is its name; returns the process exit code. */
 typedef int (*ctl_command_fn)(struct ctl *ctl, int argc, char **argv);
 
-/* main.c: prints "vmhostctl: <message>" and the command's usage; returns
- * CTL_EXIT_USAGE. */
+/* usage.c */
+/* Prints "vmhostctl: <message>" and the usage of command (of every command
+ * when NULL or unknown); returns CTL_EXIT_USAGE. */
 int ctl_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The whole usage: global options and every command's line. */
+void ctl_print_usage(FILE *out);
 
 /* call.c */
 /* Opens the channel and waits until vmhost answers; on failure prints why

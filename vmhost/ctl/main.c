@@ -1,60 +1,24 @@
-/* vmhostctl [global options] COMMAND [args]: dispatch and usage. */
+/* vmhostctl [global options] COMMAND [args]: global options and dispatch. */
 #include "args.h"
+#include "commands.h"
 #include "ctl.h"
 #include "internal_token.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_ADDR "unix:/var/lib/airlock/vmhost.sock"
-
 struct ctl_command {
     const char *name;
     ctl_command_fn run;
-    const char *usage; /* what follows the name */
 };
 
 static const struct ctl_command commands[] = {
-    {"create", cmd_create, "[--id ID] [--template T] [--cpus N] [--memory MiB]"},
-    {"get", cmd_get, "ID"},
-    {"ls", cmd_ls, ""},
-    {"rm", cmd_rm, "ID"},
-    {"pause", cmd_pause, "ID"},
-    {"resume", cmd_resume, "ID"},
-    {"suspend", cmd_suspend, "ID"},
-    {"exec", cmd_exec,
-     "ID [--pty] [--stdin] [--env K=V]... [--cwd DIR] [--user U] [--timeout SECONDS] -- CMD [ARG]..."},
-    {"start", cmd_start,
-     "ID [--pty] [--stdin] [--env K=V]... [--cwd DIR] [--user U] [--timeout SECONDS] -- CMD [ARG]..."},
-    {"ps", cmd_ps, "ID"},
-    {"attach", cmd_attach, "ID PID [--follow]"},
-    {"kill", cmd_kill, "ID PID [--signal TERM|KILL|N]"},
-    {"stdin", cmd_stdin, "ID PID < data"},
-    {"cat", cmd_cat, "ID PATH"},
-    {"put", cmd_put, "ID PATH [--mode 0644] [--append] [--parents] < data"},
-    {"ls-files", cmd_ls_files, "ID PATH"},
-    {"stat", cmd_stat, "ID PATH"},
-    {"mkdir", cmd_mkdir, "ID PATH [-p] [--mode 0755]"},
-    {"rm-file", cmd_rm_file, "ID PATH [-r]"},
-    {"mv", cmd_mv, "ID FROM TO"},
-    {"chmod", cmd_chmod, "ID MODE PATH"},
+#define COMMAND(name, run, usage) {name, run},
+    CTL_COMMANDS(COMMAND)
+#undef COMMAND
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-static void print_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: vmhostctl [--addr unix:/PATH | HOST:PORT] [--json] [--connect-timeout SECONDS]\n"
-            "                 [--rpc-timeout SECONDS] [--token-file PATH] COMMAND [ARGS]\n"
-            "The address defaults to $AIRLOCK_VMHOST_ADDR, else " DEFAULT_ADDR ".\n"
-            "The token file (vmhost's --internal-token-file) defaults to\n"
-            "$" INTERNAL_TOKEN_ENV ".\n"
-            "Commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].usage);
-}
 
 static const struct ctl_command *find_command(const char *name)
 {
@@ -62,22 +26,6 @@ static const struct ctl_command *find_command(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
-}
-
-int ctl_usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("vmhostctl: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    const struct ctl_command *cmd = command ? find_command(command) : NULL;
-    if (cmd)
-        fprintf(stderr, "usage: vmhostctl %s%s%s\n", cmd->name, *cmd->usage ? " " : "", cmd->usage);
-    else
-        print_usage(stderr);
-    return CTL_EXIT_USAGE;
 }
 
 /* Seconds from the command line as milliseconds; -1 when invalid. */
@@ -128,7 +76,7 @@ static int parse_global_options(struct ctl *ctl, int argc, char **argv)
             }
             break;
         case 'h':
-            print_usage(stdout);
+            ctl_print_usage(stdout);
             return 0;
         default:
             return -1;
@@ -146,7 +94,7 @@ int main(int argc, char **argv)
     const char *env_addr = getenv("AIRLOCK_VMHOST_ADDR");
     const char *env_token = getenv(INTERNAL_TOKEN_ENV);
     struct ctl ctl = {
-        .addr = env_addr && *env_addr ? env_addr : DEFAULT_ADDR,
+        .addr = env_addr && *env_addr ? env_addr : CTL_DEFAULT_ADDR,
         .token_file = env_token && *env_token ? env_token : NULL,
         .connect_timeout_ms = 5000,
         .call_timeout_ms = 120000,

@@ -1,19 +1,21 @@
-/* Shared by egress's own files only. */
-#ifndef AIRLOCK_EGRESS_INTERNAL_H
-#define AIRLOCK_EGRESS_INTERNAL_H
+/* The state egress's files share: the node (struct egress), each attached
+ * sandbox, and each guest connection as detaches and policy changes see
+ * it; with the questions the files below the registry ask of it. It calls
+ * none of them: the registry (egress.c), a sandbox's loop
+ * (egress_sandbox.c), DNS (egress_dns.c) and TCP (egress_tcp.c) all stand
+ * above it. */
+#ifndef AIRLOCK_EGRESS_STATE_H
+#define AIRLOCK_EGRESS_STATE_H
 
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "conn_log.h"
-#include "egress.h"
-#include "intercept.h"
+#include "egress_config.h"
 #include "pins.h"
 #include "policy.h"
-
-#define EGRESS_PINS_PER_SANDBOX 4096
-#define EGRESS_LOG_PER_SANDBOX 4096
 
 struct egress_sandbox;
 
@@ -68,58 +70,17 @@ struct egress_sandbox {
     struct egress_sandbox *next;      /* protected by eg->lock */
 };
 
-/* A reference to the sandbox's current policy. */
-struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb);
-
 /* Why no sandbox may reach addr whatever its policy says: "host_address"
  * (an address of egress's uplink namespace: the node itself),
  * "protected_range" (addr_is_never_reachable, or a range the operator
  * protects: egress_config.protected_cidrs); NULL when a policy decides. */
 const char *egress_address_protection(const struct egress *eg, uint32_t addr);
 
-/* The reply to one guest DNS message (0 = send nothing). Blocks on the
- * upstream resolver for at most dns_timeout_ms. */
-size_t egress_dns_answer(struct egress_sandbox *sb, const uint8_t *query, size_t len,
-                         uint8_t *out, size_t outlen);
-
-/* Takes over client_fd: registered in sb->conns, it is decided, dialled
- * and spliced on the connection loop (egress_tcp.c). */
-void egress_tcp_accept(struct egress_sandbox *sb, int client_fd);
-
-/* Creates the socket (recorded in c->upstream_fd, where a detach can shut
- * it down) and starts connecting from the calling thread's namespace: 0
- * connected, 1 in progress (egress_dial_result once writable), -1 failed
- * or the sandbox is being detached. */
-int egress_dial_begin(struct egress_conn *c, uint32_t addr, uint16_t port);
-/* 0 when the connect of fd succeeded. */
-int egress_dial_result(int fd);
-
-/* Dials addr:port from the calling thread's namespace (the uplink one)
- * into c->upstream_fd (non-blocking socket), blocking for at most
- * timeout_ms: for intercepted connections, on their own thread. -1 when
- * it failed or the sandbox is being detached. */
-int egress_dial(struct egress_conn *c, uint32_t addr, uint16_t port, int timeout_ms);
-
-/* Makes the close of fd a reset (SO_LINGER 0). */
-void egress_reset(int fd);
+/* A reference to the sandbox's current policy. */
+struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb);
 
 /* Whether policy still allows the allowed connection c, as it was decided
  * (its name pinned or not as when it opened). Caller holds c->sb->lock. */
 bool egress_conn_still_allowed(const struct egress_conn *c, const struct egress_policy *policy);
-
-/* Decides every allowed connection again under policy (a policy change):
- * those it no longer allows are shut down. Returns how many. */
-unsigned egress_sandbox_recheck(struct egress_sandbox *sb, const struct egress_policy *policy);
-
-/* Stops the loop, closes the listeners, ends every connection, frees. */
-void egress_sandbox_stop(struct egress_sandbox *sb);
-
-/* Opens the listeners inside netns_path and starts the loop thread. Takes
- * over policy and ca (NULL without credential injection), also on
- * failure. */
-struct egress_sandbox *egress_sandbox_start(struct egress *eg, const char *id,
-                                            const char *netns_path, struct egress_policy *policy,
-                                            struct sandbox_ca *ca, const char *project_id,
-                                            char *err, size_t errlen);
 
 #endif

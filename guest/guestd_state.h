@@ -1,0 +1,31 @@
+/* The daemon's state, shared by every part of it: the loop, the reaper,
+ * the channel, the background processes and the open streams. Only data:
+ * guestd.c, which creates it, stands above every file that reads it. */
+#ifndef GUESTD_STATE_H
+#define GUESTD_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+
+struct channel;
+struct loop;
+struct process_table;
+struct reaper;
+
+struct guestd {
+    struct loop *loop;
+    struct reaper *reaper;
+    struct channel *channel;
+    struct process_table *processes;
+    struct list_node streams; /* open streams (stream.h) */
+    size_t nstreams;
+    int64_t started_ms; /* monotonic */
+    int64_t last_activity_unix_ms;
+    bool configure_network; /* guestd_options */
+    bool network_configured; /* at boot; else retried at every Hello */
+};
+
+#endif
