@@ -29,7 +29,7 @@ static int64_t node_last_activity(struct scheduler *s, const char *node, const c
     Airlock__Node__V1__NodeReply *reply = NULL;
     char err[1024];
     grpc_status_code st =
-        nodes_call(s, node, "get", &req.base, s->cfg.node_timeout_ms, &reply, err, sizeof(err));
+        nodes_call(s, node, NODE_OP(GET), &req.base, s->cfg.node_timeout_ms, &reply, err, sizeof(err));
     int64_t at = -1;
     if (st == GRPC_STATUS_OK && reply->sandbox)
         at = reply->sandbox->last_activity_unix_ms;

@@ -55,7 +55,7 @@ static void push_target(struct scheduler *s, struct controller_pools *pools, con
     req.target = target;
     Airlock__Node__V1__NodeReply *reply = NULL;
     char err[1024];
-    grpc_status_code st = nodes_call(s, node, "set_pool", &req.base, s->cfg.node_timeout_ms,
+    grpc_status_code st = nodes_call(s, node, NODE_OP(SET_POOL), &req.base, s->cfg.node_timeout_ms,
                                      &reply, err, sizeof(err));
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);

@@ -53,7 +53,7 @@ static grpc_status_code delete_on_node(struct scheduler *s, const char *node, co
     req.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
     grpc_status_code st =
-        nodes_call(s, node, "delete", &req.base, s->cfg.node_timeout_ms, &reply, err, errlen);
+        nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, err, errlen);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     return st == GRPC_STATUS_NOT_FOUND ? GRPC_STATUS_OK : st;
@@ -138,7 +138,7 @@ static int reconcile_node(struct scheduler *s, const char *node)
     }
     Airlock__Vmhost__V1__Empty req = AIRLOCK__VMHOST__V1__EMPTY__INIT;
     Airlock__Node__V1__NodeReply *list = NULL;
-    grpc_status_code st = nodes_call(s, node, "list", &req.base, s->cfg.node_timeout_ms, &list, err,
+    grpc_status_code st = nodes_call(s, node, NODE_OP(LIST), &req.base, s->cfg.node_timeout_ms, &list, err,
                                      sizeof(err));
     if (st != GRPC_STATUS_OK) {
         log_warn("reconcile: node did not list its sandboxes", "node=%s status=%s error=\"%s\"",

@@ -170,13 +170,16 @@ bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t si
     return gone;
 }
 
-grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char *op,
+grpc_status_code nodes_call(struct scheduler *s, const char *node_id, node_op op,
                             const ProtobufCMessage *req, int timeout_ms,
                             Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
 {
     *reply = NULL;
     char subject[256];
-    snprintf(subject, sizeof(subject), "airlock.node.%s.%s", node_id, op);
+    if (node_op_subject(node_id, op, subject, sizeof(subject)) < 0) {
+        snprintf(err, errlen, "no node operation %d for node %.128s", (int)op, node_id);
+        return GRPC_STATUS_INTERNAL;
+    }
     size_t len = protobuf_c_message_get_packed_size(req);
     uint8_t *buf = malloc(len ? len : 1);
     if (!buf) {
@@ -192,7 +195,8 @@ grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char
         return GRPC_STATUS_UNAVAILABLE;
     }
     if (ns == NATS_TIMEOUT) {
-        snprintf(err, errlen, "node %s did not answer %s within %d ms", node_id, op, timeout_ms);
+        snprintf(err, errlen, "node %s did not answer %s within %d ms", node_id, node_op_name(op),
+                 timeout_ms);
         return GRPC_STATUS_DEADLINE_EXCEEDED;
     }
     if (ns != NATS_OK) {
@@ -202,7 +206,7 @@ grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char
     return nodes_reply_take(node_id, op, resp, reply, err, errlen);
 }
 
-grpc_status_code nodes_reply_take(const char *node_id, const char *op, natsMsg *msg,
+grpc_status_code nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
                                   Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
 {
     *reply = NULL;
@@ -210,7 +214,7 @@ grpc_status_code nodes_reply_take(const char *node_id, const char *op, natsMsg *
         NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
     natsMsg_Destroy(msg);
     if (!r) {
-        snprintf(err, errlen, "node %s sent a malformed reply to %s", node_id, op);
+        snprintf(err, errlen, "node %s sent a malformed reply to %s", node_id, node_op_name(op));
         return GRPC_STATUS_INTERNAL;
     }
     grpc_status_code st = (grpc_status_code)r->status;

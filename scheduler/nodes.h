@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "node.pb-c.h"
+#include "node_op.h"
 #include "scheduler.h"
 
 /* Subscribes to airlock.node.*.heartbeat; each heartbeat upserts its row. */
@@ -45,13 +46,13 @@ bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t si
  * node answers (NATS "no responders": the node is down) and
  * DEADLINE_EXCEEDED when it answered too late. On OK *reply is set (free
  * with protobuf_c_message_free_unpacked); otherwise err says why. */
-grpc_status_code nodes_call(struct scheduler *s, const char *node_id, const char *op,
+grpc_status_code nodes_call(struct scheduler *s, const char *node_id, node_op op,
                             const ProtobufCMessage *req, int timeout_ms,
                             Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
 
 /* A NodeReply in msg (destroyed here), as nodes_call answers it: OK with
  * *reply, or its status with err. op names the request in errors. */
-grpc_status_code nodes_reply_take(const char *node_id, const char *op, natsMsg *msg,
+grpc_status_code nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
                                   Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
 
 #endif

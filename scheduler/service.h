@@ -8,6 +8,7 @@
 
 
 #include "node.pb-c.h"
+#include "node_op.h"
 #include "rpc_server.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
@@ -61,7 +62,7 @@ grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project
                                         char *err, size_t errlen);
 /* One request to the node of sandbox row 0 of `row`; the reply is freed
  * unless wanted (then the caller frees it, when set). */
-grpc_status_code service_call_node(struct scheduler *s, PGresult *row, const char *op,
+grpc_status_code service_call_node(struct scheduler *s, PGresult *row, node_op op,
                                    const ProtobufCMessage *req, Airlock__Node__V1__NodeReply **wanted,
                                    char *err, size_t errlen);
 /* Logs a checkpoint op's outcome; on failure finishes the call with it. */

@@ -67,7 +67,7 @@ void service_checkpoint_create(struct rpc_call *call, void *ctx)
     nreq.name = req->name;
     nreq.kind = full ? AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL
                      : AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_DISK;
-    st = service_call_node(s, row, "checkpoint", &nreq.base, &reply, err, sizeof(err));
+    st = service_call_node(s, row, NODE_OP(CHECKPOINT), &nreq.base, &reply, err, sizeof(err));
     if (st == GRPC_STATUS_OK && !reply->checkpoint) {
         snprintf(err, sizeof(err), "node %s answered checkpoint without one",
                  store_sandbox_node(row, 0));
@@ -161,7 +161,7 @@ void service_checkpoint_delete(struct rpc_call *call, void *ctx)
     Airlock__Vmhost__V1__CheckpointRequest nreq = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
     nreq.sandbox_id = req->sandbox_id;
     nreq.name = req->name;
-    st = service_call_node(s, row, "checkpoint_delete", &nreq.base, NULL, err, sizeof(err));
+    st = service_call_node(s, row, NODE_OP(CHECKPOINT_DELETE), &nreq.base, NULL, err, sizeof(err));
     if (st == GRPC_STATUS_OK || st == GRPC_STATUS_NOT_FOUND) {
         /* Gone from the node either way: drop the record too. */
         char derr[256];
@@ -205,7 +205,7 @@ void service_checkpoint_restore(struct rpc_call *call, void *ctx)
     Airlock__Vmhost__V1__CheckpointRequest nreq = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
     nreq.sandbox_id = req->sandbox_id;
     nreq.name = req->name;
-    st = service_call_node(s, row, "restore", &nreq.base, NULL, err, sizeof(err));
+    st = service_call_node(s, row, NODE_OP(RESTORE), &nreq.base, NULL, err, sizeof(err));
     PQclear(row);
     row = NULL;
     if (st == GRPC_STATUS_INTERNAL) {

@@ -33,7 +33,7 @@ static grpc_status_code record_forks(struct scheduler *s, PGresult *parent,
         Airlock__Vmhost__V1__SandboxRef del = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
         del.id = reply->forks[j]->id;
         char derr[256];
-        if (service_call_node(s, parent, "delete", &del.base, NULL, derr, sizeof(derr)) !=
+        if (service_call_node(s, parent, NODE_OP(DELETE), &del.base, NULL, derr, sizeof(derr)) !=
             GRPC_STATUS_OK)
             log_warn("unrecorded fork not deleted", "sandbox=%s error=\"%s\"", del.id, derr);
     }
@@ -90,7 +90,7 @@ void service_sandbox_fork(struct rpc_call *call, void *ctx)
     st = store_sandbox_msg(parent, 0, &stored, err, sizeof(err));
     nreq.policy = stored.msg.network;
     if (st == GRPC_STATUS_OK)
-        st = service_call_node(s, parent, "fork", &nreq.base, &reply, err, sizeof(err));
+        st = service_call_node(s, parent, NODE_OP(FORK), &nreq.base, &reply, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     rows = calloc(reply->n_forks + 1, sizeof(*rows));

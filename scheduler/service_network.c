@@ -38,7 +38,7 @@ void service_sandbox_set_network(struct rpc_call *call, void *ctx)
         AIRLOCK__VMHOST__V1__SET_SANDBOX_POLICY_REQUEST__INIT;
     nreq.id = req->id;
     nreq.policy = req->network;
-    st = service_call_node(s, row, "set_policy", &nreq.base, NULL, err, sizeof(err));
+    st = service_call_node(s, row, NODE_OP(SET_POLICY), &nreq.base, NULL, err, sizeof(err));
     if (st != GRPC_STATUS_OK)
         goto out;
     PQclear(row);

@@ -31,7 +31,7 @@ grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project
     return st;
 }
 
-grpc_status_code service_call_node(struct scheduler *s, PGresult *row, const char *op,
+grpc_status_code service_call_node(struct scheduler *s, PGresult *row, node_op op,
                                   const ProtobufCMessage *req, Airlock__Node__V1__NodeReply **wanted,
                                   char *err, size_t errlen)
 {

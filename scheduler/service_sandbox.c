@@ -139,7 +139,7 @@ static grpc_status_code create_on_node(struct scheduler *s, PGresult **row,
         st = nodes_place(s, id, node, sizeof(node), err, errlen);
     Airlock__Node__V1__NodeReply *reply = NULL;
     for (int attempt = 1; st == GRPC_STATUS_OK && attempt <= CREATE_ATTEMPTS; attempt++) {
-        st = nodes_call(s, node, "create", &creq.base, s->cfg.node_timeout_ms, &reply, err, errlen);
+        st = nodes_call(s, node, NODE_OP(CREATE), &creq.base, s->cfg.node_timeout_ms, &reply, err, errlen);
         if (st != GRPC_STATUS_DEADLINE_EXCEEDED)
             break;
         log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
@@ -283,6 +283,18 @@ void service_sandbox_list(struct rpc_call *call, void *ctx)
     PQclear(rows);
 }
 
+/* The node operation of a lifecycle op (the node has no others of them). */
+static node_op lifecycle_node_op(enum sandbox_op op)
+{
+    switch (op) {
+    case SANDBOX_OP_PAUSE: return NODE_OP(PAUSE);
+    case SANDBOX_OP_RESUME: return NODE_OP(RESUME);
+    case SANDBOX_OP_SUSPEND: return NODE_OP(SUSPEND);
+    case SANDBOX_OP_DELETE: return NODE_OP(DELETE);
+    default: return NODE_OP(UNSPECIFIED); /* nodes_call refuses it */
+    }
+}
+
 /* The node's part of op; NOT_FOUND on delete means already gone. */
 static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op op, const char *id,
                                           const char *node, char *err, size_t errlen)
@@ -292,7 +304,7 @@ static grpc_status_code lifecycle_on_node(struct scheduler *s, enum sandbox_op o
     Airlock__Vmhost__V1__SandboxRef nreq = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     nreq.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    grpc_status_code st = nodes_call(s, node, sandbox_op_name(op), &nreq.base,
+    grpc_status_code st = nodes_call(s, node, lifecycle_node_op(op), &nreq.base,
                                      s->cfg.node_timeout_ms, &reply, err, errlen);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);

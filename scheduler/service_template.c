@@ -110,7 +110,7 @@ static grpc_status_code follow_build(struct build *b, Airlock__Node__V1__NodeRep
             natsMsg_Destroy(msg);
             continue;
         }
-        grpc_status_code st = nodes_reply_take(b->node, "template_build", msg, result, err, errlen);
+        grpc_status_code st = nodes_reply_take(b->node, NODE_OP(TEMPLATE_BUILD), msg, result, err, errlen);
         if (st == GRPC_STATUS_OK && !(*result)->template_) {
             snprintf(err, errlen, "node %s sent a build result without the template", b->node);
             airlock__node__v1__node_reply__free_unpacked(*result, NULL);
@@ -157,7 +157,7 @@ static grpc_status_code run_build(struct build *b, Airlock__Vmhost__V1__Template
     work.request = &breq;
     work.events_subject = inbox;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    grpc_status_code st = nodes_call(b->s, b->node, "template_build", &work.base,
+    grpc_status_code st = nodes_call(b->s, b->node, NODE_OP(TEMPLATE_BUILD), &work.base,
                                      b->s->cfg.node_timeout_ms, &reply, err, errlen);
     if (reply)
         airlock__node__v1__node_reply__free_unpacked(reply, NULL);
@@ -360,7 +360,7 @@ static grpc_status_code delete_versions(struct scheduler *s, PGresult *rows, cha
         Airlock__Vmhost__V1__TemplateRef ref = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
         ref.name = (char *)id;
         Airlock__Node__V1__NodeReply *reply = NULL;
-        grpc_status_code st = *node ? nodes_call(s, node, "template_delete", &ref.base,
+        grpc_status_code st = *node ? nodes_call(s, node, NODE_OP(TEMPLATE_DELETE), &ref.base,
                                                  s->cfg.node_timeout_ms, &reply, err, errlen)
                                     : GRPC_STATUS_OK;
         if (reply)

@@ -3,10 +3,9 @@
 
 #include <string.h>
 
-#define NODE_OP_VALUE(name) AIRLOCK__NODE__V1__NODE_OP__NODE_OP_##name
 #define OP(node, method, type, fn, answer) \
-    { NODE_OP_VALUE(node), method, &type##__descriptor, fn, OP_ANSWER_##answer }
-#define GRPC_ONLY UNSPECIFIED /* expanded before NODE_OP_VALUE pastes it */
+    { NODE_OP(node), method, &type##__descriptor, fn, OP_ANSWER_##answer }
+#define GRPC_ONLY UNSPECIFIED /* expanded before NODE_OP pastes it */
 
 const struct vmhost_op vmhost_ops[] = {
     /* The API's create makes an id when none is given and answers

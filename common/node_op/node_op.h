@@ -11,6 +11,9 @@
 
 typedef Airlock__Node__V1__NodeOp node_op;
 
+/* NODE_OP(CREATE) for AIRLOCK__NODE__V1__NODE_OP__NODE_OP_CREATE. */
+#define NODE_OP(name) AIRLOCK__NODE__V1__NODE_OP__NODE_OP_##name
+
 /* "create" for NODE_OP_CREATE; NULL for a value the enum does not have. */
 const char *node_op_name(node_op op);
 
