@@ -30,9 +30,9 @@ static const struct rpc_method own_methods[] = {
     { VMHOST_METHOD("ReadFile"), service_file_read },
     { VMHOST_METHOD("WriteFile"), service_file_write },
     { VMHOST_METHOD("ListDir"), service_file_list },
-    { VMHOST_METHOD("BuildTemplate"), service_template_build },
-    { VMHOST_METHOD("ListTemplates"), service_template_list },
-    { VMHOST_METHOD("GetTemplate"), service_template_get },
+    { VMHOST_METHOD("BuildTemplate"), service_build_template },
+    { VMHOST_METHOD("ListTemplates"), service_list_templates },
+    { VMHOST_METHOD("GetTemplate"), service_get_template },
 };
 
 /* own_methods and the tables', made once (the tables are fixed). */

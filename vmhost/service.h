@@ -95,9 +95,9 @@ void service_process_resize(struct rpc_call *call, void *ctx);
 void service_file_read(struct rpc_call *call, void *ctx);
 void service_file_write(struct rpc_call *call, void *ctx);
 void service_file_list(struct rpc_call *call, void *ctx);
-void service_template_build(struct rpc_call *call, void *ctx);  /* service_template.c */
-void service_template_list(struct rpc_call *call, void *ctx);
-void service_template_get(struct rpc_call *call, void *ctx);
+void service_build_template(struct rpc_call *call, void *ctx);  /* service_template.c */
+void service_list_templates(struct rpc_call *call, void *ctx);
+void service_get_template(struct rpc_call *call, void *ctx);
 
 /* A Template message of a version (strings point into it: keep the
  * reference until the message is sent). */

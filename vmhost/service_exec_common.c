@@ -16,7 +16,7 @@ static bool bytes_have_nul(ProtobufCBinaryData b)
     return b.len && memchr(b.data, '\0', b.len);
 }
 
-bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__ExecRequest *req,
+bool guest_exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__ExecRequest *req,
                             struct guest_exec_request *out)
 {
     memset(out, 0, sizeof(*out));
@@ -66,7 +66,7 @@ bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__Ex
     out->env = calloc(req->n_env ? req->n_env : 1, sizeof(*out->env));
     out->env_storage = malloc(storage ? storage : 1);
     if (!out->env || !out->env_storage) {
-        exec_request_free(out);
+        guest_exec_request_free(out);
         rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
         return false;
     }
@@ -91,7 +91,7 @@ bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__Ex
     return true;
 }
 
-bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
+bool guest_exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
                                         struct guest_exec_request *g)
 {
     const struct template_version *t = sandbox_template(sb);
@@ -119,7 +119,7 @@ bool exec_request_add_template_defaults(struct rpc_call *call, const struct sand
     return true;
 }
 
-void exec_request_free(struct guest_exec_request *g)
+void guest_exec_request_free(struct guest_exec_request *g)
 {
     free(g->env);
     free(g->env_storage);
@@ -240,12 +240,12 @@ bool exec_start(struct rpc_call *call, struct vmhost *vh,
                 struct exec_started *x)
 {
     *x = (struct exec_started){ 0 };
-    if (!exec_request_translate(call, req, &x->g))
+    if (!guest_exec_request_translate(call, req, &x->g))
         return false;
     x->translated = true;
     x->g.msg.background = background;
     x->ch = service_running_sandbox(call, vh, req->sandbox_id, &x->sb);
-    if (!x->ch || !exec_request_add_template_defaults(call, x->sb, &x->g))
+    if (!x->ch || !guest_exec_request_add_template_defaults(call, x->sb, &x->g))
         return false;
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC;
@@ -259,5 +259,5 @@ void exec_started_done(struct exec_started *x)
     guest_stream_close(x->s);
     service_done(x->sb, x->ch);
     if (x->translated)
-        exec_request_free(&x->g);
+        guest_exec_request_free(&x->g);
 }

@@ -14,14 +14,14 @@ struct guest_exec_request {
 
 /* Validates req (finishing the call with INVALID_ARGUMENT naming the field
  * when it is bad) and fills out, which points into req: keep req alive. */
-bool exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__ExecRequest *req,
+bool guest_exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__V1__ExecRequest *req,
                             struct guest_exec_request *out);
-void exec_request_free(struct guest_exec_request *g);
+void guest_exec_request_free(struct guest_exec_request *g);
 
 /* Adds the defaults of sb's template (docs/templates.md): its env before
  * the request's (so the request's win) and its workdir when the request
  * has no cwd. false after finishing the call when out of memory. */
-bool exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
+bool guest_exec_request_add_template_defaults(struct rpc_call *call, const struct sandbox *sb,
                                         struct guest_exec_request *g);
 
 /* An exec in the guest, from its request to its ExecStarted. */

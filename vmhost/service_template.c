@@ -87,7 +87,7 @@ static void build_log(void *arg, const char *line)
     rpc_call_send(arg, &ev.base);
 }
 
-void service_template_build(struct rpc_call *call, void *ctx)
+void service_build_template(struct rpc_call *call, void *ctx)
 {
     struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__BuildTemplateRequest *req = (void *)rpc_call_recv_request(
@@ -113,7 +113,7 @@ void service_template_build(struct rpc_call *call, void *ctx)
     template_release(t);
 }
 
-void service_template_list(struct rpc_call *call, void *ctx)
+void service_list_templates(struct rpc_call *call, void *ctx)
 {
     struct vmhost *vh = ctx;
     ProtobufCMessage *req = (void *)rpc_call_recv_request(
@@ -149,7 +149,7 @@ out:
     free(ptrs);
 }
 
-void service_template_get(struct rpc_call *call, void *ctx)
+void service_get_template(struct rpc_call *call, void *ctx)
 {
     struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__TemplateRef *req =

@@ -23,10 +23,10 @@ static void on_started(const Airlock__Vmhost__V1__ExecStarted *started, void *ar
                                           started->exec_id, session->spec->req.pty);
 }
 
-int cmd_exec(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_exec(struct ctl *ctl, int argc, char **argv)
 {
     struct exec_spec spec;
-    int rc = exec_spec_parse(&spec, argc, argv);
+    int rc = ctl_exec_spec_parse(&spec, argc, argv);
     if (rc != 0)
         return rc;
     /* A PTY without the keyboard behind it is of little use: --pty implies
@@ -64,6 +64,6 @@ int cmd_exec(struct ctl *ctl, int argc, char **argv)
     }
     rc = exec_outcome_exit_code(&outcome);
 out:
-    exec_spec_free(&spec);
+    ctl_exec_spec_free(&spec);
     return rc;
 }

@@ -81,7 +81,7 @@ static int call_for_empty(struct ctl *ctl, const char *method, const ProtobufCMe
     return 0;
 }
 
-int cmd_cat(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_cat(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
@@ -155,7 +155,7 @@ static int put_stream_stdin(struct rpc_stream *s, const Airlock__Vmhost__V1__Wri
     }
 }
 
-int cmd_put(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_put(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {
         {"mode", required_argument, NULL, 'm'},
@@ -204,7 +204,7 @@ int cmd_put(struct ctl *ctl, int argc, char **argv)
     return rc;
 }
 
-int cmd_ls_files(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_ls_files(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
@@ -234,7 +234,7 @@ int cmd_ls_files(struct ctl *ctl, int argc, char **argv)
     return 0;
 }
 
-int cmd_stat(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_stat(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 2))
         return CTL_EXIT_USAGE;
@@ -255,7 +255,7 @@ int cmd_stat(struct ctl *ctl, int argc, char **argv)
     return 0;
 }
 
-int cmd_mkdir(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_mkdir(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {
         {"parents", no_argument, NULL, 'p'},
@@ -287,7 +287,7 @@ int cmd_mkdir(struct ctl *ctl, int argc, char **argv)
     return call_for_empty(ctl, VMHOST_METHOD("MakeDir"), &req.base);
 }
 
-int cmd_rm_file(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_rm_file(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {{"recursive", no_argument, NULL, 'r'}, {0}};
     Airlock__Guest__V1__RemoveRequest r = AIRLOCK__GUEST__V1__REMOVE_REQUEST__INIT;
@@ -306,7 +306,7 @@ int cmd_rm_file(struct ctl *ctl, int argc, char **argv)
     return call_for_empty(ctl, VMHOST_METHOD("RemoveFile"), &req.base);
 }
 
-int cmd_mv(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_mv(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 3))
         return CTL_EXIT_USAGE;
@@ -319,7 +319,7 @@ int cmd_mv(struct ctl *ctl, int argc, char **argv)
     return call_for_empty(ctl, VMHOST_METHOD("RenameFile"), &req.base);
 }
 
-int cmd_chmod(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_chmod(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 3))
         return CTL_EXIT_USAGE;

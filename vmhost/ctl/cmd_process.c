@@ -43,10 +43,10 @@ static void format_process_state(const ProcessInfo *p, char *buf, size_t len)
         snprintf(buf, len, "exited %d", p->exit_code);
 }
 
-int cmd_start(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_start(struct ctl *ctl, int argc, char **argv)
 {
     struct exec_spec spec;
-    int rc = exec_spec_parse(&spec, argc, argv);
+    int rc = ctl_exec_spec_parse(&spec, argc, argv);
     if (rc != 0)
         return rc;
     /* --stdin keeps stdin open for `vmhostctl stdin`. */
@@ -54,7 +54,7 @@ int cmd_start(struct ctl *ctl, int argc, char **argv)
     ProcessInfo *p = NULL;
     rc = ctl_unary(ctl, VMHOST_METHOD("StartProcess"), &spec.req.base,
                    &airlock__guest__v1__process_info__descriptor, (ProtobufCMessage **)&p);
-    exec_spec_free(&spec);
+    ctl_exec_spec_free(&spec);
     if (rc < 0)
         return CTL_EXIT_ERROR;
     if (ctl->json) {
@@ -83,7 +83,7 @@ static void print_process_table(const Airlock__Vmhost__V1__ListProcessesResponse
     }
 }
 
-int cmd_ps(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_ps(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 1))
         return CTL_EXIT_USAGE;
@@ -121,7 +121,7 @@ static int parse_process_operands(int argc, char **argv, char **sandbox_id, int3
     return 0;
 }
 
-int cmd_attach(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_attach(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {{"follow", no_argument, NULL, 'f'}, {0}};
     Airlock__Vmhost__V1__AttachProcessRequest req =
@@ -149,7 +149,7 @@ int cmd_attach(struct ctl *ctl, int argc, char **argv)
     return outcome.exited ? exec_outcome_exit_code(&outcome) : 0;
 }
 
-int cmd_kill(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_kill(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {{"signal", required_argument, NULL, 's'}, {0}};
     Airlock__Vmhost__V1__SignalProcessRequest req =
@@ -182,7 +182,7 @@ static int write_process_stdin(struct ctl *ctl, Airlock__Vmhost__V1__ProcessStdi
     return 0;
 }
 
-int cmd_stdin(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_stdin(struct ctl *ctl, int argc, char **argv)
 {
     Airlock__Vmhost__V1__ProcessStdinRequest req =
         AIRLOCK__VMHOST__V1__PROCESS_STDIN_REQUEST__INIT;

@@ -62,7 +62,7 @@ static void print_sandbox(const struct ctl *ctl, const Sandbox *sb)
         printf("error:         %s\n", sb->error);
 }
 
-int cmd_create(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_create(struct ctl *ctl, int argc, char **argv)
 {
     static const struct option options[] = {
         {"id", required_argument, NULL, 'i'},
@@ -125,22 +125,22 @@ static int sandbox_id_call(struct ctl *ctl, int argc, char **argv, const char *m
     return 0;
 }
 
-int cmd_get(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_get(struct ctl *ctl, int argc, char **argv)
 {
     return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("GetSandbox"));
 }
 
-int cmd_pause(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_pause(struct ctl *ctl, int argc, char **argv)
 {
     return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("PauseSandbox"));
 }
 
-int cmd_resume(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_resume(struct ctl *ctl, int argc, char **argv)
 {
     return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("ResumeSandbox"));
 }
 
-int cmd_suspend(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_suspend(struct ctl *ctl, int argc, char **argv)
 {
     return sandbox_id_call(ctl, argc, argv, VMHOST_METHOD("SuspendSandbox"));
 }
@@ -160,7 +160,7 @@ static void print_sandbox_table(const Airlock__Vmhost__V1__ListSandboxesResponse
     }
 }
 
-int cmd_ls(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_ls(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 0))
         return CTL_EXIT_USAGE;
@@ -186,7 +186,7 @@ int cmd_ls(struct ctl *ctl, int argc, char **argv)
     return 0;
 }
 
-int cmd_rm(struct ctl *ctl, int argc, char **argv)
+int ctl_cmd_rm(struct ctl *ctl, int argc, char **argv)
 {
     if (ctl_operands_only(argc, argv, 1))
         return CTL_EXIT_USAGE;

@@ -10,27 +10,27 @@
     "[ARG]..."
 
 /* X(name, function, usage) for each command, in the order of the usage. */
-#define CTL_COMMANDS(X)                                                          \
-    X("create", cmd_create, "[--id ID] [--template T] [--cpus N] [--memory MiB]") \
-    X("get", cmd_get, "ID")                                                      \
-    X("ls", cmd_ls, "")                                                          \
-    X("rm", cmd_rm, "ID")                                                        \
-    X("pause", cmd_pause, "ID")                                                  \
-    X("resume", cmd_resume, "ID")                                                \
-    X("suspend", cmd_suspend, "ID")                                              \
-    X("exec", cmd_exec, CTL_EXEC_USAGE)                                          \
-    X("start", cmd_start, CTL_EXEC_USAGE)                                        \
-    X("ps", cmd_ps, "ID")                                                        \
-    X("attach", cmd_attach, "ID PID [--follow]")                                 \
-    X("kill", cmd_kill, "ID PID [--signal TERM|KILL|N]")                         \
-    X("stdin", cmd_stdin, "ID PID < data")                                       \
-    X("cat", cmd_cat, "ID PATH")                                                 \
-    X("put", cmd_put, "ID PATH [--mode 0644] [--append] [--parents] < data")     \
-    X("ls-files", cmd_ls_files, "ID PATH")                                       \
-    X("stat", cmd_stat, "ID PATH")                                               \
-    X("mkdir", cmd_mkdir, "ID PATH [-p] [--mode 0755]")                          \
-    X("rm-file", cmd_rm_file, "ID PATH [-r]")                                    \
-    X("mv", cmd_mv, "ID FROM TO")                                                \
-    X("chmod", cmd_chmod, "ID MODE PATH")
+#define CTL_COMMANDS(X)                                                                   \
+    X("create", ctl_cmd_create, "[--id ID] [--template T] [--cpus N] [--memory MiB]")     \
+    X("get", ctl_cmd_get, "ID")                                                           \
+    X("ls", ctl_cmd_ls, "")                                                               \
+    X("rm", ctl_cmd_rm, "ID")                                                             \
+    X("pause", ctl_cmd_pause, "ID")                                                       \
+    X("resume", ctl_cmd_resume, "ID")                                                     \
+    X("suspend", ctl_cmd_suspend, "ID")                                                   \
+    X("exec", ctl_cmd_exec, CTL_EXEC_USAGE)                                               \
+    X("start", ctl_cmd_start, CTL_EXEC_USAGE)                                             \
+    X("ps", ctl_cmd_ps, "ID")                                                             \
+    X("attach", ctl_cmd_attach, "ID PID [--follow]")                                      \
+    X("kill", ctl_cmd_kill, "ID PID [--signal TERM|KILL|N]")                              \
+    X("stdin", ctl_cmd_stdin, "ID PID < data")                                            \
+    X("cat", ctl_cmd_cat, "ID PATH")                                                      \
+    X("put", ctl_cmd_put, "ID PATH [--mode 0644] [--append] [--parents] < data")          \
+    X("ls-files", ctl_cmd_ls_files, "ID PATH")                                            \
+    X("stat", ctl_cmd_stat, "ID PATH")                                                    \
+    X("mkdir", ctl_cmd_mkdir, "ID PATH [-p] [--mode 0755]")                               \
+    X("rm-file", ctl_cmd_rm_file, "ID PATH [-r]")                                         \
+    X("mv", ctl_cmd_mv, "ID FROM TO")                                                     \
+    X("chmod", ctl_cmd_chmod, "ID MODE PATH")
 
 #endif

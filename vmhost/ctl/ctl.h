@@ -52,26 +52,26 @@ void ctl_print_status(grpc_status_code code, const char *details);
 int ctl_finish_stream(struct rpc_stream *s);
 
 /* The commands, one file per group. */
-int cmd_create(struct ctl *ctl, int argc, char **argv);
-int cmd_get(struct ctl *ctl, int argc, char **argv);
-int cmd_ls(struct ctl *ctl, int argc, char **argv);
-int cmd_rm(struct ctl *ctl, int argc, char **argv);
-int cmd_pause(struct ctl *ctl, int argc, char **argv);
-int cmd_resume(struct ctl *ctl, int argc, char **argv);
-int cmd_suspend(struct ctl *ctl, int argc, char **argv);
-int cmd_exec(struct ctl *ctl, int argc, char **argv);
-int cmd_start(struct ctl *ctl, int argc, char **argv);
-int cmd_ps(struct ctl *ctl, int argc, char **argv);
-int cmd_attach(struct ctl *ctl, int argc, char **argv);
-int cmd_kill(struct ctl *ctl, int argc, char **argv);
-int cmd_stdin(struct ctl *ctl, int argc, char **argv);
-int cmd_cat(struct ctl *ctl, int argc, char **argv);
-int cmd_put(struct ctl *ctl, int argc, char **argv);
-int cmd_ls_files(struct ctl *ctl, int argc, char **argv);
-int cmd_stat(struct ctl *ctl, int argc, char **argv);
-int cmd_mkdir(struct ctl *ctl, int argc, char **argv);
-int cmd_rm_file(struct ctl *ctl, int argc, char **argv);
-int cmd_mv(struct ctl *ctl, int argc, char **argv);
-int cmd_chmod(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_create(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_get(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_ls(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_rm(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_pause(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_resume(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_suspend(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_exec(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_start(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_ps(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_attach(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_kill(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_stdin(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_cat(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_put(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_ls_files(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_stat(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_mkdir(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_rm_file(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_mv(struct ctl *ctl, int argc, char **argv);
+int ctl_cmd_chmod(struct ctl *ctl, int argc, char **argv);
 
 #endif

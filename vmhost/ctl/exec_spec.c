@@ -24,11 +24,11 @@ static int add_env(struct exec_spec *spec, char *assignment)
 static int invalid_value(struct exec_spec *spec, const char *command, const char *option,
                          const char *value)
 {
-    exec_spec_free(spec);
+    ctl_exec_spec_free(spec);
     return ctl_usage_error(command, "invalid %s '%s'", option, value);
 }
 
-int exec_spec_parse(struct exec_spec *spec, int argc, char **argv)
+int ctl_exec_spec_parse(struct exec_spec *spec, int argc, char **argv)
 {
     static const struct option options[] = {
         {"pty", no_argument, NULL, 'p'},
@@ -46,7 +46,7 @@ int exec_spec_parse(struct exec_spec *spec, int argc, char **argv)
     spec->env = calloc((size_t)argc, sizeof(*spec->env));
     spec->env_ptrs = calloc((size_t)argc, sizeof(*spec->env_ptrs));
     if (!spec->argv || !spec->env || !spec->env_ptrs) {
-        exec_spec_free(spec);
+        ctl_exec_spec_free(spec);
         fprintf(stderr, "vmhostctl: out of memory\n");
         return CTL_EXIT_ERROR;
     }
@@ -79,12 +79,12 @@ int exec_spec_parse(struct exec_spec *spec, int argc, char **argv)
             spec->req.timeout_ms = (uint32_t)(secs * 1000);
             break;
         default:
-            exec_spec_free(spec);
+            ctl_exec_spec_free(spec);
             return CTL_EXIT_USAGE;
         }
     }
     if (argc - optind < 2) {
-        exec_spec_free(spec);
+        ctl_exec_spec_free(spec);
         return ctl_usage_error(argv[0], "expected a sandbox ID and a command");
     }
     spec->req.sandbox_id = argv[optind++];
@@ -94,7 +94,7 @@ int exec_spec_parse(struct exec_spec *spec, int argc, char **argv)
     return 0;
 }
 
-void exec_spec_free(struct exec_spec *spec)
+void ctl_exec_spec_free(struct exec_spec *spec)
 {
     free(spec->argv);
     free(spec->env);

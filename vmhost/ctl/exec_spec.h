@@ -18,7 +18,7 @@ struct exec_spec {
 
 /* 0, or CTL_EXIT_USAGE after a usage error, or CTL_EXIT_ERROR when out of
  * memory. argv's strings must outlive spec (K=V is split in place). */
-int exec_spec_parse(struct exec_spec *spec, int argc, char **argv);
-void exec_spec_free(struct exec_spec *spec);
+int ctl_exec_spec_parse(struct exec_spec *spec, int argc, char **argv);
+void ctl_exec_spec_free(struct exec_spec *spec);
 
 #endif
