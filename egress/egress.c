@@ -116,28 +116,36 @@ static struct egress_sandbox **find_locked(struct egress *eg, const char *id)
 }
 
 /* vault's rule for ids; empty = none. */
-static bool project_id_valid(const char *id)
+static bool project_id_valid(const char *id, char *err, size_t errlen)
 {
     size_t n = strlen(id);
-    if (n > 128)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
-              (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.'))
-            return false;
-    return true;
+    bool valid = n <= 128;
+    for (size_t i = 0; valid && i < n; i++)
+        valid = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+                (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.';
+    if (!valid)
+        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
+    return valid;
 }
 
-static bool sandbox_id_valid(const char *id)
+static bool sandbox_id_valid(const char *id, char *err, size_t errlen)
 {
     size_t n = strlen(id);
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') || id[i] == '-' ||
-              id[i] == '_'))
-            return false;
-    return true;
+    bool valid = n > 0 && n <= 64;
+    for (size_t i = 0; valid && i < n; i++)
+        valid = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') ||
+                id[i] == '-' || id[i] == '_';
+    if (!valid)
+        snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
+    return valid;
+}
+
+static bool netns_path_valid(const char *path, char *err, size_t errlen)
+{
+    if (path && path[0] == '/')
+        return true;
+    snprintf(err, errlen, "netns_path: must be an absolute path");
+    return false;
 }
 
 /* inspect_tls terminates TLS with the sandbox's CA: without --vault
@@ -157,22 +165,8 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
                                 char **ca_pem, char *err, size_t errlen)
 {
     *ca_pem = NULL;
-    if (!sandbox_id_valid(sandbox_id)) {
-        snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
-        egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
-    }
-    if (!netns_path || netns_path[0] != '/') {
-        snprintf(err, errlen, "netns_path: must be an absolute path");
-        egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
-    }
-    if (!project_id_valid(project_id)) {
-        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
-        egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
-    }
-    if (!policy_possible(eg, policy, err, errlen)) {
+    if (!sandbox_id_valid(sandbox_id, err, errlen) || !netns_path_valid(netns_path, err, errlen) ||
+        !project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }
@@ -228,12 +222,7 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
 {
     if (ca_pem)
         *ca_pem = NULL;
-    if (!project_id_valid(project_id)) {
-        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
-        egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
-    }
-    if (!policy_possible(eg, policy, err, errlen)) {
+    if (!project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }

@@ -185,6 +185,14 @@ static void conn_reset_end(struct guest_conn *gc)
     conn_end(gc);
 }
 
+/* Resets an allowed connection before any bytes were counted for it,
+ * closing its log entry with reason. */
+static void conn_reset_logged(struct guest_conn *gc, const char *reason)
+{
+    conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, reason);
+    conn_reset_end(gc);
+}
+
 /* Decided: it no longer counts against the sandbox's pending share. */
 static void conn_decided(struct egress_conn *c)
 {
@@ -210,8 +218,7 @@ static void unreachable(struct guest_conn *gc)
     char a[16];
     log_warn("upstream unreachable", "sandbox=%s dest=%s:%u", gc->c.sb->id,
              addr_format(gc->t.addr, a), gc->t.port);
-    conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "upstream_unreachable");
-    conn_reset_end(gc);
+    conn_reset_logged(gc, "upstream_unreachable");
 }
 
 /* Tells the loop what each side waits for now, when that changed: most
@@ -240,8 +247,7 @@ static void splice_begin(struct guest_conn *gc)
     gc->first = NULL;
     gc->follow = NULL;
     if (!gc->splice) {
-        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "out_of_memory");
-        conn_reset_end(gc);
+        conn_reset_logged(gc, "out_of_memory");
         return;
     }
     gc->phase = PHASE_SPLICE;
@@ -251,8 +257,7 @@ static void splice_begin(struct guest_conn *gc)
     bool moved;
     enum splice_state st = splice_step(gc->splice, SPLICE_UPSTREAM, EPOLLOUT, &moved);
     if (st != SPLICE_GOING) {
-        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, end_reason(gc, NULL));
-        conn_reset_end(gc);
+        conn_reset_logged(gc, end_reason(gc, NULL));
         return;
     }
     splice_watch(gc);
@@ -377,8 +382,7 @@ static void decided(struct guest_conn *gc, struct egress_decision d, bool http_n
     c->closed_by_policy = changed_meanwhile;
     pthread_mutex_unlock(&sb->lock);
     if (changed_meanwhile) {
-        conn_log_finish(sb->log, gc->seq, 0, 0, "policy_changed");
-        conn_reset_end(gc);
+        conn_reset_logged(gc, "policy_changed");
         return;
     }
     /* TLS naming its host, under inspect_tls: terminated even without a
@@ -496,8 +500,7 @@ static void on_ready(struct conn_loop_item *it, int tag, uint32_t events)
         if (tag == TAG_GUEST) {
             /* Gone (reset, or shut down by a detach or a policy change)
              * before the upstream answered. */
-            conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, end_reason(gc, NULL));
-            conn_reset_end(gc);
+            conn_reset_logged(gc, end_reason(gc, NULL));
         } else if (egress_dial_result(gc->c.upstream_fd) < 0) {
             unreachable(gc);
         } else {

@@ -81,11 +81,9 @@ static const struct stream_ops attach_stream_ops = {
 void attach_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
     const Airlock__Guest__V1__AttachRequest *r = frame->attach;
-    struct bg_process *p = process_table_find(g->processes, r->pid);
-    if (!p) {
-        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+    struct bg_process *p = process_table_find_or_reply(g, id, r->pid);
+    if (!p)
         return;
-    }
     struct attach_stream *a = calloc(1, sizeof(*a));
     if (!a) {
         guestd_send_result(g, id, ENOMEM, "attach: out of memory");

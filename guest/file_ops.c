@@ -42,6 +42,16 @@ void stat_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     free(path);
 }
 
+/* Result{0} when rc is not negative, else op's error on path (errno). */
+static void send_path_outcome(struct guestd *g, uint32_t id, const char *op, const char *path,
+                              int rc)
+{
+    if (rc < 0)
+        send_path_error(g, id, op, path, errno);
+    else
+        guestd_send_result(g, id, 0, NULL);
+}
+
 void mkdir_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
     const Airlock__Guest__V1__MkdirRequest *r = frame->mkdir;
@@ -49,11 +59,8 @@ void mkdir_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     if (!path)
         return;
     mode_t mode = r->mode ? (mode_t)(r->mode & 07777) : 0755;
-    int rc = r->parents ? mkdir_parents(path, mode) : mkdir(path, mode);
-    if (rc < 0)
-        send_path_error(g, id, "mkdir", path, errno);
-    else
-        guestd_send_result(g, id, 0, NULL);
+    send_path_outcome(g, id, "mkdir", path,
+                      r->parents ? mkdir_parents(path, mode) : mkdir(path, mode));
     free(path);
 }
 
@@ -70,14 +77,10 @@ void remove_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     } else if (lstat(path, &st) < 0) {
         send_path_error(g, id, "remove", path, errno);
     } else if (S_ISDIR(st.st_mode) && r->recursive) {
-        if (remove_tree(path, failed, sizeof(failed)) < 0)
-            send_path_error(g, id, "remove", failed, errno);
-        else
-            guestd_send_result(g, id, 0, NULL);
-    } else if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) < 0) {
-        send_path_error(g, id, "remove", path, errno);
+        /* failed: the path that could not be removed, filled in by then. */
+        send_path_outcome(g, id, "remove", failed, remove_tree(path, failed, sizeof(failed)));
     } else {
-        guestd_send_result(g, id, 0, NULL);
+        send_path_outcome(g, id, "remove", path, S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path));
     }
     free(path);
 }
@@ -104,9 +107,6 @@ void chmod_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
     char *path = request_path(g, id, "chmod", &r->path);
     if (!path)
         return;
-    if (chmod(path, (mode_t)(r->mode & 07777)) < 0)
-        send_path_error(g, id, "chmod", path, errno);
-    else
-        guestd_send_result(g, id, 0, NULL);
+    send_path_outcome(g, id, "chmod", path, chmod(path, (mode_t)(r->mode & 07777)));
     free(path);
 }

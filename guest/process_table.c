@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "guestd_state.h"
 #include "handlers.h"
@@ -161,7 +160,7 @@ nomem:
     return ENOMEM;
 }
 
-struct bg_process *process_table_find(struct process_table *t, pid_t pid)
+static struct bg_process *process_table_find(struct process_table *t, pid_t pid)
 {
     struct list_node *pos, *tmp;
     list_for_each_safe(pos, tmp, &t->procs) {
@@ -170,6 +169,14 @@ struct bg_process *process_table_find(struct process_table *t, pid_t pid)
             return p;
     }
     return NULL;
+}
+
+struct bg_process *process_table_find_or_reply(struct guestd *g, uint32_t id, pid_t pid)
+{
+    struct bg_process *p = process_table_find(g->processes, pid);
+    if (!p)
+        guestd_send_result(g, id, ESRCH, "no process %d", (int)pid);
+    return p;
 }
 
 void process_list_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
@@ -195,12 +202,8 @@ void process_list_request(struct guestd *g, uint32_t id, const GuestFrame *frame
         pi->n_argv = p->argc;
         pi->argv = p->argv;
         pi->running = p->running;
-        if (!p->running && WIFSIGNALED(p->wait_status)) {
-            pi->signal = WTERMSIG(p->wait_status);
-            pi->exit_code = 128 + pi->signal;
-        } else if (!p->running) {
-            pi->exit_code = WEXITSTATUS(p->wait_status);
-        }
+        if (!p->running)
+            pi->exit_code = guestd_exit_code(p->wait_status, &pi->signal);
         pi->started_unix_ms = p->started_unix_ms;
         pi->pty = p->pty;
         ptrs[i++] = pi;
@@ -221,11 +224,9 @@ out:
 void process_stdin_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
     const Airlock__Guest__V1__ProcessStdin *r = frame->process_stdin;
-    struct bg_process *p = process_table_find(g->processes, r->pid);
-    if (!p) {
-        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+    struct bg_process *p = process_table_find_or_reply(g, id, r->pid);
+    if (!p)
         return;
-    }
     if (!p->running || p->child.stdin_fd < 0) {
         guestd_send_result(g, id, EPIPE, "process %d: stdin is closed", r->pid);
         return;
@@ -250,11 +251,9 @@ void process_signal_request(struct guestd *g, uint32_t id, const GuestFrame *fra
         guestd_send_result(g, id, EINVAL, "signal: invalid signal %d", r->signal);
         return;
     }
-    struct bg_process *p = process_table_find(g->processes, r->pid);
-    if (!p) {
-        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+    struct bg_process *p = process_table_find_or_reply(g, id, r->pid);
+    if (!p)
         return;
-    }
     int err = p->running ? child_signal(&p->child, r->signal) : ESRCH;
     if (err)
         guestd_send_result(g, id, err, "signal %d to process %d: %s", r->signal, r->pid,
@@ -266,11 +265,9 @@ void process_signal_request(struct guestd *g, uint32_t id, const GuestFrame *fra
 void process_resize_request(struct guestd *g, uint32_t id, const GuestFrame *frame)
 {
     const Airlock__Guest__V1__Resize *r = frame->resize;
-    struct bg_process *p = process_table_find(g->processes, r->pid);
-    if (!p) {
-        guestd_send_result(g, id, ESRCH, "no process %d", r->pid);
+    struct bg_process *p = process_table_find_or_reply(g, id, r->pid);
+    if (!p)
         return;
-    }
     if (r->rows == 0 || r->cols == 0 || r->rows > 65535 || r->cols > 65535) {
         guestd_send_result(g, id, EINVAL, "resize: rows and cols must be 1..65535");
         return;

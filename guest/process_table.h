@@ -52,6 +52,8 @@ void process_table_free(struct process_table *t);
 int process_table_start(struct process_table *t, const struct spawn_spec *spec,
                         const Airlock__Guest__V1__ExecRequest *r, pid_t *pid, char *msg,
                         size_t msglen);
-struct bg_process *process_table_find(struct process_table *t, pid_t pid);
+/* For a request on stream id naming pid: the process, or NULL after
+ * answering ESRCH "no process N". */
+struct bg_process *process_table_find_or_reply(struct guestd *g, uint32_t id, pid_t pid);
 
 #endif

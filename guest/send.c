@@ -79,6 +79,12 @@ void guestd_send_data(struct guestd *g, uint32_t stream_id, const void *data, si
     guestd_send(g, &f);
 }
 
+int32_t guestd_exit_code(int wait_status, int32_t *signal)
+{
+    *signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+    return *signal ? 128 + *signal : WEXITSTATUS(wait_status);
+}
+
 void guestd_send_exec_started(struct guestd *g, uint32_t stream_id, pid_t pid)
 {
     Airlock__Guest__V1__ExecStarted st = AIRLOCK__GUEST__V1__EXEC_STARTED__INIT;
@@ -94,12 +100,7 @@ void guestd_send_exec_exit(struct guestd *g, uint32_t stream_id, int wait_status
                            bool timed_out)
 {
     Airlock__Guest__V1__ExecExit x = AIRLOCK__GUEST__V1__EXEC_EXIT__INIT;
-    if (WIFSIGNALED(wait_status)) {
-        x.signal = WTERMSIG(wait_status);
-        x.exit_code = 128 + x.signal; /* the shell's convention */
-    } else {
-        x.exit_code = WEXITSTATUS(wait_status);
-    }
+    x.exit_code = guestd_exit_code(wait_status, &x.signal);
     x.timed_out = timed_out;
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.stream_id = stream_id;

@@ -24,6 +24,11 @@ void guestd_send_output(struct guestd *g, uint32_t stream_id, int fd, const void
 void guestd_send_data(struct guestd *g, uint32_t stream_id, const void *data, size_t len,
                       bool eof);
 
+/* A wait status as the protocol reports it (ExecExit, ProcessInfo): the
+ * exit code, or 128+signal when a signal killed it (the shell's
+ * convention; *signal is that signal, else 0). */
+int32_t guestd_exit_code(int wait_status, int32_t *signal);
+
 /* Shared by foreground execs (exec.c) and attached background processes
  * (attach.c). */
 void guestd_send_exec_started(struct guestd *g, uint32_t stream_id, pid_t pid);
