@@ -1,7 +1,7 @@
-/* vmhost's gRPC service (protos/vmhost.proto): the operations of ops.h
- * (service_op.c), and request validation and translation between the
- * API's messages and the guest protocol for the rest. One file per method
- * group: service_exec.c, service_process.c, service_files.c,
+/* vmhost's gRPC service (protos/vmhost.proto; its methods listed in
+ * service_methods.c): the operations of ops.h (service_op.c), and request
+ * validation and translation between the API's messages and the guest
+ * protocol for the rest. One file per method group: service_exec.c, service_process.c, service_files.c,
  * service_logs.c (console and connection logs), service_template.c,
  * service_node.c. */
 #ifndef AIRLOCK_VMHOST_SERVICE_H
