@@ -16,6 +16,7 @@
 #include "intercept.h"
 #include "log.h"
 #include "random_id.h"
+#include "sandbox_id.h"
 
 struct egress *egress_new(const struct egress_config *cfg, char *err, size_t errlen)
 {
@@ -128,16 +129,12 @@ static bool project_id_valid(const char *id, char *err, size_t errlen)
     return valid;
 }
 
-static bool sandbox_id_valid(const char *id, char *err, size_t errlen)
+static bool sandbox_id_checked(const char *id, char *err, size_t errlen)
 {
-    size_t n = strlen(id);
-    bool valid = n > 0 && n <= 64;
-    for (size_t i = 0; valid && i < n; i++)
-        valid = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') ||
-                id[i] == '-' || id[i] == '_';
-    if (!valid)
-        snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
-    return valid;
+    if (sandbox_id_valid(id))
+        return true;
+    snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
+    return false;
 }
 
 static bool netns_path_valid(const char *path, char *err, size_t errlen)
@@ -165,7 +162,7 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
                                 char **ca_pem, char *err, size_t errlen)
 {
     *ca_pem = NULL;
-    if (!sandbox_id_valid(sandbox_id, err, errlen) || !netns_path_valid(netns_path, err, errlen) ||
+    if (!sandbox_id_checked(sandbox_id, err, errlen) || !netns_path_valid(netns_path, err, errlen) ||
         !project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;

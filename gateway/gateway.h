@@ -85,10 +85,6 @@ struct gw_request {
 int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen);
 void gateway_stop(struct gateway *gw);
 
-/* Ids in paths and bodies: what vmhost and the scheduler generate
- * ([a-z0-9_-]{1,64}). In sandbox_access.c, beside gw_id_check. */
-bool gw_id_valid(const char *id);
-
 /* Remembers an error to answer at the end of the request. */
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -8,6 +8,7 @@
 #include "json_input.h"
 #include "policy_json.h"
 #include "reply.h"
+#include "sandbox_id.h"
 #include "string_map_json.h"
 
 json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
@@ -178,7 +179,7 @@ bool gw_query_uint(struct gw_request *r, const char *name, uint64_t min, uint64_
 bool gw_query_sandbox_id(struct gw_request *r, const char **out, enum MHD_Result *rc)
 {
     const char *id = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "sandbox_id");
-    if (id && !gw_id_valid(id)) {
+    if (id && !sandbox_id_valid(id)) {
         *rc = reply_error(r, 400, "invalid_argument",
                           "sandbox_id: \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", id);
         return false;

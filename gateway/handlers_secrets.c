@@ -12,6 +12,7 @@
 
 #include "handlers.h"
 #include "reply.h"
+#include "sandbox_id.h"
 #include "vault.pb-c.h"
 
 /* Short: a vault that does not answer is a 503, not a hung request. */
@@ -262,7 +263,7 @@ static int parse_scope(json_t *body, const char **sandbox_id, char *err, size_t 
         snprintf(err, errlen, "scope: must be \"project\" or \"sandbox\"");
         return -1;
     }
-    if (!id || !gw_id_valid(id)) {
+    if (!id || !sandbox_id_valid(id)) {
         snprintf(err, errlen, "sandbox_id: required with \"scope\": \"sandbox\", a sandbox id");
         return -1;
     }

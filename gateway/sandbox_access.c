@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "key_revocations.h"
+#include "sandbox_id.h"
 
 /* key_cache_fetch_fn: the scheduler's Authenticate. */
 static grpc_status_code scheduler_authenticate(void *ctx, const char *key,
@@ -39,19 +40,13 @@ grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, 
                                   scheduler_authenticate, gw, who, err, errlen);
 }
 
-bool gw_id_valid(const char *id)
-{
-    size_t n = strlen(id);
-    return n >= 1 && n <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
 int gw_id_check(const char *id, char *err, size_t errlen)
 {
     if (!*id) {
         snprintf(err, errlen, "id: required");
         return -1;
     }
-    if (!gw_id_valid(id)) {
+    if (!sandbox_id_valid(id)) {
         snprintf(err, errlen, "id \"%.80s\" is malformed (1..64 of a-z 0-9 _ -)", id);
         return -1;
     }
