@@ -12,7 +12,7 @@
 #include "egress.h"
 #include "internal_token.h"
 #include "log.h"
-#include "service.h"
+#include "egress_service.h"
 #include "stop_signals.h"
 
 #define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"

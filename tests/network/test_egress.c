@@ -26,7 +26,7 @@
 #include "netlab.h"
 #include "rpc_client.h"
 #include "sandbox_net.h"
-#include "service.h"
+#include "egress_service.h"
 #include "test_proc.h"
 
 #define CALL_TIMEOUT_MS 10000

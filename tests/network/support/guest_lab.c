@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "egress_service.h"
 #include "fsutil.h"
 #include "itest_assert.h"
 #include "netlab.h"
 #include "test_proc.h"
 
-#define EGRESS_METHOD(name) "/airlock.egress.v1.Egress/" name
 #define EGRESS_START_TIMEOUT_MS 10000
 
 struct guest_lab lab;

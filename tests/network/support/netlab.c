@@ -25,7 +25,7 @@
 #include "fsutil.h"
 #include "netns.h"
 #include "sandbox_net.h"
-#include "service.h"
+#include "egress_service.h"
 
 #define NETLAB_CALL_TIMEOUT_MS 10000
 
