@@ -223,30 +223,25 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         egress_policy_put(policy);
         return EGRESS_ERR_INVALID;
     }
+    enum egress_error rc = EGRESS_ERR_NOT_FOUND;
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
     if (!sb) {
-        pthread_mutex_unlock(&eg->lock);
         snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
-        egress_policy_put(policy);
-        return EGRESS_ERR_NOT_FOUND;
+        goto out_eg;
     }
     pthread_mutex_lock(&sb->lock);
+    rc = EGRESS_ERR_INVALID;
     /* A sandbox never moves to another project's credentials. */
     if (project_id[0] && sb->project_id[0] && strcmp(project_id, sb->project_id) != 0) {
         snprintf(err, errlen, "project_id: sandbox %s belongs to project %s", sandbox_id,
                  sb->project_id);
-        pthread_mutex_unlock(&sb->lock);
-        pthread_mutex_unlock(&eg->lock);
-        egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
+        goto out_sb;
     }
+    rc = EGRESS_ERR_INTERNAL;
     if (ca_pem && sb->ca && !(*ca_pem = strdup(sandbox_ca_pem(sb->ca)))) {
         snprintf(err, errlen, "out of memory");
-        pthread_mutex_unlock(&sb->lock);
-        pthread_mutex_unlock(&eg->lock);
-        egress_policy_put(policy);
-        return EGRESS_ERR_INTERNAL;
+        goto out_sb;
     }
     if (project_id[0])
         snprintf(sb->project_id, sizeof(sb->project_id), "%s", project_id);
@@ -261,6 +256,12 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
     egress_policy_put(old);
     log_info("policy changed", "sandbox=%s connections_closed=%u", sandbox_id, closed);
     return EGRESS_OK;
+out_sb:
+    pthread_mutex_unlock(&sb->lock);
+out_eg:
+    pthread_mutex_unlock(&eg->lock);
+    egress_policy_put(policy);
+    return rc;
 }
 
 enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,
