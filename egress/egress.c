@@ -157,7 +157,7 @@ static bool policy_possible(const struct egress *eg, const struct egress_policy 
     return false;
 }
 
-enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
+enum airlock_err egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
                                 struct egress_policy *policy, const char *project_id,
                                 char **ca_pem, char *err, size_t errlen)
 {
@@ -165,16 +165,16 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
     if (!sandbox_id_checked(sandbox_id, err, errlen) || !netns_path_valid(netns_path, err, errlen) ||
         !project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     /* Held across the start so two attaches of one id cannot both open
      * listeners; starting takes a millisecond. */
     pthread_mutex_lock(&eg->lock);
-    enum egress_error rc = EGRESS_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     if (*find_locked(eg, sandbox_id)) {
         snprintf(err, errlen, "sandbox %s is attached already", sandbox_id);
         egress_policy_put(policy);
-        rc = EGRESS_ERR_EXISTS;
+        rc = AIRLOCK_ERR_EXISTS;
         goto out;
     }
     int64_t started = clock_monotonic_us();
@@ -186,7 +186,7 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
             snprintf(err, errlen, "out of memory");
         sandbox_ca_free(ca);
         egress_policy_put(policy);
-        rc = EGRESS_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
         goto out;
     }
     int64_t ca_issued = clock_monotonic_us();
@@ -195,7 +195,7 @@ enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const
     if (!sb) {
         free(*ca_pem);
         *ca_pem = NULL;
-        rc = EGRESS_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
         goto out;
     }
     sb->next = eg->sandboxes;
@@ -213,7 +213,7 @@ out:
     return rc;
 }
 
-enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
+enum airlock_err egress_set_policy(struct egress *eg, const char *sandbox_id,
                                     struct egress_policy *policy, const char *project_id,
                                     char **ca_pem, char *err, size_t errlen)
 {
@@ -221,9 +221,9 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         *ca_pem = NULL;
     if (!project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
         egress_policy_put(policy);
-        return EGRESS_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
-    enum egress_error rc = EGRESS_ERR_NOT_FOUND;
+    enum airlock_err rc = AIRLOCK_ERR_NOT_FOUND;
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
     if (!sb) {
@@ -231,14 +231,14 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
         goto out_eg;
     }
     pthread_mutex_lock(&sb->lock);
-    rc = EGRESS_ERR_INVALID;
+    rc = AIRLOCK_ERR_INVALID;
     /* A sandbox never moves to another project's credentials. */
     if (project_id[0] && sb->project_id[0] && strcmp(project_id, sb->project_id) != 0) {
         snprintf(err, errlen, "project_id: sandbox %s belongs to project %s", sandbox_id,
                  sb->project_id);
         goto out_sb;
     }
-    rc = EGRESS_ERR_INTERNAL;
+    rc = AIRLOCK_ERR_INTERNAL;
     if (ca_pem && sb->ca && !(*ca_pem = strdup(sandbox_ca_pem(sb->ca)))) {
         snprintf(err, errlen, "out of memory");
         goto out_sb;
@@ -255,7 +255,7 @@ enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
     pthread_mutex_unlock(&eg->lock);
     egress_policy_put(old);
     log_info("policy changed", "sandbox=%s connections_closed=%u", sandbox_id, closed);
-    return EGRESS_OK;
+    return AIRLOCK_OK;
 out_sb:
     pthread_mutex_unlock(&sb->lock);
 out_eg:
@@ -264,7 +264,7 @@ out_eg:
     return rc;
 }
 
-enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,
+enum airlock_err egress_detach(struct egress *eg, const char *sandbox_id, char *err,
                                 size_t errlen)
 {
     pthread_mutex_lock(&eg->lock);
@@ -275,29 +275,29 @@ enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char 
     pthread_mutex_unlock(&eg->lock);
     if (!sb) {
         snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
-        return EGRESS_ERR_NOT_FOUND;
+        return AIRLOCK_ERR_NOT_FOUND;
     }
     /* Gone for good, unlike at egress's own shutdown: its CA too. */
     if (sb->ca)
         sandbox_ca_forget(sb->ca);
     egress_sandbox_stop(sb);
     log_info("sandbox detached", "sandbox=%s", sandbox_id);
-    return EGRESS_OK;
+    return AIRLOCK_OK;
 }
 
-enum egress_error egress_connections(struct egress *eg, const char *sandbox_id,
+enum airlock_err egress_connections(struct egress *eg, const char *sandbox_id,
                                      uint64_t after_seq, struct conn_entry **out, size_t *n,
                                      char *err, size_t errlen)
 {
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
-    enum egress_error rc = EGRESS_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     if (!sb) {
         snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
-        rc = EGRESS_ERR_NOT_FOUND;
+        rc = AIRLOCK_ERR_NOT_FOUND;
     } else if (conn_log_read(sb->log, after_seq, out, n) < 0) {
         snprintf(err, errlen, "out of memory");
-        rc = EGRESS_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
     }
     pthread_mutex_unlock(&eg->lock);
     return rc;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "airlock_err.h"
 #include "conn_log.h"
 #include "egress_config.h"
 #include "policy.h"
@@ -26,38 +27,30 @@ void egress_free(struct egress *eg);
  * are attached. instance_id holds 33 bytes. */
 void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes);
 
-enum egress_error {
-    EGRESS_OK = 0,
-    EGRESS_ERR_INVALID,
-    EGRESS_ERR_NOT_FOUND,
-    EGRESS_ERR_EXISTS,
-    EGRESS_ERR_INTERNAL,
-};
-
 /* Opens the listeners inside netns_path and starts serving the sandbox.
  * Takes over the caller's reference on policy, also on failure.
  * project_id ("" = none yet) says whose credentials it gets; with
  * credential injection *ca_pem (malloc'd) is the sandbox CA's certificate
  * the guest must trust, else NULL. */
-enum egress_error egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
+enum airlock_err egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
                                 struct egress_policy *policy, const char *project_id,
                                 char **ca_pem, char *err, size_t errlen);
 
 /* New connections and queries use policy at once. Takes over the
  * reference, also on failure. project_id "" leaves the project as it is;
- * it is set once (another one is EGRESS_ERR_INVALID). *ca_pem (ca_pem may
+ * it is set once (another one is AIRLOCK_ERR_INVALID). *ca_pem (ca_pem may
  * be NULL) gets a copy of the sandbox's CA certificate when it has one,
  * else NULL. */
-enum egress_error egress_set_policy(struct egress *eg, const char *sandbox_id,
+enum airlock_err egress_set_policy(struct egress *eg, const char *sandbox_id,
                                     struct egress_policy *policy, const char *project_id,
                                     char **ca_pem, char *err, size_t errlen);
 
 /* Closes the listeners, ends the sandbox's connections and forgets it. */
-enum egress_error egress_detach(struct egress *eg, const char *sandbox_id, char *err,
+enum airlock_err egress_detach(struct egress *eg, const char *sandbox_id, char *err,
                                 size_t errlen);
 
 /* Log entries with seq > after_seq (see conn_log_read). */
-enum egress_error egress_connections(struct egress *eg, const char *sandbox_id,
+enum airlock_err egress_connections(struct egress *eg, const char *sandbox_id,
                                      uint64_t after_seq, struct conn_entry **out, size_t *n,
                                      char *err, size_t errlen);
 

@@ -5,26 +5,15 @@
 
 #include "cidr.h"
 #include "egress.pb-c.h"
-
-static grpc_status_code status_from_egress_error(enum egress_error e)
-{
-    switch (e) {
-    case EGRESS_OK: return GRPC_STATUS_OK;
-    case EGRESS_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
-    case EGRESS_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
-    case EGRESS_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
-    case EGRESS_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
-    }
-    return GRPC_STATUS_INTERNAL;
-}
+#include "rpc_err.h"
 
 /* Sends the (empty) response on success, the status either way. */
-static void finish(struct rpc_call *call, enum egress_error e, const char *err,
+static void finish(struct rpc_call *call, enum airlock_err e, const char *err,
                    const ProtobufCMessage *ok_response)
 {
-    if (e == EGRESS_OK && ok_response && rpc_call_send(call, ok_response) < 0)
+    if (e == AIRLOCK_OK && ok_response && rpc_call_send(call, ok_response) < 0)
         return;
-    rpc_call_finish(call, status_from_egress_error(e), e == EGRESS_OK ? NULL : err);
+    rpc_call_finish(call, airlock_err_status(e), e == AIRLOCK_OK ? NULL : err);
 }
 
 static void handle_get_status(struct rpc_call *call, void *ctx)
@@ -39,7 +28,7 @@ static void handle_get_status(struct rpc_call *call, void *ctx)
     Airlock__Egress__V1__GetStatusResponse resp = AIRLOCK__EGRESS__V1__GET_STATUS_RESPONSE__INIT;
     resp.instance_id = instance_id;
     resp.sandboxes = sandboxes;
-    finish(call, EGRESS_OK, NULL, &resp.base);
+    finish(call, AIRLOCK_OK, NULL, &resp.base);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -50,7 +39,7 @@ static void handle_attach(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     char err[512], *ca_pem = NULL;
-    enum egress_error e = EGRESS_ERR_INVALID;
+    enum airlock_err e = AIRLOCK_ERR_INVALID;
     struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
     if (p)
         e = egress_attach(ctx, req->sandbox_id, req->netns_path, p, req->project_id, &ca_pem, err,
@@ -71,7 +60,7 @@ static void handle_set_policy(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     char err[512], *ca_pem = NULL;
-    enum egress_error e = EGRESS_ERR_INVALID;
+    enum airlock_err e = AIRLOCK_ERR_INVALID;
     struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
     if (p)
         e = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, &ca_pem, err,
@@ -90,7 +79,7 @@ static void handle_detach(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     char err[512];
-    enum egress_error e = egress_detach(ctx, req->sandbox_id, err, sizeof(err));
+    enum airlock_err e = egress_detach(ctx, req->sandbox_id, err, sizeof(err));
     Airlock__Egress__V1__DetachSandboxResponse resp =
         AIRLOCK__EGRESS__V1__DETACH_SANDBOX_RESPONSE__INIT;
     finish(call, e, err, &resp.base);
@@ -106,18 +95,18 @@ static void handle_list_connections(struct rpc_call *call, void *ctx)
     char err[512];
     struct conn_entry *entries = NULL;
     size_t n = 0;
-    enum egress_error e =
+    enum airlock_err e =
         egress_connections(ctx, req->sandbox_id, req->after_seq, &entries, &n, err, sizeof(err));
     Airlock__Egress__V1__Connection *conns = calloc(n ? n : 1, sizeof(*conns));
     Airlock__Egress__V1__Connection **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
     char (*addrs)[16] = calloc(n ? n : 1, sizeof(*addrs));
-    if (e == EGRESS_OK && (!conns || !ptrs || !addrs)) {
+    if (e == AIRLOCK_OK && (!conns || !ptrs || !addrs)) {
         snprintf(err, sizeof(err), "out of memory");
-        e = EGRESS_ERR_INTERNAL;
+        e = AIRLOCK_ERR_INTERNAL;
     }
     Airlock__Egress__V1__ListConnectionsResponse resp =
         AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_RESPONSE__INIT;
-    if (e == EGRESS_OK) {
+    if (e == AIRLOCK_OK) {
         for (size_t i = 0; i < n; i++) {
             Airlock__Egress__V1__Connection *c = &conns[i];
             airlock__egress__v1__connection__init(c);

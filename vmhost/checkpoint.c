@@ -41,12 +41,12 @@ static int checkpoint_files_at(struct checkpoint_files *f, const char *dir, char
     return 0;
 }
 
-static enum sandbox_error check_name(const char *name, char *err, size_t errlen)
+static enum airlock_err check_name(const char *name, char *err, size_t errlen)
 {
     if (sandbox_id_valid(name))
-        return SANDBOX_OK;
+        return AIRLOCK_OK;
     snprintf(err, errlen, "name: must be 1-64 characters of a-z, 0-9, '_' or '-'");
-    return SANDBOX_ERR_INVALID;
+    return AIRLOCK_ERR_INVALID;
 }
 
 /* DIR/checkpoints/<leaf>; leaf is a valid name, maybe with a prefix. */
@@ -62,11 +62,11 @@ static int checkpoint_dir(const struct sandbox *sb, const char *prefix, const ch
 
 /* running -> checkpointing; *vm and a reference to *ch for the caller.
  * full: the store must have room for the guest's RAM. */
-static enum sandbox_error begin(struct sandbox *sb, bool full, struct vm **vm,
+static enum airlock_err begin(struct sandbox *sb, bool full, struct vm **vm,
                                 struct guest_channel **ch, char *err, size_t errlen)
 {
-    enum sandbox_error rc = sandbox_wake(sb, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = sandbox_wake(sb, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     char what[128];
     snprintf(what, sizeof(what), "a full checkpoint of sandbox %s (%u MiB of memory)", sb->id,
@@ -75,12 +75,12 @@ static enum sandbox_error begin(struct sandbox *sb, bool full, struct vm **vm,
     if (sb->state != SB_RUNNING || !sb->vm || !sb->channel) {
         snprintf(err, errlen, "sandbox %s is %s; only a running sandbox can be checkpointed",
                  sb->id, sb_state_name(sb->state));
-        rc = SANDBOX_ERR_STATE;
+        rc = AIRLOCK_ERR_STATE;
     } else if (full && store_require_free(&sb->vh->store,
                                           ((unsigned long long)sb->memory_mb << 20) +
                                               CHECKPOINT_SPACE_MARGIN,
                                           what, err, errlen) < 0) {
-        rc = SANDBOX_ERR_CAPACITY;
+        rc = AIRLOCK_ERR_CAPACITY;
     } else {
         sandbox_transition(sb, SB_CHECKPOINTING); /* from here on only this call uses sb->vm */
         *vm = sb->vm;
@@ -162,7 +162,7 @@ static void log_timing(const struct sandbox *sb, const char *name,
 }
 
 /* Written to checkpoints/.tmp-<name>, renamed to checkpoints/<name>. */
-static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
+static enum airlock_err write_named(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
                                       const char *name, bool full, char *err, size_t errlen)
 {
     char parent[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], ignored[256];
@@ -171,19 +171,19 @@ static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct 
         checkpoint_dir(sb, ".tmp-", name, tmp, sizeof(tmp), err, errlen) < 0 ||
         checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
         checkpoint_files_at(&f, tmp, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "create %s: %s", parent, strerror(errno));
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     if (access(final, F_OK) == 0) {
         snprintf(err, errlen, "checkpoint %s of sandbox %s already exists", name, sb->id);
-        return SANDBOX_ERR_EXISTS;
+        return AIRLOCK_ERR_EXISTS;
     }
     fs_remove_tree(tmp, ignored, sizeof(ignored)); /* left by a crash mid-write */
     if (mkdir(tmp, 0700) < 0) {
         snprintf(err, errlen, "create %s: %s", tmp, strerror(errno));
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     struct checkpoint_timing t = { 0 };
     if (write_checkpoint(sb, vm, ch, &f, true, &t, err, errlen) < 0)
@@ -195,31 +195,31 @@ static enum sandbox_error write_named(struct sandbox *sb, struct vm *vm, struct 
     }
     if (fs_fsync_dir(parent, err, errlen) < 0) {
         fs_remove_tree(final, ignored, sizeof(ignored));
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 fail:;
     /* Judged before the partial files go and free their space. */
-    enum sandbox_error rc = store_full(&sb->vh->store, err, errlen) ? SANDBOX_ERR_CAPACITY
-                                                                     : SANDBOX_ERR_INTERNAL;
+    enum airlock_err rc = store_full(&sb->vh->store, err, errlen) ? AIRLOCK_ERR_CAPACITY
+                                                                     : AIRLOCK_ERR_INTERNAL;
     fs_remove_tree(tmp, ignored, sizeof(ignored));
     return rc;
 }
 
-enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
+enum airlock_err checkpoint_create(struct sandbox *sb, const char *name,
                                      enum checkpoint_kind kind, struct checkpoint_info *out,
                                      char *err, size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
-    enum sandbox_error rc = check_name(name, err, errlen);
+    enum airlock_err rc = check_name(name, err, errlen);
     struct vm *vm;
     struct guest_channel *ch;
-    if (rc != SANDBOX_OK ||
-        (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, err, errlen)) != SANDBOX_OK)
+    if (rc != AIRLOCK_OK ||
+        (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, err, errlen)) != AIRLOCK_OK)
         return rc;
     rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, err, errlen);
     end(sb, ch);
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         log_warn("checkpoint failed", "sandbox=%s checkpoint=%s error=\"%.300s\"", sb->id, name,
                  err);
         return rc;
@@ -230,7 +230,7 @@ enum sandbox_error checkpoint_create(struct sandbox *sb, const char *name,
     log_info("checkpoint created", "sandbox=%s checkpoint=%s kind=%s ms=%lld", sb->id, name,
              kind == CHECKPOINT_FULL ? "full" : "disk",
              (long long)(clock_monotonic_ms() - started));
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 static int by_name(const void *a, const void *b)
@@ -239,22 +239,22 @@ static int by_name(const void *a, const void *b)
                   ((const struct checkpoint_info *)b)->name);
 }
 
-enum sandbox_error checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
+enum airlock_err checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
                                    char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
     char parent[PATH_MAX];
     if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     DIR *d = opendir(parent);
     if (!d) {
         if (errno == ENOENT) /* none taken yet */
-            return SANDBOX_OK;
+            return AIRLOCK_OK;
         snprintf(err, errlen, "open %s: %s", parent, strerror(errno));
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
-    enum sandbox_error rc = SANDBOX_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     size_t cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -269,7 +269,7 @@ enum sandbox_error checkpoint_list(struct sandbox *sb, struct checkpoint_info **
             struct checkpoint_info *grown = realloc(*out, cap * sizeof(**out));
             if (!grown) {
                 snprintf(err, errlen, "out of memory");
-                rc = SANDBOX_ERR_INTERNAL;
+                rc = AIRLOCK_ERR_INTERNAL;
                 break;
             }
             *out = grown;
@@ -284,14 +284,14 @@ enum sandbox_error checkpoint_list(struct sandbox *sb, struct checkpoint_info **
         ci->created_unix_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
     }
     closedir(d);
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         free(*out);
         *out = NULL;
         *n = 0;
         return rc;
     }
     qsort(*out, *n, sizeof(**out), by_name);
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 static void not_found(const struct sandbox *sb, const char *name, char *err, size_t errlen)
@@ -299,16 +299,16 @@ static void not_found(const struct sandbox *sb, const char *name, char *err, siz
     snprintf(err, errlen, "checkpoint %s of sandbox %s not found", name, sb->id);
 }
 
-enum sandbox_error checkpoint_delete(struct sandbox *sb, const char *name, char *err,
+enum airlock_err checkpoint_delete(struct sandbox *sb, const char *name, char *err,
                                      size_t errlen)
 {
     char final[PATH_MAX], doomed[PATH_MAX];
-    enum sandbox_error rc = check_name(name, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = check_name(name, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
         checkpoint_dir(sb, ".del-", name, doomed, sizeof(doomed), err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     /* Out of sight at once (and atomically with respect to pins, which link
      * under the same lock); removed after. */
     pthread_mutex_lock(&sb->lock);
@@ -318,15 +318,15 @@ enum sandbox_error checkpoint_delete(struct sandbox *sb, const char *name, char 
     if (renamed < 0) {
         if (saved == ENOENT) {
             not_found(sb, name, err, errlen);
-            return SANDBOX_ERR_NOT_FOUND;
+            return AIRLOCK_ERR_NOT_FOUND;
         }
         snprintf(err, errlen, "rename %s: %s", final, strerror(saved));
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     if (fs_remove_tree(doomed, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     log_info("checkpoint deleted", "sandbox=%s checkpoint=%s", sb->id, name);
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 /* A new empty directory sandboxes/.pin-<id>-XXXXXX, outside the sandbox's
@@ -354,22 +354,22 @@ static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool ful
     return 0;
 }
 
-enum sandbox_error checkpoint_pin(struct sandbox *sb, const char *name,
+enum airlock_err checkpoint_pin(struct sandbox *sb, const char *name,
                                   struct checkpoint_files *out, char *err, size_t errlen)
 {
     struct checkpoint_files src;
     char final[PATH_MAX];
-    enum sandbox_error rc = check_name(name, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = check_name(name, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
         checkpoint_files_at(&src, final, err, errlen) < 0 ||
         make_pin_dir(sb, out, false, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     pthread_mutex_lock(&sb->lock);
     if (link(src.disk, out->disk) < 0) {
-        rc = errno == ENOENT ? SANDBOX_ERR_NOT_FOUND : SANDBOX_ERR_INTERNAL;
-        if (rc == SANDBOX_ERR_NOT_FOUND)
+        rc = errno == ENOENT ? AIRLOCK_ERR_NOT_FOUND : AIRLOCK_ERR_INTERNAL;
+        if (rc == AIRLOCK_ERR_NOT_FOUND)
             not_found(sb, name, err, errlen);
         else
             snprintf(err, errlen, "link %s: %s", src.disk, strerror(errno));
@@ -377,35 +377,35 @@ enum sandbox_error checkpoint_pin(struct sandbox *sb, const char *name,
         out->full = true;
     } else if (errno != ENOENT) { /* ENOENT: a disk checkpoint */
         snprintf(err, errlen, "link %s: %s", src.state, strerror(errno));
-        rc = SANDBOX_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
     }
     pthread_mutex_unlock(&sb->lock);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         checkpoint_unpin(out);
     return rc;
 }
 
-enum sandbox_error checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
+enum airlock_err checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
                                              char *err, size_t errlen)
 {
     struct vm *vm;
     struct guest_channel *ch;
     /* The state goes to memory, not the store: no room needed there. */
-    enum sandbox_error rc = begin(sb, false, &vm, &ch, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = begin(sb, false, &vm, &ch, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     if (make_pin_dir(sb, out, true, err, errlen) < 0) {
-        rc = SANDBOX_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
     } else if ((out->state_fd = memfd_create("airlock-fork-state", MFD_CLOEXEC)) < 0 ||
                fs_path(out->state, sizeof(out->state), "/proc/self/fd/%d", out->state_fd) < 0) {
         snprintf(err, errlen, "memfd for the fork's VM state: %s", strerror(errno));
         checkpoint_unpin(out);
-        rc = SANDBOX_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
     } else {
         struct checkpoint_timing t = { 0 };
         if (write_checkpoint(sb, vm, ch, out, false, &t, err, errlen) < 0) {
             checkpoint_unpin(out);
-            rc = SANDBOX_ERR_INTERNAL;
+            rc = AIRLOCK_ERR_INTERNAL;
         } else {
             log_timing(sb, "(temporary)", out, &t);
         }

@@ -14,12 +14,12 @@
 
 
 /* running|paused|error -> restoring, with the old VM and channel taken out. */
-static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
+static enum airlock_err begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
                                 char *err, size_t errlen)
 {
     /* A sandbox vmhost's stop suspended is running or paused to its user. */
-    enum sandbox_error rc = sandbox_wake(sb, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = sandbox_wake(sb, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     pthread_mutex_lock(&sb->lock);
     enum sb_state s = sb->state;
@@ -27,7 +27,7 @@ static enum sandbox_error begin(struct sandbox *sb, struct vm **vm, struct guest
         snprintf(err, errlen,
                  "sandbox %s is %s; only a running, paused or failed sandbox can be restored",
                  sb->id, sb_state_name(s));
-        rc = SANDBOX_ERR_STATE;
+        rc = AIRLOCK_ERR_STATE;
     } else {
         sandbox_transition(sb, SB_RESTORING);
         *vm = sb->vm;
@@ -71,18 +71,18 @@ static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_
     return rc;
 }
 
-enum sandbox_error checkpoint_restore(struct sandbox *sb, const char *name, char *err,
+enum airlock_err checkpoint_restore(struct sandbox *sb, const char *name, char *err,
                                       size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
     struct checkpoint_files f;
-    enum sandbox_error rc = checkpoint_pin(sb, name, &f, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = checkpoint_pin(sb, name, &f, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     struct vm *old_vm;
     struct guest_channel *old_ch;
     rc = begin(sb, &old_vm, &old_ch, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         goto out;
     if (old_ch)
         guest_channel_close(old_ch);
@@ -92,7 +92,7 @@ enum sandbox_error checkpoint_restore(struct sandbox *sb, const char *name, char
                errlen) < 0) {
         log_warn("checkpoint restore failed", "sandbox=%s checkpoint=%s error=\"%.300s\"", sb->id,
                  name, err);
-        rc = SANDBOX_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
         goto out;
     }
     log_info("checkpoint restored", "sandbox=%s checkpoint=%s kind=%s ms=%lld", sb->id, name,

@@ -36,7 +36,7 @@ static bool reattach_all(struct vmhost *vh)
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
         char err[1024];
-        if (sandbox_network_reattach(all[i], err, sizeof(err)) != SANDBOX_OK) {
+        if (sandbox_network_reattach(all[i], err, sizeof(err)) != AIRLOCK_OK) {
             log_warn("cannot attach a sandbox to the new egress; retrying", "sandbox=%s error=\"%s\"",
                      sandbox_id(all[i]), err);
             ok = false;

@@ -65,11 +65,11 @@ void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     snprintf(ev.log_subject, sizeof(ev.log_subject), "%s.log", req->events_subject);
     snprintf(done_subject, sizeof(done_subject), "%s.done", req->events_subject);
     struct template_version *t = NULL;
-    enum sandbox_error rc =
+    enum airlock_err rc =
         template_build_named(vh, req->request, publish_log, &ev, &t, err, sizeof(err));
     Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.status = sandbox_error_status(rc);
-    r.message = rc == SANDBOX_OK ? "" : err;
+    r.status = airlock_err_status(rc);
+    r.message = rc == AIRLOCK_OK ? "" : err;
     struct template_view view;
     if (t) {
         template_view_take(vh, t, &view);

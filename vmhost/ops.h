@@ -15,6 +15,7 @@
 
 #include "checkpoint.h"
 #include "node_op.h"
+#include "rpc_err.h"
 #include "sandbox.h"
 #include "vmhost.h"
 #include "vmhost.pb-c.h"
@@ -57,9 +58,6 @@ struct vmhost_op {
     op_fn run;
     enum op_answer_kind answer;          /* what an OK answer carries */
 };
-
-/* The classes of sandbox.h as the status both APIs answer. */
-grpc_status_code sandbox_error_status(enum sandbox_error e);
 
 /* The sandbox named id with a reference: INVALID_ARGUMENT when id is
  * empty, NOT_FOUND naming it when there is none. */

@@ -7,21 +7,6 @@
 
 #include "ops.h"
 
-grpc_status_code sandbox_error_status(enum sandbox_error e)
-{
-    switch (e) {
-    case SANDBOX_OK: return GRPC_STATUS_OK;
-    case SANDBOX_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
-    case SANDBOX_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
-    case SANDBOX_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
-    case SANDBOX_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    case SANDBOX_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
-    case SANDBOX_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
-    case SANDBOX_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
-    }
-    return GRPC_STATUS_INTERNAL;
-}
-
 grpc_status_code op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, char *err,
                            size_t errlen)
 {

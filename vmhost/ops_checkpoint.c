@@ -28,11 +28,11 @@ grpc_status_code op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage 
     enum checkpoint_kind kind =
         req->kind == AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL ? CHECKPOINT_FULL
                                                                                 : CHECKPOINT_DISK;
-    enum sandbox_error rc = checkpoint_create(sb, req->name, kind, out->checkpoints, err, errlen);
+    enum airlock_err rc = checkpoint_create(sb, req->name, kind, out->checkpoints, err, errlen);
     snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id(sb));
     sandbox_put(sb);
-    if (rc != SANDBOX_OK)
-        return sandbox_error_status(rc);
+    if (rc != AIRLOCK_OK)
+        return airlock_err_status(rc);
     out->n_checkpoints = 1;
     return GRPC_STATUS_OK;
 }
@@ -45,12 +45,12 @@ grpc_status_code op_checkpoint_list(struct vmhost *vh, const ProtobufCMessage *m
     grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
     if (st != GRPC_STATUS_OK)
         return st;
-    enum sandbox_error rc = checkpoint_list(sb, &out->checkpoints, &out->n_checkpoints, err,
+    enum airlock_err rc = checkpoint_list(sb, &out->checkpoints, &out->n_checkpoints, err,
                                             errlen);
     snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id(sb));
     sandbox_put(sb);
-    if (rc != SANDBOX_OK)
-        return sandbox_error_status(rc);
+    if (rc != AIRLOCK_OK)
+        return airlock_err_status(rc);
     return GRPC_STATUS_OK;
 }
 
@@ -63,9 +63,9 @@ grpc_status_code op_checkpoint_delete(struct vmhost *vh, const ProtobufCMessage 
     grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
     if (st != GRPC_STATUS_OK)
         return st;
-    enum sandbox_error rc = checkpoint_delete(sb, req->name, err, errlen);
+    enum airlock_err rc = checkpoint_delete(sb, req->name, err, errlen);
     sandbox_put(sb);
-    return sandbox_error_status(rc);
+    return airlock_err_status(rc);
 }
 
 grpc_status_code op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *msg,
@@ -76,10 +76,10 @@ grpc_status_code op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage
     grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
     if (st != GRPC_STATUS_OK)
         return st;
-    enum sandbox_error rc = checkpoint_restore(sb, req->name, err, errlen);
-    if (rc != SANDBOX_OK) {
+    enum airlock_err rc = checkpoint_restore(sb, req->name, err, errlen);
+    if (rc != AIRLOCK_OK) {
         sandbox_put(sb);
-        return sandbox_error_status(rc);
+        return airlock_err_status(rc);
     }
     return op_answer_sandbox(out, sb, err, errlen);
 }
@@ -92,11 +92,11 @@ grpc_status_code op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *msg,
     grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
     if (st != GRPC_STATUS_OK)
         return st;
-    enum sandbox_error rc =
+    enum airlock_err rc =
         sandbox_fork(sb, req->checkpoint, req->count, req->policy, &out->sandboxes, err, errlen);
     sandbox_put(sb);
-    if (rc != SANDBOX_OK)
-        return sandbox_error_status(rc);
+    if (rc != AIRLOCK_OK)
+        return airlock_err_status(rc);
     out->n_sandboxes = req->count;
     return GRPC_STATUS_OK;
 }

@@ -9,7 +9,7 @@ grpc_status_code op_pool_set(struct vmhost *vh, const ProtobufCMessage *msg,
 {
     const Airlock__Node__V1__WarmPool *req = (const void *)msg;
     (void)out;
-    return sandbox_error_status(template_set_pool(vh, req->template_, req->target, err, errlen));
+    return airlock_err_status(template_set_pool(vh, req->template_, req->target, err, errlen));
 }
 
 grpc_status_code op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg,
@@ -17,5 +17,5 @@ grpc_status_code op_template_delete(struct vmhost *vh, const ProtobufCMessage *m
 {
     const Airlock__Vmhost__V1__TemplateRef *req = (const void *)msg;
     (void)out;
-    return sandbox_error_status(template_delete(vh, req->name, err, errlen));
+    return airlock_err_status(template_delete(vh, req->name, err, errlen));
 }

@@ -30,9 +30,9 @@ grpc_status_code op_sandbox_create(struct vmhost *vh, const ProtobufCMessage *ms
 {
     struct sandbox_create_params p = create_params((const void *)msg);
     struct sandbox *sb;
-    enum sandbox_error rc = sandbox_create(vh, &p, &sb, err, errlen);
-    if (rc != SANDBOX_OK)
-        return sandbox_error_status(rc);
+    enum airlock_err rc = sandbox_create(vh, &p, &sb, err, errlen);
+    if (rc != AIRLOCK_OK)
+        return airlock_err_status(rc);
     return op_answer_sandbox(out, sb, err, errlen);
 }
 
@@ -65,11 +65,11 @@ grpc_status_code op_sandbox_create_named(struct vmhost *vh, const ProtobufCMessa
     }
     struct sandbox_create_params p = create_params(req);
     struct sandbox *sb;
-    enum sandbox_error rc = sandbox_create(vh, &p, &sb, err, errlen);
-    if (rc == SANDBOX_ERR_EXISTS)
+    enum airlock_err rc = sandbox_create(vh, &p, &sb, err, errlen);
+    if (rc == AIRLOCK_ERR_EXISTS)
         return existing(vh, req->id, out, err, errlen);
-    if (rc != SANDBOX_OK)
-        return sandbox_error_status(rc);
+    if (rc != AIRLOCK_OK)
+        return airlock_err_status(rc);
     log_info("sandbox created for scheduler", "sandbox=%s", sandbox_id(sb));
     return op_answer_sandbox(out, sb, err, errlen);
 }
@@ -104,12 +104,12 @@ grpc_status_code op_sandbox_delete(struct vmhost *vh, const ProtobufCMessage *ms
         snprintf(err, errlen, "id: required");
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
-    return sandbox_error_status(sandbox_delete(vh, req->id, err, errlen));
+    return airlock_err_status(sandbox_delete(vh, req->id, err, errlen));
 }
 
 /* pause, resume, suspend, set_policy: fn on the sandbox, answered with it. */
 static grpc_status_code change(struct vmhost *vh, const char *id,
-                               enum sandbox_error (*fn)(struct sandbox *, const void *, char *,
+                               enum airlock_err (*fn)(struct sandbox *, const void *, char *,
                                                         size_t),
                                const void *arg, struct op_answer *out, char *err, size_t errlen)
 {
@@ -117,27 +117,27 @@ static grpc_status_code change(struct vmhost *vh, const char *id,
     grpc_status_code st = op_lookup(vh, id, &sb, err, errlen);
     if (st != GRPC_STATUS_OK)
         return st;
-    enum sandbox_error rc = fn(sb, arg, err, errlen);
-    if (rc != SANDBOX_OK) {
+    enum airlock_err rc = fn(sb, arg, err, errlen);
+    if (rc != AIRLOCK_OK) {
         sandbox_put(sb);
-        return sandbox_error_status(rc);
+        return airlock_err_status(rc);
     }
     return op_answer_sandbox(out, sb, err, errlen);
 }
 
-static enum sandbox_error pause_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
+static enum airlock_err pause_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
 {
     (void)arg;
     return sandbox_pause(sb, err, errlen);
 }
 
-static enum sandbox_error resume_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
+static enum airlock_err resume_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
 {
     (void)arg;
     return sandbox_resume(sb, err, errlen);
 }
 
-static enum sandbox_error suspend_fn(struct sandbox *sb, const void *arg, char *err,
+static enum airlock_err suspend_fn(struct sandbox *sb, const void *arg, char *err,
                                      size_t errlen)
 {
     (void)arg;
@@ -145,7 +145,7 @@ static enum sandbox_error suspend_fn(struct sandbox *sb, const void *arg, char *
 }
 
 /* Live: new connections use it at once. */
-static enum sandbox_error policy_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
+static enum airlock_err policy_fn(struct sandbox *sb, const void *arg, char *err, size_t errlen)
 {
     return sandbox_set_policy(sb, arg, err, errlen);
 }

@@ -46,24 +46,24 @@ struct sandbox *sandbox_registry_find_locked(struct vmhost *vh, const char *id)
     return NULL;
 }
 
-enum sandbox_error sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
+enum airlock_err sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
                                                  const char *id, char *err, size_t errlen)
 {
     if (sandbox_registry_find_locked(vh, id)) {
         snprintf(err, errlen, "sandbox %s already exists", id);
-        return SANDBOX_ERR_EXISTS;
+        return AIRLOCK_ERR_EXISTS;
     }
     if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
         snprintf(err, errlen, "node is full: %u of %u sandboxes in use", vh->n_sandboxes,
                  vh->cfg.max_sandboxes);
-        return SANDBOX_ERR_CAPACITY;
+        return AIRLOCK_ERR_CAPACITY;
     }
     if (id != sb->id)
         snprintf(sb->id, sizeof(sb->id), "%s", id);
     sb->next = vh->sandboxes;
     vh->sandboxes = sb;
     vh->n_sandboxes++;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb)
@@ -89,13 +89,13 @@ static void sandbox_free(struct sandbox *sb)
     free(sb);
 }
 
-enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
+enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
                                    bool detached, struct sandbox **out, char *err, size_t errlen)
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     if (!sb) {
         snprintf(err, errlen, "out of memory");
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     pthread_mutex_init(&sb->lock, NULL);
     pthread_mutex_init(&sb->exec_lock, NULL);
@@ -112,7 +112,7 @@ enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_creat
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", SANDBOX_DEFAULT_TEMPLATE);
     snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
 
-    enum sandbox_error rc = SANDBOX_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     pthread_mutex_lock(&vh->lock);
     if (detached) {
         sandbox_generate_id(sb->id, sizeof(sb->id)); /* 64 random bits: unique enough */
@@ -128,7 +128,7 @@ enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_creat
     if (!detached)
         rc = sandbox_registry_admit_locked(vh, sb, sb->id, err, errlen);
     pthread_mutex_unlock(&vh->lock);
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         sandbox_free(sb);
         return rc;
     }
@@ -139,10 +139,10 @@ enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_creat
         sandbox_registry_remove_locked(vh, sb);
         pthread_mutex_unlock(&vh->lock);
         sandbox_free(sb);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     *out = sb;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 void sandbox_unregister(struct sandbox *sb)
@@ -211,7 +211,7 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
     return n;
 }
 
-struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *code, char *err,
+struct guest_channel *sandbox_channel(struct sandbox *sb, enum airlock_err *code, char *err,
                                       size_t errlen)
 {
     pthread_mutex_lock(&sb->lock);
@@ -221,11 +221,11 @@ struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *co
         guest_channel_ref(ch);
     } else if (sb->state == SB_ERROR) {
         snprintf(err, errlen, "sandbox %s is in state error: %.3000s", sb->id, sb->error);
-        *code = SANDBOX_ERR_STATE;
+        *code = AIRLOCK_ERR_STATE;
     } else {
         snprintf(err, errlen, "sandbox %s is %s, not running", sb->id,
                  sb_state_name(sb->state));
-        *code = SANDBOX_ERR_STATE;
+        *code = AIRLOCK_ERR_STATE;
     }
     pthread_mutex_unlock(&sb->lock);
     return ch;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "airlock_err.h"
 #include "egress.pb-c.h"
 #include "guest_channel.h"
 #include "sandbox_id.h"
@@ -49,29 +50,17 @@ struct sandbox_create_params {
     const char *project_id;      /* NULL/empty = none: no credentials injected */
 };
 
-/* Error classes a caller maps to its own status codes (gRPC here). */
-enum sandbox_error {
-    SANDBOX_OK = 0,
-    SANDBOX_ERR_INVALID,         /* a parameter is invalid; message names it */
-    SANDBOX_ERR_NOT_FOUND,
-    SANDBOX_ERR_EXISTS,
-    SANDBOX_ERR_CAPACITY,
-    SANDBOX_ERR_STATE,           /* not allowed in the current state */
-    SANDBOX_ERR_UNAVAILABLE,     /* a service it needs (egress) cannot be reached */
-    SANDBOX_ERR_INTERNAL,
-};
-
 /* A running sandbox: a pooled VM handed out, or one built now (restored
  * from the template's snapshot, or cold-booted), whose guest daemon
  * answered its init. On success *out holds a reference. On failure nothing
  * is left behind. */
-enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
+enum airlock_err sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
                                   struct sandbox **out, char *err, size_t errlen);
 
 /* running|paused -> suspending -> suspended: the whole VM state (RAM
  * included) and a reflink of the disk written durably to DIR/suspend/, then
  * QEMU quits. A failure leaves the sandbox as it was and no partial files. */
-enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_suspend(struct sandbox *sb, char *err, size_t errlen);
 
 /* True when the registry has a sandbox of that id (in any state). */
 bool sandbox_id_taken(struct vmhost *vh, const char *id);
@@ -90,18 +79,18 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
 
 /* Stops the VM, removes every file of the sandbox and drops it from the
  * registry. Works in any state. */
-enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
+enum airlock_err sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
  * guest clock is set); resume also brings a suspended sandbox back (a new
  * QEMU loads DIR/suspend/, then the guest init). Any other state:
- * SANDBOX_ERR_STATE naming it. */
-enum sandbox_error sandbox_pause(struct sandbox *sb, char *err, size_t errlen);
-enum sandbox_error sandbox_resume(struct sandbox *sb, char *err, size_t errlen);
+ * AIRLOCK_ERR_STATE naming it. */
+enum airlock_err sandbox_pause(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_resume(struct sandbox *sb, char *err, size_t errlen);
 
 /* The guest channel of a running sandbox with a reference the caller drops
  * with guest_channel_release(), or NULL with the reason in err. */
-struct guest_channel *sandbox_channel(struct sandbox *sb, enum sandbox_error *code, char *err,
+struct guest_channel *sandbox_channel(struct sandbox *sb, enum airlock_err *code, char *err,
                                       size_t errlen);
 
 void sandbox_touch(struct sandbox *sb);

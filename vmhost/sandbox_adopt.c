@@ -135,7 +135,7 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     struct sandbox_create_params p = { .id = r->id, .vcpus = r->vcpus, .memory_mb = r->memory_mb };
     struct sandbox *sb;
     char err[4096], why[sizeof(sb->error)] = "";
-    if (sandbox_reserve(vh, &p, false, &sb, err, sizeof(err)) != SANDBOX_OK) {
+    if (sandbox_reserve(vh, &p, false, &sb, err, sizeof(err)) != AIRLOCK_OK) {
         log_error("sandbox not adopted: its directory is left as it is", "sandbox=%s error=\"%s\"",
                   r->id, err);
         return;
@@ -146,7 +146,7 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
      * map that memory file. */
     char tmpl_err[1024] = "";
     if (r->restored && template_acquire(vh, r->template_name, r->vcpus, r->memory_mb, &sb->tmpl,
-                                        tmpl_err, sizeof(tmpl_err)) != SANDBOX_OK)
+                                        tmpl_err, sizeof(tmpl_err)) != AIRLOCK_OK)
         log_error("the template of an adopted sandbox is gone: it cannot be resumed, restored "
                   "or forked",
                   "sandbox=%s template=%s error=\"%s\"", sb->id, r->template_name, tmpl_err);
@@ -163,7 +163,7 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     remove_temporaries(sb);
     /* Before the guest's new session, which installs egress's CA. Also
      * for suspended and failed sandboxes: a resume or restore needs it. */
-    if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != SANDBOX_OK)
+    if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != AIRLOCK_OK)
         log_error("cannot attach an adopted sandbox to egress: it reaches nothing",
                   "sandbox=%s error=\"%s\"", sb->id, err);
     enum sb_state state = settle(sb, r, alive, why, sizeof(why));

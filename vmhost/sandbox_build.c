@@ -35,14 +35,14 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
     return sandbox_record_save_nosync(sb, err, errlen);
 }
 
-enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
+enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
                                  struct sandbox **out, char *err, size_t errlen)
 {
     const struct sandbox_create_params *p = b->params;
     struct template_version *t = b->tmpl;
     struct sandbox *sb;
-    enum sandbox_error rc = sandbox_reserve(vh, p, b->detached, &sb, err, errlen);
-    if (rc != SANDBOX_OK) {
+    enum airlock_err rc = sandbox_reserve(vh, p, b->detached, &sb, err, errlen);
+    if (rc != AIRLOCK_OK) {
         template_release(t);
         return rc;
     }
@@ -75,7 +75,7 @@ enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *
     bool attach_aside = load_state && !b->detached && vh->egress;
     rc = b->detached || attach_aside ? sandbox_network_prepare(sb, err, errlen)
                                      : sandbox_network_up(sb, p->policy, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         goto fail;
     if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, err, errlen)))
         goto fail;
@@ -91,7 +91,7 @@ enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *
     if (attaching) {
         rc = sandbox_network_attach_finish(attaching, err, errlen);
         attaching = NULL;
-        if (rc != SANDBOX_OK)
+        if (rc != AIRLOCK_OK)
             goto fail;
     }
     int64_t attached = clock_monotonic_us();
@@ -104,7 +104,7 @@ enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *
     int64_t guest_connected = clock_monotonic_us();
     if (b->detached) {
         *out = sb;
-        return SANDBOX_OK;
+        return AIRLOCK_OK;
     }
     int64_t initialized;
     if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
@@ -125,7 +125,7 @@ enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *
              (long long)(guest_connected - vm_running),
              (long long)(initialized - guest_connected), (long long)(done - initialized));
     *out = sb;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 
 fail:
     /* The attach holds sb: it ends before anything is torn down. */
@@ -134,5 +134,5 @@ fail:
         sandbox_network_attach_finish(attaching, ignored, sizeof(ignored));
     }
     sandbox_abandon(sb, err);
-    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
+    return rc != AIRLOCK_OK ? rc : AIRLOCK_ERR_INTERNAL;
 }

@@ -33,7 +33,7 @@ struct sandbox_build {
 
 /* A running sandbox (detached: see above) with a reference in *out. On
  * failure nothing is left behind. */
-enum sandbox_error sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
+enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
                                  struct sandbox **out, char *err, size_t errlen);
 
 /* Stops and removes a detached sandbox never registered and drops both of

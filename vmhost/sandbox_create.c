@@ -16,42 +16,42 @@
 #define SANDBOX_MIN_MEMORY_MB 128
 #define SANDBOX_MAX_MEMORY_MB 65536
 
-static enum sandbox_error sandbox_validate(const struct sandbox_create_params *p, char *err,
+static enum airlock_err sandbox_validate(const struct sandbox_create_params *p, char *err,
                                            size_t errlen)
 {
     if (p->id && *p->id && !sandbox_id_valid(p->id)) {
         snprintf(err, errlen, "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     if (p->vcpus > SANDBOX_MAX_VCPUS) {
         snprintf(err, errlen, "vcpus: %u is more than the maximum of %d", p->vcpus,
                  SANDBOX_MAX_VCPUS);
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     if (p->memory_mb &&
         (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB)) {
         snprintf(err, errlen, "memory_mb: %u is outside %d..%d", p->memory_mb,
                  SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     /* egress checks the characters. */
     if (p->project_id && strlen(p->project_id) >= SANDBOX_PROJECT_ID_SIZE) {
         snprintf(err, errlen, "project_id: at most 128 characters");
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
-enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
+enum airlock_err sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
                                   struct sandbox **out, char *err, size_t errlen)
 {
-    enum sandbox_error rc = sandbox_validate(p, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = sandbox_validate(p, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     /* The template version (NULL: cold boot) decides the size. */
     struct template_version *t;
     rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         return rc;
     /* A pooled VM takes the id asked for (sandbox_pool.h); an id in use
      * goes the build way, which answers that it exists. */
@@ -61,9 +61,9 @@ enum sandbox_error sandbox_create(struct vmhost *vh, const struct sandbox_create
     if (sb) {
         rc = sandbox_hand_out(sb, p, err, errlen);
         warm_pool_handed_out(pool); /* its refill may start now */
-        if (rc != SANDBOX_ERR_INTERNAL) {
+        if (rc != AIRLOCK_ERR_INTERNAL) {
             template_release(t); /* the pooled sandbox holds its own */
-            *out = rc == SANDBOX_OK ? sb : NULL;
+            *out = rc == AIRLOCK_OK ? sb : NULL;
             return rc;
         }
         log_warn("pooled sandbox failed: restoring instead", "error=\"%.300s\"", err);

@@ -42,7 +42,7 @@ void sandbox_abandon(struct sandbox *sb, const char *err)
     sandbox_discard(sb);
 }
 
-enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen)
+enum airlock_err sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen)
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = sandbox_registry_find_locked(vh, id);
@@ -54,17 +54,17 @@ enum sandbox_error sandbox_delete(struct vmhost *vh, const char *id, char *err, 
         pthread_mutex_unlock(&vh->lock);
         snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
                  sb_state_name(busy));
-        return SANDBOX_ERR_STATE;
+        return AIRLOCK_ERR_STATE;
     }
     if (sb)
         sandbox_registry_remove_locked(vh, sb);
     pthread_mutex_unlock(&vh->lock);
     if (!sb) {
         snprintf(err, errlen, "sandbox %s not found", id);
-        return SANDBOX_ERR_NOT_FOUND;
+        return AIRLOCK_ERR_NOT_FOUND;
     }
     sandbox_teardown(sb);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }

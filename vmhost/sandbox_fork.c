@@ -23,42 +23,42 @@ static void discard_forks(struct sandbox **forks, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         char err[512];
-        if (sandbox_delete(forks[i]->vh, forks[i]->id, err, sizeof(err)) != SANDBOX_OK)
+        if (sandbox_delete(forks[i]->vh, forks[i]->id, err, sizeof(err)) != AIRLOCK_OK)
             log_warn("cannot delete a fork after a failed fork", "sandbox=%s error=\"%s\"",
                      forks[i]->id, err);
         sandbox_put(forks[i]);
     }
 }
 
-enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
+enum airlock_err sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
                                 const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
                                 char *err, size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
     if (count < 1 || count > FORK_MAX_COUNT) {
         snprintf(err, errlen, "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     /* Without a policy of their own, forks get the parent's as it is now:
      * a fork is no way around the parent's network rules. */
     Airlock__Egress__V1__Policy *inherited = NULL;
     if (!policy) {
         if (sandbox_policy_load(sb, &inherited, err, errlen) < 0)
-            return SANDBOX_ERR_INTERNAL;
+            return AIRLOCK_ERR_INTERNAL;
         policy = inherited;
     }
     struct checkpoint_files f;
     bool live = !checkpoint || !*checkpoint;
-    enum sandbox_error rc = live ? checkpoint_take_temporary(sb, &f, err, errlen)
+    enum airlock_err rc = live ? checkpoint_take_temporary(sb, &f, err, errlen)
                                  : checkpoint_pin(sb, checkpoint, &f, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         goto out_policy;
     int64_t checkpointed = clock_monotonic_ms();
     struct sandbox **forks = calloc(count, sizeof(*forks));
     unsigned made = 0;
     if (!forks) {
         snprintf(err, errlen, "out of memory");
-        rc = SANDBOX_ERR_INTERNAL;
+        rc = AIRLOCK_ERR_INTERNAL;
         goto out;
     }
     struct sandbox_create_params p = {
@@ -78,10 +78,10 @@ enum sandbox_error sandbox_fork(struct sandbox *sb, const char *checkpoint, unsi
             .from_state = f.full ? f.state : NULL,
         };
         rc = sandbox_build(sb->vh, &b, &forks[made], err, errlen);
-        if (rc != SANDBOX_OK)
+        if (rc != AIRLOCK_OK)
             break;
     }
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         log_warn("fork failed", "sandbox=%s made=%u of %u error=\"%.300s\"", sb->id, made, count,
                  err);
         discard_forks(forks, made);

@@ -71,7 +71,7 @@ bool sandbox_transition(struct sandbox *sb, enum sb_state to);
 struct sandbox *sandbox_registry_find_locked(struct vmhost *vh, const char *id);
 /* Registers sb under id (renaming it when id is not its own): EXISTS when
  * the id is taken, CAPACITY when the node is full, naming them in err. */
-enum sandbox_error sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
+enum airlock_err sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
                                                  const char *id, char *err, size_t errlen);
 void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb);
 
@@ -80,7 +80,7 @@ void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb);
  * (or a new id) so concurrent creates of the same id and capacity checks
  * see it; detached: under an id of its own, out of the registry (a pooled
  * VM until its hand-out, sandbox_pool.h). */
-enum sandbox_error sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
+enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
                                    bool detached, struct sandbox **out, char *err,
                                    size_t errlen);
 /* Takes sb out of the registry and drops the registry's reference, leaving
@@ -118,6 +118,6 @@ void sandbox_abandon(struct sandbox *sb, const char *err);
 int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
                        size_t errlen);
 /* suspended -> resuming -> running; sandbox_resume() calls it. */
-enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen);
 
 #endif

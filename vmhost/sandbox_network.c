@@ -11,29 +11,29 @@
 #include "sandbox_net.h"
 #include "sandbox_record.h"
 
-static enum sandbox_error sandbox_error_from_egress(grpc_status_code st)
+static enum airlock_err airlock_err_from_egress(grpc_status_code st)
 {
     switch (st) {
-    case GRPC_STATUS_OK: return SANDBOX_OK;
-    case GRPC_STATUS_INVALID_ARGUMENT: return SANDBOX_ERR_INVALID;
-    case GRPC_STATUS_NOT_FOUND: return SANDBOX_ERR_NOT_FOUND;
+    case GRPC_STATUS_OK: return AIRLOCK_OK;
+    case GRPC_STATUS_INVALID_ARGUMENT: return AIRLOCK_ERR_INVALID;
+    case GRPC_STATUS_NOT_FOUND: return AIRLOCK_ERR_NOT_FOUND;
     case GRPC_STATUS_UNAVAILABLE:
-    case GRPC_STATUS_DEADLINE_EXCEEDED: return SANDBOX_ERR_UNAVAILABLE;
-    default: return SANDBOX_ERR_INTERNAL;
+    case GRPC_STATUS_DEADLINE_EXCEEDED: return AIRLOCK_ERR_UNAVAILABLE;
+    default: return AIRLOCK_ERR_INTERNAL;
     }
 }
 
 /* Without egress nothing enforces a policy, yet it is checked by the same
  * code egress uses and kept: the API answers alike with and without
  * --egress, and an invalid policy never looks accepted. */
-static enum sandbox_error policy_keep(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+static enum airlock_err policy_keep(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
     struct egress_policy *p = NULL;
     if (policy) {
         p = egress_policy_from_proto(policy, err, errlen);
         if (!p)
-            return SANDBOX_ERR_INVALID;
+            return AIRLOCK_ERR_INVALID;
     }
     pthread_mutex_lock(&sb->lock);
     struct egress_policy *old = sb->kept_policy;
@@ -41,7 +41,7 @@ static enum sandbox_error policy_keep(struct sandbox *sb, const Airlock__Egress_
     pthread_mutex_unlock(&sb->lock);
     if (old)
         egress_policy_put(old);
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 /* The CA egress answered with (credential injection; NULL: none): the
@@ -69,26 +69,26 @@ static void network_down_locked(struct sandbox *sb);
 /* Attaches the sandbox's namespace to egress (or, without egress, checks
  * and keeps the policy) and saves the policy for an attach after a
  * restart. Undoes nothing on failure. */
-static enum sandbox_error attach_locked(struct sandbox *sb,
+static enum airlock_err attach_locked(struct sandbox *sb,
                                         const Airlock__Egress__V1__Policy *policy, char *err,
                                         size_t errlen)
 {
     struct egress_client *ec = sb->vh->egress;
-    enum sandbox_error rc;
+    enum airlock_err rc;
     char ns_path[256];
     if (!ec) {
         rc = policy_keep(sb, policy, err, errlen);
-        if (rc != SANDBOX_OK)
+        if (rc != AIRLOCK_OK)
             return rc;
     } else {
         if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
             snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
-            return SANDBOX_ERR_INTERNAL;
+            return AIRLOCK_ERR_INTERNAL;
         }
         grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
         if (st != GRPC_STATUS_OK) {
-            rc = sandbox_error_from_egress(st);
-            if (rc == SANDBOX_ERR_UNAVAILABLE) {
+            rc = airlock_err_from_egress(st);
+            if (rc == AIRLOCK_ERR_UNAVAILABLE) {
                 char why[768];
                 snprintf(why, sizeof(why), "%s", err);
                 snprintf(err, errlen, "egress at %s cannot be reached, so the sandbox would "
@@ -99,36 +99,36 @@ static enum sandbox_error attach_locked(struct sandbox *sb,
         sb->egress_attached = true;
     }
     /* For the attach after a restart (sandbox_network_reattach/restore). */
-    return sandbox_policy_save(sb, policy, err, errlen) < 0 ? SANDBOX_ERR_INTERNAL : SANDBOX_OK;
+    return sandbox_policy_save(sb, policy, err, errlen) < 0 ? AIRLOCK_ERR_INTERNAL : AIRLOCK_OK;
 }
 
-static enum sandbox_error network_up_locked(struct sandbox *sb,
+static enum airlock_err network_up_locked(struct sandbox *sb,
                                             const Airlock__Egress__V1__Policy *policy, char *err,
                                             size_t errlen)
 {
     if (sandbox_net_create(sb->id, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     sb->net_up = true;
-    enum sandbox_error rc = attach_locked(sb, policy, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = attach_locked(sb, policy, err, errlen);
+    if (rc != AIRLOCK_OK)
         network_down_locked(sb);
     return rc;
 }
 
-enum sandbox_error sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen)
 {
     pthread_mutex_lock(&sb->net_lock);
     int rc = sandbox_net_create(sb->id, err, errlen);
     sb->net_up = rc == 0;
     pthread_mutex_unlock(&sb->net_lock);
-    return rc == 0 ? SANDBOX_OK : SANDBOX_ERR_INTERNAL;
+    return rc == 0 ? AIRLOCK_OK : AIRLOCK_ERR_INTERNAL;
 }
 
-enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+enum airlock_err sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
     pthread_mutex_lock(&sb->net_lock);
-    enum sandbox_error rc = network_up_locked(sb, policy, err, errlen);
+    enum airlock_err rc = network_up_locked(sb, policy, err, errlen);
     pthread_mutex_unlock(&sb->net_lock);
     return rc;
 }
@@ -137,7 +137,7 @@ struct sandbox_attach {
     pthread_t thread;
     struct sandbox *sb;
     const Airlock__Egress__V1__Policy *policy;
-    enum sandbox_error rc;
+    enum airlock_err rc;
     char err[1024];
 };
 
@@ -170,12 +170,12 @@ struct sandbox_attach *sandbox_network_attach_start(struct sandbox *sb,
     return a;
 }
 
-enum sandbox_error sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
+enum airlock_err sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
                                                  size_t errlen)
 {
     pthread_join(a->thread, NULL);
-    enum sandbox_error rc = a->rc;
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = a->rc;
+    if (rc != AIRLOCK_OK)
         snprintf(err, errlen, "%s", a->err);
     free(a);
     return rc;
@@ -205,7 +205,7 @@ void sandbox_network_down(struct sandbox *sb)
 
 /* Attaches the existing namespace with policy; an egress that knows the
  * sandbox already gets the policy set instead. */
-static enum sandbox_error reattach_locked(struct sandbox *sb,
+static enum airlock_err reattach_locked(struct sandbox *sb,
                                           const Airlock__Egress__V1__Policy *policy, char *err,
                                           size_t errlen)
 {
@@ -215,7 +215,7 @@ static enum sandbox_error reattach_locked(struct sandbox *sb,
         return policy_keep(sb, policy, err, errlen);
     if (sandbox_net_netns_path(sb->id, ns_path, sizeof(ns_path)) < 0) {
         snprintf(err, errlen, "sandbox id too long for a namespace path: %s", sb->id);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     grpc_status_code st = attach(sb, ns_path, policy, err, errlen);
     if (st == GRPC_STATUS_ALREADY_EXISTS) {
@@ -226,46 +226,46 @@ static enum sandbox_error reattach_locked(struct sandbox *sb,
         if (st == GRPC_STATUS_OK)
             keep_ca(sb, ca_pem);
     }
-    enum sandbox_error rc = sandbox_error_from_egress(st);
-    if (rc == SANDBOX_OK)
+    enum airlock_err rc = airlock_err_from_egress(st);
+    if (rc == AIRLOCK_OK)
         sb->egress_attached = true;
     return rc;
 }
 
-enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+enum airlock_err sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen)
 {
-    enum sandbox_error rc;
+    enum airlock_err rc;
     pthread_mutex_lock(&sb->net_lock);
     if (!sb->vh->egress || !sb->net_up) { /* no network now: checked, used when it comes back */
         rc = policy_keep(sb, policy, err, errlen);
     } else if (!sb->egress_attached) { /* a pooled VM being handed out */
         rc = reattach_locked(sb, policy, err, errlen);
     } else {
-        rc = sandbox_error_from_egress(
+        rc = airlock_err_from_egress(
             egress_client_set_policy(sb->vh->egress, sb->id, policy, sb->project_id, NULL, err,
                                      errlen));
         /* An egress that restarted since knows no sandbox: attach it again,
          * now with this policy. */
-        if (rc == SANDBOX_ERR_NOT_FOUND) {
+        if (rc == AIRLOCK_ERR_NOT_FOUND) {
             log_warn("egress lost the sandbox: attaching it again", "sandbox=%s", sb->id);
             rc = reattach_locked(sb, policy, err, errlen);
         }
     }
-    if (rc == SANDBOX_OK && sandbox_policy_save(sb, policy, err, errlen) < 0)
-        rc = SANDBOX_ERR_INTERNAL;
+    if (rc == AIRLOCK_OK && sandbox_policy_save(sb, policy, err, errlen) < 0)
+        rc = AIRLOCK_ERR_INTERNAL;
     pthread_mutex_unlock(&sb->net_lock);
     return rc;
 }
 
-enum sandbox_error sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen)
 {
     pthread_mutex_lock(&sb->net_lock);
     Airlock__Egress__V1__Policy *policy;
-    enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    enum airlock_err rc = AIRLOCK_ERR_INTERNAL;
     /* A namespace to attach (deleted or taken away meanwhile: nothing to do). */
     if (!sb->net_up)
-        rc = SANDBOX_OK;
+        rc = AIRLOCK_OK;
     else if (sandbox_policy_load(sb, &policy, err, errlen) == 0) {
         rc = reattach_locked(sb, policy, err, errlen);
         if (policy)
@@ -275,14 +275,14 @@ enum sandbox_error sandbox_network_reattach(struct sandbox *sb, char *err, size_
     return rc;
 }
 
-enum sandbox_error sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen)
 {
     if (sb->net_up)
-        return SANDBOX_OK;
+        return AIRLOCK_OK;
     Airlock__Egress__V1__Policy *policy;
     if (sandbox_policy_load(sb, &policy, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
-    enum sandbox_error rc = sandbox_network_up(sb, policy, err, errlen);
+        return AIRLOCK_ERR_INTERNAL;
+    enum airlock_err rc = sandbox_network_up(sb, policy, err, errlen);
     if (policy)
         airlock__egress__v1__policy__free_unpacked(policy, NULL);
     return rc;

@@ -11,16 +11,16 @@
 
 /* Builds the namespace and attaches it to egress (policy NULL = deny all).
  * On failure whatever was made is undone. An invalid policy is
- * SANDBOX_ERR_INVALID with egress's message naming the field — also
+ * AIRLOCK_ERR_INVALID with egress's message naming the field — also
  * without --egress, where the policy is checked and kept but enforces
- * nothing; an egress that cannot be reached is SANDBOX_ERR_UNAVAILABLE. */
-enum sandbox_error sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+ * nothing; an egress that cannot be reached is AIRLOCK_ERR_UNAVAILABLE. */
+enum airlock_err sandbox_network_up(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
 
 /* A pooled VM's network: the namespace only. Egress hears of it when it
  * is handed out, under its final id: sandbox_set_policy() attaches a
  * sandbox that is not attached yet. */
-enum sandbox_error sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_network_prepare(struct sandbox *sb, char *err, size_t errlen);
 
 /* The attach half of sandbox_network_up for a namespace made by
  * sandbox_network_prepare, on a thread of its own, so a restore overlaps
@@ -34,7 +34,7 @@ struct sandbox_attach;
 struct sandbox_attach *sandbox_network_attach_start(struct sandbox *sb,
                                                     const Airlock__Egress__V1__Policy *policy,
                                                     char *err, size_t errlen);
-enum sandbox_error sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
+enum airlock_err sandbox_network_attach_finish(struct sandbox_attach *a, char *err,
                                                  size_t errlen);
 
 /* Detaches from egress, then deletes the namespace (egress's sockets would
@@ -46,17 +46,17 @@ void sandbox_network_down(struct sandbox *sb);
  * --egress, or while the sandbox has no network (vmhost's stop took it),
  * it is checked and kept (see sandbox_network_up). Either way it is saved
  * beside the sandbox's record. */
-enum sandbox_error sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
+enum airlock_err sandbox_set_policy(struct sandbox *sb, const Airlock__Egress__V1__Policy *policy,
                                       char *err, size_t errlen);
 
 /* After a vmhost restart (sandbox_adopt.c) or an egress restart
  * (egress_watch.c), for a sandbox whose namespace still exists: attaches
  * it to egress again with its saved policy (egress may still know it: then
  * the policy is set again). Nothing for a sandbox without a namespace. */
-enum sandbox_error sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_network_reattach(struct sandbox *sb, char *err, size_t errlen);
 
 /* For a sandbox whose network vmhost's stop took away: builds it again
  * with the saved policy before its VM starts. Nothing when it has one. */
-enum sandbox_error sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen);
+enum airlock_err sandbox_network_restore(struct sandbox *sb, char *err, size_t errlen);
 
 #endif

@@ -77,12 +77,12 @@ undo_dir:
     return -1;
 }
 
-enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
+enum airlock_err sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
                                     char *err, size_t errlen)
 {
     struct vmhost *vh = sb->vh;
     int64_t started = clock_monotonic_us();
-    enum sandbox_error rc = SANDBOX_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     /* Registered under the id asked for (else its own) in one step with
      * the checks, so the registry stays the one place ids are decided. */
     char pool_id[sizeof(sb->id)];
@@ -91,7 +91,7 @@ enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_cre
     pthread_mutex_lock(&vh->lock);
     rc = sandbox_registry_admit_locked(vh, sb, rename ? p->id : pool_id, err, errlen);
     pthread_mutex_unlock(&vh->lock);
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         sandbox_discard(sb);
         return rc;
     }
@@ -102,7 +102,7 @@ enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_cre
         pthread_mutex_unlock(&vh->lock);
         log_warn("pooled sandbox not renamed", "sandbox=%s error=\"%.300s\"", pool_id, err);
         sandbox_discard(sb);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     pthread_mutex_lock(&sb->lock);
     sb->from_pool = true;
@@ -122,7 +122,7 @@ enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_cre
      * its project and policy (deny-all when unset): sandbox_set_policy. */
     snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
     rc = sandbox_set_policy(sb, p->policy, err, errlen);
-    if (rc != SANDBOX_OK)
+    if (rc != AIRLOCK_OK)
         goto fail;
     int64_t attached = clock_monotonic_us(), initialized;
     if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
@@ -137,8 +137,8 @@ enum sandbox_error sandbox_hand_out(struct sandbox *sb, const struct sandbox_cre
              (long long)(done - started), (long long)(named - started),
              (long long)(continued - named), (long long)(attached - continued),
              (long long)(initialized - attached), (long long)(done - initialized));
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 fail:
     sandbox_abandon(sb, err);
-    return rc != SANDBOX_OK ? rc : SANDBOX_ERR_INTERNAL;
+    return rc != AIRLOCK_OK ? rc : AIRLOCK_ERR_INTERNAL;
 }

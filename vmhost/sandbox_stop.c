@@ -19,7 +19,7 @@ static int keep_for_restart(struct sandbox *sb)
     enum sb_state s = sb->state;
     pthread_mutex_unlock(&sb->lock);
     if ((s == SB_RUNNING || s == SB_PAUSED) &&
-        sandbox_suspend_for_stop(sb, err, sizeof(err)) != SANDBOX_OK) {
+        sandbox_suspend_for_stop(sb, err, sizeof(err)) != AIRLOCK_OK) {
         log_error("cannot suspend the sandbox at stop: it keeps running for the next vmhost "
                   "to adopt",
                   "sandbox=%s error=\"%.500s\"", sb->id, err);

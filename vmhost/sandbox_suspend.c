@@ -102,19 +102,19 @@ static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop,
     return -1;
 }
 
-static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, size_t errlen)
+static enum airlock_err suspend(struct sandbox *sb, bool by_stop, char *err, size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
     struct suspend_paths p;
     if (suspend_paths(sb, true, &p, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     pthread_mutex_lock(&sb->lock);
     enum sb_state was = sb->state;
     if ((was != SB_RUNNING && was != SB_PAUSED) || !sb->vm) {
         snprintf(err, errlen, "sandbox %s is %s; only a running or paused sandbox can be suspended",
                  sb->id, sb_state_name(was));
         pthread_mutex_unlock(&sb->lock);
-        return SANDBOX_ERR_STATE;
+        return AIRLOCK_ERR_STATE;
     }
     char what[128];
     snprintf(what, sizeof(what), "a suspend of sandbox %s (%u MiB of memory)", sb->id,
@@ -124,14 +124,14 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
                            what, err, errlen) < 0) {
         pthread_mutex_unlock(&sb->lock);
         log_warn("sandbox suspend refused", "sandbox=%s error=\"%.300s\"", sb->id, err);
-        return SANDBOX_ERR_CAPACITY;
+        return AIRLOCK_ERR_CAPACITY;
     }
     sandbox_transition(sb, SB_SUSPENDING); /* from here on only this call uses sb->vm */
     struct vm *vm = sb->vm;
     pthread_mutex_unlock(&sb->lock);
 
     char ignored[256];
-    enum sandbox_error rc = SANDBOX_ERR_INTERNAL;
+    enum airlock_err rc = AIRLOCK_ERR_INTERNAL;
     /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
@@ -140,7 +140,7 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
     crash_point("suspend-stopped");
     if (write_snapshot(sb, vm, &p, err, errlen) < 0) {
         if (store_full(&sb->vh->store, err, errlen)) /* before the partial files go */
-            rc = SANDBOX_ERR_CAPACITY;
+            rc = AIRLOCK_ERR_CAPACITY;
         goto fail;
     }
     if (record_suspended(sb, was, by_stop, err, errlen) < 0)
@@ -157,7 +157,7 @@ static enum sandbox_error suspend(struct sandbox *sb, bool by_stop, char *err, s
     vm_free(vm); /* QEMU quits: its memory goes back to the host */
     log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s by=%s", sb->id,
              (long long)(clock_monotonic_ms() - started), p.dir, by_stop ? "stop" : "request");
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 
 fail:
     log_warn("sandbox suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
@@ -174,7 +174,7 @@ fail:
     return rc;
 }
 
-enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
 {
     /* Already suspended by vmhost's stop: the request only makes it a
      * suspend the control plane knows of (no resume on first use). */
@@ -183,11 +183,11 @@ enum sandbox_error sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
     sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
     pthread_mutex_unlock(&sb->lock);
     if (by_stop)
-        return sandbox_record_save(sb, err, errlen) < 0 ? SANDBOX_ERR_INTERNAL : SANDBOX_OK;
+        return sandbox_record_save(sb, err, errlen) < 0 ? AIRLOCK_ERR_INTERNAL : AIRLOCK_OK;
     return suspend(sb, false, err, errlen);
 }
 
-enum sandbox_error sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen)
 {
     return suspend(sb, true, err, errlen);
 }
@@ -200,7 +200,7 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, 
         return -1;
     }
     if (store_clone_file(disk, sb->disk, err, errlen) < 0 ||
-        sandbox_network_restore(sb, err, errlen) != SANDBOX_OK ||
+        sandbox_network_restore(sb, err, errlen) != AIRLOCK_OK ||
         sandbox_start_vm(sb, state != NULL, 0, err, errlen) < 0 ||
         (state &&
          vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
@@ -210,18 +210,18 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, 
     return 0;
 }
 
-enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen)
+enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen)
 {
     int64_t started = clock_monotonic_ms();
     struct suspend_paths p;
     if (suspend_paths(sb, false, &p, err, errlen) < 0)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     pthread_mutex_lock(&sb->lock);
     if (sb->state != SB_SUSPENDED) {
         snprintf(err, errlen, "sandbox %s is %s; only a paused or suspended sandbox can be resumed",
                  sb->id, sb_state_name(sb->state));
         pthread_mutex_unlock(&sb->lock);
-        return SANDBOX_ERR_STATE;
+        return AIRLOCK_ERR_STATE;
     }
     sandbox_transition(sb, SB_RESUMING);
     pthread_mutex_unlock(&sb->lock);
@@ -252,7 +252,7 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
             guest_channel_close(ch);
         vm_free(vm);
         log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     char why[512];
     /* Until the record says running, a restart goes back to the snapshot. */
@@ -263,5 +263,5 @@ enum sandbox_error sandbox_resume_suspended(struct sandbox *sb, char *err, size_
         log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
     log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
              (long long)(clock_monotonic_ms() - started));
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }

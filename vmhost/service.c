@@ -51,11 +51,11 @@ struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmho
     }
     char err[4096];
     /* A sandbox vmhost's stop suspended runs again for its first request. */
-    enum sandbox_error code = sandbox_wake(sb, err, sizeof(err));
+    enum airlock_err code = sandbox_wake(sb, err, sizeof(err));
     struct guest_channel *ch =
-        code == SANDBOX_OK ? sandbox_channel(sb, &code, err, sizeof(err)) : NULL;
+        code == AIRLOCK_OK ? sandbox_channel(sb, &code, err, sizeof(err)) : NULL;
     if (!ch) {
-        rpc_call_finish(call, sandbox_error_status(code), err);
+        rpc_call_finish(call, airlock_err_status(code), err);
         sandbox_put(sb);
         return NULL;
     }
@@ -113,7 +113,7 @@ void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
         return;
     }
     char reason[256] = "channel closed";
-    enum sandbox_error code;
+    enum airlock_err code;
     char err[4096];
     struct guest_channel *ch = sandbox_channel(sb, &code, err, sizeof(err));
     if (!ch) {

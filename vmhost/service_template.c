@@ -96,10 +96,10 @@ void service_build_template(struct rpc_call *call, void *ctx)
         return;
     struct template_version *t = NULL;
     char err[4096];
-    enum sandbox_error rc = template_build_named(vh, req, build_log, call, &t, err, sizeof(err));
+    enum airlock_err rc = template_build_named(vh, req, build_log, call, &t, err, sizeof(err));
     protobuf_c_message_free_unpacked(&req->base, NULL);
-    if (rc != SANDBOX_OK) {
-        rpc_call_finish(call, sandbox_error_status(rc), err);
+    if (rc != AIRLOCK_OK) {
+        rpc_call_finish(call, airlock_err_status(rc), err);
         return;
     }
     struct template_view v;

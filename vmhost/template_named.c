@@ -260,7 +260,7 @@ static int snapshot_named(struct vmhost *vh, struct named_build *b, unsigned ver
     return rc;
 }
 
-enum sandbox_error template_build_named(struct vmhost *vh,
+enum airlock_err template_build_named(struct vmhost *vh,
                                         const Airlock__Vmhost__V1__BuildTemplateRequest *req,
                                         template_log_fn log, void *log_arg,
                                         struct template_version **out, char *err, size_t errlen)
@@ -268,17 +268,17 @@ enum sandbox_error template_build_named(struct vmhost *vh,
     const TemplateSpec *spec = req->spec;
     if (!spec) {
         snprintf(err, errlen, "spec: required");
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     if (template_spec_check(spec, err, errlen) < 0)
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     if (!vh->have_template) {
         snprintf(err, errlen, "this node runs with --cold-boot: it keeps no template snapshots");
-        return SANDBOX_ERR_STATE;
+        return AIRLOCK_ERR_STATE;
     }
     unsigned version;
-    enum sandbox_error rc = template_reserve(vh, spec->name, req->version, &version, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = template_reserve(vh, spec->name, req->version, &version, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     int64_t started_ms = clock_realtime_ms(), t0 = clock_monotonic_ms();
     struct named_build b = { .spec = spec, .log = log, .log_arg = log_arg };
@@ -288,7 +288,7 @@ enum sandbox_error template_build_named(struct vmhost *vh,
     snprintf(base_disk, sizeof(base_disk), "%s", vh->base_disk);
     log_info("template build started", "template=%s:%u", spec->name, version);
     logf_line(&b, "building %s:%u", spec->name, version);
-    rc = SANDBOX_ERR_INTERNAL;
+    rc = AIRLOCK_ERR_INTERNAL;
     if (build_env(&b, err, errlen) < 0 ||
         (spec->n_packages &&
          image_with_packages(vh, &b, &img, base_disk, sizeof(base_disk), err, errlen) < 0) ||
@@ -297,7 +297,7 @@ enum sandbox_error template_build_named(struct vmhost *vh,
         goto fail;
     guest_image_release(&img); /* the store's copy of its rootfs is all the version reads */
     rc = template_publish(vh, final_dir, spec->warm_pool, out, err, errlen);
-    if (rc != SANDBOX_OK) {
+    if (rc != AIRLOCK_OK) {
         fs_remove_tree(final_dir, NULL, 0);
         goto fail;
     }
@@ -306,10 +306,10 @@ enum sandbox_error template_build_named(struct vmhost *vh,
     logf_line(&b, "ready: %s in %.1f s", (*out)->ref, (double)(clock_monotonic_ms() - t0) / 1000);
     free(b.env);
     strbuf_free(&b.env_storage);
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 fail:
     if (b.spec_failed)
-        rc = SANDBOX_ERR_INVALID;
+        rc = AIRLOCK_ERR_INVALID;
     log_warn("template build failed", "template=%s:%u error=\"%.300s\"", spec->name, version, err);
     guest_image_release(&img);
     template_unreserve(vh, spec->name, version);

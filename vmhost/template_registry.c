@@ -207,7 +207,7 @@ static struct template_version *find_default_locked(struct template_registry *r,
 }
 
 /* The default template at a size other than the first: built on first use. */
-static enum sandbox_error default_at_size(struct template_registry *r, unsigned vcpus,
+static enum airlock_err default_at_size(struct template_registry *r, unsigned vcpus,
                                           unsigned memory_mb, struct template_version **out,
                                           char *err, size_t errlen)
 {
@@ -217,7 +217,7 @@ static enum sandbox_error default_at_size(struct template_registry *r, unsigned 
     if (t)
         template_version_get(t);
     pthread_mutex_unlock(&r->lock);
-    enum sandbox_error rc = SANDBOX_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     if (!t) {
         struct template_spec spec;
         template_default_spec(r->vh, vcpus, memory_mb, &spec);
@@ -225,13 +225,13 @@ static enum sandbox_error default_at_size(struct template_registry *r, unsigned 
         char why[3072];
         if (!t) {
             snprintf(err, errlen, "out of memory");
-            rc = SANDBOX_ERR_INTERNAL;
+            rc = AIRLOCK_ERR_INTERNAL;
         } else if (template_snapshot_ensure(&spec, &t->snap, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "snapshot of the default template at %u vCPUs, %u MiB: %s",
                      vcpus, memory_mb, why);
             template_release(t);
             t = NULL;
-            rc = SANDBOX_ERR_INTERNAL;
+            rc = AIRLOCK_ERR_INTERNAL;
         } else {
             snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
             pthread_mutex_lock(&r->lock);
@@ -276,7 +276,7 @@ struct template_version *template_lookup(struct vmhost *vh, const char *ref, cha
     return t;
 }
 
-enum sandbox_error template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
+enum airlock_err template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
                                     unsigned memory_mb, struct template_version **out, char *err,
                                     size_t errlen)
 {
@@ -284,24 +284,24 @@ enum sandbox_error template_acquire(struct vmhost *vh, const char *ref, unsigned
     *out = NULL;
     if (!ref || !*ref || strcmp(ref, TEMPLATE_DEFAULT_NAME) == 0) {
         if (!vh->have_template)
-            return SANDBOX_OK; /* --cold-boot */
+            return AIRLOCK_OK; /* --cold-boot */
         return default_at_size(r, vcpus ? vcpus : VMHOST_TEMPLATE_VCPUS,
                                memory_mb ? memory_mb : VMHOST_TEMPLATE_MEMORY_MB, out, err,
                                errlen);
     }
     struct template_version *t = template_lookup(vh, ref, err, errlen);
     if (!t)
-        return SANDBOX_ERR_NOT_FOUND;
+        return AIRLOCK_ERR_NOT_FOUND;
     if ((vcpus && vcpus != t->snap.vcpus) || (memory_mb && memory_mb != t->snap.memory_mb)) {
         snprintf(err, errlen, "%s: template %s has %u vCPUs and %u MiB; its sandboxes have its "
                               "size (leave vcpus and memory_mb unset)",
                  vcpus && vcpus != t->snap.vcpus ? "vcpus" : "memory_mb", t->ref, t->snap.vcpus,
                  t->snap.memory_mb);
         template_release(t);
-        return SANDBOX_ERR_INVALID;
+        return AIRLOCK_ERR_INVALID;
     }
     *out = t;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 struct template_version **template_list(struct vmhost *vh, size_t *n)
@@ -327,7 +327,7 @@ unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
     return sandbox_count_from_template(vh, t, NULL, 0);
 }
 
-enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen)
+enum airlock_err template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen)
 {
     struct template_registry *r = vh->templates;
     char name[TEMPLATE_NAME_MAX + 1];
@@ -338,10 +338,10 @@ enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err
                  strcmp(name, TEMPLATE_DEFAULT_NAME) == 0 ? " (the default template cannot be "
                                                              "deleted)"
                                                            : "");
-        return SANDBOX_ERR_NOT_FOUND;
+        return AIRLOCK_ERR_NOT_FOUND;
     }
     struct template_version *gone = NULL;
-    enum sandbox_error rc = SANDBOX_ERR_NOT_FOUND;
+    enum airlock_err rc = AIRLOCK_ERR_NOT_FOUND;
     snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
     pthread_mutex_lock(&r->lock);
     for (struct template_version *t = r->versions; t; t = t->next) {
@@ -354,12 +354,12 @@ enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err
             snprintf(err, errlen, "template %s is used by %u sandbox%s (%s); delete %s first",
                      t->ref, users, users == 1 ? "" : "es", user, users == 1 ? "it" : "them");
             pthread_mutex_unlock(&r->lock);
-            return SANDBOX_ERR_STATE;
+            return AIRLOCK_ERR_STATE;
         }
-        rc = SANDBOX_OK;
+        rc = AIRLOCK_OK;
     }
     /* None in use: out of the registry, all at once. */
-    for (struct template_version *t = r->versions, *next; rc == SANDBOX_OK && t; t = next) {
+    for (struct template_version *t = r->versions, *next; rc == AIRLOCK_OK && t; t = next) {
         next = t->next;
         if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
             continue;
@@ -381,14 +381,14 @@ enum sandbox_error template_delete(struct vmhost *vh, const char *ref, char *err
     return rc;
 }
 
-enum sandbox_error template_reserve(struct vmhost *vh, const char *name, unsigned version,
+enum airlock_err template_reserve(struct vmhost *vh, const char *name, unsigned version,
                                     unsigned *out, char *err, size_t errlen)
 {
     struct template_registry *r = vh->templates;
     struct reservation *res = calloc(1, sizeof(*res));
     if (!res) {
         snprintf(err, errlen, "out of memory");
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     snprintf(res->name, sizeof(res->name), "%s", name);
     pthread_mutex_lock(&r->lock);
@@ -427,9 +427,9 @@ enum sandbox_error template_reserve(struct vmhost *vh, const char *name, unsigne
     if (taken) {
         snprintf(err, errlen, "template %s:%u already exists on this node", name, version);
         free(res);
-        return SANDBOX_ERR_EXISTS;
+        return AIRLOCK_ERR_EXISTS;
     }
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 static void unreserve_locked(struct template_registry *r, const char *name, unsigned version)
@@ -467,18 +467,18 @@ static void retire_older_pools(struct template_registry *r, const struct templat
     }
 }
 
-enum sandbox_error template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
+enum airlock_err template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
                                     struct template_version **out, char *err, size_t errlen)
 {
     struct template_registry *r = vh->templates;
     struct template_version *t = version_load(r, dir, false, err, errlen);
     if (!t)
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     /* Empty until the version is registered: its VMs are made from it. */
     t->pool = warm_pool_start(vh, t, 0, err, errlen);
     if (!t->pool) {
         template_release(t);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     t->owns_pool = true;
     pthread_mutex_lock(&r->lock);
@@ -490,10 +490,10 @@ enum sandbox_error template_publish(struct vmhost *vh, const char *dir, unsigned
     char ignored[128];
     warm_pool_set_target(t->pool, warm_pool, ignored, sizeof(ignored));
     *out = t;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
-enum sandbox_error template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
+enum airlock_err template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
                                      char *err, size_t errlen)
 {
     struct warm_pool *pool = vh->pool;
@@ -501,15 +501,15 @@ enum sandbox_error template_set_pool(struct vmhost *vh, const char *ref, unsigne
     if (strcmp(ref, TEMPLATE_DEFAULT_NAME) != 0) {
         t = template_lookup(vh, ref, err, errlen);
         if (!t)
-            return SANDBOX_ERR_NOT_FOUND;
+            return AIRLOCK_ERR_NOT_FOUND;
         pool = t->pool;
     }
-    enum sandbox_error rc = SANDBOX_OK;
+    enum airlock_err rc = AIRLOCK_OK;
     if (!pool) {
         snprintf(err, errlen, "no warm pool: this node has no template snapshots (--cold-boot)");
-        rc = SANDBOX_ERR_STATE;
+        rc = AIRLOCK_ERR_STATE;
     } else if (warm_pool_set_target(pool, target, err, errlen) < 0) {
-        rc = SANDBOX_ERR_CAPACITY;
+        rc = AIRLOCK_ERR_CAPACITY;
     }
     template_release(t);
     return rc;

@@ -57,7 +57,7 @@ static void wait_locked(struct warm_pool *pool, long ms)
 /* One VM for the pool: built detached (nicer than vmhost, so the VMs in
  * use and creates that found the pool empty get the CPU first), then
  * warmed up and left paused. */
-static enum sandbox_error refill_one(struct warm_pool *pool, struct sandbox **out, char *err,
+static enum airlock_err refill_one(struct warm_pool *pool, struct sandbox **out, char *err,
                                      size_t errlen)
 {
     struct sandbox_create_params p = { 0 };
@@ -66,15 +66,15 @@ static enum sandbox_error refill_one(struct warm_pool *pool, struct sandbox **ou
         .params = &p, .tmpl = pool->tmpl, .detached = true, .nice = WARM_POOL_NICE
     };
     struct sandbox *sb;
-    enum sandbox_error rc = sandbox_build(pool->vh, &b, &sb, err, errlen);
-    if (rc != SANDBOX_OK)
+    enum airlock_err rc = sandbox_build(pool->vh, &b, &sb, err, errlen);
+    if (rc != AIRLOCK_OK)
         return rc;
     if (sandbox_pool_warm(sb, err, errlen) < 0) {
         sandbox_discard(sb);
-        return SANDBOX_ERR_INTERNAL;
+        return AIRLOCK_ERR_INTERNAL;
     }
     *out = sb;
-    return SANDBOX_OK;
+    return AIRLOCK_OK;
 }
 
 static void *filler_main(void *arg)
@@ -94,14 +94,14 @@ static void *filler_main(void *arg)
         pthread_mutex_unlock(&pool->lock);
         struct sandbox *sb = NULL;
         char err[1024];
-        enum sandbox_error rc = refill_one(pool, &sb, err, sizeof(err));
+        enum airlock_err rc = refill_one(pool, &sb, err, sizeof(err));
         pthread_mutex_lock(&pool->lock);
-        if (rc == SANDBOX_OK && pool->n_ready >= pool->target) {
+        if (rc == AIRLOCK_OK && pool->n_ready >= pool->target) {
             /* The target went down while this VM was being restored. */
             pthread_mutex_unlock(&pool->lock);
             sandbox_discard(sb);
             pthread_mutex_lock(&pool->lock);
-        } else if (rc == SANDBOX_OK) {
+        } else if (rc == AIRLOCK_OK) {
             /* Only this thread adds, and target <= capacity: there is room. */
             pool->ready[pool->n_ready++] = sb;
             log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",

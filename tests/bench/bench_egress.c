@@ -256,7 +256,7 @@ static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
     struct egress_policy *p = bench_policy(false);
     if (!p || sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
         egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, BENCH_TLS_PROJECT, ca_pem, err,
-                      sizeof(err)) != EGRESS_OK ||
+                      sizeof(err)) != AIRLOCK_OK ||
         !*ca_pem) {
         fprintf(stderr, "bench egress: attach: %s\n", err);
         egress_free(eg);
@@ -307,10 +307,10 @@ static int measure_inspect(struct egress *eg, struct bench_tls *t)
 {
     char err[512], ns[256], *ca_pem = NULL;
     struct egress_policy *p = bench_policy(true);
-    if (!p || egress_detach(eg, NETLAB_SANDBOX_ID, err, sizeof(err)) != EGRESS_OK ||
+    if (!p || egress_detach(eg, NETLAB_SANDBOX_ID, err, sizeof(err)) != AIRLOCK_OK ||
         sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
         egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, INSPECT_PROJECT, &ca_pem, err,
-                      sizeof(err)) != EGRESS_OK) {
+                      sizeof(err)) != AIRLOCK_OK) {
         fprintf(stderr, "bench egress: attach with inspect_tls: %s\n", err);
         free(ca_pem);
         return -1;
@@ -327,7 +327,7 @@ static int measure_inspect(struct egress *eg, struct bench_tls *t)
     if (run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[1]) == 0 &&
         (p = bench_policy(false)) &&
         egress_set_policy(eg, NETLAB_SANDBOX_ID, p, INSPECT_PROJECT, NULL, err, sizeof(err)) ==
-            EGRESS_OK &&
+            AIRLOCK_OK &&
         run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[2]) == 0)
         rc = 0;
     bench_tls_join(t);
