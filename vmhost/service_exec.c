@@ -111,8 +111,9 @@ void service_exec_input(struct rpc_call *call, void *ctx)
         else if (errno == ETIMEDOUT)
             rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
                              "exec %.64s is not reading its stdin", req->exec_id);
-        else
-            rpc_call_finishf(call, GRPC_STATUS_FAILED_PRECONDITION, "exec %.64s has ended",
+        else /* its stream is closed: the exec is over, as once it is unregistered (just
+              * after its exit reaches the client), so both answer alike */
+            rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "exec %.64s has ended",
                              req->exec_id);
         goto out;
     }
