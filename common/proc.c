@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -35,13 +36,13 @@ bool proc_cmdline_matches(pid_t pid, const char *a, const char *b)
 
 bool proc_cwd_is(pid_t pid, const char *dir)
 {
-    char path[64], cwd[PATH_MAX];
+    /* The directory itself, not its name: a QEMU in a jail has its own
+     * root, so /proc shows its cwd by the jail's name for it (/vm). */
+    char path[64];
+    struct stat cwd, want;
     snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-    ssize_t n = readlink(path, cwd, sizeof(cwd) - 1);
-    if (n < 0)
-        return false;
-    cwd[n] = '\0';
-    return strcmp(cwd, dir) == 0;
+    return stat(path, &cwd) == 0 && stat(dir, &want) == 0 && cwd.st_dev == want.st_dev &&
+           cwd.st_ino == want.st_ino;
 }
 
 /* Command line contains a and b (b may be NULL) and, when cwd is

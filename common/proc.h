@@ -19,8 +19,8 @@ bool proc_cmdline_matches(pid_t pid, const char *a, const char *b);
  * and returns how many matched in all. The calling process is skipped. */
 size_t proc_find(const char *a, const char *b, pid_t *out, size_t max);
 
-/* True when pid's working directory is dir (readlink of /proc/<pid>/cwd:
- * it follows renames of the directory). */
+/* True when pid's working directory is the directory dir names (the same
+ * inode: it follows renames, and holds for a process in another root). */
 bool proc_cwd_is(pid_t pid, const char *dir);
 /* Like proc_find: command line contains a, working directory is dir. */
 size_t proc_find_in_dir(const char *a, const char *dir, pid_t *out, size_t max);

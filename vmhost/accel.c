@@ -63,8 +63,8 @@ static void probe_on_exit(void *arg, int wait_status, const char *reason)
 
 /* Boots kernel+initrd under KVM with airlock.probe=1. Returns 0 when the
  * init script reported in, else -1 with why in err. */
-static int probe_kvm(const char *qemu_binary, const char *kernel, const char *initrd, char *err,
-                     size_t errlen)
+static int probe_kvm(struct jailer *jailer, const char *qemu_binary, const char *kernel,
+                     const char *initrd, char *err, size_t errlen)
 {
     char run_dir[] = "/tmp/airlock-accel-probe-XXXXXX";
     if (!mkdtemp(run_dir)) {
@@ -79,7 +79,8 @@ static int probe_kvm(const char *qemu_binary, const char *kernel, const char *in
                              .vcpus = 1,
                              .memory_mb = PROBE_MEMORY_MB,
                              .run_dir = run_dir,
-                             .extra_cmdline = "airlock.probe=1" };
+                             .extra_cmdline = "airlock.probe=1",
+                             .jailer = jailer };
     struct probe_exit ex = { 0 };
     struct vm *vm = NULL;
     int rc = -1;
@@ -136,7 +137,8 @@ static int probe_cache_path(const char *qemu_binary, const char *kernel, const c
     return fs_path(path, pathlen, "%s/accel-probe-%s", cache_dir, hex);
 }
 
-enum vm_accel vm_accel_probe(enum vm_accel requested, const char *qemu_binary, const char *kernel,
+enum vm_accel vm_accel_probe(enum vm_accel requested, struct jailer *jailer,
+                             const char *qemu_binary, const char *kernel,
                              const char *initrd, const char *cache_dir)
 {
     if (requested != VM_ACCEL_AUTO)
@@ -160,7 +162,7 @@ enum vm_accel vm_accel_probe(enum vm_accel requested, const char *qemu_binary, c
 
     char why[1536];
     enum vm_accel result = VM_ACCEL_TCG;
-    if (probe_kvm(qemu_binary, kernel, initrd, why, sizeof(why)) == 0) {
+    if (probe_kvm(jailer, qemu_binary, kernel, initrd, why, sizeof(why)) == 0) {
         result = VM_ACCEL_KVM;
         log_info("KVM works: a standard guest booted under it", "accel=kvm");
     } else {

@@ -1,6 +1,8 @@
 /* airlock-vmhost: the node agent. Parses configuration and wires the parts
  * together; everything else lives in the other files of vmhost/. */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,14 @@
 #include "stop_signals.h"
 
 #define VMHOST_DEFAULT_DATA_DIR "/var/lib/airlock"
+/* Far above any distribution's users and the usual subuid ranges. */
+#define VMHOST_DEFAULT_JAIL_UID_BASE 900000000u
+#define VMHOST_DEFAULT_JAIL_UID_COUNT 4096u
+#define VMHOST_JAIL_LOCK_DIR "/run/airlock/jail-uids"
+#define VMHOST_JAIL_PRELOAD_NAME "airlock-qemu-preload.so"
+/* QEMU's own memory above guest RAM under TCG: translated code (idle
+ * ~13 MiB, busy up to its cache), heap, libraries; docs/jail.md. */
+#define VMHOST_JAIL_MEM_OVERHEAD_MB 256u
 
 static void usage(FILE *out)
 {
@@ -47,8 +57,15 @@ static void usage(FILE *out)
             "  --node-id ID         this node's name in the control plane (default: hostname)\n"
             "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
             "                       egress and NATS are called with it\n"
-            "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n",
-            VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB);
+            "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+            "  --jail-uid-base N    first uid (and gid) of the QEMU jails (default %u)\n"
+            "  --jail-uid-count N   how many: at most this many QEMUs run at once (default %u)\n"
+            "  --jail-preload PATH  the library jailed QEMUs preload (default: %s beside\n"
+            "                       airlock-vmhost)\n"
+            "  --no-jail            run QEMU unconfined as root: only for measuring what the\n"
+            "                       jail costs (make bench); never on a node with tenants\n",
+            VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB,
+            VMHOST_DEFAULT_JAIL_UID_BASE, VMHOST_DEFAULT_JAIL_UID_COUNT, VMHOST_JAIL_PRELOAD_NAME);
 }
 
 struct vmhost_args {
@@ -58,7 +75,20 @@ struct vmhost_args {
     const char *nats_url;       /* NULL: no control plane, gRPC only */
     char node_id[128];
     const char *token_file;     /* NULL: env AIRLOCK_INTERNAL_TOKEN_FILE or none */
+    char preload[4096];
 };
+
+/* A positive decimal that fits in unsigned. */
+static int parse_uint(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v == 0 || v > UINT_MAX || s[0] == '-')
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, struct vmhost_args *a)
 {
@@ -80,6 +110,10 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        { "jail-uid-base", required_argument, NULL, 'U' },
+        { "jail-uid-count", required_argument, NULL, 'C' },
+        { "jail-preload", required_argument, NULL, 'P' },
+        { "no-jail", no_argument, NULL, 'J' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -88,6 +122,10 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     a->cfg.max_sandboxes = 64;
     a->cfg.guest_ready_timeout_ms = 60000;
     a->cfg.image_cache_keep = IMAGE_CACHE_DEFAULT_KEEP;
+    a->cfg.jail = (struct jailer_config){ .uid_base = VMHOST_DEFAULT_JAIL_UID_BASE,
+                                          .uid_count = VMHOST_DEFAULT_JAIL_UID_COUNT,
+                                          .lock_dir = VMHOST_JAIL_LOCK_DIR,
+                                          .mem_overhead_mb = VMHOST_JAIL_MEM_OVERHEAD_MB };
     char err[256];
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -136,6 +174,16 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'e': a->cfg.egress_addr = optarg; break;
         case 'D': a->cfg.delete_on_stop = true; break;
         case 'T': a->token_file = optarg; break;
+        case 'U':
+        case 'C':
+            if (parse_uint(optarg, c == 'U' ? &a->cfg.jail.uid_base : &a->cfg.jail.uid_count) < 0) {
+                fprintf(stderr, "airlock-vmhost: --jail-uid-%s wants a positive number, not "
+                                "\"%s\"\n", c == 'U' ? "base" : "count", optarg);
+                return -1;
+            }
+            break;
+        case 'P': a->cfg.jail.preload = optarg; break;
+        case 'J': a->cfg.no_jail = true; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
@@ -151,6 +199,17 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     if (!a->cfg.listen) {
         snprintf(a->listen, sizeof(a->listen), "unix:%s/vmhost.sock", a->cfg.data_dir);
         a->cfg.listen = a->listen;
+    }
+    if (!a->cfg.jail.preload) {
+        /* Installed, and built, beside airlock-vmhost. */
+        char self[sizeof(a->preload) - sizeof(VMHOST_JAIL_PRELOAD_NAME) - 1];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        self[n > 0 ? n : 0] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(a->preload, sizeof(a->preload), "%s/%s", self, VMHOST_JAIL_PRELOAD_NAME);
+        a->cfg.jail.preload = a->preload;
     }
     return 0;
 }

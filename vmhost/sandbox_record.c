@@ -73,8 +73,8 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
         bad |= json_object_set_new(r, "error", json_string(v->error));
     if (v->qemu_pid) {
         char qmp[PATH_MAX + 16], agent[PATH_MAX + 16];
-        snprintf(qmp, sizeof(qmp), "%s/qmp.sock", sb->dir);
-        snprintf(agent, sizeof(agent), "%s/agent.sock", sb->dir);
+        snprintf(qmp, sizeof(qmp), "%s/vm/qmp.sock", sb->dir);
+        snprintf(agent, sizeof(agent), "%s/vm/agent.sock", sb->dir);
         bad |= json_object_set_new(r, "qemu",
                                    json_pack("{s:i, s:I, s:s, s:s}", "pid", (int)v->qemu_pid,
                                              "start_time", (json_int_t)v->qemu_start_time,

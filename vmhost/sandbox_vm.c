@@ -1,6 +1,7 @@
 /* A sandbox's QEMU and its guest channel: started, connected, ended. */
 #include "sandbox_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -13,6 +14,11 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
 {
     struct vmhost *vh = sb->vh;
     int tap_fd;
+    char netns[PATH_MAX];
+    if (sandbox_net_netns_path(sb->id, netns, sizeof(netns)) < 0) {
+        snprintf(err, errlen, "sandbox %s: network namespace path too long", sb->id);
+        return -1;
+    }
     if (sandbox_net_open_tap(sb->id, &tap_fd, err, errlen) < 0)
         return -1;
     struct vm_config vc = {
@@ -30,6 +36,8 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
         .has_nic = true,
         .tap_fd = tap_fd,
         .nice = nice,
+        .jailer = vh->jailer,
+        .netns = netns,
     };
     struct vm *vm;
     int started_rc = vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen);

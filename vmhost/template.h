@@ -40,6 +40,7 @@ struct template_spec {
     const char *templates_dir;     /* store/templates */
     const char *qemu_binary;       /* NULL = qemu-system-x86_64 */
     enum vm_accel accel;           /* KVM or TCG */
+    struct jailer *jailer;         /* the template VM's jail (vm.h); NULL: unjailed */
     unsigned vcpus;
     unsigned memory_mb;
     int ready_timeout_ms;          /* boot to guest daemon ready */

@@ -89,10 +89,16 @@ int template_build_net_id(const char *build_dir, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
-/* Boots the template VM (with its NIC on tap_fd) and freezes it into t. */
+/* Boots the template VM (in net_id's namespace, its NIC on tap_fd) and
+ * freezes it into t. */
 static int template_build_vm(const struct template_spec *spec, const struct template_snapshot *t,
-                             int tap_fd, char *err, size_t errlen)
+                             const char *net_id, int tap_fd, char *err, size_t errlen)
 {
+    char netns[256];
+    if (sandbox_net_netns_path(net_id, netns, sizeof(netns)) < 0) {
+        snprintf(err, errlen, "namespace path of %s too long", net_id);
+        return -1;
+    }
     struct vm_config vc = {
         .qemu_binary = spec->qemu_binary,
         .accel = spec->accel,
@@ -106,6 +112,8 @@ static int template_build_vm(const struct template_spec *spec, const struct temp
         .mem_shared = true,
         .has_nic = true,
         .tap_fd = tap_fd,
+        .jailer = spec->jailer,
+        .netns = netns,
     };
     struct vm *vm;
     if (vm_start(&vc, NULL, NULL, &vm, err, errlen) < 0)
@@ -152,7 +160,7 @@ int template_build(const struct template_spec *spec, const struct template_snaps
         egress_attached = true;
     }
     if (sandbox_net_open_tap(net_id, &tap_fd, err, errlen) < 0 ||
-        template_build_vm(spec, t, tap_fd, err, errlen) < 0)
+        template_build_vm(spec, t, net_id, tap_fd, err, errlen) < 0)
         goto out;
     if (fs_fsync_file(t->disk, err, errlen) < 0 || fs_fsync_file(t->mem, err, errlen) < 0 ||
         fs_fsync_file(t->state, err, errlen) < 0 || write_manifest(spec, t, err, errlen) < 0)

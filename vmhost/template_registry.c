@@ -63,6 +63,7 @@ void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb
         .templates_dir = vh->store.templates_dir,
         .qemu_binary = vh->cfg.qemu_binary,
         .accel = vh->accel,
+        .jailer = vh->jailer,
         .vcpus = vcpus,
         .memory_mb = memory_mb,
         .ready_timeout_ms = vh->cfg.guest_ready_timeout_ms,

@@ -35,6 +35,8 @@
 #define VM_MAX_ARGS 64
 /* The number the TAP fd gets in QEMU (the first after stdio). */
 #define VM_CHILD_TAP_FD 3
+/* A migration's state beyond guest RAM (devices, the stream's framing). */
+#define VM_JAIL_FILE_SLACK_BYTES (256ull << 20)
 
 /* Fast, quiet boot on microvm (see docs/vm-driver.md for each option). */
 #define VM_BASE_CMDLINE                                                                  \
@@ -45,8 +47,9 @@
 int vm_set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
 {
     if (fs_path(vm->run_dir, sizeof(vm->run_dir), "%s", run_dir) ||
-        fs_path(vm->qmp_path, sizeof(vm->qmp_path), "%s/qmp.sock", run_dir) ||
-        fs_path(vm->agent_path, sizeof(vm->agent_path), "%s/agent.sock", run_dir) ||
+        fs_path(vm->vm_dir, sizeof(vm->vm_dir), "%s/vm", run_dir) ||
+        fs_path(vm->qmp_path, sizeof(vm->qmp_path), "%s/vm/qmp.sock", run_dir) ||
+        fs_path(vm->agent_path, sizeof(vm->agent_path), "%s/vm/agent.sock", run_dir) ||
         fs_path(vm->console_path, sizeof(vm->console_path), "%s/console.log", run_dir) ||
         fs_path(vm->qemu_log_path, sizeof(vm->qemu_log_path), "%s/qemu.log", run_dir) ||
         fs_path(vm->pid_path, sizeof(vm->pid_path), "%s/qemu.pid", run_dir)) {
@@ -65,6 +68,7 @@ int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen
         return -1;
     pthread_mutex_lock(&vm->lock);
     memcpy(vm->run_dir, moved.run_dir, sizeof(vm->run_dir));
+    memcpy(vm->vm_dir, moved.vm_dir, sizeof(vm->vm_dir));
     memcpy(vm->qmp_path, moved.qmp_path, sizeof(vm->qmp_path));
     memcpy(vm->agent_path, moved.agent_path, sizeof(vm->agent_path));
     memcpy(vm->console_path, moved.console_path, sizeof(vm->console_path));
@@ -131,6 +135,11 @@ static void describe_exit(const struct vm *vm, int status, struct strbuf *out)
                        sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
     else
         strbuf_appendf(out, "QEMU (pid %d) ended with wait status %#x", vm->pid, status);
+    char limit[128] = "";
+    if (vm->jail)
+        jail_limit_reason(vm->jail, limit, sizeof(limit));
+    if (limit[0])
+        strbuf_appendf(out, ": %s", limit);
     char tail[VM_CONSOLE_TAIL_BYTES + 1];
     vm_console_tail(vm->console_path, tail, sizeof(tail));
     strbuf_appendf(out, "; console tail:\n%s", tail[0] ? tail : "(empty)\n");
@@ -160,6 +169,7 @@ struct vm *vm_alloc(vm_exit_fn on_exit, void *exit_arg)
 
 void vm_dealloc(struct vm *vm)
 {
+    jail_close(vm->jail);
     if (vm->pidfd >= 0)
         close(vm->pidfd);
     pthread_cond_destroy(&vm->exited_cond);
@@ -247,13 +257,49 @@ static void kernel_cmdline(const struct vm_config *cfg, struct strbuf *out)
         strbuf_appendf(out, " %s", cfg->extra_cmdline);
 }
 
-static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct argv_list *a,
-                      char *err, size_t errlen)
+/* The paths on QEMU's command line, as QEMU sees them: inside a jail its
+ * fixed names for them (jail_inside_path), else the host's. */
+struct vm_seen {
+    const char *qemu, *mem, *kernel, *initrd, *console, *disk, *qmp, *agent;
+    char disk_relative[PATH_MAX];
+};
+
+static void seen_paths(const struct vm_config *cfg, const struct vm *vm, const char *qemu,
+                       struct vm_seen *out)
+{
+    if (vm->jail) {
+        *out = (struct vm_seen){ .qemu = qemu,
+                                 .mem = jail_inside_path(vm->jail, cfg->mem_path ? cfg->mem_path : ""),
+                                 .kernel = "/kernel", .initrd = "/initrd",
+                                 .console = "/console.log", .disk = "/disk",
+                                 .qmp = "/vm/qmp.sock", .agent = "/vm/agent.sock" };
+        return;
+    }
+    /* Relative to QEMU's working directory (run_dir/vm) when the disk lies
+     * in run_dir: a pooled VM's directory is renamed under the running
+     * QEMU (vm_move_run_dir), and QEMU opens the image again by name when
+     * it inactivates it at the end of a migration to a file (suspend, full
+     * checkpoint, fork); an absolute path would name a directory that is
+     * gone ("bdrv_inactivate_all() failed"). A jail's /disk never moves. */
+    *out = (struct vm_seen){ .qemu = qemu, .mem = cfg->mem_path, .kernel = cfg->kernel,
+                             .initrd = cfg->initrd, .console = vm->console_path,
+                             .disk = cfg->disk, .qmp = vm->qmp_path, .agent = vm->agent_path };
+    size_t dir_len = strlen(vm->run_dir);
+    if (cfg->disk && strncmp(cfg->disk, vm->run_dir, dir_len) == 0 && cfg->disk[dir_len] == '/' &&
+        fs_path(out->disk_relative, sizeof(out->disk_relative), "../%s",
+                cfg->disk + dir_len + 1) == 0)
+        out->disk = out->disk_relative;
+}
+
+static int build_argv(const struct vm_config *cfg, const struct vm *vm, const char *qemu,
+                      struct argv_list *a, char *err, size_t errlen)
 {
     struct strbuf cmdline = { 0 };
     kernel_cmdline(cfg, &cmdline);
+    struct vm_seen seen;
+    seen_paths(cfg, vm, qemu, &seen);
 
-    arg_add(a, "%s", cfg->qemu_binary ? cfg->qemu_binary : VM_DEFAULT_QEMU);
+    arg_add(a, "%s", seen.qemu);
     /* ACPI stays on: without it microvm describes virtio-mmio devices on the
      * kernel command line, which Debian's kernel ignores. */
     arg_add(a, "-M");
@@ -261,7 +307,7 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     if (cfg->mem_path) {
         arg_add(a, "-object");
         arg_add(a, "memory-backend-file,id=mem,size=%uM,mem-path=%s,share=%s", cfg->memory_mb,
-                cfg->mem_path, cfg->mem_shared ? "on" : "off");
+                seen.mem, cfg->mem_shared ? "on" : "off");
     }
     arg_add(a, "-accel");
     arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "kvm" : "tcg");
@@ -281,37 +327,27 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
      * runs again). */
     if (!cfg->incoming) {
         arg_add(a, "-kernel");
-        arg_add(a, "%s", cfg->kernel);
+        arg_add(a, "%s", seen.kernel);
         arg_add(a, "-initrd");
-        arg_add(a, "%s", cfg->initrd);
+        arg_add(a, "%s", seen.initrd);
         arg_add(a, "-append");
         arg_add(a, "%s", strbuf_str(&cmdline));
     }
     arg_add(a, "-chardev");
     /* append: a sandbox's console outlives each QEMU (suspend, restore). */
-    arg_add(a, "file,id=con,path=%s,append=on", vm->console_path);
+    arg_add(a, "file,id=con,path=%s,append=on", seen.console);
     arg_add(a, "-serial");
     arg_add(a, "chardev:con");
     if (cfg->disk) {
-        /* Relative to QEMU's working directory (run_dir) when it lies in
-         * it: a pooled VM's directory is renamed under the running QEMU
-         * (vm_move_run_dir), and QEMU opens the image again by name when
-         * it inactivates it at the end of a migration to a file (suspend,
-         * full checkpoint, fork); an absolute path would name a directory
-         * that is gone ("bdrv_inactivate_all() failed"). */
-        const char *disk = cfg->disk;
-        size_t dir_len = strlen(vm->run_dir);
-        if (strncmp(disk, vm->run_dir, dir_len) == 0 && disk[dir_len] == '/')
-            disk += dir_len + 1;
         arg_add(a, "-drive");
-        arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", disk);
+        arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", seen.disk);
         arg_add(a, "-device");
         arg_add(a, "virtio-blk-device,drive=root");
     }
     arg_add(a, "-device");
     arg_add(a, "virtio-serial-device");
     arg_add(a, "-chardev");
-    arg_add(a, "socket,id=agent,path=%s,server=on,wait=off", vm->agent_path);
+    arg_add(a, "socket,id=agent,path=%s,server=on,wait=off", seen.agent);
     arg_add(a, "-device");
     arg_add(a, "virtserialport,chardev=agent,name=agent");
     /* The same MAC in every sandbox: a restored guest keeps its ARP cache
@@ -323,7 +359,7 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
         arg_add(a, "virtio-net-device,netdev=n0,mac=%s", SANDBOX_NET_GUEST_MAC);
     }
     arg_add(a, "-qmp");
-    arg_add(a, "unix:%s,server=on,wait=off", vm->qmp_path);
+    arg_add(a, "unix:%s,server=on,wait=off", seen.qmp);
     /* After an incoming migration QEMU would have the guest announce itself
      * (five rounds over ~1 s: config interrupts, gratuitous ARPs) while it
      * should be answering its first request. Nobody needs telling: every
@@ -333,6 +369,12 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
     if (cfg->incoming) {
         arg_add(a, "-incoming");
         arg_add(a, "defer");
+    }
+    /* QEMU's own seccomp filter: no obsolete system calls, no setuid,
+     * no fork or exec, no changing its own scheduling or limits. */
+    if (vm->jail) {
+        arg_add(a, "-sandbox");
+        arg_add(a, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
     }
 
     bool failed = a->failed || strbuf_failed(&cmdline);
@@ -350,10 +392,11 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, struct a
  * gets a session of its own (a Ctrl-C or a signal to vmhost's process group
  * must not reach it while vmhost suspends it), no PDEATHSIG, and no pipe to
  * vmhost, so it outlives a vmhost that is killed and the next one adopts it
- * (vm_adopt.c). Its working directory is run_dir: that is how a later
+ * (vm_adopt.c). Its working directory is run_dir/vm: that is how a later
  * vmhost recognizes it, even after the directory was renamed (a pooled VM
- * handed out under another id, vm_move_run_dir). */
-static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *run_dir, int nice)
+ * handed out under another id, vm_move_run_dir). Unjailed only: a jail's
+ * child does the same and more (jail_child.c). */
+static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *vm_dir, int nice)
 {
     setsid();
     if (nice > 0 && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + nice) < 0)
@@ -363,7 +406,7 @@ static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *ru
      * more per idle sandbox, code and heap; no slower create or exec
      * measured: docs/snapshots.md). Not part of any snapshot. */
     prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    if (chdir(run_dir) < 0)
+    if (chdir(vm_dir) < 0)
         _exit(126);
     sigset_t none;
     sigemptyset(&none);
@@ -458,6 +501,57 @@ static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* The QEMU binary as an absolute path: a jail has no PATH to search, and
+ * only /usr to find it in. */
+static int find_qemu(const struct vm_config *cfg, char *out, size_t outlen, char *err,
+                     size_t errlen)
+{
+    const char *name = cfg->qemu_binary ? cfg->qemu_binary : VM_DEFAULT_QEMU;
+    if (strchr(name, '/'))
+        return realpath(name, out) ? 0 : (snprintf(err, errlen, "QEMU binary %s: %s", name,
+                                                   strerror(errno)), -1);
+    const char *path = getenv("PATH");
+    char dirs[4096];
+    snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
+    char *save, *dir = strtok_r(dirs, ":", &save);
+    for (; dir; dir = strtok_r(NULL, ":", &save)) {
+        char candidate[PATH_MAX];
+        if (fs_path(candidate, sizeof(candidate), "%s/%s", dir, name) == 0 &&
+            access(candidate, X_OK) == 0 && realpath(candidate, out) && strlen(out) < outlen)
+            return 0;
+    }
+    snprintf(err, errlen, "QEMU binary %s is not in PATH", name);
+    return -1;
+}
+
+/* What QEMU may write is its own: the vm directory, the console, the
+ * disk, and the memory file of a template being built. Every file it
+ * writes is bounded: the largest of them plus the state of a migration. */
+static int open_jail(const struct vm_config *cfg, struct vm *vm, const char *qemu, char *err,
+                     size_t errlen)
+{
+    unsigned long long largest = (unsigned long long)cfg->memory_mb << 20;
+    struct stat st;
+    if (cfg->disk && stat(cfg->disk, &st) == 0 && (unsigned long long)st.st_size > largest)
+        largest = (unsigned long long)st.st_size;
+    struct jail_spec spec = {
+        .qemu_binary = qemu,
+        .dir = vm->vm_dir,
+        .console = vm->console_path,
+        .disk = cfg->disk,
+        .mem = cfg->mem_path,
+        .mem_writable = cfg->mem_path && cfg->mem_shared,
+        .kernel = cfg->incoming ? NULL : cfg->kernel,
+        .initrd = cfg->incoming ? NULL : cfg->initrd,
+        .netns = cfg->netns,
+        .kvm = cfg->accel == VM_ACCEL_KVM,
+        .vcpus = cfg->vcpus,
+        .memory_mb = cfg->memory_mb,
+        .max_file_bytes = largest + VM_JAIL_FILE_SLACK_BYTES,
+    };
+    return jail_open(cfg->jailer, &spec, &vm->jail, err, errlen);
+}
+
 int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
              char *err, size_t errlen)
 {
@@ -472,25 +566,38 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
     struct argv_list argv = { 0 };
     int log_fd = -1;
 
+    char qemu[PATH_MAX];
     if (vm_set_paths(vm, cfg->run_dir, err, errlen) < 0 ||
-        fs_mkdir_p(cfg->run_dir, 0700, err, errlen) < 0)
+        fs_mkdir_p(vm->vm_dir, 0700, err, errlen) < 0 ||
+        find_qemu(cfg, qemu, sizeof(qemu), err, errlen) < 0)
         goto fail;
     remove_runtime_files(vm); /* stale sockets from an earlier run make QEMU fail */
-    if (build_argv(cfg, vm, &argv, err, errlen) < 0)
+    if (cfg->jailer && open_jail(cfg, vm, qemu, err, errlen) < 0)
+        goto fail;
+    if (build_argv(cfg, vm, qemu, &argv, err, errlen) < 0)
         goto fail;
     log_fd = open(vm->qemu_log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0) {
         snprintf(err, errlen, "create %s: %s", vm->qemu_log_path, strerror(errno));
         goto fail;
     }
-    vm->pid = fork();
-    if (vm->pid < 0) {
-        snprintf(err, errlen, "fork for QEMU: %s", strerror(errno));
-        vm->pid = 0;
-        goto fail;
+    int tap_fd = cfg->has_nic ? cfg->tap_fd : -1;
+    if (vm->jail) {
+        vm->pid = jail_spawn(vm->jail, argv.v, log_fd, tap_fd, cfg->nice, err, errlen);
+        if (vm->pid < 0) {
+            vm->pid = 0;
+            goto fail;
+        }
+    } else {
+        vm->pid = fork();
+        if (vm->pid < 0) {
+            snprintf(err, errlen, "fork for QEMU: %s", strerror(errno));
+            vm->pid = 0;
+            goto fail;
+        }
+        if (vm->pid == 0)
+            exec_qemu(argv.v, log_fd, tap_fd, vm->vm_dir, cfg->nice);
     }
-    if (vm->pid == 0)
-        exec_qemu(argv.v, log_fd, cfg->has_nic ? cfg->tap_fd : -1, vm->run_dir, cfg->nice);
     close(log_fd);
     log_fd = -1;
     argv_free(&argv);

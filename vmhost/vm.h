@@ -3,7 +3,9 @@
  * vm_start() launches QEMU with the image's kernel and initramfs, the
  * sandbox disk as virtio-blk, a virtio-serial port named "agent" whose host
  * side is a unix socket (the guest channel), the serial console written to a
- * log file, and a QMP socket. A monitor thread waits for the process; when it
+ * log file, and a QMP socket; in a jail (jail.h) unless the config has no
+ * jailer. QEMU's working directory, and the only one it may write in, is
+ * run_dir/vm: its two sockets live there. A monitor thread waits for the process; when it
  * exits without vm_stop() having been called, the exit callback runs with a
  * reason that includes the tail of the console log. */
 #ifndef AIRLOCK_VM_H
@@ -13,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "jail.h"
 
 enum vm_accel { VM_ACCEL_AUTO = 0, VM_ACCEL_KVM, VM_ACCEL_TCG };
 
@@ -29,7 +33,7 @@ struct vm_config {
                                   (the accelerator probe) */
     unsigned vcpus;
     unsigned memory_mb;
-    const char *run_dir;       /* holds qmp.sock, agent.sock, console.log, qemu.pid */
+    const char *run_dir;       /* holds vm/qmp.sock, vm/agent.sock, console.log, qemu.pid */
     const char *extra_cmdline; /* appended to the kernel command line, or NULL */
     /* Guest RAM from a file (memory-backend-file "mem") instead of anonymous
      * memory: a template VM maps it shared (the guest writes into the file),
@@ -48,6 +52,11 @@ struct vm_config {
      * VM being filled in the background yields to the VMs in use);
      * vm_set_nice. */
     int nice;
+    /* The jail QEMU runs in (jail.h); NULL runs it unconfined as vmhost's
+     * child, which only the bench's jailed-beside-unjailed rows do. */
+    struct jailer *jailer;
+    const char *netns;         /* jailed: the network namespace QEMU joins (a /run/netns path);
+                                  NULL: a new empty one */
 };
 
 struct vm;
@@ -114,13 +123,16 @@ void vm_free(struct vm *vm);
 /* True when pid is the live QEMU of run_dir that started at start_time
  * (vm_start_time's ticks): a reused pid does not pass. */
 bool vm_process_is(pid_t pid, unsigned long long start_time, const char *run_dir);
+/* True when pid's working directory is run_dir/vm, where vm_start runs QEMU. */
+bool vm_runs_in(pid_t pid, const char *run_dir);
 /* The QEMU process's start time, for vm_process_is later; -1 once it is gone. */
 int vm_start_time(const struct vm *vm, unsigned long long *out);
 /* Takes over the QEMU of run_dir that an earlier vmhost started (pid,
- * started at start_time): connects to its QMP socket and watches it; the
- * exit callback and vm_stop/vm_free work as for a VM from vm_start. */
-int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, vm_exit_fn on_exit,
-             void *exit_arg, struct vm **out, char *err, size_t errlen);
+ * started at start_time), in its jail when jailer is set: connects to its
+ * QMP socket and watches it; the exit callback and vm_stop/vm_free work as
+ * for a VM from vm_start. */
+int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, struct jailer *jailer,
+             vm_exit_fn on_exit, void *exit_arg, struct vm **out, char *err, size_t errlen);
 /* QEMU's run state: "running", "paused", "postmigrate", ... */
 int vm_run_state(struct vm *vm, char *out, size_t outlen, char *err, size_t errlen);
 /* Cancels an outgoing migration that a crashed vmhost left in flight and
@@ -142,7 +154,8 @@ char *vm_qemu_version(const char *qemu_binary, char *err, size_t errlen);
  * otherwise TCG with one warning. requested KVM/TCG is returned as is
  * (KVM fails later with a clear error if it does not work). The probe result
  * is cached in cache_dir keyed by kernel and QEMU binary. */
-enum vm_accel vm_accel_probe(enum vm_accel requested, const char *qemu_binary, const char *kernel,
+enum vm_accel vm_accel_probe(enum vm_accel requested, struct jailer *jailer,
+                             const char *qemu_binary, const char *kernel,
                              const char *initrd, const char *cache_dir);
 
 #endif

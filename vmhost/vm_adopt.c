@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fsutil.h"
 #include "proc.h"
 #include "vm_internal.h"
 
@@ -24,22 +25,20 @@
 #define VM_STRAY_KILL_WAIT_MS 5000
 #define VM_STRAYS_MAX 16
 
-/* A QEMU of run_dir runs in it (vm.c starts it there): its working
- * directory says so even after the directory was renamed, which its
- * command line would not (a pooled VM handed out under another id).
- * /proc shows that directory's canonical path (a data directory reached
- * through a symlink would not match as given). */
-static bool runs_in(pid_t pid, const char *run_dir)
+/* A QEMU of run_dir runs in run_dir/vm (vm.c starts it there): its
+ * working directory says so even after the directory was renamed, which
+ * its command line would not (a pooled VM handed out under another id). */
+bool vm_runs_in(pid_t pid, const char *run_dir)
 {
     char dir[PATH_MAX];
-    return realpath(run_dir, dir) && proc_cwd_is(pid, dir);
+    return fs_path(dir, sizeof(dir), "%s/vm", run_dir) == 0 && proc_cwd_is(pid, dir);
 }
 
 bool vm_process_is(pid_t pid, unsigned long long start_time, const char *run_dir)
 {
     unsigned long long t;
     return pid > 1 && proc_start_time(pid, &t) == 0 && t == start_time &&
-           proc_cmdline_matches(pid, "qemu-system", NULL) && runs_in(pid, run_dir);
+           proc_cmdline_matches(pid, "qemu-system", NULL) && vm_runs_in(pid, run_dir);
 }
 
 int vm_start_time(const struct vm *vm, unsigned long long *out)
@@ -58,8 +57,8 @@ static void *monitor_adopted(void *arg)
     return NULL;
 }
 
-int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, vm_exit_fn on_exit,
-             void *exit_arg, struct vm **out, char *err, size_t errlen)
+int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, struct jailer *jailer,
+             vm_exit_fn on_exit, void *exit_arg, struct vm **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct vm *vm = vm_alloc(on_exit, exit_arg);
@@ -78,6 +77,8 @@ int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, vm_e
         snprintf(err, errlen, "QEMU (pid %d) of %s is gone", (int)pid, run_dir);
         goto fail;
     }
+    if (jailer && jail_adopt(jailer, pid, vm->vm_dir, vm->console_path, &vm->jail, err, errlen) < 0)
+        goto fail;
     if (qmp_connect(&vm->qmp, vm->qmp_path, vm_on_qmp_event, vm, VM_ADOPT_QMP_TIMEOUT_MS, err,
                     errlen) < 0)
         goto fail;
@@ -157,8 +158,8 @@ int vm_settle_migration(struct vm *vm, int timeout_ms, char *err, size_t errlen)
 
 size_t vm_kill_strays(const char *run_dir, pid_t keep)
 {
-    char dir[PATH_MAX];
-    if (!realpath(run_dir, dir))
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!realpath(run_dir, real) || fs_path(dir, sizeof(dir), "%s/vm", real) < 0)
         return 0;
     pid_t pids[VM_STRAYS_MAX];
     size_t n = proc_find_in_dir("qemu-system", dir, pids, VM_STRAYS_MAX);

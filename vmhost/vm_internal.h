@@ -15,6 +15,7 @@
 struct vm {
     pid_t pid;
     char run_dir[PATH_MAX];
+    char vm_dir[PATH_MAX];     /* run_dir/vm: QEMU's working directory */
     char qmp_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char agent_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char console_path[PATH_MAX];
@@ -28,6 +29,7 @@ struct vm {
      * is unknown. */
     bool adopted;
     int pidfd;
+    struct jail *jail;         /* NULL: unjailed; closed with the vm (vm_dealloc) */
 
     pthread_mutex_t lock; /* guards the fields below */
     pthread_cond_t exited_cond;

@@ -69,7 +69,7 @@ static void vmhost_clean_leftovers(struct vmhost *vh, const char *parent, const 
         if (fs_read_file(pidfile, 64, &text, NULL, NULL, 0) == 0) {
             pid_t pid = (pid_t)atoi(text);
             if (pid > 1 && proc_cmdline_matches(pid, "qemu-system", NULL) &&
-                proc_cwd_is(pid, dir)) {
+                vm_runs_in(pid, dir)) {
                 kill(pid, SIGKILL);
                 log_warn("stopped leftover VM", "dir=%s pid=%d", dir, (int)pid);
             }
@@ -109,6 +109,25 @@ static int vmhost_prepare_template(struct vmhost *vh, char *err, size_t errlen)
     return 0;
 }
 
+/* Every QEMU's jail (jail.h): its root is mounted on DATA_DIR/jail-root
+ * (inside each jail's own mount namespace), the uid claims are the
+ * machine's (shared by every vmhost on it). */
+static int open_jailer(struct vmhost *vh, char *err, size_t errlen)
+{
+    if (vh->cfg.no_jail) {
+        log_warn("QEMU runs unjailed (--no-jail): only for measuring what the jail costs");
+        return 0;
+    }
+    char scratch[PATH_MAX];
+    if (fs_path(scratch, sizeof(scratch), "%s/jail-root", vh->cfg.data_dir) < 0) {
+        snprintf(err, errlen, "data dir %s: path too long", vh->cfg.data_dir);
+        return -1;
+    }
+    struct jailer_config jc = vh->cfg.jail;
+    jc.scratch_dir = scratch;
+    return jailer_create(&jc, &vh->jailer, err, errlen);
+}
+
 int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, size_t errlen)
 {
     memset(vh, 0, sizeof(*vh));
@@ -121,6 +140,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         snprintf(err, errlen, "egress client for %s: out of memory", cfg->egress_addr);
         goto fail;
     }
+    if (open_jailer(vh, err, errlen) < 0)
+        goto fail;
     vmhost_clean_leftovers(vh, vh->sandboxes_dir, NULL);
     vmhost_clean_leftovers(vh, vh->sandboxes_dir, CHECKPOINT_PIN_PREFIX); /* a crashed restore/fork's */
     vmhost_clean_leftovers(vh, vh->store.templates_dir, ".build-");
@@ -133,8 +154,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     };
     if (guest_image_ensure(&io, &vh->image, err, errlen) < 0)
         goto fail;
-    vh->accel = vm_accel_probe(cfg->accel, cfg->qemu_binary, vh->image.kernel, vh->image.initrd,
-                               cfg->image_dir);
+    vh->accel = vm_accel_probe(cfg->accel, vh->jailer, cfg->qemu_binary, vh->image.kernel,
+                               vh->image.initrd, cfg->image_dir);
     if (vmhost_prepare_template(vh, err, errlen) < 0)
         goto fail_image;
     /* Every template version and its warm pool (vh->pool: the default's). */
@@ -153,6 +174,7 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
 fail_image:
     guest_image_release(&vh->image);
 fail:
+    jailer_free(vh->jailer);
     egress_client_close(vh->egress);
     store_close(&vh->store);
     pthread_mutex_destroy(&vh->lock);
@@ -168,5 +190,6 @@ void vmhost_shutdown(struct vmhost *vh)
     egress_client_close(vh->egress);
     store_close(&vh->store);
     guest_image_release(&vh->image);
+    jailer_free(vh->jailer);
     pthread_mutex_destroy(&vh->lock);
 }

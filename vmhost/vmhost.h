@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "image.h"
+#include "jail.h"
 #include "store.h"
 #include "template.h"
 #include "vm.h"
@@ -40,6 +41,8 @@ struct vmhost_config {
     const char *internal_token; /* callers of the gRPC API, egress and NATS see it;
                                    NULL: none (internal_token.h) */
     unsigned image_cache_keep;  /* guest images the cache keeps; 0: all (image_cache.h) */
+    bool no_jail;               /* QEMU unconfined: only for the bench's comparison */
+    struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
 };
 
 struct vmhost {
@@ -55,6 +58,7 @@ struct vmhost {
     struct template_registry *templates; /* every template version (template_registry.h) */
     struct egress_client *egress;  /* NULL without cfg.egress_addr */
     struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */
+    struct jailer *jailer;      /* every QEMU's jail; NULL with cfg.no_jail */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */

@@ -105,7 +105,7 @@ static int group_setup(void **state)
         return -1;
     }
     double t0 = now_s();
-    accel = vm_accel_probe(VM_ACCEL_AUTO, NULL, image.kernel, image.initrd, image_cache_dir());
+    accel = vm_accel_probe(VM_ACCEL_AUTO, NULL, NULL, image.kernel, image.initrd, image_cache_dir());
     fprintf(stderr, "accelerator: %s (decided in %.2f s)\n", vm_accel_name(accel), now_s() - t0);
     return 0;
 }
@@ -227,8 +227,8 @@ static void test_boot_qmp_and_stop(void **state)
     int fds_before = count_open_fds();
     boot(t);
     pid_t pid = vm_pid(t->vm);
-    assert_true(exists(t->run_dir, "qmp.sock"));
-    assert_true(exists(t->run_dir, "agent.sock"));
+    assert_true(exists(t->run_dir, "vm/qmp.sock"));
+    assert_true(exists(t->run_dir, "vm/agent.sock"));
     assert_true(exists(t->run_dir, "qemu.pid"));
 
     char err[1024];
@@ -247,8 +247,8 @@ static void test_boot_qmp_and_stop(void **state)
     assert_int_equal(vm_stop(t->vm, 5000), 0); /* idempotent */
     assert_int_equal(kill(pid, 0), -1);
     assert_int_equal(errno, ESRCH);
-    assert_false(exists(t->run_dir, "qmp.sock"));
-    assert_false(exists(t->run_dir, "agent.sock"));
+    assert_false(exists(t->run_dir, "vm/qmp.sock"));
+    assert_false(exists(t->run_dir, "vm/agent.sock"));
     assert_false(exists(t->run_dir, "qemu.pid"));
     assert_true(exists(t->run_dir, "console.log"));
     assert_int_equal(t->exits, 0); /* a requested stop is not an unexpected exit */
@@ -281,7 +281,7 @@ static void test_kill_reports_exit_with_console_tail(void **state)
     fprintf(stderr, "exit reason begins: %.60s\n", t->exit_reason);
 
     assert_int_equal(vm_stop(t->vm, 1000), 0);
-    assert_false(exists(t->run_dir, "qmp.sock"));
+    assert_false(exists(t->run_dir, "vm/qmp.sock"));
     assert_int_equal(t->exits, 1);
 }
 
@@ -295,7 +295,7 @@ static void test_start_failure_leaves_nothing(void **state)
     assert_int_equal(vm_start(&cfg, record_exit, t, &t->vm, err, sizeof(err)), -1);
     assert_null(t->vm);
     assert_non_null(strstr(err, "/nonexistent/vmlinuz")); /* QEMU's own words, from qemu.log */
-    assert_false(exists(t->run_dir, "qmp.sock"));
+    assert_false(exists(t->run_dir, "vm/qmp.sock"));
     assert_false(exists(t->run_dir, "qemu.pid"));
     assert_int_equal(count_open_fds(), fds_before);
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* no child left behind */

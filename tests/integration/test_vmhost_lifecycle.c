@@ -52,7 +52,7 @@ static void test_create_get_list_delete_leaves_nothing(void **state)
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     assert_int_equal(kill(qemu, 0), 0);
     assert_true(path_exists("%s/store/sandboxes/%s/disk.ext4", id));
-    assert_true(path_exists("%s/store/sandboxes/%s/agent.sock", id));
+    assert_true(path_exists("%s/store/sandboxes/%s/vm/agent.sock", id));
     assert_true(itest_netns_exists(id));
 
     Airlock__Vmhost__V1__ListSandboxesResponse *list = itest_list_sandboxes(&itest_vh);

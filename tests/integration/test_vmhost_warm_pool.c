@@ -29,6 +29,7 @@
 #include "itest_assert.h"
 #include "itest_group.h"
 #include "proc.h"
+#include "vm.h"
 #include "warm_pool.h"
 
 #define POOL_SIZE 2
@@ -130,13 +131,13 @@ static int vmhost_nice(void)
     return nice;
 }
 
-/* The QEMU of sandbox id (its working directory is the sandbox's). */
+/* The QEMU of sandbox id (its working directory is the sandbox's vm/). */
 static pid_t sandbox_qemu(const char *id)
 {
     char dir[PATH_MAX];
     pid_t pid = 0;
     sandbox_dir(id, dir, sizeof(dir));
-    assert_int_equal(proc_find_in_dir("qemu-system", dir, &pid, 1), 1);
+    assert_int_equal(itest_find_qemus(dir, &pid, 1), 1);
     return pid;
 }
 
@@ -181,7 +182,7 @@ static void test_pool_fills_and_reports(void **state)
     assert_int_equal(dirs_with_own_netns(), POOL_SIZE);
     /* Filled in the background: at a lower CPU priority until handed out. */
     pid_t pooled[POOL_SIZE];
-    assert_int_equal(proc_find("qemu-system", itest_vh.data_dir, pooled, POOL_SIZE), POOL_SIZE);
+    assert_int_equal(itest_find_qemus(itest_vh.data_dir, pooled, POOL_SIZE), POOL_SIZE);
     for (int i = 0; i < POOL_SIZE; i++)
         expect_qemu_nice(pooled[i], vmhost_nice() + WARM_POOL_NICE);
 }
@@ -259,7 +260,7 @@ static void test_named_create_comes_from_pool(void **state)
     assert_int_equal(fs_path(disk, sizeof(disk), "%s/disk.ext4", dir), 0);
     assert_int_equal(access(disk, F_OK), 0);
     assert_true(itest_netns_exists(id));
-    assert_true(proc_cwd_is(qemu, dir));
+    assert_true(vm_runs_in(qemu, dir));
     char *host = itest_assert_sh(&itest_vh, id, "hostname; echo written > /root/f; cat /root/f");
     assert_string_equal(host, "named-sandbox\nwritten\n");
     free(host);

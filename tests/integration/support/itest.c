@@ -193,12 +193,12 @@ int itest_vmhost_crash_and_restart(struct itest_vmhost *vh)
     return itest_vmhost_crash_and_restart_with(vh, NULL);
 }
 
-/* A QEMU whose command line names this test's data directory was started
- * by this test's vmhost: stop it if vmhost could not. */
+/* A QEMU running in this test's data directory was started by this
+ * test's vmhost: stop it if vmhost could not. */
 static void itest_kill_leftover_qemus(const char *data_dir)
 {
     pid_t pids[256];
-    size_t n = proc_find("qemu-system", data_dir, pids, 256);
+    size_t n = itest_find_qemus(data_dir, pids, 256);
     for (size_t i = 0; i < n && i < 256; i++) {
         fprintf(stderr, "itest: killing leftover QEMU %d\n", (int)pids[i]);
         kill(pids[i], SIGKILL);
@@ -565,9 +565,64 @@ grpc_status_code itest_read_file(struct itest_vmhost *vh, const char *sandbox_id
     return rpc_stream_finish(s, details);
 }
 
+/* The directories under dir (by inode: /proc shows a jailed QEMU's cwd
+ * by its name inside the jail), a few levels deep. */
+struct dir_ids {
+    struct stat *ids;
+    size_t n, cap;
+};
+
+static void collect_dirs(const char *dir, int depth, struct dir_ids *out)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (out->n == out->cap) {
+        out->cap = out->cap ? out->cap * 2 : 64;
+        struct stat *grown = realloc(out->ids, out->cap * sizeof(*out->ids));
+        if (!grown)
+            abort();
+        out->ids = grown;
+    }
+    out->ids[out->n++] = st;
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char child[PATH_MAX];
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            fs_path(child, sizeof(child), "%s/%s", dir, e->d_name) == 0)
+            collect_dirs(child, depth - 1, out);
+    }
+    if (d)
+        closedir(d);
+}
+
+size_t itest_find_qemus(const char *dir, pid_t *out, size_t max)
+{
+    struct dir_ids dirs = { 0 };
+    collect_dirs(dir, 5, &dirs); /* data_dir/store/sandboxes/<id>/vm */
+    pid_t all[256];
+    size_t n = proc_find("qemu-system", NULL, all, 256), found = 0;
+    for (size_t i = 0; i < n && i < 256; i++) {
+        char cwd[64];
+        struct stat st;
+        snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)all[i]);
+        if (stat(cwd, &st) < 0)
+            continue;
+        for (size_t k = 0; k < dirs.n; k++)
+            if (dirs.ids[k].st_dev == st.st_dev && dirs.ids[k].st_ino == st.st_ino) {
+                if (out && found < max)
+                    out[found] = all[i];
+                found++;
+                break;
+            }
+    }
+    free(dirs.ids);
+    return found;
+}
+
 size_t itest_count_qemus(const char *dir)
 {
-    return proc_find("qemu-system", dir, NULL, 0);
+    return itest_find_qemus(dir, NULL, 0);
 }
 
 Airlock__Vmhost__V1__NodeStats *itest_node_stats(struct itest_vmhost *vh)

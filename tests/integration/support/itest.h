@@ -4,8 +4,8 @@
  *
  * Cleanup is unconditional: itest_vmhost_stop() terminates vmhost (which
  * suspends its sandboxes), then kills any QEMU still recorded in the data
- * directory — only QEMUs whose command line names that directory, i.e. ones
- * this test started — unmounts its btrfs store and frees the loop device if
+ * directory — only QEMUs whose working directory lies in that directory,
+ * i.e. ones this test started — unmounts its btrfs store and frees the loop device if
  * vmhost could not (and fails: a clean stop must leave neither behind), and
  * removes the directory. It also runs from an
  * atexit handler and on SIGINT/SIGTERM, so a crashed test leaks nothing. */
@@ -130,7 +130,10 @@ bool itest_wait_pool_ready(struct itest_vmhost *vh, unsigned want, int timeout_m
 grpc_status_code itest_create_checkpoint(struct itest_vmhost *vh, const char *id, const char *name,
                                          int kind, char **details);
 
-/* QEMU processes whose command line names dir (VMs of that data dir). */
+/* QEMU processes whose working directory lies under dir (VMs of that data
+ * dir: a jailed QEMU's command line names no host path, its cwd is its
+ * run_dir/vm); up to max pids into out (may be NULL), how many in all. */
+size_t itest_find_qemus(const char *dir, pid_t *out, size_t max);
 size_t itest_count_qemus(const char *dir);
 
 #endif
