@@ -10,36 +10,34 @@
 #include "rpc_client.h"
 #include "service_node_call.h"
 
-#define OP(method_, name_, request_, node_, node_request_, ...)                                \
-    { .method = method_, .name = name_, .request = &request_##__descriptor,                   \
-      .node = NODE_OP(node_), .node_request_type = &node_request_##__descriptor, __VA_ARGS__ }
+/* request: scheduler.proto's message; node_request: vmhost.proto's. */
+#define OP(method_, name_, request_, node_, node_request_, ...)                              \
+    { .method = method_, .name = name_,                                                     \
+      .request = &airlock__scheduler__v1__##request_##__descriptor, .node = NODE_OP(node_), \
+      .node_request_type = &airlock__vmhost__v1__##node_request_##__descriptor, __VA_ARGS__ }
 
 const struct service_op service_ops[] = {
-    OP("CreateCheckpoint", "checkpoint", airlock__scheduler__v1__checkpoint_request,
-       CHECKPOINT, airlock__vmhost__v1__create_checkpoint_request,
-       .plan = SANDBOX_OP_CHECKPOINT, .valid = checkpoint_create_valid,
-       .node_request = checkpoint_create_request, .done = checkpoint_create_done),
+    OP("CreateCheckpoint", "checkpoint", checkpoint_request, CHECKPOINT,
+       create_checkpoint_request, .plan = SANDBOX_OP_CHECKPOINT,
+       .valid = checkpoint_create_valid, .node_request = checkpoint_create_request,
+       .done = checkpoint_create_done),
     /* Any state, the sandbox only has to exist: a checkpoint outlives a
      * pause or a suspend. */
-    OP("DeleteCheckpoint", "checkpoint_delete", airlock__scheduler__v1__checkpoint_request,
-       CHECKPOINT_DELETE, airlock__vmhost__v1__checkpoint_request,
-       .lookup = checkpoint_delete_lookup, .valid = checkpoint_named_valid,
+    OP("DeleteCheckpoint", "checkpoint_delete", checkpoint_request, CHECKPOINT_DELETE,
+       checkpoint_request, .lookup = checkpoint_delete_lookup, .valid = checkpoint_named_valid,
        .node_request = checkpoint_named_request, .refused = checkpoint_delete_refused,
        .done = checkpoint_delete_done),
-    OP("RestoreCheckpoint", "restore", airlock__scheduler__v1__checkpoint_request,
-       RESTORE, airlock__vmhost__v1__checkpoint_request,
+    OP("RestoreCheckpoint", "restore", checkpoint_request, RESTORE, checkpoint_request,
        .plan = SANDBOX_OP_RESTORE, .valid = checkpoint_restore_valid,
        .node_request = checkpoint_named_request, .refused = checkpoint_restore_refused,
        .done = checkpoint_restore_done),
-    OP("ForkSandbox", "fork", airlock__scheduler__v1__fork_sandbox_request,
-       FORK, airlock__vmhost__v1__fork_sandbox_request,
-       .plan = SANDBOX_OP_FORK, .valid = fork_valid,
-       .node_request = fork_request, .done = fork_done),
+    OP("ForkSandbox", "fork", fork_sandbox_request, FORK, fork_sandbox_request,
+       .plan = SANDBOX_OP_FORK, .valid = fork_valid, .node_request = fork_request,
+       .done = fork_done),
     /* The node first, the row after: a policy egress refuses
      * (INVALID_ARGUMENT naming the field) is never recorded. */
-    OP("SetSandboxNetwork", "set_network", airlock__scheduler__v1__set_sandbox_network_request,
-       SET_POLICY, airlock__vmhost__v1__set_sandbox_policy_request,
-       .plan = SANDBOX_OP_SET_NETWORK, .valid = network_valid,
+    OP("SetSandboxNetwork", "set_network", set_sandbox_network_request, SET_POLICY,
+       set_sandbox_policy_request, .plan = SANDBOX_OP_SET_NETWORK, .valid = network_valid,
        .node_request = network_request, .done = network_done),
 };
 
@@ -73,6 +71,13 @@ bool service_ops_check(char *err, size_t errlen)
         if (op->node_request_type->sizeof_message > sizeof(union op_node_request)) {
             snprintf(err, errlen, "%s: %s is no member of union op_node_request", op->method,
                      op->node_request_type->name);
+            return false;
+        }
+        const ProtobufCMethodDescriptor *m = protobuf_c_service_descriptor_get_method_by_name(
+            &airlock__scheduler__v1__scheduler__descriptor, op->method);
+        if (!m || m->input != op->request) {
+            snprintf(err, errlen, "%s: no Scheduler method of that name takes %s", op->method,
+                     op->request->name);
             return false;
         }
         for (unsigned number = FIELD_REQUEST_ID; number <= FIELD_SANDBOX_ID; number++)

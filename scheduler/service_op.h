@@ -84,8 +84,11 @@ extern const size_t service_ops_count;
  * method. */
 void service_op(struct rpc_call *call, void *ctx);
 
-/* Whether each operation's request begins as the pipeline reads it; false
- * with err naming the first that does not (a scheduler.proto change). */
+/* Whether each row agrees with the protos: its method is a Scheduler
+ * method taking its request, the request begins as the pipeline reads it,
+ * and its node request fits union op_node_request. False with err naming
+ * the first that does not (after a change of scheduler.proto or of the
+ * table). */
 bool service_ops_check(char *err, size_t errlen);
 
 /* The stages (service_checkpoint.c, service_fork.c, service_network.c). */
