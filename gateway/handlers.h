@@ -13,6 +13,7 @@
 #include "json_input.h"
 #include <jansson.h>
 
+#include "exec_request.h"
 #include "sandbox_access.h" /* SCHEDULER_METHOD, VMHOST_METHOD, timeouts, gw_caller */
 #include "scheduler.pb-c.h"
 #include "vmhost.pb-c.h"
@@ -115,6 +116,13 @@ struct rpc_channel *gw_sandbox_node(struct gw_request *r, const Airlock__Schedul
  * NULL after answering (what: "reading files", for the 409 message). */
 struct rpc_channel *gw_file_target(struct gw_request *r, const char *what,
                                    Airlock__Scheduler__V1__Sandbox **sb, const char **path,
+                                   enum MHD_Result *rc);
+
+/* The body as an exec of kind, built for sandbox {id} (*sb), and its
+ * running vmhost; NULL after answering (what: "exec", for the 409
+ * message). exec_request_free(in) and free *sb (when set) in any case. */
+struct rpc_channel *gw_exec_target(struct gw_request *r, enum exec_kind kind, const char *what,
+                                   struct exec_request *in, Airlock__Scheduler__V1__Sandbox **sb,
                                    enum MHD_Result *rc);
 
 /* {"name":…,"type":"file|dir|symlink|other","size":…,"mode":…,"mtime":…}

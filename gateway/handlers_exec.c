@@ -79,26 +79,33 @@ static bool wants_event_stream(struct gw_request *r)
     return accept && strstr(accept, "text/event-stream");
 }
 
+struct rpc_channel *gw_exec_target(struct gw_request *r, enum exec_kind kind, const char *what,
+                                   struct exec_request *in, Airlock__Scheduler__V1__Sandbox **sb,
+                                   enum MHD_Result *rc)
+{
+    char err[512];
+    *sb = NULL;
+    if (exec_request_parse(in, &r->body, kind, err, sizeof(err)) < 0) {
+        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+        return NULL;
+    }
+    *sb = gw_sandbox_lookup(r, rc);
+    struct rpc_channel *ch = *sb ? gw_sandbox_vmhost(r, *sb, what, rc) : NULL;
+    if (ch && exec_request_build(in, *sb) < 0) {
+        *rc = reply_error(r, 500, "internal", "out of memory");
+        return NULL;
+    }
+    return ch;
+}
+
 enum MHD_Result handle_exec(struct gw_request *r)
 {
     struct exec_request in;
-    char err[512];
     enum MHD_Result rc = MHD_NO;
-    Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    if (exec_request_parse(&in, &r->body, EXEC_FOREGROUND, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
-        goto out;
-    }
-    sb = gw_sandbox_lookup(r, &rc);
-    if (!sb)
-        goto out;
-    struct rpc_channel *ch = gw_sandbox_vmhost(r, sb, "exec", &rc);
+    Airlock__Scheduler__V1__Sandbox *sb;
+    struct rpc_channel *ch = gw_exec_target(r, EXEC_FOREGROUND, "exec", &in, &sb, &rc);
     if (!ch)
         goto out;
-    if (exec_request_build(&in, sb) < 0) {
-        rc = reply_error(r, 500, "internal", "out of memory");
-        goto out;
-    }
     /* The command's own timeout is enforced by vmhost; the call's deadline
      * is a backstop a little later. */
     int deadline_ms = in.timeout_s ? (int)(in.timeout_s + 30) * 1000 : 0;

@@ -60,28 +60,26 @@ static int32_t path_pid(struct gw_request *r, enum MHD_Result *rc)
     return (int32_t)pid;
 }
 
+/* The {pid} segment and the JSON body (fields) of a request to a
+ * process; NULL after answering 400. */
+static json_t *pid_body(struct gw_request *r, const struct json_field *fields, size_t n_fields,
+                        int32_t *pid, enum MHD_Result *rc)
+{
+    *pid = path_pid(r, rc);
+    return *pid ? gw_json_body(r, fields, n_fields, rc) : NULL;
+}
+
 enum MHD_Result handle_process_start(struct gw_request *r)
 {
     struct exec_request in;
-    char err[512];
     enum MHD_Result rc = MHD_NO;
-    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    Airlock__Scheduler__V1__Sandbox *sb;
     Airlock__Guest__V1__ProcessInfo *info = NULL;
     char *details = NULL;
-    if (exec_request_parse(&in, &r->body, EXEC_BACKGROUND, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
-        goto out;
-    }
-    sb = gw_sandbox_lookup(r, &rc);
-    if (!sb)
-        goto out;
-    struct rpc_channel *ch = gw_sandbox_vmhost(r, sb, "starting a process", &rc);
+    struct rpc_channel *ch =
+        gw_exec_target(r, EXEC_BACKGROUND, "starting a process", &in, &sb, &rc);
     if (!ch)
         goto out;
-    if (exec_request_build(&in, sb) < 0) {
-        rc = reply_error(r, 500, "internal", "out of memory");
-        goto out;
-    }
     grpc_status_code st = rpc_unary(ch, VMHOST_METHOD("StartProcess"), &in.req.base,
                                     &airlock__guest__v1__process_info__descriptor,
                                     (ProtobufCMessage **)&info, &details, GW_SCHEDULER_TIMEOUT_MS);
@@ -189,10 +187,8 @@ enum MHD_Result handle_process_stdin(struct gw_request *r)
         { "data", JF_STRING }, { "data_b64", JF_STRING }, { "eof", JF_BOOL }
     };
     enum MHD_Result rc = MHD_NO;
-    int32_t pid = path_pid(r, &rc);
-    if (!pid)
-        return rc;
-    json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
+    int32_t pid;
+    json_t *body = pid_body(r, fields, sizeof(fields) / sizeof(*fields), &pid, &rc);
     if (!body)
         return rc;
     json_t *data = json_object_get(body, "data");
@@ -231,10 +227,8 @@ enum MHD_Result handle_process_signal(struct gw_request *r)
 {
     static const struct json_field fields[] = { { "signal", JF_STRING } };
     enum MHD_Result rc = MHD_NO;
-    int32_t pid = path_pid(r, &rc);
-    if (!pid)
-        return rc;
-    json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
+    int32_t pid;
+    json_t *body = pid_body(r, fields, sizeof(fields) / sizeof(*fields), &pid, &rc);
     if (!body)
         return rc;
     const char *name = json_input_string(body, "signal", NULL);
@@ -263,10 +257,8 @@ enum MHD_Result handle_process_resize(struct gw_request *r)
 {
     static const struct json_field fields[] = { { "rows", JF_UINT }, { "cols", JF_UINT } };
     enum MHD_Result rc = MHD_NO;
-    int32_t pid = path_pid(r, &rc);
-    if (!pid)
-        return rc;
-    json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
+    int32_t pid;
+    json_t *body = pid_body(r, fields, sizeof(fields) / sizeof(*fields), &pid, &rc);
     if (!body)
         return rc;
     uint64_t rows = 0, cols = 0;

@@ -418,13 +418,20 @@ static enum MHD_Result secret_list(struct gw_request *r, const char *org_id,
     return reply_json(r, 200, json_pack("{s:o}", "secrets", list));
 }
 
-enum MHD_Result handle_secret_list(struct gw_request *r)
+/* A project key's secrets are the project's, or ?sandbox_id's: op in
+ * that scope (org_id NULL), or the answer to a bad sandbox_id. */
+static enum MHD_Result in_key_scope(struct gw_request *r,
+                                    enum MHD_Result (*op)(struct gw_request *r, const char *org_id,
+                                                          const char *sandbox_id))
 {
     enum MHD_Result rc = MHD_NO;
     const char *sandbox_id;
-    if (!gw_query_sandbox_id(r, &sandbox_id, &rc))
-        return rc;
-    return secret_list(r, NULL, sandbox_id);
+    return gw_query_sandbox_id(r, &sandbox_id, &rc) ? op(r, NULL, sandbox_id) : rc;
+}
+
+enum MHD_Result handle_secret_list(struct gw_request *r)
+{
+    return in_key_scope(r, secret_list);
 }
 
 enum MHD_Result handle_org_secret_list(struct gw_request *r)
@@ -473,11 +480,7 @@ static enum MHD_Result secret_delete(struct gw_request *r, const char *org_id,
 
 enum MHD_Result handle_secret_delete(struct gw_request *r)
 {
-    enum MHD_Result rc = MHD_NO;
-    const char *sandbox_id;
-    if (!gw_query_sandbox_id(r, &sandbox_id, &rc))
-        return rc;
-    return secret_delete(r, NULL, sandbox_id);
+    return in_key_scope(r, secret_delete);
 }
 
 enum MHD_Result handle_org_secret_delete(struct gw_request *r)

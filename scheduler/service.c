@@ -1,5 +1,6 @@
 #include "service.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "log.h"
 #include "sandbox_store.h"
 #include "scheduler.pb-c.h"
+#include "service_op.h"
 #include "tenancy.h"
 
 #define SCHEDULER_METHOD(name) "/airlock.scheduler.v1.Scheduler/" name
@@ -85,7 +87,8 @@ static void service_key_create(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-static const struct rpc_method scheduler_methods[] = {
+/* The methods of their own handler; service_op.c's table has the rest. */
+static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("Authenticate"), service_authenticate },
     { SCHEDULER_METHOD("CreateProject"), service_project_create },
     { SCHEDULER_METHOD("CreateApiKey"), service_key_create },
@@ -99,12 +102,7 @@ static const struct rpc_method scheduler_methods[] = {
     { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause },
     { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume },
     { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend },
-    { SCHEDULER_METHOD("SetSandboxNetwork"), service_sandbox_set_network },
-    { SCHEDULER_METHOD("CreateCheckpoint"), service_checkpoint_create },
     { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list },
-    { SCHEDULER_METHOD("DeleteCheckpoint"), service_checkpoint_delete },
-    { SCHEDULER_METHOD("RestoreCheckpoint"), service_checkpoint_restore },
-    { SCHEDULER_METHOD("ForkSandbox"), service_sandbox_fork },
     { SCHEDULER_METHOD("SetWarmPool"), service_warm_pool_set },
     { SCHEDULER_METHOD("GetWarmPool"), service_warm_pool_get },
     { SCHEDULER_METHOD("BuildTemplate"), service_template_build },
@@ -113,11 +111,34 @@ static const struct rpc_method scheduler_methods[] = {
     { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete },
 };
 
+#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 25 */
+#define SCHEDULER_METHOD_MAX 80  /* SCHEDULER_METHOD("") and the longest name */
+
+/* own_methods and the table's, made once (both are fixed). */
+static const char method_prefix[] = SCHEDULER_METHOD("");
+static struct rpc_method methods[SCHEDULER_METHODS_MAX];
+static char op_paths[SCHEDULER_METHODS_MAX][SCHEDULER_METHOD_MAX];
+static size_t n_methods;
+static pthread_once_t methods_once = PTHREAD_ONCE_INIT;
+
+static void methods_make(void)
+{
+    for (size_t i = 0; i < sizeof(own_methods) / sizeof(*own_methods); i++)
+        methods[n_methods++] = own_methods[i];
+    for (size_t i = 0; i < service_ops_count && n_methods < SCHEDULER_METHODS_MAX; i++) {
+        size_t k = n_methods++;
+        snprintf(op_paths[k], sizeof(op_paths[k]), "%s%s", method_prefix, service_ops[i].method);
+        methods[k] = (struct rpc_method){ op_paths[k], service_op };
+    }
+}
+
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen)
 {
-    return rpc_server_start(s->cfg.listen, scheduler_methods,
-                            sizeof(scheduler_methods) / sizeof(*scheduler_methods), s,
-                            s->cfg.internal_token, err, errlen);
+    if (!service_ops_check(err, errlen))
+        return NULL;
+    pthread_once(&methods_once, methods_make);
+    return rpc_server_start(s->cfg.listen, methods, n_methods, s, s->cfg.internal_token, err,
+                            errlen);
 }
 
 void service_reply_sandbox(struct rpc_call *call, PGresult *res)
@@ -130,6 +151,18 @@ void service_reply_sandbox(struct rpc_call *call, PGresult *res)
     else
         rpc_call_finish(call, st, err);
     store_sandbox_msg_free(&sb);
+}
+
+grpc_status_code service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s,
+                                           const char *project_id, const char *id, char *err,
+                                           size_t errlen)
+{
+    PGresult *row = NULL;
+    grpc_status_code st = store_sandbox_get(&s->db, project_id, id, &row, err, errlen);
+    if (st == GRPC_STATUS_OK)
+        service_reply_sandbox(call, row);
+    PQclear(row);
+    return st;
 }
 
 grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,

@@ -1,23 +1,29 @@
 /* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
  * the method table and the project/key methods; service_sandbox.c the
- * sandbox lifecycle; service_checkpoint.c checkpoints and restore;
- * service_fork.c forks; service_network.c egress policies;
- * service_pool.c warm-pool targets; service_template.c templates. */
+ * sandbox lifecycle; service_op.c the operations one request to the
+ * sandbox's node carries out (checkpoints, restore, forks, egress
+ * policies), whose stages are in service_checkpoint.c, service_fork.c and
+ * service_network.c; service_pool.c warm-pool targets;
+ * service_template.c templates. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
 
-#include "node.pb-c.h"
-#include "node_op.h"
 #include "rpc_server.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
+#include "service_node_call.h"
 #include "template_store.h"
 
 struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_t errlen);
 
 /* Answers with the sandbox in row 0 of res and OK. */
 void service_reply_sandbox(struct rpc_call *call, PGresult *res);
+/* Answers with the project's sandbox id as it is stored now; the status
+ * of a failed lookup (then nothing is answered, err says why). */
+grpc_status_code service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s,
+                                           const char *project_id, const char *id, char *err,
+                                           size_t errlen);
 
 /* Every row of each of the results, in order, as Sandbox messages (ptrs
  * is what a response's sandboxes field takes); service_sandbox_msgs_free
@@ -30,9 +36,6 @@ struct sandbox_msgs {
 grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,
                                       struct sandbox_msgs *out, char *err, size_t errlen);
 void service_sandbox_msgs_free(struct sandbox_msgs *m);
-
-/* The actor recorded as "who" of a transition ("scheduler" when none). */
-const char *service_actor(const char *actor);
 
 /* store_transition, and its event once committed. */
 grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
@@ -53,23 +56,6 @@ grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id,
                                     enum sandbox_op op, const struct transition_note *note,
                                     char *node, size_t nodelen, char *err, size_t errlen);
 
-/* The caller's sandbox (row 0 of *row) if op may proceed from its state
- * (*plan, *from): NOT_FOUND for a foreign one, FAILED_PRECONDITION naming
- * the state, or when it was never placed on a node. */
-grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
-                                        enum sandbox_op op, PGresult **row,
-                                        struct sandbox_plan *plan, enum sandbox_state *from,
-                                        char *err, size_t errlen);
-/* One request to the node of sandbox row 0 of `row`; the reply is freed
- * unless wanted (then the caller frees it, when set). */
-grpc_status_code service_call_node(struct scheduler *s, PGresult *row, node_op op,
-                                   const ProtobufCMessage *req, Airlock__Node__V1__NodeReply **wanted,
-                                   char *err, size_t errlen);
-/* Logs a checkpoint op's outcome; on failure finishes the call with it. */
-void service_finish_checkpoint_op(struct rpc_call *call, const char *what, const char *request_id,
-                                  const char *sandbox_id, grpc_status_code st, const char *err);
-
-
 /* service_tenancy.c: the admin's projects and keys. */
 void service_projects_list(struct rpc_call *call, void *ctx);
 void service_keys_list(struct rpc_call *call, void *ctx);
@@ -82,12 +68,7 @@ void service_sandbox_delete(struct rpc_call *call, void *ctx);
 void service_sandbox_pause(struct rpc_call *call, void *ctx);
 void service_sandbox_resume(struct rpc_call *call, void *ctx);
 void service_sandbox_suspend(struct rpc_call *call, void *ctx);
-void service_checkpoint_create(struct rpc_call *call, void *ctx);
 void service_checkpoint_list(struct rpc_call *call, void *ctx);
-void service_checkpoint_delete(struct rpc_call *call, void *ctx);
-void service_checkpoint_restore(struct rpc_call *call, void *ctx);
-void service_sandbox_fork(struct rpc_call *call, void *ctx);
-void service_sandbox_set_network(struct rpc_call *call, void *ctx);
 void service_template_build(struct rpc_call *call, void *ctx); /* service_template.c */
 void service_template_list(struct rpc_call *call, void *ctx);
 void service_template_get(struct rpc_call *call, void *ctx);

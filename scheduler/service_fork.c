@@ -1,5 +1,6 @@
-/* ForkSandbox: the node makes the forks (airlock.node.<id>.fork), then each
- * is recorded as a running sandbox of the same project on the same node. */
+/* ForkSandbox, stages of service_op.c's pipeline: the node makes the forks
+ * (airlock.node.<id>.fork), then each is recorded as a running sandbox of
+ * the same project on the same node. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -7,6 +8,7 @@
 #include "log.h"
 #include "sandbox_store.h"
 #include "service.h"
+#include "service_op.h"
 
 #define FORK_MAX_COUNT 16
 
@@ -57,59 +59,53 @@ static grpc_status_code reply_forks(struct rpc_call *call, PGresult **rows, size
     return st;
 }
 
-void service_sandbox_fork(struct rpc_call *call, void *ctx)
+static const Airlock__Scheduler__V1__ForkSandboxRequest *fork_req(const struct op_run *r)
 {
-    struct scheduler *s = ctx;
-    Airlock__Scheduler__V1__ForkSandboxRequest *req = (void *)rpc_call_recv_request(
-        call, &airlock__scheduler__v1__fork_sandbox_request__descriptor);
-    if (!req)
-        return;
-    PGresult *parent = NULL, **rows = NULL;
-    Airlock__Node__V1__NodeReply *reply = NULL;
-    char err[2048];
-    struct sandbox_plan plan;
-    enum sandbox_state from;
-    struct transition_note note = { service_actor(req->actor), "fork", req->request_id };
-    struct sandbox_msg stored = { 0 };
-    unsigned count = req->count ? req->count : 1;
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (count > FORK_MAX_COUNT) {
-        snprintf(err, sizeof(err), "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
-        goto out;
-    }
-    st = service_sandbox_for_op(s, req->project_id, req->sandbox_id, SANDBOX_OP_FORK, &parent,
-                                &plan, &from, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        goto out;
-    Airlock__Vmhost__V1__ForkSandboxRequest nreq = AIRLOCK__VMHOST__V1__FORK_SANDBOX_REQUEST__INIT;
-    nreq.sandbox_id = req->sandbox_id;
-    nreq.count = count;
-    nreq.checkpoint = req->checkpoint;
+    return (const void *)r->req; /* the table gives ForkSandbox this request */
+}
+
+static unsigned fork_count(const Airlock__Scheduler__V1__ForkSandboxRequest *req)
+{
+    return req->count ? req->count : 1;
+}
+
+bool fork_valid(struct op_run *r)
+{
+    unsigned count = fork_count(fork_req(r));
+    if (count <= FORK_MAX_COUNT)
+        return true;
+    snprintf(r->err, sizeof(r->err), "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
+    return false;
+}
+
+grpc_status_code fork_request(struct op_run *r, union op_node_request *u)
+{
+    const Airlock__Scheduler__V1__ForkSandboxRequest *req = fork_req(r);
+    u->fork.sandbox_id = req->sandbox_id;
+    u->fork.count = fork_count(req);
+    u->fork.checkpoint = req->checkpoint;
     /* The forks get the parent's egress policy, the one its row records
      * (and store_fork_insert copies): a fork is no way around it. */
-    st = store_sandbox_msg(parent, 0, &stored, err, sizeof(err));
-    nreq.policy = stored.msg.network;
-    if (st == GRPC_STATUS_OK)
-        st = service_call_node(s, parent, NODE_OP(FORK), &nreq.base, &reply, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        goto out;
-    rows = calloc(reply->n_forks + 1, sizeof(*rows));
+    grpc_status_code st = store_sandbox_msg(r->row, 0, &r->parent, r->err, sizeof(r->err));
+    u->fork.policy = r->parent.msg.network;
+    return st;
+}
+
+/* Each fork the node made recorded, and all of them answered. */
+grpc_status_code fork_done(struct op_run *r)
+{
+    size_t n = r->reply->n_forks;
+    PGresult **rows = calloc(n + 1, sizeof(*rows));
     if (!rows) {
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(err, sizeof(err), "out of memory");
-        goto out;
+        snprintf(r->err, sizeof(r->err), "out of memory");
+        return GRPC_STATUS_RESOURCE_EXHAUSTED;
     }
-    st = record_forks(s, parent, reply, &note, rows, err, sizeof(err));
+    grpc_status_code st = record_forks(r->s, r->row, r->reply, &r->note, rows, r->err,
+                                       sizeof(r->err));
     if (st == GRPC_STATUS_OK)
-        st = reply_forks(call, rows, reply->n_forks, err, sizeof(err));
-out:
-    service_finish_checkpoint_op(call, "fork", req->request_id, req->sandbox_id, st, err);
-    for (size_t i = 0; rows && i < reply->n_forks; i++)
+        st = reply_forks(r->call, rows, n, r->err, sizeof(r->err));
+    for (size_t i = 0; i < n; i++)
         PQclear(rows[i]);
     free(rows);
-    if (reply)
-        protobuf_c_message_free_unpacked(&reply->base, NULL);
-    store_sandbox_msg_free(&stored);
-    PQclear(parent);
-    protobuf_c_message_free_unpacked(&req->base, NULL);
+    return st;
 }

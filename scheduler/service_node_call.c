@@ -1,11 +1,17 @@
-/* The node calls the sandbox operations share (service.h): the caller's
+/* What the sandbox operations share (service_node_call.h): the caller's
  * sandbox checked against the state machine, and one request to its
  * node. A leaf: the service_*.c files call it and it calls none of them. */
+#include "service_node_call.h"
+
 #include <stdio.h>
 
 #include "nodes.h"
 #include "sandbox_store.h"
-#include "service.h"
+
+const char *service_actor(const char *actor)
+{
+    return actor && *actor ? actor : "scheduler";
+}
 
 grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
                                        enum sandbox_op op, PGresult **row,

@@ -19,11 +19,6 @@
  * VM. */
 #define CREATE_ATTEMPTS 2
 
-const char *service_actor(const char *actor)
-{
-    return actor && *actor ? actor : "scheduler";
-}
-
 grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
                                     enum sandbox_state to, const struct transition_note *note,
                                     char *err, size_t errlen)
@@ -243,14 +238,11 @@ void service_sandbox_get(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__sandbox_ref__descriptor);
     if (!req)
         return;
-    PGresult *row = NULL;
     char err[512];
-    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        service_reply_sandbox(call, row);
-    else
+    grpc_status_code st =
+        service_reply_sandbox_now(call, s, req->project_id, req->id, err, sizeof(err));
+    if (st != GRPC_STATUS_OK)
         rpc_call_finish(call, st, err);
-    PQclear(row);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
