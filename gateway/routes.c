@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "handlers.h"
+#include "route_handlers.h"
 
 const struct gw_route gw_routes[] = {
     { "GET", "/healthz", GW_AUTH_NONE, handle_healthz, NULL, NULL, NULL },

@@ -12,7 +12,7 @@
 #include "log.h"
 #include "rpc_client.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 /* field: how the caller named it ("name", "checkpoint"). */
 static bool checkpoint_name_valid(const char *field, const char *name, char *err, size_t errlen)

@@ -6,7 +6,7 @@
 #include "events.h"
 #include "log.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 #define FORK_MAX_COUNT 16
 

@@ -6,7 +6,7 @@
 
 #include "log.h"
 #include "rpc_client.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 /* The node first, the row after: a policy egress refuses (INVALID_ARGUMENT
  * naming the field) is never recorded. */

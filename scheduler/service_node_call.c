@@ -1,11 +1,11 @@
-/* The node calls the sandbox operations share (service.h): the caller's
- * sandbox checked against the state machine, and one request to its
- * node. A leaf: the service_*.c files call it and it calls none of them. */
+/* The node calls the sandbox operations share (scheduler_service.h): the
+ * caller's sandbox checked against the state machine, and one request to
+ * its node. A leaf: the service_*.c files call it and it calls none of them. */
 #include <stdio.h>
 
 #include "nodes.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
                                        enum sandbox_op op, PGresult **row,

@@ -1,8 +1,9 @@
-/* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
- * the method table and the project/key methods; service_sandbox.c the
- * sandbox lifecycle; service_checkpoint.c checkpoints and restore;
- * service_fork.c forks; service_network.c egress policies;
- * service_pool.c warm-pool targets; service_template.c templates. */
+/* The scheduler's gRPC service (protos/scheduler.proto).
+ * scheduler_service.c holds the method table and the project/key methods;
+ * service_sandbox.c the sandbox lifecycle; service_checkpoint.c
+ * checkpoints and restore; service_fork.c forks; service_network.c egress
+ * policies; service_pool.c warm-pool targets; service_template.c
+ * templates. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 

@@ -1,4 +1,4 @@
-#include "service.h"
+#include "scheduler_service.h"
 
 #include <stdio.h>
 #include <stdlib.h>
