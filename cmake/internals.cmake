@@ -1,0 +1,22 @@
+# Whose headers a target sees (issue 13, item 5). A program's folder holds
+# its internal headers: the program's own targets include it PRIVATE, so
+# nothing that links them sees those headers. No program includes another's
+# headers; what they share is in common/, whose libraries hand on their
+# folders PUBLIC. A white-box test names the programs whose internals it
+# reaches into, so the build, not the order of include folders, decides
+# what it can include.
+
+# The programs' folders: the services, the guest daemon and the CLI.
+set(AIRLOCK_PROGRAMS vmhost scheduler gateway egress vault guest cli)
+
+# airlock_test_internals(<target> <program>...): target includes the
+# internal headers of each program named.
+function(airlock_test_internals target)
+  foreach(program IN LISTS ARGN)
+    if(NOT program IN_LIST AIRLOCK_PROGRAMS)
+      message(FATAL_ERROR "airlock_test_internals(${target}): ${program} is none of "
+                          "AIRLOCK_PROGRAMS (${AIRLOCK_PROGRAMS})")
+    endif()
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/${program})
+  endforeach()
+endfunction()
