@@ -9,11 +9,11 @@
 
 #include "clock.h"
 #include "grpc_api.h"
-#include "handlers.h"
 #include "key_revocations.h"
 #include "log.h"
 #include "random_id.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "routes.h"
 #include "sandbox_access.h"
 

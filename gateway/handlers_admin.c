@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "json_input.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "routes.h"
 
 enum MHD_Result handle_healthz(struct gw_request *r)

@@ -4,8 +4,8 @@
  * GET /v1/orgs/{id}/audit (admin): an org's own changes. */
 #include <stdlib.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "vault.pb-c.h"
 
 #define AUDIT_MAX_LIMIT 1000

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 /* {"name":…,"kind":"disk|full","created_at":RFC3339} */
 static json_t *checkpoint_json(const Airlock__Scheduler__V1__Checkpoint *c)

@@ -7,8 +7,8 @@
 
 #include "clock.h"
 #include "events_feed.h"
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "sse.h"
 
 /* How often a waiting reader looks at gw->stopping. */

@@ -8,8 +8,8 @@
 
 #include "exec_events.h"
 #include "exec_request.h"
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 /* JSON mode keeps at most this much of each stream (SSE has no limit). */
 #define EXEC_JSON_OUTPUT_LIMIT (16u << 20)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 #define MKDIR_DEFAULT_MODE 0755
 

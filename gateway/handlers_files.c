@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "vmhost.pb-c.h"
 #include "vmhost_names.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 static json_t *connection_json(const Airlock__Egress__V1__Connection *c)
 {

@@ -3,9 +3,9 @@
  * sandbox's node, recorded by the scheduler. */
 #include <stdlib.h>
 
-#include "handlers.h"
 #include "policy_json.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 /* PUT /v1/sandboxes/{id}/network: the body is the whole new policy. */
 enum MHD_Result handle_sandbox_network_put(struct gw_request *r)

@@ -3,8 +3,8 @@
  * /v1/projects/{id}/org puts a project into one. An org's secrets
  * (/v1/orgs/{id}/secrets, handlers_secrets.c) apply to every project of
  * the org, below the project's and sandboxes' own (docs/vault.md). */
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "vault.pb-c.h"
 
 /* The body's one string field, required; NULL after answering 400. */

@@ -6,8 +6,8 @@
 
 #include "exec_events.h"
 #include "exec_request.h"
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "vmhost_names.h"
 
 /* argv as "cmd" (strings), or "cmd_b64" when some argument is not UTF-8. */

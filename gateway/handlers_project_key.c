@@ -6,8 +6,8 @@
 #include <openssl/crypto.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "vault.pb-c.h"
 
 enum MHD_Result handle_secrets_unlock(struct gw_request *r)

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "json_input.h"
 #include "policy_json.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "sandbox_id.h"
 #include "string_map_json.h"
 

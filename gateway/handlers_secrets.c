@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "sandbox_id.h"
 #include "vault.pb-c.h"
 

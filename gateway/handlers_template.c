@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
 #include "reply.h"
+#include "route_handlers.h"
 #include "sse.h"
 #include "template_access.h"
 

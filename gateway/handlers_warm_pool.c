@@ -3,9 +3,9 @@
  * node, and what each node holds ready. */
 #include <stdlib.h>
 
-#include "handlers.h"
 #include "json_input.h"
 #include "reply.h"
+#include "route_handlers.h"
 
 static enum MHD_Result reply_pool_status(struct gw_request *r, grpc_status_code st,
                                          Airlock__Scheduler__V1__WarmPoolStatus *pool,

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "handlers.h"
+#include "route_handlers.h"
 
 /* A JSON route: its body is buffered (no upload hooks). */
 #define ROUTE(method, pattern, auth, handle) \

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "guestd_state.h"
-#include "handlers.h"
 #include "process_table.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "stream.h"
 

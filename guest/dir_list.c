@@ -13,8 +13,8 @@
 #include "file_request.h"
 #include "guest_fs.h"
 #include "guestd_state.h"
-#include "handlers.h"
 #include "loop.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "stream.h"
 

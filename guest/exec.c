@@ -7,9 +7,9 @@
 #include "child.h"
 #include "exec_spec.h"
 #include "guestd_state.h"
-#include "handlers.h"
 #include "log.h"
 #include "process_table.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "stream.h"
 

@@ -10,7 +10,7 @@
 #include "bytes.h"
 #include "file_request.h"
 #include "guest_fs.h"
-#include "handlers.h"
+#include "request_handlers.h"
 #include "send.h"
 
 void stat_request(struct guestd *g, uint32_t id, const GuestFrame *frame)

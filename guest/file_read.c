@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "file_request.h"
-#include "handlers.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "stream.h"
 

@@ -13,7 +13,7 @@
 #include "file_request.h"
 #include "fsutil.h"
 #include "guest_fs.h"
-#include "handlers.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "stream.h"
 

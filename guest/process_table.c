@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "guestd_state.h"
-#include "handlers.h"
 #include "log.h"
+#include "request_handlers.h"
 #include "send.h"
 
 struct process_table {

@@ -1,4 +1,4 @@
-/* Requests (requests.h): the handlers (handlers.h) in one table, so
+/* Requests (requests.h): the handlers (request_handlers.h) in one table, so
  * guestd.c, which routes the frames here, calls none of them itself. */
 #include "requests.h"
 
@@ -6,8 +6,8 @@
 #include <stdbool.h>
 
 #include "guestd_state.h"
-#include "handlers.h"
 #include "log.h"
+#include "request_handlers.h"
 #include "send.h"
 
 /* Each open stream holds a few fds and up to a window of buffers. */

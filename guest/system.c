@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "guestd_state.h"
 #include "guestd_version.h"
-#include "handlers.h"
+#include "request_handlers.h"
 #include "send.h"
 #include "trust_store.h"
 

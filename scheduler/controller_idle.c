@@ -16,7 +16,7 @@
 #include "controller_jobs.h"
 #include "log.h"
 #include "nodes.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 #define IDLE_BATCH "20"
 

@@ -14,7 +14,7 @@
 #include "nodes.h"
 #include "reconcile_plan.h"
 #include "rpc_client.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 #define WHO "controller:reconcile"
 

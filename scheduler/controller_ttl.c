@@ -5,7 +5,7 @@
 
 #include "controller_jobs.h"
 #include "log.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 /* Per pass, oldest first: a delete asks a node, so bound the pass. */
 #define TTL_BATCH "20"

@@ -10,7 +10,7 @@
 #include "internal_token.h"
 #include "log.h"
 #include "scheduler.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "stop_signals.h"
 
 #define SCHEDULER_DEFAULT_DATA_DIR "/var/lib/airlock"

@@ -1,6 +1,6 @@
 /* The scheduler's versioned schema (common/db/db_migrate.c applies it). A
  * version is never edited after it ships — changes are new entries. */
-#include "schema.h"
+#include "scheduler_schema.h"
 
 /* Any constant the other users of this database do not use. */
 #define MIGRATION_LOCK_KEY "7362104"

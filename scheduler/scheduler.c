@@ -5,7 +5,7 @@
 
 #include "log.h"
 #include "nodes.h"
-#include "schema.h"
+#include "scheduler_schema.h"
 #include "tenancy.h"
 
 /* Statements of concurrent requests, heartbeats and controllers run side

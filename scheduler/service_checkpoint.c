@@ -10,7 +10,7 @@
 #include "checkpoint_store.h"
 #include "log.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "service_op.h"
 
 /* field: how the caller named it ("name", "checkpoint"). */

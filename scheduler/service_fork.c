@@ -7,7 +7,7 @@
 #include "events.h"
 #include "log.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "service_op.h"
 
 #define FORK_MAX_COUNT 16

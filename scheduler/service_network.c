@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "service_op.h"
 
 static const Airlock__Scheduler__V1__SetSandboxNetworkRequest *network_req(const struct op_run *r)

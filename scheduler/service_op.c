@@ -128,7 +128,7 @@ void service_op(struct rpc_call *call, void *ctx)
 {
     const char *method = strrchr(rpc_call_method(call), '/');
     const struct service_op *op = op_for_method(method ? method + 1 : "");
-    if (!op) { /* service.c registers only the table's methods here */
+    if (!op) { /* scheduler_service.c registers only the table's methods here */
         rpc_call_finish(call, GRPC_STATUS_UNIMPLEMENTED, "no such operation");
         return;
     }

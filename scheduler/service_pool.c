@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 /* What one node may be asked to keep; more is a typo, not a plan. */
 #define WARM_POOL_MAX_TARGET 64

@@ -12,7 +12,7 @@
 #include "random_id.h"
 #include "rpc_client.h"
 #include "sandbox_store.h"
-#include "service.h"
+#include "scheduler_service.h"
 
 /* A create that times out is sent once more with the same sandbox id: the
  * node answers a duplicate with the sandbox it already has, never a second

@@ -12,7 +12,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "rpc_client.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "template_store.h"
 
 /* How long a quiet build may go before the node's liveness is checked,

@@ -1,12 +1,13 @@
 /* ListProjects, ListApiKeys, RevokeApiKey: the admin's view of projects
- * and their keys (CreateProject and CreateApiKey are in service.c). A
- * key's secret is never in any answer here: only its hash is stored. */
+ * and their keys (CreateProject and CreateApiKey are in
+ * scheduler_service.c). A key's secret is never in any answer here: only
+ * its hash is stored. */
 #include <stdlib.h>
 
 #include "events.h"
 #include "log.h"
 #include "scheduler.pb-c.h"
-#include "service.h"
+#include "scheduler_service.h"
 #include "tenancy.h"
 
 /* Row i of a key listing, from column c (tenancy.h), into k; strings stay

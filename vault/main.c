@@ -8,7 +8,7 @@
 
 #include "internal_token.h"
 #include "log.h"
-#include "service.h"
+#include "vault_service.h"
 #include "vault.h"
 #include "stop_signals.h"
 

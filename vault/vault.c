@@ -7,8 +7,8 @@
 
 #include "crypto.h"
 #include "master_key.h"
-#include "schema.h"
 #include "secmem.h"
+#include "vault_schema.h"
 
 int vault_init(struct vault *v, const char *database_url, const char *master_key_file, char *err,
                size_t errlen)

@@ -14,7 +14,7 @@
 #include "log.h"
 #include "nats_agent.h"
 #include "sandbox_adopt.h"
-#include "service.h"
+#include "vmhost_service.h"
 #include "vmhost.h"
 #include "stop_signals.h"
 

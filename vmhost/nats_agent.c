@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "log.h"
 #include "nats_agent_ops.h"
-#include "service.h"
+#include "vmhost_service.h"
 
 struct nats_agent {
     struct vmhost *vh;

@@ -8,8 +8,8 @@
 
 #include "log.h"
 #include "nats_agent_ops.h"
-#include "service.h"
 #include "template_named.h"
+#include "vmhost_service.h"
 #include "warm_pool.h"
 
 struct build_events {

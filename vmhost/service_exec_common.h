@@ -4,7 +4,7 @@
 #ifndef AIRLOCK_SERVICE_EXEC_COMMON_H
 #define AIRLOCK_SERVICE_EXEC_COMMON_H
 
-#include "service.h"
+#include "vmhost_service.h"
 
 struct guest_exec_request {
     Airlock__Guest__V1__ExecRequest msg;

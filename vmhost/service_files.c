@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "service.h"
+#include "vmhost_service.h"
 
 
 /* The guest request a file request carries; NULL after finishing the call

@@ -5,7 +5,7 @@
  * StatFile, Empty for the rest. One table, one forwarding path. */
 #include <string.h>
 
-#include "service.h"
+#include "vmhost_service.h"
 
 static const struct forward_op {
     const char *method;
@@ -44,7 +44,7 @@ static void *field_at(const ProtobufCMessage *msg, const char *name,
 }
 
 /* The guest request's paths and mode, whichever it has, as every path and
- * mode of the API is checked (service.h). */
+ * mode of the API is checked (vmhost_service.h). */
 static bool guest_request_valid(struct rpc_call *call, const ProtobufCMessage *g)
 {
     static const char *const paths[] = { "path", "from", "to" };
@@ -99,7 +99,7 @@ static void forward(struct rpc_call *call, struct vmhost *vh, const char *sandbo
 void service_file_forward(struct rpc_call *call, void *ctx)
 {
     const struct forward_op *op = forward_op_for(rpc_call_method(call));
-    if (!op) { /* service.c registers only the table's methods here */
+    if (!op) { /* vmhost_service.c registers only the table's methods here */
         rpc_call_finish(call, GRPC_STATUS_UNIMPLEMENTED, "no such file operation");
         return;
     }

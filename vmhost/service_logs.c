@@ -7,7 +7,7 @@
 
 #include "egress_client.h"
 #include "fsutil.h"
-#include "service.h"
+#include "vmhost_service.h"
 
 #define CONSOLE_TAIL_DEFAULT (64u << 10)
 #define CONSOLE_TAIL_MAX (1u << 20)

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "service.h"
+#include "vmhost_service.h"
 
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
 #define VMHOST_METHOD_MAX 80 /* "/airlock.vmhost.v1.VmHost/" and the longest name */

@@ -1,5 +1,5 @@
 /* GetNodeStats: what this node holds and can still take. */
-#include "service.h"
+#include "vmhost_service.h"
 #include "warm_pool.h"
 
 void service_node_stats(struct rpc_call *call, void *ctx)

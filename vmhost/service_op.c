@@ -2,7 +2,7 @@
  * table that has a VmHost method, found by the method's name. */
 #include <string.h>
 
-#include "service.h"
+#include "vmhost_service.h"
 
 static void send_answer(struct rpc_call *call, enum op_answer_kind kind, const struct op_answer *a)
 {
@@ -55,7 +55,7 @@ void service_op(struct rpc_call *call, void *ctx)
 {
     const char *method = strrchr(rpc_call_method(call), '/');
     const struct vmhost_op *op = vmhost_op_for_grpc(method ? method + 1 : "");
-    if (!op) { /* service.c registers only the table's methods here */
+    if (!op) { /* vmhost_service.c registers only the table's methods here */
         rpc_call_finish(call, GRPC_STATUS_UNIMPLEMENTED, "no such operation");
         return;
     }

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service.h"
 #include "template_named.h"
+#include "vmhost_service.h"
 #include "warm_pool.h"
 
 typedef Airlock__Vmhost__V1__Template__EnvEntry EnvEntry;

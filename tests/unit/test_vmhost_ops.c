@@ -56,7 +56,7 @@ static void test_grpc_methods_match_the_service(void **state)
         served++;
     }
     assert_true(served >= 14);
-    assert_null(vmhost_op_for_grpc("Exec")); /* a stream: service.c's own */
+    assert_null(vmhost_op_for_grpc("Exec")); /* a stream: vmhost_service.c's own */
     assert_null(vmhost_op_for_grpc(""));
 }
 

@@ -1,9 +1,9 @@
 /* exec: run a command in a sandbox, relaying its output as it arrives and,
  * on request, the local stdin and terminal size. */
 #include "ctl.h"
-#include "exec_events.h"
+#include "ctl_exec_events.h"
+#include "ctl_exec_spec.h"
 #include "exec_input.h"
-#include "exec_spec.h"
 #include "tty.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* Background processes: start, ps, attach, kill, stdin. */
 #include "args.h"
 #include "ctl.h"
-#include "exec_events.h"
-#include "exec_spec.h"
+#include "ctl_exec_events.h"
+#include "ctl_exec_spec.h"
 #include "json.h"
 #include "output.h"
 

@@ -1,4 +1,4 @@
-#include "exec_spec.h"
+#include "ctl_exec_spec.h"
 
 #include "args.h"
 #include "ctl.h"

@@ -1,6 +1,6 @@
 /* The gRPC handlers: unpack, call the part of vault that does the work,
  * answer. Requests carrying secret bytes are zeroed by those parts. */
-#include "service.h"
+#include "vault_service.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>

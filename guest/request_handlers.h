@@ -2,8 +2,8 @@
  * of them). Each reads its body from frame and answers on stream id: at
  * once (Result, FileInfo, Health, ...) or by opening a stream that answers
  * later. The frame stays owned by the caller. */
-#ifndef GUESTD_HANDLERS_H
-#define GUESTD_HANDLERS_H
+#ifndef GUESTD_REQUEST_HANDLERS_H
+#define GUESTD_REQUEST_HANDLERS_H
 
 #include <stdint.h>
 

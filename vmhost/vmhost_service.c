@@ -1,4 +1,4 @@
-#include "service.h"
+#include "vmhost_service.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-#include "service.h"
+#include "scheduler_service.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  * connection logs), handlers_secrets.c + handlers_audit.c +
  * handlers_project_key.c (BYOK unlock) + handlers_orgs.c (vault),
  * handlers_warm_pool.c (warm-pool targets), handlers_template.c. */
-#ifndef AIRLOCK_GATEWAY_HANDLERS_H
-#define AIRLOCK_GATEWAY_HANDLERS_H
+#ifndef AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
+#define AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 
 #include "gateway.h"
 #include "json_input.h"

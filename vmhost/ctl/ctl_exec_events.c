@@ -1,4 +1,4 @@
-#include "exec_events.h"
+#include "ctl_exec_events.h"
 
 #include "fsutil.h"
 #include "output.h"

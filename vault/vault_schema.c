@@ -2,7 +2,7 @@
  * to the control plane's in the same database, prefixed vault_, with their
  * own version table and advisory lock. A version is never edited after it
  * ships — changes are new entries. */
-#include "schema.h"
+#include "vault_schema.h"
 
 /* Any constant the other users of this database do not use. */
 #define VAULT_MIGRATION_LOCK_KEY "7362105"

@@ -1,7 +1,7 @@
-/* The scheduler's gRPC service (protos/scheduler.proto). service.c holds
- * the method table and the project/key methods; service_sandbox.c the
- * sandbox lifecycle; service_op.c the operations one request to the
- * sandbox's node carries out (checkpoints, restore, forks, egress
+/* The scheduler's gRPC service (protos/scheduler.proto).
+ * scheduler_service.c holds the method table and the project/key methods;
+ * service_sandbox.c the sandbox lifecycle; service_op.c the operations one
+ * request to the sandbox's node carries out (checkpoints, restore, forks, egress
  * policies), whose stages are in service_checkpoint.c, service_fork.c and
  * service_network.c; service_pool.c warm-pool targets;
  * service_template.c templates. */
