@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "airlock_err.h"
+#include "airlock_error.h"
 #include "conn_log.h"
 #include "egress_config.h"
 #include "policy.h"

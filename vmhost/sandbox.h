@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "airlock_err.h"
+#include "airlock_error.h"
 #include "egress.pb-c.h"
 #include "guest_channel.h"
 #include "sandbox_id.h"

@@ -9,8 +9,19 @@ grpc_status_code airlock_err_status(enum airlock_err e)
     case AIRLOCK_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
     case AIRLOCK_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
     case AIRLOCK_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
+    case AIRLOCK_ERR_ABORTED: return GRPC_STATUS_ABORTED;
     case AIRLOCK_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
     case AIRLOCK_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
     }
     return GRPC_STATUS_INTERNAL;
+}
+
+grpc_status_code airlock_error_status(const struct airlock_error *e)
+{
+    return e->class == AIRLOCK_OK ? GRPC_STATUS_INTERNAL : airlock_err_status(e->class);
+}
+
+void rpc_call_finish_error(struct rpc_call *call, const struct airlock_error *e)
+{
+    rpc_call_finish(call, airlock_error_status(e), e->message);
 }
