@@ -31,6 +31,9 @@ struct airlock_error {
     char message[AIRLOCK_ERROR_MESSAGE_SIZE]; /* always NUL-terminated */
 };
 
+/* e's message as the (char *err, size_t errlen) of a lower-level call. */
+#define AIRLOCK_ERROR_MSG(e) (e)->message, sizeof((e)->message)
+
 /* Sets the class and the formatted message. Returns -1, so a function
  * that fails can `return airlock_error_set(e, ...)`. */
 int airlock_error_set(struct airlock_error *e, enum airlock_err class, const char *fmt, ...)

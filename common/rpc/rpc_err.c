@@ -1,9 +1,9 @@
 #include "rpc_err.h"
 
-grpc_status_code airlock_err_status(enum airlock_err e)
+grpc_status_code airlock_error_status(const struct airlock_error *e)
 {
-    switch (e) {
-    case AIRLOCK_OK: return GRPC_STATUS_OK;
+    switch (e->class) {
+    case AIRLOCK_OK: return GRPC_STATUS_INTERNAL;
     case AIRLOCK_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
     case AIRLOCK_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
     case AIRLOCK_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
@@ -14,11 +14,6 @@ grpc_status_code airlock_err_status(enum airlock_err e)
     case AIRLOCK_ERR_INTERNAL: return GRPC_STATUS_INTERNAL;
     }
     return GRPC_STATUS_INTERNAL;
-}
-
-grpc_status_code airlock_error_status(const struct airlock_error *e)
-{
-    return e->class == AIRLOCK_OK ? GRPC_STATUS_INTERNAL : airlock_err_status(e->class);
 }
 
 void rpc_call_finish_error(struct rpc_call *call, const struct airlock_error *e)

@@ -8,8 +8,6 @@
 #include "airlock_error.h"
 #include "rpc_server.h"
 
-grpc_status_code airlock_err_status(enum airlock_err e);
-
 /* The status of a failure's class; a failure without one (AIRLOCK_OK) is
  * INTERNAL, never an OK answer. */
 grpc_status_code airlock_error_status(const struct airlock_error *e);
