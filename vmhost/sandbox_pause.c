@@ -17,9 +17,9 @@ static int qmp_transition(struct sandbox *sb, enum sb_state from, enum sb_state 
     int rc = 0;
     pthread_mutex_lock(&sb->lock);
     if (sb->state != from || !sb->vm) {
-        rc =
-            airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is %s; only a %s sandbox can be %s",
-                              sb->id, sb_state_name(sb->state), sb_state_name(from), verb);
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE,
+                               "sandbox %s is %s; only a %s sandbox can be %s", sb->id,
+                               sb_state_name(sb->state), sb_state_name(from), verb);
     } else if (vm_qmp_command(sb->vm, qmp_command, NULL, AIRLOCK_ERROR_MSG(e)) < 0) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     } else {

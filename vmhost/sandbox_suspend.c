@@ -181,11 +181,11 @@ int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
     bool by_stop = sb->state == SB_SUSPENDED && sb->stop_suspended_from;
     sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
     pthread_mutex_unlock(&sb->lock);
-    if (by_stop && sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0)
+    if (!by_stop)
+        return suspend(sb, false, e);
+    if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    if (by_stop)
-        return 0;
-    return suspend(sb, false, e);
+    return 0;
 }
 
 int sandbox_suspend_for_stop(struct sandbox *sb, struct airlock_error *e)
