@@ -117,7 +117,7 @@ static struct egress_sandbox **find_locked(struct egress *eg, const char *id)
 }
 
 /* vault's rule for ids; empty = none. */
-static bool project_id_valid(const char *id, char *err, size_t errlen)
+static bool project_id_valid(const char *id, struct airlock_error *e)
 {
     size_t n = strlen(id);
     bool valid = n <= 128;
@@ -125,81 +125,85 @@ static bool project_id_valid(const char *id, char *err, size_t errlen)
         valid = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
                 (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.';
     if (!valid)
-        snprintf(err, errlen, "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
+        airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                          "project_id: at most 128 characters of A-Z a-z 0-9 _ . -");
     return valid;
 }
 
-static bool sandbox_id_checked(const char *id, char *err, size_t errlen)
+static bool sandbox_id_checked(const char *id, struct airlock_error *e)
 {
     if (sandbox_id_valid(id))
         return true;
-    snprintf(err, errlen, "sandbox_id: must be [a-z0-9_-]{1,64}");
+    airlock_error_set(e, AIRLOCK_ERR_INVALID, "sandbox_id: must be [a-z0-9_-]{1,64}");
     return false;
 }
 
-static bool netns_path_valid(const char *path, char *err, size_t errlen)
+static bool netns_path_valid(const char *path, struct airlock_error *e)
 {
     if (path && path[0] == '/')
         return true;
-    snprintf(err, errlen, "netns_path: must be an absolute path");
+    airlock_error_set(e, AIRLOCK_ERR_INVALID, "netns_path: must be an absolute path");
     return false;
 }
 
 /* inspect_tls terminates TLS with the sandbox's CA: without --vault
  * there is none. */
 static bool policy_possible(const struct egress *eg, const struct egress_policy *policy,
-                            char *err, size_t errlen)
+                            struct airlock_error *e)
 {
     if (!egress_policy_inspects_tls(policy) || eg->injector)
         return true;
-    snprintf(err, errlen, "policy.inspect_tls: this egress runs without --vault, so it has no "
-                          "sandbox CA to terminate TLS with");
+    airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                      "policy.inspect_tls: this egress runs without --vault, so it has no "
+                      "sandbox CA to terminate TLS with");
     return false;
 }
 
-enum airlock_err egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
-                                struct egress_policy *policy, const char *project_id,
-                                char **ca_pem, char *err, size_t errlen)
+int egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
+                  struct egress_policy *policy, const char *project_id, char **ca_pem,
+                  struct airlock_error *e)
 {
     *ca_pem = NULL;
-    if (!sandbox_id_checked(sandbox_id, err, errlen) || !netns_path_valid(netns_path, err, errlen) ||
-        !project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
+    if (!sandbox_id_checked(sandbox_id, e) || !netns_path_valid(netns_path, e) ||
+        !project_id_valid(project_id, e) || !policy_possible(eg, policy, e)) {
         egress_policy_put(policy);
-        return AIRLOCK_ERR_INVALID;
+        return -1;
     }
     /* Held across the start so two attaches of one id cannot both open
      * listeners; starting takes a millisecond. */
     pthread_mutex_lock(&eg->lock);
-    enum airlock_err rc = AIRLOCK_OK;
+    int rc = -1;
     if (*find_locked(eg, sandbox_id)) {
-        snprintf(err, errlen, "sandbox %s is attached already", sandbox_id);
+        airlock_error_set(e, AIRLOCK_ERR_EXISTS, "sandbox %s is attached already", sandbox_id);
         egress_policy_put(policy);
-        rc = AIRLOCK_ERR_EXISTS;
         goto out;
     }
     int64_t started = clock_monotonic_us();
     struct sandbox_ca *ca = NULL;
     if (eg->injector &&
-        (!(ca = egress_injector_sandbox_ca(eg->injector, sandbox_id, err, errlen)) ||
+        (!(ca = egress_injector_sandbox_ca(eg->injector, sandbox_id, e->message,
+                                           sizeof(e->message))) ||
          !(*ca_pem = strdup(sandbox_ca_pem(ca))))) {
         if (ca)
-            snprintf(err, errlen, "out of memory");
+            airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
+        else
+            airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         sandbox_ca_free(ca);
         egress_policy_put(policy);
-        rc = AIRLOCK_ERR_INTERNAL;
         goto out;
     }
     int64_t ca_issued = clock_monotonic_us();
     struct egress_sandbox *sb = egress_sandbox_start(eg, sandbox_id, netns_path, policy, ca,
-                                                     project_id, err, errlen);
+                                                     project_id, e->message, sizeof(e->message));
     if (!sb) {
         free(*ca_pem);
         *ca_pem = NULL;
-        rc = AIRLOCK_ERR_INTERNAL;
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         goto out;
     }
     sb->next = eg->sandboxes;
     eg->sandboxes = sb;
+    rc = 0;
     /* Where an attach's time goes: the sandbox CA (keys, certificate,
      * saved with --state-dir), the listeners in the sandbox's netns. */
     int64_t done = clock_monotonic_us();
@@ -213,34 +217,30 @@ out:
     return rc;
 }
 
-enum airlock_err egress_set_policy(struct egress *eg, const char *sandbox_id,
-                                    struct egress_policy *policy, const char *project_id,
-                                    char **ca_pem, char *err, size_t errlen)
+int egress_set_policy(struct egress *eg, const char *sandbox_id, struct egress_policy *policy,
+                      const char *project_id, char **ca_pem, struct airlock_error *e)
 {
     if (ca_pem)
         *ca_pem = NULL;
-    if (!project_id_valid(project_id, err, errlen) || !policy_possible(eg, policy, err, errlen)) {
+    if (!project_id_valid(project_id, e) || !policy_possible(eg, policy, e)) {
         egress_policy_put(policy);
-        return AIRLOCK_ERR_INVALID;
+        return -1;
     }
-    enum airlock_err rc = AIRLOCK_ERR_NOT_FOUND;
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
     if (!sb) {
-        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
+        airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is not attached", sandbox_id);
         goto out_eg;
     }
     pthread_mutex_lock(&sb->lock);
-    rc = AIRLOCK_ERR_INVALID;
     /* A sandbox never moves to another project's credentials. */
     if (project_id[0] && sb->project_id[0] && strcmp(project_id, sb->project_id) != 0) {
-        snprintf(err, errlen, "project_id: sandbox %s belongs to project %s", sandbox_id,
-                 sb->project_id);
+        airlock_error_set(e, AIRLOCK_ERR_INVALID, "project_id: sandbox %s belongs to project %s",
+                          sandbox_id, sb->project_id);
         goto out_sb;
     }
-    rc = AIRLOCK_ERR_INTERNAL;
     if (ca_pem && sb->ca && !(*ca_pem = strdup(sandbox_ca_pem(sb->ca)))) {
-        snprintf(err, errlen, "out of memory");
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         goto out_sb;
     }
     if (project_id[0])
@@ -255,17 +255,16 @@ enum airlock_err egress_set_policy(struct egress *eg, const char *sandbox_id,
     pthread_mutex_unlock(&eg->lock);
     egress_policy_put(old);
     log_info("policy changed", "sandbox=%s connections_closed=%u", sandbox_id, closed);
-    return AIRLOCK_OK;
+    return 0;
 out_sb:
     pthread_mutex_unlock(&sb->lock);
 out_eg:
     pthread_mutex_unlock(&eg->lock);
     egress_policy_put(policy);
-    return rc;
+    return -1;
 }
 
-enum airlock_err egress_detach(struct egress *eg, const char *sandbox_id, char *err,
-                                size_t errlen)
+int egress_detach(struct egress *eg, const char *sandbox_id, struct airlock_error *e)
 {
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox **pp = find_locked(eg, sandbox_id);
@@ -273,32 +272,28 @@ enum airlock_err egress_detach(struct egress *eg, const char *sandbox_id, char *
     if (sb)
         *pp = sb->next;
     pthread_mutex_unlock(&eg->lock);
-    if (!sb) {
-        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
-        return AIRLOCK_ERR_NOT_FOUND;
-    }
+    if (!sb)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is not attached",
+                                 sandbox_id);
     /* Gone for good, unlike at egress's own shutdown: its CA too. */
     if (sb->ca)
         sandbox_ca_forget(sb->ca);
     egress_sandbox_stop(sb);
     log_info("sandbox detached", "sandbox=%s", sandbox_id);
-    return AIRLOCK_OK;
+    return 0;
 }
 
-enum airlock_err egress_connections(struct egress *eg, const char *sandbox_id,
-                                     uint64_t after_seq, struct conn_entry **out, size_t *n,
-                                     char *err, size_t errlen)
+int egress_connections(struct egress *eg, const char *sandbox_id, uint64_t after_seq,
+                       struct conn_entry **out, size_t *n, struct airlock_error *e)
 {
     pthread_mutex_lock(&eg->lock);
     struct egress_sandbox *sb = *find_locked(eg, sandbox_id);
-    enum airlock_err rc = AIRLOCK_OK;
-    if (!sb) {
-        snprintf(err, errlen, "sandbox %s is not attached", sandbox_id);
-        rc = AIRLOCK_ERR_NOT_FOUND;
-    } else if (conn_log_read(sb->log, after_seq, out, n) < 0) {
-        snprintf(err, errlen, "out of memory");
-        rc = AIRLOCK_ERR_INTERNAL;
-    }
+    int rc = 0;
+    if (!sb)
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is not attached",
+                               sandbox_id);
+    else if (conn_log_read(sb->log, after_seq, out, n) < 0)
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
     pthread_mutex_unlock(&eg->lock);
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "airlock_err.h"
+#include "airlock_error.h"
 #include "conn_log.h"
 #include "egress_config.h"
 #include "policy.h"
@@ -27,31 +27,31 @@ void egress_free(struct egress *eg);
  * are attached. instance_id holds 33 bytes. */
 void egress_status(struct egress *eg, char *instance_id, unsigned *sandboxes);
 
+/* The registry's functions below return 0, or -1 with e's class and
+ * message saying why. */
+
 /* Opens the listeners inside netns_path and starts serving the sandbox.
  * Takes over the caller's reference on policy, also on failure.
  * project_id ("" = none yet) says whose credentials it gets; with
  * credential injection *ca_pem (malloc'd) is the sandbox CA's certificate
  * the guest must trust, else NULL. */
-enum airlock_err egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
-                                struct egress_policy *policy, const char *project_id,
-                                char **ca_pem, char *err, size_t errlen);
+int egress_attach(struct egress *eg, const char *sandbox_id, const char *netns_path,
+                  struct egress_policy *policy, const char *project_id, char **ca_pem,
+                  struct airlock_error *e);
 
 /* New connections and queries use policy at once. Takes over the
  * reference, also on failure. project_id "" leaves the project as it is;
  * it is set once (another one is AIRLOCK_ERR_INVALID). *ca_pem (ca_pem may
  * be NULL) gets a copy of the sandbox's CA certificate when it has one,
  * else NULL. */
-enum airlock_err egress_set_policy(struct egress *eg, const char *sandbox_id,
-                                    struct egress_policy *policy, const char *project_id,
-                                    char **ca_pem, char *err, size_t errlen);
+int egress_set_policy(struct egress *eg, const char *sandbox_id, struct egress_policy *policy,
+                      const char *project_id, char **ca_pem, struct airlock_error *e);
 
 /* Closes the listeners, ends the sandbox's connections and forgets it. */
-enum airlock_err egress_detach(struct egress *eg, const char *sandbox_id, char *err,
-                                size_t errlen);
+int egress_detach(struct egress *eg, const char *sandbox_id, struct airlock_error *e);
 
 /* Log entries with seq > after_seq (see conn_log_read). */
-enum airlock_err egress_connections(struct egress *eg, const char *sandbox_id,
-                                     uint64_t after_seq, struct conn_entry **out, size_t *n,
-                                     char *err, size_t errlen);
+int egress_connections(struct egress *eg, const char *sandbox_id, uint64_t after_seq,
+                       struct conn_entry **out, size_t *n, struct airlock_error *e);
 
 #endif

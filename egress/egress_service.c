@@ -7,13 +7,22 @@
 #include "egress.pb-c.h"
 #include "rpc_err.h"
 
-/* Sends the (empty) response on success, the status either way. */
-static void finish(struct rpc_call *call, enum airlock_err e, const char *err,
+/* The response and OK, or e's status and message. */
+static void finish(struct rpc_call *call, int rc, const struct airlock_error *e,
                    const ProtobufCMessage *ok_response)
 {
-    if (e == AIRLOCK_OK && ok_response && rpc_call_send(call, ok_response) < 0)
-        return;
-    rpc_call_finish(call, airlock_err_status(e), e == AIRLOCK_OK ? NULL : err);
+    if (rc < 0)
+        rpc_call_finish_error(call, e);
+    else if (rpc_call_send(call, ok_response) == 0)
+        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
+}
+
+/* The request's policy, or INVALID naming what is wrong with it. */
+static int policy_from_request(const Airlock__Egress__V1__Policy *msg, struct egress_policy **out,
+                               struct airlock_error *e)
+{
+    *out = egress_policy_from_proto(msg, e->message, sizeof(e->message));
+    return *out ? 0 : airlock_error_classify(e, AIRLOCK_ERR_INVALID);
 }
 
 static void handle_get_status(struct rpc_call *call, void *ctx)
@@ -28,7 +37,7 @@ static void handle_get_status(struct rpc_call *call, void *ctx)
     Airlock__Egress__V1__GetStatusResponse resp = AIRLOCK__EGRESS__V1__GET_STATUS_RESPONSE__INIT;
     resp.instance_id = instance_id;
     resp.sandboxes = sandboxes;
-    finish(call, AIRLOCK_OK, NULL, &resp.base);
+    finish(call, 0, NULL, &resp.base);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -38,17 +47,18 @@ static void handle_attach(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__egress__v1__attach_sandbox_request__descriptor);
     if (!req)
         return;
-    char err[512], *ca_pem = NULL;
-    enum airlock_err e = AIRLOCK_ERR_INVALID;
-    struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
-    if (p)
-        e = egress_attach(ctx, req->sandbox_id, req->netns_path, p, req->project_id, &ca_pem, err,
-                          sizeof(err));
+    struct airlock_error e = { 0 };
+    struct egress_policy *p;
+    char *ca_pem = NULL;
+    int rc = policy_from_request(req->policy, &p, &e);
+    if (rc == 0)
+        rc = egress_attach(ctx, req->sandbox_id, req->netns_path, p, req->project_id, &ca_pem,
+                           &e);
     Airlock__Egress__V1__AttachSandboxResponse resp =
         AIRLOCK__EGRESS__V1__ATTACH_SANDBOX_RESPONSE__INIT;
     if (ca_pem)
         resp.ca_certificate_pem = ca_pem;
-    finish(call, e, err, &resp.base);
+    finish(call, rc, &e, &resp.base);
     free(ca_pem);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -59,15 +69,15 @@ static void handle_set_policy(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__egress__v1__set_policy_request__descriptor);
     if (!req)
         return;
-    char err[512], *ca_pem = NULL;
-    enum airlock_err e = AIRLOCK_ERR_INVALID;
-    struct egress_policy *p = egress_policy_from_proto(req->policy, err, sizeof(err));
-    if (p)
-        e = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, &ca_pem, err,
-                              sizeof(err));
+    struct airlock_error e = { 0 };
+    struct egress_policy *p;
+    char *ca_pem = NULL;
+    int rc = policy_from_request(req->policy, &p, &e);
+    if (rc == 0)
+        rc = egress_set_policy(ctx, req->sandbox_id, p, req->project_id, &ca_pem, &e);
     Airlock__Egress__V1__SetPolicyResponse resp = AIRLOCK__EGRESS__V1__SET_POLICY_RESPONSE__INIT;
     resp.ca_certificate_pem = ca_pem ? ca_pem : "";
-    finish(call, e, err, &resp.base);
+    finish(call, rc, &e, &resp.base);
     free(ca_pem);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -78,11 +88,11 @@ static void handle_detach(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__egress__v1__detach_sandbox_request__descriptor);
     if (!req)
         return;
-    char err[512];
-    enum airlock_err e = egress_detach(ctx, req->sandbox_id, err, sizeof(err));
+    struct airlock_error e = { 0 };
+    int rc = egress_detach(ctx, req->sandbox_id, &e);
     Airlock__Egress__V1__DetachSandboxResponse resp =
         AIRLOCK__EGRESS__V1__DETACH_SANDBOX_RESPONSE__INIT;
-    finish(call, e, err, &resp.base);
+    finish(call, rc, &e, &resp.base);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -92,21 +102,18 @@ static void handle_list_connections(struct rpc_call *call, void *ctx)
         call, &airlock__egress__v1__list_connections_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e = { 0 };
     struct conn_entry *entries = NULL;
     size_t n = 0;
-    enum airlock_err e =
-        egress_connections(ctx, req->sandbox_id, req->after_seq, &entries, &n, err, sizeof(err));
+    int rc = egress_connections(ctx, req->sandbox_id, req->after_seq, &entries, &n, &e);
     Airlock__Egress__V1__Connection *conns = calloc(n ? n : 1, sizeof(*conns));
     Airlock__Egress__V1__Connection **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
     char (*addrs)[16] = calloc(n ? n : 1, sizeof(*addrs));
-    if (e == AIRLOCK_OK && (!conns || !ptrs || !addrs)) {
-        snprintf(err, sizeof(err), "out of memory");
-        e = AIRLOCK_ERR_INTERNAL;
-    }
+    if (rc == 0 && (!conns || !ptrs || !addrs))
+        rc = airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "out of memory");
     Airlock__Egress__V1__ListConnectionsResponse resp =
         AIRLOCK__EGRESS__V1__LIST_CONNECTIONS_RESPONSE__INIT;
-    if (e == AIRLOCK_OK) {
+    if (rc == 0) {
         for (size_t i = 0; i < n; i++) {
             Airlock__Egress__V1__Connection *c = &conns[i];
             airlock__egress__v1__connection__init(c);
@@ -126,7 +133,7 @@ static void handle_list_connections(struct rpc_call *call, void *ctx)
         resp.connections = ptrs;
         resp.n_connections = n;
     }
-    finish(call, e, err, &resp.base);
+    finish(call, rc, &e, &resp.base);
     free(addrs);
     free(ptrs);
     free(conns);

@@ -29,58 +29,54 @@
 /* A FULL checkpoint writes up to the guest's RAM; beyond that, device state. */
 #define CHECKPOINT_SPACE_MARGIN (64ull << 20)
 
-static int checkpoint_files_at(struct checkpoint_files *f, const char *dir, char *err,
-                               size_t errlen)
+static int checkpoint_files_at(struct checkpoint_files *f, const char *dir, struct airlock_error *e)
 {
     if (fs_path(f->dir, sizeof(f->dir), "%s", dir) < 0 ||
         fs_path(f->disk, sizeof(f->disk), "%s/disk.ext4", dir) < 0 ||
-        fs_path(f->state, sizeof(f->state), "%s/state", dir) < 0) {
-        snprintf(err, errlen, "checkpoint path too long: %s", dir);
-        return -1;
-    }
+        fs_path(f->state, sizeof(f->state), "%s/state", dir) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "checkpoint path too long: %s", dir);
     return 0;
 }
 
-static enum airlock_err check_name(const char *name, char *err, size_t errlen)
+static int check_name(const char *name, struct airlock_error *e)
 {
     if (sandbox_id_valid(name))
-        return AIRLOCK_OK;
-    snprintf(err, errlen, "name: must be 1-64 characters of a-z, 0-9, '_' or '-'");
-    return AIRLOCK_ERR_INVALID;
+        return 0;
+    return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                             "name: must be 1-64 characters of a-z, 0-9, '_' or '-'");
 }
 
 /* DIR/checkpoints/<leaf>; leaf is a valid name, maybe with a prefix. */
-static int checkpoint_dir(const struct sandbox *sb, const char *prefix, const char *name,
-                          char *out, size_t outlen, char *err, size_t errlen)
+static int checkpoint_dir(const struct sandbox *sb, const char *prefix, const char *name, char *out,
+                          size_t outlen, struct airlock_error *e)
 {
-    if (fs_path(out, outlen, "%s/checkpoints/%s%s", sb->dir, prefix, name) < 0) {
-        snprintf(err, errlen, "sandbox directory path too long: %s", sb->dir);
-        return -1;
-    }
+    if (fs_path(out, outlen, "%s/checkpoints/%s%s", sb->dir, prefix, name) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "sandbox directory path too long: %s",
+                                 sb->dir);
     return 0;
 }
 
 /* running -> checkpointing; *vm and a reference to *ch for the caller.
  * full: the store must have room for the guest's RAM. */
-static enum airlock_err begin(struct sandbox *sb, bool full, struct vm **vm,
-                                struct guest_channel **ch, char *err, size_t errlen)
+static int begin(struct sandbox *sb, bool full, struct vm **vm, struct guest_channel **ch,
+                 struct airlock_error *e)
 {
-    enum airlock_err rc = sandbox_wake(sb, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = sandbox_wake(sb, e);
+    if (rc < 0)
         return rc;
     char what[128];
     snprintf(what, sizeof(what), "a full checkpoint of sandbox %s (%u MiB of memory)", sb->id,
              sb->memory_mb);
     pthread_mutex_lock(&sb->lock);
     if (sb->state != SB_RUNNING || !sb->vm || !sb->channel) {
-        snprintf(err, errlen, "sandbox %s is %s; only a running sandbox can be checkpointed",
-                 sb->id, sb_state_name(sb->state));
-        rc = AIRLOCK_ERR_STATE;
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE,
+                               "sandbox %s is %s; only a running sandbox can be checkpointed",
+                               sb->id, sb_state_name(sb->state));
     } else if (full && store_require_free(&sb->vh->store,
                                           ((unsigned long long)sb->memory_mb << 20) +
                                               CHECKPOINT_SPACE_MARGIN,
-                                          what, err, errlen) < 0) {
-        rc = AIRLOCK_ERR_CAPACITY;
+                                          what, AIRLOCK_ERROR_MSG(e)) < 0) {
+        rc = airlock_error_classify(e, AIRLOCK_ERR_CAPACITY);
     } else {
         sandbox_transition(sb, SB_CHECKPOINTING); /* from here on only this call uses sb->vm */
         *vm = sb->vm;
@@ -162,66 +158,61 @@ static void log_timing(const struct sandbox *sb, const char *name,
 }
 
 /* Written to checkpoints/.tmp-<name>, renamed to checkpoints/<name>. */
-static enum airlock_err write_named(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
-                                      const char *name, bool full, char *err, size_t errlen)
+static int write_named(struct sandbox *sb, struct vm *vm, struct guest_channel *ch,
+                       const char *name, bool full, struct airlock_error *e)
 {
     char parent[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], ignored[256];
     struct checkpoint_files f = { .full = full, .state_fd = -1 };
-    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0 ||
-        checkpoint_dir(sb, ".tmp-", name, tmp, sizeof(tmp), err, errlen) < 0 ||
-        checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
-        checkpoint_files_at(&f, tmp, err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
-    if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "create %s: %s", parent, strerror(errno));
-        return AIRLOCK_ERR_INTERNAL;
-    }
-    if (access(final, F_OK) == 0) {
-        snprintf(err, errlen, "checkpoint %s of sandbox %s already exists", name, sb->id);
-        return AIRLOCK_ERR_EXISTS;
-    }
+    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), e) < 0 ||
+        checkpoint_dir(sb, ".tmp-", name, tmp, sizeof(tmp), e) < 0 ||
+        checkpoint_dir(sb, "", name, final, sizeof(final), e) < 0 ||
+        checkpoint_files_at(&f, tmp, e) < 0)
+        return -1;
+    if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", parent, strerror(errno));
+    if (access(final, F_OK) == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_EXISTS,
+                                 "checkpoint %s of sandbox %s already exists", name, sb->id);
     fs_remove_tree(tmp, ignored, sizeof(ignored)); /* left by a crash mid-write */
-    if (mkdir(tmp, 0700) < 0) {
-        snprintf(err, errlen, "create %s: %s", tmp, strerror(errno));
-        return AIRLOCK_ERR_INTERNAL;
-    }
+    if (mkdir(tmp, 0700) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", tmp, strerror(errno));
     struct checkpoint_timing t = { 0 };
-    if (write_checkpoint(sb, vm, ch, &f, true, &t, err, errlen) < 0)
+    if (write_checkpoint(sb, vm, ch, &f, true, &t, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     log_timing(sb, name, &f, &t);
     if (rename(tmp, final) < 0) {
-        snprintf(err, errlen, "rename %s to %s: %s", tmp, final, strerror(errno));
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s to %s: %s", tmp, final,
+                          strerror(errno));
         goto fail;
     }
-    if (fs_fsync_dir(parent, err, errlen) < 0) {
+    if (fs_fsync_dir(parent, AIRLOCK_ERROR_MSG(e)) < 0) {
         fs_remove_tree(final, ignored, sizeof(ignored));
-        return AIRLOCK_ERR_INTERNAL;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     }
-    return AIRLOCK_OK;
+    return 0;
 fail:;
     /* Judged before the partial files go and free their space. */
-    enum airlock_err rc = store_full(&sb->vh->store, err, errlen) ? AIRLOCK_ERR_CAPACITY
-                                                                     : AIRLOCK_ERR_INTERNAL;
+    enum airlock_err class = store_full(&sb->vh->store, AIRLOCK_ERROR_MSG(e))
+                                 ? AIRLOCK_ERR_CAPACITY
+                                 : AIRLOCK_ERR_INTERNAL;
     fs_remove_tree(tmp, ignored, sizeof(ignored));
-    return rc;
+    return airlock_error_classify(e, class);
 }
 
-enum airlock_err checkpoint_create(struct sandbox *sb, const char *name,
-                                     enum checkpoint_kind kind, struct checkpoint_info *out,
-                                     char *err, size_t errlen)
+int checkpoint_create(struct sandbox *sb, const char *name, enum checkpoint_kind kind,
+                      struct checkpoint_info *out, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
-    enum airlock_err rc = check_name(name, err, errlen);
+    int rc = check_name(name, e);
     struct vm *vm;
     struct guest_channel *ch;
-    if (rc != AIRLOCK_OK ||
-        (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, err, errlen)) != AIRLOCK_OK)
+    if (rc < 0 || (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, e)) < 0)
         return rc;
-    rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, err, errlen);
+    rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, e);
     end(sb, ch);
-    if (rc != AIRLOCK_OK) {
-        log_warn("checkpoint failed", "sandbox=%s checkpoint=%s error=\"%.300s\"", sb->id, name,
-                 err);
+    if (rc < 0) {
+        log_warn("checkpoint failed", "sandbox=%s checkpoint=%s error=\"%s\"", sb->id, name,
+                 e->message);
         return rc;
     }
     snprintf(out->name, sizeof(out->name), "%s", name);
@@ -230,7 +221,7 @@ enum airlock_err checkpoint_create(struct sandbox *sb, const char *name,
     log_info("checkpoint created", "sandbox=%s checkpoint=%s kind=%s ms=%lld", sb->id, name,
              kind == CHECKPOINT_FULL ? "full" : "disk",
              (long long)(clock_monotonic_ms() - started));
-    return AIRLOCK_OK;
+    return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -239,43 +230,41 @@ static int by_name(const void *a, const void *b)
                   ((const struct checkpoint_info *)b)->name);
 }
 
-enum airlock_err checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
-                                   char *err, size_t errlen)
+int checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
+                    struct airlock_error *e)
 {
     *out = NULL;
     *n = 0;
     char parent[PATH_MAX];
-    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (checkpoint_dir(sb, "", "", parent, sizeof(parent), e) < 0)
+        return -1;
     DIR *d = opendir(parent);
     if (!d) {
         if (errno == ENOENT) /* none taken yet */
-            return AIRLOCK_OK;
-        snprintf(err, errlen, "open %s: %s", parent, strerror(errno));
-        return AIRLOCK_ERR_INTERNAL;
+            return 0;
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "open %s: %s", parent, strerror(errno));
     }
-    enum airlock_err rc = AIRLOCK_OK;
+    int rc = 0;
     size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
         char path[PATH_MAX];
         struct stat st;
         /* Skips ., .. and what is being written or deleted (.tmp-, .del-). */
-        if (!sandbox_id_valid(e->d_name) ||
-            fs_path(path, sizeof(path), "%s/%s", parent, e->d_name) < 0 || stat(path, &st) < 0)
+        if (!sandbox_id_valid(ent->d_name) ||
+            fs_path(path, sizeof(path), "%s/%s", parent, ent->d_name) < 0 || stat(path, &st) < 0)
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             struct checkpoint_info *grown = realloc(*out, cap * sizeof(**out));
             if (!grown) {
-                snprintf(err, errlen, "out of memory");
-                rc = AIRLOCK_ERR_INTERNAL;
+                rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
                 break;
             }
             *out = grown;
         }
         struct checkpoint_info *ci = &(*out)[(*n)++];
-        snprintf(ci->name, sizeof(ci->name), "%.64s", e->d_name); /* valid: at most 64 */
+        snprintf(ci->name, sizeof(ci->name), "%.64s", ent->d_name); /* valid: at most 64 */
         char state[PATH_MAX];
         ci->kind = fs_path(state, sizeof(state), "%s/state", path) == 0 && access(state, F_OK) == 0
                        ? CHECKPOINT_FULL
@@ -284,31 +273,31 @@ enum airlock_err checkpoint_list(struct sandbox *sb, struct checkpoint_info **ou
         ci->created_unix_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
     }
     closedir(d);
-    if (rc != AIRLOCK_OK) {
+    if (rc < 0) {
         free(*out);
         *out = NULL;
         *n = 0;
         return rc;
     }
     qsort(*out, *n, sizeof(**out), by_name);
-    return AIRLOCK_OK;
+    return 0;
 }
 
-static void not_found(const struct sandbox *sb, const char *name, char *err, size_t errlen)
+static int not_found(const struct sandbox *sb, const char *name, struct airlock_error *e)
 {
-    snprintf(err, errlen, "checkpoint %s of sandbox %s not found", name, sb->id);
+    return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "checkpoint %s of sandbox %s not found",
+                             name, sb->id);
 }
 
-enum airlock_err checkpoint_delete(struct sandbox *sb, const char *name, char *err,
-                                     size_t errlen)
+int checkpoint_delete(struct sandbox *sb, const char *name, struct airlock_error *e)
 {
     char final[PATH_MAX], doomed[PATH_MAX];
-    enum airlock_err rc = check_name(name, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = check_name(name, e);
+    if (rc < 0)
         return rc;
-    if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
-        checkpoint_dir(sb, ".del-", name, doomed, sizeof(doomed), err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (checkpoint_dir(sb, "", name, final, sizeof(final), e) < 0 ||
+        checkpoint_dir(sb, ".del-", name, doomed, sizeof(doomed), e) < 0)
+        return -1;
     /* Out of sight at once (and atomically with respect to pins, which link
      * under the same lock); removed after. */
     pthread_mutex_lock(&sb->lock);
@@ -316,37 +305,31 @@ enum airlock_err checkpoint_delete(struct sandbox *sb, const char *name, char *e
     int saved = errno;
     pthread_mutex_unlock(&sb->lock);
     if (renamed < 0) {
-        if (saved == ENOENT) {
-            not_found(sb, name, err, errlen);
-            return AIRLOCK_ERR_NOT_FOUND;
-        }
-        snprintf(err, errlen, "rename %s: %s", final, strerror(saved));
-        return AIRLOCK_ERR_INTERNAL;
+        if (saved == ENOENT)
+            return not_found(sb, name, e);
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", final, strerror(saved));
     }
-    if (fs_remove_tree(doomed, err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (fs_remove_tree(doomed, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     log_info("checkpoint deleted", "sandbox=%s checkpoint=%s", sb->id, name);
-    return AIRLOCK_OK;
+    return 0;
 }
 
 /* A new empty directory sandboxes/.pin-<id>-XXXXXX, outside the sandbox's
  * own so that deleting the sandbox does not pull it away either. */
-static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool full, char *err,
-                        size_t errlen)
+static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool full,
+                        struct airlock_error *e)
 {
     char tmpl[PATH_MAX];
-    if (fs_path(tmpl, sizeof(tmpl), "%s/%s%s-XXXXXX", sb->vh->sandboxes_dir,
-                CHECKPOINT_PIN_PREFIX, sb->id) < 0) {
-        snprintf(err, errlen, "data directory path too long: %s", sb->vh->sandboxes_dir);
-        return -1;
-    }
-    if (!mkdtemp(tmpl)) {
-        snprintf(err, errlen, "create %s: %s", tmpl, strerror(errno));
-        return -1;
-    }
+    if (fs_path(tmpl, sizeof(tmpl), "%s/%s%s-XXXXXX", sb->vh->sandboxes_dir, CHECKPOINT_PIN_PREFIX,
+                sb->id) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "data directory path too long: %s",
+                                 sb->vh->sandboxes_dir);
+    if (!mkdtemp(tmpl))
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", tmpl, strerror(errno));
     f->full = full;
     f->state_fd = -1;
-    if (checkpoint_files_at(f, tmpl, err, errlen) < 0) {
+    if (checkpoint_files_at(f, tmpl, e) < 0) {
         char ignored[256];
         fs_remove_tree(tmpl, ignored, sizeof(ignored));
         return -1;
@@ -354,58 +337,54 @@ static int make_pin_dir(struct sandbox *sb, struct checkpoint_files *f, bool ful
     return 0;
 }
 
-enum airlock_err checkpoint_pin(struct sandbox *sb, const char *name,
-                                  struct checkpoint_files *out, char *err, size_t errlen)
+int checkpoint_pin(struct sandbox *sb, const char *name, struct checkpoint_files *out,
+                   struct airlock_error *e)
 {
     struct checkpoint_files src;
     char final[PATH_MAX];
-    enum airlock_err rc = check_name(name, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = check_name(name, e);
+    if (rc < 0)
         return rc;
-    if (checkpoint_dir(sb, "", name, final, sizeof(final), err, errlen) < 0 ||
-        checkpoint_files_at(&src, final, err, errlen) < 0 ||
-        make_pin_dir(sb, out, false, err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (checkpoint_dir(sb, "", name, final, sizeof(final), e) < 0 ||
+        checkpoint_files_at(&src, final, e) < 0 || make_pin_dir(sb, out, false, e) < 0)
+        return -1;
     pthread_mutex_lock(&sb->lock);
     if (link(src.disk, out->disk) < 0) {
-        rc = errno == ENOENT ? AIRLOCK_ERR_NOT_FOUND : AIRLOCK_ERR_INTERNAL;
-        if (rc == AIRLOCK_ERR_NOT_FOUND)
-            not_found(sb, name, err, errlen);
-        else
-            snprintf(err, errlen, "link %s: %s", src.disk, strerror(errno));
+        rc = errno == ENOENT ? not_found(sb, name, e)
+                             : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src.disk,
+                                                 strerror(errno));
     } else if (link(src.state, out->state) == 0) {
         out->full = true;
     } else if (errno != ENOENT) { /* ENOENT: a disk checkpoint */
-        snprintf(err, errlen, "link %s: %s", src.state, strerror(errno));
-        rc = AIRLOCK_ERR_INTERNAL;
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src.state, strerror(errno));
     }
     pthread_mutex_unlock(&sb->lock);
-    if (rc != AIRLOCK_OK)
+    if (rc < 0)
         checkpoint_unpin(out);
     return rc;
 }
 
-enum airlock_err checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
-                                             char *err, size_t errlen)
+int checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
+                              struct airlock_error *e)
 {
     struct vm *vm;
     struct guest_channel *ch;
     /* The state goes to memory, not the store: no room needed there. */
-    enum airlock_err rc = begin(sb, false, &vm, &ch, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = begin(sb, false, &vm, &ch, e);
+    if (rc < 0)
         return rc;
-    if (make_pin_dir(sb, out, true, err, errlen) < 0) {
-        rc = AIRLOCK_ERR_INTERNAL;
+    if (make_pin_dir(sb, out, true, e) < 0) {
+        rc = -1;
     } else if ((out->state_fd = memfd_create("airlock-fork-state", MFD_CLOEXEC)) < 0 ||
                fs_path(out->state, sizeof(out->state), "/proc/self/fd/%d", out->state_fd) < 0) {
-        snprintf(err, errlen, "memfd for the fork's VM state: %s", strerror(errno));
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "memfd for the fork's VM state: %s",
+                               strerror(errno));
         checkpoint_unpin(out);
-        rc = AIRLOCK_ERR_INTERNAL;
     } else {
         struct checkpoint_timing t = { 0 };
-        if (write_checkpoint(sb, vm, ch, out, false, &t, err, errlen) < 0) {
+        if (write_checkpoint(sb, vm, ch, out, false, &t, AIRLOCK_ERROR_MSG(e)) < 0) {
             checkpoint_unpin(out);
-            rc = AIRLOCK_ERR_INTERNAL;
+            rc = airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         } else {
             log_timing(sb, "(temporary)", out, &t);
         }

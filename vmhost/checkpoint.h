@@ -41,36 +41,33 @@ struct checkpoint_files {
 
 /* Only a running sandbox can be checkpointed (AIRLOCK_ERR_STATE naming its
  * state); a taken name is AIRLOCK_ERR_EXISTS. The VM continues afterwards. */
-enum airlock_err checkpoint_create(struct sandbox *sb, const char *name,
-                                     enum checkpoint_kind kind, struct checkpoint_info *out,
-                                     char *err, size_t errlen);
+int checkpoint_create(struct sandbox *sb, const char *name, enum checkpoint_kind kind,
+                      struct checkpoint_info *out, struct airlock_error *e);
 /* Sorted by name; *out malloc'd (NULL when none). */
-enum airlock_err checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
-                                   char *err, size_t errlen);
-enum airlock_err checkpoint_delete(struct sandbox *sb, const char *name, char *err,
-                                     size_t errlen);
+int checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
+                    struct airlock_error *e);
+int checkpoint_delete(struct sandbox *sb, const char *name, struct airlock_error *e);
 
 /* Hard links of checkpoint name's files (AIRLOCK_ERR_NOT_FOUND naming it). */
-enum airlock_err checkpoint_pin(struct sandbox *sb, const char *name,
-                                  struct checkpoint_files *out, char *err, size_t errlen);
+int checkpoint_pin(struct sandbox *sb, const char *name, struct checkpoint_files *out,
+                   struct airlock_error *e);
 /* A full checkpoint of the running sandbox for a fork of the live
  * sandbox: the disk straight into a pin directory, the VM state into
  * memory; neither fsynced (nothing needs it after the fork). */
-enum airlock_err checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
-                                             char *err, size_t errlen);
+int checkpoint_take_temporary(struct sandbox *sb, struct checkpoint_files *out,
+                              struct airlock_error *e);
 void checkpoint_unpin(struct checkpoint_files *f);
 
 /* running|paused|error -> restoring -> running: QEMU stops, the disk comes
  * back from the checkpoint, the VM cold-boots (DISK) or loads its state
  * (FULL), then the guest init. A failure leaves state error, the checkpoint
  * intact. */
-enum airlock_err checkpoint_restore(struct sandbox *sb, const char *name, char *err,
-                                      size_t errlen);
+int checkpoint_restore(struct sandbox *sb, const char *name, struct airlock_error *e);
 
 /* count (1..16) new sandboxes from checkpoint (NULL or "": a temporary full
  * checkpoint of the running sandbox); all or none. *out: count references. */
-enum airlock_err sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
-                                const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
-                                char *err, size_t errlen);
+int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
+                 const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
+                 struct airlock_error *e);
 
 #endif

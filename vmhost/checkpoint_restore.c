@@ -14,20 +14,20 @@
 
 
 /* running|paused|error -> restoring, with the old VM and channel taken out. */
-static enum airlock_err begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
-                                char *err, size_t errlen)
+static int begin(struct sandbox *sb, struct vm **vm, struct guest_channel **ch,
+                 struct airlock_error *e)
 {
     /* A sandbox vmhost's stop suspended is running or paused to its user. */
-    enum airlock_err rc = sandbox_wake(sb, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = sandbox_wake(sb, e);
+    if (rc < 0)
         return rc;
     pthread_mutex_lock(&sb->lock);
     enum sb_state s = sb->state;
     if (s != SB_RUNNING && s != SB_PAUSED && s != SB_ERROR) {
-        snprintf(err, errlen,
-                 "sandbox %s is %s; only a running, paused or failed sandbox can be restored",
-                 sb->id, sb_state_name(s));
-        rc = AIRLOCK_ERR_STATE;
+        rc = airlock_error_set(
+            e, AIRLOCK_ERR_STATE,
+            "sandbox %s is %s; only a running, paused or failed sandbox can be restored", sb->id,
+            sb_state_name(s));
     } else {
         sandbox_transition(sb, SB_RESTORING);
         *vm = sb->vm;
@@ -40,16 +40,17 @@ static enum airlock_err begin(struct sandbox *sb, struct vm **vm, struct guest_c
     return rc;
 }
 
-/* restoring -> running, or -> error with why (and the new VM, if any, gone). */
-static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_t errlen)
+/* restoring -> running, or -> error with why (and the new VM, if any, gone);
+ * a failure is INTERNAL. */
+static int finish(struct sandbox *sb, const char *name, int rc, struct airlock_error *e)
 {
     struct vm *vm = NULL;
     struct guest_channel *ch = NULL;
     pthread_mutex_lock(&sb->lock);
-    if (rc == 0 && sb->state == SB_ERROR) { /* QEMU died after the init */
-        snprintf(err, errlen, "%s", sb->error);
-        rc = -1;
-    }
+    if (rc == 0 && sb->state == SB_ERROR) /* QEMU died after the init */
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s", sb->error);
+    else if (rc < 0)
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     if (rc == 0) {
         sandbox_transition(sb, SB_RUNNING);
     } else {
@@ -59,7 +60,7 @@ static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_
         sb->channel = NULL;
         sandbox_transition(sb, SB_ERROR);
         snprintf(sb->error, sizeof(sb->error), "restore from checkpoint %s failed: %.3000s", name,
-                 err);
+                 e->message);
     }
     pthread_mutex_unlock(&sb->lock);
     if (ch)
@@ -71,28 +72,25 @@ static int finish(struct sandbox *sb, const char *name, int rc, char *err, size_
     return rc;
 }
 
-enum airlock_err checkpoint_restore(struct sandbox *sb, const char *name, char *err,
-                                      size_t errlen)
+int checkpoint_restore(struct sandbox *sb, const char *name, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
     struct checkpoint_files f;
-    enum airlock_err rc = checkpoint_pin(sb, name, &f, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = checkpoint_pin(sb, name, &f, e);
+    if (rc < 0)
         return rc;
-    struct vm *old_vm;
-    struct guest_channel *old_ch;
-    rc = begin(sb, &old_vm, &old_ch, err, errlen);
-    if (rc != AIRLOCK_OK)
+    struct vm *old_vm = NULL;
+    struct guest_channel *old_ch = NULL;
+    rc = begin(sb, &old_vm, &old_ch, e);
+    if (rc < 0)
         goto out;
     if (old_ch)
         guest_channel_close(old_ch);
     vm_free(old_vm);
-    if (finish(sb, name,
-               sandbox_start_from(sb, f.disk, f.full ? f.state : NULL, err, errlen), err,
-               errlen) < 0) {
-        log_warn("checkpoint restore failed", "sandbox=%s checkpoint=%s error=\"%.300s\"", sb->id,
-                 name, err);
-        rc = AIRLOCK_ERR_INTERNAL;
+    rc = finish(sb, name, sandbox_start_from(sb, f.disk, f.full ? f.state : NULL, e), e);
+    if (rc < 0) {
+        log_warn("checkpoint restore failed", "sandbox=%s checkpoint=%s error=\"%s\"", sb->id, name,
+                 e->message);
         goto out;
     }
     log_info("checkpoint restored", "sandbox=%s checkpoint=%s kind=%s ms=%lld", sb->id, name,

@@ -35,10 +35,10 @@ static bool reattach_all(struct vmhost *vh)
         return false;
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        char err[1024];
-        if (sandbox_network_reattach(all[i], err, sizeof(err)) != AIRLOCK_OK) {
-            log_warn("cannot attach a sandbox to the new egress; retrying", "sandbox=%s error=\"%s\"",
-                     sandbox_id(all[i]), err);
+        struct airlock_error e = { 0 };
+        if (sandbox_network_reattach(all[i], &e) < 0) {
+            log_warn("cannot attach a sandbox to the new egress; retrying",
+                     "sandbox=%s error=\"%s\"", sandbox_id(all[i]), e.message);
             ok = false;
         }
         sandbox_put(all[i]);

@@ -111,18 +111,14 @@ static void serve_op(struct nats_agent *a, natsMsg *msg, const char *name,
         protobuf_c_message_unpack(op->request, NULL, (size_t)natsMsg_GetDataLength(msg),
                                   (const uint8_t *)natsMsg_GetData(msg));
     struct op_answer answer = { 0 };
-    char err[4096];
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (req)
-        st = op->run(a->vh, req, &answer, err, sizeof(err));
-    else
-        snprintf(err, sizeof(err), "not a %s", op->request->short_name);
-    if (st == GRPC_STATUS_OK) {
+    struct airlock_error e = { 0 };
+    int rc = req ? op->run(a->vh, req, &answer, &e)
+                 : airlock_error_set(&e, AIRLOCK_ERR_INVALID, "not a %s", op->request->short_name);
+    if (rc == 0) {
         node_reply_answer(a->nc, msg, op->answer, &answer);
     } else {
-        char named[4200];
-        snprintf(named, sizeof(named), "%s: %s", name, err);
-        node_reply_status(a->nc, msg, st, named);
+        airlock_error_prefix(&e, "%s: ", name);
+        node_reply_error(a->nc, msg, &e);
     }
     op_answer_release(&answer);
     if (req)
@@ -142,8 +138,8 @@ static void serve(struct nats_agent *a, natsMsg *msg, const char *name)
             node_stream_ops[i].serve(a->vh, a->nc, msg);
             return;
         }
-    char err[256];
-    snprintf(err, sizeof(err), "node %s has no operation %.64s", a->node_id, name);
+    char err[AIRLOCK_ERROR_MESSAGE_SIZE];
+    snprintf(err, sizeof(err), "node %s has no operation %s", a->node_id, name);
     node_reply_status(a->nc, msg, GRPC_STATUS_UNIMPLEMENTED, err);
 }
 

@@ -9,6 +9,7 @@
 
 #include "node.pb-c.h"
 #include "ops.h"
+#include "rpc_err.h"
 #include "vmhost.h"
 
 #define UNPACK(type, msg) \
@@ -18,6 +19,8 @@
 void node_reply_send(natsConnection *nc, natsMsg *msg, const Airlock__Node__V1__NodeReply *r);
 /* A reply with only a status (and err unless OK). */
 void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, const char *err);
+/* A failure's reply: e's status and message (common/rpc, rpc_err.h). */
+void node_reply_error(natsConnection *nc, natsMsg *msg, const struct airlock_error *e);
 /* Answers a's sandboxes and checkpoint (ops.h), as kind says, with
  * status OK. */
 void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kind,

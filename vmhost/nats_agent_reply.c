@@ -24,6 +24,11 @@ void node_reply_status(natsConnection *nc, natsMsg *msg, grpc_status_code st, co
     node_reply_send(nc, msg, &r);
 }
 
+void node_reply_error(natsConnection *nc, natsMsg *msg, const struct airlock_error *e)
+{
+    node_reply_status(nc, msg, airlock_error_status(e), e->message);
+}
+
 void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kind,
                        const struct op_answer *a)
 {

@@ -46,18 +46,22 @@ static void publish_done(natsConnection *nc, const char *subject,
 void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
 {
     Airlock__Node__V1__TemplateBuild *req = UNPACK(airlock__node__v1__template_build, msg);
-    char err[4096];
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    snprintf(err, sizeof(err), "template_build: a TemplateBuild with a spec and events subject");
+    struct airlock_error e = { 0 };
     if (!req || !req->request || !req->request->spec || !*req->events_subject ||
-        strlen(req->events_subject) > 200 || strpbrk(req->events_subject, " *>"))
+        strlen(req->events_subject) > 200 || strpbrk(req->events_subject, " *>")) {
+        airlock_error_set(&e, AIRLOCK_ERR_INVALID,
+                          "template_build: a TemplateBuild with a spec and events subject");
         goto refuse;
-    if (template_spec_check(req->request->spec, err, sizeof(err)) < 0)
+    }
+    if (template_spec_check(req->request->spec, AIRLOCK_ERROR_MSG(&e)) < 0) {
+        airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
         goto refuse;
-    st = GRPC_STATUS_FAILED_PRECONDITION;
-    snprintf(err, sizeof(err), "this node runs with --cold-boot: it keeps no template snapshots");
-    if (!vh->have_template)
+    }
+    if (!vh->have_template) {
+        airlock_error_set(&e, AIRLOCK_ERR_STATE,
+                          "this node runs with --cold-boot: it keeps no template snapshots");
         goto refuse;
+    }
     node_reply_status(nc, msg, GRPC_STATUS_OK, NULL); /* started: the rest is events */
 
     struct build_events ev = { .nc = nc };
@@ -65,11 +69,10 @@ void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     snprintf(ev.log_subject, sizeof(ev.log_subject), "%s.log", req->events_subject);
     snprintf(done_subject, sizeof(done_subject), "%s.done", req->events_subject);
     struct template_version *t = NULL;
-    enum airlock_err rc =
-        template_build_named(vh, req->request, publish_log, &ev, &t, err, sizeof(err));
+    int rc = template_build_named(vh, req->request, publish_log, &ev, &t, &e);
     Airlock__Node__V1__NodeReply r = AIRLOCK__NODE__V1__NODE_REPLY__INIT;
-    r.status = airlock_err_status(rc);
-    r.message = rc == AIRLOCK_OK ? "" : err;
+    r.status = rc == 0 ? GRPC_STATUS_OK : airlock_error_status(&e);
+    r.message = rc == 0 ? "" : e.message;
     struct template_view view;
     if (t) {
         template_view_take(vh, t, &view);
@@ -83,7 +86,7 @@ void node_op_template_build(struct vmhost *vh, natsConnection *nc, natsMsg *msg)
     airlock__node__v1__template_build__free_unpacked(req, NULL);
     return;
 refuse:
-    node_reply_status(nc, msg, st, err);
+    node_reply_error(nc, msg, &e);
     if (req)
         airlock__node__v1__template_build__free_unpacked(req, NULL);
 }

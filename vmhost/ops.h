@@ -9,13 +9,12 @@
 #ifndef AIRLOCK_VMHOST_OPS_H
 #define AIRLOCK_VMHOST_OPS_H
 
-#include <grpc/status.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 
+#include "airlock_error.h"
 #include "checkpoint.h"
 #include "node_op.h"
-#include "rpc_err.h"
 #include "sandbox.h"
 #include "vmhost.h"
 #include "vmhost.pb-c.h"
@@ -42,14 +41,15 @@ struct op_answer {
 /* Drops the answer's references and frees what it holds. */
 void op_answer_release(struct op_answer *a);
 
-/* *out answers sb, taking its reference (dropped when out of memory). */
-grpc_status_code op_answer_sandbox(struct op_answer *out, struct sandbox *sb, char *err,
-                                   size_t errlen);
+/* *out answers sb, taking its reference (dropped when out of memory):
+ * 0, or -1 with CAPACITY. */
+int op_answer_sandbox(struct op_answer *out, struct sandbox *sb, struct airlock_error *e);
 
-/* Runs the operation on req (a message of the op's request type): the
- * status and, unless OK, err naming what failed; on OK *out is filled. */
-typedef grpc_status_code (*op_fn)(struct vmhost *vh, const ProtobufCMessage *req,
-                                  struct op_answer *out, char *err, size_t errlen);
+/* Runs the operation on req (a message of the op's request type): 0 with
+ * *out filled, or -1 with e saying what failed (each API turns it into its
+ * status and message). */
+typedef int (*op_fn)(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                     struct airlock_error *e);
 
 struct vmhost_op {
     node_op node;                        /* NODE_OP_UNSPECIFIED: not on NATS */
@@ -59,10 +59,9 @@ struct vmhost_op {
     enum op_answer_kind answer;          /* what an OK answer carries */
 };
 
-/* The sandbox named id with a reference: INVALID_ARGUMENT when id is
- * empty, NOT_FOUND naming it when there is none. */
-grpc_status_code op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, char *err,
-                           size_t errlen);
+/* The sandbox named id with a reference: 0, or -1 with INVALID when id
+ * is empty, NOT_FOUND naming it when there is none. */
+int op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, struct airlock_error *e);
 
 extern const struct vmhost_op vmhost_ops[];
 extern const size_t vmhost_ops_count;
@@ -73,38 +72,38 @@ const struct vmhost_op *vmhost_op_for_node(node_op node);
 const struct vmhost_op *vmhost_op_for_grpc(const char *method);
 
 /* The operations (ops_sandbox.c, ops_checkpoint.c, ops_node.c). */
-grpc_status_code op_sandbox_create(struct vmhost *vh, const ProtobufCMessage *req,
-                                   struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_create_named(struct vmhost *vh, const ProtobufCMessage *req,
-                                         struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_get(struct vmhost *vh, const ProtobufCMessage *req,
-                                struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_list(struct vmhost *vh, const ProtobufCMessage *req,
-                                 struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_delete(struct vmhost *vh, const ProtobufCMessage *req,
-                                   struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_pause(struct vmhost *vh, const ProtobufCMessage *req,
-                                  struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_resume(struct vmhost *vh, const ProtobufCMessage *req,
-                                   struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_suspend(struct vmhost *vh, const ProtobufCMessage *req,
-                                    struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_set_policy(struct vmhost *vh, const ProtobufCMessage *req,
-                                       struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage *req,
-                                      struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_checkpoint_list(struct vmhost *vh, const ProtobufCMessage *req,
-                                    struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_checkpoint_delete(struct vmhost *vh, const ProtobufCMessage *req,
-                                      struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *req,
-                                       struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *req,
-                                 struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_pool_set(struct vmhost *vh, const ProtobufCMessage *req,
-                             struct op_answer *out, char *err, size_t errlen);
-grpc_status_code op_template_delete(struct vmhost *vh, const ProtobufCMessage *req,
-                                    struct op_answer *out, char *err, size_t errlen);
+int op_sandbox_create(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                      struct airlock_error *e);
+int op_sandbox_create_named(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                            struct airlock_error *e);
+int op_sandbox_get(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                   struct airlock_error *e);
+int op_sandbox_list(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                    struct airlock_error *e);
+int op_sandbox_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                      struct airlock_error *e);
+int op_sandbox_pause(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                     struct airlock_error *e);
+int op_sandbox_resume(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                      struct airlock_error *e);
+int op_sandbox_suspend(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                       struct airlock_error *e);
+int op_sandbox_set_policy(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                          struct airlock_error *e);
+int op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                         struct airlock_error *e);
+int op_checkpoint_list(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                       struct airlock_error *e);
+int op_checkpoint_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                         struct airlock_error *e);
+int op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                          struct airlock_error *e);
+int op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                    struct airlock_error *e);
+int op_pool_set(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                struct airlock_error *e);
+int op_template_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                       struct airlock_error *e);
 
 /* A Sandbox message over a view of sb (sandbox.h), so it can be sent after
  * the sandbox's locks are gone: vmhost's states mapped to the API's here

@@ -1,39 +1,30 @@
-/* What every operation of ops.h shares, below them all: the lookup, the
- * status of an error class, and answers held, released and put in
- * vmhost.proto's messages — the one place vmhost's own states and
- * checkpoint kinds become the API's. */
-#include <stdio.h>
+/* What every operation of ops.h shares, below them all: the lookup, and
+ * answers held, released and put in vmhost.proto's messages — the one
+ * place vmhost's own states and checkpoint kinds become the API's. */
 #include <stdlib.h>
 
 #include "ops.h"
 
-grpc_status_code op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, char *err,
-                           size_t errlen)
+int op_lookup(struct vmhost *vh, const char *id, struct sandbox **out, struct airlock_error *e)
 {
-    if (!*id) {
-        snprintf(err, errlen, "id: required");
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    }
+    if (!*id)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "id: required");
     *out = sandbox_get(vh, id);
-    if (!*out) {
-        snprintf(err, errlen, "sandbox %.80s not found", id);
-        return GRPC_STATUS_NOT_FOUND;
-    }
-    return GRPC_STATUS_OK;
+    if (!*out)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
+    return 0;
 }
 
-grpc_status_code op_answer_sandbox(struct op_answer *out, struct sandbox *sb, char *err,
-                                   size_t errlen)
+int op_answer_sandbox(struct op_answer *out, struct sandbox *sb, struct airlock_error *e)
 {
     out->sandboxes = malloc(sizeof(*out->sandboxes));
     if (!out->sandboxes) {
         sandbox_put(sb);
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     }
     out->sandboxes[0] = sb;
     out->n_sandboxes = 1;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 void op_answer_release(struct op_answer *a)

@@ -6,97 +6,82 @@
 
 #include "ops.h"
 
-grpc_status_code op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage *msg,
-                                      struct op_answer *out, char *err, size_t errlen)
+int op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                         struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__CreateCheckpointRequest *req = (const void *)msg;
     if (req->kind != AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_DISK &&
-        req->kind != AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL) {
-        snprintf(err, errlen, "kind: required (DISK or FULL)");
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    }
+        req->kind != AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "kind: required (DISK or FULL)");
     struct sandbox *sb;
-    grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
+        return -1;
     out->checkpoints = malloc(sizeof(*out->checkpoints));
     if (!out->checkpoints) {
         sandbox_put(sb);
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     }
     enum checkpoint_kind kind =
         req->kind == AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL ? CHECKPOINT_FULL
                                                                                 : CHECKPOINT_DISK;
-    enum airlock_err rc = checkpoint_create(sb, req->name, kind, out->checkpoints, err, errlen);
+    int rc = checkpoint_create(sb, req->name, kind, out->checkpoints, e);
     snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id(sb));
     sandbox_put(sb);
-    if (rc != AIRLOCK_OK)
-        return airlock_err_status(rc);
-    out->n_checkpoints = 1;
-    return GRPC_STATUS_OK;
+    if (rc == 0)
+        out->n_checkpoints = 1;
+    return rc;
 }
 
-grpc_status_code op_checkpoint_list(struct vmhost *vh, const ProtobufCMessage *msg,
-                                    struct op_answer *out, char *err, size_t errlen)
+int op_checkpoint_list(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                       struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__ListCheckpointsRequest *req = (const void *)msg;
     struct sandbox *sb;
-    grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    enum airlock_err rc = checkpoint_list(sb, &out->checkpoints, &out->n_checkpoints, err,
-                                            errlen);
+    if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
+        return -1;
+    int rc = checkpoint_list(sb, &out->checkpoints, &out->n_checkpoints, e);
     snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id(sb));
     sandbox_put(sb);
-    if (rc != AIRLOCK_OK)
-        return airlock_err_status(rc);
-    return GRPC_STATUS_OK;
+    return rc;
 }
 
-grpc_status_code op_checkpoint_delete(struct vmhost *vh, const ProtobufCMessage *msg,
-                                      struct op_answer *out, char *err, size_t errlen)
+int op_checkpoint_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                         struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__CheckpointRequest *req = (const void *)msg;
     (void)out;
     struct sandbox *sb;
-    grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    enum airlock_err rc = checkpoint_delete(sb, req->name, err, errlen);
+    if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
+        return -1;
+    int rc = checkpoint_delete(sb, req->name, e);
     sandbox_put(sb);
-    return airlock_err_status(rc);
+    return rc;
 }
 
-grpc_status_code op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *msg,
-                                       struct op_answer *out, char *err, size_t errlen)
+int op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                          struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__CheckpointRequest *req = (const void *)msg;
     struct sandbox *sb;
-    grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    enum airlock_err rc = checkpoint_restore(sb, req->name, err, errlen);
-    if (rc != AIRLOCK_OK) {
+    if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
+        return -1;
+    if (checkpoint_restore(sb, req->name, e) < 0) {
         sandbox_put(sb);
-        return airlock_err_status(rc);
+        return -1;
     }
-    return op_answer_sandbox(out, sb, err, errlen);
+    return op_answer_sandbox(out, sb, e);
 }
 
-grpc_status_code op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *msg,
-                                 struct op_answer *out, char *err, size_t errlen)
+int op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                    struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__ForkSandboxRequest *req = (const void *)msg;
     struct sandbox *sb;
-    grpc_status_code st = op_lookup(vh, req->sandbox_id, &sb, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    enum airlock_err rc =
-        sandbox_fork(sb, req->checkpoint, req->count, req->policy, &out->sandboxes, err, errlen);
+    if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
+        return -1;
+    int rc = sandbox_fork(sb, req->checkpoint, req->count, req->policy, &out->sandboxes, e);
     sandbox_put(sb);
-    if (rc != AIRLOCK_OK)
-        return airlock_err_status(rc);
-    out->n_sandboxes = req->count;
-    return GRPC_STATUS_OK;
+    if (rc == 0)
+        out->n_sandboxes = req->count;
+    return rc;
 }

@@ -4,18 +4,18 @@
 
 /* The scheduler's warm-pool target for "default" or a named template (its
  * newest version, or name:N). */
-grpc_status_code op_pool_set(struct vmhost *vh, const ProtobufCMessage *msg,
-                             struct op_answer *out, char *err, size_t errlen)
+int op_pool_set(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                struct airlock_error *e)
 {
     const Airlock__Node__V1__WarmPool *req = (const void *)msg;
     (void)out;
-    return airlock_err_status(template_set_pool(vh, req->template_, req->target, err, errlen));
+    return template_set_pool(vh, req->template_, req->target, e);
 }
 
-grpc_status_code op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg,
-                                    struct op_answer *out, char *err, size_t errlen)
+int op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                       struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__TemplateRef *req = (const void *)msg;
     (void)out;
-    return airlock_err_status(template_delete(vh, req->name, err, errlen));
+    return template_delete(vh, req->name, e);
 }

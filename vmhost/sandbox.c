@@ -46,24 +46,20 @@ struct sandbox *sandbox_registry_find_locked(struct vmhost *vh, const char *id)
     return NULL;
 }
 
-enum airlock_err sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
-                                                 const char *id, char *err, size_t errlen)
+int sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb, const char *id,
+                                  struct airlock_error *e)
 {
-    if (sandbox_registry_find_locked(vh, id)) {
-        snprintf(err, errlen, "sandbox %s already exists", id);
-        return AIRLOCK_ERR_EXISTS;
-    }
-    if (vh->n_sandboxes >= vh->cfg.max_sandboxes) {
-        snprintf(err, errlen, "node is full: %u of %u sandboxes in use", vh->n_sandboxes,
-                 vh->cfg.max_sandboxes);
-        return AIRLOCK_ERR_CAPACITY;
-    }
+    if (sandbox_registry_find_locked(vh, id))
+        return airlock_error_set(e, AIRLOCK_ERR_EXISTS, "sandbox %s already exists", id);
+    if (vh->n_sandboxes >= vh->cfg.max_sandboxes)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "node is full: %u of %u sandboxes in use",
+                                 vh->n_sandboxes, vh->cfg.max_sandboxes);
     if (id != sb->id)
         snprintf(sb->id, sizeof(sb->id), "%s", id);
     sb->next = vh->sandboxes;
     vh->sandboxes = sb;
     vh->n_sandboxes++;
-    return AIRLOCK_OK;
+    return 0;
 }
 
 void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb)
@@ -89,14 +85,12 @@ static void sandbox_free(struct sandbox *sb)
     free(sb);
 }
 
-enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
-                                   bool detached, struct sandbox **out, char *err, size_t errlen)
+int sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p, bool detached,
+                    struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
-    if (!sb) {
-        snprintf(err, errlen, "out of memory");
-        return AIRLOCK_ERR_INTERNAL;
-    }
+    if (!sb)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
     pthread_mutex_init(&sb->lock, NULL);
     pthread_mutex_init(&sb->exec_lock, NULL);
     pthread_mutex_init(&sb->record_lock, NULL);
@@ -112,7 +106,7 @@ enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", SANDBOX_DEFAULT_TEMPLATE);
     snprintf(sb->project_id, sizeof(sb->project_id), "%s", p->project_id ? p->project_id : "");
 
-    enum airlock_err rc = AIRLOCK_OK;
+    int rc = 0;
     pthread_mutex_lock(&vh->lock);
     if (detached) {
         sandbox_generate_id(sb->id, sizeof(sb->id)); /* 64 random bits: unique enough */
@@ -126,23 +120,23 @@ enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_
     /* A detached one is kept by its builder's caller until a hand-out
      * registers it. */
     if (!detached)
-        rc = sandbox_registry_admit_locked(vh, sb, sb->id, err, errlen);
+        rc = sandbox_registry_admit_locked(vh, sb, sb->id, e);
     pthread_mutex_unlock(&vh->lock);
-    if (rc != AIRLOCK_OK) {
+    if (rc < 0) {
         sandbox_free(sb);
         return rc;
     }
     if (fs_path(sb->dir, sizeof(sb->dir), "%s/%s", vh->sandboxes_dir, sb->id) < 0 ||
         fs_path(sb->disk, sizeof(sb->disk), "%s/disk.ext4", sb->dir) < 0) {
-        snprintf(err, errlen, "data directory path too long: %s", vh->sandboxes_dir);
         pthread_mutex_lock(&vh->lock);
         sandbox_registry_remove_locked(vh, sb);
         pthread_mutex_unlock(&vh->lock);
         sandbox_free(sb);
-        return AIRLOCK_ERR_INTERNAL;
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "data directory path too long: %s",
+                                 vh->sandboxes_dir);
     }
     *out = sb;
-    return AIRLOCK_OK;
+    return 0;
 }
 
 void sandbox_unregister(struct sandbox *sb)
@@ -211,8 +205,7 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
     return n;
 }
 
-struct guest_channel *sandbox_channel(struct sandbox *sb, enum airlock_err *code, char *err,
-                                      size_t errlen)
+struct guest_channel *sandbox_channel(struct sandbox *sb, struct airlock_error *e)
 {
     pthread_mutex_lock(&sb->lock);
     struct guest_channel *ch = NULL;
@@ -220,12 +213,11 @@ struct guest_channel *sandbox_channel(struct sandbox *sb, enum airlock_err *code
         ch = sb->channel;
         guest_channel_ref(ch);
     } else if (sb->state == SB_ERROR) {
-        snprintf(err, errlen, "sandbox %s is in state error: %.3000s", sb->id, sb->error);
-        *code = AIRLOCK_ERR_STATE;
+        airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is in state error: %s", sb->id,
+                          sb->error);
     } else {
-        snprintf(err, errlen, "sandbox %s is %s, not running", sb->id,
-                 sb_state_name(sb->state));
-        *code = AIRLOCK_ERR_STATE;
+        airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is %s, not running", sb->id,
+                          sb_state_name(sb->state));
     }
     pthread_mutex_unlock(&sb->lock);
     return ch;

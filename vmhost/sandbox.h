@@ -13,7 +13,11 @@
  * How the module is laid out (vmhost/README.md): sandbox.c the object and
  * the registry; sandbox_create.c the create (a pooled VM or a build);
  * sandbox_build.c the builders; sandbox_vm.c its QEMU and guest channel;
- * sandbox_delete.c the teardown. */
+ * sandbox_delete.c the teardown.
+ *
+ * Errors: a function that takes a struct airlock_error *e returns 0, or -1
+ * with e's class and the message naming what failed (airlock_error.h);
+ * the module's own files and checkpoint.h do the same. */
 #ifndef AIRLOCK_SANDBOX_H
 #define AIRLOCK_SANDBOX_H
 
@@ -21,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "airlock_err.h"
+#include "airlock_error.h"
 #include "egress.pb-c.h"
 #include "guest_channel.h"
 #include "sandbox_id.h"
@@ -54,13 +58,13 @@ struct sandbox_create_params {
  * from the template's snapshot, or cold-booted), whose guest daemon
  * answered its init. On success *out holds a reference. On failure nothing
  * is left behind. */
-enum airlock_err sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
-                                  struct sandbox **out, char *err, size_t errlen);
+int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, struct sandbox **out,
+                   struct airlock_error *e);
 
 /* running|paused -> suspending -> suspended: the whole VM state (RAM
  * included) and a reflink of the disk written durably to DIR/suspend/, then
  * QEMU quits. A failure leaves the sandbox as it was and no partial files. */
-enum airlock_err sandbox_suspend(struct sandbox *sb, char *err, size_t errlen);
+int sandbox_suspend(struct sandbox *sb, struct airlock_error *e);
 
 /* True when the registry has a sandbox of that id (in any state). */
 bool sandbox_id_taken(struct vmhost *vh, const char *id);
@@ -79,19 +83,18 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
 
 /* Stops the VM, removes every file of the sandbox and drops it from the
  * registry. Works in any state. */
-enum airlock_err sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen);
+int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
  * guest clock is set); resume also brings a suspended sandbox back (a new
  * QEMU loads DIR/suspend/, then the guest init). Any other state:
  * AIRLOCK_ERR_STATE naming it. */
-enum airlock_err sandbox_pause(struct sandbox *sb, char *err, size_t errlen);
-enum airlock_err sandbox_resume(struct sandbox *sb, char *err, size_t errlen);
+int sandbox_pause(struct sandbox *sb, struct airlock_error *e);
+int sandbox_resume(struct sandbox *sb, struct airlock_error *e);
 
 /* The guest channel of a running sandbox with a reference the caller drops
- * with guest_channel_release(), or NULL with the reason in err. */
-struct guest_channel *sandbox_channel(struct sandbox *sb, enum airlock_err *code, char *err,
-                                      size_t errlen);
+ * with guest_channel_release(), or NULL with STATE naming why in e. */
+struct guest_channel *sandbox_channel(struct sandbox *sb, struct airlock_error *e);
 
 void sandbox_touch(struct sandbox *sb);
 

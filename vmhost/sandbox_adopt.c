@@ -134,22 +134,23 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
 {
     struct sandbox_create_params p = { .id = r->id, .vcpus = r->vcpus, .memory_mb = r->memory_mb };
     struct sandbox *sb;
-    char err[4096], why[sizeof(sb->error)] = "";
-    if (sandbox_reserve(vh, &p, false, &sb, err, sizeof(err)) != AIRLOCK_OK) {
+    struct airlock_error e = { 0 };
+    char why[sizeof(sb->error)] = "";
+    if (sandbox_reserve(vh, &p, false, &sb, &e) < 0) {
         log_error("sandbox not adopted: its directory is left as it is", "sandbox=%s error=\"%s\"",
-                  r->id, err);
+                  r->id, e.message);
         return;
     }
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", r->template_name);
     snprintf(sb->project_id, sizeof(sb->project_id), "%s", r->project_id);
     /* The version it was restored from: its resumes, restores and forks
      * map that memory file. */
-    char tmpl_err[1024] = "";
-    if (r->restored && template_acquire(vh, r->template_name, r->vcpus, r->memory_mb, &sb->tmpl,
-                                        tmpl_err, sizeof(tmpl_err)) != AIRLOCK_OK)
+    struct airlock_error tmpl_e = { 0 };
+    if (r->restored &&
+        template_acquire(vh, r->template_name, r->vcpus, r->memory_mb, &sb->tmpl, &tmpl_e) < 0)
         log_error("the template of an adopted sandbox is gone: it cannot be resumed, restored "
                   "or forked",
-                  "sandbox=%s template=%s error=\"%s\"", sb->id, r->template_name, tmpl_err);
+                  "sandbox=%s template=%s error=\"%s\"", sb->id, r->template_name, tmpl_e.message);
     sb->restored = r->restored;
     sb->from_pool = r->from_pool;
     sb->created_unix_ms = r->created_unix_ms;
@@ -163,13 +164,13 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     remove_temporaries(sb);
     /* Before the guest's new session, which installs egress's CA. Also
      * for suspended and failed sandboxes: a resume or restore needs it. */
-    if (sb->net_up && sandbox_network_reattach(sb, err, sizeof(err)) != AIRLOCK_OK)
+    if (sb->net_up && sandbox_network_reattach(sb, &e) < 0)
         log_error("cannot attach an adopted sandbox to egress: it reaches nothing",
-                  "sandbox=%s error=\"%s\"", sb->id, err);
+                  "sandbox=%s error=\"%s\"", sb->id, e.message);
     enum sb_state state = settle(sb, r, alive, why, sizeof(why));
-    if (state == SB_SUSPENDED && tmpl_err[0]) {
-        snprintf(why, sizeof(why), "its suspend snapshot needs template %s: %s", r->template_name,
-                 tmpl_err);
+    if (state == SB_SUSPENDED && airlock_error_is_set(&tmpl_e)) {
+        airlock_error_prefix(&tmpl_e, "its suspend snapshot needs template %s: ", r->template_name);
+        snprintf(why, sizeof(why), "%s", tmpl_e.message);
         state = SB_ERROR;
     }
 
@@ -179,8 +180,8 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     if (state == SB_ERROR)
         snprintf(sb->error, sizeof(sb->error), "%s", why);
     pthread_mutex_unlock(&sb->lock);
-    if (sandbox_record_save(sb, err, sizeof(err)) < 0)
-        log_error("cannot record an adopted sandbox", "sandbox=%s error=\"%s\"", sb->id, err);
+    if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(&e)) < 0)
+        log_error("cannot record an adopted sandbox", "sandbox=%s error=\"%s\"", sb->id, e.message);
     log_info("sandbox adopted",
              "sandbox=%s state=%s recorded=%s vm=%s strays_killed=%zu reason=\"%.300s\"", sb->id,
              sb_state_name(state), sb_state_name(r->state), sb->vm ? "adopted" : "none",

@@ -35,14 +35,14 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
     return sandbox_record_save_nosync(sb, err, errlen);
 }
 
-enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
-                                 struct sandbox **out, char *err, size_t errlen)
+int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
+                  struct airlock_error *e)
 {
     const struct sandbox_create_params *p = b->params;
     struct template_version *t = b->tmpl;
     struct sandbox *sb;
-    enum airlock_err rc = sandbox_reserve(vh, p, b->detached, &sb, err, errlen);
-    if (rc != AIRLOCK_OK) {
+    int rc = sandbox_reserve(vh, p, b->detached, &sb, e);
+    if (rc < 0) {
         template_release(t);
         return rc;
     }
@@ -56,7 +56,7 @@ enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
     }
 
     if (mkdir(sb->dir, 0700) < 0) {
-        snprintf(err, errlen, "create %s: %s", sb->dir, strerror(errno));
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir, strerror(errno));
         goto fail;
     }
     /* Restored from the template version's snapshot; without one (under
@@ -65,7 +65,7 @@ enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
     /* A fork starts from its checkpoint: the whole state when it has one. */
     const char *disk = b->from_disk ? b->from_disk : t ? t->snap.disk : vh->base_disk;
     bool load_state = b->from_disk ? b->from_state != NULL : sb->restored;
-    if (store_clone_file(disk, sb->disk, err, errlen) < 0)
+    if (store_clone_file(disk, sb->disk, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t cloned = clock_monotonic_us();
     /* egress listens before the guest can send its first packet; a
@@ -73,41 +73,41 @@ enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
      * only from its cont: its attach overlaps QEMU's start and the state
      * load. A cold-booted guest runs at once: attached first. */
     bool attach_aside = load_state && !b->detached && vh->egress;
-    rc = b->detached || attach_aside ? sandbox_network_prepare(sb, err, errlen)
-                                     : sandbox_network_up(sb, p->policy, err, errlen);
-    if (rc != AIRLOCK_OK)
+    rc = b->detached || attach_aside ? sandbox_network_prepare(sb, e)
+                                     : sandbox_network_up(sb, p->policy, e);
+    if (rc < 0)
         goto fail;
-    if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, err, errlen)))
+    if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, e)))
         goto fail;
     int64_t qemu_started = clock_monotonic_us();
-    if (sandbox_start_vm(sb, load_state, b->nice, err, errlen) < 0)
+    if (sandbox_start_vm(sb, load_state, b->nice, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t qmp_ready = clock_monotonic_us();
-    if (load_state && vm_load_state(sb->vm, b->from_state ? b->from_state : t->snap.state,
-                                    b->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS, err,
-                                    errlen) < 0)
+    if (load_state &&
+        vm_load_state(sb->vm, b->from_state ? b->from_state : t->snap.state, b->from_state != NULL,
+                      SANDBOX_RESTORE_TIMEOUT_MS, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t loaded = clock_monotonic_us();
     if (attaching) {
-        rc = sandbox_network_attach_finish(attaching, err, errlen);
+        rc = sandbox_network_attach_finish(attaching, e);
         attaching = NULL;
-        if (rc != AIRLOCK_OK)
+        if (rc < 0)
             goto fail;
     }
     int64_t attached = clock_monotonic_us();
-    if (load_state && vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
+    if (load_state && vm_qmp_command(sb->vm, "cont", NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t vm_running = clock_monotonic_us();
 
-    if (sandbox_connect_guest(sb, err, errlen) < 0)
+    if (sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t guest_connected = clock_monotonic_us();
     if (b->detached) {
         *out = sb;
-        return AIRLOCK_OK;
+        return 0;
     }
     int64_t initialized;
-    if (sandbox_finish_create(sb, &initialized, err, errlen) < 0)
+    if (sandbox_finish_create(sb, &initialized, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     int64_t done = clock_monotonic_us();
     /* Where the time went: disk clone, network (+ egress, unless aside),
@@ -125,14 +125,16 @@ enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
              (long long)(guest_connected - vm_running),
              (long long)(initialized - guest_connected), (long long)(done - initialized));
     *out = sb;
-    return AIRLOCK_OK;
+    return 0;
 
 fail:
     /* The attach holds sb: it ends before anything is torn down. */
     if (attaching) {
-        char ignored[8]; /* err says why this build failed */
-        sandbox_network_attach_finish(attaching, ignored, sizeof(ignored));
+        struct airlock_error ignored = { 0 }; /* e says why this build failed */
+        sandbox_network_attach_finish(attaching, &ignored);
     }
-    sandbox_abandon(sb, err);
-    return rc != AIRLOCK_OK ? rc : AIRLOCK_ERR_INTERNAL;
+    if (rc == 0) /* a step below the sandbox module failed, with only a message */
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    sandbox_abandon(sb, e->message);
+    return -1;
 }

@@ -33,8 +33,8 @@ struct sandbox_build {
 
 /* A running sandbox (detached: see above) with a reference in *out. On
  * failure nothing is left behind. */
-enum airlock_err sandbox_build(struct vmhost *vh, const struct sandbox_build *b,
-                                 struct sandbox **out, char *err, size_t errlen);
+int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
+                  struct airlock_error *e);
 
 /* Stops and removes a detached sandbox never registered and drops both of
  * its references (sandbox_delete.c). */

@@ -16,42 +16,34 @@
 #define SANDBOX_MIN_MEMORY_MB 128
 #define SANDBOX_MAX_MEMORY_MB 65536
 
-static enum airlock_err sandbox_validate(const struct sandbox_create_params *p, char *err,
-                                           size_t errlen)
+static int sandbox_validate(const struct sandbox_create_params *p, struct airlock_error *e)
 {
-    if (p->id && *p->id && !sandbox_id_valid(p->id)) {
-        snprintf(err, errlen, "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
-        return AIRLOCK_ERR_INVALID;
-    }
-    if (p->vcpus > SANDBOX_MAX_VCPUS) {
-        snprintf(err, errlen, "vcpus: %u is more than the maximum of %d", p->vcpus,
-                 SANDBOX_MAX_VCPUS);
-        return AIRLOCK_ERR_INVALID;
-    }
+    if (p->id && *p->id && !sandbox_id_valid(p->id))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
+    if (p->vcpus > SANDBOX_MAX_VCPUS)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "vcpus: %u is more than the maximum of %d",
+                                 p->vcpus, SANDBOX_MAX_VCPUS);
     if (p->memory_mb &&
-        (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB)) {
-        snprintf(err, errlen, "memory_mb: %u is outside %d..%d", p->memory_mb,
-                 SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
-        return AIRLOCK_ERR_INVALID;
-    }
+        (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "memory_mb: %u is outside %d..%d",
+                                 p->memory_mb, SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
     /* egress checks the characters. */
-    if (p->project_id && strlen(p->project_id) >= SANDBOX_PROJECT_ID_SIZE) {
-        snprintf(err, errlen, "project_id: at most 128 characters");
-        return AIRLOCK_ERR_INVALID;
-    }
-    return AIRLOCK_OK;
+    if (p->project_id && strlen(p->project_id) >= SANDBOX_PROJECT_ID_SIZE)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "project_id: at most 128 characters");
+    return 0;
 }
 
-enum airlock_err sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p,
-                                  struct sandbox **out, char *err, size_t errlen)
+int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, struct sandbox **out,
+                   struct airlock_error *e)
 {
-    enum airlock_err rc = sandbox_validate(p, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = sandbox_validate(p, e);
+    if (rc < 0)
         return rc;
     /* The template version (NULL: cold boot) decides the size. */
     struct template_version *t;
-    rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, err, errlen);
-    if (rc != AIRLOCK_OK)
+    rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, e);
+    if (rc < 0)
         return rc;
     /* A pooled VM takes the id asked for (sandbox_pool.h); an id in use
      * goes the build way, which answers that it exists. */
@@ -59,15 +51,16 @@ enum airlock_err sandbox_create(struct vmhost *vh, const struct sandbox_create_p
     struct warm_pool *pool = poolable ? t->pool : NULL;
     struct sandbox *sb = warm_pool_take(pool);
     if (sb) {
-        rc = sandbox_hand_out(sb, p, err, errlen);
+        rc = sandbox_hand_out(sb, p, e);
         warm_pool_handed_out(pool); /* its refill may start now */
-        if (rc != AIRLOCK_ERR_INTERNAL) {
+        if (rc == 0 || e->class != AIRLOCK_ERR_INTERNAL) {
             template_release(t); /* the pooled sandbox holds its own */
-            *out = rc == AIRLOCK_OK ? sb : NULL;
+            *out = rc == 0 ? sb : NULL;
             return rc;
         }
-        log_warn("pooled sandbox failed: restoring instead", "error=\"%.300s\"", err);
+        log_warn("pooled sandbox failed: restoring instead", "error=\"%s\"", e->message);
+        airlock_error_clear(e);
     }
     struct sandbox_build b = { .params = p, .tmpl = t };
-    return sandbox_build(vh, &b, out, err, errlen);
+    return sandbox_build(vh, &b, out, e);
 }

@@ -42,7 +42,7 @@ void sandbox_abandon(struct sandbox *sb, const char *err)
     sandbox_discard(sb);
 }
 
-enum airlock_err sandbox_delete(struct vmhost *vh, const char *id, char *err, size_t errlen)
+int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e)
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = sandbox_registry_find_locked(vh, id);
@@ -52,19 +52,17 @@ enum airlock_err sandbox_delete(struct vmhost *vh, const char *id, char *err, si
     enum sb_state busy = sb ? sb->state : SB_RUNNING;
     if (sb_state_busy(busy)) {
         pthread_mutex_unlock(&vh->lock);
-        snprintf(err, errlen, "sandbox %s is %s; delete it when that has finished", id,
-                 sb_state_name(busy));
-        return AIRLOCK_ERR_STATE;
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s is %s; delete it when that has finished", id,
+                                 sb_state_name(busy));
     }
     if (sb)
         sandbox_registry_remove_locked(vh, sb);
     pthread_mutex_unlock(&vh->lock);
-    if (!sb) {
-        snprintf(err, errlen, "sandbox %s not found", id);
-        return AIRLOCK_ERR_NOT_FOUND;
-    }
+    if (!sb)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
     sandbox_teardown(sb);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);
-    return AIRLOCK_OK;
+    return 0;
 }

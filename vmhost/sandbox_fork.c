@@ -22,43 +22,40 @@
 static void discard_forks(struct sandbox **forks, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
-        char err[512];
-        if (sandbox_delete(forks[i]->vh, forks[i]->id, err, sizeof(err)) != AIRLOCK_OK)
+        struct airlock_error e = { 0 };
+        if (sandbox_delete(forks[i]->vh, forks[i]->id, &e) < 0)
             log_warn("cannot delete a fork after a failed fork", "sandbox=%s error=\"%s\"",
-                     forks[i]->id, err);
+                     forks[i]->id, e.message);
         sandbox_put(forks[i]);
     }
 }
 
-enum airlock_err sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
-                                const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
-                                char *err, size_t errlen)
+int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
+                 const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
+                 struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
-    if (count < 1 || count > FORK_MAX_COUNT) {
-        snprintf(err, errlen, "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
-        return AIRLOCK_ERR_INVALID;
-    }
+    if (count < 1 || count > FORK_MAX_COUNT)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "count: %u is outside 1..%d", count,
+                                 FORK_MAX_COUNT);
     /* Without a policy of their own, forks get the parent's as it is now:
      * a fork is no way around the parent's network rules. */
     Airlock__Egress__V1__Policy *inherited = NULL;
     if (!policy) {
-        if (sandbox_policy_load(sb, &inherited, err, errlen) < 0)
-            return AIRLOCK_ERR_INTERNAL;
+        if (sandbox_policy_load(sb, &inherited, AIRLOCK_ERROR_MSG(e)) < 0)
+            return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         policy = inherited;
     }
     struct checkpoint_files f;
     bool live = !checkpoint || !*checkpoint;
-    enum airlock_err rc = live ? checkpoint_take_temporary(sb, &f, err, errlen)
-                                 : checkpoint_pin(sb, checkpoint, &f, err, errlen);
-    if (rc != AIRLOCK_OK)
+    int rc = live ? checkpoint_take_temporary(sb, &f, e) : checkpoint_pin(sb, checkpoint, &f, e);
+    if (rc < 0)
         goto out_policy;
     int64_t checkpointed = clock_monotonic_ms();
     struct sandbox **forks = calloc(count, sizeof(*forks));
     unsigned made = 0;
     if (!forks) {
-        snprintf(err, errlen, "out of memory");
-        rc = AIRLOCK_ERR_INTERNAL;
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         goto out;
     }
     struct sandbox_create_params p = {
@@ -77,13 +74,13 @@ enum airlock_err sandbox_fork(struct sandbox *sb, const char *checkpoint, unsign
             .from_disk = f.disk,
             .from_state = f.full ? f.state : NULL,
         };
-        rc = sandbox_build(sb->vh, &b, &forks[made], err, errlen);
-        if (rc != AIRLOCK_OK)
+        rc = sandbox_build(sb->vh, &b, &forks[made], e);
+        if (rc < 0)
             break;
     }
-    if (rc != AIRLOCK_OK) {
-        log_warn("fork failed", "sandbox=%s made=%u of %u error=\"%.300s\"", sb->id, made, count,
-                 err);
+    if (rc < 0) {
+        log_warn("fork failed", "sandbox=%s made=%u of %u error=\"%s\"", sb->id, made, count,
+                 e->message);
         discard_forks(forks, made);
         free(forks);
         goto out;

@@ -70,9 +70,9 @@ bool sandbox_transition(struct sandbox *sb, enum sb_state to);
 /* The registry (sandbox.c); the caller holds vh->lock. */
 struct sandbox *sandbox_registry_find_locked(struct vmhost *vh, const char *id);
 /* Registers sb under id (renaming it when id is not its own): EXISTS when
- * the id is taken, CAPACITY when the node is full, naming them in err. */
-enum airlock_err sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb,
-                                                 const char *id, char *err, size_t errlen);
+ * the id is taken, CAPACITY when the node is full, naming them in e. */
+int sandbox_registry_admit_locked(struct vmhost *vh, struct sandbox *sb, const char *id,
+                                  struct airlock_error *e);
 void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb);
 
 /* A new sandbox in state creating, with p's size and two references (the
@@ -80,9 +80,8 @@ void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb);
  * (or a new id) so concurrent creates of the same id and capacity checks
  * see it; detached: under an id of its own, out of the registry (a pooled
  * VM until its hand-out, sandbox_pool.h). */
-enum airlock_err sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p,
-                                   bool detached, struct sandbox **out, char *err,
-                                   size_t errlen);
+int sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p, bool detached,
+                    struct sandbox **out, struct airlock_error *e);
 /* Takes sb out of the registry and drops the registry's reference, leaving
  * its VM, files and network as they are (vmhost's stop, sandbox_stop.c). */
 void sandbox_unregister(struct sandbox *sb);
@@ -115,9 +114,9 @@ void sandbox_abandon(struct sandbox *sb, const char *err);
  * reflink of disk, a new QEMU loads state (NULL: cold-boots), and the
  * guest answers its init. Resume from suspended and checkpoint restore
  * share it. */
-int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
-                       size_t errlen);
+int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
+                       struct airlock_error *e);
 /* suspended -> resuming -> running; sandbox_resume() calls it. */
-enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen);
+int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e);
 
 #endif

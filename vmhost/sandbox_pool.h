@@ -27,8 +27,8 @@ int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen);
  * the create p: registered under p->id (or its own) in one step with the
  * id and capacity checks, continued, attached to egress with p's project
  * and policy, and given the per-sandbox guest init. On failure it is gone
- * (AIRLOCK_ERR_INTERNAL: the caller may build one instead). */
-enum airlock_err sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
-                                    char *err, size_t errlen);
+ * (class AIRLOCK_ERR_INTERNAL: the caller may build one instead). */
+int sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
+                     struct airlock_error *e);
 
 #endif

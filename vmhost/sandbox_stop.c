@@ -14,15 +14,14 @@
  * (its record says so) and a later vmhost adopts it. */
 static int keep_for_restart(struct sandbox *sb)
 {
-    char err[4096];
+    struct airlock_error e = { 0 };
     pthread_mutex_lock(&sb->lock);
     enum sb_state s = sb->state;
     pthread_mutex_unlock(&sb->lock);
-    if ((s == SB_RUNNING || s == SB_PAUSED) &&
-        sandbox_suspend_for_stop(sb, err, sizeof(err)) != AIRLOCK_OK) {
+    if ((s == SB_RUNNING || s == SB_PAUSED) && sandbox_suspend_for_stop(sb, &e) < 0) {
         log_error("cannot suspend the sandbox at stop: it keeps running for the next vmhost "
                   "to adopt",
-                  "sandbox=%s error=\"%.500s\"", sb->id, err);
+                  "sandbox=%s error=\"%s\"", sb->id, e.message);
         return -1;
     }
     sandbox_drop_vm(sb); /* an error sandbox may still hold its dead VM */
@@ -35,9 +34,9 @@ void sandbox_stop_all(struct vmhost *vh)
     size_t n, left_running = 0;
     struct sandbox **all = sandbox_list(vh, &n);
     for (size_t i = 0; i < n; i++) {
-        char err[512];
+        struct airlock_error ignored = { 0 };
         if (vh->cfg.delete_on_stop)
-            sandbox_delete(vh, all[i]->id, err, sizeof(err));
+            sandbox_delete(vh, all[i]->id, &ignored);
         else if (keep_for_restart(all[i]) == 0)
             sandbox_unregister(all[i]);
         else

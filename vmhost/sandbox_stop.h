@@ -25,10 +25,10 @@ void sandbox_stop_all(struct vmhost *vh);
 
 /* sandbox_suspend() on behalf of vmhost's stop (sandbox_suspend.c):
  * records the state it came from in stop_suspended_from. */
-enum airlock_err sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen);
+int sandbox_suspend_for_stop(struct sandbox *sb, struct airlock_error *e);
 
 /* For a sandbox vmhost's stop suspended: resumes it (and pauses it again
- * if it was paused). Anything else: AIRLOCK_OK at once. (sandbox_pause.c) */
-enum airlock_err sandbox_wake(struct sandbox *sb, char *err, size_t errlen);
+ * if it was paused). Anything else: 0 at once. (sandbox_pause.c) */
+int sandbox_wake(struct sandbox *sb, struct airlock_error *e);
 
 #endif

@@ -45,39 +45,37 @@ struct suspend_paths {
 };
 
 static int suspend_paths(const struct sandbox *sb, bool writing, struct suspend_paths *p,
-                         char *err, size_t errlen)
+                         struct airlock_error *e)
 {
     const char *in = writing ? p->tmp : p->dir;
     if (fs_path(p->tmp, sizeof(p->tmp), "%s/suspend.tmp", sb->dir) < 0 ||
         fs_path(p->dir, sizeof(p->dir), "%s/suspend", sb->dir) < 0 ||
         fs_path(p->state, sizeof(p->state), "%s/state", in) < 0 ||
-        fs_path(p->disk, sizeof(p->disk), "%s/disk.ext4", in) < 0) {
-        snprintf(err, errlen, "sandbox directory path too long: %s", sb->dir);
-        return -1;
-    }
+        fs_path(p->disk, sizeof(p->disk), "%s/disk.ext4", in) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "sandbox directory path too long: %s",
+                                 sb->dir);
     return 0;
 }
 
-/* The stopped VM's state and disk into p->tmp, durably, then renamed to p->dir. */
+/* The stopped VM's state and disk into p->tmp, durably, then renamed to
+ * p->dir; a failure's message in e (its class is the caller's). */
 static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspend_paths *p,
-                          char *err, size_t errlen)
+                          struct airlock_error *e)
 {
-    if (mkdir(p->tmp, 0700) < 0) {
-        snprintf(err, errlen, "create %s: %s", p->tmp, strerror(errno));
-        return -1;
-    }
-    if (vm_save_full_state(vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0)
+    if (mkdir(p->tmp, 0700) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", p->tmp, strerror(errno));
+    if (vm_save_full_state(vm, p->state, SUSPEND_MIGRATE_TIMEOUT_MS, AIRLOCK_ERROR_MSG(e)) < 0)
         return -1;
     crash_point("suspend-migrated");
-    if (store_clone_file(sb->disk, p->disk, err, errlen) < 0 ||
-        fs_fsync_file(p->state, err, errlen) < 0 || fs_fsync_file(p->disk, err, errlen) < 0 ||
-        fs_fsync_dir(p->tmp, err, errlen) < 0)
+    if (store_clone_file(sb->disk, p->disk, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        fs_fsync_file(p->state, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        fs_fsync_file(p->disk, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        fs_fsync_dir(p->tmp, AIRLOCK_ERROR_MSG(e)) < 0)
         return -1;
-    if (rename(p->tmp, p->dir) < 0) {
-        snprintf(err, errlen, "rename %s to %s: %s", p->tmp, p->dir, strerror(errno));
-        return -1;
-    }
-    if (fs_fsync_dir(sb->dir, err, errlen) < 0)
+    if (rename(p->tmp, p->dir) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s to %s: %s", p->tmp, p->dir,
+                                 strerror(errno));
+    if (fs_fsync_dir(sb->dir, AIRLOCK_ERROR_MSG(e)) < 0)
         return -1;
     crash_point("suspend-renamed");
     return 0;
@@ -102,48 +100,49 @@ static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop,
     return -1;
 }
 
-static enum airlock_err suspend(struct sandbox *sb, bool by_stop, char *err, size_t errlen)
+static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
     struct suspend_paths p;
-    if (suspend_paths(sb, true, &p, err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (suspend_paths(sb, true, &p, e) < 0)
+        return -1;
     pthread_mutex_lock(&sb->lock);
     enum sb_state was = sb->state;
     if ((was != SB_RUNNING && was != SB_PAUSED) || !sb->vm) {
-        snprintf(err, errlen, "sandbox %s is %s; only a running or paused sandbox can be suspended",
-                 sb->id, sb_state_name(was));
         pthread_mutex_unlock(&sb->lock);
-        return AIRLOCK_ERR_STATE;
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s is %s; only a running or paused sandbox can be "
+                                 "suspended",
+                                 sb->id, sb_state_name(was));
     }
     char what[128];
     snprintf(what, sizeof(what), "a suspend of sandbox %s (%u MiB of memory)", sb->id,
              sb->memory_mb);
-    if (store_require_free(&sb->vh->store, ((unsigned long long)sb->memory_mb << 20) +
-                                               SUSPEND_SPACE_MARGIN,
-                           what, err, errlen) < 0) {
+    if (store_require_free(&sb->vh->store,
+                           ((unsigned long long)sb->memory_mb << 20) + SUSPEND_SPACE_MARGIN, what,
+                           AIRLOCK_ERROR_MSG(e)) < 0) {
         pthread_mutex_unlock(&sb->lock);
-        log_warn("sandbox suspend refused", "sandbox=%s error=\"%.300s\"", sb->id, err);
-        return AIRLOCK_ERR_CAPACITY;
+        log_warn("sandbox suspend refused", "sandbox=%s error=\"%s\"", sb->id, e->message);
+        return airlock_error_classify(e, AIRLOCK_ERR_CAPACITY);
     }
     sandbox_transition(sb, SB_SUSPENDING); /* from here on only this call uses sb->vm */
     struct vm *vm = sb->vm;
     pthread_mutex_unlock(&sb->lock);
 
     char ignored[256];
-    enum airlock_err rc = AIRLOCK_ERR_INTERNAL;
+    enum airlock_err class = AIRLOCK_ERR_INTERNAL;
     /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
-    if (was == SB_RUNNING && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
+    if (was == SB_RUNNING && vm_qmp_command(vm, "stop", NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     crash_point("suspend-stopped");
-    if (write_snapshot(sb, vm, &p, err, errlen) < 0) {
-        if (store_full(&sb->vh->store, err, errlen)) /* before the partial files go */
-            rc = AIRLOCK_ERR_CAPACITY;
+    if (write_snapshot(sb, vm, &p, e) < 0) {
+        if (store_full(&sb->vh->store, AIRLOCK_ERROR_MSG(e))) /* before the partial files go */
+            class = AIRLOCK_ERR_CAPACITY;
         goto fail;
     }
-    if (record_suspended(sb, was, by_stop, err, errlen) < 0)
+    if (record_suspended(sb, was, by_stop, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     crash_point("suspend-recorded");
 
@@ -157,10 +156,10 @@ static enum airlock_err suspend(struct sandbox *sb, bool by_stop, char *err, siz
     vm_free(vm); /* QEMU quits: its memory goes back to the host */
     log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s by=%s", sb->id,
              (long long)(clock_monotonic_ms() - started), p.dir, by_stop ? "stop" : "request");
-    return AIRLOCK_OK;
+    return 0;
 
 fail:
-    log_warn("sandbox suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    log_warn("sandbox suspend failed", "sandbox=%s error=\"%s\"", sb->id, e->message);
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
     /* After a completed migration QEMU still runs the VM on cont. */
@@ -171,10 +170,10 @@ fail:
     if (sb->state == SB_SUSPENDING) /* not error: QEMU still lives */
         sandbox_transition(sb, was);
     pthread_mutex_unlock(&sb->lock);
-    return rc;
+    return airlock_error_classify(e, class);
 }
 
-enum airlock_err sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
+int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
 {
     /* Already suspended by vmhost's stop: the request only makes it a
      * suspend the control plane knows of (no resume on first use). */
@@ -182,56 +181,57 @@ enum airlock_err sandbox_suspend(struct sandbox *sb, char *err, size_t errlen)
     bool by_stop = sb->state == SB_SUSPENDED && sb->stop_suspended_from;
     sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
     pthread_mutex_unlock(&sb->lock);
-    if (by_stop)
-        return sandbox_record_save(sb, err, errlen) < 0 ? AIRLOCK_ERR_INTERNAL : AIRLOCK_OK;
-    return suspend(sb, false, err, errlen);
-}
-
-enum airlock_err sandbox_suspend_for_stop(struct sandbox *sb, char *err, size_t errlen)
-{
-    return suspend(sb, true, err, errlen);
-}
-
-int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state, char *err,
-                       size_t errlen)
-{
-    if (unlink(sb->disk) < 0 && errno != ENOENT) {
-        snprintf(err, errlen, "remove %s: %s", sb->disk, strerror(errno));
-        return -1;
-    }
-    if (store_clone_file(disk, sb->disk, err, errlen) < 0 ||
-        sandbox_network_restore(sb, err, errlen) != AIRLOCK_OK ||
-        sandbox_start_vm(sb, state != NULL, 0, err, errlen) < 0 ||
-        (state &&
-         vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS, err, errlen) < 0) ||
-        sandbox_connect_guest(sb, err, errlen) < 0 ||
-        sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
-        return -1;
+    if (!by_stop)
+        return suspend(sb, false, e);
+    if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     return 0;
 }
 
-enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t errlen)
+int sandbox_suspend_for_stop(struct sandbox *sb, struct airlock_error *e)
+{
+    return suspend(sb, true, e);
+}
+
+int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
+                       struct airlock_error *e)
+{
+    if (unlink(sb->disk) < 0 && errno != ENOENT)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "remove %s: %s", sb->disk,
+                                 strerror(errno));
+    if (store_clone_file(disk, sb->disk, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        sandbox_network_restore(sb, e) < 0 ||
+        sandbox_start_vm(sb, state != NULL, 0, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        (state && vm_restore_full_state(sb->vm, state, SUSPEND_MIGRATE_TIMEOUT_MS,
+                                        AIRLOCK_ERROR_MSG(e)) < 0) ||
+        sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        sandbox_guest_init(sb, sb->channel, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    return 0;
+}
+
+int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
     struct suspend_paths p;
-    if (suspend_paths(sb, false, &p, err, errlen) < 0)
-        return AIRLOCK_ERR_INTERNAL;
+    if (suspend_paths(sb, false, &p, e) < 0)
+        return -1;
     pthread_mutex_lock(&sb->lock);
     if (sb->state != SB_SUSPENDED) {
-        snprintf(err, errlen, "sandbox %s is %s; only a paused or suspended sandbox can be resumed",
-                 sb->id, sb_state_name(sb->state));
+        enum sb_state now = sb->state;
         pthread_mutex_unlock(&sb->lock);
-        return AIRLOCK_ERR_STATE;
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s is %s; only a paused or suspended sandbox can be "
+                                 "resumed",
+                                 sb->id, sb_state_name(now));
     }
     sandbox_transition(sb, SB_RESUMING);
     pthread_mutex_unlock(&sb->lock);
 
-    int rc = sandbox_start_from(sb, p.disk, p.state, err, errlen);
+    int rc = sandbox_start_from(sb, p.disk, p.state, e);
     pthread_mutex_lock(&sb->lock);
-    if (rc == 0 && sb->state == SB_ERROR) { /* QEMU died after the init */
-        snprintf(err, errlen, "%s", sb->error);
-        rc = -1;
-    }
+    if (rc == 0 && sb->state == SB_ERROR) /* QEMU died after the init */
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s", sb->error);
     struct vm *vm = NULL;
     struct guest_channel *ch = NULL;
     if (rc == 0) {
@@ -251,8 +251,9 @@ enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t 
         if (ch)
             guest_channel_close(ch);
         vm_free(vm);
-        log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
-        return AIRLOCK_ERR_INTERNAL;
+        log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%s\"", sb->id,
+                 e->message);
+        return -1;
     }
     char why[512];
     /* Until the record says running, a restart goes back to the snapshot. */
@@ -263,5 +264,5 @@ enum airlock_err sandbox_resume_suspended(struct sandbox *sb, char *err, size_t 
         log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
     log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
              (long long)(clock_monotonic_ms() - started));
-    return AIRLOCK_OK;
+    return 0;
 }

@@ -63,12 +63,12 @@ void service_op(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     struct op_answer a = { 0 };
-    char err[4096];
-    grpc_status_code st = op->run(ctx, req, &a, err, sizeof(err));
+    struct airlock_error e = { 0 };
+    int rc = op->run(ctx, req, &a, &e);
     protobuf_c_message_free_unpacked(req, NULL);
-    if (st == GRPC_STATUS_OK)
+    if (rc == 0)
         send_answer(call, op->answer, &a);
     else
-        rpc_call_finish(call, st, err);
+        rpc_call_finish_error(call, &e);
     op_answer_release(&a);
 }

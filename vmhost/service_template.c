@@ -95,11 +95,11 @@ void service_build_template(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     struct template_version *t = NULL;
-    char err[4096];
-    enum airlock_err rc = template_build_named(vh, req, build_log, call, &t, err, sizeof(err));
+    struct airlock_error e = { 0 };
+    int rc = template_build_named(vh, req, build_log, call, &t, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
-    if (rc != AIRLOCK_OK) {
-        rpc_call_finish(call, airlock_err_status(rc), err);
+    if (rc < 0) {
+        rpc_call_finish_error(call, &e);
         return;
     }
     struct template_view v;
@@ -156,14 +156,14 @@ void service_get_template(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__template_ref__descriptor);
     if (!req)
         return;
-    char err[512];
-    struct template_version *t = template_lookup(vh, req->name, err, sizeof(err));
+    struct airlock_error e = { 0 };
+    struct template_version *t = template_lookup(vh, req->name, &e);
     if (t) {
         send_template(call, vh, t);
         rpc_call_finish(call, GRPC_STATUS_OK, NULL);
         template_release(t);
     } else {
-        rpc_call_finish(call, GRPC_STATUS_NOT_FOUND, err);
+        rpc_call_finish_error(call, &e);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

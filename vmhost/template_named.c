@@ -260,26 +260,21 @@ static int snapshot_named(struct vmhost *vh, struct named_build *b, unsigned ver
     return rc;
 }
 
-enum airlock_err template_build_named(struct vmhost *vh,
-                                        const Airlock__Vmhost__V1__BuildTemplateRequest *req,
-                                        template_log_fn log, void *log_arg,
-                                        struct template_version **out, char *err, size_t errlen)
+int template_build_named(struct vmhost *vh, const Airlock__Vmhost__V1__BuildTemplateRequest *req,
+                         template_log_fn log, void *log_arg, struct template_version **out,
+                         struct airlock_error *e)
 {
     const TemplateSpec *spec = req->spec;
-    if (!spec) {
-        snprintf(err, errlen, "spec: required");
-        return AIRLOCK_ERR_INVALID;
-    }
-    if (template_spec_check(spec, err, errlen) < 0)
-        return AIRLOCK_ERR_INVALID;
-    if (!vh->have_template) {
-        snprintf(err, errlen, "this node runs with --cold-boot: it keeps no template snapshots");
-        return AIRLOCK_ERR_STATE;
-    }
+    if (!spec)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "spec: required");
+    if (template_spec_check(spec, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INVALID);
+    if (!vh->have_template)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "this node runs with --cold-boot: it keeps no template snapshots");
     unsigned version;
-    enum airlock_err rc = template_reserve(vh, spec->name, req->version, &version, err, errlen);
-    if (rc != AIRLOCK_OK)
-        return rc;
+    if (template_reserve(vh, spec->name, req->version, &version, e) < 0)
+        return -1;
     int64_t started_ms = clock_realtime_ms(), t0 = clock_monotonic_ms();
     struct named_build b = { .spec = spec, .log = log, .log_arg = log_arg };
     struct guest_image img = vh->image;
@@ -288,16 +283,14 @@ enum airlock_err template_build_named(struct vmhost *vh,
     snprintf(base_disk, sizeof(base_disk), "%s", vh->base_disk);
     log_info("template build started", "template=%s:%u", spec->name, version);
     logf_line(&b, "building %s:%u", spec->name, version);
-    rc = AIRLOCK_ERR_INTERNAL;
-    if (build_env(&b, err, errlen) < 0 ||
-        (spec->n_packages &&
-         image_with_packages(vh, &b, &img, base_disk, sizeof(base_disk), err, errlen) < 0) ||
+    if (build_env(&b, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        (spec->n_packages && image_with_packages(vh, &b, &img, base_disk, sizeof(base_disk),
+                                                 AIRLOCK_ERROR_MSG(e)) < 0) ||
         snapshot_named(vh, &b, version, &img, base_disk, started_ms, final_dir, sizeof(final_dir),
-                       err, errlen) < 0)
+                       AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     guest_image_release(&img); /* the store's copy of its rootfs is all the version reads */
-    rc = template_publish(vh, final_dir, spec->warm_pool, out, err, errlen);
-    if (rc != AIRLOCK_OK) {
+    if (template_publish(vh, final_dir, spec->warm_pool, out, e) < 0) {
         fs_remove_tree(final_dir, NULL, 0);
         goto fail;
     }
@@ -306,14 +299,15 @@ enum airlock_err template_build_named(struct vmhost *vh,
     logf_line(&b, "ready: %s in %.1f s", (*out)->ref, (double)(clock_monotonic_ms() - t0) / 1000);
     free(b.env);
     strbuf_free(&b.env_storage);
-    return AIRLOCK_OK;
+    return 0;
 fail:
-    if (b.spec_failed)
-        rc = AIRLOCK_ERR_INVALID;
-    log_warn("template build failed", "template=%s:%u error=\"%.300s\"", spec->name, version, err);
+    /* A spec the build could not follow is the caller's; the rest is ours. */
+    airlock_error_classify(e, b.spec_failed ? AIRLOCK_ERR_INVALID : AIRLOCK_ERR_INTERNAL);
+    log_warn("template build failed", "template=%s:%u error=\"%s\"", spec->name, version,
+             e->message);
     guest_image_release(&img);
     template_unreserve(vh, spec->name, version);
     free(b.env);
     strbuf_free(&b.env_storage);
-    return rc;
+    return -1;
 }

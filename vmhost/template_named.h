@@ -22,9 +22,8 @@
 #include "template_registry.h"
 
 /* On success *out holds a reference to the new version. */
-enum airlock_err template_build_named(struct vmhost *vh,
-                                        const Airlock__Vmhost__V1__BuildTemplateRequest *req,
-                                        template_log_fn log, void *log_arg,
-                                        struct template_version **out, char *err, size_t errlen);
+int template_build_named(struct vmhost *vh, const Airlock__Vmhost__V1__BuildTemplateRequest *req,
+                         template_log_fn log, void *log_arg, struct template_version **out,
+                         struct airlock_error *e);
 
 #endif

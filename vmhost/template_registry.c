@@ -208,9 +208,8 @@ static struct template_version *find_default_locked(struct template_registry *r,
 }
 
 /* The default template at a size other than the first: built on first use. */
-static enum airlock_err default_at_size(struct template_registry *r, unsigned vcpus,
-                                          unsigned memory_mb, struct template_version **out,
-                                          char *err, size_t errlen)
+static int default_at_size(struct template_registry *r, unsigned vcpus, unsigned memory_mb,
+                           struct template_version **out, struct airlock_error *e)
 {
     pthread_mutex_lock(&r->default_build);
     pthread_mutex_lock(&r->lock);
@@ -218,21 +217,19 @@ static enum airlock_err default_at_size(struct template_registry *r, unsigned vc
     if (t)
         template_version_get(t);
     pthread_mutex_unlock(&r->lock);
-    enum airlock_err rc = AIRLOCK_OK;
+    int rc = 0;
     if (!t) {
         struct template_spec spec;
         template_default_spec(r->vh, vcpus, memory_mb, &spec);
         t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
-        char why[3072];
         if (!t) {
-            snprintf(err, errlen, "out of memory");
-            rc = AIRLOCK_ERR_INTERNAL;
-        } else if (template_snapshot_ensure(&spec, &t->snap, why, sizeof(why)) < 0) {
-            snprintf(err, errlen, "snapshot of the default template at %u vCPUs, %u MiB: %s",
-                     vcpus, memory_mb, why);
+            rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
+        } else if (template_snapshot_ensure(&spec, &t->snap, AIRLOCK_ERROR_MSG(e)) < 0) {
+            airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+            rc = airlock_error_prefix(
+                e, "snapshot of the default template at %u vCPUs, %u MiB: ", vcpus, memory_mb);
             template_release(t);
             t = NULL;
-            rc = AIRLOCK_ERR_INTERNAL;
         } else {
             snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
             pthread_mutex_lock(&r->lock);
@@ -257,14 +254,15 @@ static struct template_version *find_named_locked(struct template_registry *r, c
     return found;
 }
 
-struct template_version *template_lookup(struct vmhost *vh, const char *ref, char *err,
-                                         size_t errlen)
+struct template_version *template_lookup(struct vmhost *vh, const char *ref,
+                                         struct airlock_error *e)
 {
     struct template_registry *r = vh->templates;
     char name[TEMPLATE_NAME_MAX + 1];
     unsigned version;
     if (!template_ref_parse(ref, name, sizeof(name), &version)) {
-        snprintf(err, errlen, "template \"%.140s\" not found (a name, or name:version)", ref);
+        airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND,
+                          "template \"%s\" not found (a name, or name:version)", ref);
         return NULL;
     }
     pthread_mutex_lock(&r->lock);
@@ -273,36 +271,35 @@ struct template_version *template_lookup(struct vmhost *vh, const char *ref, cha
         template_version_get(t);
     pthread_mutex_unlock(&r->lock);
     if (!t)
-        snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
+        airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "template \"%s\" not found on this node", ref);
     return t;
 }
 
-enum airlock_err template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
-                                    unsigned memory_mb, struct template_version **out, char *err,
-                                    size_t errlen)
+int template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus, unsigned memory_mb,
+                     struct template_version **out, struct airlock_error *e)
 {
     struct template_registry *r = vh->templates;
     *out = NULL;
     if (!ref || !*ref || strcmp(ref, TEMPLATE_DEFAULT_NAME) == 0) {
         if (!vh->have_template)
-            return AIRLOCK_OK; /* --cold-boot */
+            return 0; /* --cold-boot */
         return default_at_size(r, vcpus ? vcpus : VMHOST_TEMPLATE_VCPUS,
-                               memory_mb ? memory_mb : VMHOST_TEMPLATE_MEMORY_MB, out, err,
-                               errlen);
+                               memory_mb ? memory_mb : VMHOST_TEMPLATE_MEMORY_MB, out, e);
     }
-    struct template_version *t = template_lookup(vh, ref, err, errlen);
+    struct template_version *t = template_lookup(vh, ref, e);
     if (!t)
-        return AIRLOCK_ERR_NOT_FOUND;
+        return -1;
     if ((vcpus && vcpus != t->snap.vcpus) || (memory_mb && memory_mb != t->snap.memory_mb)) {
-        snprintf(err, errlen, "%s: template %s has %u vCPUs and %u MiB; its sandboxes have its "
-                              "size (leave vcpus and memory_mb unset)",
-                 vcpus && vcpus != t->snap.vcpus ? "vcpus" : "memory_mb", t->ref, t->snap.vcpus,
-                 t->snap.memory_mb);
+        airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                          "%s: template %s has %u vCPUs and %u MiB; its sandboxes have its "
+                          "size (leave vcpus and memory_mb unset)",
+                          vcpus && vcpus != t->snap.vcpus ? "vcpus" : "memory_mb", t->ref,
+                          t->snap.vcpus, t->snap.memory_mb);
         template_release(t);
-        return AIRLOCK_ERR_INVALID;
+        return -1;
     }
     *out = t;
-    return AIRLOCK_OK;
+    return 0;
 }
 
 struct template_version **template_list(struct vmhost *vh, size_t *n)
@@ -328,22 +325,19 @@ unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
     return sandbox_count_from_template(vh, t, NULL, 0);
 }
 
-enum airlock_err template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen)
+int template_delete(struct vmhost *vh, const char *ref, struct airlock_error *e)
 {
     struct template_registry *r = vh->templates;
     char name[TEMPLATE_NAME_MAX + 1];
     unsigned version;
     if (!template_ref_parse(ref, name, sizeof(name), &version) ||
-        strcmp(name, TEMPLATE_DEFAULT_NAME) == 0) {
-        snprintf(err, errlen, "template \"%.140s\" not found%s", ref,
-                 strcmp(name, TEMPLATE_DEFAULT_NAME) == 0 ? " (the default template cannot be "
-                                                             "deleted)"
-                                                           : "");
-        return AIRLOCK_ERR_NOT_FOUND;
-    }
+        strcmp(name, TEMPLATE_DEFAULT_NAME) == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "template \"%s\" not found%s", ref,
+                                 strcmp(name, TEMPLATE_DEFAULT_NAME) == 0
+                                     ? " (the default template cannot be deleted)"
+                                     : "");
     struct template_version *gone = NULL;
-    enum airlock_err rc = AIRLOCK_ERR_NOT_FOUND;
-    snprintf(err, errlen, "template \"%.140s\" not found on this node", ref);
+    bool found = false;
     pthread_mutex_lock(&r->lock);
     for (struct template_version *t = r->versions; t; t = t->next) {
         if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
@@ -352,15 +346,16 @@ enum airlock_err template_delete(struct vmhost *vh, const char *ref, char *err, 
         /* vh->lock is taken inside the registry lock, never the other way round. */
         unsigned users = sandbox_count_from_template(vh, t, user, sizeof(user));
         if (users) {
-            snprintf(err, errlen, "template %s is used by %u sandbox%s (%s); delete %s first",
-                     t->ref, users, users == 1 ? "" : "es", user, users == 1 ? "it" : "them");
+            airlock_error_set(e, AIRLOCK_ERR_STATE,
+                              "template %s is used by %u sandbox%s (%s); delete %s first", t->ref,
+                              users, users == 1 ? "" : "es", user, users == 1 ? "it" : "them");
             pthread_mutex_unlock(&r->lock);
-            return AIRLOCK_ERR_STATE;
+            return -1;
         }
-        rc = AIRLOCK_OK;
+        found = true;
     }
     /* None in use: out of the registry, all at once. */
-    for (struct template_version *t = r->versions, *next; rc == AIRLOCK_OK && t; t = next) {
+    for (struct template_version *t = r->versions, *next; found && t; t = next) {
         next = t->next;
         if (!t->version || strcmp(t->name, name) != 0 || (version && t->version != version))
             continue;
@@ -379,18 +374,19 @@ enum airlock_err template_delete(struct vmhost *vh, const char *ref, char *err, 
         t->pool = NULL;
         template_release(t);
     }
-    return rc;
+    if (!found)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "template \"%s\" not found on this node",
+                                 ref);
+    return 0;
 }
 
-enum airlock_err template_reserve(struct vmhost *vh, const char *name, unsigned version,
-                                    unsigned *out, char *err, size_t errlen)
+int template_reserve(struct vmhost *vh, const char *name, unsigned version, unsigned *out,
+                     struct airlock_error *e)
 {
     struct template_registry *r = vh->templates;
     struct reservation *res = calloc(1, sizeof(*res));
-    if (!res) {
-        snprintf(err, errlen, "out of memory");
-        return AIRLOCK_ERR_INTERNAL;
-    }
+    if (!res)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
     snprintf(res->name, sizeof(res->name), "%s", name);
     pthread_mutex_lock(&r->lock);
     unsigned newest = 0;
@@ -426,11 +422,11 @@ enum airlock_err template_reserve(struct vmhost *vh, const char *name, unsigned 
     }
     pthread_mutex_unlock(&r->lock);
     if (taken) {
-        snprintf(err, errlen, "template %s:%u already exists on this node", name, version);
         free(res);
-        return AIRLOCK_ERR_EXISTS;
+        return airlock_error_set(e, AIRLOCK_ERR_EXISTS,
+                                 "template %s:%u already exists on this node", name, version);
     }
-    return AIRLOCK_OK;
+    return 0;
 }
 
 static void unreserve_locked(struct template_registry *r, const char *name, unsigned version)
@@ -468,18 +464,18 @@ static void retire_older_pools(struct template_registry *r, const struct templat
     }
 }
 
-enum airlock_err template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
-                                    struct template_version **out, char *err, size_t errlen)
+int template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
+                     struct template_version **out, struct airlock_error *e)
 {
     struct template_registry *r = vh->templates;
-    struct template_version *t = version_load(r, dir, false, err, errlen);
+    struct template_version *t = version_load(r, dir, false, AIRLOCK_ERROR_MSG(e));
     if (!t)
-        return AIRLOCK_ERR_INTERNAL;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     /* Empty until the version is registered: its VMs are made from it. */
-    t->pool = warm_pool_start(vh, t, 0, err, errlen);
+    t->pool = warm_pool_start(vh, t, 0, AIRLOCK_ERROR_MSG(e));
     if (!t->pool) {
         template_release(t);
-        return AIRLOCK_ERR_INTERNAL;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     }
     t->owns_pool = true;
     pthread_mutex_lock(&r->lock);
@@ -491,27 +487,25 @@ enum airlock_err template_publish(struct vmhost *vh, const char *dir, unsigned w
     char ignored[128];
     warm_pool_set_target(t->pool, warm_pool, ignored, sizeof(ignored));
     *out = t;
-    return AIRLOCK_OK;
+    return 0;
 }
 
-enum airlock_err template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
-                                     char *err, size_t errlen)
+int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struct airlock_error *e)
 {
     struct warm_pool *pool = vh->pool;
     struct template_version *t = NULL;
     if (strcmp(ref, TEMPLATE_DEFAULT_NAME) != 0) {
-        t = template_lookup(vh, ref, err, errlen);
+        t = template_lookup(vh, ref, e);
         if (!t)
-            return AIRLOCK_ERR_NOT_FOUND;
+            return -1;
         pool = t->pool;
     }
-    enum airlock_err rc = AIRLOCK_OK;
-    if (!pool) {
-        snprintf(err, errlen, "no warm pool: this node has no template snapshots (--cold-boot)");
-        rc = AIRLOCK_ERR_STATE;
-    } else if (warm_pool_set_target(pool, target, err, errlen) < 0) {
-        rc = AIRLOCK_ERR_CAPACITY;
-    }
+    int rc = 0;
+    if (!pool)
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE,
+                               "no warm pool: this node has no template snapshots (--cold-boot)");
+    else if (warm_pool_set_target(pool, target, AIRLOCK_ERROR_MSG(e)) < 0)
+        rc = airlock_error_classify(e, AIRLOCK_ERR_CAPACITY);
     template_release(t);
     return rc;
 }

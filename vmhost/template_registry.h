@@ -36,12 +36,11 @@ void template_registry_close(struct vmhost *vh);
  * the newest version, "name:N" = version N, whose size a non-zero
  * vcpus/memory_mb must match. *out is NULL under --cold-boot (the create
  * boots its kernel). NOT_FOUND naming an unknown template. */
-enum airlock_err template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus,
-                                    unsigned memory_mb, struct template_version **out, char *err,
-                                    size_t errlen);
-/* A named version by ref with a reference, or NULL (NOT_FOUND in err). */
-struct template_version *template_lookup(struct vmhost *vh, const char *ref, char *err,
-                                         size_t errlen);
+int template_acquire(struct vmhost *vh, const char *ref, unsigned vcpus, unsigned memory_mb,
+                     struct template_version **out, struct airlock_error *e);
+/* A named version by ref with a reference, or NULL (NOT_FOUND in e). */
+struct template_version *template_lookup(struct vmhost *vh, const char *ref,
+                                         struct airlock_error *e);
 
 /* References to every version (named ones by name, then version), for
  * listing; free the array and release each. */
@@ -52,12 +51,11 @@ unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
 
 /* Deletes "name" (every version) or "name:N": FAILED_PRECONDITION naming a
  * sandbox made from it, NOT_FOUND naming it. Its pools are emptied. */
-enum airlock_err template_delete(struct vmhost *vh, const char *ref, char *err, size_t errlen);
+int template_delete(struct vmhost *vh, const char *ref, struct airlock_error *e);
 
 /* A new warm-pool target for ref ("default" = the first default size's
  * pool; a name = its newest version's). NOT_FOUND naming it. */
-enum airlock_err template_set_pool(struct vmhost *vh, const char *ref, unsigned target,
-                                     char *err, size_t errlen);
+int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struct airlock_error *e);
 
 /* The default template's spec at a size (vmhost.c builds the first). */
 void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb,
@@ -66,14 +64,14 @@ void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb
 /* A build's version number: version (0 = one more than any of name's on
  * this node, built or being built) is held until template_publish or
  * template_unreserve. ALREADY_EXISTS when taken. */
-enum airlock_err template_reserve(struct vmhost *vh, const char *name, unsigned version,
-                                    unsigned *out, char *err, size_t errlen);
+int template_reserve(struct vmhost *vh, const char *name, unsigned version, unsigned *out,
+                     struct airlock_error *e);
 void template_unreserve(struct vmhost *vh, const char *name, unsigned version);
 
 /* Loads the version built in dir (store/templates/named/<name>/<version>),
  * registers it (its reservation ends), starts its pool with warm_pool VMs
  * and returns it with a reference. */
-enum airlock_err template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
-                                    struct template_version **out, char *err, size_t errlen);
+int template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
+                     struct template_version **out, struct airlock_error *e);
 
 #endif

@@ -49,13 +49,11 @@ struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmho
         rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "sandbox %.80s not found", id);
         return NULL;
     }
-    char err[4096];
+    struct airlock_error e = { 0 };
     /* A sandbox vmhost's stop suspended runs again for its first request. */
-    enum airlock_err code = sandbox_wake(sb, err, sizeof(err));
-    struct guest_channel *ch =
-        code == AIRLOCK_OK ? sandbox_channel(sb, &code, err, sizeof(err)) : NULL;
+    struct guest_channel *ch = sandbox_wake(sb, &e) == 0 ? sandbox_channel(sb, &e) : NULL;
     if (!ch) {
-        rpc_call_finish(call, airlock_err_status(code), err);
+        rpc_call_finish_error(call, &e);
         sandbox_put(sb);
         return NULL;
     }
@@ -113,11 +111,10 @@ void service_finish_guest_failure(struct rpc_call *call, struct sandbox *sb,
         return;
     }
     char reason[256] = "channel closed";
-    enum airlock_err code;
-    char err[4096];
-    struct guest_channel *ch = sandbox_channel(sb, &code, err, sizeof(err));
+    struct airlock_error e = { 0 };
+    struct guest_channel *ch = sandbox_channel(sb, &e);
     if (!ch) {
-        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, err);
+        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, e.message);
         return;
     }
     guest_channel_alive(ch, reason, sizeof(reason));
@@ -187,10 +184,9 @@ bool service_check_path(struct rpc_call *call, const char *field, ProtobufCBinar
 struct sandbox *service_lookup_sandbox(struct rpc_call *call, struct vmhost *vh, const char *id)
 {
     struct sandbox *sb;
-    char err[256];
-    grpc_status_code st = op_lookup(vh, id, &sb, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        rpc_call_finish(call, st, err);
+    struct airlock_error e = { 0 };
+    if (op_lookup(vh, id, &sb, &e) < 0) {
+        rpc_call_finish_error(call, &e);
         return NULL;
     }
     return sb;

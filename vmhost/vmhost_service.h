@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ops.h"
+#include "rpc_err.h"
 #include "rpc_server.h"
 #include "sandbox.h"
 #include "vmhost.h"

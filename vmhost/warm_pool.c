@@ -57,8 +57,7 @@ static void wait_locked(struct warm_pool *pool, long ms)
 /* One VM for the pool: built detached (nicer than vmhost, so the VMs in
  * use and creates that found the pool empty get the CPU first), then
  * warmed up and left paused. */
-static enum airlock_err refill_one(struct warm_pool *pool, struct sandbox **out, char *err,
-                                     size_t errlen)
+static int refill_one(struct warm_pool *pool, struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox_create_params p = { 0 };
     template_version_get(pool->tmpl); /* the build's, kept by the VM */
@@ -66,15 +65,14 @@ static enum airlock_err refill_one(struct warm_pool *pool, struct sandbox **out,
         .params = &p, .tmpl = pool->tmpl, .detached = true, .nice = WARM_POOL_NICE
     };
     struct sandbox *sb;
-    enum airlock_err rc = sandbox_build(pool->vh, &b, &sb, err, errlen);
-    if (rc != AIRLOCK_OK)
-        return rc;
-    if (sandbox_pool_warm(sb, err, errlen) < 0) {
+    if (sandbox_build(pool->vh, &b, &sb, e) < 0)
+        return -1;
+    if (sandbox_pool_warm(sb, AIRLOCK_ERROR_MSG(e)) < 0) {
         sandbox_discard(sb);
-        return AIRLOCK_ERR_INTERNAL;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     }
     *out = sb;
-    return AIRLOCK_OK;
+    return 0;
 }
 
 static void *filler_main(void *arg)
@@ -93,21 +91,21 @@ static void *filler_main(void *arg)
         }
         pthread_mutex_unlock(&pool->lock);
         struct sandbox *sb = NULL;
-        char err[1024];
-        enum airlock_err rc = refill_one(pool, &sb, err, sizeof(err));
+        struct airlock_error e = { 0 };
+        int rc = refill_one(pool, &sb, &e);
         pthread_mutex_lock(&pool->lock);
-        if (rc == AIRLOCK_OK && pool->n_ready >= pool->target) {
+        if (rc == 0 && pool->n_ready >= pool->target) {
             /* The target went down while this VM was being restored. */
             pthread_mutex_unlock(&pool->lock);
             sandbox_discard(sb);
             pthread_mutex_lock(&pool->lock);
-        } else if (rc == AIRLOCK_OK) {
+        } else if (rc == 0) {
             /* Only this thread adds, and target <= capacity: there is room. */
             pool->ready[pool->n_ready++] = sb;
             log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",
                      pool->tmpl->ref, sandbox_id(sb), pool->n_ready, pool->target);
         } else {
-            log_warn("warm pool refill failed", "error=\"%.300s\" retry_ms=%d", err,
+            log_warn("warm pool refill failed", "error=\"%s\" retry_ms=%d", e.message,
                      WARM_POOL_RETRY_MS);
             if (!pool->stopping)
                 wait_locked(pool, WARM_POOL_RETRY_MS);

@@ -242,6 +242,7 @@ static struct egress_policy *bench_policy(bool inspect_tls)
 static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
 {
     char err[512], ns[256];
+    struct airlock_error e = { 0 };
     struct in_addr dns;
     inet_pton(AF_INET, NETLAB_DNS, &dns);
     struct egress_config cfg = { .uplink_netns = netlab_ns_path(NETLAB_UPLINK_NS),
@@ -255,10 +256,9 @@ static struct egress *egress_up(const struct bench_tls *t, char **ca_pem)
     }
     struct egress_policy *p = bench_policy(false);
     if (!p || sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
-        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, BENCH_TLS_PROJECT, ca_pem, err,
-                      sizeof(err)) != AIRLOCK_OK ||
+        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, BENCH_TLS_PROJECT, ca_pem, &e) < 0 ||
         !*ca_pem) {
-        fprintf(stderr, "bench egress: attach: %s\n", err);
+        fprintf(stderr, "bench egress: attach: %s\n", e.message);
         egress_free(eg);
         return NULL;
     }
@@ -305,13 +305,13 @@ static int measure_tls(struct bench_tls *t, const char *sandbox_ca)
  * ways without injecting; without, it splices the guest's own TLS. */
 static int measure_inspect(struct egress *eg, struct bench_tls *t)
 {
-    char err[512], ns[256], *ca_pem = NULL;
+    char ns[256], *ca_pem = NULL;
+    struct airlock_error e = { 0 };
     struct egress_policy *p = bench_policy(true);
-    if (!p || egress_detach(eg, NETLAB_SANDBOX_ID, err, sizeof(err)) != AIRLOCK_OK ||
+    if (!p || egress_detach(eg, NETLAB_SANDBOX_ID, &e) < 0 ||
         sandbox_net_netns_path(NETLAB_SANDBOX_ID, ns, sizeof(ns)) < 0 ||
-        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, INSPECT_PROJECT, &ca_pem, err,
-                      sizeof(err)) != AIRLOCK_OK) {
-        fprintf(stderr, "bench egress: attach with inspect_tls: %s\n", err);
+        egress_attach(eg, NETLAB_SANDBOX_ID, ns, p, INSPECT_PROJECT, &ca_pem, &e) < 0) {
+        fprintf(stderr, "bench egress: attach with inspect_tls: %s\n", e.message);
         free(ca_pem);
         return -1;
     }
@@ -326,8 +326,7 @@ static int measure_inspect(struct egress *eg, struct bench_tls *t)
         goto out;
     if (run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[1]) == 0 &&
         (p = bench_policy(false)) &&
-        egress_set_policy(eg, NETLAB_SANDBOX_ID, p, INSPECT_PROJECT, NULL, err, sizeof(err)) ==
-            AIRLOCK_OK &&
+        egress_set_policy(eg, NETLAB_SANDBOX_ID, p, INSPECT_PROJECT, NULL, &e) == 0 &&
         run_client(NETLAB_GUEST_NS, bulk_loop, &jobs[2]) == 0)
         rc = 0;
     bench_tls_join(t);

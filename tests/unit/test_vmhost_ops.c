@@ -3,8 +3,9 @@
  * vmhost.proto's service with the same request type and the answer type
  * its answer kind encodes to; every NodeOp of node.proto but the template
  * build (the agent's own, answered by events) is served exactly once; no
- * method or node operation is served twice; and lookups by either name
- * find the entry. */
+ * method or node operation is served twice; lookups by either name
+ * find the entry; and a request an operation refuses before it reaches a
+ * sandbox fails with a class and message that map to INVALID_ARGUMENT. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "rpc_err.h"
 
 /* What each answer kind is sent as on the gRPC API (service_op.c). */
 static const ProtobufCMessageDescriptor *grpc_answer_type(enum op_answer_kind k)
@@ -81,11 +83,43 @@ static void test_every_node_op_served_once(void **state)
     assert_null(vmhost_op_for_node(AIRLOCK__NODE__V1__NODE_OP__NODE_OP_TEMPLATE_BUILD));
 }
 
+/* Runs op on req with no node behind it (the refusal comes first). */
+static void assert_refused(op_fn run, const ProtobufCMessage *req, const char *message)
+{
+    struct op_answer a = { 0 };
+    struct airlock_error e = { 0 };
+    assert_int_equal(run(NULL, req, &a, &e), -1);
+    assert_int_equal(e.class, AIRLOCK_ERR_INVALID);
+    assert_int_equal(airlock_error_status(&e), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_string_equal(e.message, message);
+    assert_int_equal(a.n_sandboxes, 0);
+}
+
+static void test_refused_requests_are_invalid(void **state)
+{
+    (void)state;
+    Airlock__Vmhost__V1__SandboxRef ref = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    ref.id = "";
+    assert_refused(op_sandbox_get, &ref.base, "id: required");
+    assert_refused(op_sandbox_delete, &ref.base, "id: required");
+    assert_refused(op_sandbox_pause, &ref.base, "id: required");
+    Airlock__Vmhost__V1__CreateSandboxRequest create =
+        AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    create.id = "";
+    assert_refused(op_sandbox_create_named, &create.base,
+                   "id: required (the scheduler names every sandbox)");
+    Airlock__Vmhost__V1__CreateCheckpointRequest cp =
+        AIRLOCK__VMHOST__V1__CREATE_CHECKPOINT_REQUEST__INIT;
+    cp.sandbox_id = "sb_x";
+    assert_refused(op_checkpoint_create, &cp.base, "kind: required (DISK or FULL)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grpc_methods_match_the_service),
         cmocka_unit_test(test_every_node_op_served_once),
+        cmocka_unit_test(test_refused_requests_are_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,135 @@
+/* common/airlock_error.c: an error's message is always NUL-terminated and
+ * cut at the one size, whether set, prefixed with context or written by a
+ * lower-level function; the class travels with it; and common/rpc maps a
+ * failure to its gRPC status, never OK. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "airlock_error.h"
+#include "rpc_err.h"
+
+static void set_formats_and_returns_failure(void **state)
+{
+    (void)state;
+    struct airlock_error e = { 0 };
+    assert_false(airlock_error_is_set(&e));
+    assert_int_equal(airlock_error_set(&e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", "sb_x"),
+                     -1);
+    assert_true(airlock_error_is_set(&e));
+    assert_int_equal(e.class, AIRLOCK_ERR_NOT_FOUND);
+    assert_string_equal(e.message, "sandbox sb_x not found");
+}
+
+static void set_cuts_a_long_message(void **state)
+{
+    (void)state;
+    static char big[2 * AIRLOCK_ERROR_MESSAGE_SIZE];
+    memset(big, 'x', sizeof(big) - 1);
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "%s", big);
+    assert_int_equal(strlen(e.message), AIRLOCK_ERROR_MESSAGE_SIZE - 1);
+}
+
+static void prefix_puts_context_in_front_and_keeps_the_class(void **state)
+{
+    (void)state;
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_STATE, "sandbox is paused");
+    assert_int_equal(airlock_error_prefix(&e, "create %s: ", "sb_x"), -1);
+    assert_string_equal(e.message, "create sb_x: sandbox is paused");
+    assert_int_equal(e.class, AIRLOCK_ERR_STATE);
+    airlock_error_prefix(&e, "op: ");
+    assert_string_equal(e.message, "op: create sb_x: sandbox is paused");
+}
+
+static void prefix_cuts_the_inner_message_first(void **state)
+{
+    (void)state;
+    static char big[AIRLOCK_ERROR_MESSAGE_SIZE];
+    memset(big, 'y', sizeof(big) - 1);
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "%s", big);
+    airlock_error_prefix(&e, "ctx: ");
+    assert_int_equal(strlen(e.message), AIRLOCK_ERROR_MESSAGE_SIZE - 1);
+    assert_memory_equal(e.message, "ctx: yyy", 8);
+}
+
+static void prefix_longer_than_the_size_is_cut(void **state)
+{
+    (void)state;
+    static char big[2 * AIRLOCK_ERROR_MESSAGE_SIZE];
+    memset(big, 'z', sizeof(big) - 1);
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_INVALID, "inner");
+    airlock_error_prefix(&e, "%s", big);
+    assert_int_equal(strlen(e.message), AIRLOCK_ERROR_MESSAGE_SIZE - 1);
+    assert_null(strstr(e.message, "inner"));
+}
+
+static void classify_keeps_a_lower_level_message(void **state)
+{
+    (void)state;
+    struct airlock_error e = { 0 };
+    snprintf(e.message, sizeof(e.message), "qmp: connection refused");
+    assert_int_equal(airlock_error_classify(&e, AIRLOCK_ERR_UNAVAILABLE), -1);
+    assert_int_equal(e.class, AIRLOCK_ERR_UNAVAILABLE);
+    assert_string_equal(e.message, "qmp: connection refused");
+    memset(e.message, 'w', sizeof(e.message)); /* a writer that forgot the NUL */
+    airlock_error_classify(&e, AIRLOCK_ERR_INTERNAL);
+    assert_int_equal(strlen(e.message), AIRLOCK_ERROR_MESSAGE_SIZE - 1);
+}
+
+static void clear_forgets_it(void **state)
+{
+    (void)state;
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_EXISTS, "taken");
+    airlock_error_clear(&e);
+    assert_false(airlock_error_is_set(&e));
+    assert_string_equal(e.message, "");
+}
+
+static void status_of_each_class(void **state)
+{
+    (void)state;
+    static const struct {
+        enum airlock_err class;
+        grpc_status_code status;
+    } cases[] = {
+        { AIRLOCK_OK, GRPC_STATUS_INTERNAL }, /* a failure without a class */
+        { AIRLOCK_ERR_INVALID, GRPC_STATUS_INVALID_ARGUMENT },
+        { AIRLOCK_ERR_NOT_FOUND, GRPC_STATUS_NOT_FOUND },
+        { AIRLOCK_ERR_EXISTS, GRPC_STATUS_ALREADY_EXISTS },
+        { AIRLOCK_ERR_CAPACITY, GRPC_STATUS_RESOURCE_EXHAUSTED },
+        { AIRLOCK_ERR_STATE, GRPC_STATUS_FAILED_PRECONDITION },
+        { AIRLOCK_ERR_ABORTED, GRPC_STATUS_ABORTED },
+        { AIRLOCK_ERR_UNAVAILABLE, GRPC_STATUS_UNAVAILABLE },
+        { AIRLOCK_ERR_INTERNAL, GRPC_STATUS_INTERNAL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        struct airlock_error e = { .class = cases[i].class };
+        assert_int_equal(airlock_error_status(&e), cases[i].status);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(set_formats_and_returns_failure),
+        cmocka_unit_test(set_cuts_a_long_message),
+        cmocka_unit_test(prefix_puts_context_in_front_and_keeps_the_class),
+        cmocka_unit_test(prefix_cuts_the_inner_message_first),
+        cmocka_unit_test(prefix_longer_than_the_size_is_cut),
+        cmocka_unit_test(classify_keeps_a_lower_level_message),
+        cmocka_unit_test(clear_forgets_it),
+        cmocka_unit_test(status_of_each_class),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
