@@ -144,11 +144,17 @@ if ! running vmhost; then
     rm -f "$DATA_DIR/vmhost.sock" # stale from a crash: would look like "up"
     # A warm pool of the default template: creates take a paused, warmed
     # VM (~5 ms) instead of restoring one (~100 ms under TCG).
+    # --allow-tcg: a machine without working KVM (nested or none) runs the
+    # guests under TCG, which is no security boundary (docs/operations.md).
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
         --nats "$NATS_URL" --node-id "$(hostname)" --egress "unix:$DATA_DIR/egress.sock" \
-        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE"
+        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
+    if grep -q 'accel=tcg' "$DATA_DIR/vmhost.log"; then
+        echo "vmhost: no working KVM here, guests run under TCG (--allow-tcg): TCG is not a"
+        echo "        security boundary, the QEMU jail is the only wall; use a KVM host for tenants"
+    fi
 fi
 
 # ---- scheduler ----

@@ -240,9 +240,9 @@ static int own(struct jail *jl, const char *path, char *err, size_t errlen)
 /* A file the jail binds must exist: a template's memory file does not
  * before its first QEMU creates it (0644: every jail of the template reads
  * it later, as its own uid). */
-static int ensure_file(const char *path, mode_t mode, char *err, size_t errlen)
+static int ensure_file(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "jail: create %s: %s", path, strerror(errno));
         return -1;
@@ -259,16 +259,13 @@ static int plan(struct jail *jl, const struct jail_spec *s, char *err, size_t er
         return -1;
     }
     if (add_mount(jl, JAIL_BIND_DIR, s->dir, "/vm", true, err, errlen) < 0 ||
-        own(jl, s->dir, err, errlen) < 0 ||
-        ensure_file(s->console, 0600, err, errlen) < 0 ||
-        add_mount(jl, JAIL_BIND_FILE, s->console, "/console.log", true, err, errlen) < 0 ||
-        own(jl, s->console, err, errlen) < 0)
+        own(jl, s->dir, err, errlen) < 0)
         return -1;
     if (s->disk && (add_mount(jl, JAIL_BIND_FILE, s->disk, "/disk", true, err, errlen) < 0 ||
                     own(jl, s->disk, err, errlen) < 0))
         return -1;
     if (s->mem) {
-        if (s->mem_writable && (ensure_file(s->mem, 0644, err, errlen) < 0 ||
+        if (s->mem_writable && (ensure_file(s->mem, err, errlen) < 0 ||
                                 own(jl, s->mem, err, errlen) < 0))
             return -1;
         if (add_mount(jl, JAIL_BIND_FILE, s->mem, "/mem", s->mem_writable, err, errlen) < 0)
@@ -381,8 +378,8 @@ static int proc_uid(pid_t pid, uid_t *out)
     return rc;
 }
 
-int jail_adopt(struct jailer *j, pid_t pid, const char *dir, const char *console,
-               struct jail **out, char *err, size_t errlen)
+int jail_adopt(struct jailer *j, pid_t pid, const char *dir, struct jail **out, char *err,
+               size_t errlen)
 {
     *out = NULL;
     uid_t uid;
@@ -407,8 +404,7 @@ int jail_adopt(struct jailer *j, pid_t pid, const char *dir, const char *console
     /* Only what every jail owns is known again; the disk is given back by
      * the next jail of its sandbox. */
     snprintf(jl->owned[0], sizeof(jl->owned[0]), "%s", dir);
-    snprintf(jl->owned[1], sizeof(jl->owned[1]), "%s", console);
-    jl->n_owned = 2;
+    jl->n_owned = 1;
     *out = jl;
     return 0;
 }

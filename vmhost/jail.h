@@ -39,13 +39,12 @@ void jailer_free(struct jailer *j);
 
 /* What one QEMU needs, as paths on the host. The jail shows each at a fixed
  * place inside (jail_inside_path): dir at /vm (QEMU's working directory, its
- * sockets), console at /console.log, disk at /disk, mem at /mem, kernel and
- * initrd at /kernel and /initrd. Read-only: kernel, initrd, and mem unless
+ * sockets: QMP, the guest channel, the console), disk at /disk, mem at
+ * /mem, kernel and initrd at /kernel and /initrd. Read-only: kernel, initrd, and mem unless
  * mem_writable (a template being built writes its memory file). */
 struct jail_spec {
     const char *qemu_binary; /* absolute; must lie under /usr */
     const char *dir;
-    const char *console;
     const char *disk;        /* NULL: none */
     const char *mem;         /* NULL: none */
     bool mem_writable;
@@ -77,8 +76,8 @@ pid_t jail_spawn(struct jail *jl, char *const argv[], int log_fd, int tap_fd, in
 
 /* The jail of a QEMU an earlier vmhost started (its uid and cgroup leaf
  * from /proc), for jail_close when it ends. */
-int jail_adopt(struct jailer *j, pid_t pid, const char *dir, const char *console,
-               struct jail **out, char *err, size_t errlen);
+int jail_adopt(struct jailer *j, pid_t pid, const char *dir, struct jail **out, char *err,
+               size_t errlen);
 
 /* uid of the jail (tests and logs). */
 uid_t jail_uid(const struct jail *jl);

@@ -62,6 +62,10 @@ static void usage(FILE *out)
             "  --jail-uid-count N   how many: at most this many QEMUs run at once (default %u)\n"
             "  --jail-preload PATH  the library jailed QEMUs preload (default: %s beside\n"
             "                       airlock-vmhost)\n"
+            "  --allow-tcg          run guests without working KVM: TCG is no security boundary,\n"
+            "                       so without this a node with TCG only refuses to start\n"
+            "  --console-log-max-kb N  each sandbox's console.log keeps its newest N KiB at\n"
+            "                       most (default 4096)\n"
             "  --no-jail            run QEMU unconfined as root: only for measuring what the\n"
             "                       jail costs (make bench); never on a node with tenants\n",
             VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB,
@@ -114,6 +118,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "jail-uid-count", required_argument, NULL, 'C' },
         { "jail-preload", required_argument, NULL, 'P' },
         { "no-jail", no_argument, NULL, 'J' },
+        { "allow-tcg", no_argument, NULL, 'G' },
+        { "console-log-max-kb", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -184,6 +190,17 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             break;
         case 'P': a->cfg.jail.preload = optarg; break;
         case 'J': a->cfg.no_jail = true; break;
+        case 'G': a->cfg.allow_tcg = true; break;
+        case 'L': {
+            unsigned kb;
+            if (parse_uint(optarg, &kb) < 0 || kb < 16) {
+                fprintf(stderr, "airlock-vmhost: --console-log-max-kb wants a number of at least "
+                                "16, not \"%s\"\n", optarg);
+                return -1;
+            }
+            a->cfg.console_max_bytes = (size_t)kb << 10;
+            break;
+        }
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
@@ -218,6 +235,9 @@ static int cmd_build_image(struct vmhost_args *a)
 {
     struct vmhost vh;
     char err[4096];
+    /* Only airlock's own image boots here (the template snapshot), no
+     * tenant's code: TCG's lack of a boundary does not matter. */
+    a->cfg.allow_tcg = true;
     if (vmhost_init(&vh, &a->cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
         return 1;

@@ -71,8 +71,8 @@ static bool has_snapshot(const struct sandbox *sb)
 static int adopt_vm(struct sandbox *sb, const struct sandbox_record *r, char *err, size_t errlen)
 {
     struct vm *vm;
-    if (vm_adopt(sb->dir, r->qemu_pid, r->qemu_start_time, sb->vh->jailer, sandbox_on_vm_exit, sb,
-                 &vm, err, errlen) < 0)
+    if (vm_adopt(sb->dir, r->qemu_pid, r->qemu_start_time, sb->vh->jailer,
+                 sb->vh->cfg.console_max_bytes, sandbox_on_vm_exit, sb, &vm, err, errlen) < 0)
         return -1;
     pthread_mutex_lock(&sb->lock);
     sb->vm = vm;

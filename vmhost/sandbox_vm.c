@@ -38,6 +38,7 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
         .nice = nice,
         .jailer = vh->jailer,
         .netns = netns,
+        .console_max_bytes = vh->cfg.console_max_bytes,
     };
     struct vm *vm;
     int started_rc = vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen);

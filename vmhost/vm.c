@@ -32,6 +32,7 @@
 #define VM_QUIT_TIMEOUT_MS 2000
 #define VM_CONSOLE_TAIL_BYTES 2048
 #define VM_QEMU_LOG_TAIL_BYTES 1024
+#define VM_CONSOLE_DRAIN_MS 500
 #define VM_MAX_ARGS 64
 /* The number the TAP fd gets in QEMU (the first after stdio). */
 #define VM_CHILD_TAP_FD 3
@@ -50,6 +51,7 @@ int vm_set_paths(struct vm *vm, const char *run_dir, char *err, size_t errlen)
         fs_path(vm->vm_dir, sizeof(vm->vm_dir), "%s/vm", run_dir) ||
         fs_path(vm->qmp_path, sizeof(vm->qmp_path), "%s/vm/qmp.sock", run_dir) ||
         fs_path(vm->agent_path, sizeof(vm->agent_path), "%s/vm/agent.sock", run_dir) ||
+        fs_path(vm->console_sock, sizeof(vm->console_sock), "%s/vm/console.sock", run_dir) ||
         fs_path(vm->console_path, sizeof(vm->console_path), "%s/console.log", run_dir) ||
         fs_path(vm->qemu_log_path, sizeof(vm->qemu_log_path), "%s/qemu.log", run_dir) ||
         fs_path(vm->pid_path, sizeof(vm->pid_path), "%s/qemu.pid", run_dir)) {
@@ -71,11 +73,12 @@ int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen
     memcpy(vm->vm_dir, moved.vm_dir, sizeof(vm->vm_dir));
     memcpy(vm->qmp_path, moved.qmp_path, sizeof(vm->qmp_path));
     memcpy(vm->agent_path, moved.agent_path, sizeof(vm->agent_path));
+    memcpy(vm->console_sock, moved.console_sock, sizeof(vm->console_sock));
     memcpy(vm->console_path, moved.console_path, sizeof(vm->console_path));
     memcpy(vm->qemu_log_path, moved.qemu_log_path, sizeof(vm->qemu_log_path));
     memcpy(vm->pid_path, moved.pid_path, sizeof(vm->pid_path));
     pthread_mutex_unlock(&vm->lock);
-    return 0;
+    return vm->console ? console_log_move(vm->console, moved.console_path, err, errlen) : 0;
 }
 
 /* Not fsynced: it only has to outlive vmhost, not the machine (after a
@@ -100,6 +103,7 @@ static void remove_runtime_files(const struct vm *vm)
 {
     unlink(vm->qmp_path);
     unlink(vm->agent_path);
+    unlink(vm->console_sock);
     unlink(vm->pid_path);
 }
 
@@ -169,6 +173,7 @@ struct vm *vm_alloc(vm_exit_fn on_exit, void *exit_arg)
 
 void vm_dealloc(struct vm *vm)
 {
+    console_log_detach(vm->console);
     jail_close(vm->jail);
     if (vm->pidfd >= 0)
         close(vm->pidfd);
@@ -207,6 +212,8 @@ void vm_exit_seen(struct vm *vm, int status)
     pthread_mutex_unlock(&vm->lock);
 
     if (!expected && vm->on_exit) {
+        if (vm->console) /* the console's last lines belong in the reason */
+            console_log_drain(vm->console, VM_CONSOLE_DRAIN_MS);
         struct strbuf reason = { 0 };
         describe_exit(vm, status, &reason);
         vm->on_exit(vm->exit_arg, status,
@@ -260,7 +267,7 @@ static void kernel_cmdline(const struct vm_config *cfg, struct strbuf *out)
 /* The paths on QEMU's command line, as QEMU sees them: inside a jail its
  * fixed names for them (jail_inside_path), else the host's. */
 struct vm_seen {
-    const char *qemu, *mem, *kernel, *initrd, *console, *disk, *qmp, *agent;
+    const char *qemu, *mem, *kernel, *initrd, *console_sock, *disk, *qmp, *agent;
     char disk_relative[PATH_MAX];
 };
 
@@ -271,7 +278,7 @@ static void seen_paths(const struct vm_config *cfg, const struct vm *vm, const c
         *out = (struct vm_seen){ .qemu = qemu,
                                  .mem = jail_inside_path(vm->jail, cfg->mem_path ? cfg->mem_path : ""),
                                  .kernel = "/kernel", .initrd = "/initrd",
-                                 .console = "/console.log", .disk = "/disk",
+                                 .console_sock = "/vm/console.sock", .disk = "/disk",
                                  .qmp = "/vm/qmp.sock", .agent = "/vm/agent.sock" };
         return;
     }
@@ -282,7 +289,7 @@ static void seen_paths(const struct vm_config *cfg, const struct vm *vm, const c
      * checkpoint, fork); an absolute path would name a directory that is
      * gone ("bdrv_inactivate_all() failed"). A jail's /disk never moves. */
     *out = (struct vm_seen){ .qemu = qemu, .mem = cfg->mem_path, .kernel = cfg->kernel,
-                             .initrd = cfg->initrd, .console = vm->console_path,
+                             .initrd = cfg->initrd, .console_sock = vm->console_sock,
                              .disk = cfg->disk, .qmp = vm->qmp_path, .agent = vm->agent_path };
     size_t dir_len = strlen(vm->run_dir);
     if (cfg->disk && strncmp(cfg->disk, vm->run_dir, dir_len) == 0 && cfg->disk[dir_len] == '/' &&
@@ -334,8 +341,10 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, const ch
         arg_add(a, "%s", strbuf_str(&cmdline));
     }
     arg_add(a, "-chardev");
-    /* append: a sandbox's console outlives each QEMU (suspend, restore). */
-    arg_add(a, "file,id=con,path=%s,append=on", seen.console);
+    /* QEMU writes no file of its own for the console: vmhost reads the
+     * socket into a bounded console.log (console_log.h). wait=on: QEMU
+     * starts the guest only once vmhost listens, so no boot line is lost. */
+    arg_add(a, "socket,id=con,path=%s,server=on,wait=on", seen.console_sock);
     arg_add(a, "-serial");
     arg_add(a, "chardev:con");
     if (cfg->disk) {
@@ -441,14 +450,17 @@ void vm_on_qmp_event(void *arg, const char *event, json_t *data)
     }
 }
 
-/* Connects to QMP as soon as QEMU has created the socket. */
-static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
+/* Connects to the console and QMP as soon as QEMU has created their
+ * sockets. */
+static int wait_for_sockets(struct vm *vm, size_t console_max_bytes, char *err, size_t errlen)
 {
     long long deadline = clock_monotonic_ms() + VM_QMP_START_TIMEOUT_MS;
     for (;;) {
         int status;
         pid_t r = waitpid(vm->pid, &status, WNOHANG);
         if (r == vm->pid) {
+            if (vm->console)
+                console_log_drain(vm->console, VM_CONSOLE_DRAIN_MS);
             struct strbuf why = { 0 };
             describe_exit(vm, status, &why);
             snprintf(err, errlen, "QEMU failed to start: %s", strbuf_str(&why));
@@ -457,7 +469,11 @@ static int wait_for_qmp(struct vm *vm, char *err, size_t errlen)
             return -1;
         }
         long long left = deadline - clock_monotonic_ms();
-        if (access(vm->qmp_path, F_OK) == 0 &&
+        /* The console first: QEMU waits for it (wait=on) before the rest. */
+        if (!vm->console && access(vm->console_sock, F_OK) == 0)
+            console_log_attach(vm->console_sock, vm->console_path, console_max_bytes,
+                               &vm->console, err, errlen);
+        if (vm->console && access(vm->qmp_path, F_OK) == 0 &&
             qmp_connect(&vm->qmp, vm->qmp_path, vm_on_qmp_event, vm,
                         left > 100 ? (int)left : 100, err, errlen) == 0)
             return 0;
@@ -537,7 +553,6 @@ static int open_jail(const struct vm_config *cfg, struct vm *vm, const char *qem
     struct jail_spec spec = {
         .qemu_binary = qemu,
         .dir = vm->vm_dir,
-        .console = vm->console_path,
         .disk = cfg->disk,
         .mem = cfg->mem_path,
         .mem_writable = cfg->mem_path && cfg->mem_shared,
@@ -602,7 +617,9 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
     log_fd = -1;
     argv_free(&argv);
 
-    if (write_pid_file(vm, err, errlen) < 0 || wait_for_qmp(vm, err, errlen) < 0)
+    size_t console_max = cfg->console_max_bytes ? cfg->console_max_bytes
+                                                : VM_CONSOLE_DEFAULT_MAX_BYTES;
+    if (write_pid_file(vm, err, errlen) < 0 || wait_for_sockets(vm, console_max, err, errlen) < 0)
         goto fail;
     int rc = pthread_create(&vm->monitor, NULL, monitor_main, vm);
     if (rc != 0) {

@@ -2,8 +2,8 @@
  *
  * vm_start() launches QEMU with the image's kernel and initramfs, the
  * sandbox disk as virtio-blk, a virtio-serial port named "agent" whose host
- * side is a unix socket (the guest channel), the serial console written to a
- * log file, and a QMP socket; in a jail (jail.h) unless the config has no
+ * side is a unix socket (the guest channel), the serial console on a socket
+ * vmhost reads into a bounded log file (console_log.h), and a QMP socket; in a jail (jail.h) unless the config has no
  * jailer. QEMU's working directory, and the only one it may write in, is
  * run_dir/vm: its two sockets live there. A monitor thread waits for the process; when it
  * exits without vm_stop() having been called, the exit callback runs with a
@@ -57,7 +57,11 @@ struct vm_config {
     struct jailer *jailer;
     const char *netns;         /* jailed: the network namespace QEMU joins (a /run/netns path);
                                   NULL: a new empty one */
+    size_t console_max_bytes;  /* console.log's bound; 0: VM_CONSOLE_DEFAULT_MAX_BYTES */
 };
+
+/* A guest's console keeps this much of its newest output by default. */
+#define VM_CONSOLE_DEFAULT_MAX_BYTES (4u << 20)
 
 struct vm;
 
@@ -129,10 +133,11 @@ bool vm_runs_in(pid_t pid, const char *run_dir);
 int vm_start_time(const struct vm *vm, unsigned long long *out);
 /* Takes over the QEMU of run_dir that an earlier vmhost started (pid,
  * started at start_time), in its jail when jailer is set: connects to its
- * QMP socket and watches it; the exit callback and vm_stop/vm_free work as
+ * QMP and console sockets and watches it; the exit callback and vm_stop/vm_free work as
  * for a VM from vm_start. */
 int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, struct jailer *jailer,
-             vm_exit_fn on_exit, void *exit_arg, struct vm **out, char *err, size_t errlen);
+             size_t console_max_bytes, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
+             char *err, size_t errlen);
 /* QEMU's run state: "running", "paused", "postmigrate", ... */
 int vm_run_state(struct vm *vm, char *out, size_t outlen, char *err, size_t errlen);
 /* Cancels an outgoing migration that a crashed vmhost left in flight and

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "log.h"
 #include "proc.h"
 #include "vm_internal.h"
 
@@ -58,7 +59,8 @@ static void *monitor_adopted(void *arg)
 }
 
 int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, struct jailer *jailer,
-             vm_exit_fn on_exit, void *exit_arg, struct vm **out, char *err, size_t errlen)
+             size_t console_max_bytes, vm_exit_fn on_exit, void *exit_arg, struct vm **out,
+             char *err, size_t errlen)
 {
     *out = NULL;
     struct vm *vm = vm_alloc(on_exit, exit_arg);
@@ -77,8 +79,14 @@ int vm_adopt(const char *run_dir, pid_t pid, unsigned long long start_time, stru
         snprintf(err, errlen, "QEMU (pid %d) of %s is gone", (int)pid, run_dir);
         goto fail;
     }
-    if (jailer && jail_adopt(jailer, pid, vm->vm_dir, vm->console_path, &vm->jail, err, errlen) < 0)
+    if (jailer && jail_adopt(jailer, pid, vm->vm_dir, &vm->jail, err, errlen) < 0)
         goto fail;
+    /* The console's output while no vmhost listened is gone; from here it
+     * is kept again. */
+    char cerr[256];
+    if (console_log_attach(vm->console_sock, vm->console_path, console_max_bytes, &vm->console,
+                           cerr, sizeof(cerr)) < 0)
+        log_warn("adopted QEMU's console is not kept", "dir=%s error=\"%s\"", run_dir, cerr);
     if (qmp_connect(&vm->qmp, vm->qmp_path, vm_on_qmp_event, vm, VM_ADOPT_QMP_TIMEOUT_MS, err,
                     errlen) < 0)
         goto fail;

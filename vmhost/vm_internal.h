@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "console_log.h"
 #include "qmp.h"
 #include "vm.h"
 
@@ -18,6 +19,7 @@ struct vm {
     char vm_dir[PATH_MAX];     /* run_dir/vm: QEMU's working directory */
     char qmp_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char agent_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char console_sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char console_path[PATH_MAX];
     char qemu_log_path[PATH_MAX];
     char pid_path[PATH_MAX];
@@ -30,6 +32,7 @@ struct vm {
     bool adopted;
     int pidfd;
     struct jail *jail;         /* NULL: unjailed; closed with the vm (vm_dealloc) */
+    struct console_log *console; /* keeps console.log from QEMU's console socket */
 
     pthread_mutex_t lock; /* guards the fields below */
     pthread_cond_t exited_cond;

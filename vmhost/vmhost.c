@@ -109,6 +109,25 @@ static int vmhost_prepare_template(struct vmhost *vh, char *err, size_t errlen)
     return 0;
 }
 
+/* QEMU does not treat bugs in TCG as security bugs: a guest under TCG has
+ * no hardware boundary between it and QEMU, so a node without working KVM
+ * takes untrusted guests only when the operator says so. */
+static int check_accel(const struct vmhost *vh, char *err, size_t errlen)
+{
+    if (vh->accel != VM_ACCEL_TCG)
+        return 0;
+    if (!vh->cfg.allow_tcg) {
+        snprintf(err, errlen, "no working KVM on this node (accelerator tcg): TCG is not a "
+                              "security boundary (QEMU does not treat TCG bugs as security "
+                              "bugs), so untrusted guests are refused; start with --allow-tcg "
+                              "to run them anyway (docs/operations.md)");
+        return -1;
+    }
+    log_warn("guests run under TCG (--allow-tcg): TCG is not a security boundary, the QEMU "
+             "jail is the only wall (docs/jail.md)");
+    return 0;
+}
+
 /* Every QEMU's jail (jail.h): its root is mounted on DATA_DIR/jail-root
  * (inside each jail's own mount namespace), the uid claims are the
  * machine's (shared by every vmhost on it). */
@@ -156,6 +175,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         goto fail;
     vh->accel = vm_accel_probe(cfg->accel, vh->jailer, cfg->qemu_binary, vh->image.kernel,
                                vh->image.initrd, cfg->image_dir);
+    if (check_accel(vh, err, errlen) < 0)
+        goto fail_image;
     if (vmhost_prepare_template(vh, err, errlen) < 0)
         goto fail_image;
     /* Every template version and its warm pool (vh->pool: the default's). */

@@ -42,6 +42,8 @@ struct vmhost_config {
                                    NULL: none (internal_token.h) */
     unsigned image_cache_keep;  /* guest images the cache keeps; 0: all (image_cache.h) */
     bool no_jail;               /* QEMU unconfined: only for the bench's comparison */
+    bool allow_tcg;             /* run guests under TCG, which is no security boundary */
+    size_t console_max_bytes;   /* each sandbox's console.log (console_log.h); 0: default */
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
 };
 

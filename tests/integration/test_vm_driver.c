@@ -304,8 +304,10 @@ static void test_start_failure_leaves_nothing(void **state)
     cfg.kernel = image.kernel;
     cfg.qemu_binary = "/nonexistent/qemu";
     assert_int_equal(vm_start(&cfg, record_exit, t, &t->vm, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "exited with status 127"));
+    assert_non_null(strstr(err, "QEMU binary /nonexistent/qemu")); /* found before any fork */
     assert_int_equal(t->exits, 0);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
 }
 
 int main(void)

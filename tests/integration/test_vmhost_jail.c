@@ -2,8 +2,9 @@
  * host on real sandboxes of a real vmhost: QEMU's uid, capabilities,
  * no_new_privs, seccomp, namespaces, what its root holds, its limits and
  * cgroup; that the guest still works; that a delete leaves no leaf, claim
- * or file handed out; and that a jail which cannot be had fails the create
- * with a message naming why and leaves nothing. */
+ * or file handed out; that a jail which cannot be had fails the create
+ * with a message naming why and leaves nothing; and that TCG, no security
+ * boundary, needs --allow-tcg. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,8 @@
 #define JAIL_UID_BASE 900100000u
 #define JAIL_UID_COUNT 2u
 #define JAIL_LOCK_DIR "/run/airlock/jail-uids"
+/* Small, so a flood passes it many times over quickly. */
+#define CONSOLE_MAX_KB 64u
 
 static pid_t qemu_of(struct itest_vmhost *vh, const char *id)
 {
@@ -111,7 +114,7 @@ static void assert_root_holds_only_its_own(pid_t pid)
 {
     static const char *const allowed[] = { ".",   "..",   "usr",  "lib",  "lib64",
                                             "bin", "etc",  "dev",  "proc", "vm",
-                                            "console.log", "disk", "mem", "jail-preload.so" };
+                                            "disk", "mem", "jail-preload.so" };
     char root[64];
     snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
     DIR *d = opendir(root);
@@ -337,13 +340,78 @@ static void test_uid_range_exhausted_fails_cleanly(void **state)
     free(second);
 }
 
+/* Without working KVM a node takes no guests unless told to: TCG is no
+ * security boundary. An explicit --accel tcg is refused the same way, the
+ * message names the way out, and the refused start leaves no store mount. */
+static void test_tcg_refused_without_allow_tcg(void **state)
+{
+    (void)state;
+    char data_dir[] = "/tmp/airlock-itest-tcg-XXXXXX";
+    assert_non_null(mkdtemp(data_dir));
+    char listen[PATH_MAX];
+    snprintf(listen, sizeof(listen), "unix:%s/vmhost.sock", data_dir);
+    const char *const argv[] = { AIRLOCK_VMHOST_BIN, "serve", "--data-dir", data_dir,
+                                 "--image-dir", itest_image_dir(), "--listen", listen,
+                                 "--guestd", AIRLOCK_GUESTD_BIN, "--accel", "tcg", NULL };
+    char *output = NULL, err[4096];
+    assert_int_equal(run_command(argv, NULL, &output, err, sizeof(err)), -1);
+    assert_non_null(output);
+    assert_non_null(strstr(output, "TCG is not a security boundary"));
+    assert_non_null(strstr(output, "--allow-tcg"));
+    free(output);
+    char *mounts = NULL;
+    assert_int_equal(fs_read_file("/proc/self/mounts", 1 << 20, &mounts, NULL, NULL, 0), 0);
+    assert_null(strstr(mounts, data_dir));
+    free(mounts);
+    assert_int_equal(fs_remove_tree(data_dir, err, sizeof(err)), 0);
+}
+
+/* A guest that floods its console costs the node the console's bound and
+ * no more: vmhost keeps the newest bytes (QEMU writes no file itself). */
+static void test_console_flood_is_bounded(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    char *out = itest_assert_sh(&itest_vh, id,
+                                "head -c 400000 /dev/zero | tr '\\0' x > /dev/ttyS0; "
+                                "echo console-flood-end > /dev/ttyS0; echo done");
+    assert_string_equal(out, "done\n");
+    free(out);
+    char path[PATH_MAX];
+    assert_int_equal(fs_path(path, sizeof(path), "%s/store/sandboxes/%s/console.log",
+                             itest_vh.data_dir, id), 0);
+    char *text = NULL;
+    size_t len = 0;
+    bool ended = false;
+    for (int i = 0; i < 100 && !ended; i++) { /* vmhost writes it as it reads */
+        free(text);
+        text = NULL;
+        assert_int_equal(fs_read_file(path, 1 << 20, &text, &len, NULL, 0), 0);
+        ended = strstr(text, "console-flood-end") != NULL;
+        if (!ended)
+            usleep(100 * 1000);
+    }
+    assert_true(ended);
+    assert_true(len <= CONSOLE_MAX_KB * 1024);
+    assert_non_null(strstr(text, "xxxxxxxx"));
+    free(text);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 0); /* vmhost's file, not the jail's */
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    free(id);
+}
+
 static int setup(void **state)
 {
     (void)state;
     char base[32], count[16];
     snprintf(base, sizeof(base), "%u", JAIL_UID_BASE);
     snprintf(count, sizeof(count), "%u", JAIL_UID_COUNT);
-    const char *const args[] = { "--jail-uid-base", base, "--jail-uid-count", count, NULL };
+    char console_kb[16];
+    snprintf(console_kb, sizeof(console_kb), "%u", CONSOLE_MAX_KB);
+    const char *const args[] = { "--jail-uid-base", base, "--jail-uid-count", count,
+                                 "--console-log-max-kb", console_kb, NULL };
     return itest_vmhost_start(&itest_vh, args);
 }
 
@@ -353,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_qemu_runs_jailed),
         cmocka_unit_test(test_template_memory_stays_roots),
         cmocka_unit_test(test_uid_range_exhausted_fails_cleanly),
+        cmocka_unit_test(test_tcg_refused_without_allow_tcg),
+        cmocka_unit_test(test_console_flood_is_bounded),
     };
     return cmocka_run_group_tests(tests, setup, itest_group_teardown);
 }
