@@ -217,12 +217,17 @@ static int set_limits(const struct jail_cgroups *cg, size_t i, const char *dir,
                    : 0;
     }
     const char *c = cg->controllers[i];
-    if (strcmp(c, "memory") == 0)
-        return write_value(dir, "memory.limit_in_bytes", mem, err, errlen) < 0 ||
-                       (has_file(dir, "memory.memsw.limit_in_bytes") &&
-                        write_value(dir, "memory.memsw.limit_in_bytes", mem, err, errlen) < 0)
+    if (strcmp(c, "memory") == 0) {
+        /* memsw (memory + swap) may never be below the memory limit: open
+         * it first, so a leaf taken over with smaller limits can grow. */
+        bool memsw = has_file(dir, "memory.memsw.limit_in_bytes");
+        return (memsw && write_value(dir, "memory.memsw.limit_in_bytes", "-1", err, errlen) < 0) ||
+                       write_value(dir, "memory.limit_in_bytes", mem, err, errlen) < 0 ||
+                       (memsw && write_value(dir, "memory.memsw.limit_in_bytes", mem, err,
+                                             errlen) < 0)
                    ? -1
                    : 0;
+    }
     if (strcmp(c, "cpu") == 0) {
         snprintf(cpu, sizeof(cpu), "%u", l->cpu_quota_us);
         char period[16];

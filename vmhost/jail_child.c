@@ -7,13 +7,13 @@
  * log (QEMU's qemu.log, which vmhost reads when the start fails) and ends
  * the child with 126. */
 #include "jail_internal.h"
+#include "qemu_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -155,9 +155,8 @@ static void drop_privileges(int log_fd, const struct jail *jl)
 void jail_child_main(const struct jail *jl, char *const argv[], char *const envp[], int log_fd,
                      int tap_fd, int nice)
 {
-    /* The process's own group and session, so a signal to vmhost's group
-     * does not reach it; it outlives a vmhost that is killed. */
-    setsid();
+    if (qemu_child_begin(nice) < 0)
+        fail(log_fd, "setsid, nice", "");
     umask(0);
     for (size_t i = 0; i < jl->n_procs_fds; i++)
         if (write(jl->procs_fds[i], "0", 1) != 1)
@@ -168,21 +167,13 @@ void jail_child_main(const struct jail *jl, char *const argv[], char *const envp
         fail(log_fd, "unshare", "a network namespace");
     if (sethostname("airlock-vm", strlen("airlock-vm")) < 0)
         fail(log_fd, "sethostname", "airlock-vm");
-    if (nice > 0 && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + nice) < 0)
-        fail(log_fd, "setpriority", "nice");
-    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); /* as unjailed: docs/snapshots.md */
     build_root(log_fd, jl);
 
     limit(log_fd, RLIMIT_CORE, 0, "core");
     limit(log_fd, RLIMIT_NOFILE, JAIL_NOFILE, "nofile");
     limit(log_fd, RLIMIT_FSIZE, jl->max_file_bytes, "fsize");
 
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+    if (qemu_child_stdio(log_fd) < 0)
         fail(log_fd, "stdio", "/dev/null");
     /* fd 3: the TAP (QEMU's -netdev fd=3); fd 4: the uid's claim, held
      * for as long as QEMU lives. Both go high first, so neither can land

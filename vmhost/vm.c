@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,6 +19,7 @@
 
 #include "clock.h"
 #include "fsutil.h"
+#include "qemu_child.h"
 #include "qmp.h"
 #include "sandbox_netdefs.h"
 #include "strbuf.h"
@@ -33,6 +33,9 @@
 #define VM_CONSOLE_TAIL_BYTES 2048
 #define VM_QEMU_LOG_TAIL_BYTES 1024
 #define VM_CONSOLE_DRAIN_MS 500
+/* MiB; within the jail's memory overhead (vmhost/main.c) with QEMU's heap
+ * and libraries (docs/jail.md). */
+#define VM_TCG_TB_MIB "128"
 #define VM_MAX_ARGS 64
 /* The number the TAP fd gets in QEMU (the first after stdio). */
 #define VM_CHILD_TAP_FD 3
@@ -316,8 +319,11 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, const ch
         arg_add(a, "memory-backend-file,id=mem,size=%uM,mem-path=%s,share=%s", cfg->memory_mb,
                 seen.mem, cfg->mem_shared ? "on" : "off");
     }
+    /* TCG's translated-code buffer defaults to 1 GiB, filled before it is
+     * flushed: a busy guest's QEMU would grow past the jail's memory limit
+     * (guest RAM + its overhead) on translated code alone. */
     arg_add(a, "-accel");
-    arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "kvm" : "tcg");
+    arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "kvm" : "tcg,tb-size=" VM_TCG_TB_MIB);
     arg_add(a, "-cpu");
     arg_add(a, "%s", cfg->accel == VM_ACCEL_KVM ? "host" : "max");
     arg_add(a, "-m");
@@ -407,22 +413,7 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, const ch
  * child does the same and more (jail_child.c). */
 static void exec_qemu(char *const argv[], int log_fd, int tap_fd, const char *vm_dir, int nice)
 {
-    setsid();
-    if (nice > 0 && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + nice) < 0)
-        _exit(126);
-    /* No transparent huge pages: QEMU madvises TCG's code buffer for them,
-     * so the translated code of an idle guest grew in 2 MiB steps (4 MiB
-     * more per idle sandbox, code and heap; no slower create or exec
-     * measured: docs/snapshots.md). Not part of any snapshot. */
-    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    if (chdir(vm_dir) < 0)
-        _exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+    if (qemu_child_begin(nice) < 0 || chdir(vm_dir) < 0 || qemu_child_stdio(log_fd) < 0)
         _exit(126);
     int first_closed = 3;
     if (tap_fd >= 0) {

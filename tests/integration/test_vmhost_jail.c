@@ -196,13 +196,13 @@ static void assert_limits(pid_t pid, unsigned uid, char *leaf, size_t leaflen)
     char want[64];
     snprintf(want, sizeof(want), "/airlock-jails/vm-%u", uid);
     assert_non_null(strstr(leaf, want));
-    /* Guest RAM (512 MiB) plus vmhost's default overhead (256 MiB). */
+    /* Guest RAM (512 MiB) plus vmhost's default overhead (384 MiB). */
     char path[PATH_MAX + 32], *text = NULL;
     snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", leaf);
     if (access(path, F_OK) < 0)
         snprintf(path, sizeof(path), "%s/memory.max", leaf);
     assert_int_equal(fs_read_file(path, 64, &text, NULL, NULL, 0), 0);
-    assert_int_equal(strtoull(text, NULL, 10), 768ull << 20);
+    assert_int_equal(strtoull(text, NULL, 10), 896ull << 20);
     free(text);
 }
 
