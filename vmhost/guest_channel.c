@@ -70,6 +70,7 @@ struct guest_channel {
     char dead_reason[256];
     uint32_t hello_answered;    /* stream id of the newest Hello answer */
     unsigned hello_answers;     /* how many Hellos the guest answered */
+    bool session_started;       /* the guest answered our newest Hello */
     char guestd_version[64];
     struct closed_stream closed[GUEST_CLOSED_STREAMS]; /* a ring, oldest overwritten */
     unsigned closed_next;
@@ -239,6 +240,12 @@ static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f, siz
         frame_free(f);
         return;
     }
+    /* Before it answers our newest Hello the guest may still flush what it
+     * had for a previous host (a vmhost restart, a restored snapshot). */
+    if (!ch->session_started) {
+        frame_free(f);
+        return;
+    }
     struct guest_stream *s = f->stream_id ? stream_find_locked(ch, f->stream_id) : NULL;
     if (!s) {
         channel_late_frame_locked(ch, f, wire_len);
@@ -399,6 +406,7 @@ static int channel_handshake(struct guest_channel *ch, const char *address, int6
             pthread_cond_timedwait(&ch->hello_seen, &ch->lock, &ts);
         }
         answered = ch->hello_answered == f.stream_id;
+        ch->session_started = answered;
         answers = ch->hello_answers;
         dead = ch->dead;
         pthread_mutex_unlock(&ch->lock);

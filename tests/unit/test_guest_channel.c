@@ -596,6 +596,33 @@ static void test_violation_before_listener_is_reported(void **state)
     pthread_mutex_destroy(&v.lock);
 }
 
+/* What a guest still had for a previous host reaches the new one before
+ * the answer to its Hello: dropped, not taken for a lie. */
+static void test_stale_frames_before_hello_dropped(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    struct fake_guest g = { .fd = sv[1] };
+    frame_decoder_init(&g.dec);
+    struct connect_args a = { 0 };
+    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    pthread_t t;
+    pthread_create(&t, NULL, connect_main, &a);
+    GuestFrame *hello = fake_read_frame(&g);
+    assert_non_null(hello);
+    fake_send_output(&g, 5, 100);
+    fake_send_exec_exit(&g, 5);
+    fake_send_hello(&g, hello->stream_id);
+    frame_free(hello);
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    usleep(100000);
+    assert_true(guest_channel_alive(a.ch, NULL, 0));
+    guest_channel_close(a.ch);
+    fake_close(&g, sv[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_too_many_entries_cut_off),
         cmocka_unit_test(test_late_frames_after_cancel),
         cmocka_unit_test(test_violation_before_listener_is_reported),
+        cmocka_unit_test(test_stale_frames_before_hello_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
