@@ -220,6 +220,37 @@ static bool stream_admits_locked(struct guest_stream *s, const GuestFrame *f, si
     return true;
 }
 
+/* Appends an Output frame's bytes to the queue's last frame when that is
+ * Output of the same fd with room up to a chunk: a program writing a byte
+ * at a time to a client that reads nothing would otherwise fill the queue
+ * with frames long before the window. True when f was merged (the caller
+ * frees it). Called with ch->lock. */
+static bool stream_merge_output_locked(struct guest_stream *s, const GuestFrame *f)
+{
+    struct queued_frame *t = s->tail;
+    if (f->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT || !t ||
+        t->frame->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT ||
+        t->frame->output->fd != f->output->fd ||
+        t->frame->output->data.len + f->output->data.len > AIRLOCK_CHUNK_MAX)
+        return false;
+    ProtobufCBinaryData *into = &t->frame->output->data;
+    const ProtobufCBinaryData *add = &f->output->data;
+    if (add->len == 0)
+        return true; /* carries nothing */
+    /* Unpacked bytes are plain malloc'd memory (protobuf-c's default
+     * allocator), which free_unpacked frees. */
+    uint8_t *grown = realloc(into->data, into->len + add->len);
+    if (!grown)
+        return false;
+    memcpy(grown + into->len, add->data, add->len);
+    into->data = grown;
+    into->len += add->len;
+    t->charge += add->len;
+    s->queued_bytes += add->len;
+    s->recv_unacked += (uint32_t)add->len;
+    return true;
+}
+
 /* Routes one decoded frame of wire_len encoded bytes; takes ownership of
  * it. Called with ch->lock. */
 static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f, size_t wire_len)
@@ -263,8 +294,9 @@ static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f, siz
         return;
     }
     size_t charge = wire_len + GUEST_FRAME_QUEUE_OVERHEAD;
-    if (!stream_admits_locked(s, f, charge)) {
+    if (!stream_admits_locked(s, f, charge) || stream_merge_output_locked(s, f)) {
         frame_free(f);
+        pthread_cond_broadcast(&s->changed);
         return;
     }
     struct queued_frame *q = malloc(sizeof(*q));

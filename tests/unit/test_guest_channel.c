@@ -456,6 +456,32 @@ static void test_consumed_output_makes_room(void **state)
     hostile_case_end(&c);
 }
 
+/* A program writing a byte at a time to a client that reads nothing: many
+ * tiny frames within the window are no lie, and queue as a few. */
+static void test_tiny_output_frames_within_window(void **state)
+{
+    (void)state;
+    struct hostile_case c;
+    hostile_case_start(&c);
+    enum { TINY = 40000 };
+    for (unsigned i = 0; i < TINY; i++)
+        fake_send_output(&c.g, 1, 1);
+    fake_send_exec_exit(&c.g, 1);
+    size_t got = 0;
+    GuestFrame *f;
+    for (;;) {
+        assert_int_equal(guest_stream_recv(c.s, 5000, &f), GUEST_RECV_OK);
+        bool exit = f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT;
+        got += frame_payload_bytes(f);
+        frame_free(f);
+        if (exit)
+            break;
+    }
+    assert_int_equal(got, TINY);
+    assert_true(guest_channel_alive(c.ch, NULL, 0));
+    hostile_case_end(&c);
+}
+
 static void test_unopened_stream_cuts_off(void **state)
 {
     (void)state;
@@ -635,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_no_hello_times_out),
         cmocka_unit_test(test_output_past_window_cuts_off),
         cmocka_unit_test(test_consumed_output_makes_room),
+        cmocka_unit_test(test_tiny_output_frames_within_window),
         cmocka_unit_test(test_unopened_stream_cuts_off),
         cmocka_unit_test(test_empty_frames_fill_queue_and_cut_off),
         cmocka_unit_test(test_host_only_frame_cuts_off),
