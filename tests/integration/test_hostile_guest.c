@@ -190,11 +190,16 @@ static int hostile_teardown(void **state)
     if (!hostile_id)
         return 0;
     grpc_status_code st = itest_delete_sandbox(&itest_vh, hostile_id);
-    bool gone = !itest_sandbox_path_exists(&itest_vh, hostile_id, "") &&
-                !itest_netns_exists(hostile_id) && itest_count_qemus(itest_vh.data_dir) == 1;
-    if (st != GRPC_STATUS_OK || !gone)
-        fprintf(stderr, "delete %s: %s; %s\n", hostile_id, rpc_status_name(st),
-                gone ? "nothing left" : "something left behind");
+    bool dir = itest_sandbox_path_exists(&itest_vh, hostile_id, "");
+    bool netns = itest_netns_exists(hostile_id);
+    size_t qemus = itest_count_qemus(itest_vh.data_dir);
+    bool gone = !dir && !netns && qemus == 1;
+    if (st != GRPC_STATUS_OK || !gone) {
+        fprintf(stderr, "delete %s: %s; directory %s, netns %s, %zu QEMUs (want 1)\n",
+                hostile_id, rpc_status_name(st), dir ? "left" : "gone", netns ? "left" : "gone",
+                qemus);
+        itest_vmhost_print_log_tail(&itest_vh);
+    }
     free(hostile_id);
     hostile_id = NULL;
     return st == GRPC_STATUS_OK && gone ? 0 : -1;
@@ -346,6 +351,8 @@ static void test_vmhost_and_good_sandbox_unharmed(void **state)
             watch.rss_baseline_kb, watch.rss_max_kb,
             watch.rss_max_kb - watch.rss_baseline_kb, RSS_GROWTH_MAX_KB, final,
             watch.probes_ok, watch.probes_failed);
+    if (watch.probes_failed)
+        itest_vmhost_print_log_tail(&itest_vh);
     if (watch.probes_failed)
         fail_msg("the good sandbox failed %u execs; first: %s", watch.probes_failed,
                  watch.first_failure);
