@@ -37,10 +37,21 @@ void frame_decoder_free(struct frame_decoder *d)
     memset(d, 0, sizeof(*d));
 }
 
+/* Moves the undecoded bytes to the front of the buffer. */
+static void frame_decoder_compact(struct frame_decoder *d)
+{
+    memmove(d->buf, d->buf + d->off, d->len - d->off);
+    d->len -= d->off;
+    d->off = 0;
+}
+
 int frame_decoder_feed(struct frame_decoder *d, const void *data, size_t len)
 {
     if (len == 0)
         return 0;
+    /* Each compaction moves no more than was consumed since the last. */
+    if (d->off > 0 && d->off >= d->len - d->off)
+        frame_decoder_compact(d);
     if (d->len + len > d->cap) {
         size_t cap = d->cap ? d->cap : 4096;
         while (cap < d->len + len)
@@ -64,19 +75,22 @@ static uint32_t frame_length_prefix(const uint8_t *p)
 enum frame_status frame_decoder_next(struct frame_decoder *d, GuestFrame **out)
 {
     *out = NULL;
-    if (d->len < AIRLOCK_FRAME_HEADER)
+    size_t avail = d->len - d->off;
+    if (avail < AIRLOCK_FRAME_HEADER)
         return FRAME_NEED_MORE;
-    uint32_t n = frame_length_prefix(d->buf);
+    const uint8_t *p = d->buf + d->off;
+    uint32_t n = frame_length_prefix(p);
     if (n > AIRLOCK_FRAME_MAX)
         return FRAME_TOO_LARGE;
-    if (d->len < AIRLOCK_FRAME_HEADER + (size_t)n)
+    if (avail < AIRLOCK_FRAME_HEADER + (size_t)n)
         return FRAME_NEED_MORE;
-    GuestFrame *f = airlock__guest__v1__guest_frame__unpack(NULL, n, d->buf + AIRLOCK_FRAME_HEADER);
-    size_t used = AIRLOCK_FRAME_HEADER + (size_t)n;
-    memmove(d->buf, d->buf + used, d->len - used);
-    d->len -= used;
+    GuestFrame *f = airlock__guest__v1__guest_frame__unpack(NULL, n, p + AIRLOCK_FRAME_HEADER);
+    d->off += AIRLOCK_FRAME_HEADER + (size_t)n;
+    if (d->off == d->len)
+        d->off = d->len = 0;
     /* Shrink a buffer that grew for one big frame. */
-    if (d->cap > 2 * (AIRLOCK_FRAME_MAX + AIRLOCK_FRAME_HEADER) && d->len < 4096) {
+    if (d->cap > 2 * (AIRLOCK_FRAME_MAX + AIRLOCK_FRAME_HEADER) && d->len - d->off < 4096) {
+        frame_decoder_compact(d);
         uint8_t *nb = realloc(d->buf, 4096);
         if (nb) {
             d->buf = nb;
@@ -144,6 +158,26 @@ size_t frame_payload_bytes(const GuestFrame *f)
         return f->data ? f->data->data.len : 0;
     default:
         return 0;
+    }
+}
+
+bool frame_is_from_guest(const GuestFrame *f)
+{
+    switch (f->body_case) {
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_STARTED:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_EXEC_EXIT:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_INFO:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH:
+        return true;
+    default:
+        return false;
     }
 }
 

@@ -24,6 +24,11 @@ typedef Airlock__Guest__V1__GuestFrame GuestFrame;
 /* Per-stream, per-direction flow-control window in payload bytes. */
 #define AIRLOCK_STREAM_WINDOW (256u << 10)
 #define AIRLOCK_FRAME_HEADER 4u
+/* Most entries one DirEntries frame may carry, and most processes in a
+ * ProcessList: a 1 MiB frame of empty entries would otherwise unpack into
+ * tens of MiB of structures on the receiving side. */
+#define AIRLOCK_DIR_BATCH_ENTRIES 1024u
+#define AIRLOCK_PROCESS_LIST_MAX 16384u
 
 enum frame_status {
     FRAME_OK = 0,        /* a frame was decoded */
@@ -33,9 +38,14 @@ enum frame_status {
     FRAME_NO_MEMORY = -3,
 };
 
+/* buf[off, len) holds the bytes not yet decoded. Decoding advances off
+ * instead of moving the rest down after every frame, so a read full of tiny
+ * frames costs time linear in its size; feed compacts only once the
+ * consumed prefix is at least as long as what is left. */
 struct frame_decoder {
     uint8_t *buf;
-    size_t len; /* bytes buffered */
+    size_t off;
+    size_t len;
     size_t cap;
 };
 
@@ -46,7 +56,8 @@ int frame_encode(const GuestFrame *f, uint8_t **out, size_t *out_len);
 
 void frame_decoder_init(struct frame_decoder *d);
 void frame_decoder_free(struct frame_decoder *d);
-/* Appends bytes; never buffers more than one maximal frame plus len. */
+/* Appends bytes. A caller that takes every complete frame after each feed
+ * never has more than two maximal frames plus len buffered. */
 int frame_decoder_feed(struct frame_decoder *d, const void *data, size_t len);
 /* Takes the next complete frame off the buffer. On FRAME_OK *out is owned by
  * the caller (free with frame_free). After FRAME_TOO_LARGE or
@@ -62,6 +73,11 @@ int frame_write_fd(int fd, const GuestFrame *f);
 
 /* Payload bytes a frame carries for flow-control accounting. */
 size_t frame_payload_bytes(const GuestFrame *f);
+
+/* True for the kinds of frame the guest may send (answers, output, credit,
+ * Hello); false for requests, which only the host sends, and for a frame
+ * without a body. */
+bool frame_is_from_guest(const GuestFrame *f);
 
 /* True for the guest-sent frames that end a stream (protos/guest.proto). */
 bool frame_is_terminal(const GuestFrame *f);

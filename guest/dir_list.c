@@ -19,7 +19,7 @@
 #include "stream.h"
 
 #define LIST_BATCH_BYTES (256u << 10)
-#define LIST_BATCH_ENTRIES 1024
+#define LIST_BATCH_ENTRIES AIRLOCK_DIR_BATCH_ENTRIES
 #define LIST_BACKLOG_MAX (1u << 20)
 #define LIST_BACKOFF_MS 5
 

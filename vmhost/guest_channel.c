@@ -1,6 +1,7 @@
 #include "guest_channel.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,9 +16,20 @@
 /* Hello resend interval: doubles from the first to the max. */
 #define GUEST_HELLO_RETRY_FIRST_MS 250
 #define GUEST_HELLO_RETRY_MAX_MS 2000
+/* What one queued frame costs beyond its encoded bytes (the unpacked
+ * structures, the queue node), so empty frames are not free. */
+#define GUEST_FRAME_QUEUE_OVERHEAD 256u
+/* Most a stream's queue may hold, counted as encoded bytes plus overhead:
+ * a full window of output, its answers, and room for a few DirEntries
+ * batches (the guest paces listings by its own backlog, not by credit). */
+#define GUEST_STREAM_QUEUE_MAX (AIRLOCK_STREAM_WINDOW + (4u << 20))
+/* Closed streams remembered to tell a late frame the guest sent before it
+ * saw our Cancel from a frame on a stream that has ended. */
+#define GUEST_CLOSED_STREAMS 1024
 
 struct queued_frame {
     GuestFrame *frame;
+    size_t charge;              /* what it counts in its stream's queued_bytes */
     struct queued_frame *next;
 };
 
@@ -27,9 +39,22 @@ struct guest_stream {
     struct queued_frame *head, *tail;
     pthread_cond_t changed;     /* frame queued, credit granted or channel closed */
     uint32_t send_credit;       /* payload bytes we may still send to the guest */
+    uint32_t recv_unacked;      /* payload received and not yet credited back */
+    size_t queued_bytes;        /* what the queue holds, as GUEST_STREAM_QUEUE_MAX counts */
     bool finished;              /* guest sent the terminal frame */
     bool closed;                /* removed from the channel */
     struct guest_stream *next;
+};
+
+/* A stream this side closed, and what the guest may still send on it: the
+ * payload credit it held and the non-payload bytes it may have had queued
+ * when our Cancel reached it (none once it had ended the stream). A byte
+ * allowance rather than a time limit: a paused guest may flush old frames
+ * minutes later. */
+struct closed_stream {
+    uint32_t id;
+    uint32_t payload_left;
+    uint32_t other_left;
 };
 
 struct guest_channel {
@@ -45,7 +70,14 @@ struct guest_channel {
     char dead_reason[256];
     uint32_t hello_answered;    /* stream id of the newest Hello answer */
     unsigned hello_answers;     /* how many Hellos the guest answered */
+    bool session_started;       /* the guest answered our newest Hello */
     char guestd_version[64];
+    struct closed_stream closed[GUEST_CLOSED_STREAMS]; /* a ring, oldest overwritten */
+    unsigned closed_next;
+    bool violated;                 /* dead because the guest broke the protocol */
+    guest_violation_fn on_violation;
+    void *on_violation_arg;
+    bool violation_reported;
 };
 
 static void channel_free(struct guest_channel *ch)
@@ -92,11 +124,145 @@ static void channel_kill_locked(struct guest_channel *ch, const char *reason)
     pthread_cond_broadcast(&ch->hello_seen);
 }
 
-/* Routes one decoded frame; takes ownership of it. Called with ch->lock. */
-static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f)
+/* The guest broke the protocol: the channel dies with reason (one log line
+ * here; the owner's callback, if any, runs from the reader once the lock is
+ * dropped). Called with ch->lock. */
+static void channel_violation_locked(struct guest_channel *ch, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void channel_violation_locked(struct guest_channel *ch, const char *fmt, ...)
 {
+    if (ch->dead)
+        return;
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    char reason[256];
+    snprintf(reason, sizeof(reason), "guest broke the channel protocol: %s", what);
+    log_warn("guest channel cut off", "reason=\"%s\"", reason);
+    ch->violated = true;
+    channel_kill_locked(ch, reason);
+}
+
+static struct closed_stream *closed_find_locked(struct guest_channel *ch, uint32_t id)
+{
+    for (unsigned i = 0; i < GUEST_CLOSED_STREAMS; i++)
+        if (ch->closed[i].id == id)
+            return &ch->closed[i];
+    return NULL;
+}
+
+/* A frame for a stream that is not open. One never opened is a lie; one we
+ * closed may still bring what the guest sent before it saw our Cancel, up
+ * to its allowance. A stream closed so long ago that the ring forgot it
+ * costs nothing: its frames are dropped. Credit for our own sends is
+ * harmless on any stream we opened. Called with ch->lock. */
+static void channel_late_frame_locked(struct guest_channel *ch, const GuestFrame *f,
+                                      size_t wire_len)
+{
+    if (f->stream_id >= ch->next_stream_id) {
+        channel_violation_locked(ch, "frame on stream %u, which vmhost never opened",
+                                 f->stream_id);
+        return;
+    }
+    struct closed_stream *c = closed_find_locked(ch, f->stream_id);
+    if (!c || f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW)
+        return;
+    size_t payload = frame_payload_bytes(f);
+    size_t other = payload ? 0 : wire_len;
+    if (payload > c->payload_left || other > c->other_left) {
+        channel_violation_locked(ch, "%zu more bytes on stream %u after it was closed", wire_len,
+                                 f->stream_id);
+        return;
+    }
+    c->payload_left -= (uint32_t)payload;
+    c->other_left -= (uint32_t)other;
+    if (frame_is_terminal(f))
+        c->other_left = c->payload_left = 0;
+}
+
+/* Entries beyond what one frame may carry (see AIRLOCK_DIR_BATCH_ENTRIES). */
+static bool frame_over_entry_limit(const GuestFrame *f)
+{
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES)
+        return f->dir_entries->n_entries > AIRLOCK_DIR_BATCH_ENTRIES;
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST)
+        return f->process_list->n_processes > AIRLOCK_PROCESS_LIST_MAX;
+    return false;
+}
+
+/* Checks a frame for open stream s against what this side granted; false
+ * after killing the channel. Called with ch->lock. */
+static bool stream_admits_locked(struct guest_stream *s, const GuestFrame *f, size_t charge)
+{
+    struct guest_channel *ch = s->ch;
+    size_t payload = frame_payload_bytes(f);
+    if (s->finished) {
+        channel_violation_locked(ch, "frame on stream %u after its last one", s->id);
+        return false;
+    }
+    if (s->recv_unacked + payload > AIRLOCK_STREAM_WINDOW) {
+        channel_violation_locked(ch, "%zu payload bytes past the %u-byte window on stream %u",
+                                 s->recv_unacked + payload - AIRLOCK_STREAM_WINDOW,
+                                 AIRLOCK_STREAM_WINDOW, s->id);
+        return false;
+    }
+    if (s->queued_bytes + charge > GUEST_STREAM_QUEUE_MAX) {
+        channel_violation_locked(ch, "more than %u bytes queued on stream %u", GUEST_STREAM_QUEUE_MAX,
+                                 s->id);
+        return false;
+    }
+    if (frame_over_entry_limit(f)) {
+        channel_violation_locked(ch, "too many entries in one frame on stream %u", s->id);
+        return false;
+    }
+    return true;
+}
+
+/* Appends an Output frame's bytes to the queue's last frame when that is
+ * Output of the same fd with room up to a chunk: a program writing a byte
+ * at a time to a client that reads nothing would otherwise fill the queue
+ * with frames long before the window. True when f was merged (the caller
+ * frees it). Called with ch->lock. */
+static bool stream_merge_output_locked(struct guest_stream *s, const GuestFrame *f)
+{
+    struct queued_frame *t = s->tail;
+    if (f->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT || !t ||
+        t->frame->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_OUTPUT ||
+        t->frame->output->fd != f->output->fd ||
+        t->frame->output->data.len + f->output->data.len > AIRLOCK_CHUNK_MAX)
+        return false;
+    ProtobufCBinaryData *into = &t->frame->output->data;
+    const ProtobufCBinaryData *add = &f->output->data;
+    if (add->len == 0)
+        return true; /* carries nothing */
+    /* Unpacked bytes are plain malloc'd memory (protobuf-c's default
+     * allocator), which free_unpacked frees. */
+    uint8_t *grown = realloc(into->data, into->len + add->len);
+    if (!grown)
+        return false;
+    memcpy(grown + into->len, add->data, add->len);
+    into->data = grown;
+    into->len += add->len;
+    t->charge += add->len;
+    s->queued_bytes += add->len;
+    s->recv_unacked += (uint32_t)add->len;
+    return true;
+}
+
+/* Routes one decoded frame of wire_len encoded bytes; takes ownership of
+ * it. Called with ch->lock. */
+static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f, size_t wire_len)
+{
+    if (!frame_is_from_guest(f)) {
+        channel_violation_locked(ch, "a frame of kind %d, which only the host sends",
+                                 (int)f->body_case);
+        frame_free(f);
+        return;
+    }
     /* guestd answers a Hello on the Hello's stream id (see connect). */
-    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO && f->hello) {
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO) {
         snprintf(ch->guestd_version, sizeof(ch->guestd_version), "%s",
                  f->hello->guestd_version ? f->hello->guestd_version : "");
         ch->hello_answered = f->stream_id;
@@ -105,32 +271,46 @@ static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f)
         frame_free(f);
         return;
     }
-    if (f->stream_id == 0) {
+    /* Before it answers our newest Hello the guest may still flush what it
+     * had for a previous host (a vmhost restart, a restored snapshot). */
+    if (!ch->session_started) {
         frame_free(f);
         return;
     }
-    struct guest_stream *s = stream_find_locked(ch, f->stream_id);
-    if (!s || s->finished) {
-        /* Late frames of a cancelled stream are expected; drop them. */
+    struct guest_stream *s = f->stream_id ? stream_find_locked(ch, f->stream_id) : NULL;
+    if (!s) {
+        channel_late_frame_locked(ch, f, wire_len);
         frame_free(f);
         return;
     }
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WINDOW) {
-        if (f->window)
+        /* Credit back is at most what we sent: a window's worth in all. */
+        if ((uint64_t)s->send_credit + f->window->bytes > AIRLOCK_STREAM_WINDOW)
+            channel_violation_locked(ch, "credit beyond the window on stream %u", s->id);
+        else if (!s->finished)
             s->send_credit += f->window->bytes;
         frame_free(f);
         pthread_cond_broadcast(&s->changed);
         return;
     }
-    if (frame_is_terminal(f))
-        s->finished = true;
+    size_t charge = wire_len + GUEST_FRAME_QUEUE_OVERHEAD;
+    if (!stream_admits_locked(s, f, charge) || stream_merge_output_locked(s, f)) {
+        frame_free(f);
+        pthread_cond_broadcast(&s->changed);
+        return;
+    }
     struct queued_frame *q = malloc(sizeof(*q));
     if (!q) {
         frame_free(f);
         channel_kill_locked(ch, "out of memory queueing a guest frame");
         return;
     }
+    if (frame_is_terminal(f))
+        s->finished = true;
+    s->recv_unacked += (uint32_t)frame_payload_bytes(f);
+    s->queued_bytes += charge;
     q->frame = f;
+    q->charge = charge;
     q->next = NULL;
     if (s->tail)
         s->tail->next = q;
@@ -138,6 +318,25 @@ static void channel_dispatch_locked(struct guest_channel *ch, GuestFrame *f)
         s->head = q;
     s->tail = q;
     pthread_cond_broadcast(&s->changed);
+}
+
+/* Tells the owner, once, that the guest broke the protocol. Called by the
+ * reader without ch->lock. */
+static void channel_report_violation(struct guest_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    guest_violation_fn fn = NULL;
+    void *arg = NULL;
+    if (ch->violated && ch->on_violation && !ch->violation_reported) {
+        ch->violation_reported = true;
+        fn = ch->on_violation;
+        arg = ch->on_violation_arg;
+    }
+    char reason[sizeof(ch->dead_reason)];
+    snprintf(reason, sizeof(reason), "%s", ch->dead_reason);
+    pthread_mutex_unlock(&ch->lock);
+    if (fn)
+        fn(arg, reason);
 }
 
 static void *channel_reader_main(void *arg)
@@ -164,19 +363,25 @@ static void *channel_reader_main(void *arg)
         GuestFrame *f;
         enum frame_status st;
         pthread_mutex_lock(&ch->lock);
-        while ((st = frame_decoder_next(&dec, &f)) == FRAME_OK)
-            channel_dispatch_locked(ch, f);
+        while (!ch->dead && (st = frame_decoder_next(&dec, &f)) == FRAME_OK)
+            channel_dispatch_locked(ch, f, airlock__guest__v1__guest_frame__get_packed_size(f));
+        if (!ch->dead && st != FRAME_NEED_MORE)
+            channel_violation_locked(ch, "an invalid frame: %s", frame_status_str(st));
+        bool dead = ch->dead;
         pthread_mutex_unlock(&ch->lock);
-        if (st != FRAME_NEED_MORE) {
-            snprintf(reason, sizeof(reason), "guest sent an invalid frame: %s", frame_status_str(st));
-            log_warn("guest channel protocol error", "reason=\"%s\"", reason);
+        if (dead)
             break;
-        }
     }
     frame_decoder_free(&dec);
     pthread_mutex_lock(&ch->lock);
+    bool violated = ch->violated;
     channel_kill_locked(ch, reason);
     pthread_mutex_unlock(&ch->lock);
+    /* Cut off: the guest sees the host go away and its bytes go nowhere. */
+    if (violated) {
+        shutdown(ch->fd, SHUT_RDWR);
+        channel_report_violation(ch);
+    }
     return NULL;
 }
 
@@ -233,6 +438,7 @@ static int channel_handshake(struct guest_channel *ch, const char *address, int6
             pthread_cond_timedwait(&ch->hello_seen, &ch->lock, &ts);
         }
         answered = ch->hello_answered == f.stream_id;
+        ch->session_started = answered;
         answers = ch->hello_answers;
         dead = ch->dead;
         pthread_mutex_unlock(&ch->lock);
@@ -316,6 +522,19 @@ bool guest_channel_alive(struct guest_channel *ch, char *reason, size_t reasonle
         snprintf(reason, reasonlen, "%s", ch->dead_reason);
     pthread_mutex_unlock(&ch->lock);
     return alive;
+}
+
+void guest_channel_on_violation(struct guest_channel *ch, guest_violation_fn fn, void *arg)
+{
+    pthread_mutex_lock(&ch->lock);
+    ch->on_violation = fn;
+    ch->on_violation_arg = arg;
+    bool already = ch->violated;
+    pthread_mutex_unlock(&ch->lock);
+    /* Cut off before anyone listened: say so now (the reader has already
+     * passed its report, or reports nothing twice). */
+    if (already)
+        channel_report_violation(ch);
 }
 
 const char *guest_channel_guestd_version(const struct guest_channel *ch)
@@ -432,13 +651,16 @@ enum guest_recv_status guest_stream_recv(struct guest_stream *s, int timeout_ms,
     s->head = q->next;
     if (!s->head)
         s->tail = NULL;
-    bool more_expected = !s->finished;
+    s->queued_bytes -= q->charge;
+    size_t payload = frame_payload_bytes(q->frame);
+    bool grant = payload > 0 && !s->finished;
+    if (grant)
+        s->recv_unacked -= (uint32_t)payload;
     pthread_mutex_unlock(&ch->lock);
 
     *out = q->frame;
     free(q);
-    size_t payload = frame_payload_bytes(*out);
-    if (payload > 0 && more_expected)
+    if (grant)
         stream_grant_credit(s, payload);
     return GUEST_RECV_OK;
 }
@@ -464,6 +686,15 @@ void guest_stream_close(struct guest_stream *s)
             break;
         }
     }
+    /* A cancelled stream may still bring what the guest sent before the
+     * Cancel reached it: its unused credit and a queue's worth of other
+     * frames. An ended one brings nothing. */
+    ch->closed[ch->closed_next] = (struct closed_stream){
+        .id = s->id,
+        .payload_left = cancel ? AIRLOCK_STREAM_WINDOW - s->recv_unacked : 0,
+        .other_left = cancel ? GUEST_STREAM_QUEUE_MAX : 0,
+    };
+    ch->closed_next = (ch->closed_next + 1) % GUEST_CLOSED_STREAMS;
     pthread_mutex_unlock(&ch->lock);
 
     if (cancel) {

@@ -3,11 +3,15 @@
  * framing and flow control of protos/guest.proto.
  *
  * A reader thread decodes frames and queues each on its stream; callers use
- * blocking send/recv on their own stream from any thread. Per-stream queues
- * stay bounded because the guest may only send AIRLOCK_STREAM_WINDOW payload
- * bytes before this side returns credit, which guest_stream_recv() does as
- * the caller consumes frames. A guest that sends garbage closes the channel
- * (every stream then fails with the reason); it cannot crash vmhost. */
+ * blocking send/recv on their own stream from any thread. The guest may
+ * only send AIRLOCK_STREAM_WINDOW payload bytes before this side returns
+ * credit, which guest_stream_recv() does as the caller consumes frames;
+ * the reader enforces that, and a byte bound on each stream's queue. A
+ * guest that sends garbage, goes past a window or a queue's bound, or
+ * sends on a stream it was not given, is cut off: the channel dies (every
+ * stream then fails with the reason) and the owner hears of it
+ * (guest_channel_on_violation). It cannot crash vmhost or grow its memory
+ * without bound. */
 #ifndef AIRLOCK_GUEST_CHANNEL_H
 #define AIRLOCK_GUEST_CHANNEL_H
 
@@ -32,6 +36,16 @@ void guest_channel_close(struct guest_channel *ch);
 /* Extra references for users that may outlive the owner's close. */
 void guest_channel_ref(struct guest_channel *ch);
 void guest_channel_release(struct guest_channel *ch);
+
+/* Called once, from the channel's reader thread, when the guest breaks the
+ * protocol (docs/guest-protocol.md, "What the host enforces"): the channel
+ * is dead by then and reason says what the guest did. */
+typedef void (*guest_violation_fn)(void *arg, const char *reason);
+
+/* Sets who hears of a violation; called at once if one already happened.
+ * The callback must not close the channel (guest_channel_close joins the
+ * thread it runs on). */
+void guest_channel_on_violation(struct guest_channel *ch, guest_violation_fn fn, void *arg);
 
 /* False once the guest side went away or misbehaved; reason says why. */
 bool guest_channel_alive(struct guest_channel *ch, char *reason, size_t reasonlen);

@@ -51,6 +51,26 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
     return 0;
 }
 
+/* The sandbox failed on its own (not by a request): error, with reason. */
+static void sandbox_fail(struct sandbox *sb, const char *reason)
+{
+    pthread_mutex_lock(&sb->lock);
+    /* Being torn down, the VM's end is expected. */
+    if (sb->state != SB_DELETING && sb->state != SB_DELETED && sandbox_transition(sb, SB_ERROR))
+        snprintf(sb->error, sizeof(sb->error), "%s", reason);
+    pthread_mutex_unlock(&sb->lock);
+    char err[512];
+    if (sandbox_record_save(sb, err, sizeof(err)) < 0)
+        log_error("cannot record the sandbox's error", "sandbox=%s error=\"%s\"", sb->id, err);
+}
+
+/* Runs on the channel's reader thread when the guest broke the protocol;
+ * the channel logged it. The VM keeps running, cut off, until deleted. */
+static void sandbox_on_guest_violation(void *arg, const char *reason)
+{
+    sandbox_fail(arg, reason);
+}
+
 int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen)
 {
     struct vm *vm = sb->vm;
@@ -67,6 +87,7 @@ int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen)
     pthread_mutex_lock(&sb->lock);
     sb->channel = ch;
     pthread_mutex_unlock(&sb->lock);
+    guest_channel_on_violation(ch, sandbox_on_guest_violation, sb);
     return 0;
 }
 
@@ -75,15 +96,8 @@ void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
 {
     struct sandbox *sb = arg;
     (void)wait_status;
-    pthread_mutex_lock(&sb->lock);
-    /* Being torn down, the VM's end is expected. */
-    if (sb->state != SB_DELETING && sb->state != SB_DELETED && sandbox_transition(sb, SB_ERROR))
-        snprintf(sb->error, sizeof(sb->error), "%s", reason);
-    pthread_mutex_unlock(&sb->lock);
     log_warn("sandbox vm exited unexpectedly", "sandbox=%s", sb->id);
-    char err[512];
-    if (sandbox_record_save(sb, err, sizeof(err)) < 0)
-        log_error("cannot record the sandbox's error", "sandbox=%s error=\"%s\"", sb->id, err);
+    sandbox_fail(sb, reason);
 }
 
 /* Stops what runs and removes what exists; used by delete and by failed

@@ -1,14 +1,20 @@
 /* Files: ReadFile (streamed out), WriteFile (streamed in, atomic) and
- * ListDir (the guest's batches as one answer); the others are forwarded as
- * they are (service_forward.c). Bytes are streamed chunk by chunk with the
- * guest channel's flow control, so a 1 GiB file never needs 1 GiB of
- * memory here. */
+ * ListDir (the guest's batches as one answer, bounded in bytes and time);
+ * the others are forwarded as they are (service_forward.c). Bytes are
+ * streamed chunk by chunk with the guest channel's flow control, so a
+ * 1 GiB file never needs 1 GiB of memory here. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "vmhost_service.h"
 
+/* A listing is one answer: what the guest sends for it may not outgrow the
+ * largest gRPC message (common/rpc, 8 MiB) nor take longer than this, so a
+ * guest that never says done cannot hold memory or a handler. */
+#define LIST_REPLY_MAX_BYTES (8u << 20)
+#define LIST_DEADLINE_MS 60000
 
 /* The guest request a file request carries; NULL after finishing the call
  * with INVALID_ARGUMENT when it has none. */
@@ -185,9 +191,19 @@ void service_file_list(struct rpc_call *call, void *ctx)
     s = service_open_stream(call, sb, ch, &f);
     if (!s)
         goto out;
+    int64_t give_up_at = clock_monotonic_ms() + LIST_DEADLINE_MS;
+    size_t reply_bytes = 0;
     for (;;) {
+        int64_t left = give_up_at - clock_monotonic_ms();
         GuestFrame *ans;
-        enum guest_recv_status st = guest_stream_recv(s, SERVICE_GUEST_TIMEOUT_MS, &ans);
+        enum guest_recv_status st =
+            left > 0 ? guest_stream_recv(s, (int)left, &ans) : GUEST_RECV_TIMEOUT;
+        if (st == GUEST_RECV_TIMEOUT) {
+            rpc_call_finishf(call, GRPC_STATUS_DEADLINE_EXCEEDED,
+                             "sandbox %s: the guest did not finish the listing within %d ms",
+                             sandbox_id(sb), LIST_DEADLINE_MS);
+            goto out;
+        }
         if (st != GUEST_RECV_OK) {
             service_finish_guest_failure(call, sb, st);
             goto out;
@@ -206,6 +222,14 @@ void service_file_list(struct rpc_call *call, void *ctx)
         batches = nb;
         batches[n_batches++] = ans;
         n_entries += ans->dir_entries->n_entries;
+        reply_bytes += airlock__guest__v1__dir_entries__get_packed_size(ans->dir_entries);
+        if (reply_bytes > LIST_REPLY_MAX_BYTES) {
+            rpc_call_finishf(call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                             "sandbox %s: the listing is larger than %u bytes; list a "
+                             "subdirectory",
+                             sandbox_id(sb), LIST_REPLY_MAX_BYTES);
+            goto out;
+        }
         if (ans->dir_entries->done)
             break;
     }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "guest_channel.h"
 
 #define TEMPLATE_GUEST_CALL_MS 30000
@@ -199,10 +200,14 @@ int template_guest_run(struct guest_channel *ch, const char *cmd,
     struct line_buffer out = { .len = 0 }, errb = { .len = 0 };
     int rc = -1;
     snprintf(err, errlen, "ended without an exit status");
+    /* One deadline for the whole command, not one per frame: a guest that
+     * trickles output past its own timeout must not hold the build. */
+    int64_t give_up_at = clock_monotonic_ms() + how->timeout_ms + TEMPLATE_GUEST_GRACE_MS;
     for (;;) {
         GuestFrame *f;
+        int64_t left = give_up_at - clock_monotonic_ms();
         enum guest_recv_status st =
-            guest_stream_recv(s, how->timeout_ms + TEMPLATE_GUEST_GRACE_MS, &f);
+            left > 0 ? guest_stream_recv(s, (int)left, &f) : GUEST_RECV_TIMEOUT;
         if (st != GUEST_RECV_OK) {
             snprintf(err, errlen, "%s", st == GUEST_RECV_TIMEOUT ? "the guest stopped answering"
                                                                  : "the guest channel is gone");

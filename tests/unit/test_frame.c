@@ -98,6 +98,42 @@ static void test_byte_by_byte_and_batched(void **state)
     free(b);
 }
 
+/* Thousands of tiny frames in reads that split frames anywhere: every frame
+ * comes out in order, and the buffer never holds more than the unread part
+ * of a read and its leftover (decoding does not copy the rest per frame). */
+static void test_many_small_frames_in_split_reads(void **state)
+{
+    (void)state;
+    enum { FRAMES = 20000, READ = 4093 };
+    uint8_t *one;
+    size_t one_len;
+    assert_int_equal(frame_encode(make_output_frame(1, "x"), &one, &one_len), 0);
+    size_t len = FRAMES * one_len;
+    uint8_t *all = malloc(len);
+    for (size_t i = 0; i < FRAMES; i++) {
+        memcpy(all + i * one_len, one, one_len);
+        all[i * one_len + AIRLOCK_FRAME_HEADER + 1] = (uint8_t)(i % 100 + 1); /* stream id */
+    }
+    struct frame_decoder d;
+    frame_decoder_init(&d);
+    size_t got = 0;
+    for (size_t off = 0; off < len; off += READ) {
+        size_t n = len - off < READ ? len - off : READ;
+        assert_int_equal(frame_decoder_feed(&d, all + off, n), 0);
+        assert_true(d.cap <= 4 * READ);
+        GuestFrame *f;
+        while (frame_decoder_next(&d, &f) == FRAME_OK) {
+            assert_int_equal(f->stream_id, got % 100 + 1);
+            got++;
+            frame_free(f);
+        }
+    }
+    assert_int_equal(got, FRAMES);
+    frame_decoder_free(&d);
+    free(all);
+    free(one);
+}
+
 static void test_truncated_frame_needs_more(void **state)
 {
     (void)state;
@@ -174,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_byte_by_byte_and_batched),
+        cmocka_unit_test(test_many_small_frames_in_split_reads),
         cmocka_unit_test(test_truncated_frame_needs_more),
         cmocka_unit_test(test_oversized_length_rejected),
         cmocka_unit_test(test_garbage_payload_is_malformed),
