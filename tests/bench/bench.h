@@ -56,5 +56,6 @@ int bench_section_lifecycle(struct bench_ctx *ctx);
 int bench_section_exec(struct bench_ctx *ctx);
 int bench_section_idle(struct bench_ctx *ctx);
 int bench_section_controlplane(struct bench_ctx *ctx);
+int bench_section_jail(struct bench_ctx *ctx);
 
 #endif
