@@ -17,11 +17,13 @@
  *   idle memory           idle sandboxes per side: RSS, PSS and QEMU's
  *                         own memory (outside guest RAM) of each QEMU
  *
- * First the jail's own steps without QEMU (bench_jail_setup.c), which
- * tell what the create's difference is made of. Targets are notes, never
- * checks. AIRLOCK_BENCH_JAIL_ROUNDS (default 8)
- * samples per side and operation, AIRLOCK_BENCH_JAIL_IDLE (default 3) idle
- * sandboxes per side, AIRLOCK_BENCH_JAIL_SETUPS (default 50) jail setups. */
+ * Before any VM, the jail around single programs (bench_jail_setup.h):
+ * its own steps around /usr/bin/true, and QEMU -M none to its QMP answer
+ * unjailed, with QEMU's seccomp options, and jailed, which tell what a
+ * create's difference is made of. Targets are notes, never checks.
+ * Counts: AIRLOCK_BENCH_JAIL_ROUNDS (default 20) samples per side and
+ * operation, _JAIL_IDLE (4) idle sandboxes per side, _JAIL_SETUPS (40)
+ * runs around true (half as many QEMU starts each way). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -306,13 +308,27 @@ static int make_sources(struct jail_pair *p)
     return 0;
 }
 
+/* The jail around single programs (bench_jail_setup.h), before any VM. */
+static int measure_alone(struct bench_ctx *ctx)
+{
+    int runs = bench_env_count("AIRLOCK_BENCH_JAIL_SETUPS", 40);
+    struct bench_jail_env e;
+    if (bench_jail_env_open(&e) < 0)
+        return -1;
+    int rc = bench_jail_setup(ctx->report, &e, runs);
+    if (rc == 0)
+        rc = bench_jail_qemu(ctx->report, &e, runs / 2 > 0 ? runs / 2 : 1);
+    bench_jail_env_close(&e, rc < 0);
+    return rc;
+}
+
 int bench_section_jail(struct bench_ctx *ctx)
 {
-    int rounds = bench_env_count("AIRLOCK_BENCH_JAIL_ROUNDS", 8);
-    int idle = bench_env_count("AIRLOCK_BENCH_JAIL_IDLE", 3);
+    int rounds = bench_env_count("AIRLOCK_BENCH_JAIL_ROUNDS", 20);
+    int idle = bench_env_count("AIRLOCK_BENCH_JAIL_IDLE", 4);
     struct jail_pair p;
-    ctx->report->section = "the QEMU jail's own steps, without QEMU";
-    int rc = bench_jail_setup(ctx->report, bench_env_count("AIRLOCK_BENCH_JAIL_SETUPS", 50));
+    ctx->report->section = "the QEMU jail's own steps, and QEMU alone in and out of it";
+    int rc = measure_alone(ctx);
     ctx->report->section = "the QEMU jail: jailed beside unjailed (--no-jail), interleaved";
 
     if (pair_start(&p, ctx, true) < 0)

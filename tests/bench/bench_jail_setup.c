@@ -1,7 +1,6 @@
 /* The jail's own steps, without QEMU (section "jail"): vmhost's jail
  * (jail.h) around /usr/bin/true, beside the same program started as an
- * unjailed QEMU is (fork + exec), with and without the preload, so the
- * difference a jailed create shows can be told apart:
+ * unjailed QEMU is (fork + exec), with and without the preload:
  *
  *   jail_open    uid claim (flock), cgroup leaf and its limits, chown of
  *                the files the jail writes
@@ -10,34 +9,90 @@
  *                exec with the preload, true's run, its exit
  *   jail_close   cgroup leaf removed, files back to root, uid released
  *
- * The uid range and claim directory are vmhost's defaults (vmhost/main.c),
- * so the claims are seen by any vmhost on the machine. */
+ * Also the environment both this and bench_jail_qemu.c run in. */
+#include "bench_jail_setup.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench_jail_setup.h"
 #include "fsutil.h"
-#include "jail.h"
 
+/* vmhost's defaults (vmhost/main.c). */
 #define SETUP_UID_BASE 900000000u
 #define SETUP_UID_COUNT 4096u
 #define SETUP_LOCK_DIR "/run/airlock/jail-uids"
 #define SETUP_MEM_OVERHEAD_MB 256u
 #define SETUP_PROGRAM "/usr/bin/true"
 
-struct setup_rows {
-    struct bench_series *open, *spawn, *close, *plain, *preloaded;
-};
+int bench_jail_env_open(struct bench_jail_env *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->log_fd = -1;
+    snprintf(e->tmp, sizeof(e->tmp), "/tmp/airlock-bench-jail-XXXXXX");
+    if (!mkdtemp(e->tmp))
+        return -1;
+    /* The preload beside airlock-vmhost, where vmhost looks for it. */
+    char bin[PATH_MAX], scratch[PATH_MAX], err[512] = "";
+    snprintf(bin, sizeof(bin), "%s", AIRLOCK_VMHOST_BIN);
+    fs_path(e->preload, sizeof(e->preload), "%s/airlock-qemu-preload.so", dirname(bin));
+    fs_path(scratch, sizeof(scratch), "%s/root", e->tmp);
+    fs_path(e->dir, sizeof(e->dir), "%s/vm", e->tmp);
+    fs_path(e->log, sizeof(e->log), "%s/jail.log", e->tmp);
+    const struct jailer_config cfg = { .uid_base = SETUP_UID_BASE, .uid_count = SETUP_UID_COUNT,
+                                       .lock_dir = SETUP_LOCK_DIR, .preload = e->preload,
+                                       .scratch_dir = scratch,
+                                       .mem_overhead_mb = SETUP_MEM_OVERHEAD_MB };
+    e->log_fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (e->log_fd < 0 || fs_mkdir_p(e->dir, 0700, err, sizeof(err)) < 0 ||
+        jailer_create(&cfg, &e->jailer, err, sizeof(err)) < 0) {
+        fprintf(stderr, "bench: the jail's own steps not measured: %s\n", err);
+        bench_jail_env_close(e, false);
+        return -1;
+    }
+    return 0;
+}
 
-/* 0 when the process ended with status 0. */
-static int reap(pid_t pid)
+void bench_jail_env_close(struct bench_jail_env *e, bool keep)
+{
+    jailer_free(e->jailer);
+    e->jailer = NULL;
+    if (e->log_fd >= 0)
+        close(e->log_fd);
+    e->log_fd = -1;
+    if (keep)
+        fprintf(stderr, "bench: a jail failed: see %s\n", e->log);
+    else if (e->tmp[0])
+        fs_remove_tree(e->tmp, NULL, 0);
+}
+
+struct jail_spec bench_jail_spec(const struct bench_jail_env *e, const char *program)
+{
+    return (struct jail_spec){ .qemu_binary = program, .dir = e->dir,
+                               .netns = "/proc/self/ns/net", .vcpus = 1, .memory_mb = 128,
+                               .max_file_bytes = 1u << 20 };
+}
+
+pid_t bench_jail_fork_exec(char *const argv[], char *const envp[], const char *cwd)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        if ((cwd && chdir(cwd) < 0) || devnull < 0 || dup2(devnull, 0) < 0 ||
+            dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0)
+            _exit(126);
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+    return pid;
+}
+
+int bench_jail_reap(pid_t pid)
 {
     int status;
     while (waitpid(pid, &status, 0) < 0)
@@ -46,8 +101,8 @@ static int reap(pid_t pid)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* The program as vm.c starts an unjailed QEMU: fork, exec; the preload
- * in its environment when preload is set. Time to its exit, or -1. */
+/* Time of program to its exit, unjailed, the preload in its environment
+ * if preload is set; -1 when it failed. */
 static double run_unjailed(const char *preload)
 {
     char env_preload[PATH_MAX + 16];
@@ -55,38 +110,32 @@ static double run_unjailed(const char *preload)
     char *const argv[] = { SETUP_PROGRAM, NULL };
     char *const envp[] = { preload ? env_preload : NULL, NULL };
     double t0 = bench_now_ms();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execve(argv[0], argv, envp);
-        _exit(127);
-    }
-    return reap(pid) == 0 ? bench_now_ms() - t0 : -1;
+    pid_t pid = bench_jail_fork_exec(argv, envp, NULL);
+    return pid > 0 && bench_jail_reap(pid) == 0 ? bench_now_ms() - t0 : -1;
 }
 
+struct setup_rows {
+    struct bench_series *open, *spawn, *close, *plain, *preloaded;
+};
+
 /* One jail's open, spawn to exit and close, each timed into rows. */
-static int run_jailed(struct jailer *jr, const char *dir, int log_fd,
-                      struct setup_rows *rows)
+static int run_jailed(struct bench_jail_env *e, struct setup_rows *rows)
 {
-    const struct jail_spec spec = { .qemu_binary = SETUP_PROGRAM, .dir = dir,
-                                    .netns = "/proc/self/ns/net", .vcpus = 1, .memory_mb = 128,
-                                    .max_file_bytes = 1u << 20 };
+    const struct jail_spec spec = bench_jail_spec(e, SETUP_PROGRAM);
     char err[512];
     struct jail *jl;
     double t0 = bench_now_ms();
-    if (jail_open(jr, &spec, &jl, err, sizeof(err)) < 0) {
+    if (jail_open(e->jailer, &spec, &jl, err, sizeof(err)) < 0) {
         fprintf(stderr, "bench: jail_open: %s\n", err);
         return -1;
     }
     double t1 = bench_now_ms();
     char *const argv[] = { SETUP_PROGRAM, NULL };
-    pid_t pid = jail_spawn(jl, argv, log_fd, -1, 0, err, sizeof(err));
-    int rc = pid > 0 ? reap(pid) : -1;
+    pid_t pid = jail_spawn(jl, argv, e->log_fd, -1, 0, err, sizeof(err));
+    int rc = pid > 0 ? bench_jail_reap(pid) : -1;
     double t2 = bench_now_ms();
     if (rc < 0)
-        fprintf(stderr, "bench: %s in a jail did not run (%s; see %s)\n", SETUP_PROGRAM,
-                pid > 0 ? "it failed" : err, dir);
+        fprintf(stderr, "bench: %s in a jail: %s\n", SETUP_PROGRAM, pid > 0 ? "failed" : err);
     jail_close(jl);
     double t3 = bench_now_ms();
     if (rc == 0) {
@@ -97,51 +146,21 @@ static int run_jailed(struct jailer *jr, const char *dir, int log_fd,
     return rc;
 }
 
-/* The preload beside airlock-vmhost, where vmhost looks for it. */
-static void preload_path(char *out, size_t outlen)
+int bench_jail_setup(struct bench_report *r, struct bench_jail_env *e, int runs)
 {
-    char bin[PATH_MAX];
-    snprintf(bin, sizeof(bin), "%s", AIRLOCK_VMHOST_BIN);
-    snprintf(out, outlen, "%s/airlock-qemu-preload.so", dirname(bin));
-}
-
-int bench_jail_setup(struct bench_report *r, int runs)
-{
-    char preload[PATH_MAX], tmp[] = "/tmp/airlock-bench-jail-XXXXXX";
-    preload_path(preload, sizeof(preload));
-    if (!mkdtemp(tmp))
-        return -1;
-    char scratch[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], err[512];
-    fs_path(scratch, sizeof(scratch), "%s/root", tmp);
-    fs_path(dir, sizeof(dir), "%s/vm", tmp);
-    fs_path(log, sizeof(log), "%s/jail.log", tmp);
-    const struct jailer_config cfg = { .uid_base = SETUP_UID_BASE, .uid_count = SETUP_UID_COUNT,
-                                       .lock_dir = SETUP_LOCK_DIR, .preload = preload,
-                                       .scratch_dir = scratch,
-                                       .mem_overhead_mb = SETUP_MEM_OVERHEAD_MB };
-    struct jailer *jr = NULL;
-    int log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log_fd < 0 || fs_mkdir_p(dir, 0700, err, sizeof(err)) < 0 ||
-        jailer_create(&cfg, &jr, err, sizeof(err)) < 0) {
-        fprintf(stderr, "bench: the jail's own steps not measured: %s\n", err);
-        if (log_fd >= 0)
-            close(log_fd);
-        fs_remove_tree(tmp, NULL, 0);
-        return -1;
-    }
     fprintf(stderr, "bench: the jail's own steps around %s (%d)\n", SETUP_PROGRAM, runs);
     struct setup_rows rows = {
         .open = bench_report_series(r, "ms", "jail_open (uid claim, cgroup leaf, chown)"),
         .spawn = bench_report_series(r, "ms", "%s in the jail: spawn → exit", SETUP_PROGRAM),
-        .preloaded = bench_report_series(r, "ms", "%s unjailed with the preload", SETUP_PROGRAM),
         .plain = bench_report_series(r, "ms", "%s unjailed (fork + exec, as --no-jail)",
                                      SETUP_PROGRAM),
+        .preloaded = bench_report_series(r, "ms", "%s unjailed with the preload", SETUP_PROGRAM),
         .close = bench_report_series(r, "ms", "jail_close (cgroup leaf, chown back, uid)"),
     };
     int rc = 0;
     for (int i = 0; i < runs && rc == 0; i++) {
-        double plain = run_unjailed(NULL), preloaded = run_unjailed(preload);
-        if (plain < 0 || preloaded < 0 || run_jailed(jr, dir, log_fd, &rows) < 0) {
+        double plain = run_unjailed(NULL), preloaded = run_unjailed(e->preload);
+        if (plain < 0 || preloaded < 0 || run_jailed(e, &rows) < 0) {
             rc = -1;
             break;
         }
@@ -155,9 +174,5 @@ int bench_jail_setup(struct bench_report *r, int runs)
                       bench_series_percentile(rows.spawn, 50) - plain);
     bench_series_note(rows.preloaded, "median %+.2f ms over without",
                       bench_series_percentile(rows.preloaded, 50) - plain);
-    jailer_free(jr);
-    close(log_fd);
-    if (rc == 0)
-        fs_remove_tree(tmp, NULL, 0);
     return rc;
 }
