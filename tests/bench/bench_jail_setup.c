@@ -8,7 +8,13 @@
  *                root's mounts, pivot_root, rlimits, privileges dropped,
  *                exec with the preload, true's run, its exit
  *   jail_close   cgroup leaf removed, files back to root, uid released
+ *   cgroup join  a process moved into a new leaf of every hierarchy, as
+ *                the jail's child joins: on cgroup v1 the move takes the
+ *                kernel's threadgroup lock for writing, which waits for an
+ *                RCU grace period unless one passed just before
  *
+ * Jailed runs are spaced as creates are (JAIL_SETUP_GAP_MS), else each
+ * would find the last one's grace period and the join would look free.
  * Also the environment both this and bench_jail_qemu.c run in. */
 #include "bench_jail_setup.h"
 
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "jail_cgroup.h"
 
 /* vmhost's defaults (vmhost/main.c). */
 #define SETUP_UID_BASE 900000000u
@@ -29,6 +36,7 @@
 #define SETUP_LOCK_DIR "/run/airlock/jail-uids"
 #define SETUP_MEM_OVERHEAD_MB 256u
 #define SETUP_PROGRAM "/usr/bin/true"
+#define JAIL_SETUP_GAP_MS 50
 
 int bench_jail_env_open(struct bench_jail_env *e)
 {
@@ -115,8 +123,50 @@ static double run_unjailed(const char *preload)
 }
 
 struct setup_rows {
-    struct bench_series *open, *spawn, *close, *plain, *preloaded;
+    struct bench_series *open, *spawn, *close, *plain, *preloaded, *join;
 };
+
+/* A child (waiting on a pipe) moved into a new leaf of every hierarchy,
+ * the writes timed; the leaf removed after. */
+static int run_cgroup_join(const struct jail_cgroups *cg, int i, struct bench_series *s)
+{
+    char leaf[48], err[512];
+    snprintf(leaf, sizeof(leaf), "bench-join-%d-%d", (int)getpid(), i);
+    const struct jail_limits limits = { .memory_bytes = 384ull << 20, .cpu_quota_us = 150000,
+                                        .pids = 128 };
+    int fds[JAIL_CGROUP_MAX_DIRS], hold[2];
+    int n = jail_cgroups_make_leaf(cg, leaf, &limits, fds, err, sizeof(err));
+    if (n < 0 || pipe(hold) < 0) {
+        fprintf(stderr, "bench: cgroup leaf: %s\n", n < 0 ? err : "pipe");
+        if (n >= 0)
+            jail_cgroups_remove_leaf(cg, leaf);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        close(hold[1]);
+        _exit(read(hold[0], &c, 1) < 0);
+    }
+    close(hold[0]);
+    char num[16];
+    int len = snprintf(num, sizeof(num), "%d", (int)pid);
+    int rc = pid > 0 ? 0 : -1;
+    double t0 = bench_now_ms();
+    for (int k = 0; k < n && rc == 0; k++)
+        if (write(fds[k], num, (size_t)len) != len)
+            rc = -1;
+    double took = bench_now_ms() - t0;
+    close(hold[1]);
+    if (pid > 0)
+        bench_jail_reap(pid);
+    for (int k = 0; k < n; k++)
+        close(fds[k]);
+    jail_cgroups_remove_leaf(cg, leaf);
+    if (rc == 0)
+        bench_series_add(s, took);
+    return rc;
+}
 
 /* One jail's open, spawn to exit and close, each timed into rows. */
 static int run_jailed(struct bench_jail_env *e, struct setup_rows *rows)
@@ -149,18 +199,34 @@ static int run_jailed(struct bench_jail_env *e, struct setup_rows *rows)
 int bench_jail_setup(struct bench_report *r, struct bench_jail_env *e, int runs)
 {
     fprintf(stderr, "bench: the jail's own steps around %s (%d)\n", SETUP_PROGRAM, runs);
-    struct setup_rows rows = {
-        .open = bench_report_series(r, "ms", "jail_open (uid claim, cgroup leaf, chown)"),
-        .spawn = bench_report_series(r, "ms", "%s in the jail: spawn → exit", SETUP_PROGRAM),
-        .plain = bench_report_series(r, "ms", "%s unjailed (fork + exec, as --no-jail)",
-                                     SETUP_PROGRAM),
-        .preloaded = bench_report_series(r, "ms", "%s unjailed with the preload", SETUP_PROGRAM),
-        .close = bench_report_series(r, "ms", "jail_close (cgroup leaf, chown back, uid)"),
-    };
+    /* One after another: the order of the rows is the order they are made. */
+    struct setup_rows rows;
+    rows.open = bench_report_series(r, "ms", "jail_open (uid claim, cgroup leaf, chown)");
+    rows.spawn = bench_report_series(r, "ms", "%s in the jail: spawn → exit", SETUP_PROGRAM);
+    rows.join = bench_report_series(r, "ms", "  of which joining the cgroup leaves");
+    rows.plain = bench_report_series(r, "ms", "%s unjailed (fork + exec, as --no-jail)",
+                                     SETUP_PROGRAM);
+    rows.preloaded = bench_report_series(r, "ms", "%s unjailed with the preload", SETUP_PROGRAM);
+    rows.close = bench_report_series(r, "ms", "jail_close (cgroup leaf, chown back, uid)");
+    struct jail_cgroups cg;
+    char err[512];
+    if (jail_cgroups_init(&cg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "bench: cgroups: %s\n", err);
+        return -1;
+    }
+    bench_series_note(rows.join, "cgroup v%d, %zu hierarch%s: a waiting child moved into a new "
+                                 "leaf of each, apart from the spawns",
+                      cg.version, cg.n_parents, cg.n_parents == 1 ? "y" : "ies");
     int rc = 0;
     for (int i = 0; i < runs && rc == 0; i++) {
         double plain = run_unjailed(NULL), preloaded = run_unjailed(e->preload);
+        usleep(JAIL_SETUP_GAP_MS * 1000);
         if (plain < 0 || preloaded < 0 || run_jailed(e, &rows) < 0) {
+            rc = -1;
+            break;
+        }
+        usleep(JAIL_SETUP_GAP_MS * 1000);
+        if (run_cgroup_join(&cg, i, rows.join) < 0) {
             rc = -1;
             break;
         }
