@@ -111,13 +111,16 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
         goto fail;
     int64_t done = clock_monotonic_us();
     /* Where the time went: disk clone, network (+ egress, unless aside),
-     * QEMU to QMP, state load + cont (and the wait for an attach aside,
-     * attach_wait_us), guestd's first answer, guest init, record. */
+     * QEMU to QMP (with jail=on, the jail's setup too: jail_open, its
+     * spawn, QEMU's seccomp filter), state load + cont (and the wait for an
+     * attach aside, attach_wait_us), guestd's first answer, guest init,
+     * record. */
     log_info("sandbox created",
-             "sandbox=%s vcpus=%u memory_mb=%u accel=%s from=%s us=%lld disk_us=%lld net_us=%lld "
-             "qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld init_us=%lld "
-             "record_us=%lld",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s jail=%s from=%s us=%lld disk_us=%lld "
+             "net_us=%lld qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld "
+             "init_us=%lld record_us=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
+             vh->jailer ? "on" : "off",
              b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
              (long long)(done - started), (long long)(cloned - started),
              (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),

@@ -17,8 +17,11 @@
  *   controlplane  the whole stack: POST /v1/sandboxes at concurrency 1, 8,
  *                 32, exec and events through the gateway, vmhost beside it
  *   egress        egress against direct (bench_egress.h)
+ *   jail          the QEMU jail's cost: a jailed vmhost beside one with
+ *                 --no-jail, interleaved: create from the pool and from
+ *                 the snapshot, fork, idle memory
  * Counts can be changed through the environment (AIRLOCK_BENCH_CREATES,
- * _ROUNDS, _BOOTS, _IDLE, _CP_CREATES, ...; see each section). */
+ * _ROUNDS, _BOOTS, _IDLE, _CP_CREATES, _JAIL_ROUNDS, ...; see each section). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,7 @@ static const struct {
     { "idle", bench_section_idle },
     { "controlplane", bench_section_controlplane },
     { "egress", section_egress },
+    { "jail", bench_section_jail },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

@@ -39,6 +39,8 @@ int bench_rounds(const struct bench_op *op, int workers, int rounds, struct benc
 /* vmhost calls; each returns 0 or -1 after printing the status. */
 char *bench_create(struct itest_vmhost *vh, const char *id); /* NULL id: the node names it */
 int bench_delete(struct itest_vmhost *vh, const char *id);
+/* ForkSandbox count 1 of the live sandbox id: the fork's id, or NULL. */
+char *bench_fork(struct itest_vmhost *vh, const char *id);
 int bench_sandbox_call(struct itest_vmhost *vh, const char *method, const char *id);
 int bench_exec_true(struct itest_vmhost *vh, const char *id);
 /* The sandbox's QEMU pid, or -1. */
@@ -54,5 +56,6 @@ int bench_section_lifecycle(struct bench_ctx *ctx);
 int bench_section_exec(struct bench_ctx *ctx);
 int bench_section_idle(struct bench_ctx *ctx);
 int bench_section_controlplane(struct bench_ctx *ctx);
+int bench_section_jail(struct bench_ctx *ctx);
 
 #endif

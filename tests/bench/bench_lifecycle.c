@@ -103,23 +103,7 @@ static int fork_one(void *arg, int w, int r)
 {
     (void)r;
     struct lifecycle *l = arg;
-    Airlock__Vmhost__V1__ForkSandboxRequest req = AIRLOCK__VMHOST__V1__FORK_SANDBOX_REQUEST__INIT;
-    req.sandbox_id = l->ids[w];
-    req.count = 1;
-    Airlock__Vmhost__V1__ForkSandboxResponse *resp = NULL;
-    char *details = NULL;
-    grpc_status_code st =
-        rpc_unary(l->vh->ch, ITEST_METHOD("ForkSandbox"), &req.base,
-                  &airlock__vmhost__v1__fork_sandbox_response__descriptor,
-                  (ProtobufCMessage **)&resp, &details, LIFECYCLE_TIMEOUT_MS);
-    if (st == GRPC_STATUS_OK && resp->n_sandboxes == 1)
-        l->forks[w] = strdup(resp->sandboxes[0]->id);
-    else
-        fprintf(stderr, "bench: ForkSandbox: %s %s\n", rpc_status_name(st),
-                details ? details : "");
-    free(details);
-    if (resp)
-        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    l->forks[w] = bench_fork(l->vh, l->ids[w]);
     return l->forks[w] ? 0 : -1;
 }
 

@@ -7,6 +7,8 @@
 
 #include "bench.h"
 
+#define BENCH_FORK_TIMEOUT_MS 300000 /* a whole-RAM checkpoint and a restore under TCG */
+
 double bench_now_ms(void)
 {
     struct timespec ts;
@@ -103,6 +105,28 @@ int bench_delete(struct itest_vmhost *vh, const char *id)
         return 0;
     fprintf(stderr, "bench: DeleteSandbox %s: %s\n", id, rpc_status_name(st));
     return -1;
+}
+
+char *bench_fork(struct itest_vmhost *vh, const char *id)
+{
+    Airlock__Vmhost__V1__ForkSandboxRequest req = AIRLOCK__VMHOST__V1__FORK_SANDBOX_REQUEST__INIT;
+    req.sandbox_id = (char *)id;
+    req.count = 1;
+    Airlock__Vmhost__V1__ForkSandboxResponse *resp = NULL;
+    char *details = NULL, *fork_id = NULL;
+    grpc_status_code st =
+        rpc_unary(vh->ch, ITEST_METHOD("ForkSandbox"), &req.base,
+                  &airlock__vmhost__v1__fork_sandbox_response__descriptor,
+                  (ProtobufCMessage **)&resp, &details, BENCH_FORK_TIMEOUT_MS);
+    if (st == GRPC_STATUS_OK && resp->n_sandboxes == 1)
+        fork_id = strdup(resp->sandboxes[0]->id);
+    else
+        fprintf(stderr, "bench: ForkSandbox %s: %s %s\n", id, rpc_status_name(st),
+                details ? details : "");
+    free(details);
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    return fork_id;
 }
 
 int bench_sandbox_call(struct itest_vmhost *vh, const char *method, const char *id)

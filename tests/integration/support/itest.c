@@ -28,7 +28,10 @@
 #define ITEST_LOOP_RELEASE_MS 10000 /* loop devices detach asynchronously */
 #define ITEST_STOP_TIMEOUT_MS 300000
 
-static struct itest_vmhost *itest_current;
+/* The vmhosts started and not yet stopped (a bench section runs two side
+ * by side): stopped at exit or on a signal. */
+#define ITEST_MAX_RUNNING 4
+static struct itest_vmhost *itest_running[ITEST_MAX_RUNNING];
 
 const char *itest_image_dir(void)
 {
@@ -38,8 +41,20 @@ const char *itest_image_dir(void)
 
 static void itest_cleanup_at_exit(void)
 {
-    if (itest_current)
-        itest_vmhost_stop(itest_current);
+    for (size_t i = 0; i < ITEST_MAX_RUNNING; i++)
+        if (itest_running[i])
+            itest_vmhost_stop(itest_running[i]);
+}
+
+/* Tracks vh in a free slot (all taken: it goes untracked) or, with NULL
+ * for vh, frees the slot of was. */
+static void itest_track(struct itest_vmhost *was, struct itest_vmhost *vh)
+{
+    for (size_t i = 0; i < ITEST_MAX_RUNNING; i++)
+        if (itest_running[i] == was) {
+            itest_running[i] = vh;
+            return;
+        }
 }
 
 static void itest_cleanup_on_signal(int sig)
@@ -157,7 +172,8 @@ int itest_vmhost_start(struct itest_vmhost *vh, const char *const extra_args[])
     snprintf(vh->image_dir, sizeof(vh->image_dir), "%s", itest_image_dir());
     fs_path(vh->addr, sizeof(vh->addr), "unix:%s/vmhost.sock", vh->data_dir);
     fs_path(vh->log_path, sizeof(vh->log_path), "%s/vmhost.log", vh->data_dir);
-    itest_current = vh;
+    itest_track(vh, NULL); /* started again without a stop: once is enough */
+    itest_track(NULL, vh);
     static bool hooks_installed;
     if (!hooks_installed) {
         atexit(itest_cleanup_at_exit);
@@ -320,8 +336,7 @@ int itest_vmhost_stop(struct itest_vmhost *vh)
             fs_remove_tree(vh->data_dir, NULL, 0);
         vh->data_dir[0] = '\0';
     }
-    if (itest_current == vh)
-        itest_current = NULL;
+    itest_track(vh, NULL);
     free(netns);
     return rc;
 }
