@@ -27,7 +27,9 @@
 #include "vm_tsc.h"
 
 #define VM_DEFAULT_QEMU "qemu-system-x86_64"
-#define VM_QMP_START_TIMEOUT_MS 10000
+/* QEMU starts in 20-60 ms; a loaded node with a jail to build (a cgroup
+ * join is an RCU grace period per v1 hierarchy) has been seen slower. */
+#define VM_QMP_START_TIMEOUT_MS 20000
 #define VM_QMP_COMMAND_TIMEOUT_MS 10000
 #define VM_QUIT_TIMEOUT_MS 2000
 #define VM_CONSOLE_TAIL_BYTES 2048
@@ -441,6 +443,24 @@ void vm_on_qmp_event(void *arg, const char *event, json_t *data)
     }
 }
 
+/* What a process that should have been QEMU by now is doing: its name
+ * says whether it got to exec (a jail's child is still vmhost's copy
+ * before), its kernel wait channel where it is stuck. */
+static void process_whereabouts(pid_t pid, char *out, size_t outlen)
+{
+    char path[64], *comm = NULL, *wchan = NULL;
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    fs_read_file(path, 64, &comm, NULL, NULL, 0);
+    snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+    fs_read_file(path, 128, &wchan, NULL, NULL, 0);
+    if (comm)
+        comm[strcspn(comm, "\n")] = '\0';
+    snprintf(out, outlen, "pid %d is %s, waiting in %s", (int)pid, comm ? comm : "gone",
+             wchan && wchan[0] && strcmp(wchan, "0") ? wchan : "nothing");
+    free(comm);
+    free(wchan);
+}
+
 /* Connects to the console and QMP as soon as QEMU has created their
  * sockets. */
 static int wait_for_sockets(struct vm *vm, size_t console_max_bytes, char *err, size_t errlen)
@@ -469,14 +489,15 @@ static int wait_for_sockets(struct vm *vm, size_t console_max_bytes, char *err, 
                         left > 100 ? (int)left : 100, err, errlen) == 0)
             return 0;
         if (clock_monotonic_ms() >= deadline) {
-            char tail[VM_QEMU_LOG_TAIL_BYTES];
+            char tail[VM_QEMU_LOG_TAIL_BYTES], where[128];
             vm_console_tail(vm->qemu_log_path, tail, sizeof(tail));
+            process_whereabouts(vm->pid, where, sizeof(where));
             size_t used = strnlen(err, errlen);
             if (access(vm->qmp_path, F_OK) < 0)
                 used = (size_t)snprintf(err, errlen, "QEMU did not create %s", vm->qmp_path);
             if (used < errlen)
-                snprintf(err + used, errlen - used, " within %d ms; qemu.log tail:\n%s",
-                         VM_QMP_START_TIMEOUT_MS, tail[0] ? tail : "(empty)");
+                snprintf(err + used, errlen - used, " within %d ms (%s); qemu.log tail:\n%s",
+                         VM_QMP_START_TIMEOUT_MS, where, tail[0] ? tail : "(empty)");
             return -1;
         }
         usleep(1000); /* QEMU takes ~20-60 ms: poll finely */
