@@ -20,6 +20,17 @@ enum airlock_err {
     AIRLOCK_ERR_ABORTED,     /* a concurrent change ended it; worth retrying */
     AIRLOCK_ERR_UNAVAILABLE, /* a service it needs cannot be reached */
     AIRLOCK_ERR_INTERNAL,
+    /* The rest of gRPC's codes, so that a status another service answered
+     * (data: the scheduler relays its node's, the gateway the
+     * scheduler's) is classified into an error and answered as it came. */
+    AIRLOCK_ERR_TIMEOUT,         /* its deadline passed */
+    AIRLOCK_ERR_CANCELLED,
+    AIRLOCK_ERR_UNAUTHENTICATED,
+    AIRLOCK_ERR_PERMISSION,      /* authenticated, not allowed */
+    AIRLOCK_ERR_RANGE,           /* past the end of a valid range */
+    AIRLOCK_ERR_UNIMPLEMENTED,
+    AIRLOCK_ERR_DATA_LOSS,
+    AIRLOCK_ERR_UNKNOWN,
 };
 
 /* The one size of an error's message, the NUL included: room for a path or
