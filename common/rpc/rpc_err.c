@@ -50,6 +50,12 @@ enum airlock_err airlock_error_class_of(grpc_status_code st)
     }
 }
 
+int airlock_error_from_status(struct airlock_error *e, grpc_status_code st, const char *details)
+{
+    return airlock_error_set(e, airlock_error_class_of(st), "%s",
+                             details && *details ? details : rpc_status_name(st));
+}
+
 const char *airlock_error_status_name(const struct airlock_error *e)
 {
     return rpc_status_name(airlock_error_status(e));
