@@ -1,10 +1,11 @@
 /* One error across layers: what a failure means to its caller (its class)
- * and the message naming what failed, in one object. A sandbox function,
- * an operation of vmhost's table and egress's registry fill one; a layer
- * passes it up as it is or with context in front; an API's edge turns it
- * into its status and message once (common/rpc, rpc_err.h). Lower-level
- * code that only reports a message (char *err, size_t errlen) writes into
- * e->message, and its caller sets the class (airlock_error_classify). */
+ * and the message naming what failed, in one object. vmhost's operations,
+ * egress's registry, the scheduler's stores and the gateway's calls fill
+ * one; a layer passes it up as it is or with context in front; an API's
+ * edge turns it into its status and message once (common/rpc, rpc_err.h).
+ * Lower-level code that only reports a message (char *err, size_t errlen)
+ * writes into e->message, and its caller sets the class
+ * (airlock_error_classify). */
 #ifndef AIRLOCK_ERROR_H
 #define AIRLOCK_ERROR_H
 
