@@ -1,10 +1,11 @@
 /* One error across layers: what a failure means to its caller (its class)
- * and the message naming what failed, in one object. A sandbox function,
- * an operation of vmhost's table and egress's registry fill one; a layer
- * passes it up as it is or with context in front; an API's edge turns it
- * into its status and message once (common/rpc, rpc_err.h). Lower-level
- * code that only reports a message (char *err, size_t errlen) writes into
- * e->message, and its caller sets the class (airlock_error_classify). */
+ * and the message naming what failed, in one object. vmhost's operations,
+ * egress's registry, the scheduler's stores and the gateway's calls fill
+ * one; a layer passes it up as it is or with context in front; an API's
+ * edge turns it into its status and message once (common/rpc, rpc_err.h).
+ * Lower-level code that only reports a message (char *err, size_t errlen)
+ * writes into e->message, and its caller sets the class
+ * (airlock_error_classify). */
 #ifndef AIRLOCK_ERROR_H
 #define AIRLOCK_ERROR_H
 
@@ -20,6 +21,17 @@ enum airlock_err {
     AIRLOCK_ERR_ABORTED,     /* a concurrent change ended it; worth retrying */
     AIRLOCK_ERR_UNAVAILABLE, /* a service it needs cannot be reached */
     AIRLOCK_ERR_INTERNAL,
+    /* The rest of gRPC's codes, so that a status another service answered
+     * (data: the scheduler relays its node's, the gateway the
+     * scheduler's) is classified into an error and answered as it came. */
+    AIRLOCK_ERR_TIMEOUT,         /* its deadline passed */
+    AIRLOCK_ERR_CANCELLED,
+    AIRLOCK_ERR_UNAUTHENTICATED,
+    AIRLOCK_ERR_PERMISSION,      /* authenticated, not allowed */
+    AIRLOCK_ERR_RANGE,           /* past the end of a valid range */
+    AIRLOCK_ERR_UNIMPLEMENTED,
+    AIRLOCK_ERR_DATA_LOSS,
+    AIRLOCK_ERR_UNKNOWN,
 };
 
 /* The one size of an error's message, the NUL included: room for a path or

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "reply.h"
+#include "rpc_err.h"
 #include "sse.h"
 
 typedef Airlock__Vmhost__V1__ExecEvent ExecEvent;
@@ -60,7 +61,8 @@ static void sse_finish(struct exec_sse *x, bool exited)
                              "the gateway is shutting down: the command was stopped; run it again"));
     } else if (!exited) {
         const char *code;
-        reply_http_status(st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st, &code);
+        reply_http_status(
+            airlock_error_class_of(st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st), &code);
         sse_append(&x->out, "error",
                    json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
                              details && *details ? details

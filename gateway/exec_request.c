@@ -24,41 +24,35 @@ void exec_request_free(struct exec_request *in)
 }
 
 /* "tty" with its window size ("rows", "cols"; 24x80 by default). */
-static int parse_window(struct exec_request *in, char *err, size_t errlen)
+static int parse_window(struct exec_request *in, struct airlock_error *e)
 {
     in->tty = json_is_true(json_object_get(in->body, "tty"));
     const char *size_field = json_object_get(in->body, "rows")   ? "rows"
                              : json_object_get(in->body, "cols") ? "cols"
                                                                  : NULL;
-    if (!in->tty && size_field) {
-        snprintf(err, errlen, "%s: only with \"tty\": true", size_field);
+    if (!in->tty && size_field)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: only with \"tty\": true", size_field);
+    if (json_input_uint(in->body, "rows", EXEC_MAX_WINDOW, EXEC_DEFAULT_ROWS, &in->rows, e) < 0 ||
+        json_input_uint(in->body, "cols", EXEC_MAX_WINDOW, EXEC_DEFAULT_COLS, &in->cols, e) < 0)
         return -1;
-    }
-    if (json_input_uint(in->body, "rows", EXEC_MAX_WINDOW, EXEC_DEFAULT_ROWS, &in->rows, err,
-                        errlen) < 0 ||
-        json_input_uint(in->body, "cols", EXEC_MAX_WINDOW, EXEC_DEFAULT_COLS, &in->cols, err,
-                        errlen) < 0)
-        return -1;
-    if (in->rows == 0 || in->cols == 0) {
-        snprintf(err, errlen, "%s: must be 1..%d", in->rows == 0 ? "rows" : "cols",
-                 EXEC_MAX_WINDOW);
-        return -1;
-    }
+    if (in->rows == 0 || in->cols == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: must be 1..%d",
+                                 in->rows == 0 ? "rows" : "cols", EXEC_MAX_WINDOW);
     return 0;
 }
 
 int exec_request_parse(struct exec_request *in, const struct strbuf *body, enum exec_kind kind,
-                       char *err, size_t errlen)
+                       struct airlock_error *e)
 {
     json_t *obj;
     memset(in, 0, sizeof(*in));
-    if (json_input_object(body->data, body->len, &obj, err, errlen) < 0)
+    if (json_input_object(body->data, body->len, &obj, e) < 0)
         return -1;
-    return exec_request_from_json(in, obj, kind, err, errlen);
+    return exec_request_from_json(in, obj, kind, e);
 }
 
-int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind kind, char *err,
-                           size_t errlen)
+int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind kind,
+                           struct airlock_error *e)
 {
     static const struct json_field fields[] = {
         { "cmd", JF_STRING_ARRAY }, { "env", JF_STRING_MAP }, { "cwd", JF_STRING },
@@ -69,23 +63,21 @@ int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind
     size_t n_fields = sizeof(fields) / sizeof(*fields) - (kind == EXEC_FOREGROUND ? 1 : 0);
     memset(in, 0, sizeof(*in));
     in->body = body;
-    if (json_input_check(body, fields, n_fields, err, errlen) < 0)
+    if (json_input_check(body, fields, n_fields, e) < 0)
         return -1;
     json_t *cmd = json_object_get(in->body, "cmd");
-    if (!cmd || json_array_size(cmd) == 0) {
-        snprintf(err, errlen, "cmd: required, a non-empty array of strings");
-        return -1;
-    }
+    if (!cmd || json_array_size(cmd) == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "cmd: required, a non-empty array of strings");
     json_t *stdin_text = json_object_get(in->body, "stdin");
     if (stdin_text) {
         in->stdin.data = (uint8_t *)json_string_value(stdin_text);
         in->stdin.len = json_string_length(stdin_text);
     }
     uint64_t fallback = kind == EXEC_FOREGROUND ? EXEC_DEFAULT_TIMEOUT_S : 0;
-    if (json_input_uint(in->body, "timeout_s", EXEC_MAX_TIMEOUT_S, fallback, &in->timeout_s, err,
-                        errlen) < 0)
+    if (json_input_uint(in->body, "timeout_s", EXEC_MAX_TIMEOUT_S, fallback, &in->timeout_s, e) < 0)
         return -1;
-    return parse_window(in, err, errlen);
+    return parse_window(in, e);
 }
 
 int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sandbox *sb)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "airlock_error.h"
 #include "scheduler.pb-c.h"
 #include "strbuf.h"
 #include "vmhost.pb-c.h"
@@ -32,15 +33,15 @@ struct exec_request {
     uint64_t rows, cols;
 };
 
-/* 0, or -1 with err naming the field at fault. exec_request_free() in
- * either case. */
+/* 0, or -1 with e (invalid) naming the field at fault.
+ * exec_request_free() in either case. */
 int exec_request_parse(struct exec_request *in, const struct strbuf *body, enum exec_kind kind,
-                       char *err, size_t errlen);
+                       struct airlock_error *e);
 /* The same for a JSON object (stolen) that a caller made from its own
  * request (the gRPC API): the same checks and messages. The caller may
  * then point in->stdin at bytes of its own. */
-int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind kind, char *err,
-                           size_t errlen);
+int exec_request_from_json(struct exec_request *in, json_t *body, enum exec_kind kind,
+                           struct airlock_error *e);
 /* Fills in->req for sandbox sb (its env under the request's); -1 when out
  * of memory. */
 int exec_request_build(struct exec_request *in, const Airlock__Scheduler__V1__Sandbox *sb);

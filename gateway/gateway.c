@@ -32,14 +32,11 @@ void gw_request_fail(struct gw_request *r, unsigned status, const char *code, co
 static void authenticate(struct gw_request *r)
 {
     struct key_principal p;
-    char err[512];
-    grpc_status_code st =
-        gw_authenticate(r->gw, MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
-                        "missing \"Authorization: Bearer <key>\" header", &p, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        const char *code;
-        unsigned status = reply_http_status(st, &code);
-        gw_request_fail(r, status, code, "%s", err);
+    struct airlock_error e;
+    if (gw_authenticate(r->gw,
+                        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+                        "missing \"Authorization: Bearer <key>\" header", &p, &e) < 0) {
+        gw_request_fail_error(r, &e);
     } else if (r->route->auth == GW_AUTH_ADMIN && !p.admin) {
         gw_request_fail(r, 403, "permission_denied", "this route needs the admin key");
     } else {
@@ -47,6 +44,13 @@ static void authenticate(struct gw_request *r)
         snprintf(r->project_id, sizeof(r->project_id), "%s", p.project_id);
         r->admin = p.admin;
     }
+}
+
+void gw_request_fail_error(struct gw_request *r, const struct airlock_error *e)
+{
+    const char *code;
+    unsigned status = reply_http_status(e->class, &code);
+    gw_request_fail(r, status, code, "%s", e->message);
 }
 
 /* First call for a request: route, id, authentication, upload start. */
@@ -74,9 +78,9 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
             gw_request_fail(r, 404, "not_found", "no route %s %s", method, url);
         return r;
     }
-    char id_err[256];
-    if (strstr(r->route->pattern, "{id}") && gw_id_check(r->path_id, id_err, sizeof(id_err)) < 0) {
-        gw_request_fail(r, 400, "invalid_argument", "%s", id_err);
+    struct airlock_error id_error;
+    if (strstr(r->route->pattern, "{id}") && gw_id_check(r->path_id, &id_error) < 0) {
+        gw_request_fail_error(r, &id_error);
         return r;
     }
     if (r->route->auth != GW_AUTH_NONE) {

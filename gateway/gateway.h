@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "airlock_error.h"
 #include "key_cache.h"
 #include "live_streams.h"
 #include "metrics.h"
@@ -88,5 +89,7 @@ void gateway_stop(struct gateway *gw);
 /* Remembers an error to answer at the end of the request. */
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same for e, its HTTP status and code as reply_airlock_error's. */
+void gw_request_fail_error(struct gw_request *r, const struct airlock_error *e);
 
 #endif

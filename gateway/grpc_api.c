@@ -13,6 +13,7 @@
 #include "grpc_call.h"
 #include "log.h"
 #include "random_id.h"
+#include "rpc_err.h"
 #include "vmhost.pb-c.h"
 
 #define SANDBOXES(name) "/airlock.v1.Sandboxes/" name
@@ -121,6 +122,11 @@ void grpc_fail(struct grpc_request *r, grpc_status_code st, const char *fmt, ...
     rpc_call_finish(r->call, st, message);
 }
 
+void grpc_fail_error(struct grpc_request *r, const struct airlock_error *e)
+{
+    grpc_fail(r, airlock_error_status(e), "%s", e->message);
+}
+
 void grpc_reply_built(struct grpc_request *r, struct grpc_arena *a, const ProtobufCMessage *msg,
                       ProtobufCMessage *upstream)
 {
@@ -140,10 +146,10 @@ int grpc_send(struct grpc_request *r, const ProtobufCMessage *msg)
 
 bool grpc_check_id(struct grpc_request *r, const char *id)
 {
-    char err[256];
-    if (gw_id_check(id, err, sizeof(err)) == 0)
+    struct airlock_error e;
+    if (gw_id_check(id, &e) == 0)
         return true;
-    grpc_fail(r, GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+    grpc_fail_error(r, &e);
     return false;
 }
 
@@ -151,11 +157,11 @@ bool grpc_unary(struct grpc_request *r, struct rpc_channel *ch, const char *meth
                 const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
                 int timeout_ms, ProtobufCMessage **resp)
 {
-    char err[1024];
-    grpc_status_code st = gw_unary(ch, method, req, resp_desc, resp, timeout_ms, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        grpc_fail(r, st, "%s", err);
-    return st == GRPC_STATUS_OK;
+    struct airlock_error e;
+    if (gw_unary(ch, method, req, resp_desc, resp, timeout_ms, &e) == 0)
+        return true;
+    grpc_fail_error(r, &e);
+    return false;
 }
 
 bool grpc_open_sandbox(struct grpc_request *r, const char *id, const char *what,
@@ -164,11 +170,11 @@ bool grpc_open_sandbox(struct grpc_request *r, const char *id, const char *what,
     *sb = NULL;
     if (!grpc_check_id(r, id))
         return false;
-    char err[1024];
-    grpc_status_code st = gw_sandbox_open(r->gw, &r->caller, id, what, sb, ch, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        grpc_fail(r, st, "%s", err);
-    return st == GRPC_STATUS_OK;
+    struct airlock_error e;
+    if (gw_sandbox_open(r->gw, &r->caller, id, what, sb, ch, &e) == 0)
+        return true;
+    grpc_fail_error(r, &e);
+    return false;
 }
 
 bool grpc_vmhost_unary(struct grpc_request *r, const char *id, const char *what, const char *method,
@@ -206,12 +212,10 @@ static const struct grpc_method *method_find(const char *path)
 static bool authenticate(struct grpc_request *r, const struct grpc_method *m)
 {
     struct key_principal who;
-    char err[512];
-    grpc_status_code st = gw_authenticate(r->gw, rpc_call_metadata(r->call, "authorization"),
-                                          "missing \"authorization: Bearer <key>\" metadata", &who,
-                                          err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        grpc_fail(r, st, "%s", err);
+    struct airlock_error e;
+    if (gw_authenticate(r->gw, rpc_call_metadata(r->call, "authorization"),
+                        "missing \"authorization: Bearer <key>\" metadata", &who, &e) < 0) {
+        grpc_fail_error(r, &e);
         return false;
     }
     if (!who.admin && admin_only(m->path)) {

@@ -35,6 +35,9 @@ void grpc_reply(struct grpc_request *r, const ProtobufCMessage *msg);
 /* Ends the call with an error status; the message names what is wrong. */
 void grpc_fail(struct grpc_request *r, grpc_status_code st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Ends the call with e: the public gRPC API's one mapping of a class to a
+ * status (airlock_error_status). */
+void grpc_fail_error(struct grpc_request *r, const struct airlock_error *e);
 /* Ends the call OK with msg, built in arena a (RESOURCE_EXHAUSTED when
  * an allocation failed or msg is NULL), then frees a and the upstream
  * answer it was built from (may be NULL). */

@@ -38,13 +38,11 @@ void grpc_list_checkpoints(struct grpc_request *r)
     if (!grpc_check_id(r, in->id))
         return;
     Airlock__Scheduler__V1__ListCheckpointsResponse *resp = NULL;
-    char err[1024];
-    grpc_status_code st = gw_sandbox_ref_call(r->gw, &r->caller, SCHEDULER_METHOD("ListCheckpoints"),
-                                              in->id,
-                                              &airlock__scheduler__v1__list_checkpoints_response__descriptor,
-                                              (ProtobufCMessage **)&resp, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        grpc_fail(r, st, "%s", err);
+    struct airlock_error e;
+    if (gw_sandbox_ref_call(r->gw, &r->caller, SCHEDULER_METHOD("ListCheckpoints"), in->id,
+                            &airlock__scheduler__v1__list_checkpoints_response__descriptor,
+                            (ProtobufCMessage **)&resp, &e) < 0) {
+        grpc_fail_error(r, &e);
         return;
     }
     struct grpc_arena a = { 0 };

@@ -17,30 +17,32 @@ typedef Airlock__V1__ExecRequest ExecRequest;
 
 /* The request as the JSON object exec_request_from_json checks (fields
  * left at their zero value are left out, so the defaults apply); -1 with
- * err naming the field. */
-static int exec_fields_json(const ExecRequest *m, enum exec_kind kind, json_t **out, char *err,
-                            size_t errlen)
+ * e (invalid) naming the field. */
+static int exec_fields_json(const ExecRequest *m, enum exec_kind kind, json_t **out,
+                            struct airlock_error *e)
 {
     json_t *body = json_object(), *cmd = json_array(), *env = NULL;
     *out = NULL;
     for (size_t i = 0; i < m->n_cmd; i++) {
         if (json_array_append_new(cmd, json_string(m->cmd[i])) < 0) {
-            snprintf(err, errlen, "cmd[%zu]: must be UTF-8", i);
+            airlock_error_set(e, AIRLOCK_ERR_INVALID, "cmd[%zu]: must be UTF-8", i);
             goto fail;
         }
     }
-    if (!(env = string_map_to_json((ProtobufCMessage **)m->env, m->n_env, "env", err, errlen)))
+    if (!(env = string_map_to_json((ProtobufCMessage **)m->env, m->n_env, "env",
+                                   AIRLOCK_ERROR_MSG(e)))) {
+        airlock_error_classify(e, AIRLOCK_ERR_INVALID);
         goto fail;
+    }
     if (kind == EXEC_FOREGROUND && m->stdin_open) {
-        snprintf(err, errlen, "stdin_open: only for StartProcess");
+        airlock_error_set(e, AIRLOCK_ERR_INVALID, "stdin_open: only for StartProcess");
         goto fail;
     }
     json_object_set_new(body, "cmd", cmd);
     json_object_set_new(body, "env", env);
     if (*m->cwd && json_object_set_new(body, "cwd", json_string(m->cwd)) < 0) {
-        snprintf(err, errlen, "cwd: must be UTF-8");
         json_decref(body);
-        return -1;
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "cwd: must be UTF-8");
     }
     if (m->timeout_s)
         json_object_set_new(body, "timeout_s", json_integer(m->timeout_s));
@@ -61,12 +63,12 @@ static bool exec_prepare(struct grpc_request *r, enum exec_kind kind, const char
                          struct exec_request *in, struct rpc_channel **ch)
 {
     const ExecRequest *m = (const void *)r->msg;
-    char err[512];
+    struct airlock_error e;
     json_t *body;
     memset(in, 0, sizeof(*in));
-    if (exec_fields_json(m, kind, &body, err, sizeof(err)) < 0 ||
-        exec_request_from_json(in, body, kind, err, sizeof(err)) < 0) {
-        grpc_fail(r, GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+    if (exec_fields_json(m, kind, &body, &e) < 0 ||
+        exec_request_from_json(in, body, kind, &e) < 0) {
+        grpc_fail_error(r, &e);
         return false;
     }
     in->stdin = m->stdin;

@@ -23,10 +23,10 @@ static void set_path(ProtobufCBinaryData *field, const char *path)
  * call. */
 static bool check_path(struct grpc_request *r, const char *path, const char *name)
 {
-    char err[256];
-    if (gw_path_check(path, name, err, sizeof(err)) == 0)
+    struct airlock_error e;
+    if (gw_path_check(path, name, &e) == 0)
         return true;
-    grpc_fail(r, GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+    grpc_fail_error(r, &e);
     return false;
 }
 

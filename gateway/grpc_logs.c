@@ -13,12 +13,11 @@ static bool node_unary(struct grpc_request *r, const char *id, const char *metho
 {
     if (!grpc_check_id(r, id))
         return false;
-    char err[1024];
-    grpc_status_code st = gw_sandbox_node_unary(r->gw, &r->caller, id, method, req, resp_desc,
-                                                resp, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        grpc_fail(r, st, "%s", err);
-    return st == GRPC_STATUS_OK;
+    struct airlock_error e;
+    if (gw_sandbox_node_unary(r->gw, &r->caller, id, method, req, resp_desc, resp, &e) == 0)
+        return true;
+    grpc_fail_error(r, &e);
+    return false;
 }
 
 void grpc_get_console_log(struct grpc_request *r)

@@ -9,12 +9,12 @@
 
 typedef Airlock__Scheduler__V1__Sandbox SchedulerSandbox;
 
-/* Answers with the public form of sb (NULL: Empty), or the error. */
-static void reply_sandbox(struct grpc_request *r, grpc_status_code st, const char *err,
+/* Answers with the public form of sb (NULL: Empty), or, rc -1, with e. */
+static void reply_sandbox(struct grpc_request *r, int rc, const struct airlock_error *e,
                           SchedulerSandbox *sb, bool empty)
 {
-    if (st != GRPC_STATUS_OK) {
-        grpc_fail(r, st, "%s", err);
+    if (rc < 0) {
+        grpc_fail_error(r, e);
         return;
     }
     struct grpc_arena a = { 0 };
@@ -36,28 +36,30 @@ void grpc_create_sandbox(struct grpc_request *r)
     req.idempotency_key = in->idempotency_key;
     req.n_env = in->n_env;
     req.n_metadata = in->n_metadata;
-    char err[1024];
+    struct airlock_error e;
     SchedulerSandbox *sb = NULL;
     Airlock__Egress__V1__Policy policy;
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    int rc;
     /* The entries and the policy borrow in's strings. */
     req.env = (void *)string_map_copy(
         (ProtobufCMessage **)in->env, in->n_env,
-        &airlock__scheduler__v1__create_sandbox_request__env_entry__descriptor, "env", err,
-        sizeof(err));
+        &airlock__scheduler__v1__create_sandbox_request__env_entry__descriptor, "env",
+        AIRLOCK_ERROR_MSG(&e));
     if (req.env)
         req.metadata = (void *)string_map_copy(
             (ProtobufCMessage **)in->metadata, in->n_metadata,
-            &airlock__scheduler__v1__create_sandbox_request__metadata_entry__descriptor,
-            "metadata", err, sizeof(err));
-    if (req.metadata && (!in->network || grpc_network_policy(in->network, &policy, err,
-                                                             sizeof(err)) == 0)) {
+            &airlock__scheduler__v1__create_sandbox_request__metadata_entry__descriptor, "metadata",
+            AIRLOCK_ERROR_MSG(&e));
+    if (req.metadata &&
+        (!in->network || grpc_network_policy(in->network, &policy, AIRLOCK_ERROR_MSG(&e)) == 0)) {
         req.network = in->network ? &policy : NULL;
-        st = gw_sandbox_create(r->gw, &r->caller, &req, &sb, err, sizeof(err));
+        rc = gw_sandbox_create(r->gw, &r->caller, &req, &sb, &e);
+    } else {
+        rc = airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
     }
     free(req.env);
     free(req.metadata);
-    reply_sandbox(r, st, err, sb, false);
+    reply_sandbox(r, rc, &e, sb, false);
 }
 
 /* One SandboxRef call on the scheduler, answered with the sandbox (or
@@ -67,12 +69,12 @@ static void sandbox_op(struct grpc_request *r, const char *method, bool empty)
     const Airlock__V1__SandboxRequest *in = (const void *)r->msg;
     if (!grpc_check_id(r, in->id))
         return;
-    char err[1024];
+    struct airlock_error e;
     SchedulerSandbox *sb = NULL;
-    grpc_status_code st = gw_sandbox_ref_call(r->gw, &r->caller, method, in->id,
-                                              &airlock__scheduler__v1__sandbox__descriptor,
-                                              (ProtobufCMessage **)&sb, err, sizeof(err));
-    reply_sandbox(r, st, err, sb, empty);
+    int rc = gw_sandbox_ref_call(r->gw, &r->caller, method, in->id,
+                                 &airlock__scheduler__v1__sandbox__descriptor,
+                                 (ProtobufCMessage **)&sb, &e);
+    reply_sandbox(r, rc, &e, sb, empty);
 }
 
 void grpc_get_sandbox(struct grpc_request *r)
@@ -123,12 +125,14 @@ void grpc_set_network_policy(struct grpc_request *r)
     const Airlock__V1__SetNetworkPolicyRequest *in = (const void *)r->msg;
     if (!grpc_check_id(r, in->id))
         return;
-    char err[1024];
+    struct airlock_error e;
     /* Unset: the empty policy, which denies everything. */
     Airlock__Egress__V1__Policy policy = AIRLOCK__EGRESS__V1__POLICY__INIT;
     SchedulerSandbox *sb = NULL;
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (!in->network || grpc_network_policy(in->network, &policy, err, sizeof(err)) == 0)
-        st = gw_sandbox_set_network(r->gw, &r->caller, in->id, &policy, &sb, err, sizeof(err));
-    reply_sandbox(r, st, err, sb, false);
+    int rc;
+    if (!in->network || grpc_network_policy(in->network, &policy, AIRLOCK_ERROR_MSG(&e)) == 0)
+        rc = gw_sandbox_set_network(r->gw, &r->caller, in->id, &policy, &sb, &e);
+    else
+        rc = airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
+    reply_sandbox(r, rc, &e, sb, false);
 }

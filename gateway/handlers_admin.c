@@ -36,9 +36,9 @@ static json_t *name_body(struct gw_request *r, enum MHD_Result *rc)
 {
     static const struct json_field fields[] = { { "name", JF_STRING } };
     json_t *body;
-    char err[512];
-    if (json_input_parse(r->body.data, r->body.len, fields, 1, &body, err, sizeof(err)) < 0) {
-        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    struct airlock_error e;
+    if (json_input_parse(r->body.data, r->body.len, fields, 1, &body, &e) < 0) {
+        *rc = reply_airlock_error(r, &e);
         return NULL;
     }
     return body;
@@ -174,13 +174,11 @@ enum MHD_Result handle_key_revoke(struct gw_request *r)
     req.project_id = r->path_id;
     req.key_id = r->path_name;
     Airlock__Scheduler__V1__ApiKey *key = NULL;
-    char err[512];
-    grpc_status_code st = gw_unary(r->gw->scheduler, SCHEDULER_METHOD("RevokeApiKey"), &req.base,
-                                   &airlock__scheduler__v1__api_key__descriptor,
-                                   (ProtobufCMessage **)&key, GW_SCHEDULER_TIMEOUT_MS, err,
-                                   sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        return reply_grpc_error(r, st, err);
+    struct airlock_error e;
+    if (gw_unary(r->gw->scheduler, SCHEDULER_METHOD("RevokeApiKey"), &req.base,
+                 &airlock__scheduler__v1__api_key__descriptor, (ProtobufCMessage **)&key,
+                 GW_SCHEDULER_TIMEOUT_MS, &e) < 0)
+        return reply_airlock_error(r, &e);
     /* Before answering, so that the caller's next request through this
      * gateway is refused; the others drop it on the scheduler's NATS
      * message (key_revocations.h). */

@@ -132,10 +132,10 @@ enum MHD_Result handle_sandbox_fork(struct gw_request *r)
     if (!body)
         return rc;
     uint64_t count;
-    char err[256];
-    if (json_input_uint(body, "count", 16, 1, &count, err, sizeof(err)) < 0) {
+    struct airlock_error e;
+    if (json_input_uint(body, "count", 16, 1, &count, &e) < 0) {
         json_decref(body);
-        return reply_error(r, 400, "invalid_argument", "%s", err);
+        return reply_airlock_error(r, &e);
     }
     Airlock__Scheduler__V1__ForkSandboxRequest req = AIRLOCK__SCHEDULER__V1__FORK_SANDBOX_REQUEST__INIT;
     req.request_id = r->id;

@@ -83,10 +83,10 @@ struct rpc_channel *gw_exec_target(struct gw_request *r, enum exec_kind kind, co
                                    struct exec_request *in, Airlock__Scheduler__V1__Sandbox **sb,
                                    enum MHD_Result *rc)
 {
-    char err[512];
+    struct airlock_error e;
     *sb = NULL;
-    if (exec_request_parse(in, &r->body, kind, err, sizeof(err)) < 0) {
-        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    if (exec_request_parse(in, &r->body, kind, &e) < 0) {
+        *rc = reply_airlock_error(r, &e);
         return NULL;
     }
     *sb = gw_sandbox_lookup(r, rc);

@@ -9,11 +9,11 @@
 
 #define MKDIR_DEFAULT_MODE 0755
 
-/* A path field of a JSON body: present and absolute; NULL with err. */
-static const char *body_path(json_t *body, const char *name, char *err, size_t errlen)
+/* A path field of a JSON body: present and absolute; NULL with e. */
+static const char *body_path(json_t *body, const char *name, struct airlock_error *e)
 {
     const char *path = json_input_string(body, name, NULL);
-    return gw_path_check(path, name, err, errlen) == 0 ? path : NULL;
+    return gw_path_check(path, name, e) == 0 ? path : NULL;
 }
 
 static void set_path(ProtobufCBinaryData *field, const char *path)
@@ -86,11 +86,11 @@ enum MHD_Result handle_file_mkdir(struct gw_request *r)
     json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
     if (!body)
         return rc;
-    char err[512];
+    struct airlock_error e;
     uint64_t mode;
-    const char *path = body_path(body, "path", err, sizeof(err));
-    if (!path || json_input_uint(body, "mode", 07777, MKDIR_DEFAULT_MODE, &mode, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    const char *path = body_path(body, "path", &e);
+    if (!path || json_input_uint(body, "mode", 07777, MKDIR_DEFAULT_MODE, &mode, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
     } else {
         Airlock__Guest__V1__MkdirRequest m = AIRLOCK__GUEST__V1__MKDIR_REQUEST__INIT;
         set_path(&m.path, path);
@@ -112,11 +112,11 @@ enum MHD_Result handle_file_rename(struct gw_request *r)
     json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
     if (!body)
         return rc;
-    char err[512];
-    const char *from = body_path(body, "from", err, sizeof(err));
-    const char *to = from ? body_path(body, "to", err, sizeof(err)) : NULL;
+    struct airlock_error e;
+    const char *from = body_path(body, "from", &e);
+    const char *to = from ? body_path(body, "to", &e) : NULL;
     if (!to) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+        rc = reply_airlock_error(r, &e);
     } else {
         Airlock__Guest__V1__RenameRequest mv = AIRLOCK__GUEST__V1__RENAME_REQUEST__INIT;
         set_path(&mv.from, from);

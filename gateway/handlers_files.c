@@ -30,13 +30,9 @@ void file_put_begin(struct gw_request *r)
     if (!sb)
         return;
     struct rpc_channel *ch;
-    char err[512];
-    grpc_status_code st = gw_sandbox_channel(r->gw, sb, "writing files", &ch, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        const char *code;
-        unsigned status = reply_http_status(st, &code);
-        gw_request_fail(r, status, code, "%s", err);
-    }
+    struct airlock_error e;
+    if (gw_sandbox_channel(r->gw, sb, "writing files", &ch, &e) < 0)
+        gw_request_fail_error(r, &e);
     struct file_put *fp = ch ? calloc(1, sizeof(*fp)) : NULL;
     if (fp && (fp->stream = rpc_stream_open(ch, VMHOST_METHOD("WriteFile"), 0))) {
         Airlock__Guest__V1__FileWriteRequest fw = AIRLOCK__GUEST__V1__FILE_WRITE_REQUEST__INIT;

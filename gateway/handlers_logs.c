@@ -28,11 +28,9 @@ static ProtobufCMessage *node_call(struct gw_request *r, const char *method,
 {
     struct gw_caller caller = gw_request_caller(r);
     ProtobufCMessage *resp = NULL;
-    char err[1024];
-    grpc_status_code st = gw_sandbox_node_unary(r->gw, &caller, r->path_id, method, req, desc,
-                                                &resp, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, err);
+    struct airlock_error e;
+    if (gw_sandbox_node_unary(r->gw, &caller, r->path_id, method, req, desc, &resp, &e) < 0)
+        *rc = reply_airlock_error(r, &e);
     return resp;
 }
 

@@ -11,27 +11,26 @@
 enum MHD_Result handle_sandbox_network_put(struct gw_request *r)
 {
     json_t *network;
-    char err[1024];
-    if (json_input_object(r->body.data, r->body.len, &network, err, sizeof(err)) < 0)
-        return reply_error(r, 400, "invalid_argument", "%s", err);
+    struct airlock_error e;
+    if (json_input_object(r->body.data, r->body.len, &network, &e) < 0)
+        return reply_airlock_error(r, &e);
     Airlock__Egress__V1__Policy policy;
-    if (policy_json_to_proto(network, "network", &policy, err, sizeof(err)) < 0) {
+    if (policy_json_to_proto(network, "network", &policy, AIRLOCK_ERROR_MSG(&e)) < 0) {
         json_decref(network);
-        return reply_error(r, 400, "invalid_argument", "%s", err);
+        return reply_error(r, 400, "invalid_argument", "%s", e.message);
     }
     struct gw_caller caller = gw_request_caller(r);
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    grpc_status_code st = gw_sandbox_set_network(r->gw, &caller, r->path_id, &policy, &sb, err,
-                                                 sizeof(err));
+    int set = gw_sandbox_set_network(r->gw, &caller, r->path_id, &policy, &sb, &e);
     policy_json_release(&policy);
     json_decref(network);
     enum MHD_Result rc;
-    if (st != GRPC_STATUS_OK) {
-        rc = reply_grpc_error(r, st, err);
+    if (set < 0) {
+        rc = reply_airlock_error(r, &e);
     } else {
-        json_t *stored = sb->network ? policy_json_from_proto(sb->network, "network", err,
-                                                              sizeof(err))
-                                     : NULL;
+        json_t *stored = sb->network
+                             ? policy_json_from_proto(sb->network, "network", AIRLOCK_ERROR_MSG(&e))
+                             : NULL;
         rc = reply_json(r, 200, json_pack("{s:s,s:o}", "id", sb->id, "network",
                                           stored ? stored : json_object()));
     }

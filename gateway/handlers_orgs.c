@@ -13,9 +13,9 @@ static json_t *one_string_body(struct gw_request *r, const char *field, const ch
 {
     const struct json_field fields[] = { { field, JF_STRING } };
     json_t *body = NULL;
-    char err[512];
-    if (json_input_parse(r->body.data, r->body.len, fields, 1, &body, err, sizeof(err)) < 0) {
-        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    struct airlock_error e;
+    if (json_input_parse(r->body.data, r->body.len, fields, 1, &body, &e) < 0) {
+        *rc = reply_airlock_error(r, &e);
         return NULL;
     }
     *value = json_input_string(body, field, NULL);

@@ -196,7 +196,7 @@ enum MHD_Result handle_process_stdin(struct gw_request *r)
     bool eof = json_is_true(json_object_get(body, "eof"));
     uint8_t *bytes = NULL;
     size_t len = 0;
-    char err[128];
+    struct airlock_error e;
     if (data && data_b64) {
         rc = reply_error(r, 400, "invalid_argument", "data_b64: not together with \"data\"");
         goto out;
@@ -205,9 +205,9 @@ enum MHD_Result handle_process_stdin(struct gw_request *r)
         rc = reply_error(r, 400, "invalid_argument", "data: required unless \"eof\" is true");
         goto out;
     }
-    if (data_b64 && json_input_base64(json_string_value(data_b64), &bytes, &len, err,
-                                      sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "data_b64: %s", err);
+    if (data_b64 && json_input_base64(json_string_value(data_b64), &bytes, &len, &e) < 0) {
+        airlock_error_prefix(&e, "data_b64: ");
+        rc = reply_airlock_error(r, &e);
         goto out;
     }
     Airlock__Vmhost__V1__ProcessStdinRequest req = AIRLOCK__VMHOST__V1__PROCESS_STDIN_REQUEST__INIT;
@@ -262,10 +262,10 @@ enum MHD_Result handle_process_resize(struct gw_request *r)
     if (!body)
         return rc;
     uint64_t rows = 0, cols = 0;
-    char err[256];
-    if (json_input_uint(body, "rows", 65535, 0, &rows, err, sizeof(err)) < 0 ||
-        json_input_uint(body, "cols", 65535, 0, &cols, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    struct airlock_error e;
+    if (json_input_uint(body, "rows", 65535, 0, &rows, &e) < 0 ||
+        json_input_uint(body, "cols", 65535, 0, &cols, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
     } else if (rows == 0 || cols == 0) {
         rc = reply_error(r, 400, "invalid_argument", "%s: required, 1..65535",
                          rows == 0 ? "rows" : "cols");

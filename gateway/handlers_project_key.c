@@ -17,13 +17,13 @@ enum MHD_Result handle_secrets_unlock(struct gw_request *r)
     enum MHD_Result rc = MHD_NO;
     uint8_t key[GW_CUSTOMER_KEY_BYTES] = { 0 };
     uint64_t ttl = 0;
-    char err[512];
+    struct airlock_error e;
     json_t *body = NULL;
     Airlock__Vault__V1__UnlockProjectResponse *resp = NULL;
-    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields),
-                         &body, err, sizeof(err)) < 0 ||
-        json_input_uint(body, "ttl_seconds", UINT32_MAX, 0, &ttl, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields), &body,
+                         &e) < 0 ||
+        json_input_uint(body, "ttl_seconds", UINT32_MAX, 0, &ttl, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
         goto out;
     }
     const char *hex = json_input_string(body, "customer_key", NULL);
@@ -33,8 +33,8 @@ enum MHD_Result handle_secrets_unlock(struct gw_request *r)
                          2 * GW_CUSTOMER_KEY_BYTES);
         goto out;
     }
-    if (gw_customer_key_parse(hex, key, err, sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    if (gw_customer_key_parse(hex, key, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
         goto out;
     }
     Airlock__Vault__V1__UnlockProjectRequest req =

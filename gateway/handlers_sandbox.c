@@ -40,32 +40,29 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
 }
 
 /* One scheduler call on sandbox id answered by a Sandbox. */
-static grpc_status_code sandbox_call_id(struct gw_request *r, const char *method, const char *id,
-                                        Airlock__Scheduler__V1__Sandbox **out, char *err,
-                                        size_t errlen)
+static int sandbox_call_id(struct gw_request *r, const char *method, const char *id,
+                           Airlock__Scheduler__V1__Sandbox **out, struct airlock_error *e)
 {
     struct gw_caller caller = gw_request_caller(r);
     return gw_sandbox_ref_call(r->gw, &caller, method, id,
                                &airlock__scheduler__v1__sandbox__descriptor,
-                               (ProtobufCMessage **)out, err, errlen);
+                               (ProtobufCMessage **)out, e);
 }
 
 /* The same on the route's sandbox {id}. */
-static grpc_status_code sandbox_call(struct gw_request *r, const char *method,
-                                     Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen)
+static int sandbox_call(struct gw_request *r, const char *method,
+                        Airlock__Scheduler__V1__Sandbox **out, struct airlock_error *e)
 {
-    return sandbox_call_id(r, method, r->path_id, out, err, errlen);
+    return sandbox_call_id(r, method, r->path_id, out, e);
 }
 
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_id(struct gw_request *r, const char *id,
                                                       enum MHD_Result *rc)
 {
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char err[1024];
-    grpc_status_code st = sandbox_call_id(r, SCHEDULER_METHOD("GetSandbox"), id, &sb, err,
-                                          sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, err);
+    struct airlock_error e;
+    if (sandbox_call_id(r, SCHEDULER_METHOD("GetSandbox"), id, &sb, &e) < 0)
+        *rc = reply_airlock_error(r, &e);
     return sb;
 }
 
@@ -77,13 +74,9 @@ Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup(struct gw_request *r, enum MH
 Airlock__Scheduler__V1__Sandbox *gw_sandbox_lookup_early(struct gw_request *r)
 {
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char err[1024];
-    grpc_status_code st = sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        const char *code;
-        unsigned status = reply_http_status(st, &code);
-        gw_request_fail(r, status, code, "%s", err);
-    }
+    struct airlock_error e;
+    if (sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &e) < 0)
+        gw_request_fail_error(r, &e);
     return sb;
 }
 
@@ -91,10 +84,9 @@ struct rpc_channel *gw_sandbox_vmhost(struct gw_request *r, const Airlock__Sched
                                       const char *what, enum MHD_Result *rc)
 {
     struct rpc_channel *ch;
-    char err[512];
-    grpc_status_code st = gw_sandbox_channel(r->gw, sb, what, &ch, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, err);
+    struct airlock_error e;
+    if (gw_sandbox_channel(r->gw, sb, what, &ch, &e) < 0)
+        *rc = reply_airlock_error(r, &e);
     return ch;
 }
 
@@ -102,10 +94,9 @@ struct rpc_channel *gw_sandbox_node(struct gw_request *r, const Airlock__Schedul
                                     enum MHD_Result *rc)
 {
     struct rpc_channel *ch;
-    char err[512];
-    grpc_status_code st = gw_sandbox_node_channel(r->gw, sb, &ch, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
-        *rc = reply_grpc_error(r, st, err);
+    struct airlock_error e;
+    if (gw_sandbox_node_channel(r->gw, sb, &ch, &e) < 0)
+        *rc = reply_airlock_error(r, &e);
     return ch;
 }
 
@@ -113,9 +104,9 @@ json_t *gw_json_body(struct gw_request *r, const struct json_field *fields, size
                      enum MHD_Result *rc)
 {
     json_t *body;
-    char err[512];
-    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, err, sizeof(err)) < 0) {
-        *rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    struct airlock_error e;
+    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, &e) < 0) {
+        *rc = reply_airlock_error(r, &e);
         return NULL;
     }
     return body;
@@ -198,18 +189,17 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         { "network", JF_OBJECT },
     };
     json_t *body;
-    char err[1024];
+    struct airlock_error e;
     uint64_t cpus, memory_mb, idle, ttl;
-    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields),
-                         &body, err, sizeof(err)) < 0)
-        return reply_error(r, 400, "invalid_argument", "%s", err);
-    if (json_input_uint(body, "cpus", 16, 0, &cpus, err, sizeof(err)) < 0 ||
-        json_input_uint(body, "memory_mb", 65536, 0, &memory_mb, err, sizeof(err)) < 0 ||
-        json_input_uint(body, "idle_timeout_s", GW_IDLE_TIMEOUT_MAX_S, 0, &idle, err,
-                        sizeof(err)) < 0 ||
-        json_input_uint(body, "ttl_s", GW_IDLE_TIMEOUT_MAX_S, 0, &ttl, err, sizeof(err)) < 0) {
+    if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields), &body,
+                         &e) < 0)
+        return reply_airlock_error(r, &e);
+    if (json_input_uint(body, "cpus", 16, 0, &cpus, &e) < 0 ||
+        json_input_uint(body, "memory_mb", 65536, 0, &memory_mb, &e) < 0 ||
+        json_input_uint(body, "idle_timeout_s", GW_IDLE_TIMEOUT_MAX_S, 0, &idle, &e) < 0 ||
+        json_input_uint(body, "ttl_s", GW_IDLE_TIMEOUT_MAX_S, 0, &ttl, &e) < 0) {
         json_decref(body);
-        return reply_error(r, 400, "invalid_argument", "%s", err);
+        return reply_airlock_error(r, &e);
     }
     const char *idem = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
     Airlock__Scheduler__V1__CreateSandboxRequest req =
@@ -232,21 +222,22 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     Airlock__Egress__V1__Policy policy = AIRLOCK__EGRESS__V1__POLICY__INIT;
     struct gw_caller caller = gw_request_caller(r);
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    grpc_status_code st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-    snprintf(err, sizeof(err), "out of memory");
-    if (req.env && req.metadata) {
-        st = GRPC_STATUS_INVALID_ARGUMENT;
-        if (!network || policy_json_to_proto(network, "network", &policy, err, sizeof(err)) == 0) {
-            req.network = network ? &policy : NULL;
-            st = gw_sandbox_create(r->gw, &caller, &req, &sb, err, sizeof(err));
-        }
+    int created;
+    if (!req.env || !req.metadata) {
+        created = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    } else if (network &&
+               policy_json_to_proto(network, "network", &policy, AIRLOCK_ERROR_MSG(&e)) < 0) {
+        created = airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
+    } else {
+        req.network = network ? &policy : NULL;
+        created = gw_sandbox_create(r->gw, &caller, &req, &sb, &e);
     }
     policy_json_release(&policy);
     free(req.env);
     free(req.metadata);
     json_decref(body);
-    enum MHD_Result rc = st == GRPC_STATUS_OK ? reply_json(r, 201, gw_sandbox_json(sb))
-                                              : reply_grpc_error(r, st, err);
+    enum MHD_Result rc =
+        created == 0 ? reply_json(r, 201, gw_sandbox_json(sb)) : reply_airlock_error(r, &e);
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;
@@ -281,11 +272,10 @@ enum MHD_Result handle_sandbox_list(struct gw_request *r)
 static enum MHD_Result sandbox_op(struct gw_request *r, const char *method, unsigned ok_status)
 {
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
-    char err[1024];
-    grpc_status_code st = sandbox_call(r, method, &sb, err, sizeof(err));
+    struct airlock_error e;
     enum MHD_Result rc;
-    if (st != GRPC_STATUS_OK)
-        rc = reply_grpc_error(r, st, err);
+    if (sandbox_call(r, method, &sb, &e) < 0)
+        rc = reply_airlock_error(r, &e);
     else if (ok_status == 204)
         rc = reply_empty(r, 204);
     else

@@ -129,96 +129,88 @@ struct secret_input {
     bool has_customer_key;
 };
 
+/* How a nested object's name joins json_input_check's message: "x: unknown
+ * field \"y\"", or "x.y: must be …". */
+static const char *field_joint(const struct airlock_error *e)
+{
+    return strncmp(e->message, "unknown", 7) == 0 ? ": " : ".";
+}
+
 /* bindings: [{"host":…,"header":…,"format":…,"plaintext":false}], one
  * header, format and plaintext for all (vault keeps one injection rule per
  * secret). */
-static int parse_bindings(json_t *bindings, struct secret_input *in, char *err, size_t errlen)
+static int parse_bindings(json_t *bindings, struct secret_input *in, struct airlock_error *e)
 {
     static const struct json_field fields[] = { { "host", JF_STRING },
                                                 { "header", JF_STRING },
                                                 { "format", JF_STRING },
                                                 { "plaintext", JF_BOOL } };
     size_t n = json_array_size(bindings);
-    if (!json_is_array(bindings) || n == 0 || n > SECRET_MAX_BINDINGS) {
-        snprintf(err, errlen, "bindings: required, an array of 1 to %d {\"host\",\"header\","
-                              "\"format\"} objects", SECRET_MAX_BINDINGS);
-        return -1;
-    }
+    if (!json_is_array(bindings) || n == 0 || n > SECRET_MAX_BINDINGS)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "bindings: required, an array of 1 to %d {\"host\",\"header\","
+                                 "\"format\"} objects",
+                                 SECRET_MAX_BINDINGS);
     const char *header0 = NULL, *format0 = NULL;
     bool plaintext0 = false;
     for (size_t i = 0; i < n; i++) {
         json_t *b = json_array_get(bindings, i);
-        char why[256];
-        if (!json_is_object(b)) {
-            snprintf(err, errlen, "bindings[%zu]: must be an object", i);
-            return -1;
-        }
-        if (json_input_check(b, fields, sizeof(fields) / sizeof(*fields), why, sizeof(why)) < 0) {
-            snprintf(err, errlen, "bindings[%zu]%s%s", i,
-                     strncmp(why, "unknown", 7) == 0 ? ": " : ".", why);
-            return -1;
-        }
+        if (!json_is_object(b))
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID, "bindings[%zu]: must be an object", i);
+        if (json_input_check(b, fields, sizeof(fields) / sizeof(*fields), e) < 0)
+            return airlock_error_prefix(e, "bindings[%zu]%s", i, field_joint(e));
         const char *host = json_input_string(b, "host", NULL);
         const char *header = json_input_string(b, "header", NULL);
         const char *format = json_input_string(b, "format", "{secret}");
         bool plaintext = json_is_true(json_object_get(b, "plaintext"));
-        if (!host || !*host) {
-            snprintf(err, errlen, "bindings[%zu].host: required, e.g. \"api.example.com\"", i);
-            return -1;
-        }
-        if (!header || !header_name_valid(header)) {
-            snprintf(err, errlen, "bindings[%zu].header: required, a header name such as "
-                                  "\"Authorization\"", i);
-            return -1;
-        }
+        if (!host || !*host)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "bindings[%zu].host: required, e.g. \"api.example.com\"", i);
+        if (!header || !header_name_valid(header))
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "bindings[%zu].header: required, a header name such as "
+                                     "\"Authorization\"",
+                                     i);
         if (i == 0) {
             header0 = header;
             format0 = format;
             plaintext0 = plaintext;
         } else if (strcasecmp(header, header0) != 0 || strcmp(format, format0) != 0 ||
                    plaintext != plaintext0) {
-            snprintf(err, errlen, "bindings[%zu]: every binding of a secret must use the same "
-                                  "header, format and plaintext (one injection rule per secret)",
-                     i);
-            return -1;
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "bindings[%zu]: every binding of a secret must use the same "
+                                     "header, format and plaintext (one injection rule per secret)",
+                                     i);
         }
         in->host_patterns[i] = host;
     }
     in->n_bindings = n;
     in->plaintext = plaintext0;
     if ((size_t)snprintf(in->rule, sizeof(in->rule), "%s: %s", header0, format0) >=
-        sizeof(in->rule)) {
-        snprintf(err, errlen, "bindings[0].format: too long");
-        return -1;
-    }
+        sizeof(in->rule))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "bindings[0].format: too long");
     return 0;
 }
 
-static int parse_rate_limit(json_t *limit, struct secret_input *in, char *err, size_t errlen)
+static int parse_rate_limit(json_t *limit, struct secret_input *in, struct airlock_error *e)
 {
     static const struct json_field fields[] = { { "per_minute", JF_UINT }, { "burst", JF_UINT } };
-    char why[256];
     if (!limit)
         return 0;
-    if (json_input_check(limit, fields, sizeof(fields) / sizeof(*fields), why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "rate_limit%s%s", strncmp(why, "unknown", 7) == 0 ? ": " : ".", why);
-        return -1;
-    }
-    if (json_input_uint(limit, "per_minute", UINT32_MAX, 0, &in->per_minute, why, sizeof(why)) < 0 ||
-        json_input_uint(limit, "burst", UINT32_MAX, 0, &in->burst, why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "rate_limit.%s", why);
-        return -1;
-    }
-    if (in->per_minute == 0) {
-        snprintf(err, errlen, "rate_limit.per_minute: required, at least 1 (leave out "
-                              "\"rate_limit\" for no limit)");
-        return -1;
-    }
+    if (json_input_check(limit, fields, sizeof(fields) / sizeof(*fields), e) < 0)
+        return airlock_error_prefix(e, "rate_limit%s", field_joint(e));
+    if (json_input_uint(limit, "per_minute", UINT32_MAX, 0, &in->per_minute, e) < 0 ||
+        json_input_uint(limit, "burst", UINT32_MAX, 0, &in->burst, e) < 0)
+        return airlock_error_prefix(e, "rate_limit.");
+    if (in->per_minute == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "rate_limit.per_minute: required, at least 1 (leave out "
+                                 "\"rate_limit\" for no limit)");
     return 0;
 }
 
-int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES], char *err,
-                          size_t errlen)
+int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES],
+                          struct airlock_error *e)
 {
     bool ok = strlen(hex) == 2 * GW_CUSTOMER_KEY_BYTES &&
               strspn(hex, "0123456789abcdefABCDEF") == 2 * GW_CUSTOMER_KEY_BYTES;
@@ -230,16 +222,16 @@ int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES], c
     if (ok)
         return 0;
     OPENSSL_cleanse(key, GW_CUSTOMER_KEY_BYTES);
-    snprintf(err, errlen, "customer_key: must be %d hex digits (a 256-bit key)",
-             2 * GW_CUSTOMER_KEY_BYTES);
-    return -1;
+    return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                             "customer_key: must be %d hex digits (a 256-bit key)",
+                             2 * GW_CUSTOMER_KEY_BYTES);
 }
 
-static int parse_customer_key(const char *hex, struct secret_input *in, char *err, size_t errlen)
+static int parse_customer_key(const char *hex, struct secret_input *in, struct airlock_error *e)
 {
     if (!hex)
         return 0;
-    if (gw_customer_key_parse(hex, in->customer_key, err, errlen) < 0)
+    if (gw_customer_key_parse(hex, in->customer_key, e) < 0)
         return -1;
     in->has_customer_key = true;
     return 0;
@@ -247,26 +239,23 @@ static int parse_customer_key(const char *hex, struct secret_input *in, char *er
 
 /* The sandbox of a sandbox-scoped secret must be the caller's: 404 like
  * any foreign id. NULL sandbox_id = project scope. */
-static int parse_scope(json_t *body, const char **sandbox_id, char *err, size_t errlen)
+static int parse_scope(json_t *body, const char **sandbox_id, struct airlock_error *e)
 {
     const char *scope = json_input_string(body, "scope", "project");
     const char *id = json_input_string(body, "sandbox_id", NULL);
     *sandbox_id = NULL;
     if (strcmp(scope, "project") == 0) {
-        if (id) {
-            snprintf(err, errlen, "sandbox_id: only with \"scope\": \"sandbox\"");
-            return -1;
-        }
+        if (id)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "sandbox_id: only with \"scope\": \"sandbox\"");
         return 0;
     }
-    if (strcmp(scope, "sandbox") != 0) {
-        snprintf(err, errlen, "scope: must be \"project\" or \"sandbox\"");
-        return -1;
-    }
-    if (!id || !sandbox_id_valid(id)) {
-        snprintf(err, errlen, "sandbox_id: required with \"scope\": \"sandbox\", a sandbox id");
-        return -1;
-    }
+    if (strcmp(scope, "sandbox") != 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "scope: must be \"project\" or \"sandbox\"");
+    if (!id || !sandbox_id_valid(id))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "sandbox_id: required with \"scope\": \"sandbox\", a sandbox id");
     *sandbox_id = id;
     return 0;
 }
@@ -309,14 +298,13 @@ static enum MHD_Result secret_create(struct gw_request *r, const char *org_id)
     size_t n_fields = org_id ? 4 : sizeof(fields) / sizeof(*fields);
     enum MHD_Result rc = MHD_NO;
     struct secret_input in = { 0 };
-    char err[512];
+    struct airlock_error e;
     Airlock__Scheduler__V1__Sandbox *sb = NULL;
     Airlock__Vault__V1__SecretMetadata *meta = NULL;
     json_t *body = NULL;
     const char *sandbox_id = NULL;
-    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, err,
-                         sizeof(err)) < 0) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    if (json_input_parse(r->body.data, r->body.len, fields, n_fields, &body, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
         goto out;
     }
     if (!json_input_string(body, "name", NULL) || !json_input_string(body, "value", NULL)) {
@@ -324,13 +312,11 @@ static enum MHD_Result secret_create(struct gw_request *r, const char *org_id)
                          json_input_string(body, "name", NULL) ? "value" : "name");
         goto out;
     }
-    int ok = parse_bindings(json_object_get(body, "bindings"), &in, err, sizeof(err)) == 0 &&
-             parse_rate_limit(json_object_get(body, "rate_limit"), &in, err, sizeof(err)) == 0 &&
-             parse_customer_key(json_input_string(body, "customer_key", NULL), &in, err,
-                                sizeof(err)) == 0 &&
-             parse_scope(body, &sandbox_id, err, sizeof(err)) == 0;
-    if (!ok) {
-        rc = reply_error(r, 400, "invalid_argument", "%s", err);
+    if (parse_bindings(json_object_get(body, "bindings"), &in, &e) < 0 ||
+        parse_rate_limit(json_object_get(body, "rate_limit"), &in, &e) < 0 ||
+        parse_customer_key(json_input_string(body, "customer_key", NULL), &in, &e) < 0 ||
+        parse_scope(body, &sandbox_id, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
         goto out;
     }
     if (sandbox_id && !(sb = gw_sandbox_lookup_id(r, sandbox_id, &rc)))

@@ -10,6 +10,7 @@
 
 #include "reply.h"
 #include "route_handlers.h"
+#include "rpc_err.h"
 #include "sse.h"
 #include "template_access.h"
 
@@ -64,7 +65,8 @@ static void build_sse_finish(struct build_sse *b, bool done)
     b->stream = NULL;
     if (!done) {
         const char *code;
-        reply_http_status(st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st, &code);
+        reply_http_status(
+            airlock_error_class_of(st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st), &code);
         sse_append(&b->out, "error",
                    json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
                              details && *details ? details : "the build ended without a result"));

@@ -46,15 +46,15 @@ enum MHD_Result handle_warm_pool_put(struct gw_request *r)
     json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
     if (!body)
         return rc;
-    char err[256];
+    struct airlock_error e;
     uint64_t target = 0;
     if (!json_object_get(body, "target")) {
         json_decref(body);
         return reply_error(r, 400, "invalid_argument", "target: required");
     }
-    if (json_input_uint(body, "target", 64, 0, &target, err, sizeof(err)) < 0) {
+    if (json_input_uint(body, "target", 64, 0, &target, &e) < 0) {
         json_decref(body);
-        return reply_error(r, 400, "invalid_argument", "%s", err);
+        return reply_airlock_error(r, &e);
     }
     json_decref(body);
     Airlock__Scheduler__V1__SetWarmPoolRequest req = AIRLOCK__SCHEDULER__V1__SET_WARM_POOL_REQUEST__INIT;

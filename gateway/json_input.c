@@ -48,7 +48,7 @@ static bool value_fits(json_t *v, enum json_field_kind k)
     return false;
 }
 
-int json_input_object(const char *body, size_t len, json_t **out, char *err, size_t errlen)
+int json_input_object(const char *body, size_t len, json_t **out, struct airlock_error *e)
 {
     *out = NULL;
     json_t *obj;
@@ -57,23 +57,21 @@ int json_input_object(const char *body, size_t len, json_t **out, char *err, siz
     } else {
         json_error_t jerr;
         obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!obj) {
-            snprintf(err, errlen, "malformed JSON at line %d column %d: %s", jerr.line,
-                     jerr.column, jerr.text);
-            return -1;
-        }
+        if (!obj)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "malformed JSON at line %d column %d: %s", jerr.line,
+                                     jerr.column, jerr.text);
     }
     if (!json_is_object(obj)) {
-        snprintf(err, errlen, "the request body must be a JSON object");
         json_decref(obj);
-        return -1;
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "the request body must be a JSON object");
     }
     *out = obj;
     return 0;
 }
 
-int json_input_check(json_t *obj, const struct json_field *fields, size_t n_fields, char *err,
-                     size_t errlen)
+int json_input_check(json_t *obj, const struct json_field *fields, size_t n_fields,
+                     struct airlock_error *e)
 {
     const char *key;
     json_t *v;
@@ -83,26 +81,23 @@ int json_input_check(json_t *obj, const struct json_field *fields, size_t n_fiel
         for (size_t i = 0; i < n_fields && !f; i++)
             if (strcmp(fields[i].name, key) == 0)
                 f = &fields[i];
-        if (!f) {
-            snprintf(err, errlen, "unknown field \"%.100s\"", key);
-            return -1;
-        }
-        if (!value_fits(v, f->kind)) {
-            snprintf(err, errlen, "%s: must be %s", f->name, kind_name(f->kind));
-            return -1;
-        }
+        if (!f)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID, "unknown field \"%s\"", key);
+        if (!value_fits(v, f->kind))
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: must be %s", f->name,
+                                     kind_name(f->kind));
     }
     return 0;
 }
 
-int json_input_parse(const char *body, size_t len, const struct json_field *fields,
-                     size_t n_fields, json_t **out, char *err, size_t errlen)
+int json_input_parse(const char *body, size_t len, const struct json_field *fields, size_t n_fields,
+                     json_t **out, struct airlock_error *e)
 {
     json_t *obj;
     *out = NULL;
-    if (json_input_object(body, len, &obj, err, errlen) < 0)
+    if (json_input_object(body, len, &obj, e) < 0)
         return -1;
-    if (json_input_check(obj, fields, n_fields, err, errlen) < 0) {
+    if (json_input_check(obj, fields, n_fields, e) < 0) {
         json_decref(obj);
         return -1;
     }
@@ -117,7 +112,7 @@ const char *json_input_string(json_t *obj, const char *name, const char *fallbac
 }
 
 int json_input_uint(json_t *obj, const char *name, uint64_t max, uint64_t fallback, uint64_t *out,
-                    char *err, size_t errlen)
+                    struct airlock_error *e)
 {
     json_t *v = json_object_get(obj, name);
     if (!v) {
@@ -125,28 +120,26 @@ int json_input_uint(json_t *obj, const char *name, uint64_t max, uint64_t fallba
         return 0;
     }
     json_int_t n = json_integer_value(v);
-    if ((uint64_t)n > max) {
-        snprintf(err, errlen, "%s: %lld is more than %llu", name, (long long)n,
-                 (unsigned long long)max);
-        return -1;
-    }
+    if ((uint64_t)n > max)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: %lld is more than %llu", name,
+                                 (long long)n, (unsigned long long)max);
     *out = (uint64_t)n;
     return 0;
 }
 
-int json_input_base64(const char *text, uint8_t **out, size_t *len, char *err, size_t errlen)
+int json_input_base64(const char *text, uint8_t **out, size_t *len, struct airlock_error *e)
 {
     size_t n = strlen(text);
     *out = NULL;
     *len = 0;
-    if (n % 4 != 0 || n > INT_MAX) {
-        snprintf(err, errlen, "not base64 (its length is not a multiple of 4)");
-        return -1;
-    }
+    if (n % 4 != 0 || n > INT_MAX)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "not base64 (its length is not a multiple of 4)");
     uint8_t *buf = malloc(n / 4 * 3 + 1);
     int got = buf ? EVP_DecodeBlock(buf, (const unsigned char *)text, (int)n) : -1;
     if (got < 0) {
-        snprintf(err, errlen, "%s", buf ? "not base64" : "out of memory");
+        /* Invalid either way, as the REST API has always answered it. */
+        airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s", buf ? "not base64" : "out of memory");
         free(buf);
         return -1;
     }

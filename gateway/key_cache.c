@@ -54,42 +54,41 @@ static struct key_cache_entry *slot_for(struct key_cache *c, const uint8_t *dige
     return victim;
 }
 
-grpc_status_code key_cache_authenticate(struct key_cache *c, const char *key, bool usable,
-                                        key_cache_fetch_fn fetch, void *ctx,
-                                        struct key_principal *who, char *err, size_t errlen)
+int key_cache_authenticate(struct key_cache *c, const char *key, bool usable,
+                           key_cache_fetch_fn fetch, void *ctx, struct key_principal *who,
+                           struct airlock_error *e)
 {
     uint8_t digest[KEY_CACHE_DIGEST_BYTES];
     bool cached = usable && c->ttl_ms > 0 &&
                   EVP_Digest(key, strlen(key), digest, NULL, EVP_sha256(), NULL) == 1;
     if (!cached)
-        return fetch(ctx, key, who, err, errlen);
+        return fetch(ctx, key, who, e);
     int64_t now = c->now_ms();
     pthread_mutex_lock(&c->lock);
-    struct key_cache_entry *e = find(c, digest, now);
-    if (e) {
-        *who = e->who;
+    struct key_cache_entry *entry = find(c, digest, now);
+    if (entry) {
+        *who = entry->who;
         c->hits++;
     } else {
         c->misses++;
     }
     uint64_t generation = c->generation;
     pthread_mutex_unlock(&c->lock);
-    if (e)
-        return GRPC_STATUS_OK;
+    if (entry)
+        return 0;
 
-    grpc_status_code st = fetch(ctx, key, who, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    if (fetch(ctx, key, who, e) < 0)
+        return -1;
     pthread_mutex_lock(&c->lock);
     if (c->generation == generation) {
         /* From before the fetch: the answer is at least that fresh. */
-        e = slot_for(c, digest, now);
-        memcpy(e->digest, digest, sizeof(digest));
-        e->expires_ms = now + c->ttl_ms;
-        e->who = *who;
+        entry = slot_for(c, digest, now);
+        memcpy(entry->digest, digest, sizeof(digest));
+        entry->expires_ms = now + c->ttl_ms;
+        entry->who = *who;
     }
     pthread_mutex_unlock(&c->lock);
-    return st;
+    return 0;
 }
 
 void key_cache_drop_key(struct key_cache *c, const char *key_id)

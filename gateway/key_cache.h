@@ -11,12 +11,12 @@
 #ifndef AIRLOCK_GATEWAY_KEY_CACHE_H
 #define AIRLOCK_GATEWAY_KEY_CACHE_H
 
-#include <grpc/status.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "airlock_error.h"
 #include "strbuf.h"
 
 #define KEY_CACHE_DEFAULT_TTL_MS 10000
@@ -50,9 +50,8 @@ struct key_cache {
 };
 
 /* Asks the scheduler (or, in tests, a stand-in) who key belongs to. */
-typedef grpc_status_code (*key_cache_fetch_fn)(void *ctx, const char *key,
-                                                 struct key_principal *who, char *err,
-                                                 size_t errlen);
+typedef int (*key_cache_fetch_fn)(void *ctx, const char *key, struct key_principal *who,
+                                  struct airlock_error *e);
 
 /* ttl_ms 0 turns the cache off (every call fetches). -1 when out of
  * memory. */
@@ -62,10 +61,10 @@ void key_cache_destroy(struct key_cache *c);
 /* *who for key: from the cache while its entry is fresh, else from fetch,
  * whose success is stored for the TTL (evicting the entry closest to
  * expiry when full). usable false (revocations may be missed) bypasses
- * the cache both ways. Fetch's status and err otherwise. */
-grpc_status_code key_cache_authenticate(struct key_cache *c, const char *key, bool usable,
-                                        key_cache_fetch_fn fetch, void *ctx,
-                                        struct key_principal *who, char *err, size_t errlen);
+ * the cache both ways. Fetch's answer otherwise: 0, or -1 with e. */
+int key_cache_authenticate(struct key_cache *c, const char *key, bool usable,
+                           key_cache_fetch_fn fetch, void *ctx, struct key_principal *who,
+                           struct airlock_error *e);
 
 /* Forgets every entry of key_id (revoked). */
 void key_cache_drop_key(struct key_cache *c, const char *key_id);

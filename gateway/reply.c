@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rpc_err.h"
+
 enum MHD_Result reply_queue(struct gw_request *r, unsigned status, struct MHD_Response *resp)
 {
     if (!resp)
@@ -51,31 +53,37 @@ enum MHD_Result reply_error(struct gw_request *r, unsigned status, const char *c
                       json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", msg));
 }
 
-unsigned reply_http_status(grpc_status_code st, const char **code)
+unsigned reply_http_status(enum airlock_err class, const char **code)
 {
-    switch (st) {
-    case GRPC_STATUS_OK: *code = "ok"; return 200;
-    case GRPC_STATUS_INVALID_ARGUMENT:
-    case GRPC_STATUS_OUT_OF_RANGE: *code = "invalid_argument"; return 400;
-    case GRPC_STATUS_UNAUTHENTICATED: *code = "unauthenticated"; return 401;
-    case GRPC_STATUS_PERMISSION_DENIED: *code = "permission_denied"; return 403;
-    case GRPC_STATUS_NOT_FOUND: *code = "not_found"; return 404;
-    case GRPC_STATUS_ALREADY_EXISTS:
-    case GRPC_STATUS_FAILED_PRECONDITION:
-    case GRPC_STATUS_ABORTED: *code = "conflict"; return 409;
-    case GRPC_STATUS_UNIMPLEMENTED: *code = "not_implemented"; return 501;
-    case GRPC_STATUS_RESOURCE_EXHAUSTED:
-    case GRPC_STATUS_UNAVAILABLE: *code = "unavailable"; return 503;
-    case GRPC_STATUS_DEADLINE_EXCEEDED: *code = "unavailable"; return 504;
+    switch (class) {
+    case AIRLOCK_ERR_INVALID:
+    case AIRLOCK_ERR_RANGE: *code = "invalid_argument"; return 400;
+    case AIRLOCK_ERR_UNAUTHENTICATED: *code = "unauthenticated"; return 401;
+    case AIRLOCK_ERR_PERMISSION: *code = "permission_denied"; return 403;
+    case AIRLOCK_ERR_NOT_FOUND: *code = "not_found"; return 404;
+    case AIRLOCK_ERR_EXISTS:
+    case AIRLOCK_ERR_STATE:
+    case AIRLOCK_ERR_ABORTED: *code = "conflict"; return 409;
+    case AIRLOCK_ERR_UNIMPLEMENTED: *code = "not_implemented"; return 501;
+    case AIRLOCK_ERR_CAPACITY:
+    case AIRLOCK_ERR_UNAVAILABLE: *code = "unavailable"; return 503;
+    case AIRLOCK_ERR_TIMEOUT: *code = "unavailable"; return 504;
     default: *code = "internal"; return 500;
     }
 }
 
-enum MHD_Result reply_grpc_error(struct gw_request *r, grpc_status_code st, const char *details)
+enum MHD_Result reply_airlock_error(struct gw_request *r, const struct airlock_error *e)
 {
     const char *code;
-    unsigned status = reply_http_status(st, &code);
-    return reply_error(r, status, code, "%s", details && *details ? details : rpc_status_name(st));
+    unsigned status = reply_http_status(e->class, &code);
+    return reply_error(r, status, code, "%s", e->message);
+}
+
+enum MHD_Result reply_grpc_error(struct gw_request *r, grpc_status_code st, const char *details)
+{
+    struct airlock_error e;
+    airlock_error_from_status(&e, st, details);
+    return reply_airlock_error(r, &e);
 }
 
 enum MHD_Result reply_empty(struct gw_request *r, unsigned status)

@@ -149,10 +149,10 @@ bool gw_vault_call(struct gw_request *r, const char *method, const ProtobufCMess
                    enum MHD_Result *rc);
 
 /* A BYOK customer key as REST carries it: 64 hex digits → 32 bytes. -1
- * with err naming customer_key (and key zeroed) otherwise. */
+ * with e (invalid) naming customer_key (and key zeroed) otherwise. */
 #define GW_CUSTOMER_KEY_BYTES 32
-int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES], char *err,
-                          size_t errlen);
+int gw_customer_key_parse(const char *hex, uint8_t key[GW_CUSTOMER_KEY_BYTES],
+                          struct airlock_error *e);
 
 /* Query parameter name as a number in min..max into *out (left alone when
  * absent); false after answering 400. */

@@ -1,17 +1,19 @@
 /* What the REST handlers and the public gRPC API share on their way to the
  * scheduler and to the sandboxes' vmhosts: who is calling, API key
  * authentication, project-scoped scheduler calls, and the vmhost channel of
- * a running sandbox. Each function answers a gRPC status with a message in
- * err (naming the field, id or state); each front end turns that into its
- * own error shape (reply_grpc_error, rpc_call_finish). */
+ * a running sandbox. Each function returns 0, or -1 with a struct
+ * airlock_error naming the field, id or state (what the scheduler or a
+ * vmhost answered is classified once, airlock_error_from_status); each
+ * front end turns it into its own error shape (reply_airlock_error,
+ * grpc_fail_error). */
 #ifndef AIRLOCK_GATEWAY_SANDBOX_ACCESS_H
 #define AIRLOCK_GATEWAY_SANDBOX_ACCESS_H
 
-#include <grpc/status.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "airlock_error.h"
 #include "gateway.h"
 #include "egress.pb-c.h"
 #include "scheduler.pb-c.h"
@@ -42,36 +44,32 @@ static inline struct gw_caller gw_request_caller(const struct gw_request *r)
 }
 
 /* The principal of authorization ("Bearer <key>", NULL when absent):
- * UNAUTHENTICATED with `missing` as the message when there is no bearer
+ * unauthenticated with `missing` as the message when there is no bearer
  * key, else the scheduler's Authenticate answer, or its recent success
  * from the gateway's key cache (key_cache.h). */
-grpc_status_code gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
-                                 struct key_principal *who, char *err, size_t errlen);
+int gw_authenticate(struct gateway *gw, const char *authorization, const char *missing,
+                    struct key_principal *who, struct airlock_error *e);
 
 /* A sandbox id as vmhost and the scheduler make them ([a-z0-9_-]{1,64});
- * -1 with err naming it otherwise. */
-int gw_id_check(const char *id, char *err, size_t errlen);
+ * -1 with e (invalid) naming it otherwise. */
+int gw_id_check(const char *id, struct airlock_error *e);
 
-/* An absolute path argument called `name`; -1 with err otherwise. */
-int gw_path_check(const char *path, const char *name, char *err, size_t errlen);
+/* An absolute path argument called `name`; -1 with e (invalid)
+ * otherwise. */
+int gw_path_check(const char *path, const char *name, struct airlock_error *e);
 
-/* err = details, or the status's name when there are none. */
-void gw_copy_details(grpc_status_code st, const char *details, char *err, size_t errlen);
-
-/* rpc_unary on ch (the scheduler or a vmhost) with the failure's message
- * in err. */
-grpc_status_code gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
-                          const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
-                          int timeout_ms, char *err, size_t errlen);
+/* rpc_unary on ch (the scheduler or a vmhost); its failure as e. */
+int gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
+             const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp, int timeout_ms,
+             struct airlock_error *e);
 
 /* A scheduler call that takes a SandboxRef (GetSandbox, DeleteSandbox,
  * PauseSandbox, ResumeSandbox, SuspendSandbox, ListCheckpoints) for the
  * caller's sandbox id; resp_desc says what it answers. A foreign id is
- * NOT_FOUND like an unknown one. */
-grpc_status_code gw_sandbox_ref_call(struct gateway *gw, const struct gw_caller *c,
-                                     const char *method, const char *id,
-                                     const ProtobufCMessageDescriptor *resp_desc,
-                                     ProtobufCMessage **resp, char *err, size_t errlen);
+ * not found like an unknown one. */
+int gw_sandbox_ref_call(struct gateway *gw, const struct gw_caller *c, const char *method,
+                        const char *id, const ProtobufCMessageDescriptor *resp_desc,
+                        ProtobufCMessage **resp, struct airlock_error *e);
 
 /* Bounds of the logs a sandbox leaves on its node (REST and gRPC). */
 #define GW_CONSOLE_TAIL_DEFAULT (64u << 10)
@@ -85,45 +83,42 @@ static inline const char *gw_decision_name(Airlock__Egress__V1__Decision d)
 }
 
 /* The vmhost channel of sandbox sb's node, whatever its state (logs), or
- * UNAVAILABLE when the node cannot be reached. */
-grpc_status_code gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
-                                         struct rpc_channel **ch, char *err, size_t errlen);
+ * unavailable when the node cannot be reached. */
+int gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                            struct rpc_channel **ch, struct airlock_error *e);
 
 /* The unary vmhost call `method` for the caller's sandbox id in any state
  * (its logs), req naming that id already: the scheduler's tenancy lookup
- * (NOT_FOUND for a foreign id), then its node. On OK *resp (caller frees). */
-grpc_status_code gw_sandbox_node_unary(struct gateway *gw, const struct gw_caller *c,
-                                       const char *id, const char *method,
-                                       const ProtobufCMessage *req,
-                                       const ProtobufCMessageDescriptor *resp_desc,
-                                       ProtobufCMessage **resp, char *err, size_t errlen);
+ * (not found for a foreign id), then its node. On 0 *resp (caller frees). */
+int gw_sandbox_node_unary(struct gateway *gw, const struct gw_caller *c, const char *id,
+                          const char *method, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                          struct airlock_error *e);
 
-/* The vmhost channel of sandbox sb, which must be running:
- * FAILED_PRECONDITION "sandbox sb_… is paused; <what> needs running", or
- * UNAVAILABLE when its node cannot be reached. */
-grpc_status_code gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
-                                    const char *what, struct rpc_channel **ch, char *err,
-                                    size_t errlen);
+/* The vmhost channel of sandbox sb, which must be running: state
+ * "sandbox sb_… is paused; <what> needs running", or unavailable when its
+ * node cannot be reached. */
+int gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
+                       const char *what, struct rpc_channel **ch, struct airlock_error *e);
 
 /* The caller's sandbox id (GetSandbox) and, when it is running, its
  * vmhost channel (owned by the pool). On failure *sb is NULL. */
-grpc_status_code gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, const char *id,
-                                 const char *what, Airlock__Scheduler__V1__Sandbox **sb,
-                                 struct rpc_channel **ch, char *err, size_t errlen);
+int gw_sandbox_open(struct gateway *gw, const struct gw_caller *c, const char *id, const char *what,
+                    Airlock__Scheduler__V1__Sandbox **sb, struct rpc_channel **ch,
+                    struct airlock_error *e);
 
 /* Has the scheduler create the sandbox req describes (the front end's
  * translation of its request: template, size, env, metadata, network;
  * the caller's fields are filled here), after the limits both APIs share. */
-grpc_status_code gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
-                                   Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                   Airlock__Scheduler__V1__Sandbox **out, char *err, size_t errlen);
+int gw_sandbox_create(struct gateway *gw, const struct gw_caller *c,
+                      Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                      Airlock__Scheduler__V1__Sandbox **out, struct airlock_error *e);
 
 /* Replaces sandbox id's egress policy (its values judged by egress on the
  * node). */
-grpc_status_code gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
-                                        Airlock__Egress__V1__Policy *network,
-                                        Airlock__Scheduler__V1__Sandbox **out, char *err,
-                                        size_t errlen);
+int gw_sandbox_set_network(struct gateway *gw, const struct gw_caller *c, const char *id,
+                           Airlock__Egress__V1__Policy *network,
+                           Airlock__Scheduler__V1__Sandbox **out, struct airlock_error *e);
 
 /* A CheckpointRequest (CreateCheckpoint, DeleteCheckpoint,
  * RestoreCheckpoint) of the caller for sandbox_id; strings borrowed. */

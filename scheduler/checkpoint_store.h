@@ -4,21 +4,20 @@
 #ifndef AIRLOCK_SCHEDULER_CHECKPOINT_STORE_H
 #define AIRLOCK_SCHEDULER_CHECKPOINT_STORE_H
 
-#include <grpc/status.h>
 #include <stdint.h>
 
+#include "airlock_error.h"
 #include "db.h"
 #include "scheduler.pb-c.h"
 
 /* Records (or replaces a stale row of) checkpoint name. */
-grpc_status_code store_checkpoint_insert(struct db *db, const char *sandbox_id, const char *name,
-                                         const char *kind, int64_t created_unix_ms, char *err,
-                                         size_t errlen);
-grpc_status_code store_checkpoint_delete(struct db *db, const char *sandbox_id, const char *name,
-                                         char *err, size_t errlen);
+int store_checkpoint_insert(struct db *db, const char *sandbox_id, const char *name,
+                            const char *kind, int64_t created_unix_ms, struct airlock_error *e);
+int store_checkpoint_delete(struct db *db, const char *sandbox_id, const char *name,
+                            struct airlock_error *e);
 /* By name; read rows with store_checkpoint_msg. */
-grpc_status_code store_checkpoint_list(struct db *db, const char *sandbox_id, PGresult **out,
-                                       char *err, size_t errlen);
+int store_checkpoint_list(struct db *db, const char *sandbox_id, PGresult **out,
+                          struct airlock_error *e);
 /* Points msg's fields into row `row` of res (valid until PQclear). */
 void store_checkpoint_msg(PGresult *res, int row, Airlock__Scheduler__V1__Checkpoint *msg);
 

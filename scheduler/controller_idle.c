@@ -27,14 +27,14 @@ static int64_t node_last_activity(struct scheduler *s, const char *node, const c
     Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    char err[1024];
-    grpc_status_code st =
-        nodes_call(s, node, NODE_OP(GET), &req.base, s->cfg.node_timeout_ms, &reply, err, sizeof(err));
+    struct airlock_error e;
+    int rc = nodes_call(s, node, NODE_OP(GET), &req.base, s->cfg.node_timeout_ms, &reply, &e);
     int64_t at = -1;
-    if (st == GRPC_STATUS_OK && reply->sandbox)
+    if (rc == 0 && reply->sandbox)
         at = reply->sandbox->last_activity_unix_ms;
     else
-        log_info("idle check: node cannot say", "sandbox=%s node=%s error=\"%s\"", id, node, err);
+        log_info("idle check: node cannot say", "sandbox=%s node=%s error=\"%s\"", id, node,
+                 e.message);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     return at;
@@ -42,15 +42,16 @@ static int64_t node_last_activity(struct scheduler *s, const char *node, const c
 
 static void record_activity(struct scheduler *s, const char *id, int64_t at_ms)
 {
-    char at[32], err[512];
+    struct airlock_error e;
+    char at[32];
     snprintf(at, sizeof(at), "%" PRId64, at_ms);
     const char *params[] = { id, at };
     PGresult *res = db_query(&s->db,
                              "UPDATE sandboxes SET last_activity_at = to_timestamp($2::bigint / 1000.0)"
                              " WHERE id = $1",
-                             2, params, err, sizeof(err));
+                             2, params, AIRLOCK_ERROR_MSG(&e));
     if (!res)
-        log_warn("idle check: activity not recorded", "sandbox=%s error=\"%s\"", id, err);
+        log_warn("idle check: activity not recorded", "sandbox=%s error=\"%s\"", id, e.message);
     PQclear(res);
 }
 
@@ -66,21 +67,21 @@ static void idle_check(struct scheduler *s, const char *project_id, const char *
         record_activity(s, id, node_last);
     if (idle_ms < (int64_t)timeout_s * 1000)
         return; /* active since: looked at again once idle that long */
-    char why[128], err[2048], on[128];
+    struct airlock_error e;
+    char why[128], on[128];
     snprintf(why, sizeof(why), "idle for %" PRId64 " s (idle_timeout_s=%d)", idle_ms / 1000,
              timeout_s);
     struct transition_note note = { "controller:idle", why, "" };
-    grpc_status_code st = service_sandbox_op(s, project_id, id, SANDBOX_OP_SUSPEND, &note, on,
-                                             sizeof(on), err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
+    int rc = service_sandbox_op(s, project_id, id, SANDBOX_OP_SUSPEND, &note, on, sizeof(on), &e);
+    if (rc == 0)
         log_info("sandbox suspended: idle", "sandbox=%s node=%s %s", id, node, why);
     else
-        log_warn("idle suspend failed", "sandbox=%s node=%s error=\"%s\"", id, node, err);
+        log_warn("idle suspend failed", "sandbox=%s node=%s error=\"%s\"", id, node, e.message);
 }
 
 void controller_idle_pass(struct scheduler *s)
 {
-    char err[1024];
+    struct airlock_error e;
     /* greatest() skips a NULL last_activity_at; updated_at moves with every
      * transition, so a sandbox just resumed is not idle. */
     PGresult *rows = db_query(
@@ -91,9 +92,9 @@ void controller_idle_pass(struct scheduler *s)
         " AND node_id IS NOT NULL"
         " AND greatest(updated_at, last_activity_at) < now() - make_interval(secs => idle_timeout_s)"
         " ORDER BY 5 LIMIT " IDLE_BATCH,
-        0, NULL, err, sizeof(err));
+        0, NULL, AIRLOCK_ERROR_MSG(&e));
     if (!rows) {
-        log_warn("idle controller: database", "error=\"%s\"", err);
+        log_warn("idle controller: database", "error=\"%s\"", e.message);
         return;
     }
     for (int i = 0; i < PQntuples(rows); i++)

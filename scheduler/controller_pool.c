@@ -54,23 +54,23 @@ static void push_target(struct scheduler *s, struct controller_pools *pools, con
     req.template_ = (char *)tmpl;
     req.target = target;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    char err[1024];
-    grpc_status_code st = nodes_call(s, node, NODE_OP(SET_POOL), &req.base, s->cfg.node_timeout_ms,
-                                     &reply, err, sizeof(err));
+    struct airlock_error e;
+    int rc = nodes_call(s, node, NODE_OP(SET_POOL), &req.base, s->cfg.node_timeout_ms, &reply, &e);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
-    if (st == GRPC_STATUS_OK) {
+    if (rc == 0) {
         log_info("warm pool target pushed", "node=%s template=%s target=%u", node, tmpl, target);
     } else {
         log_warn("warm pool target refused", "node=%s template=%s target=%u error=\"%s\"", node,
-                 tmpl, target, err);
+                 tmpl, target, e.message);
         remember_refusal(pools, node, tmpl, target);
     }
 }
 
 void controller_pool_pass(struct scheduler *s, struct controller_pools *pools)
 {
-    char err[1024], dead_after[16];
+    struct airlock_error e;
+    char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     const char *params[] = { dead_after };
     PGresult *rows = db_query(
@@ -81,9 +81,9 @@ void controller_pool_pass(struct scheduler *s, struct controller_pools *pools)
         " AND (t.id = 'default' OR t.id = ANY(n.templates))" /* named: where it was built */
         " AND coalesce((SELECT (p->>'target')::integer FROM jsonb_array_elements(n.warm_pools) p"
         "   WHERE p->>'template' = t.id LIMIT 1), -1) <> t.warm_pool_target",
-        1, params, err, sizeof(err));
+        1, params, AIRLOCK_ERROR_MSG(&e));
     if (!rows) {
-        log_warn("warm pool controller: database", "error=\"%s\"", err);
+        log_warn("warm pool controller: database", "error=\"%s\"", e.message);
         return;
     }
     for (int i = 0; i < PQntuples(rows); i++)

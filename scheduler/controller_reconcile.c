@@ -14,6 +14,7 @@
 #include "nodes.h"
 #include "reconcile_plan.h"
 #include "rpc_client.h"
+#include "rpc_err.h"
 #include "scheduler_service.h"
 
 #define WHO "controller:reconcile"
@@ -46,17 +47,16 @@ static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, 
     return v;
 }
 
-static grpc_status_code delete_on_node(struct scheduler *s, const char *node, const char *id,
-                                       char *err, size_t errlen)
+static int delete_on_node(struct scheduler *s, const char *node, const char *id,
+                          struct airlock_error *e)
 {
     Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    grpc_status_code st =
-        nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, err, errlen);
+    int rc = nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, e);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
-    return st == GRPC_STATUS_NOT_FOUND ? GRPC_STATUS_OK : st;
+    return rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND ? -1 : 0; /* gone already: done */
 }
 
 /* One database row of the node against the node's list; 1 when it
@@ -72,19 +72,20 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
     struct reconcile_step step = reconcile_plan(db_state, stuck, &view);
     if (step.kind == RECONCILE_KEEP)
         return 0;
-    char err[1024], why[1400];
+    struct airlock_error e;
+    char why[1400];
     snprintf(why, sizeof(why), "%s (node %s)%s%.1000s", step.why, node, *node_error ? ": " : "",
              node_error);
-    if (step.kind == RECONCILE_DELETE_ON_NODE &&
-        delete_on_node(s, node, id, err, sizeof(err)) != GRPC_STATUS_OK) {
+    if (step.kind == RECONCILE_DELETE_ON_NODE && delete_on_node(s, node, id, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", id, node,
-                 err);
+                 e.message);
         return 0;
     }
     struct transition_note note = { WHO, why, "" };
-    grpc_status_code st = service_transition(s, id, db_state, step.to, &note, err, sizeof(err));
-    if (st != GRPC_STATUS_OK) {
-        log_info("reconcile skipped", "sandbox=%s error=\"%s\"", id, err); /* moved meanwhile */
+    int rc = service_transition(s, id, db_state, step.to, &note, &e);
+    if (rc < 0) {
+        log_info("reconcile skipped", "sandbox=%s error=\"%s\"", id,
+                 e.message); /* moved meanwhile */
         return 0;
     }
     log_warn("reconciled", "sandbox=%s node=%s from=%s to=%s why=\"%s\"", id, node, state_name,
@@ -99,9 +100,9 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
                                 const Airlock__Vmhost__V1__Sandbox *vm)
 {
     const char *params[] = { vm->id };
-    char err[1024];
-    PGresult *res = db_query(&s->db, "SELECT state FROM sandboxes WHERE id = $1", 1, params, err,
-                             sizeof(err));
+    struct airlock_error e;
+    PGresult *res = db_query(&s->db, "SELECT state FROM sandboxes WHERE id = $1", 1, params,
+                             AIRLOCK_ERROR_MSG(&e));
     if (!res)
         return 0;
     bool known = PQntuples(res) == 1;
@@ -111,9 +112,9 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
         return 0; /* a row of another node: not this node's to judge */
     if (!known && clock_realtime_ms() - vm->created_unix_ms < (int64_t)s->cfg.reconcile_grace_s * 1000)
         return 0;
-    if (delete_on_node(s, node, vm->id, err, sizeof(err)) != GRPC_STATUS_OK) {
+    if (delete_on_node(s, node, vm->id, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", vm->id,
-                 node, err);
+                 node, e.message);
         return 0;
     }
     log_warn("reconcile: deleted a VM the database does not have", "sandbox=%s node=%s row=%s",
@@ -124,25 +125,25 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
 /* 0 when the node answered its list (and was compared), else -1. */
 static int reconcile_node(struct scheduler *s, const char *node)
 {
-    char err[1024], stuck_after[16];
+    struct airlock_error e;
+    char stuck_after[16];
     /* Longer than a create may take with its retry. */
     snprintf(stuck_after, sizeof(stuck_after), "%d", 2 * s->cfg.node_timeout_ms / 1000 + 30);
     const char *params[] = { node, stuck_after };
     PGresult *rows = db_query(&s->db,
                               "SELECT id, state, updated_at < now() - make_interval(secs => $2::integer)"
                               " FROM sandboxes WHERE node_id = $1 AND state <> 'deleted'",
-                              2, params, err, sizeof(err));
+                              2, params, AIRLOCK_ERROR_MSG(&e));
     if (!rows) {
-        log_warn("reconcile: database", "node=%s error=\"%s\"", node, err);
+        log_warn("reconcile: database", "node=%s error=\"%s\"", node, e.message);
         return -1;
     }
     Airlock__Vmhost__V1__Empty req = AIRLOCK__VMHOST__V1__EMPTY__INIT;
     Airlock__Node__V1__NodeReply *list = NULL;
-    grpc_status_code st = nodes_call(s, node, NODE_OP(LIST), &req.base, s->cfg.node_timeout_ms, &list, err,
-                                     sizeof(err));
-    if (st != GRPC_STATUS_OK) {
+    int rc = nodes_call(s, node, NODE_OP(LIST), &req.base, s->cfg.node_timeout_ms, &list, &e);
+    if (rc < 0) {
         log_warn("reconcile: node did not list its sandboxes", "node=%s status=%s error=\"%s\"",
-                 node, rpc_status_name(st), err);
+                 node, airlock_error_status_name(&e), e.message);
         PQclear(rows);
         return -1;
     }
@@ -171,24 +172,26 @@ static int reconcile_node(struct scheduler *s, const char *node)
 
 void controller_reconcile_flag_all(struct scheduler *s)
 {
-    char err[512];
-    PGresult *res = db_query(&s->db, "UPDATE nodes SET reconcile = true", 0, NULL, err, sizeof(err));
+    struct airlock_error e;
+    PGresult *res =
+        db_query(&s->db, "UPDATE nodes SET reconcile = true", 0, NULL, AIRLOCK_ERROR_MSG(&e));
     if (!res)
-        log_warn("reconcile: cannot flag nodes", "error=\"%s\"", err);
+        log_warn("reconcile: cannot flag nodes", "error=\"%s\"", e.message);
     PQclear(res);
 }
 
 void controller_reconcile_pass(struct scheduler *s)
 {
-    char err[512], dead_after[16];
+    struct airlock_error e;
+    char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     const char *params[] = { dead_after };
     PGresult *nodes = db_query(&s->db,
                                "SELECT id, started_unix_ms FROM nodes WHERE reconcile"
                                " AND last_seen > now() - make_interval(secs => $1::integer)",
-                               1, params, err, sizeof(err));
+                               1, params, AIRLOCK_ERROR_MSG(&e));
     if (!nodes) {
-        log_warn("reconcile: database", "error=\"%s\"", err);
+        log_warn("reconcile: database", "error=\"%s\"", e.message);
         return;
     }
     for (int i = 0; i < PQntuples(nodes); i++) {
@@ -200,7 +203,7 @@ void controller_reconcile_pass(struct scheduler *s)
         PGresult *res = db_query(&s->db,
                                  "UPDATE nodes SET reconcile = false"
                                  " WHERE id = $1 AND started_unix_ms = $2::bigint",
-                                 2, done, err, sizeof(err));
+                                 2, done, AIRLOCK_ERROR_MSG(&e));
         PQclear(res);
     }
     PQclear(nodes);

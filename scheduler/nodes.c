@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rpc_err.h"
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
 #define ROLL_CALL_SUBJECT "airlock.nodes.roll-call" /* see protos/node.proto */
@@ -69,7 +70,7 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
     const char *params[] = { hb->node_id, hb->vmhost_addr, capacity, sandboxes, free_mb,
                              hb->accel,   started,         pools ? pools : "[]", dead_after,
                              templates ? templates : "{}" };
-    char err[512];
+    struct airlock_error e;
     /* xmax = 0 only on a freshly inserted row: log new nodes once. A node
      * that restarted (new started_unix_ms) or was silent past dead_after
      * may have lost sandboxes: flag it for reconciliation (controllers). */
@@ -88,11 +89,11 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
                              "   OR nodes.started_unix_ms <> EXCLUDED.started_unix_ms"
                              "   OR nodes.last_seen < now() - make_interval(secs => $9::integer)"
                              " RETURNING (xmax = 0)",
-                             10, params, err, sizeof(err));
+                             10, params, AIRLOCK_ERROR_MSG(&e));
     free(pools);
     free(templates);
     if (!res) {
-        log_warn("heartbeat not recorded", "node=%s error=\"%s\"", hb->node_id, err);
+        log_warn("heartbeat not recorded", "node=%s error=\"%s\"", hb->node_id, e.message);
         goto out;
     }
     if (PQgetvalue(res, 0, 0)[0] == 't')
@@ -119,8 +120,8 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen)
     return 0;
 }
 
-grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id,
-                             size_t idlen, char *err, size_t errlen)
+int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size_t idlen,
+                struct airlock_error *e)
 {
     char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
@@ -129,26 +130,27 @@ grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *
                              "UPDATE sandboxes SET node_id = "
                              NODES_PLACEMENT("sandboxes.template", "$2")
                              " WHERE id = $1 RETURNING coalesce(node_id, ''), template",
-                             2, params, err, errlen);
+                             2, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = 0;
     if (PQntuples(res) != 1 || !*PQgetvalue(res, 0, 0)) {
         if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 1), "default") != 0)
-            snprintf(err, errlen, "no live node that has template %s has room for another sandbox",
-                     PQgetvalue(res, 0, 1));
+            rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                                   "no live node that has template %s has room for another sandbox",
+                                   PQgetvalue(res, 0, 1));
         else
-            snprintf(err, errlen, "no live node has room for another sandbox");
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+            rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                                   "no live node has room for another sandbox");
     } else {
         snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
     }
     PQclear(res);
-    return st;
+    return rc;
 }
 
 bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t sincelen,
-                char *err, size_t errlen)
+                struct airlock_error *e)
 {
     char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
@@ -160,7 +162,7 @@ bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t si
                              " coalesce(to_char(max(last_seen) AT TIME ZONE 'UTC',"
                              " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
                              " FROM nodes WHERE id = $1",
-                             2, params, err, errlen);
+                             2, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return false;
     bool gone = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
@@ -170,59 +172,53 @@ bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t si
     return gone;
 }
 
-grpc_status_code nodes_call(struct scheduler *s, const char *node_id, node_op op,
-                            const ProtobufCMessage *req, int timeout_ms,
-                            Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
+int nodes_call(struct scheduler *s, const char *node_id, node_op op, const ProtobufCMessage *req,
+               int timeout_ms, Airlock__Node__V1__NodeReply **reply, struct airlock_error *e)
 {
     *reply = NULL;
     char subject[256];
-    if (node_op_subject(node_id, op, subject, sizeof(subject)) < 0) {
-        snprintf(err, errlen, "no node operation %d for node %.128s", (int)op, node_id);
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (node_op_subject(node_id, op, subject, sizeof(subject)) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "no node operation %d for node %s",
+                                 (int)op, node_id);
     size_t len = protobuf_c_message_get_packed_size(req);
     uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
+    if (!buf)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     protobuf_c_message_pack(req, buf);
     natsMsg *resp = NULL;
     natsStatus ns = natsConnection_Request(&resp, s->nc, subject, buf, (int)len, timeout_ms);
     free(buf);
-    if (ns == NATS_NO_RESPONDERS) {
-        snprintf(err, errlen, "node %s is not answering (no responders on %s)", node_id, subject);
-        return GRPC_STATUS_UNAVAILABLE;
-    }
-    if (ns == NATS_TIMEOUT) {
-        snprintf(err, errlen, "node %s did not answer %s within %d ms", node_id, node_op_name(op),
-                 timeout_ms);
-        return GRPC_STATUS_DEADLINE_EXCEEDED;
-    }
-    if (ns != NATS_OK) {
-        snprintf(err, errlen, "nats: request %s: %s", subject, natsStatus_GetText(ns));
-        return GRPC_STATUS_UNAVAILABLE;
-    }
-    return nodes_reply_take(node_id, op, resp, reply, err, errlen);
+    if (ns == NATS_NO_RESPONDERS)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
+                                 "node %s is not answering (no responders on %s)", node_id,
+                                 subject);
+    if (ns == NATS_TIMEOUT)
+        return airlock_error_set(e, AIRLOCK_ERR_TIMEOUT, "node %s did not answer %s within %d ms",
+                                 node_id, node_op_name(op), timeout_ms);
+    if (ns != NATS_OK)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: request %s: %s", subject,
+                                 natsStatus_GetText(ns));
+    return nodes_reply_take(node_id, op, resp, reply, e);
 }
 
-grpc_status_code nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
-                                  Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen)
+int nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
+                     Airlock__Node__V1__NodeReply **reply, struct airlock_error *e)
 {
     *reply = NULL;
     Airlock__Node__V1__NodeReply *r = airlock__node__v1__node_reply__unpack(
         NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
     natsMsg_Destroy(msg);
-    if (!r) {
-        snprintf(err, errlen, "node %s sent a malformed reply to %s", node_id, node_op_name(op));
-        return GRPC_STATUS_INTERNAL;
-    }
-    grpc_status_code st = (grpc_status_code)r->status;
-    if (st != GRPC_STATUS_OK) {
-        snprintf(err, errlen, "%s", r->message);
+    if (!r)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "node %s sent a malformed reply to %s",
+                                 node_id, node_op_name(op));
+    /* The node's status is its answer: classified here, once, it reaches
+     * the scheduler's caller as the node gave it. */
+    enum airlock_err class = airlock_error_class_of((grpc_status_code)r->status);
+    if (class != AIRLOCK_OK) {
+        airlock_error_set(e, class, "%s", r->message);
         airlock__node__v1__node_reply__free_unpacked(r, NULL);
-        return st;
+        return -1;
     }
     *reply = r;
-    return GRPC_STATUS_OK;
+    return 0;
 }

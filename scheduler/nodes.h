@@ -4,9 +4,9 @@
 #ifndef AIRLOCK_SCHEDULER_NODES_H
 #define AIRLOCK_SCHEDULER_NODES_H
 
-#include <grpc/status.h>
 #include <stdbool.h>
 
+#include "airlock_error.h"
 #include "node.pb-c.h"
 #include "node_op.h"
 #include "scheduler.h"
@@ -31,28 +31,28 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
     "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
 
 /* Assigns sandbox_id (not placed when it was inserted) to NODES_PLACEMENT's
- * node; node_id gets its id. RESOURCE_EXHAUSTED naming the template when
+ * node; node_id gets its id. Capacity, naming the template, when
  * none has room. */
-grpc_status_code nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id,
-                             size_t idlen, char *err, size_t errlen);
+int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size_t idlen,
+                struct airlock_error *e);
 
 /* Whether node_id has been silent past --node-dead-after-s (or was never
  * seen): true with *since (RFC 3339 of its last heartbeat, "" when none).
  * false when it is alive or the database cannot say (err then). */
 bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t sincelen,
-                char *err, size_t errlen);
+                struct airlock_error *e);
 
-/* One request to a node; the reply's own status, or UNAVAILABLE when no
- * node answers (NATS "no responders": the node is down) and
- * DEADLINE_EXCEEDED when it answered too late. On OK *reply is set (free
- * with protobuf_c_message_free_unpacked); otherwise err says why. */
-grpc_status_code nodes_call(struct scheduler *s, const char *node_id, node_op op,
-                            const ProtobufCMessage *req, int timeout_ms,
-                            Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
+/* One request to a node: 0 with *reply (free with
+ * protobuf_c_message_free_unpacked), or -1 with e: the node's own refusal
+ * (its status classified, its message), unavailable when no node answers
+ * (NATS "no responders": the node is down), timeout when it answered too
+ * late. */
+int nodes_call(struct scheduler *s, const char *node_id, node_op op, const ProtobufCMessage *req,
+               int timeout_ms, Airlock__Node__V1__NodeReply **reply, struct airlock_error *e);
 
 /* A NodeReply in msg (destroyed here), as nodes_call answers it: OK with
- * *reply, or its status with err. op names the request in errors. */
-grpc_status_code nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
-                                  Airlock__Node__V1__NodeReply **reply, char *err, size_t errlen);
+ * *reply, or its refusal in e. op names the request in errors. */
+int nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
+                     Airlock__Node__V1__NodeReply **reply, struct airlock_error *e);
 
 #endif

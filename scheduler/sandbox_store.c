@@ -35,6 +35,13 @@
     "   FROM s RETURNING at)"                                                              \
     " SELECT" SANDBOX_COLUMNS ", " TRANSITION_AT_RFC3339("t.at") SANDBOX_FROM("s") ", t"
 
+/* The one answer for a sandbox the caller may not see: a foreign, deleted
+ * or unknown id alike. Returns -1. */
+static int sandbox_not_found(struct airlock_error *e, const char *id)
+{
+    return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
+}
+
 static void event_fill(struct sandbox_event *ev, const char *project_id, const char *id,
                        const char *previous, const char *state, const char *at)
 {
@@ -49,8 +56,7 @@ static void event_fill(struct sandbox_event *ev, const char *project_id, const c
 enum { COLUMN_ENV, COLUMN_METADATA, COLUMN_NETWORK };
 static const int json_column_index[] = { 11, 12, 14 };
 
-grpc_status_code store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, char *err,
-                                   size_t errlen)
+int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct airlock_error *e)
 {
     Airlock__Scheduler__V1__Sandbox *msg = &out->msg;
     airlock__scheduler__v1__sandbox__init(msg);
@@ -79,20 +85,16 @@ grpc_status_code store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *o
     msg->metadata = (void *)string_map_from_json(
         out->columns[COLUMN_METADATA], &airlock__scheduler__v1__sandbox__metadata_entry__descriptor,
         &msg->n_metadata);
-    if (!msg->env || !msg->metadata) {
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
+    if (!msg->env || !msg->metadata)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     json_t *network = out->columns[COLUMN_NETWORK];
     if (!network)
-        return GRPC_STATUS_OK;
+        return 0;
     char why[256];
-    if (policy_json_to_proto(network, "network", &out->policy, why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "sandbox %s: stored %s", msg->id, why);
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (policy_json_to_proto(network, "network", &out->policy, why, sizeof(why)) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "sandbox %s: stored %s", msg->id, why);
     msg->network = &out->policy;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 void store_sandbox_msg_free(struct sandbox_msg *m)
@@ -124,75 +126,72 @@ const char *store_sandbox_node(PGresult *res, int row)
     return PQgetvalue(res, row, 6);
 }
 
-grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const char *id,
-                                   PGresult **out, char *err, size_t errlen)
+int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
+                      struct airlock_error *e)
 {
     const char *params[] = { project_id, id };
     PGresult *res = db_query_prepared(
         db, "sandbox_get",
         SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
-        err, errlen);
+        AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) != 1) {
         PQclear(res);
-        snprintf(err, errlen, "sandbox %.80s not found", id);
-        return GRPC_STATUS_NOT_FOUND;
+        return sandbox_not_found(e, id);
     }
     *out = res;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
-                                    char *err, size_t errlen)
+int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
+                       struct airlock_error *e)
 {
     const char *params[] = { project_id };
     *out = db_query(db,
                     SANDBOX_SELECT " WHERE s.project_id = $1 AND s.state <> 'deleted'"
                                    " ORDER BY s.created_at, s.id",
-                    1, params, err, errlen);
-    return *out ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
+                    1, params, AIRLOCK_ERROR_MSG(e));
+    return *out ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
 /* Why nothing was inserted for req: its idempotency key names an earlier
  * sandbox (*row, *existing), or its template is not the project's. */
-static grpc_status_code insert_refused(struct db *db,
-                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                      PGresult **row, bool *existing, char *err, size_t errlen)
+static int insert_refused(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                          PGresult **row, bool *existing, struct airlock_error *e)
 {
     PGresult *res;
     if (*req->idempotency_key) {
         const char *lookup[] = { req->project_id, req->idempotency_key };
         res = db_query(db, SANDBOX_SELECT " WHERE s.project_id = $1 AND s.idempotency_key = $2", 2,
-                       lookup, err, errlen);
+                       lookup, AIRLOCK_ERROR_MSG(e));
         if (!res)
-            return GRPC_STATUS_UNAVAILABLE;
+            return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
         if (PQntuples(res) == 1 && strcmp(store_sandbox_state(res, 0), "deleted") == 0) {
-            snprintf(err, errlen, "sandbox %.80s not found", PQgetvalue(res, 0, 0));
+            sandbox_not_found(e, PQgetvalue(res, 0, 0));
             PQclear(res);
-            return GRPC_STATUS_NOT_FOUND;
+            return -1;
         }
         if (PQntuples(res) == 1) {
             *row = res;
             *existing = true;
-            return GRPC_STATUS_OK;
+            return 0;
         }
         PQclear(res);
     }
     const char *tparams[] = { req->template_, req->project_id };
     res = db_query(db,
                    "SELECT 1 FROM templates WHERE id = $1 AND (project_id IS NULL OR project_id = $2)",
-                   2, tparams, err, errlen);
+                   2, tparams, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     int templates = PQntuples(res);
     PQclear(res);
-    if (templates == 0) {
-        snprintf(err, errlen, "template: \"%.80s\" does not exist", req->template_);
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    }
-    snprintf(err, errlen, "sandbox with idempotency key %.80s vanished", req->idempotency_key);
-    return GRPC_STATUS_ABORTED;
+    if (templates == 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "template: \"%s\" does not exist",
+                                 req->template_);
+    return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "sandbox with idempotency key %s vanished",
+                             req->idempotency_key);
 }
 
 /* j (taken) as the text of a jsonb column, malloc'd; NULL when j is NULL
@@ -206,9 +205,13 @@ static char *column_text(json_t *j, char *err, size_t errlen)
     return text;
 }
 
-char *store_policy_text(const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen)
+char *store_policy_text(const Airlock__Egress__V1__Policy *policy, struct airlock_error *e)
 {
-    return column_text(policy_json_from_proto(policy, "network", err, errlen), err, errlen);
+    char *text = column_text(policy_json_from_proto(policy, "network", AIRLOCK_ERROR_MSG(e)),
+                             AIRLOCK_ERROR_MSG(e));
+    if (!text)
+        airlock_error_classify(e, AIRLOCK_ERR_INVALID);
+    return text;
 }
 
 /* A create request's env, metadata and network as the texts of their
@@ -224,32 +227,31 @@ static void request_columns_free(struct request_columns *c)
     free(c->network);
 }
 
-static grpc_status_code request_columns(const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                        struct request_columns *c, char *err, size_t errlen)
+static int request_columns(const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                           struct request_columns *c, struct airlock_error *e)
 {
     *c = (struct request_columns){ 0 };
-    c->env = column_text(string_map_to_json((ProtobufCMessage **)req->env, req->n_env, "env",
-                                            err, errlen),
-                         err, errlen);
+    c->env = column_text(
+        string_map_to_json((ProtobufCMessage **)req->env, req->n_env, "env", AIRLOCK_ERROR_MSG(e)),
+        AIRLOCK_ERROR_MSG(e));
     if (c->env)
-        c->metadata = column_text(string_map_to_json((ProtobufCMessage **)req->metadata,
-                                                     req->n_metadata, "metadata", err, errlen),
-                                  err, errlen);
+        c->metadata =
+            column_text(string_map_to_json((ProtobufCMessage **)req->metadata, req->n_metadata,
+                                           "metadata", AIRLOCK_ERROR_MSG(e)),
+                        AIRLOCK_ERROR_MSG(e));
     if (c->metadata && req->network)
-        c->network = store_policy_text(req->network, err, errlen);
+        c->network = store_policy_text(req->network, e);
     if (c->metadata && (!req->network || c->network))
-        return GRPC_STATUS_OK;
+        return 0;
     request_columns_free(c);
     *c = (struct request_columns){ 0 };
-    return GRPC_STATUS_INVALID_ARGUMENT;
+    return airlock_error_classify(e, AIRLOCK_ERR_INVALID);
 }
 
-grpc_status_code store_sandbox_insert(struct db *db,
-                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                      const char *id, int node_dead_after_s,
-                                      const struct transition_note *note,
-                                      struct sandbox_event *created, PGresult **row,
-                                      bool *existing, char *err, size_t errlen)
+int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                         const char *id, int node_dead_after_s, const struct transition_note *note,
+                         struct sandbox_event *created, PGresult **row, bool *existing,
+                         struct airlock_error *e)
 {
     char cpus[16], memory[16], idle[16], ttl[16], dead_after[16];
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
@@ -260,8 +262,8 @@ grpc_status_code store_sandbox_insert(struct db *db,
     *row = NULL;
     *existing = false;
     struct request_columns text;
-    grpc_status_code st = request_columns(req, &text, err, errlen);
-    if (st != GRPC_STATUS_OK)
+    int rc = request_columns(req, &text, e);
+    if (rc < 0)
         goto out;
     const char *params[] = { id,          req->project_id, req->template_, cpus,
                              memory,      text.env,        text.metadata,  idle,
@@ -282,25 +284,25 @@ grpc_status_code store_sandbox_insert(struct db *db,
         "     AND (project_id IS NULL OR project_id = $2))"
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW_AND_ANSWER("$10", "NULL", "'creating'", "'create'", "$11"),
-        14, params, err, errlen);
+        14, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
-        st = GRPC_STATUS_UNAVAILABLE;
+        rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (PQntuples(res) == 1) {
         event_fill(created, req->project_id, id, NULL, "creating",
                    PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
         *row = res;
     } else {
         PQclear(res);
-        st = insert_refused(db, req, row, existing, err, errlen);
+        rc = insert_refused(db, req, row, existing, e);
     }
 out:
     request_columns_free(&text);
-    return st;
+    return rc;
 }
 
-grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
-                                   const struct transition_note *note,
-                                   struct sandbox_event *created, char *err, size_t errlen)
+int store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
+                      const struct transition_note *note, struct sandbox_event *created,
+                      struct airlock_error *e)
 {
     const char *parent_id = PQgetvalue(parent, 0, 0);
     char why[200];
@@ -316,63 +318,58 @@ grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *
         " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
         " SELECT id, $3, NULL, 'running', $4, $5 FROM s RETURNING "
         TRANSITION_AT_RFC3339("at") ", (SELECT project_id FROM s)",
-        5, params, err, errlen);
+        5, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     bool inserted = PQntuples(res) == 1;
     if (inserted)
         event_fill(created, PQgetvalue(res, 0, 1), fork_id, NULL, "running", PQgetvalue(res, 0, 0));
     PQclear(res);
-    if (!inserted) {
-        snprintf(err, errlen, "sandbox %s vanished while forking", parent_id);
-        return GRPC_STATUS_ABORTED;
-    }
-    return GRPC_STATUS_OK;
+    if (!inserted)
+        return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "sandbox %s vanished while forking",
+                                 parent_id);
+    return 0;
 }
 
-grpc_status_code store_sandbox_release_key(struct db *db, const char *id, char *err,
-                                           size_t errlen)
+int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e)
 {
     const char *params[] = { id };
     PGresult *res = db_query(db, "UPDATE sandboxes SET idempotency_key = NULL WHERE id = $1", 1,
-                             params, err, errlen);
+                             params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     PQclear(res);
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
-                                           const char *policy_text, char *err, size_t errlen)
+int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
+                              const char *policy_text, struct airlock_error *e)
 {
     const char *params[] = { project_id, id, policy_text };
     PGresult *res = db_query(db,
                              "UPDATE sandboxes SET network = $3::jsonb, updated_at = now()"
                              " WHERE project_id = $1 AND id = $2 AND state <> 'deleted' RETURNING id",
-                             3, params, err, errlen);
+                             3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     int updated = PQntuples(res);
     PQclear(res);
     if (!updated) {
-        snprintf(err, errlen, "sandbox %.80s not found", id);
-        return GRPC_STATUS_NOT_FOUND;
+        return sandbox_not_found(e, id);
     }
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
-                                  enum sandbox_state to, const struct transition_note *note,
-                                  struct sandbox_event *committed, PGresult **row, char *err,
-                                  size_t errlen)
+int store_transition(struct db *db, const char *id, enum sandbox_state from, enum sandbox_state to,
+                     const struct transition_note *note, struct sandbox_event *committed,
+                     PGresult **row, struct airlock_error *e)
 {
     if (row)
         *row = NULL;
-    if (!sandbox_transition_allowed(from, to)) {
-        snprintf(err, errlen, "sandbox %s: %s → %s is not a transition of the state machine", id,
-                 sandbox_state_name(from), sandbox_state_name(to));
-        return GRPC_STATUS_FAILED_PRECONDITION;
-    }
+    if (!sandbox_transition_allowed(from, to))
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s: %s → %s is not a transition of the state machine", id,
+                                 sandbox_state_name(from), sandbox_state_name(to));
     const char *params[] = { id,       sandbox_state_name(from), sandbox_state_name(to),
                              note->who, note->request_id,          note->why ? note->why : "" };
     /* Compare-and-set on the state plus the audit row, atomically,
@@ -383,9 +380,9 @@ grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_st
         "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"
         "   WHERE id = $1 AND state = $2 RETURNING *),"
         AUDIT_ROW_AND_ANSWER("$4", "$2", "$3", "$6", "$5"),
-        6, params, err, errlen);
+        6, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) == 1) {
         event_fill(committed, PQgetvalue(res, 0, 1), id, sandbox_state_name(from),
                    sandbox_state_name(to), PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
@@ -393,13 +390,15 @@ grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_st
             *row = res;
         else
             PQclear(res);
-        return GRPC_STATUS_OK;
+        return 0;
     }
     PQclear(res);
     const char *lookup[] = { id };
-    res = db_query(db, "SELECT state FROM sandboxes WHERE id = $1", 1, lookup, err, errlen);
-    snprintf(err, errlen, "sandbox %s is %s now (expected %s)", id,
-             res && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "gone", sandbox_state_name(from));
+    res =
+        db_query(db, "SELECT state FROM sandboxes WHERE id = $1", 1, lookup, AIRLOCK_ERROR_MSG(e));
+    airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is %s now (expected %s)", id,
+                      res && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "gone",
+                      sandbox_state_name(from));
     PQclear(res);
-    return GRPC_STATUS_FAILED_PRECONDITION;
+    return -1;
 }

@@ -1,14 +1,15 @@
 /* Sandbox rows in PostgreSQL: lookups scoped by project (a foreign or
- * deleted sandbox is NOT_FOUND, never a different error), creation with an
+ * deleted sandbox is not found, never a different error), creation with an
  * idempotency key, and state transitions that are committed together with
- * their sandbox_transitions row in one statement. */
+ * their sandbox_transitions row in one statement. A function that fails
+ * returns -1 with e set (unavailable when the database is). */
 #ifndef AIRLOCK_SCHEDULER_SANDBOX_STORE_H
 #define AIRLOCK_SCHEDULER_SANDBOX_STORE_H
 
-#include <grpc/status.h>
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "airlock_error.h"
 #include "db.h"
 #include "egress.pb-c.h"
 #include "sandbox_state.h"
@@ -39,10 +40,9 @@ struct sandbox_msg {
     Airlock__Egress__V1__Policy policy; /* msg.network when the row has one */
 };
 /* Row `row` of res as *out (store_sandbox_msg_free it, whatever the
- * answer); INTERNAL when a JSON column is not what this store writes,
- * RESOURCE_EXHAUSTED when out of memory. */
-grpc_status_code store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, char *err,
-                                   size_t errlen);
+ * answer); internal when a JSON column is not what this store writes,
+ * capacity when out of memory. */
+int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct airlock_error *e);
 void store_sandbox_msg_free(struct sandbox_msg *m);
 const char *store_sandbox_state(PGresult *res, int row);
 const char *store_sandbox_node(PGresult *res, int row);
@@ -50,57 +50,53 @@ const char *store_sandbox_node(PGresult *res, int row);
  * the node knows it by; the message shows it without the project. */
 const char *store_sandbox_template_id(PGresult *res, int row);
 
-grpc_status_code store_sandbox_get(struct db *db, const char *project_id, const char *id,
-                                   PGresult **out, char *err, size_t errlen);
-grpc_status_code store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
-                                    char *err, size_t errlen);
+int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
+                      struct airlock_error *e);
+int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
+                       struct airlock_error *e);
 
 /* Inserts a creating sandbox named id, already placed on the live node
  * with most room for it (nodes.h; no node when none has room), with its
  * first transition (*created describes it); *row is the sandbox. When the
  * project already has a sandbox with this idempotency key, nothing is
- * inserted: *existing is set and *row is that sandbox (NOT_FOUND when it
- * was deleted since). An unknown template is INVALID_ARGUMENT, and so
+ * inserted: *existing is set and *row is that sandbox (not found when it
+ * was deleted since). An unknown template is invalid, and so
  * is an env, metadata or network string that is not UTF-8 (naming it). */
-grpc_status_code store_sandbox_insert(struct db *db,
-                                      const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                      const char *id, int node_dead_after_s,
-                                      const struct transition_note *note,
-                                      struct sandbox_event *created, PGresult **row,
-                                      bool *existing, char *err, size_t errlen);
+int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                         const char *id, int node_dead_after_s, const struct transition_note *note,
+                         struct sandbox_event *created, PGresult **row, bool *existing,
+                         struct airlock_error *e);
 
 /* Frees the idempotency key of sandbox id (a create that never made it),
  * so a retry with the key creates anew. */
-grpc_status_code store_sandbox_release_key(struct db *db, const char *id, char *err,
-                                           size_t errlen);
+int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e);
 
 /* Inserts fork_id, made by the node of `parent` (a row of
  * store_sandbox_get) from it: running, in the parent's project, on its
  * node, with its template, size, env, metadata, idle timeout, TTL
  * (counted from its own creation) and egress policy; its first transition
  * says whose fork it is (*created describes it). */
-grpc_status_code store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
-                                   const struct transition_note *note,
-                                   struct sandbox_event *created, char *err, size_t errlen);
+int store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
+                      const struct transition_note *note, struct sandbox_event *created,
+                      struct airlock_error *e);
 
 /* An egress policy as the text of the sandboxes.network column
- * (malloc'd), or NULL with INVALID_ARGUMENT's message naming the field a
+ * (malloc'd), or NULL with e (invalid) naming the field a
  * jsonb column cannot hold (a string that is not UTF-8). */
-char *store_policy_text(const Airlock__Egress__V1__Policy *policy, char *err, size_t errlen);
+char *store_policy_text(const Airlock__Egress__V1__Policy *policy, struct airlock_error *e);
 
-/* Records the sandbox's egress policy (store_policy_text's); NOT_FOUND
+/* Records the sandbox's egress policy (store_policy_text's); not found
  * for a foreign or deleted one. */
-grpc_status_code store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
-                                           const char *policy_text, char *err, size_t errlen);
+int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
+                              const char *policy_text, struct airlock_error *e);
 
 /* from → to, checked against the state machine and committed with its
  * audit row; *committed describes it and, when row is not NULL, *row is
- * the sandbox as committed (PQclear it). FAILED_PRECONDITION (naming the
+ * the sandbox as committed (PQclear it). State (naming the
  * state found) when the sandbox is no longer in `from` — another request
  * moved it first. */
-grpc_status_code store_transition(struct db *db, const char *id, enum sandbox_state from,
-                                  enum sandbox_state to, const struct transition_note *note,
-                                  struct sandbox_event *committed, PGresult **row, char *err,
-                                  size_t errlen);
+int store_transition(struct db *db, const char *id, enum sandbox_state from, enum sandbox_state to,
+                     const struct transition_note *note, struct sandbox_event *committed,
+                     PGresult **row, struct airlock_error *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rpc_err.h"
 #include "sandbox_store.h"
 #include "scheduler.pb-c.h"
 #include "service_op.h"
@@ -21,11 +22,11 @@ static void service_authenticate(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     struct principal p;
-    char err[512];
-    grpc_status_code st = tenancy_authenticate(&s->db, req->api_key, &p, err, sizeof(err));
+    struct airlock_error e;
+    int rc = tenancy_authenticate(&s->db, req->api_key, &p, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
-    if (st != GRPC_STATUS_OK) {
-        rpc_call_finish(call, st, err);
+    if (rc < 0) {
+        rpc_call_finish_error(call, &e);
         return;
     }
     Airlock__Scheduler__V1__Principal resp = AIRLOCK__SCHEDULER__V1__PRINCIPAL__INIT;
@@ -42,14 +43,15 @@ static void service_project_create(struct rpc_call *call, void *ctx)
         call, &airlock__scheduler__v1__create_project_request__descriptor);
     if (!req)
         return;
-    char id[64], err[512];
+    struct airlock_error e;
+    char id[64];
     long long created = 0;
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    int rc;
     if (!*req->name || strlen(req->name) > 200)
-        snprintf(err, sizeof(err), "name: required, at most 200 bytes");
+        rc = airlock_error_set(&e, AIRLOCK_ERR_INVALID, "name: required, at most 200 bytes");
     else
-        st = tenancy_create_project(&s->db, req->name, id, sizeof(id), &created, err, sizeof(err));
-    if (st == GRPC_STATUS_OK) {
+        rc = tenancy_create_project(&s->db, req->name, id, sizeof(id), &created, &e);
+    if (rc == 0) {
         log_info("project created", "request=%s project=%s", req->request_id, id);
         Airlock__Scheduler__V1__Project resp = AIRLOCK__SCHEDULER__V1__PROJECT__INIT;
         resp.id = id;
@@ -57,7 +59,7 @@ static void service_project_create(struct rpc_call *call, void *ctx)
         resp.created_unix_ms = created;
         rpc_call_send(call, &resp.base);
     }
-    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    rpc_call_finish_result(call, rc, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -68,11 +70,12 @@ static void service_key_create(struct rpc_call *call, void *ctx)
         call, &airlock__scheduler__v1__create_api_key_request__descriptor);
     if (!req)
         return;
-    char id[64], secret[128], err[512];
+    struct airlock_error e;
+    char id[64], secret[128];
     long long created = 0;
-    grpc_status_code st = tenancy_create_key(&s->db, req->project_id, req->name, id, sizeof(id),
-                                             secret, sizeof(secret), &created, err, sizeof(err));
-    if (st == GRPC_STATUS_OK) {
+    int rc = tenancy_create_key(&s->db, req->project_id, req->name, id, sizeof(id), secret,
+                                sizeof(secret), &created, &e);
+    if (rc == 0) {
         log_info("api key created", "request=%s project=%s key=%s", req->request_id,
                  req->project_id, id);
         Airlock__Scheduler__V1__ApiKey resp = AIRLOCK__SCHEDULER__V1__API_KEY__INIT;
@@ -83,7 +86,7 @@ static void service_key_create(struct rpc_call *call, void *ctx)
         resp.created_unix_ms = created;
         rpc_call_send(call, &resp.base);
     }
-    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    rpc_call_finish_result(call, rc, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -144,48 +147,45 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
 void service_reply_sandbox(struct rpc_call *call, PGresult *res)
 {
     struct sandbox_msg sb;
-    char err[512];
-    grpc_status_code st = store_sandbox_msg(res, 0, &sb, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
+    struct airlock_error e;
+    int rc = store_sandbox_msg(res, 0, &sb, &e);
+    if (rc == 0)
         rpc_call_reply(call, &sb.msg.base);
     else
-        rpc_call_finish(call, st, err);
+        rpc_call_finish_error(call, &e);
     store_sandbox_msg_free(&sb);
 }
 
-grpc_status_code service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s,
-                                           const char *project_id, const char *id, char *err,
-                                           size_t errlen)
+int service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s, const char *project_id,
+                              const char *id, struct airlock_error *e)
 {
     PGresult *row = NULL;
-    grpc_status_code st = store_sandbox_get(&s->db, project_id, id, &row, err, errlen);
-    if (st == GRPC_STATUS_OK)
+    int rc = store_sandbox_get(&s->db, project_id, id, &row, e);
+    if (rc == 0)
         service_reply_sandbox(call, row);
     PQclear(row);
-    return st;
+    return rc;
 }
 
-grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,
-                                      struct sandbox_msgs *out, char *err, size_t errlen)
+int service_sandbox_msgs(PGresult *const *results, size_t n_results, struct sandbox_msgs *out,
+                         struct airlock_error *e)
 {
     size_t n = 0;
     for (size_t r = 0; r < n_results; r++)
         n += (size_t)PQntuples(results[r]);
     *out = (struct sandbox_msgs){ calloc(n + 1, sizeof(*out->msgs)),
                                   calloc(n + 1, sizeof(*out->ptrs)), 0 };
-    if (!out->msgs || !out->ptrs) {
-        snprintf(err, errlen, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
+    if (!out->msgs || !out->ptrs)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     for (size_t r = 0; r < n_results; r++)
         for (int row = 0; row < PQntuples(results[r]); row++) {
             struct sandbox_msg *m = &out->msgs[out->n++];
-            grpc_status_code st = store_sandbox_msg(results[r], row, m, err, errlen);
-            if (st != GRPC_STATUS_OK)
-                return st;
+            int rc = store_sandbox_msg(results[r], row, m, e);
+            if (rc < 0)
+                return rc;
             out->ptrs[out->n - 1] = &m->msg;
         }
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 void service_sandbox_msgs_free(struct sandbox_msgs *m)

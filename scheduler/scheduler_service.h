@@ -8,7 +8,7 @@
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
-
+#include "airlock_error.h"
 #include "rpc_server.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
@@ -19,11 +19,10 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
 
 /* Answers with the sandbox in row 0 of res and OK. */
 void service_reply_sandbox(struct rpc_call *call, PGresult *res);
-/* Answers with the project's sandbox id as it is stored now; the status
- * of a failed lookup (then nothing is answered, err says why). */
-grpc_status_code service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s,
-                                           const char *project_id, const char *id, char *err,
-                                           size_t errlen);
+/* Answers with the project's sandbox id as it is stored now; -1 with e
+ * when the lookup failed (then nothing is answered). */
+int service_reply_sandbox_now(struct rpc_call *call, struct scheduler *s, const char *project_id,
+                              const char *id, struct airlock_error *e);
 
 /* Every row of each of the results, in order, as Sandbox messages (ptrs
  * is what a response's sandboxes field takes); service_sandbox_msgs_free
@@ -33,28 +32,27 @@ struct sandbox_msgs {
     Airlock__Scheduler__V1__Sandbox **ptrs;
     size_t n;
 };
-grpc_status_code service_sandbox_msgs(PGresult *const *results, size_t n_results,
-                                      struct sandbox_msgs *out, char *err, size_t errlen);
+int service_sandbox_msgs(PGresult *const *results, size_t n_results, struct sandbox_msgs *out,
+                         struct airlock_error *e);
 void service_sandbox_msgs_free(struct sandbox_msgs *m);
 
 /* store_transition, and its event once committed. */
-grpc_status_code service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
-                                    enum sandbox_state to, const struct transition_note *note,
-                                    char *err, size_t errlen);
+int service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
+                       enum sandbox_state to, const struct transition_note *note,
+                       struct airlock_error *e);
 /* The same, answered with the sandbox as committed in *row (PQclear it). */
-grpc_status_code service_transition_row(struct scheduler *s, const char *id,
-                                        enum sandbox_state from, enum sandbox_state to,
-                                        const struct transition_note *note, PGresult **row,
-                                        char *err, size_t errlen);
+int service_transition_row(struct scheduler *s, const char *id, enum sandbox_state from,
+                           enum sandbox_state to, const struct transition_note *note,
+                           PGresult **row, struct airlock_error *e);
 
 /* Runs a lifecycle op (pause, resume, suspend, delete) on the project's
  * sandbox id as the API does and the controllers do: planned by the state
  * machine, a two-step op recorded before the node acts (and undone if the
  * node refuses, except delete), the final state committed with its audit
  * row and event. node gets the sandbox's node ("" if never placed). */
-grpc_status_code service_sandbox_op(struct scheduler *s, const char *project_id, const char *id,
-                                    enum sandbox_op op, const struct transition_note *note,
-                                    char *node, size_t nodelen, char *err, size_t errlen);
+int service_sandbox_op(struct scheduler *s, const char *project_id, const char *id,
+                       enum sandbox_op op, const struct transition_note *note, char *node,
+                       size_t nodelen, struct airlock_error *e);
 
 /* service_tenancy.c: the admin's projects and keys. */
 void service_projects_list(struct rpc_call *call, void *ctx);
@@ -76,10 +74,10 @@ void service_template_delete(struct rpc_call *call, void *ctx);
 
 /* A create's template (template_store.h): req->template_ becomes its id
  * (pointing into tc), a named template's size fills cpus and memory_mb
- * (another size: INVALID_ARGUMENT); NOT_FOUND naming an unknown one. */
-grpc_status_code service_template_for_create(struct scheduler *s,
-                                             Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                             struct template_choice *tc, char *err, size_t errlen);
+ * (another size: invalid); not found naming an unknown one. */
+int service_template_for_create(struct scheduler *s,
+                                Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                struct template_choice *tc, struct airlock_error *e);
 void service_warm_pool_set(struct rpc_call *call, void *ctx);
 void service_warm_pool_get(struct rpc_call *call, void *ctx);
 

@@ -9,17 +9,18 @@
 
 #include "checkpoint_store.h"
 #include "log.h"
+#include "rpc_err.h"
 #include "sandbox_store.h"
 #include "scheduler_service.h"
 #include "service_op.h"
 
 /* field: how the caller named it ("name", "checkpoint"). */
-static bool checkpoint_name_valid(const char *field, const char *name, char *err, size_t errlen)
+static bool checkpoint_name_valid(const char *field, const char *name, struct airlock_error *e)
 {
     size_t n = strlen(name);
     if (n >= 1 && n <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n)
         return true;
-    snprintf(err, errlen, "%s: \"%.80s\" is not 1..64 of [a-z0-9_-]", field, name);
+    airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: \"%s\" is not 1..64 of [a-z0-9_-]", field, name);
     return false;
 }
 
@@ -37,16 +38,17 @@ static bool kind_full(const Airlock__Scheduler__V1__CheckpointRequest *req)
 bool checkpoint_create_valid(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
-    if (!checkpoint_name_valid("name", req->name, r->err, sizeof(r->err)))
+    if (!checkpoint_name_valid("name", req->name, &r->err))
         return false;
     if (!kind_full(req) && strcmp(req->kind, "disk") != 0) {
-        snprintf(r->err, sizeof(r->err), "kind: \"%.40s\" is not disk or full", req->kind);
+        airlock_error_set(&r->err, AIRLOCK_ERR_INVALID, "kind: \"%s\" is not disk or full",
+                          req->kind);
         return false;
     }
     return true;
 }
 
-grpc_status_code checkpoint_create_request(struct op_run *r, union op_node_request *u)
+int checkpoint_create_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
     u->checkpoint.sandbox_id = req->sandbox_id;
@@ -54,28 +56,27 @@ grpc_status_code checkpoint_create_request(struct op_run *r, union op_node_reque
     u->checkpoint.kind = kind_full(req)
                              ? AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL
                              : AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_DISK;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 /* The node's checkpoint recorded, and answered. */
-grpc_status_code checkpoint_create_done(struct op_run *r)
+int checkpoint_create_done(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
-    if (!r->reply->checkpoint) {
-        snprintf(r->err, sizeof(r->err), "node %s answered checkpoint without one",
-                 store_sandbox_node(r->row, 0));
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (!r->reply->checkpoint)
+        return airlock_error_set(&r->err, AIRLOCK_ERR_INTERNAL,
+                                 "node %s answered checkpoint without one",
+                                 store_sandbox_node(r->row, 0));
     Airlock__Scheduler__V1__Checkpoint c = AIRLOCK__SCHEDULER__V1__CHECKPOINT__INIT;
     c.sandbox_id = req->sandbox_id;
     c.name = req->name;
     c.kind = kind_full(req) ? "full" : "disk";
     c.created_unix_ms = r->reply->checkpoint->created_unix_ms;
-    grpc_status_code st = store_checkpoint_insert(&r->s->db, req->sandbox_id, c.name, c.kind,
-                                                  c.created_unix_ms, r->err, sizeof(r->err));
-    if (st == GRPC_STATUS_OK)
+    int rc = store_checkpoint_insert(&r->s->db, req->sandbox_id, c.name, c.kind, c.created_unix_ms,
+                                     &r->err);
+    if (rc == 0)
         rpc_call_reply(r->call, &c.base);
-    return st;
+    return rc;
 }
 
 void service_checkpoint_list(struct rpc_call *call, void *ctx)
@@ -87,18 +88,17 @@ void service_checkpoint_list(struct rpc_call *call, void *ctx)
         return;
     PGresult *row = NULL, *rows = NULL;
     Airlock__Scheduler__V1__Checkpoint *msgs = NULL, **ptrs = NULL;
-    char err[512];
-    grpc_status_code st = store_sandbox_get(&s->db, req->project_id, req->id, &row, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = store_checkpoint_list(&s->db, req->id, &rows, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
+    struct airlock_error e;
+    int rc = store_sandbox_get(&s->db, req->project_id, req->id, &row, &e);
+    if (rc == 0)
+        rc = store_checkpoint_list(&s->db, req->id, &rows, &e);
+    if (rc < 0)
         goto out;
     int n = PQntuples(rows);
     msgs = calloc((size_t)n + 1, sizeof(*msgs));
     ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
     if (!msgs || !ptrs) {
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(err, sizeof(err), "out of memory");
+        rc = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
         goto out;
     }
     for (int i = 0; i < n; i++) {
@@ -112,8 +112,8 @@ void service_checkpoint_list(struct rpc_call *call, void *ctx)
     rpc_call_send(call, &resp.base);
     rpc_call_finish(call, GRPC_STATUS_OK, NULL);
 out:
-    if (st != GRPC_STATUS_OK)
-        rpc_call_finish(call, st, err);
+    if (rc < 0)
+        rpc_call_finish_error(call, &e);
     free(msgs);
     free(ptrs);
     PQclear(rows);
@@ -123,50 +123,48 @@ out:
 
 bool checkpoint_named_valid(struct op_run *r)
 {
-    return checkpoint_name_valid("name", checkpoint_req(r)->name, r->err, sizeof(r->err));
+    return checkpoint_name_valid("name", checkpoint_req(r)->name, &r->err);
 }
 
 /* The sandbox in any state; one never placed has no checkpoints. */
-grpc_status_code checkpoint_delete_lookup(struct op_run *r)
+int checkpoint_delete_lookup(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
-    grpc_status_code st = store_sandbox_get(&r->s->db, req->project_id, req->sandbox_id, &r->row,
-                                            r->err, sizeof(r->err));
-    if (st == GRPC_STATUS_OK && !*store_sandbox_node(r->row, 0)) {
-        snprintf(r->err, sizeof(r->err), "checkpoint %.80s of sandbox %s not found", req->name,
-                 req->sandbox_id);
-        st = GRPC_STATUS_NOT_FOUND;
-    }
-    return st;
+    if (store_sandbox_get(&r->s->db, req->project_id, req->sandbox_id, &r->row, &r->err) < 0)
+        return -1;
+    if (!*store_sandbox_node(r->row, 0))
+        return airlock_error_set(&r->err, AIRLOCK_ERR_NOT_FOUND,
+                                 "checkpoint %s of sandbox %s not found", req->name,
+                                 req->sandbox_id);
+    return 0;
 }
 
 /* DeleteCheckpoint's and RestoreCheckpoint's: the checkpoint by name. */
-grpc_status_code checkpoint_named_request(struct op_run *r, union op_node_request *u)
+int checkpoint_named_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
     u->named_checkpoint.sandbox_id = req->sandbox_id;
     u->named_checkpoint.name = req->name;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 /* Gone from the node (deleted, or never there): the record goes too. */
 static void checkpoint_record_drop(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
-    char derr[256];
-    if (store_checkpoint_delete(&r->s->db, req->sandbox_id, req->name, derr, sizeof(derr)) !=
-        GRPC_STATUS_OK)
+    struct airlock_error e; /* r->err may hold the node's refusal, the call's answer */
+    if (store_checkpoint_delete(&r->s->db, req->sandbox_id, req->name, &e) < 0)
         log_warn("checkpoint record not deleted", "sandbox=%s checkpoint=%s error=\"%s\"",
-                 req->sandbox_id, req->name, derr);
+                 req->sandbox_id, req->name, e.message);
 }
 
-void checkpoint_delete_refused(struct op_run *r, grpc_status_code st)
+void checkpoint_delete_refused(struct op_run *r)
 {
-    if (st == GRPC_STATUS_NOT_FOUND)
+    if (r->err.class == AIRLOCK_ERR_NOT_FOUND)
         checkpoint_record_drop(r);
 }
 
-grpc_status_code checkpoint_delete_done(struct op_run *r)
+int checkpoint_delete_done(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
     checkpoint_record_drop(r);
@@ -174,35 +172,33 @@ grpc_status_code checkpoint_delete_done(struct op_run *r)
     c.sandbox_id = req->sandbox_id;
     c.name = req->name;
     rpc_call_reply(r->call, &c.base);
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 bool checkpoint_restore_valid(struct op_run *r)
 {
-    return checkpoint_name_valid("checkpoint", checkpoint_req(r)->name, r->err, sizeof(r->err));
+    return checkpoint_name_valid("checkpoint", checkpoint_req(r)->name, &r->err);
 }
 
-/* INTERNAL: the node stopped the VM and could not bring it back. */
-void checkpoint_restore_refused(struct op_run *r, grpc_status_code st)
+/* Internal (the class of the node's refusal): the node stopped the VM and
+ * could not bring it back. */
+void checkpoint_restore_refused(struct op_run *r)
 {
-    if (st != GRPC_STATUS_INTERNAL)
+    if (r->err.class != AIRLOCK_ERR_INTERNAL)
         return;
-    struct transition_note failed = { r->note.who, r->err, r->note.request_id };
-    char terr[256];
-    if (service_transition(r->s, r->sandbox_id, r->from, SANDBOX_ERROR, &failed, terr,
-                           sizeof(terr)) != GRPC_STATUS_OK)
-        log_warn("error state not recorded", "sandbox=%s error=\"%s\"", r->sandbox_id, terr);
+    struct transition_note failed = { r->note.who, r->err.message, r->note.request_id };
+    struct airlock_error e; /* r->err is the call's answer */
+    if (service_transition(r->s, r->sandbox_id, r->from, SANDBOX_ERROR, &failed, &e) < 0)
+        log_warn("error state not recorded", "sandbox=%s error=\"%s\"", r->sandbox_id, e.message);
 }
 
 /* The state the plan ends in, answered with the sandbox as it is now. */
-grpc_status_code checkpoint_restore_done(struct op_run *r)
+int checkpoint_restore_done(struct op_run *r)
 {
-    grpc_status_code st = GRPC_STATUS_OK;
+    int rc = 0;
     if (r->plan.done != r->from)
-        st = service_transition(r->s, r->sandbox_id, r->from, r->plan.done, &r->note, r->err,
-                                sizeof(r->err));
-    if (st == GRPC_STATUS_OK)
-        st = service_reply_sandbox_now(r->call, r->s, r->project_id, r->sandbox_id, r->err,
-                                       sizeof(r->err));
-    return st;
+        rc = service_transition(r->s, r->sandbox_id, r->from, r->plan.done, &r->note, &r->err);
+    if (rc == 0)
+        rc = service_reply_sandbox_now(r->call, r->s, r->project_id, r->sandbox_id, &r->err);
+    return rc;
 }

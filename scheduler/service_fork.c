@@ -15,39 +15,38 @@
 /* Records the node's forks of sandbox row 0 of parent; rows[i] gets fork
  * i's row. On failure the forks not yet recorded are deleted on the node
  * (all or nothing there; a recorded one is left for the caller to see). */
-static grpc_status_code record_forks(struct scheduler *s, PGresult *parent,
-                                     const Airlock__Node__V1__NodeReply *reply,
-                                     const struct transition_note *note, PGresult **rows,
-                                     char *err, size_t errlen)
+static int record_forks(struct scheduler *s, PGresult *parent,
+                        const Airlock__Node__V1__NodeReply *reply,
+                        const struct transition_note *note, PGresult **rows,
+                        struct airlock_error *e)
 {
-    grpc_status_code st = GRPC_STATUS_OK;
+    int rc = 0;
     const char *project_id = PQgetvalue(parent, 0, 1);
     size_t i = 0;
-    for (; st == GRPC_STATUS_OK && i < reply->n_forks; i++) {
+    for (; rc == 0 && i < reply->n_forks; i++) {
         struct sandbox_event created;
-        st = store_fork_insert(&s->db, parent, reply->forks[i]->id, note, &created, err, errlen);
-        if (st == GRPC_STATUS_OK) {
+        rc = store_fork_insert(&s->db, parent, reply->forks[i]->id, note, &created, e);
+        if (rc == 0) {
             events_publish(s->nc, &created);
-            st = store_sandbox_get(&s->db, project_id, reply->forks[i]->id, &rows[i], err, errlen);
+            rc = store_sandbox_get(&s->db, project_id, reply->forks[i]->id, &rows[i], e);
         }
     }
-    for (size_t j = st == GRPC_STATUS_OK ? i : i - 1; j < reply->n_forks; j++) {
+    for (size_t j = rc == 0 ? i : i - 1; j < reply->n_forks; j++) {
         Airlock__Vmhost__V1__SandboxRef del = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
         del.id = reply->forks[j]->id;
-        char derr[256];
-        if (service_call_node(s, parent, NODE_OP(DELETE), &del.base, NULL, derr, sizeof(derr)) !=
-            GRPC_STATUS_OK)
-            log_warn("unrecorded fork not deleted", "sandbox=%s error=\"%s\"", del.id, derr);
+        struct airlock_error del_error; /* e is what the caller is answered */
+        if (service_call_node(s, parent, NODE_OP(DELETE), &del.base, NULL, &del_error) < 0)
+            log_warn("unrecorded fork not deleted", "sandbox=%s error=\"%s\"", del.id,
+                     del_error.message);
     }
-    return st;
+    return rc;
 }
 
-static grpc_status_code reply_forks(struct rpc_call *call, PGresult **rows, size_t n, char *err,
-                                    size_t errlen)
+static int reply_forks(struct rpc_call *call, PGresult **rows, size_t n, struct airlock_error *e)
 {
     struct sandbox_msgs forks;
-    grpc_status_code st = service_sandbox_msgs(rows, n, &forks, err, errlen);
-    if (st == GRPC_STATUS_OK) {
+    int rc = service_sandbox_msgs(rows, n, &forks, e);
+    if (rc == 0) {
         Airlock__Scheduler__V1__ForkSandboxResponse resp =
             AIRLOCK__SCHEDULER__V1__FORK_SANDBOX_RESPONSE__INIT;
         resp.n_sandboxes = forks.n;
@@ -56,7 +55,7 @@ static grpc_status_code reply_forks(struct rpc_call *call, PGresult **rows, size
         rpc_call_finish(call, GRPC_STATUS_OK, NULL);
     }
     service_sandbox_msgs_free(&forks);
-    return st;
+    return rc;
 }
 
 static const Airlock__Scheduler__V1__ForkSandboxRequest *fork_req(const struct op_run *r)
@@ -74,11 +73,12 @@ bool fork_valid(struct op_run *r)
     unsigned count = fork_count(fork_req(r));
     if (count <= FORK_MAX_COUNT)
         return true;
-    snprintf(r->err, sizeof(r->err), "count: %u is outside 1..%d", count, FORK_MAX_COUNT);
+    airlock_error_set(&r->err, AIRLOCK_ERR_INVALID, "count: %u is outside 1..%d", count,
+                      FORK_MAX_COUNT);
     return false;
 }
 
-grpc_status_code fork_request(struct op_run *r, union op_node_request *u)
+int fork_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__ForkSandboxRequest *req = fork_req(r);
     u->fork.sandbox_id = req->sandbox_id;
@@ -86,26 +86,23 @@ grpc_status_code fork_request(struct op_run *r, union op_node_request *u)
     u->fork.checkpoint = req->checkpoint;
     /* The forks get the parent's egress policy, the one its row records
      * (and store_fork_insert copies): a fork is no way around it. */
-    grpc_status_code st = store_sandbox_msg(r->row, 0, &r->parent, r->err, sizeof(r->err));
+    int rc = store_sandbox_msg(r->row, 0, &r->parent, &r->err);
     u->fork.policy = r->parent.msg.network;
-    return st;
+    return rc;
 }
 
 /* Each fork the node made recorded, and all of them answered. */
-grpc_status_code fork_done(struct op_run *r)
+int fork_done(struct op_run *r)
 {
     size_t n = r->reply->n_forks;
     PGresult **rows = calloc(n + 1, sizeof(*rows));
-    if (!rows) {
-        snprintf(r->err, sizeof(r->err), "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
-    grpc_status_code st = record_forks(r->s, r->row, r->reply, &r->note, rows, r->err,
-                                       sizeof(r->err));
-    if (st == GRPC_STATUS_OK)
-        st = reply_forks(r->call, rows, n, r->err, sizeof(r->err));
+    if (!rows)
+        return airlock_error_set(&r->err, AIRLOCK_ERR_CAPACITY, "out of memory");
+    int rc = record_forks(r->s, r->row, r->reply, &r->note, rows, &r->err);
+    if (rc == 0)
+        rc = reply_forks(r->call, rows, n, &r->err);
     for (size_t i = 0; i < n; i++)
         PQclear(rows[i]);
     free(rows);
-    return st;
+    return rc;
 }

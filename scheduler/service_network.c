@@ -17,28 +17,27 @@ bool network_valid(struct op_run *r)
 {
     const Airlock__Scheduler__V1__SetSandboxNetworkRequest *req = network_req(r);
     if (!req->network)
-        snprintf(r->err, sizeof(r->err), "network: required");
+        airlock_error_set(&r->err, AIRLOCK_ERR_INVALID, "network: required");
     else
-        r->policy_text = store_policy_text(req->network, r->err, sizeof(r->err));
+        r->policy_text = store_policy_text(req->network, &r->err);
     return r->policy_text != NULL;
 }
 
-grpc_status_code network_request(struct op_run *r, union op_node_request *u)
+int network_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__SetSandboxNetworkRequest *req = network_req(r);
     u->policy.id = req->id;
     u->policy.policy = req->network;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 /* The policy the node took recorded, answered with the sandbox as it is
  * now. */
-grpc_status_code network_done(struct op_run *r)
+int network_done(struct op_run *r)
 {
-    grpc_status_code st = store_sandbox_set_network(&r->s->db, r->project_id, r->sandbox_id,
-                                                    r->policy_text, r->err, sizeof(r->err));
-    if (st == GRPC_STATUS_OK)
-        st = service_reply_sandbox_now(r->call, r->s, r->project_id, r->sandbox_id, r->err,
-                                       sizeof(r->err));
-    return st;
+    int rc =
+        store_sandbox_set_network(&r->s->db, r->project_id, r->sandbox_id, r->policy_text, &r->err);
+    if (rc == 0)
+        rc = service_reply_sandbox_now(r->call, r->s, r->project_id, r->sandbox_id, &r->err);
+    return rc;
 }

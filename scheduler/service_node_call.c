@@ -13,40 +13,36 @@ const char *service_actor(const char *actor)
     return actor && *actor ? actor : "scheduler";
 }
 
-grpc_status_code service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
-                                       enum sandbox_op op, PGresult **row,
-                                       struct sandbox_plan *plan, enum sandbox_state *from,
-                                       char *err, size_t errlen)
+int service_sandbox_for_op(struct scheduler *s, const char *project_id, const char *id,
+                           enum sandbox_op op, PGresult **row, struct sandbox_plan *plan,
+                           enum sandbox_state *from, struct airlock_error *e)
 {
-    grpc_status_code st = store_sandbox_get(&s->db, project_id, id, row, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    int rc = store_sandbox_get(&s->db, project_id, id, row, e);
+    if (rc < 0)
+        return rc;
     if (sandbox_state_parse(store_sandbox_state(*row, 0), from) < 0) {
-        snprintf(err, errlen, "sandbox %s has an unknown state %s", id, store_sandbox_state(*row, 0));
-        st = GRPC_STATUS_INTERNAL;
-    } else if (sandbox_op_plan(op, *from, id, plan, err, errlen) < 0) {
-        st = GRPC_STATUS_FAILED_PRECONDITION;
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "sandbox %s has an unknown state %s", id,
+                               store_sandbox_state(*row, 0));
+    } else if (sandbox_op_plan(op, *from, id, plan, AIRLOCK_ERROR_MSG(e)) < 0) {
+        rc = airlock_error_classify(e, AIRLOCK_ERR_STATE);
     } else if (!*store_sandbox_node(*row, 0)) {
-        snprintf(err, errlen, "sandbox %s is on no node", id);
-        st = GRPC_STATUS_FAILED_PRECONDITION;
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is on no node", id);
     }
-    if (st != GRPC_STATUS_OK) {
+    if (rc < 0) {
         PQclear(*row);
         *row = NULL;
     }
-    return st;
+    return rc;
 }
 
-grpc_status_code service_call_node(struct scheduler *s, PGresult *row, node_op op,
-                                  const ProtobufCMessage *req, Airlock__Node__V1__NodeReply **wanted,
-                                  char *err, size_t errlen)
+int service_call_node(struct scheduler *s, PGresult *row, node_op op, const ProtobufCMessage *req,
+                      Airlock__Node__V1__NodeReply **wanted, struct airlock_error *e)
 {
     Airlock__Node__V1__NodeReply *reply = NULL;
-    grpc_status_code st = nodes_call(s, store_sandbox_node(row, 0), op, req,
-                                     s->cfg.node_timeout_ms, &reply, err, errlen);
+    int rc = nodes_call(s, store_sandbox_node(row, 0), op, req, s->cfg.node_timeout_ms, &reply, e);
     if (wanted)
         *wanted = reply;
     else if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
-    return st;
+    return rc;
 }

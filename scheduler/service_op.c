@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "rpc_client.h"
+#include "rpc_err.h"
 #include "service_node_call.h"
 
 /* request: scheduler.proto's message; node_request: vmhost.proto's. */
@@ -98,28 +99,27 @@ static const struct service_op *op_for_method(const char *method)
     return NULL;
 }
 
-/* Validate → the sandbox → the node → record and answer; the status the
- * call ends with unless OK (then done has answered). */
-static grpc_status_code op_run_stages(const struct service_op *op, struct op_run *r)
+/* Validate → the sandbox → the node → record and answer: 0 (done has
+ * answered), or -1 with r->err, what the call ends with. */
+static int op_run_stages(const struct service_op *op, struct op_run *r)
 {
     if (!op->valid(r))
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    grpc_status_code st =
-        op->lookup ? op->lookup(r)
-                   : service_sandbox_for_op(r->s, r->project_id, r->sandbox_id, op->plan, &r->row,
-                                            &r->plan, &r->from, r->err, sizeof(r->err));
-    if (st != GRPC_STATUS_OK)
-        return st;
+        return -1;
+    int rc = op->lookup ? op->lookup(r)
+                        : service_sandbox_for_op(r->s, r->project_id, r->sandbox_id, op->plan,
+                                                 &r->row, &r->plan, &r->from, &r->err);
+    if (rc < 0)
+        return rc;
     union op_node_request u;
     protobuf_c_message_init(op->node_request_type, &u);
-    st = op->node_request(r, &u);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    st = service_call_node(r->s, r->row, op->node, &u.base, &r->reply, r->err, sizeof(r->err));
-    if (st != GRPC_STATUS_OK) {
+    rc = op->node_request(r, &u);
+    if (rc < 0)
+        return rc;
+    rc = service_call_node(r->s, r->row, op->node, &u.base, &r->reply, &r->err);
+    if (rc < 0) {
         if (op->refused)
-            op->refused(r, st);
-        return st;
+            op->refused(r);
+        return rc;
     }
     return op->done(r);
 }
@@ -145,14 +145,15 @@ void service_op(struct rpc_call *call, void *ctx)
     };
     r.note = (struct transition_note){ service_actor(request_string(req, FIELD_ACTOR)), op->name,
                                        r.request_id };
-    grpc_status_code st = op_run_stages(op, &r);
-    if (st == GRPC_STATUS_OK) {
+    int rc = op_run_stages(op, &r);
+    if (rc == 0) {
         log_info("sandbox op", "request=%s sandbox=%s op=%s", r.request_id, r.sandbox_id,
                  op->name);
     } else {
         log_info("sandbox op refused", "request=%s sandbox=%s op=%s status=%s error=\"%s\"",
-                 r.request_id, r.sandbox_id, op->name, rpc_status_name(st), r.err);
-        rpc_call_finish(call, st, r.err);
+                 r.request_id, r.sandbox_id, op->name, airlock_error_status_name(&r.err),
+                 r.err.message);
+        rpc_call_finish_error(call, &r.err);
     }
     if (r.reply)
         protobuf_c_message_free_unpacked(&r.reply->base, NULL);

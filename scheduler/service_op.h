@@ -8,7 +8,7 @@
  *   the request's own checks → the caller's sandbox, checked → the node's
  *   request → the node → what the op records, and its answer
  *
- * and logs the outcome, ends a refused call with its status and frees what
+ * and logs the outcome, ends a refused call with its error and frees what
  * the run held. The operations' stages stand beside their stores' other
  * handlers (service_checkpoint.c, service_fork.c, service_network.c) and
  * call nothing here. Not here: the lifecycle ops, which the controllers
@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "airlock_error.h"
 #include "node.pb-c.h"
 #include "node_op.h"
 #include "rpc_server.h"
@@ -41,7 +42,7 @@ struct op_run {
     /* What an operation's stage hands on to a later one. */
     char *policy_text;                  /* SetSandboxNetwork: the policy as its row holds it */
     struct sandbox_msg parent;          /* ForkSandbox: the sandbox as stored (its policy) */
-    char err[2048];                     /* why, when a stage fails */
+    struct airlock_error err;           /* why, when a stage fails */
 };
 
 /* The node's request: the pipeline makes it an empty message of the op's
@@ -63,18 +64,18 @@ struct service_op {
     node_op node;                             /* what the node is asked */
     const ProtobufCMessageDescriptor *node_request_type; /* and with what (vmhost.proto) */
     /* The request's own checks, before anything is looked up: false with
-     * r->err naming the field (INVALID_ARGUMENT). */
+     * r->err naming the field (invalid). */
     bool (*valid)(struct op_run *r);
+    /* Each stage below returns 0, or -1 with r->err set. */
     /* The sandbox into r->row; NULL: service_sandbox_for_op with plan. */
-    grpc_status_code (*lookup)(struct op_run *r);
+    int (*lookup)(struct op_run *r);
     /* Fills the node's request (its strings point into r). */
-    grpc_status_code (*node_request)(struct op_run *r, union op_node_request *u);
-    /* What a refusal of the node (st) leaves to record; NULL: nothing.
-     * The call ends with st either way. */
-    void (*refused)(struct op_run *r, grpc_status_code st);
-    /* Once the node has done it: records it and answers the call (OK), or
-     * the status to end the call with (r->err says why). */
-    grpc_status_code (*done)(struct op_run *r);
+    int (*node_request)(struct op_run *r, union op_node_request *u);
+    /* What a refusal of the node (r->err) leaves to record; NULL:
+     * nothing. The call ends with r->err either way. */
+    void (*refused)(struct op_run *r);
+    /* Once the node has done it: records it and answers the call. */
+    int (*done)(struct op_run *r);
 };
 
 extern const struct service_op service_ops[];
@@ -93,21 +94,21 @@ bool service_ops_check(char *err, size_t errlen);
 
 /* The stages (service_checkpoint.c, service_fork.c, service_network.c). */
 bool checkpoint_create_valid(struct op_run *r);
-grpc_status_code checkpoint_create_request(struct op_run *r, union op_node_request *u);
-grpc_status_code checkpoint_create_done(struct op_run *r);
+int checkpoint_create_request(struct op_run *r, union op_node_request *u);
+int checkpoint_create_done(struct op_run *r);
 bool checkpoint_named_valid(struct op_run *r);
-grpc_status_code checkpoint_delete_lookup(struct op_run *r);
-grpc_status_code checkpoint_named_request(struct op_run *r, union op_node_request *u);
-void checkpoint_delete_refused(struct op_run *r, grpc_status_code st);
-grpc_status_code checkpoint_delete_done(struct op_run *r);
+int checkpoint_delete_lookup(struct op_run *r);
+int checkpoint_named_request(struct op_run *r, union op_node_request *u);
+void checkpoint_delete_refused(struct op_run *r);
+int checkpoint_delete_done(struct op_run *r);
 bool checkpoint_restore_valid(struct op_run *r);
-void checkpoint_restore_refused(struct op_run *r, grpc_status_code st);
-grpc_status_code checkpoint_restore_done(struct op_run *r);
+void checkpoint_restore_refused(struct op_run *r);
+int checkpoint_restore_done(struct op_run *r);
 bool fork_valid(struct op_run *r);
-grpc_status_code fork_request(struct op_run *r, union op_node_request *u);
-grpc_status_code fork_done(struct op_run *r);
+int fork_request(struct op_run *r, union op_node_request *u);
+int fork_done(struct op_run *r);
 bool network_valid(struct op_run *r);
-grpc_status_code network_request(struct op_run *r, union op_node_request *u);
-grpc_status_code network_done(struct op_run *r);
+int network_request(struct op_run *r, union op_node_request *u);
+int network_done(struct op_run *r);
 
 #endif

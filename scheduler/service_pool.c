@@ -14,14 +14,15 @@
 /* Answers the template's status, or finishes with NOT_FOUND/UNAVAILABLE. */
 static void reply_pool_status(struct rpc_call *call, struct scheduler *s, const char *tmpl)
 {
-    char err[512], dead_after[16];
+    struct airlock_error e;
+    char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     const char *tparams[] = { tmpl };
     const char *nparams[] = { tmpl, dead_after };
     PGresult *t = db_query(&s->db,
                            "SELECT warm_pool_target IS NOT NULL, coalesce(warm_pool_target, 0)"
                            " FROM templates WHERE id = $1",
-                           1, tparams, err, sizeof(err));
+                           1, tparams, AIRLOCK_ERROR_MSG(&e));
     PGresult *n = t ? db_query(&s->db,
                                "SELECT n.id, coalesce((p.v->>'target')::integer, 0),"
                                " coalesce((p.v->>'ready')::integer, 0) FROM nodes n"
@@ -29,15 +30,15 @@ static void reply_pool_status(struct rpc_call *call, struct scheduler *s, const 
                                "   WHERE v->>'template' = $1 LIMIT 1) p ON true"
                                " WHERE n.last_seen > now() - make_interval(secs => $2::integer)"
                                " ORDER BY n.id",
-                               2, nparams, err, sizeof(err))
+                               2, nparams, AIRLOCK_ERROR_MSG(&e))
                      : NULL;
     size_t count = n ? (size_t)PQntuples(n) : 0;
     Airlock__Scheduler__V1__NodeWarmPool *nodes = calloc(count + 1, sizeof(*nodes));
     Airlock__Scheduler__V1__NodeWarmPool **ptrs = calloc(count + 1, sizeof(*ptrs));
     if (!t || !n) {
-        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, err);
+        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, e.message);
     } else if (PQntuples(t) != 1) {
-        rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "template %.80s does not exist", tmpl);
+        rpc_call_finishf(call, GRPC_STATUS_NOT_FOUND, "template %s does not exist", tmpl);
     } else if (!nodes || !ptrs) {
         rpc_call_finish(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     } else {
@@ -70,7 +71,8 @@ void service_warm_pool_set(struct rpc_call *call, void *ctx)
         call, &airlock__scheduler__v1__set_warm_pool_request__descriptor);
     if (!req)
         return;
-    char target[16], err[512];
+    struct airlock_error e;
+    char target[16];
     snprintf(target, sizeof(target), "%u", req->target);
     const char *params[] = { req->template_, target };
     PGresult *res = NULL;
@@ -80,8 +82,8 @@ void service_warm_pool_set(struct rpc_call *call, void *ctx)
     } else if (!(res = db_query(&s->db,
                                 "UPDATE templates SET warm_pool_target = $2::integer"
                                 " WHERE id = $1 RETURNING id",
-                                2, params, err, sizeof(err)))) {
-        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, err);
+                                2, params, AIRLOCK_ERROR_MSG(&e)))) {
+        rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, e.message);
     } else {
         if (PQntuples(res) == 1)
             log_info("warm pool target set", "request=%s template=%s target=%u", req->request_id,

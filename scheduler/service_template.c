@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "rpc_err.h"
 #include "nodes.h"
 #include "rpc_client.h"
 #include "scheduler_service.h"
@@ -77,24 +78,22 @@ struct build {
 
 /* Relays the node's events until its result: OK with *result (free it), or
  * the build's error. */
-static grpc_status_code follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
-                                     char *err, size_t errlen)
+static int follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
+                        struct airlock_error *e)
 {
     int64_t deadline = clock_monotonic_ms() + BUILD_MAX_MS;
     while (clock_monotonic_ms() < deadline) {
         natsMsg *msg = NULL;
         natsStatus ns = natsSubscription_NextMsg(&msg, b->events, BUILD_IDLE_CHECK_MS);
         if (ns == NATS_TIMEOUT) {
-            if (!store_node_alive(&b->s->db, b->node, b->s->cfg.node_dead_after_s)) {
-                snprintf(err, errlen, "node %s stopped answering during the build", b->node);
-                return GRPC_STATUS_UNAVAILABLE;
-            }
+            if (!store_node_alive(&b->s->db, b->node, b->s->cfg.node_dead_after_s))
+                return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
+                                         "node %s stopped answering during the build", b->node);
             continue;
         }
-        if (ns != NATS_OK) {
-            snprintf(err, errlen, "nats: build events: %s", natsStatus_GetText(ns));
-            return GRPC_STATUS_UNAVAILABLE;
-        }
+        if (ns != NATS_OK)
+            return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: build events: %s",
+                                     natsStatus_GetText(ns));
         const char *subject = natsMsg_GetSubject(msg);
         size_t sl = strlen(subject);
         bool done = sl > 5 && strcmp(subject + sl - 5, ".done") == 0;
@@ -110,30 +109,28 @@ static grpc_status_code follow_build(struct build *b, Airlock__Node__V1__NodeRep
             natsMsg_Destroy(msg);
             continue;
         }
-        grpc_status_code st = nodes_reply_take(b->node, NODE_OP(TEMPLATE_BUILD), msg, result, err, errlen);
-        if (st == GRPC_STATUS_OK && !(*result)->template_) {
-            snprintf(err, errlen, "node %s sent a build result without the template", b->node);
+        int rc = nodes_reply_take(b->node, NODE_OP(TEMPLATE_BUILD), msg, result, e);
+        if (rc == 0 && !(*result)->template_) {
             airlock__node__v1__node_reply__free_unpacked(*result, NULL);
             *result = NULL;
-            st = GRPC_STATUS_INTERNAL;
+            rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL,
+                                   "node %s sent a build result without the template", b->node);
         }
-        return st;
+        return rc;
     }
-    snprintf(err, errlen, "the build on node %s took longer than %d minutes", b->node,
-             BUILD_MAX_MS / 60000);
-    return GRPC_STATUS_DEADLINE_EXCEEDED;
+    return airlock_error_set(e, AIRLOCK_ERR_TIMEOUT,
+                             "the build on node %s took longer than %d minutes", b->node,
+                             BUILD_MAX_MS / 60000);
 }
 
 /* Sends the build to b->node and relays it; the row becomes ready. */
-static grpc_status_code run_build(struct build *b, Airlock__Vmhost__V1__TemplateSpec *spec,
-                                  const char *user_name, char *err, size_t errlen)
+static int run_build(struct build *b, Airlock__Vmhost__V1__TemplateSpec *spec,
+                     const char *user_name, struct airlock_error *e)
 {
     char inbox[96], node_name[TEMPLATE_NAME_MAX + 1];
     natsInbox *nb = NULL;
-    if (natsInbox_Create(&nb) != NATS_OK) {
-        snprintf(err, errlen, "nats: cannot make an inbox");
-        return GRPC_STATUS_UNAVAILABLE;
-    }
+    if (natsInbox_Create(&nb) != NATS_OK)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: cannot make an inbox");
     snprintf(inbox, sizeof(inbox), "%s", (const char *)nb);
     natsInbox_Destroy(nb);
     snprintf(b->subject, sizeof(b->subject), "%s.*", inbox);
@@ -142,10 +139,9 @@ static grpc_status_code run_build(struct build *b, Airlock__Vmhost__V1__Template
      * the node can publish. */
     if (ns == NATS_OK)
         ns = natsConnection_FlushTimeout(b->s->nc, 5000);
-    if (ns != NATS_OK) {
-        snprintf(err, errlen, "nats: subscribe for build events: %s", natsStatus_GetText(ns));
-        return GRPC_STATUS_UNAVAILABLE;
-    }
+    if (ns != NATS_OK)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: subscribe for build events: %s",
+                                 natsStatus_GetText(ns));
     /* On the node the project's name is "<project>.<name>". */
     snprintf(node_name, sizeof(node_name), "%s.%s", b->project_id, user_name);
     spec->name = node_name;
@@ -157,38 +153,36 @@ static grpc_status_code run_build(struct build *b, Airlock__Vmhost__V1__Template
     work.request = &breq;
     work.events_subject = inbox;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    grpc_status_code st = nodes_call(b->s, b->node, NODE_OP(TEMPLATE_BUILD), &work.base,
-                                     b->s->cfg.node_timeout_ms, &reply, err, errlen);
+    int rc = nodes_call(b->s, b->node, NODE_OP(TEMPLATE_BUILD), &work.base,
+                        b->s->cfg.node_timeout_ms, &reply, e);
     if (reply)
         airlock__node__v1__node_reply__free_unpacked(reply, NULL);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    if (rc < 0)
+        return rc;
     char line[300];
     snprintf(line, sizeof(line), "building %s:%u on node %s", user_name, b->version, b->node);
     send_log(b->call, line);
     Airlock__Node__V1__NodeReply *result = NULL;
-    st = follow_build(b, &result, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
-    st = store_template_ready(&b->s->db, b->id, result->template_->cpus,
-                              result->template_->memory_mb, result->template_->build_ms, err,
-                              errlen);
+    rc = follow_build(b, &result, e);
+    if (rc < 0)
+        return rc;
+    rc = store_template_ready(&b->s->db, b->id, result->template_->cpus,
+                              result->template_->memory_mb, result->template_->build_ms, e);
     airlock__node__v1__node_reply__free_unpacked(result, NULL);
-    return st;
+    return rc;
 }
 
 /* The build's answer: the done event with the stored row. */
-static grpc_status_code send_done(struct build *b, const char *name, char *err, size_t errlen)
+static int send_done(struct build *b, const char *name, struct airlock_error *e)
 {
     PGresult *res = NULL;
-    grpc_status_code st =
-        store_template_find(&b->s->db, b->project_id, name, b->version, &res, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    int rc = store_template_find(&b->s->db, b->project_id, name, b->version, &res, e);
+    if (rc < 0)
+        return rc;
     if (PQntuples(res) != 1) {
         PQclear(res);
-        snprintf(err, errlen, "template %s:%u vanished after its build", name, b->version);
-        return GRPC_STATUS_ABORTED;
+        return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "template %s:%u vanished after its build",
+                                 name, b->version);
     }
     Airlock__Scheduler__V1__Template t;
     store_template_msg(res, 0, &t);
@@ -197,7 +191,7 @@ static grpc_status_code send_done(struct build *b, const char *name, char *err, 
     ev.done = &t;
     rpc_call_send(b->call, &ev.base);
     PQclear(res);
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 void service_template_build(struct rpc_call *call, void *ctx)
@@ -209,52 +203,54 @@ void service_template_build(struct rpc_call *call, void *ctx)
         return;
     struct build b = { .s = s, .call = call, .project_id = req->project_id };
     struct template_spec_json spec;
-    char err[4096], user_name[TEMPLATE_NAME_MAX + 1];
+    struct airlock_error e;
+    char user_name[TEMPLATE_NAME_MAX + 1];
     char *summary = NULL;
     bool parsed = false;
     int64_t t0 = clock_monotonic_ms();
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
-    if (template_spec_from_json(req->spec_json, strlen(req->spec_json), &spec, err,
-                                sizeof(err)) < 0)
+    int rc;
+    if (template_spec_from_json(req->spec_json, strlen(req->spec_json), &spec,
+                                AIRLOCK_ERROR_MSG(&e)) < 0) {
+        rc = airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
         goto out;
+    }
     parsed = true;
     snprintf(user_name, sizeof(user_name), "%s", spec.msg.name);
     if (strlen(user_name) > TEMPLATE_USER_NAME_MAX) {
-        snprintf(err, sizeof(err), "name: longer than %d characters", TEMPLATE_USER_NAME_MAX);
+        rc = airlock_error_set(&e, AIRLOCK_ERR_INVALID, "name: longer than %d characters",
+                               TEMPLATE_USER_NAME_MAX);
         goto out;
     }
-    st = GRPC_STATUS_RESOURCE_EXHAUSTED;
     if (!(summary = spec_summary(req->spec_json, &spec.msg))) {
-        snprintf(err, sizeof(err), "out of memory");
+        rc = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
         goto out;
     }
-    st = store_template_pick_node(&s->db, s->cfg.node_dead_after_s, b.node, sizeof(b.node), err,
-                                  sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = store_template_begin(&s->db, req->project_id, user_name, b.node, summary, b.id,
-                                  sizeof(b.id), &b.version, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
+    rc = store_template_pick_node(&s->db, s->cfg.node_dead_after_s, b.node, sizeof(b.node), &e);
+    if (rc == 0)
+        rc = store_template_begin(&s->db, req->project_id, user_name, b.node, summary, b.id,
+                                  sizeof(b.id), &b.version, &e);
+    if (rc < 0)
         goto out;
     log_info("template build started", "request=%s project=%s template=%s node=%s",
              req->request_id, req->project_id, b.id, b.node);
-    st = run_build(&b, &spec.msg, user_name, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = send_done(&b, user_name, err, sizeof(err));
-    if (st != GRPC_STATUS_OK)
+    rc = run_build(&b, &spec.msg, user_name, &e);
+    if (rc == 0)
+        rc = send_done(&b, user_name, &e);
+    if (rc < 0)
         store_template_abort(&s->db, b.id);
 out:
     if (b.events) {
         natsSubscription_Unsubscribe(b.events);
         natsSubscription_Destroy(b.events);
     }
-    if (st == GRPC_STATUS_OK) {
+    if (rc == 0) {
         log_info("template built", "request=%s template=%s ms=%lld", req->request_id, b.id,
                  (long long)(clock_monotonic_ms() - t0));
         rpc_call_finish(call, GRPC_STATUS_OK, NULL);
     } else {
-        log_warn("template build failed", "request=%s project=%s status=%s error=\"%.300s\"",
-                 req->request_id, req->project_id, rpc_status_name(st), err);
-        rpc_call_finish(call, st, err);
+        log_warn("template build failed", "request=%s project=%s status=%s error=\"%s\"",
+                 req->request_id, req->project_id, airlock_error_status_name(&e), e.message);
+        rpc_call_finish_error(call, &e);
     }
     free(summary);
     if (parsed)
@@ -263,25 +259,21 @@ out:
 }
 
 /* The versions ref names ("name" = all of them, "name:N" = one), or
- * NOT_FOUND naming it. */
-static grpc_status_code find_ref(struct scheduler *s, const char *project_id, const char *ref,
-                                 char *name, size_t namelen, unsigned *version, PGresult **rows,
-                                 char *err, size_t errlen)
+ * not found naming it. */
+static int find_ref(struct scheduler *s, const char *project_id, const char *ref, char *name,
+                    size_t namelen, unsigned *version, PGresult **rows, struct airlock_error *e)
 {
     *rows = NULL;
-    if (!template_ref_parse(ref, name, namelen, version)) {
-        snprintf(err, errlen, "template \"%.140s\" not found (a name, or name:version)", ref);
-        return GRPC_STATUS_NOT_FOUND;
-    }
-    grpc_status_code st =
-        store_template_find(&s->db, project_id, name, *version, rows, err, errlen);
-    if (st == GRPC_STATUS_OK && PQntuples(*rows) == 0) {
+    if (!template_ref_parse(ref, name, namelen, version))
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND,
+                                 "template \"%s\" not found (a name, or name:version)", ref);
+    int rc = store_template_find(&s->db, project_id, name, *version, rows, e);
+    if (rc == 0 && PQntuples(*rows) == 0) {
         PQclear(*rows);
         *rows = NULL;
-        snprintf(err, errlen, "template \"%.140s\" not found", ref);
-        st = GRPC_STATUS_NOT_FOUND;
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "template \"%s\" not found", ref);
     }
-    return st;
+    return rc;
 }
 
 static void reply_template(struct rpc_call *call, PGresult *rows, int row)
@@ -299,15 +291,15 @@ void service_template_get(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__template_ref__descriptor);
     if (!req)
         return;
-    char name[TEMPLATE_NAME_MAX + 1], err[512];
+    struct airlock_error e;
+    char name[TEMPLATE_NAME_MAX + 1];
     unsigned version;
     PGresult *rows;
-    grpc_status_code st = find_ref(s, req->project_id, req->name, name, sizeof(name), &version,
-                                   &rows, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
+    int rc = find_ref(s, req->project_id, req->name, name, sizeof(name), &version, &rows, &e);
+    if (rc == 0)
         reply_template(call, rows, PQntuples(rows) - 1); /* the newest */
     else
-        rpc_call_finish(call, st, err);
+        rpc_call_finish_error(call, &e);
     PQclear(rows);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -320,12 +312,11 @@ void service_template_list(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     PGresult *rows = NULL;
-    char err[512];
-    grpc_status_code st = store_template_find(&s->db, req->project_id, NULL, 0, &rows, err,
-                                              sizeof(err));
+    struct airlock_error e;
+    int rc = store_template_find(&s->db, req->project_id, NULL, 0, &rows, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
-    if (st != GRPC_STATUS_OK) {
-        rpc_call_finish(call, st, err);
+    if (rc < 0) {
+        rpc_call_finish_error(call, &e);
         return;
     }
     int n = PQntuples(rows);
@@ -352,30 +343,31 @@ void service_template_list(struct rpc_call *call, void *ctx)
 
 /* Each version off its node, then marked deleted. A node that does not
  * answer keeps its copy (logged): the version is gone for the project. */
-static grpc_status_code delete_versions(struct scheduler *s, PGresult *rows, char *err,
-                                        size_t errlen)
+static int delete_versions(struct scheduler *s, PGresult *rows, struct airlock_error *e)
 {
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id = store_template_id(rows, i), *node = store_template_node(rows, i);
         Airlock__Vmhost__V1__TemplateRef ref = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
         ref.name = (char *)id;
         Airlock__Node__V1__NodeReply *reply = NULL;
-        grpc_status_code st = *node ? nodes_call(s, node, NODE_OP(TEMPLATE_DELETE), &ref.base,
-                                                 s->cfg.node_timeout_ms, &reply, err, errlen)
-                                    : GRPC_STATUS_OK;
+        int rc = *node ? nodes_call(s, node, NODE_OP(TEMPLATE_DELETE), &ref.base,
+                                    s->cfg.node_timeout_ms, &reply, e)
+                       : 0;
         if (reply)
             airlock__node__v1__node_reply__free_unpacked(reply, NULL);
-        if (st == GRPC_STATUS_UNAVAILABLE || st == GRPC_STATUS_DEADLINE_EXCEEDED)
-            log_warn("template left on an unreachable node", "template=%s node=%s error=\"%s\"",
-                     id, node, err);
-        else if (st != GRPC_STATUS_OK && st != GRPC_STATUS_NOT_FOUND)
-            return st;
-        st = store_template_mark_deleted(&s->db, id, err, errlen);
-        if (st != GRPC_STATUS_OK)
-            return st;
+        bool unreachable =
+            rc < 0 && (e->class == AIRLOCK_ERR_UNAVAILABLE || e->class == AIRLOCK_ERR_TIMEOUT);
+        if (unreachable)
+            log_warn("template left on an unreachable node", "template=%s node=%s error=\"%s\"", id,
+                     node, e->message);
+        else if (rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND)
+            return rc;
+        rc = store_template_mark_deleted(&s->db, id, e);
+        if (rc < 0)
+            return rc;
         log_info("template deleted", "template=%s node=%s", id, node);
     }
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 void service_template_delete(struct rpc_call *call, void *ctx)
@@ -385,53 +377,50 @@ void service_template_delete(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__template_ref__descriptor);
     if (!req)
         return;
-    char name[TEMPLATE_NAME_MAX + 1], err[1024], user[80];
+    struct airlock_error e;
+    char name[TEMPLATE_NAME_MAX + 1], user[80];
     unsigned version;
     PGresult *rows;
-    grpc_status_code st = find_ref(s, req->project_id, req->name, name, sizeof(name), &version,
-                                   &rows, err, sizeof(err));
-    if (st == GRPC_STATUS_OK)
-        st = store_template_user(&s->db, req->project_id, name, version, user, sizeof(user), err,
-                                 sizeof(err));
-    if (st == GRPC_STATUS_OK && *user) {
-        snprintf(err, sizeof(err), "template %s is used by sandbox %s (and maybe others); "
-                                   "delete them first", req->name, user);
-        st = GRPC_STATUS_FAILED_PRECONDITION;
+    int rc = find_ref(s, req->project_id, req->name, name, sizeof(name), &version, &rows, &e);
+    if (rc == 0)
+        rc = store_template_user(&s->db, req->project_id, name, version, user, sizeof(user), &e);
+    if (rc == 0 && *user) {
+        rc = airlock_error_set(&e, AIRLOCK_ERR_STATE,
+                               "template %s is used by sandbox %s (and maybe others); delete "
+                               "them first",
+                               req->name, user);
     }
-    if (st == GRPC_STATUS_OK)
-        st = delete_versions(s, rows, err, sizeof(err));
-    if (st == GRPC_STATUS_OK) {
+    if (rc == 0)
+        rc = delete_versions(s, rows, &e);
+    if (rc == 0) {
         log_info("template delete", "request=%s project=%s template=%s", req->request_id,
                  req->project_id, req->name);
         reply_template(call, rows, PQntuples(rows) - 1);
     } else {
-        rpc_call_finish(call, st, err);
+        rpc_call_finish_error(call, &e);
     }
     PQclear(rows);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-grpc_status_code service_template_for_create(struct scheduler *s,
-                                             Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                                             struct template_choice *tc, char *err, size_t errlen)
+int service_template_for_create(struct scheduler *s,
+                                Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                                struct template_choice *tc, struct airlock_error *e)
 {
-    grpc_status_code st = store_template_choose(&s->db, req->project_id, req->template_, tc, err,
-                                                errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    int rc = store_template_choose(&s->db, req->project_id, req->template_, tc, e);
+    if (rc < 0)
+        return rc;
     const char *asked = req->template_;
     req->template_ = tc->id;
     if (!tc->cpus)
-        return GRPC_STATUS_OK; /* the default template: any size */
+        return 0; /* the default template: any size */
     bool other_cpus = req->cpus && req->cpus != tc->cpus;
-    if (other_cpus || (req->memory_mb && req->memory_mb != tc->memory_mb)) {
-        snprintf(err, errlen, "%s: template %.140s has %u vCPUs and %u MiB; its sandboxes have its "
-                              "size (leave cpus and memory_mb unset)",
-                 other_cpus ? "cpus" : "memory_mb", asked, tc->cpus,
-                 tc->memory_mb);
-        return GRPC_STATUS_INVALID_ARGUMENT;
-    }
+    if (other_cpus || (req->memory_mb && req->memory_mb != tc->memory_mb))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "%s: template %s has %u vCPUs and %u MiB; its sandboxes have "
+                                 "its size (leave cpus and memory_mb unset)",
+                                 other_cpus ? "cpus" : "memory_mb", asked, tc->cpus, tc->memory_mb);
     req->cpus = tc->cpus;
     req->memory_mb = tc->memory_mb;
-    return GRPC_STATUS_OK;
+    return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "rpc_err.h"
 #include "scheduler.pb-c.h"
 #include "scheduler_service.h"
 #include "tenancy.h"
@@ -31,12 +32,15 @@ void service_projects_list(struct rpc_call *call, void *ctx)
         call, &airlock__scheduler__v1__list_projects_request__descriptor);
     if (!req)
         return;
-    char err[512];
-    PGresult *res = tenancy_list_projects(&s->db, err, sizeof(err));
+    struct airlock_error e;
+    PGresult *res = NULL;
+    int rc = tenancy_list_projects(&s->db, &res, &e);
     int n = res ? PQntuples(res) : 0;
     Airlock__Scheduler__V1__Project *projects = calloc((size_t)n + 1, sizeof(*projects));
     Airlock__Scheduler__V1__Project **ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
-    if (res && projects && ptrs) {
+    if (rc == 0 && (!projects || !ptrs))
+        rc = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    if (rc == 0) {
         for (int i = 0; i < n; i++) {
             airlock__scheduler__v1__project__init(&projects[i]);
             projects[i].id = PQgetvalue(res, i, 0);
@@ -49,11 +53,8 @@ void service_projects_list(struct rpc_call *call, void *ctx)
         resp.projects = ptrs;
         resp.n_projects = (size_t)n;
         rpc_call_send(call, &resp.base);
-        rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-    } else {
-        rpc_call_finish(call, res ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_UNAVAILABLE,
-                        res ? "out of memory" : err);
     }
+    rpc_call_finish_result(call, rc, &e);
     free(projects);
     free(ptrs);
     PQclear(res);
@@ -67,17 +68,15 @@ void service_keys_list(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__project_ref__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     PGresult *res = NULL;
-    grpc_status_code st = tenancy_list_keys(&s->db, req->project_id, &res, err, sizeof(err));
+    int rc = tenancy_list_keys(&s->db, req->project_id, &res, &e);
     int n = res ? PQntuples(res) : 0;
     Airlock__Scheduler__V1__ApiKey *keys = calloc((size_t)n + 1, sizeof(*keys));
     Airlock__Scheduler__V1__ApiKey **ptrs = calloc((size_t)n + 1, sizeof(*ptrs));
-    if (st == GRPC_STATUS_OK && (!keys || !ptrs)) {
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(err, sizeof(err), "out of memory");
-    }
-    if (st == GRPC_STATUS_OK) {
+    if (rc == 0 && (!keys || !ptrs))
+        rc = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    if (rc == 0) {
         for (int i = 0; i < n; i++) {
             key_msg(res, i, 0, req->project_id, &keys[i]);
             ptrs[i] = &keys[i];
@@ -88,7 +87,7 @@ void service_keys_list(struct rpc_call *call, void *ctx)
         resp.n_keys = (size_t)n;
         rpc_call_send(call, &resp.base);
     }
-    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    rpc_call_finish_result(call, rc, &e);
     free(keys);
     free(ptrs);
     PQclear(res);
@@ -102,11 +101,10 @@ void service_key_revoke(struct rpc_call *call, void *ctx)
         (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__api_key_ref__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     PGresult *row = NULL;
-    grpc_status_code st =
-        tenancy_revoke_key(&s->db, req->project_id, req->key_id, &row, err, sizeof(err));
-    if (st == GRPC_STATUS_OK) {
+    int rc = tenancy_revoke_key(&s->db, req->project_id, req->key_id, &row, &e);
+    if (rc == 0) {
         log_info("api key revoked", "request=%s project=%s key=%s", req->request_id,
                  req->project_id, req->key_id);
         events_publish_key_revoked(s->nc, req->key_id);
@@ -114,7 +112,7 @@ void service_key_revoke(struct rpc_call *call, void *ctx)
         key_msg(row, 0, TENANCY_REVOKED_KEY_COLUMN, req->project_id, &k);
         rpc_call_send(call, &k.base);
     }
-    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    rpc_call_finish_result(call, rc, &e);
     PQclear(row);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

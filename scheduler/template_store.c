@@ -20,40 +20,38 @@ const char *template_display_name(const char *id, const char *project_id)
     return n && strncmp(id, project_id, n) == 0 && id[n] == '.' ? id + n + 1 : id;
 }
 
-grpc_status_code store_template_choose(struct db *db, const char *project_id, const char *ref,
-                                       struct template_choice *out, char *err, size_t errlen)
+int store_template_choose(struct db *db, const char *project_id, const char *ref,
+                          struct template_choice *out, struct airlock_error *e)
 {
     memset(out, 0, sizeof(*out));
     if (!*ref || strcmp(ref, TEMPLATE_DEFAULT_NAME) == 0) {
         snprintf(out->id, sizeof(out->id), "%s", TEMPLATE_DEFAULT_NAME);
-        return GRPC_STATUS_OK;
+        return 0;
     }
     char name[TEMPLATE_NAME_MAX + 1];
     unsigned version;
-    if (!template_ref_parse(ref, name, sizeof(name), &version)) {
-        snprintf(err, errlen, "template \"%.140s\" not found (a name, or name:version)", ref);
-        return GRPC_STATUS_NOT_FOUND;
-    }
+    if (!template_ref_parse(ref, name, sizeof(name), &version))
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND,
+                                 "template \"%s\" not found (a name, or name:version)", ref);
     PGresult *res = NULL;
-    grpc_status_code st = store_template_find(db, project_id, name, version, &res, err, errlen);
-    if (st != GRPC_STATUS_OK)
-        return st;
+    int rc = store_template_find(db, project_id, name, version, &res, e);
+    if (rc < 0)
+        return rc;
     int n = PQntuples(res);
     if (n == 0) {
-        snprintf(err, errlen, "template \"%.140s\" not found", ref);
-        st = GRPC_STATUS_NOT_FOUND;
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "template \"%s\" not found", ref);
     } else {
         snprintf(out->id, sizeof(out->id), "%s", store_template_id(res, n - 1));
         out->cpus = (unsigned)atoi(PQgetvalue(res, n - 1, 4));
         out->memory_mb = (unsigned)atoi(PQgetvalue(res, n - 1, 5));
     }
     PQclear(res);
-    return st;
+    return rc;
 }
 
-grpc_status_code store_template_begin(struct db *db, const char *project_id, const char *name,
-                                      const char *node_id, const char *spec_json, char *id,
-                                      size_t idlen, unsigned *version, char *err, size_t errlen)
+int store_template_begin(struct db *db, const char *project_id, const char *name,
+                         const char *node_id, const char *spec_json, char *id, size_t idlen,
+                         unsigned *version, struct airlock_error *e)
 {
     const char *params[] = { project_id, name, node_id, spec_json };
     for (int attempt = 1; attempt <= TEMPLATE_BEGIN_ATTEMPTS; attempt++) {
@@ -64,9 +62,9 @@ grpc_status_code store_template_begin(struct db *db, const char *project_id, con
             " INSERT INTO templates (id, project_id, name, version, node_id, spec, state)"
             " SELECT $1 || '.' || $2 || ':' || v.n, $1, $2, v.n, $3, $4::jsonb, 'building' FROM v"
             " ON CONFLICT DO NOTHING RETURNING id, version",
-            4, params, err, errlen);
+            4, params, AIRLOCK_ERROR_MSG(e));
         if (!res)
-            return GRPC_STATUS_UNAVAILABLE;
+            return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
         bool inserted = PQntuples(res) == 1;
         if (inserted) {
             snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
@@ -74,16 +72,14 @@ grpc_status_code store_template_begin(struct db *db, const char *project_id, con
         }
         PQclear(res);
         if (inserted)
-            return GRPC_STATUS_OK;
+            return 0;
     }
-    snprintf(err, errlen, "template %s: concurrent builds of the same name took every version "
+    return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "template %s: concurrent builds of the same name took every version "
                           "number tried; build again", name);
-    return GRPC_STATUS_ABORTED;
 }
 
-grpc_status_code store_template_ready(struct db *db, const char *id, unsigned cpus,
-                                      unsigned memory_mb, unsigned build_ms, char *err,
-                                      size_t errlen)
+int store_template_ready(struct db *db, const char *id, unsigned cpus, unsigned memory_mb,
+                         unsigned build_ms, struct airlock_error *e)
 {
     char c[16], m[16], b[16];
     snprintf(c, sizeof(c), "%u", cpus);
@@ -93,22 +89,22 @@ grpc_status_code store_template_ready(struct db *db, const char *id, unsigned cp
     PGresult *res = db_query(db,
                              "UPDATE templates SET state = 'ready', cpus = $2::integer,"
                              " memory_mb = $3::integer, build_ms = $4::integer WHERE id = $1",
-                             4, params, err, errlen);
+                             4, params, AIRLOCK_ERROR_MSG(e));
     bool done = res != NULL;
     PQclear(res);
-    return done ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
+    return done ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
 void store_template_abort(struct db *db, const char *id)
 {
     const char *params[] = { id };
-    char err[256];
+    struct airlock_error e;
     PQclear(db_query(db, "DELETE FROM templates WHERE id = $1 AND state = 'building'", 1, params,
-                     err, sizeof(err)));
+                     AIRLOCK_ERROR_MSG(&e)));
 }
 
-grpc_status_code store_template_find(struct db *db, const char *project_id, const char *name,
-                                     unsigned version, PGresult **out, char *err, size_t errlen)
+int store_template_find(struct db *db, const char *project_id, const char *name, unsigned version,
+                        PGresult **out, struct airlock_error *e)
 {
     char v[16];
     snprintf(v, sizeof(v), "%u", version);
@@ -118,8 +114,8 @@ grpc_status_code store_template_find(struct db *db, const char *project_id, cons
                                     " AND ($2::text IS NULL OR name = $2)"
                                     " AND ($3::integer = 0 OR version = $3::integer)"
                                     " ORDER BY name, version",
-                    3, params, err, errlen);
-    return *out ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
+                    3, params, AIRLOCK_ERROR_MSG(e));
+    return *out ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
 void store_template_msg(PGresult *res, int row, Airlock__Scheduler__V1__Template *msg)
@@ -146,9 +142,8 @@ const char *store_template_node(PGresult *res, int row)
     return PQgetvalue(res, row, 3);
 }
 
-grpc_status_code store_template_user(struct db *db, const char *project_id, const char *name,
-                                     unsigned version, char *sandbox, size_t len, char *err,
-                                     size_t errlen)
+int store_template_user(struct db *db, const char *project_id, const char *name, unsigned version,
+                        char *sandbox, size_t len, struct airlock_error *e)
 {
     char v[16];
     snprintf(v, sizeof(v), "%u", version);
@@ -158,27 +153,26 @@ grpc_status_code store_template_user(struct db *db, const char *project_id, cons
                              " WHERE t.project_id = $1 AND t.name = $2"
                              " AND ($3::integer = 0 OR t.version = $3::integer)"
                              " AND s.state <> 'deleted' ORDER BY s.created_at LIMIT 1",
-                             3, params, err, errlen);
+                             3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     snprintf(sandbox, len, "%s", PQntuples(res) ? PQgetvalue(res, 0, 0) : "");
     PQclear(res);
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code store_template_mark_deleted(struct db *db, const char *id, char *err,
-                                             size_t errlen)
+int store_template_mark_deleted(struct db *db, const char *id, struct airlock_error *e)
 {
     const char *params[] = { id };
-    PGresult *res = db_query(db, "UPDATE templates SET state = 'deleted' WHERE id = $1", 1,
-                             params, err, errlen);
+    PGresult *res = db_query(db, "UPDATE templates SET state = 'deleted' WHERE id = $1", 1, params,
+                             AIRLOCK_ERROR_MSG(e));
     bool done = res != NULL;
     PQclear(res);
-    return done ? GRPC_STATUS_OK : GRPC_STATUS_UNAVAILABLE;
+    return done ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
-grpc_status_code store_template_pick_node(struct db *db, int dead_after_s, char *node,
-                                          size_t len, char *err, size_t errlen)
+int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t len,
+                             struct airlock_error *e)
 {
     char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", dead_after_s);
@@ -187,29 +181,29 @@ grpc_status_code store_template_pick_node(struct db *db, int dead_after_s, char 
                              "SELECT id FROM nodes"
                              " WHERE last_seen > now() - make_interval(secs => $1::integer)"
                              " ORDER BY free_memory_mb DESC, id LIMIT 1",
-                             1, params, err, errlen);
+                             1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = 0;
     if (PQntuples(res) == 1) {
         snprintf(node, len, "%s", PQgetvalue(res, 0, 0));
     } else {
-        snprintf(err, errlen, "no live node to build the template on");
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "no live node to build the template on");
     }
     PQclear(res);
-    return st;
+    return rc;
 }
 
 bool store_node_alive(struct db *db, const char *node, int dead_after_s)
 {
-    char dead_after[16], err[256];
+    struct airlock_error e;
+    char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", dead_after_s);
     const char *params[] = { node, dead_after };
     PGresult *res = db_query(db,
                              "SELECT 1 FROM nodes WHERE id = $1"
                              " AND last_seen > now() - make_interval(secs => $2::integer)",
-                             2, params, err, sizeof(err));
+                             2, params, AIRLOCK_ERROR_MSG(&e));
     /* A database hiccup is not the node's death: keep waiting. */
     bool alive = !res || PQntuples(res) == 1;
     PQclear(res);

@@ -2,13 +2,15 @@
  * row of `templates` whose id is "<project>.<name>:<version>" — the name
  * its node knows it by, and what sandboxes.template holds; "default" is
  * the shared row. States: building (a build in flight holds the version
- * number), ready, deleted (kept: deleted sandboxes still name it). */
+ * number), ready, deleted (kept: deleted sandboxes still name it). A
+ * function that fails returns -1 with e set (unavailable when the
+ * database is). */
 #ifndef AIRLOCK_SCHEDULER_TEMPLATE_STORE_H
 #define AIRLOCK_SCHEDULER_TEMPLATE_STORE_H
 
-#include <grpc/status.h>
 #include <stdbool.h>
 
+#include "airlock_error.h"
 #include "db.h"
 #include "scheduler.pb-c.h"
 #include "template_spec.h"
@@ -23,26 +25,25 @@ struct template_choice {
 };
 
 /* ref "" or "default", "name" (the newest ready version) or "name:N" of
- * project: NOT_FOUND naming it when the project has none such. */
-grpc_status_code store_template_choose(struct db *db, const char *project_id, const char *ref,
-                                       struct template_choice *out, char *err, size_t errlen);
+ * project: not found naming it when the project has none such. */
+int store_template_choose(struct db *db, const char *project_id, const char *ref,
+                          struct template_choice *out, struct airlock_error *e);
 
 /* A new version of name (one more than any before it, deleted ones
  * included) in state building on node: its id and version. */
-grpc_status_code store_template_begin(struct db *db, const char *project_id, const char *name,
-                                      const char *node_id, const char *spec_json, char *id,
-                                      size_t idlen, unsigned *version, char *err, size_t errlen);
+int store_template_begin(struct db *db, const char *project_id, const char *name,
+                         const char *node_id, const char *spec_json, char *id, size_t idlen,
+                         unsigned *version, struct airlock_error *e);
 /* building -> ready with the size and build time the node reported. */
-grpc_status_code store_template_ready(struct db *db, const char *id, unsigned cpus,
-                                      unsigned memory_mb, unsigned build_ms, char *err,
-                                      size_t errlen);
+int store_template_ready(struct db *db, const char *id, unsigned cpus, unsigned memory_mb,
+                         unsigned build_ms, struct airlock_error *e);
 /* A failed build's row goes (no sandbox ever named it). */
 void store_template_abort(struct db *db, const char *id);
 
 /* Ready versions of project: all (name NULL), or of name (version 0 = all
  * of them), newest last. Rows for store_template_msg. */
-grpc_status_code store_template_find(struct db *db, const char *project_id, const char *name,
-                                     unsigned version, PGresult **out, char *err, size_t errlen);
+int store_template_find(struct db *db, const char *project_id, const char *name, unsigned version,
+                        PGresult **out, struct airlock_error *e);
 void store_template_msg(PGresult *res, int row, Airlock__Scheduler__V1__Template *msg);
 /* Columns of a store_template_find row. */
 const char *store_template_id(PGresult *res, int row);
@@ -50,16 +51,14 @@ const char *store_template_node(PGresult *res, int row);
 
 /* A sandbox (not deleted) made from name's version (0 = any of them):
  * its id, or "" when none. */
-grpc_status_code store_template_user(struct db *db, const char *project_id, const char *name,
-                                     unsigned version, char *sandbox, size_t len, char *err,
-                                     size_t errlen);
-grpc_status_code store_template_mark_deleted(struct db *db, const char *id, char *err,
-                                             size_t errlen);
+int store_template_user(struct db *db, const char *project_id, const char *name, unsigned version,
+                        char *sandbox, size_t len, struct airlock_error *e);
+int store_template_mark_deleted(struct db *db, const char *id, struct airlock_error *e);
 
 /* The live node (heard from within dead_after_s) with the most free
- * memory: where a build goes. RESOURCE_EXHAUSTED when there is none. */
-grpc_status_code store_template_pick_node(struct db *db, int dead_after_s, char *node,
-                                          size_t len, char *err, size_t errlen);
+ * memory: where a build goes. Capacity when there is none. */
+int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t len,
+                             struct airlock_error *e);
 /* Whether node was heard from within dead_after_s (true when the database
  * cannot say). */
 bool store_node_alive(struct db *db, const char *node, int dead_after_s);

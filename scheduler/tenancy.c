@@ -25,39 +25,35 @@ static int sha256_hex(const char *s, char out[65])
 }
 
 /* Inserts a key row for project_id; secret receives the new secret. */
-static grpc_status_code insert_key(struct db *db, PGresult *(*query)(struct db *, const char *, int,
-                                                                     const char *const *, char *,
-                                                                     size_t),
-                                   const char *project_id, const char *name, bool admin,
-                                   char *key_id, size_t idlen, char *secret, size_t secretlen,
-                                   long long *created_unix_ms, char *err, size_t errlen)
+static int
+insert_key(struct db *db,
+           PGresult *(*query)(struct db *, const char *, int, const char *const *, char *, size_t),
+           const char *project_id, const char *name, bool admin, char *key_id, size_t idlen,
+           char *secret, size_t secretlen, long long *created_unix_ms, struct airlock_error *e)
 {
     char hash[65];
     if (random_id("key_", 8, key_id, idlen) < 0 ||
         random_id(KEY_PREFIX, KEY_SECRET_BYTES, secret, secretlen) < 0 ||
-        sha256_hex(secret, hash) < 0) {
-        snprintf(err, errlen, "cannot generate a key");
-        return GRPC_STATUS_INTERNAL;
-    }
+        sha256_hex(secret, hash) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "cannot generate a key");
     const char *params[] = { key_id, project_id, name, hash, admin ? "t" : "f" };
-    /* INSERT ... SELECT so an unknown project yields no row (NOT_FOUND)
+    /* INSERT ... SELECT so an unknown project yields no row (not found)
      * rather than a foreign-key error. */
     PGresult *res = query(db,
                           "INSERT INTO api_keys (id, project_id, name, sha256, admin)"
                           " SELECT $1, id, $3, $4, $5::boolean FROM projects WHERE id = $2"
                           " RETURNING (extract(epoch from created_at) * 1000)::bigint",
-                          5, params, err, errlen);
+                          5, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = 0;
     if (PQntuples(res) == 0) {
-        snprintf(err, errlen, "project %s not found", project_id);
-        st = GRPC_STATUS_NOT_FOUND;
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "project %s not found", project_id);
     } else if (created_unix_ms) {
         *created_unix_ms = atoll(PQgetvalue(res, 0, 0));
     }
     PQclear(res);
-    return st;
+    return rc;
 }
 
 int tenancy_bootstrap(struct db *db, void *data_dir, char *err, size_t errlen)
@@ -77,9 +73,12 @@ int tenancy_bootstrap(struct db *db, void *data_dir, char *err, size_t errlen)
     if (have > 0)
         return 0;
     char key_id[64], secret[KEY_LEN + 1], path[4096];
+    struct airlock_error e;
     if (insert_key(db, db_query_locked, TENANCY_DEFAULT_PROJECT, "admin", true, key_id,
-                   sizeof(key_id), secret, sizeof(secret), NULL, err, errlen) != GRPC_STATUS_OK)
+                   sizeof(key_id), secret, sizeof(secret), NULL, &e) < 0) {
+        snprintf(err, errlen, "%s", e.message); /* db_migrate's step reports a message */
         return -1;
+    }
     char line[KEY_LEN + 2];
     snprintf(line, sizeof(line), "%s\n", secret);
     if (fs_path(path, sizeof(path), "%s/admin-key", (const char *)data_dir) < 0 ||
@@ -92,104 +91,98 @@ int tenancy_bootstrap(struct db *db, void *data_dir, char *err, size_t errlen)
     return 0;
 }
 
-grpc_status_code tenancy_authenticate(struct db *db, const char *api_key, struct principal *out,
-                                      char *err, size_t errlen)
+int tenancy_authenticate(struct db *db, const char *api_key, struct principal *out,
+                         struct airlock_error *e)
 {
     char hash[65];
-    if (strlen(api_key) != KEY_LEN || strncmp(api_key, KEY_PREFIX, 3) != 0) {
-        snprintf(err, errlen, "malformed API key (expected %s followed by %d hex digits)",
-                 KEY_PREFIX, 2 * KEY_SECRET_BYTES);
-        return GRPC_STATUS_UNAUTHENTICATED;
-    }
-    if (sha256_hex(api_key, hash) < 0) {
-        snprintf(err, errlen, "cannot hash the key");
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (strlen(api_key) != KEY_LEN || strncmp(api_key, KEY_PREFIX, 3) != 0)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAUTHENTICATED,
+                                 "malformed API key (expected %s followed by %d hex digits)",
+                                 KEY_PREFIX, 2 * KEY_SECRET_BYTES);
+    if (sha256_hex(api_key, hash) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "cannot hash the key");
     const char *params[] = { hash };
     /* Every API request: prepared once. */
     PGresult *res = db_query_prepared(db, "api_key_authenticate",
                                       "SELECT id, project_id, admin FROM api_keys"
                                       " WHERE sha256 = $1 AND revoked_at IS NULL",
-                                      1, params, err, errlen);
+                                      1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = 0;
     if (PQntuples(res) != 1) {
-        snprintf(err, errlen, "unknown API key");
-        st = GRPC_STATUS_UNAUTHENTICATED;
+        rc = airlock_error_set(e, AIRLOCK_ERR_UNAUTHENTICATED, "unknown API key");
     } else {
         snprintf(out->key_id, sizeof(out->key_id), "%s", PQgetvalue(res, 0, 0));
         snprintf(out->project_id, sizeof(out->project_id), "%s", PQgetvalue(res, 0, 1));
         out->admin = PQgetvalue(res, 0, 2)[0] == 't';
     }
     PQclear(res);
-    return st;
+    return rc;
 }
 
-grpc_status_code tenancy_create_project(struct db *db, const char *name, char *id, size_t idlen,
-                                        long long *created_unix_ms, char *err, size_t errlen)
+int tenancy_create_project(struct db *db, const char *name, char *id, size_t idlen,
+                           long long *created_unix_ms, struct airlock_error *e)
 {
-    if (random_id("prj_", 8, id, idlen) < 0) {
-        snprintf(err, errlen, "cannot generate an id");
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (random_id("prj_", 8, id, idlen) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "cannot generate an id");
     const char *params[] = { id, name };
     PGresult *res = db_query(db,
                              "INSERT INTO projects (id, name) VALUES ($1, $2)"
                              " RETURNING (extract(epoch from created_at) * 1000)::bigint",
-                             2, params, err, errlen);
+                             2, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     *created_unix_ms = atoll(PQgetvalue(res, 0, 0));
     PQclear(res);
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code tenancy_create_key(struct db *db, const char *project_id, const char *name,
-                                    char *key_id, size_t idlen, char *secret, size_t secretlen,
-                                    long long *created_unix_ms, char *err, size_t errlen)
+int tenancy_create_key(struct db *db, const char *project_id, const char *name, char *key_id,
+                       size_t idlen, char *secret, size_t secretlen, long long *created_unix_ms,
+                       struct airlock_error *e)
 {
     return insert_key(db, db_query, project_id, name, false, key_id, idlen, secret, secretlen,
-                      created_unix_ms, err, errlen);
+                      created_unix_ms, e);
 }
 
 #define KEY_COLUMNS                                                                                \
     "id, name, admin, (extract(epoch from created_at) * 1000)::bigint,"                           \
     " coalesce((extract(epoch from revoked_at) * 1000)::bigint, 0)"
 
-PGresult *tenancy_list_projects(struct db *db, char *err, size_t errlen)
+int tenancy_list_projects(struct db *db, PGresult **rows, struct airlock_error *e)
 {
-    return db_query(db,
-                    "SELECT id, name, (extract(epoch from created_at) * 1000)::bigint"
-                    " FROM projects ORDER BY created_at, id",
-                    0, NULL, err, errlen);
+    *rows = db_query(db,
+                     "SELECT id, name, (extract(epoch from created_at) * 1000)::bigint"
+                     " FROM projects ORDER BY created_at, id",
+                     0, NULL, AIRLOCK_ERROR_MSG(e));
+    return *rows ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
-grpc_status_code tenancy_list_keys(struct db *db, const char *project_id, PGresult **rows,
-                                   char *err, size_t errlen)
+int tenancy_list_keys(struct db *db, const char *project_id, PGresult **rows,
+                      struct airlock_error *e)
 {
     const char *params[] = { project_id };
-    /* The project's existence rides along, so an unknown one is NOT_FOUND
+    /* The project's existence rides along, so an unknown one is not found
      * and not an empty list. */
     PGresult *res = db_query(db,
                              "SELECT " KEY_COLUMNS ", true FROM api_keys WHERE project_id = $1"
                              " UNION ALL SELECT '', '', false, 0, 0, false"
                              " WHERE NOT EXISTS (SELECT 1 FROM projects WHERE id = $1)"
                              " ORDER BY 4, 1",
-                             1, params, err, errlen);
+                             1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) == 1 && PQgetvalue(res, 0, 5)[0] == 'f') {
         PQclear(res);
-        snprintf(err, errlen, "project %s not found", project_id);
-        return GRPC_STATUS_NOT_FOUND;
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "project %s not found", project_id);
     }
     *rows = res;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
-grpc_status_code tenancy_revoke_key(struct db *db, const char *project_id, const char *key_id,
-                                    PGresult **row, char *err, size_t errlen)
+int tenancy_revoke_key(struct db *db, const char *project_id, const char *key_id, PGresult **row,
+                       struct airlock_error *e)
 {
     const char *params[] = { project_id, key_id };
     /* One statement that locks the admin keys in force: two revokes of the
@@ -205,26 +198,25 @@ grpc_status_code tenancy_revoke_key(struct db *db, const char *project_id, const
         "   RETURNING " KEY_COLUMNS ")"
         " SELECT (SELECT count(*) FROM k), (SELECT revoked_at IS NOT NULL FROM k),"
         "   (SELECT admin FROM k), d.* FROM (SELECT 1) one LEFT JOIN done d ON true",
-        2, params, err, errlen);
+        2, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_UNAVAILABLE;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = 0;
     if (atoi(PQgetvalue(res, 0, 0)) == 0) {
-        snprintf(err, errlen, "key %s not found in project %s", key_id, project_id);
-        st = GRPC_STATUS_NOT_FOUND;
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "key %s not found in project %s", key_id,
+                               project_id);
     } else if (PQgetvalue(res, 0, 1)[0] == 't') {
-        snprintf(err, errlen, "key %s is revoked already", key_id);
-        st = GRPC_STATUS_FAILED_PRECONDITION;
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "key %s is revoked already", key_id);
     } else if (PQgetisnull(res, 0, 3)) {
-        snprintf(err, errlen,
-                 "key %s is the last admin key: create another admin key first, or everyone "
-                 "would be locked out", key_id);
-        st = GRPC_STATUS_FAILED_PRECONDITION;
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE,
+                               "key %s is the last admin key: create another admin key first, or "
+                               "everyone would be locked out",
+                               key_id);
     }
-    if (st != GRPC_STATUS_OK) {
+    if (rc < 0) {
         PQclear(res);
-        return st;
+        return rc;
     }
     *row = res; /* from column TENANCY_REVOKED_KEY_COLUMN: as tenancy_list_keys's */
-    return GRPC_STATUS_OK;
+    return 0;
 }

@@ -23,27 +23,24 @@ static int64_t fake_clock(void)
 /* What the stand-in scheduler answers, and how often it was asked. */
 struct fetcher {
     int calls;
-    grpc_status_code status;
+    enum airlock_err refusal;      /* AIRLOCK_OK: it knows the key */
     struct key_cache *drop_during; /* drops key "k1" while fetching */
 };
 
-static grpc_status_code fetch(void *ctx, const char *key, struct key_principal *who, char *err,
-                              size_t errlen)
+static int fetch(void *ctx, const char *key, struct key_principal *who, struct airlock_error *e)
 {
     struct fetcher *f = ctx;
     f->calls++;
     if (f->drop_during)
         key_cache_drop_key(f->drop_during, "k1");
-    if (f->status != GRPC_STATUS_OK) {
-        snprintf(err, errlen, "unknown API key");
-        return f->status;
-    }
+    if (f->refusal != AIRLOCK_OK)
+        return airlock_error_set(e, f->refusal, "unknown API key");
     /* key "secret-N" belongs to key id "kN" of project "prj_N". */
     const char *n = strchr(key, '-') ? strchr(key, '-') + 1 : key;
     snprintf(who->key_id, sizeof(who->key_id), "k%s", n);
     snprintf(who->project_id, sizeof(who->project_id), "prj_%s", n);
     who->admin = strcmp(n, "0") == 0;
-    return GRPC_STATUS_OK;
+    return 0;
 }
 
 /* Each test's cache (4 entries, 10 s unless it makes its own), stand-in
@@ -54,10 +51,12 @@ struct fixture {
     struct key_principal who;
 };
 
-static grpc_status_code auth(struct fixture *x, const char *key)
+/* AIRLOCK_OK, or the class of the refusal. */
+static enum airlock_err auth(struct fixture *x, const char *key)
 {
-    char err[128] = "";
-    return key_cache_authenticate(&x->c, key, true, fetch, &x->f, &x->who, err, sizeof(err));
+    struct airlock_error e;
+    return key_cache_authenticate(&x->c, key, true, fetch, &x->f, &x->who, &e) == 0 ? AIRLOCK_OK
+                                                                                    : e.class;
 }
 
 static void remake(struct fixture *x, size_t capacity, int64_t ttl_ms)
@@ -87,14 +86,14 @@ static int teardown(void **state)
 static void hit_after_miss(void **state)
 {
     struct fixture *x = *state;
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_OK);
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_OK);
     memset(&x->who, 0, sizeof(x->who));
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_OK);
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_OK);
     assert_int_equal(x->f.calls, 1); /* the principal below is the cache's */
     assert_string_equal(x->who.key_id, "k1");
     assert_string_equal(x->who.project_id, "prj_1");
     assert_false(x->who.admin);
-    assert_int_equal(auth(x, "secret-0"), GRPC_STATUS_OK);
+    assert_int_equal(auth(x, "secret-0"), AIRLOCK_OK);
     assert_int_equal(x->f.calls, 2); /* another key: a miss */
     assert_true(x->who.admin);
     assert_int_equal(x->c.hits, 1);
@@ -150,18 +149,18 @@ static void drop_and_flush(void **state)
 static void failures_not_cached(void **state)
 {
     struct fixture *x = *state;
-    char err[128] = "";
-    x->f.status = GRPC_STATUS_UNAUTHENTICATED;
-    assert_int_equal(key_cache_authenticate(&x->c, "secret-1", true, fetch, &x->f, &x->who, err,
-                                            sizeof(err)),
-                     GRPC_STATUS_UNAUTHENTICATED);
-    assert_string_equal(err, "unknown API key");
-    x->f.status = GRPC_STATUS_UNAVAILABLE;
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_UNAVAILABLE);
-    x->f.status = GRPC_STATUS_OK;
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_OK);
+    struct airlock_error e;
+    x->f.refusal = AIRLOCK_ERR_UNAUTHENTICATED;
+    assert_int_equal(key_cache_authenticate(&x->c, "secret-1", true, fetch, &x->f, &x->who, &e),
+                     -1);
+    assert_int_equal(e.class, AIRLOCK_ERR_UNAUTHENTICATED);
+    assert_string_equal(e.message, "unknown API key");
+    x->f.refusal = AIRLOCK_ERR_UNAVAILABLE;
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_ERR_UNAVAILABLE);
+    x->f.refusal = AIRLOCK_OK;
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_OK);
     assert_int_equal(x->f.calls, 3);
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_OK);
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_OK);
     assert_int_equal(x->f.calls, 3);
 }
 
@@ -171,7 +170,7 @@ static void fetched_across_a_drop_not_kept(void **state)
 {
     struct fixture *x = *state;
     x->f.drop_during = &x->c;
-    assert_int_equal(auth(x, "secret-1"), GRPC_STATUS_OK);
+    assert_int_equal(auth(x, "secret-1"), AIRLOCK_OK);
     x->f.drop_during = NULL;
     auth(x, "secret-1");
     assert_int_equal(x->f.calls, 2);
@@ -182,11 +181,11 @@ static void fetched_across_a_drop_not_kept(void **state)
 static void bypassed_when_unusable_or_off(void **state)
 {
     struct fixture *x = *state;
-    char err[128];
+    struct airlock_error e;
     auth(x, "secret-1");
     /* Revocations may be missed: neither served nor stored. */
-    key_cache_authenticate(&x->c, "secret-1", false, fetch, &x->f, &x->who, err, sizeof(err));
-    key_cache_authenticate(&x->c, "secret-2", false, fetch, &x->f, &x->who, err, sizeof(err));
+    key_cache_authenticate(&x->c, "secret-1", false, fetch, &x->f, &x->who, &e);
+    key_cache_authenticate(&x->c, "secret-2", false, fetch, &x->f, &x->who, &e);
     assert_int_equal(x->f.calls, 3);
     auth(x, "secret-2");
     assert_int_equal(x->f.calls, 4);

@@ -1,7 +1,8 @@
 /* common/airlock_error.c: an error's message is always NUL-terminated and
  * cut at the one size, whether set, prefixed with context or written by a
  * lower-level function; the class travels with it; and common/rpc maps a
- * failure to its gRPC status, never OK. */
+ * failure to its gRPC status, never OK, and a relayed status back to
+ * itself. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,6 +120,21 @@ static void status_of_each_class(void **state)
     }
 }
 
+/* A status another service answered, classified into an error, is
+ * answered on as it came: every gRPC code but OK has its class. */
+static void relayed_status_is_kept(void **state)
+{
+    (void)state;
+    assert_int_equal(airlock_error_class_of(GRPC_STATUS_OK), AIRLOCK_OK);
+    for (int st = GRPC_STATUS_CANCELLED; st <= GRPC_STATUS_UNAUTHENTICATED; st++) {
+        struct airlock_error e = { .class = airlock_error_class_of((grpc_status_code)st) };
+        assert_true(airlock_error_is_set(&e));
+        assert_int_equal(airlock_error_status(&e), st);
+    }
+    struct airlock_error e = { .class = airlock_error_class_of((grpc_status_code)99) };
+    assert_int_equal(airlock_error_status(&e), GRPC_STATUS_UNKNOWN); /* not a code of gRPC */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +146,7 @@ int main(void)
         cmocka_unit_test(classify_keeps_a_lower_level_message),
         cmocka_unit_test(clear_forgets_it),
         cmocka_unit_test(status_of_each_class),
+        cmocka_unit_test(relayed_status_is_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
