@@ -409,11 +409,6 @@ int jail_adopt(struct jailer *j, pid_t pid, const char *dir, struct jail **out, 
     return 0;
 }
 
-uid_t jail_uid(const struct jail *jl)
-{
-    return jl->uid;
-}
-
 void jail_limit_reason(const struct jail *jl, char *buf, size_t buflen)
 {
     unsigned long long kills = jail_cgroups_oom_kills(&jl->jailer->cgroups, jl->leaf);

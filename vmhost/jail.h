@@ -79,9 +79,6 @@ pid_t jail_spawn(struct jail *jl, char *const argv[], int log_fd, int tap_fd, in
 int jail_adopt(struct jailer *j, pid_t pid, const char *dir, struct jail **out, char *err,
                size_t errlen);
 
-/* uid of the jail (tests and logs). */
-uid_t jail_uid(const struct jail *jl);
-
 /* After QEMU is gone: why the kernel ended it, if a limit did ("memory
  * limit of 640 MiB reached"); "" otherwise. */
 void jail_limit_reason(const struct jail *jl, char *buf, size_t buflen);
