@@ -98,18 +98,26 @@ static void *connect_main(void *arg)
     return NULL;
 }
 
-/* Connects a channel to a fake guest that completes the handshake. */
-static struct guest_channel *connect_to_fake(struct fake_guest *g, int *host_fd)
+/* Starts the host's connect (on thread t, into a) to a new fake guest g;
+ * the host's end of the socket pair is returned. The fake answers. */
+static int start_connect(struct fake_guest *g, struct connect_args *a, pthread_t *t)
 {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    *host_fd = sv[0];
     g->fd = sv[1];
     frame_decoder_init(&g->dec);
-    struct connect_args a = { 0 };
-    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    *a = (struct connect_args){ 0 };
+    snprintf(a->address, sizeof(a->address), "%d", sv[0]);
+    assert_int_equal(pthread_create(t, NULL, connect_main, a), 0);
+    return sv[0];
+}
+
+/* Connects a channel to a fake guest that completes the handshake. */
+static struct guest_channel *connect_to_fake(struct fake_guest *g, int *host_fd)
+{
+    struct connect_args a;
     pthread_t t;
-    pthread_create(&t, NULL, connect_main, &a);
+    *host_fd = start_connect(g, &a, &t);
     GuestFrame *hello = fake_read_frame(g);
     assert_non_null(hello);
     assert_int_equal(hello->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HELLO);
@@ -291,14 +299,10 @@ static void test_guest_vanishing_fails_streams(void **state)
 static void test_hello_resent_until_newest_answered(void **state)
 {
     (void)state;
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    struct fake_guest g = { .fd = sv[1] };
-    frame_decoder_init(&g.dec);
-    struct connect_args a = { 0 };
-    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    struct fake_guest g;
+    struct connect_args a;
     pthread_t t;
-    pthread_create(&t, NULL, connect_main, &a);
+    int host_fd = start_connect(&g, &a, &t);
     GuestFrame *first = fake_read_frame(&g); /* not answered: lost */
     assert_non_null(first);
     GuestFrame *second = fake_read_frame(&g);
@@ -318,7 +322,7 @@ static void test_hello_resent_until_newest_answered(void **state)
     frame_free(second);
     frame_free(third);
     guest_channel_close(a.ch);
-    fake_close(&g, sv[0]);
+    fake_close(&g, host_fd);
 }
 
 static void test_no_hello_times_out(void **state)
@@ -627,14 +631,10 @@ static void test_violation_before_listener_is_reported(void **state)
 static void test_stale_frames_before_hello_dropped(void **state)
 {
     (void)state;
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    struct fake_guest g = { .fd = sv[1] };
-    frame_decoder_init(&g.dec);
-    struct connect_args a = { 0 };
-    snprintf(a.address, sizeof(a.address), "%d", sv[0]);
+    struct fake_guest g;
+    struct connect_args a;
     pthread_t t;
-    pthread_create(&t, NULL, connect_main, &a);
+    int host_fd = start_connect(&g, &a, &t);
     GuestFrame *hello = fake_read_frame(&g);
     assert_non_null(hello);
     fake_send_output(&g, 5, 100);
@@ -646,7 +646,7 @@ static void test_stale_frames_before_hello_dropped(void **state)
     usleep(100000);
     assert_true(guest_channel_alive(a.ch, NULL, 0));
     guest_channel_close(a.ch);
-    fake_close(&g, sv[0]);
+    fake_close(&g, host_fd);
 }
 
 int main(void)
