@@ -163,6 +163,22 @@ static struct jail *jail_alloc(struct jailer *j)
  * jail_close and by QEMU (fd 4) for its whole life: a uid in use by a
  * running QEMU, of this vmhost, an earlier one or another on the
  * machine, is never handed out twice. */
+/* uid's claim taken: its open, locked file; -1 when another holds it
+ * (errno EWOULDBLOCK) or the file cannot be had (errno says why). */
+static int try_claim(const struct jailer *j, uid_t uid)
+{
+    char path[PATH_MAX];
+    if (fs_path(path, sizeof(path), "%s/%u", j->lock_dir, (unsigned)uid) < 0)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
 static int claim_uid(struct jail *jl, char *err, size_t errlen)
 {
     struct jailer *j = jl->jailer;
@@ -172,22 +188,18 @@ static int claim_uid(struct jail *jl, char *err, size_t errlen)
     pthread_mutex_unlock(&j->lock);
     for (unsigned i = 0; i < j->cfg.uid_count; i++) {
         uid_t uid = j->cfg.uid_base + (start + i) % j->cfg.uid_count;
-        char path[PATH_MAX];
-        if (fs_path(path, sizeof(path), "%s/%u", j->lock_dir, (unsigned)uid) < 0)
-            break;
-        int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            snprintf(err, errlen, "jail: claim uid %u: open %s: %s", (unsigned)uid, path,
-                     strerror(errno));
-            return -1;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        int fd = try_claim(j, uid);
+        if (fd >= 0) {
             jl->uid = uid;
             jl->lock_fd = fd;
             snprintf(jl->leaf, sizeof(jl->leaf), "vm-%u", (unsigned)uid);
             return 0;
         }
-        close(fd);
+        if (errno != EWOULDBLOCK) {
+            snprintf(err, errlen, "jail: claim uid %u in %s: %s", (unsigned)uid, j->lock_dir,
+                     strerror(errno));
+            return -1;
+        }
     }
     snprintf(err, errlen, "jail: every uid of the range %u-%u is in use by a running QEMU "
                           "(--jail-uid-count %u)", (unsigned)j->cfg.uid_base,
@@ -424,16 +436,8 @@ void jail_limit_reason(const struct jail *jl, char *buf, size_t buflen)
  * new jail of that uid takes its leaf and files over). */
 static bool reclaim(struct jail *jl)
 {
-    char path[PATH_MAX];
-    if (fs_path(path, sizeof(path), "%s/%u", jl->jailer->lock_dir, (unsigned)jl->uid) < 0)
-        return false;
-    jl->lock_fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (jl->lock_fd >= 0 && flock(jl->lock_fd, LOCK_EX | LOCK_NB) == 0)
-        return true;
-    if (jl->lock_fd >= 0)
-        close(jl->lock_fd);
-    jl->lock_fd = -1;
-    return false;
+    jl->lock_fd = try_claim(jl->jailer, jl->uid);
+    return jl->lock_fd >= 0;
 }
 
 void jail_close(struct jail *jl)

@@ -16,9 +16,19 @@
 /* v1 controllers the limits need; blkio is optional (io weight). */
 static const char *const v1_controllers[] = { "memory", "cpu", "pids", "blkio" };
 
+/* word is one of list's comma-separated words (mount options "rw,cpu,cpuacct",
+ * a /proc/self/cgroup line's "cpu,cpuacct"). */
+static bool in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+        if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
 /* The mount point of the hierarchy holding controller ("" for cgroup2)
- * from /proc/self/mountinfo, and this process's cgroup in it from
- * /proc/self/cgroup. */
+ * from /proc/self/mountinfo. */
 static int find_mount(const char *controller, char *mnt, size_t mntlen)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -33,16 +43,9 @@ static int find_mount(const char *controller, char *mnt, size_t mntlen)
         if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", point) != 1 ||
             sscanf(sep + 3, "%31s %*s %255s", fstype, super) != 2)
             continue;
-        bool match = controller[0] ? strcmp(fstype, "cgroup") == 0 &&
-                                         (strstr(super, controller) != NULL)
-                                   : strcmp(fstype, "cgroup2") == 0;
-        if (match && controller[0]) {
-            /* super lists options: rw,memory or rw,cpu,cpuacct: a whole word. */
-            match = false;
-            char *save, *opt = strtok_r(super, ",", &save);
-            for (; opt; opt = strtok_r(NULL, ",", &save))
-                match = match || strcmp(opt, controller) == 0;
-        }
+        bool match = controller[0]
+                         ? strcmp(fstype, "cgroup") == 0 && in_list(super, controller)
+                         : strcmp(fstype, "cgroup2") == 0;
         if (match)
             found = snprintf(mnt, mntlen, "%s", point) < (int)mntlen ? 0 : -1;
     }
@@ -50,6 +53,8 @@ static int find_mount(const char *controller, char *mnt, size_t mntlen)
     return found;
 }
 
+/* This process's cgroup in the hierarchy holding controller ("" for the
+ * unified one), from /proc/self/cgroup ("" for the root). */
 static int own_cgroup(const char *controller, char *path, size_t pathlen)
 {
     FILE *f = fopen("/proc/self/cgroup", "re");
@@ -64,15 +69,7 @@ static int own_cgroup(const char *controller, char *path, size_t pathlen)
             continue;
         *c2 = '\0';
         const char *list = c1 + 1;
-        bool match = !controller[0] ? list[0] == '\0' : false;
-        if (controller[0]) {
-            char copy[256];
-            snprintf(copy, sizeof(copy), "%s", list);
-            char *save, *c = strtok_r(copy, ",", &save);
-            for (; c; c = strtok_r(NULL, ",", &save))
-                match = match || strcmp(c, controller) == 0;
-        }
-        if (match)
+        if (controller[0] ? in_list(list, controller) : list[0] == '\0')
             found = snprintf(path, pathlen, "%s", strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1) <
                             (int)pathlen ? 0 : -1;
     }
