@@ -1,7 +1,8 @@
 /* The jail's child, between clone3 and execve: it is PID 1 of a new PID
  * namespace with new mount, IPC and UTS namespaces, a copy of a
- * multithreaded vmhost, so only system calls here (no malloc, no stdio):
- * every path was built by the parent (jail.c). Order matters: join the
+ * multithreaded vmhost made without glibc's fork, so only system calls
+ * here (no malloc, no stdio, no wrapper that involves other threads): every
+ * path was built by the parent (jail.c). Order matters: join the
  * cgroup and the network namespace and build the root while still root,
  * then drop to the jail's uid, and exec last. A failure is written to the
  * log (QEMU's qemu.log, which vmhost reads when the start fails) and ends
@@ -11,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <string.h>
@@ -139,9 +139,12 @@ static void drop_privileges(int log_fd, const struct jail *jl)
     for (int cap = 0; cap <= jl->jailer->cap_last; cap++)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             fail(log_fd, "drop capability", "bounding set");
-    if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0)
+    /* The raw system calls: glibc's wrappers would have every thread of
+     * vmhost change its ids too, and this copy has none of them, so it
+     * waited forever for a thread that was starting when it was cloned. */
+    if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, gid, gid, gid) < 0)
         fail(log_fd, "setresgid", "jail gid");
-    if (setresuid(jl->uid, jl->uid, jl->uid) < 0)
+    if (syscall(SYS_setresuid, jl->uid, jl->uid, jl->uid) < 0)
         fail(log_fd, "setresuid", "jail uid");
     struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
     struct __user_cap_data_struct data[2];

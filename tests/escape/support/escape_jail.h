@@ -1,0 +1,48 @@
+/* vmhost's jail (vmhost/jail.h) around programs other than QEMU, for the
+ * escape suite: a jailer with a uid range and claim directory of the
+ * test's own (never vmhost's), one directory for the jail's /vm, and a run
+ * that ends a program which does not finish in time, saying where it
+ * waited. Everything lives under one temporary directory, removed at
+ * close. */
+#ifndef AIRLOCK_ESCAPE_JAIL_H
+#define AIRLOCK_ESCAPE_JAIL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "jail.h"
+
+struct escape_jail_env {
+    char tmp[64];
+    char dir[PATH_MAX];     /* the jail's /vm */
+    char log[PATH_MAX];     /* what a jail that failed before exec wrote */
+    char preload[PATH_MAX];
+    int log_fd;
+    struct jailer *jailer;
+};
+
+/* uid_base .. uid_base+uid_count-1 must be a range no other test uses. */
+int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid_count);
+void escape_jail_env_close(struct escape_jail_env *e);
+
+/* A spec for program (under /usr) with e's directory as /vm, in a new
+ * empty network namespace. */
+struct jail_spec escape_jail_spec(const struct escape_jail_env *e, const char *program);
+
+/* The outcome of one jailed run. */
+struct escape_run {
+    int exit_code;        /* -1: killed by a signal or ended by us */
+    int signal;
+    bool timed_out;       /* we killed it after timeout_ms */
+    char wchan[64];       /* where it waited when it timed out */
+    char comm[32];        /* its name then: "airlock-..." if it never reached exec */
+};
+
+/* jail_open, jail_spawn of argv (stdout and stderr into out_fd, or the
+ * log when -1), wait up to timeout_ms, jail_close. -1 with a message when
+ * the jail could not be opened or spawned. */
+int escape_jail_run(struct escape_jail_env *e, const struct jail_spec *spec, char *const argv[],
+                    int out_fd, int timeout_ms, struct escape_run *run, char *err, size_t errlen);
+
+#endif
