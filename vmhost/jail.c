@@ -131,7 +131,8 @@ int jailer_create(const struct jailer_config *cfg, struct jailer **out, char *er
         goto fail;
     j->cap_last = atoi(text);
     free(text);
-    if (plan_system(j, err, errlen) < 0 || jail_cgroups_init(&j->cgroups, err, errlen) < 0)
+    if (plan_system(j, err, errlen) < 0 || jail_cgroups_init(&j->cgroups, err, errlen) < 0 ||
+        jail_filter_build(&j->filter, err, errlen) < 0)
         goto fail;
     *out = j;
     return 0;
@@ -145,6 +146,7 @@ void jailer_free(struct jailer *j)
     if (!j)
         return;
     pthread_mutex_destroy(&j->lock);
+    jail_filter_free(&j->filter);
     free(j);
 }
 

@@ -192,6 +192,8 @@ void jail_child_main(const struct jail *jl, char *const argv[], char *const envp
     close_range(JAIL_CHILD_LOCK_FD + 1, ~0u, 0);
 
     drop_privileges(2, jl);
+    if (jail_filter_install(&jl->jailer->filter) < 0)
+        fail(2, "install", "the system call filter");
     execve(argv[0], argv, envp);
     fail(2, "execve", argv[0]);
 }

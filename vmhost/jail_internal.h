@@ -11,6 +11,7 @@
 
 #include "jail.h"
 #include "jail_cgroup.h"
+#include "jail_filter.h"
 
 #define JAIL_MAX_MOUNTS 16
 #define JAIL_MAX_OWNED 5 /* files and the directory handed to the jail's uid */
@@ -41,6 +42,7 @@ struct jailer {
     char scratch_dir[PATH_MAX];
     struct jail_cgroups cgroups;
     int cap_last;                /* /proc/sys/kernel/cap_last_cap */
+    struct jail_filter filter;   /* installed by every child before exec */
     struct jail_mount system[6]; /* /usr, /etc/ld.so.cache and the /lib-style links */
     size_t n_system;
     unsigned next_slot;          /* where the next claim starts looking */

@@ -113,8 +113,10 @@ int escape_jail_run(struct escape_jail_env *e, const struct jail_spec *spec, cha
     if (jail_open(e->jailer, spec, &jl, err, errlen) < 0)
         return -1;
     pid_t pid = jail_spawn(jl, argv, out_fd >= 0 ? out_fd : e->log_fd, -1, 0, err, errlen);
-    if (pid > 0)
+    if (pid > 0) {
         wait_run(pid, timeout_ms, run);
+        jail_limit_reason(jl, run->limit, sizeof(run->limit));
+    }
     jail_close(jl);
     return pid > 0 ? 0 : -1;
 }

@@ -37,6 +37,7 @@ struct escape_run {
     bool timed_out;       /* we killed it after timeout_ms */
     char wchan[64];       /* where it waited when it timed out */
     char comm[32];        /* its name then: "airlock-..." if it never reached exec */
+    char limit[256];      /* the jail's limit that ended it (jail_limit_reason), or "" */
 };
 
 /* jail_open, jail_spawn of argv (stdout and stderr into out_fd, or the
