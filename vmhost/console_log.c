@@ -16,6 +16,7 @@
 
 #include "fsutil.h"
 #include "log.h"
+#include "vm_socket.h"
 
 #define CONSOLE_READ_BYTES 16384
 #define CONSOLE_THREAD_STACK (256 * 1024)
@@ -106,17 +107,10 @@ static void *read_console(void *arg)
 
 static int connect_socket(const char *path, char *err, size_t errlen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        snprintf(err, errlen, "console socket path too long: %s", path);
-        return -1;
-    }
-    strcpy(sa.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        snprintf(err, errlen, "console socket %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    char why[512];
+    int fd = vm_socket_connect(path, why, sizeof(why));
+    if (fd < 0) {
+        snprintf(err, errlen, "console socket %s", why);
         return -1;
     }
     /* Not shut for writing, though nothing is ever typed into it: QEMU

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "vm_socket.h"
 
 static void copy_string(char *dst, size_t dstlen, json_t *value)
 {
@@ -306,15 +307,10 @@ int qmp_connect(struct qmp_client *c, const char *socket_path, qmp_event_fn on_e
                 void *event_arg, int timeout_ms, char *err, size_t errlen)
 {
     *c = (struct qmp_client){ .fd = -1, .on_event = on_event, .event_arg = event_arg };
-    struct sockaddr_un addr = { .sun_family = AF_UNIX };
-    if (strlen(socket_path) >= sizeof(addr.sun_path)) {
-        snprintf(err, errlen, "QMP socket path %s too long", socket_path);
-        return -1;
-    }
-    strcpy(addr.sun_path, socket_path);
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-        snprintf(err, errlen, "QMP connect %s: %s", socket_path, strerror(errno));
+    char why[512];
+    c->fd = vm_socket_connect(socket_path, why, sizeof(why));
+    if (c->fd < 0) {
+        snprintf(err, errlen, "QMP connect %s", why);
         goto fail;
     }
     long long deadline = clock_monotonic_ms() + timeout_ms;

@@ -194,6 +194,11 @@ def writes(host_dir):
             os.unlink("/vm/link")
         except OSError:
             pass
+    # Left for vmhost, which connects to QEMU's sockets here as root: the
+    # host side checks it refuses the link (vm_socket.c).
+    os.symlink(host_dir + "/data/sandboxes/other/qmp.sock", "/vm/qmp.sock")
+    report("leave vmhost a link to another sandbox's QMP socket", False,
+           "planted /vm/qmp.sock; the test checks vmhost refuses it")
     must_raise("hard-link a /usr program into /vm", lambda: os.link("/usr/bin/true", "/vm/true"))
     must_raise("make a block device in /vm", lambda: os.mknod("/vm/sda", 0o600 | 0o60000, os.makedev(8, 0)))
     must_raise("make a character device for /dev/mem", lambda: os.mknod("/vm/mem", 0o600 | 0o20000, os.makedev(1, 1)))

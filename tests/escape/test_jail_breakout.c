@@ -32,6 +32,7 @@
 
 #include "escape_jail.h"
 #include "fsutil.h"
+#include "vm_socket.h"
 
 #define BREAKOUT_UID_BASE 900210000u
 #define BREAKOUT_UID_COUNT 4u
@@ -44,7 +45,7 @@
 /* What the battery is aimed at, all made by the test. */
 struct targets {
     struct escape_jail_env env;
-    int tcp_fd, abstract_fd;
+    int tcp_fd, abstract_fd, other_qmp_fd;
     int tcp_port;
     char abstract[64];
     int shm_key, shm_id;
@@ -65,11 +66,12 @@ static int listen_tcp(int *port)
     return fd;
 }
 
-static int listen_abstract(const char *name)
+/* A unix listener: at a path, or abstract when abstract is set. */
+static int listen_unix(const char *name, bool abstract)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "%s", name);
-    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+    snprintf(sa.sun_path + abstract, sizeof(sa.sun_path) - abstract, "%s", name);
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(name));
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
     assert_int_equal(bind(fd, (struct sockaddr *)&sa, len), 0);
@@ -139,7 +141,9 @@ static int setup(void **state)
     write_secret(path, BREAKOUT_UID_BASE + 1);
     t->tcp_fd = listen_tcp(&t->tcp_port);
     snprintf(t->abstract, sizeof(t->abstract), "airlock-escape-%d", (int)getpid());
-    t->abstract_fd = listen_abstract(t->abstract);
+    t->abstract_fd = listen_unix(t->abstract, true);
+    fs_path(path, sizeof(path), "%s/data/sandboxes/other/qmp.sock", t->env.tmp);
+    t->other_qmp_fd = listen_unix(path, false);
     t->shm_key = 0x41690000 | (getpid() & 0xffff);
     t->shm_id = shmget(t->shm_key, 4096, IPC_CREAT | IPC_EXCL | 0666);
     assert_true(t->shm_id >= 0);
@@ -160,6 +164,7 @@ static int teardown(void **state)
     shmctl(t->shm_id, IPC_RMID, NULL);
     close(t->tcp_fd);
     close(t->abstract_fd);
+    close(t->other_qmp_fd);
     escape_jail_env_close(&t->env);
     free(t);
     return 0;
@@ -250,6 +255,20 @@ static void assert_no_jail_process_left(const struct targets *t)
     closedir(d);
 }
 
+/* The attacker left /vm/qmp.sock as a link to the other sandbox's QMP
+ * socket: vmhost's connect refuses it, and nothing reaches the other. */
+static void assert_vmhost_refuses_planted_link(const struct targets *t)
+{
+    char path[PATH_MAX], err[512];
+    fs_path(path, sizeof(path), "%s/qmp.sock", t->env.dir);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(vm_socket_connect(path, err, sizeof(err)), -1);
+    assert_int_equal(errno, ELOOP);
+    assert_never_connected(t->other_qmp_fd, "the other sandbox's QMP socket");
+}
+
 static void battery_is_stopped_everywhere(void **state)
 {
     struct targets *t = *state;
@@ -276,6 +295,7 @@ static void battery_is_stopped_everywhere(void **state)
     assert_nothing_written_outside(t);
     assert_never_connected(t->tcp_fd, "the node's loopback listener");
     assert_never_connected(t->abstract_fd, "the node's abstract unix socket");
+    assert_vmhost_refuses_planted_link(t);
     assert_true(alive(t->other_qemu));
     assert_no_mount_under(t->env.tmp);
     char *after = core_pattern();
