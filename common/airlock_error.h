@@ -1,7 +1,7 @@
 /* One error across layers: what a failure means to its caller (its class)
  * and the message naming what failed, in one object. vmhost's operations,
- * egress's registry, the scheduler's stores and the gateway's calls fill
- * one; a layer passes it up as it is or with context in front; an API's
+ * egress's registry, the scheduler's and vault's stores and the gateway's
+ * calls fill one; a layer passes it up as it is or with context in front; an API's
  * edge turns it into its status and message once (common/rpc, rpc_err.h).
  * Lower-level code that only reports a message (char *err, size_t errlen)
  * writes into e->message, and its caller sets the class
@@ -16,7 +16,7 @@ enum airlock_err {
     AIRLOCK_ERR_INVALID,     /* a parameter is invalid; the message names it */
     AIRLOCK_ERR_NOT_FOUND,
     AIRLOCK_ERR_EXISTS,
-    AIRLOCK_ERR_CAPACITY,    /* the node, or its memory, is full */
+    AIRLOCK_ERR_CAPACITY,    /* the node, or its memory, is full; a rate limit is reached */
     AIRLOCK_ERR_STATE,       /* not allowed in the current state */
     AIRLOCK_ERR_ABORTED,     /* a concurrent change ended it; worth retrying */
     AIRLOCK_ERR_UNAVAILABLE, /* a service it needs cannot be reached */

@@ -41,10 +41,10 @@ static int best_binding(const PGresult *res, const char *host)
 }
 
 /* Decrypts the chosen row's secret and renders its rule into out. */
-static grpc_status_code render(const PGresult *res, int row, const unsigned char *data_key,
-                               Airlock__Vault__V1__Injection *out, char *err, size_t errlen)
+static int render(const PGresult *res, int row, const unsigned char *data_key,
+                  Airlock__Vault__V1__Injection *out, struct airlock_error *e)
 {
-    grpc_status_code st = GRPC_STATUS_INTERNAL;
+    int rc = -1;
     const char *ct_hex = PQgetvalue(res, row, C_CT);
     size_t len = strlen(ct_hex) / 2;
     unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES];
@@ -54,16 +54,17 @@ static grpc_status_code render(const PGresult *res, int row, const unsigned char
     if (!ct || !pt || hex_decode(ct_hex, ct, len) < 0 ||
         hex_decode(PQgetvalue(res, row, C_NONCE), nonce, sizeof(nonce)) < 0 ||
         hex_decode(PQgetvalue(res, row, C_TAG), tag, sizeof(tag)) < 0) {
-        snprintf(err, errlen, "stored secret is malformed");
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "stored secret is malformed");
         goto out;
     }
     crypto_secret_aad(aad, sizeof(aad), PQgetvalue(res, row, C_ID));
     if (crypto_open(data_key, aad, nonce, ct, len, tag, pt) < 0) {
-        snprintf(err, errlen, "secret %s does not decrypt (tampered?)", PQgetvalue(res, row, C_ID));
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "secret %s does not decrypt (tampered?)",
+                          PQgetvalue(res, row, C_ID));
         goto out;
     }
     if (rule_render(PQgetvalue(res, row, C_RULE), pt, len, &name, &value, &value_len) < 0) {
-        snprintf(err, errlen, "out of memory");
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         goto out;
     }
     /* protobuf-c needs heap copies; injection_clear zeroes them. */
@@ -79,11 +80,10 @@ static grpc_status_code render(const PGresult *res, int row, const unsigned char
     if (out->secret_id && asprintf(&out->placeholder, RULE_SECRET_PLACEHOLDER_PREFIX "%s",
                                    out->secret_id) < 0)
         out->placeholder = NULL;
-    st = out->header_value && out->secret_id && out->secret_value.data && out->placeholder
-             ? GRPC_STATUS_OK
-             : GRPC_STATUS_INTERNAL;
-    if (st != GRPC_STATUS_OK) {
-        snprintf(err, errlen, "out of memory");
+    if (out->header_value && out->secret_id && out->secret_value.data && out->placeholder) {
+        rc = 0;
+    } else {
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         injection_clear(out);
     }
 out:
@@ -91,7 +91,7 @@ out:
     secmem_free(pt, len ? len : 1);
     free(name);
     free(ct);
-    return st;
+    return rc;
 }
 
 void injection_clear(Airlock__Vault__V1__Injection *out)
@@ -110,77 +110,68 @@ void injection_clear(Airlock__Vault__V1__Injection *out)
 }
 
 static int check_request(const Airlock__Vault__V1__ResolveInjectionRequest *req, char *host,
-                         char *err, size_t errlen)
+                         struct airlock_error *e)
 {
-    if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
-        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
+    if (vault_check_id("project_id", req->project_id, true, e) < 0 ||
+        vault_check_id("sandbox_id", req->sandbox_id, false, e) < 0)
         return -1;
-    if (name_normalize(req->host, strlen(req->host), host) < 0) {
-        snprintf(err, errlen, "host: \"%s\" is not a host name", req->host);
-        return -1;
-    }
-    if (strlen(req->method) > 32 || strlen(req->path) > 8192) {
-        snprintf(err, errlen, "%s: too long", strlen(req->method) > 32 ? "method" : "path");
-        return -1;
-    }
+    if (name_normalize(req->host, strlen(req->host), host) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "host: \"%s\" is not a host name",
+                                 req->host);
+    if (strlen(req->method) > 32 || strlen(req->path) > 8192)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s: too long",
+                                 strlen(req->method) > 32 ? "method" : "path");
     return 0;
 }
 
 /* Decides for a matched secret: key, rate limit, decryption. */
-static grpc_status_code resolve_matched(struct vault *v,
-                                        const Airlock__Vault__V1__ResolveInjectionRequest *req,
-                                        const PGresult *res, int row, const char *actor,
-                                        Airlock__Vault__V1__Injection *out, char *err,
-                                        size_t errlen)
+static int resolve_matched(struct vault *v, const Airlock__Vault__V1__ResolveInjectionRequest *req,
+                           const PGresult *res, int row, const char *actor,
+                           Airlock__Vault__V1__Injection *out, struct airlock_error *e)
 {
     unsigned char *data_key = secmem_alloc(VAULT_KEY_BYTES);
-    if (!data_key) {
-        snprintf(err, errlen, "cannot lock memory for a key");
-        return GRPC_STATUS_INTERNAL;
-    }
+    if (!data_key)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "cannot lock memory for a key");
     /* Before anything is decrypted or counted: a secret bound for TLS
      * never goes into a request that crosses the network in clear. */
     if (req->plaintext && strcmp(PQgetvalue(res, row, C_PLAINTEXT), "t") != 0) {
-        snprintf(err, errlen,
-                 "secret %s is injected into TLS connections only; this request is plain "
-                 "HTTP (use https://, or create the secret with plaintext allowed)",
-                 PQgetvalue(res, row, C_ID));
         secmem_free(data_key, VAULT_KEY_BYTES);
-        return GRPC_STATUS_PERMISSION_DENIED;
+        return airlock_error_set(
+            e, AIRLOCK_ERR_PERMISSION,
+            "secret %s is injected into TLS connections only; this request is plain "
+            "HTTP (use https://, or create the secret with plaintext allowed)",
+            PQgetvalue(res, row, C_ID));
     }
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
     const char *org_id = PQgetvalue(res, row, C_ORG);
     /* The key is checked before a token is taken: a refused BYOK request
      * does not use up the secret's budget. An org secret is under the
      * org's key, whatever the project's. */
-    grpc_status_code st =
-        *org_id ? org_data_key(v, org_id, data_key, err, errlen)
-                : project_data_key(v, req->project_id, ck, false, actor, data_key, err, errlen);
-    if (st == GRPC_STATUS_OK &&
+    int rc = *org_id ? org_data_key(v, org_id, data_key, e)
+                     : project_data_key(v, req->project_id, ck, false, actor, data_key, e);
+    if (rc == 0 &&
         !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, C_ID),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_RATE), NULL, 10),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_BURST), NULL, 10),
-                        clock_monotonic_ms())) {
-        snprintf(err, errlen, "secret %s: rate limit of %s per minute reached",
-                 PQgetvalue(res, row, C_ID), PQgetvalue(res, row, C_RATE));
-        st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
-    if (st == GRPC_STATUS_OK)
-        st = render(res, row, data_key, out, err, errlen);
+                        clock_monotonic_ms()))
+        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                               "secret %s: rate limit of %s per minute reached",
+                               PQgetvalue(res, row, C_ID), PQgetvalue(res, row, C_RATE));
+    if (rc == 0)
+        rc = render(res, row, data_key, out, e);
     secmem_free(data_key, VAULT_KEY_BYTES);
-    return st;
+    return rc;
 }
 
-grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
-                                Airlock__Vault__V1__Injection *out, char *err, size_t errlen)
+int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
+                   Airlock__Vault__V1__Injection *out, struct airlock_error *e)
 {
     char host[NAME_MAX_LEN + 1];
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    int rc = -1;
     PGresult *res = NULL;
-    if (check_request(req, host, err, errlen) < 0)
+    if (check_request(req, host, e) < 0)
         goto out;
     const char *params[] = { req->project_id, req->sandbox_id };
-    st = GRPC_STATUS_INTERNAL;
     res = db_query(&v->db,
                    "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
                    " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
@@ -190,35 +181,34 @@ grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInje
                    " WHERE (s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2))"
                    "  OR s.org_id = (SELECT org_id FROM vault_project_orgs WHERE project_id = $1)"
                    " ORDER BY s.created_at DESC, s.id",
-                   2, params, err, errlen);
-    if (!res)
+                   2, params, AIRLOCK_ERROR_MSG(e));
+    if (!res) {
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         goto out;
+    }
     int row = best_binding(res, host);
     if (row < 0) {
-        snprintf(err, errlen, "no secret of project %s is bound to host %s", req->project_id,
-                 host);
-        st = GRPC_STATUS_NOT_FOUND;
+        airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "no secret of project %s is bound to host %s",
+                          req->project_id, host);
         goto out;
     }
     const char *actor = *req->actor ? req->actor : "unknown";
-    st = resolve_matched(v, req, res, row, actor, out, err, errlen);
-    struct audit_event e = { .actor = actor, .action = "inject", .project_id = req->project_id,
-                             .sandbox_id = req->sandbox_id,
-                             .secret_id = PQgetvalue(res, row, C_ID), .host = host,
-                             .method = req->method, .path = req->path, .status = st,
-                             .org_id = PQgetvalue(res, row, C_ORG) };
-    char audit_err[256];
-    if (vault_audit(v, &e, audit_err, sizeof(audit_err)) < 0) {
-        /* An injection that is not on record does not happen. */
-        log_error("audit append failed", "error=\"%s\"", audit_err);
-        snprintf(err, errlen, "audit log unavailable: %s", audit_err);
-        if (st == GRPC_STATUS_OK)
+    rc = resolve_matched(v, req, res, row, actor, out, e);
+    struct audit_event ev = { .actor = actor, .action = "inject", .project_id = req->project_id,
+                              .sandbox_id = req->sandbox_id,
+                              .secret_id = PQgetvalue(res, row, C_ID), .host = host,
+                              .method = req->method, .path = req->path,
+                              .org_id = PQgetvalue(res, row, C_ORG),
+                              .outcome = rc == 0 ? NULL : e };
+    /* An injection that is not on record does not happen. */
+    if (vault_audit(v, &ev, e) < 0) {
+        if (rc == 0)
             injection_clear(out);
-        st = GRPC_STATUS_INTERNAL;
+        rc = -1;
     }
 out:
     PQclear(res);
     if (req->customer_key.data)
         OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
-    return st;
+    return rc;
 }

@@ -8,11 +8,11 @@
 /* The narrowest binding for the request's host wins: a sandbox-scoped
  * secret over a project-scoped one over one of the project's org, then an
  * exact host pattern over a wildcard.
- * Every outcome for a matched secret is audited. On OK out's strings are
+ * Every outcome for a matched secret is audited. On 0 out's strings are
  * allocated (injection_clear zeroes and frees them). Zeroes
  * req->customer_key. */
-grpc_status_code inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
-                                Airlock__Vault__V1__Injection *out, char *err, size_t errlen);
+int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
+                   Airlock__Vault__V1__Injection *out, struct airlock_error *e);
 void injection_clear(Airlock__Vault__V1__Injection *out);
 
 #endif

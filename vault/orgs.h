@@ -7,20 +7,20 @@
 #include "vault.h"
 #include "vault.pb-c.h"
 
-/* CreateOrg (ALREADY_EXISTS when taken) and GetOrg (NOT_FOUND); out's
+/* CreateOrg (AIRLOCK_ERR_EXISTS when taken) and GetOrg (not found); out's
  * org_id is malloc'd: org_clear. */
-grpc_status_code org_create(struct vault *v, const Airlock__Vault__V1__OrgRequest *req,
-                            Airlock__Vault__V1__Org *out, char *err, size_t errlen);
-grpc_status_code org_get(struct vault *v, const Airlock__Vault__V1__OrgRequest *req,
-                         Airlock__Vault__V1__Org *out, char *err, size_t errlen);
+int org_create(struct vault *v, const Airlock__Vault__V1__OrgRequest *req,
+               Airlock__Vault__V1__Org *out, struct airlock_error *e);
+int org_get(struct vault *v, const Airlock__Vault__V1__OrgRequest *req,
+            Airlock__Vault__V1__Org *out, struct airlock_error *e);
 void org_clear(Airlock__Vault__V1__Org *out);
 
-/* SetProjectOrg; NOT_FOUND naming the org when it does not exist. */
-grpc_status_code org_set_project(struct vault *v, const Airlock__Vault__V1__SetProjectOrgRequest *req,
-                                 Airlock__Vault__V1__Org *out, char *err, size_t errlen);
+/* SetProjectOrg; not found naming the org when it does not exist. */
+int org_set_project(struct vault *v, const Airlock__Vault__V1__SetProjectOrgRequest *req,
+                    Airlock__Vault__V1__Org *out, struct airlock_error *e);
 
 /* Unwraps org_id's data key into key (VAULT_KEY_BYTES, locked memory). */
-grpc_status_code org_data_key(struct vault *v, const char *org_id, unsigned char *key, char *err,
-                              size_t errlen);
+int org_data_key(struct vault *v, const char *org_id, unsigned char *key,
+                 struct airlock_error *e);
 
 #endif

@@ -22,56 +22,48 @@
 /* Checks every field; normalized host patterns go into patterns as a
  * PostgreSQL array literal (safe: host names hold no quotes or commas). */
 static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char *patterns,
-                        size_t patterns_len, char *err, size_t errlen)
+                        size_t patterns_len, struct airlock_error *e)
 {
     char why[256];
     if (*req->org_id) {
-        if (*req->project_id || *req->sandbox_id || req->customer_key.len) {
-            snprintf(err, errlen, "org_id: an org secret has no project_id, sandbox_id or "
-                                  "customer_key (orgs use vault's master key)");
+        if (*req->project_id || *req->sandbox_id || req->customer_key.len)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "org_id: an org secret has no project_id, sandbox_id or "
+                                     "customer_key (orgs use vault's master key)");
+        if (vault_check_id("org_id", req->org_id, true, e) < 0)
             return -1;
-        }
-        if (vault_check_id("org_id", req->org_id, true, err, errlen) < 0)
-            return -1;
-    } else if (vault_check_id("project_id", req->project_id, true, err, errlen) < 0 ||
-               vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0) {
+    } else if (vault_check_id("project_id", req->project_id, true, e) < 0 ||
+               vault_check_id("sandbox_id", req->sandbox_id, false, e) < 0) {
         return -1;
     }
-    if (vault_check_id("name", req->name, true, err, errlen) < 0)
+    if (vault_check_id("name", req->name, true, e) < 0)
         return -1;
-    if (rule_check_secret(req->value.data, req->value.len, why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "value: %s", why);
-        return -1;
-    }
-    if (req->n_host_patterns == 0 || req->n_host_patterns > SECRET_MAX_PATTERNS) {
-        snprintf(err, errlen, "host_patterns: 1 to %d required", SECRET_MAX_PATTERNS);
-        return -1;
-    }
+    if (rule_check_secret(req->value.data, req->value.len, why, sizeof(why)) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "value: %s", why);
+    if (req->n_host_patterns == 0 || req->n_host_patterns > SECRET_MAX_PATTERNS)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "host_patterns: 1 to %d required",
+                                 SECRET_MAX_PATTERNS);
     size_t used = (size_t)snprintf(patterns, patterns_len, "{");
     for (size_t i = 0; i < req->n_host_patterns; i++) {
         char norm[NAME_MAX_LEN + 1];
-        if (name_pattern_normalize(req->host_patterns[i], norm) < 0) {
-            snprintf(err, errlen, "host_patterns[%zu]: \"%s\" is not a host name or *.name", i,
-                     req->host_patterns[i]);
-            return -1;
-        }
+        if (name_pattern_normalize(req->host_patterns[i], norm) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "host_patterns[%zu]: \"%s\" is not a host name or *.name",
+                                     i, req->host_patterns[i]);
         used += (size_t)snprintf(patterns + used, patterns_len - used, "%s%s", i ? "," : "", norm);
     }
     snprintf(patterns + used, patterns_len - used, "}");
-    if (rule_check(req->injection_rule, why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "injection_rule: %s", why);
-        return -1;
-    }
-    if (req->rate_limit_per_minute > SECRET_MAX_RATE_PER_MINUTE) {
-        snprintf(err, errlen, "rate_limit_per_minute: at most %d", SECRET_MAX_RATE_PER_MINUTE);
-        return -1;
-    }
+    if (rule_check(req->injection_rule, why, sizeof(why)) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "injection_rule: %s", why);
+    if (req->rate_limit_per_minute > SECRET_MAX_RATE_PER_MINUTE)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "rate_limit_per_minute: at most %d",
+                                 SECRET_MAX_RATE_PER_MINUTE);
     if (req->rate_limit_burst > SECRET_MAX_RATE_PER_MINUTE ||
-        (req->rate_limit_burst && !req->rate_limit_per_minute)) {
-        snprintf(err, errlen, "rate_limit_burst: at most %d, and only with rate_limit_per_minute",
-                 SECRET_MAX_RATE_PER_MINUTE);
-        return -1;
-    }
+        (req->rate_limit_burst && !req->rate_limit_per_minute))
+        return airlock_error_set(
+            e, AIRLOCK_ERR_INVALID,
+            "rate_limit_burst: at most %d, and only with rate_limit_per_minute",
+            SECRET_MAX_RATE_PER_MINUTE);
     return 0;
 }
 
@@ -131,8 +123,8 @@ void secret_metadata_clear(Airlock__Vault__V1__SecretMetadata *m)
  * or, with project_id empty, of org_id's; optionally one id. Never the
  * ciphertext. */
 static PGresult *metadata_query(struct vault *v, const char *project_id, const char *sandbox_id,
-                                const char *org_id, const char *secret_id, char *err,
-                                size_t errlen)
+                                const char *org_id, const char *secret_id,
+                                struct airlock_error *e)
 {
     const char *params[] = { project_id, sandbox_id, secret_id, org_id };
     return db_query(&v->db,
@@ -148,25 +140,21 @@ static PGresult *metadata_query(struct vault *v, const char *project_id, const c
                     "  OR ($1 = '' AND s.org_id = $4))"
                     " AND ($3 = '' OR s.id = $3)"
                     " GROUP BY s.id ORDER BY s.org_id NULLS FIRST, s.sandbox_id, s.name",
-                    4, params, err, errlen);
+                    4, params, AIRLOCK_ERROR_MSG(e));
 }
 
 /* Inserts the secret, its bindings and the audit row in one statement.
- * ALREADY_EXISTS when the name is taken in that scope. */
-static grpc_status_code insert_secret(struct vault *v,
-                                      const Airlock__Vault__V1__CreateSecretRequest *req,
-                                      const char *id, const char *patterns,
-                                      const unsigned char *nonce, const unsigned char *ct,
-                                      const unsigned char *tag, char *err, size_t errlen)
+ * AIRLOCK_ERR_EXISTS when the name is taken in that scope. */
+static int insert_secret(struct vault *v, const Airlock__Vault__V1__CreateSecretRequest *req,
+                         const char *id, const char *patterns, const unsigned char *nonce,
+                         const unsigned char *ct, const unsigned char *tag,
+                         struct airlock_error *e)
 {
-    grpc_status_code st = GRPC_STATUS_INTERNAL;
     char nonce_hex[2 * VAULT_NONCE_BYTES + 1], tag_hex[2 * VAULT_TAG_BYTES + 1], rate[16],
         burst[16];
     char *ct_hex = malloc(2 * req->value.len + 1);
-    if (!ct_hex) {
-        snprintf(err, errlen, "out of memory");
-        return st;
-    }
+    if (!ct_hex)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
     hex_encode(nonce, VAULT_NONCE_BYTES, nonce_hex);
     hex_encode(tag, VAULT_TAG_BYTES, tag_hex);
     hex_encode(ct, req->value.len, ct_hex);
@@ -193,58 +181,72 @@ static grpc_status_code insert_secret(struct vault *v,
         "  org_id, status) SELECT $11, 'create_secret', coalesce(project_id, ''), sandbox_id,"
         "  id, coalesce(org_id, ''), 'OK' FROM s)"
         " SELECT 1 FROM s",
-        14, params, err, errlen);
+        14, params, AIRLOCK_ERROR_MSG(e));
     free(ct_hex);
     if (!res)
-        return st;
-    st = PQntuples(res) == 1 ? GRPC_STATUS_OK : GRPC_STATUS_ALREADY_EXISTS;
-    if (st == GRPC_STATUS_ALREADY_EXISTS)
-        snprintf(err, errlen, "name: a secret named %s exists in that scope already", req->name);
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    int rc = 0;
+    if (PQntuples(res) != 1)
+        rc = airlock_error_set(e, AIRLOCK_ERR_EXISTS,
+                               "name: a secret named %s exists in that scope already", req->name);
     PQclear(res);
-    return st;
+    return rc;
 }
 
-grpc_status_code secret_create(struct vault *v, Airlock__Vault__V1__CreateSecretRequest *req,
-                               Airlock__Vault__V1__SecretMetadata *out, char *err, size_t errlen)
+/* The metadata of secret id, just created, into out. */
+static int read_created(struct vault *v, const Airlock__Vault__V1__CreateSecretRequest *req,
+                        const char *id, Airlock__Vault__V1__SecretMetadata *out,
+                        struct airlock_error *e)
 {
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    PGresult *res = metadata_query(v, req->project_id, "", req->org_id, id, e);
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    int rc = 0;
+    if (PQntuples(res) != 1 || metadata_from_row(res, 0, out) < 0)
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "secret %s vanished after creation", id);
+    PQclear(res);
+    return rc;
+}
+
+/* The data key the secret is sealed under: its org's, or its project's
+ * (made on the project's first secret). */
+static int sealing_key(struct vault *v, const Airlock__Vault__V1__CreateSecretRequest *req,
+                       unsigned char *key, struct airlock_error *e)
+{
+    if (*req->org_id)
+        return org_data_key(v, req->org_id, key, e);
+    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
+    return project_data_key(v, req->project_id, ck, true, *req->actor ? req->actor : "unknown",
+                            key, e);
+}
+
+int secret_create(struct vault *v, Airlock__Vault__V1__CreateSecretRequest *req,
+                  Airlock__Vault__V1__SecretMetadata *out, struct airlock_error *e)
+{
+    int rc = -1;
     char patterns[SECRET_MAX_PATTERNS * (NAME_MAX_LEN + 1) + 8], id[64], aad[128];
     unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES], *ct = NULL;
     unsigned char *data_key = secmem_alloc(VAULT_KEY_BYTES);
-    if (check_create(req, patterns, sizeof(patterns), err, errlen) < 0)
+    if (check_create(req, patterns, sizeof(patterns), e) < 0)
         goto out;
-    st = GRPC_STATUS_INTERNAL;
     ct = malloc(req->value.len);
     if (!data_key || !ct || random_id("sec_", 16, id, sizeof(id)) < 0) {
-        snprintf(err, errlen, "out of memory or randomness");
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory or randomness");
         goto out;
     }
-    struct customer_key ck = { req->customer_key.data, req->customer_key.len };
-    st = *req->org_id ? org_data_key(v, req->org_id, data_key, err, errlen)
-                      : project_data_key(v, req->project_id, ck, true,
-                                         *req->actor ? req->actor : "unknown", data_key, err,
-                                         errlen);
-    if (st != GRPC_STATUS_OK)
+    if (sealing_key(v, req, data_key, e) < 0)
         goto out;
     crypto_secret_aad(aad, sizeof(aad), id);
     if (crypto_seal(data_key, aad, req->value.data, req->value.len, nonce, ct, tag) < 0) {
-        snprintf(err, errlen, "encryption failed");
-        st = GRPC_STATUS_INTERNAL;
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "encryption failed");
         goto out;
     }
-    st = insert_secret(v, req, id, patterns, nonce, ct, tag, err, errlen);
-    if (st != GRPC_STATUS_OK)
+    if (insert_secret(v, req, id, patterns, nonce, ct, tag, e) < 0 ||
+        read_created(v, req, id, out, e) < 0)
         goto out;
-    PGresult *res = metadata_query(v, req->project_id, "", req->org_id, id, err, errlen);
-    st = GRPC_STATUS_INTERNAL;
-    if (res && PQntuples(res) == 1 && metadata_from_row(res, 0, out) == 0)
-        st = GRPC_STATUS_OK;
-    else if (res)
-        snprintf(err, errlen, "secret %s vanished after creation", id);
-    PQclear(res);
-    if (st == GRPC_STATUS_OK)
-        log_info("secret created", "org=%s project=%s sandbox=%s secret=%s name=%s", req->org_id,
-                 req->project_id, req->sandbox_id, id, req->name);
+    rc = 0;
+    log_info("secret created", "org=%s project=%s sandbox=%s secret=%s name=%s", req->org_id,
+             req->project_id, req->sandbox_id, id, req->name);
 out:
     /* The plaintext must not outlive the request. */
     if (req->value.data)
@@ -253,37 +255,31 @@ out:
         OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
     secmem_free(data_key, VAULT_KEY_BYTES);
     free(ct);
-    return st;
+    return rc;
 }
 
-grpc_status_code secret_list(struct vault *v, const Airlock__Vault__V1__ListSecretsRequest *req,
-                             Airlock__Vault__V1__ListSecretsResponse *out, char *err,
-                             size_t errlen)
+int secret_list(struct vault *v, const Airlock__Vault__V1__ListSecretsRequest *req,
+                Airlock__Vault__V1__ListSecretsResponse *out, struct airlock_error *e)
 {
     bool by_org;
-    if (vault_check_owner(req->project_id, req->org_id, &by_org, err, errlen) < 0 ||
-        vault_check_id("sandbox_id", req->sandbox_id, false, err, errlen) < 0)
-        return GRPC_STATUS_INVALID_ARGUMENT;
+    if (vault_check_owner(req->project_id, req->org_id, &by_org, e) < 0 ||
+        vault_check_id("sandbox_id", req->sandbox_id, false, e) < 0)
+        return -1;
     PGresult *res = metadata_query(v, by_org ? "" : req->project_id, req->sandbox_id,
-                                   by_org ? req->org_id : "", "", err, errlen);
+                                   by_org ? req->org_id : "", "", e);
     if (!res)
-        return GRPC_STATUS_INTERNAL;
-    grpc_status_code st = GRPC_STATUS_OK;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     int n = PQntuples(res);
     out->secrets = calloc((size_t)n + 1, sizeof(*out->secrets));
-    for (int i = 0; out->secrets && i < n && st == GRPC_STATUS_OK; i++) {
+    bool ok = out->secrets != NULL;
+    for (int i = 0; ok && i < n; i++) {
         out->secrets[i] = malloc(sizeof(**out->secrets));
-        if (!out->secrets[i] || metadata_from_row(res, i, out->secrets[i]) < 0)
-            st = GRPC_STATUS_INTERNAL;
+        ok = out->secrets[i] && metadata_from_row(res, i, out->secrets[i]) == 0;
         if (out->secrets[i])
             out->n_secrets++;
     }
-    if (!out->secrets || st != GRPC_STATUS_OK) {
-        snprintf(err, errlen, "out of memory");
-        st = GRPC_STATUS_INTERNAL;
-    }
     PQclear(res);
-    return st;
+    return ok ? 0 : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
 }
 
 void secret_list_clear(Airlock__Vault__V1__ListSecretsResponse *out)
@@ -297,13 +293,13 @@ void secret_list_clear(Airlock__Vault__V1__ListSecretsResponse *out)
     out->n_secrets = 0;
 }
 
-grpc_status_code secret_delete(struct vault *v, const Airlock__Vault__V1__DeleteSecretRequest *req,
-                               char *err, size_t errlen)
+int secret_delete(struct vault *v, const Airlock__Vault__V1__DeleteSecretRequest *req,
+                  struct airlock_error *e)
 {
     bool by_org;
-    if (vault_check_owner(req->project_id, req->org_id, &by_org, err, errlen) < 0 ||
-        vault_check_id("id", req->id, true, err, errlen) < 0)
-        return GRPC_STATUS_INVALID_ARGUMENT;
+    if (vault_check_owner(req->project_id, req->org_id, &by_org, e) < 0 ||
+        vault_check_id("id", req->id, true, e) < 0)
+        return -1;
     const char *params[] = { by_org ? "" : req->project_id, req->id,
                              *req->actor ? req->actor : "unknown", by_org ? req->org_id : "" };
     /* Ciphertext, bindings (cascade) and the audit row in one statement.
@@ -316,18 +312,17 @@ grpc_status_code secret_delete(struct vault *v, const Airlock__Vault__V1__Delete
                              "  sandbox_id, secret_id, org_id, status)"
                              "  SELECT $3, 'delete_secret', $1, sandbox_id, id, $4, 'OK' FROM d)"
                              " SELECT 1 FROM d",
-                             4, params, err, errlen);
+                             4, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
-        return GRPC_STATUS_INTERNAL;
-    grpc_status_code st = PQntuples(res) == 1 ? GRPC_STATUS_OK : GRPC_STATUS_NOT_FOUND;
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    bool deleted = PQntuples(res) == 1;
     PQclear(res);
-    if (st == GRPC_STATUS_NOT_FOUND) {
-        snprintf(err, errlen, "secret %s not found in %s %s", req->id,
-                 by_org ? "org" : "project", by_org ? req->org_id : req->project_id);
-        return st;
-    }
+    if (!deleted)
+        return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "secret %s not found in %s %s",
+                                 req->id, by_org ? "org" : "project",
+                                 by_org ? req->org_id : req->project_id);
     ratelimit_forget(&v->ratelimit, req->id);
     log_info("secret deleted", "org=%s project=%s secret=%s", req->org_id, req->project_id,
              req->id);
-    return GRPC_STATUS_OK;
+    return 0;
 }

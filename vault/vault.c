@@ -46,7 +46,7 @@ void vault_shutdown(struct vault *v)
     unlocked_keys_destroy(&v->unlocked);
 }
 
-int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen)
+int vault_check_id(const char *field, const char *value, bool required, struct airlock_error *e)
 {
     size_t len = strlen(value);
     if (len == 0 && !required)
@@ -57,21 +57,20 @@ int vault_check_id(const char *field, const char *value, bool required, char *er
              *p == '_' || *p == '.' || *p == '-';
     if (ok)
         return 0;
-    snprintf(err, errlen, "%s: %s1 to 128 characters of A-Z a-z 0-9 _ . -", field,
-             required ? "required, " : "");
-    return -1;
+    return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                             "%s: %s1 to 128 characters of A-Z a-z 0-9 _ . -", field,
+                             required ? "required, " : "");
 }
 
-int vault_check_owner(const char *project_id, const char *org_id, bool *by_org, char *err,
-                      size_t errlen)
+int vault_check_owner(const char *project_id, const char *org_id, bool *by_org,
+                      struct airlock_error *e)
 {
     *by_org = *org_id && !*project_id;
-    if (*org_id && *project_id) {
-        snprintf(err, errlen, "org_id: give project_id or org_id, not both");
-        return -1;
-    }
-    return *by_org ? vault_check_id("org_id", org_id, true, err, errlen)
-                   : vault_check_id("project_id", project_id, true, err, errlen);
+    if (*org_id && *project_id)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "org_id: give project_id or org_id, not both");
+    return *by_org ? vault_check_id("org_id", org_id, true, e)
+                   : vault_check_id("project_id", project_id, true, e);
 }
 
 void vault_free_string(char *s)

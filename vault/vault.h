@@ -3,10 +3,10 @@
 #ifndef AIRLOCK_VAULT_H
 #define AIRLOCK_VAULT_H
 
-#include <grpc/status.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "airlock_error.h"
 #include "db.h"
 #include "ratelimit.h"
 #include "unlocked_keys.h"
@@ -25,13 +25,13 @@ int vault_init(struct vault *v, const char *database_url, const char *master_key
 void vault_shutdown(struct vault *v);
 
 /* Checks an id field (project_id, sandbox_id, name): 1..128 bytes of
- * [A-Za-z0-9_.-], or empty when !required. -1 with "field: why" in err. */
-int vault_check_id(const char *field, const char *value, bool required, char *err, size_t errlen);
+ * [A-Za-z0-9_.-], or empty when !required. -1 with e invalid, "field: why". */
+int vault_check_id(const char *field, const char *value, bool required, struct airlock_error *e);
 
 /* The owner a list or delete names: project_id, or org_id alone (then
- * *by_org). -1 with "field: why" in err. */
-int vault_check_owner(const char *project_id, const char *org_id, bool *by_org, char *err,
-                      size_t errlen);
+ * *by_org). -1 with e invalid, "field: why". */
+int vault_check_owner(const char *project_id, const char *org_id, bool *by_org,
+                      struct airlock_error *e);
 
 /* Frees a string of a protobuf-c message we filled; unset ones point at
  * protobuf-c's shared static empty string. */

@@ -3,25 +3,25 @@
 #include "vault_service.h"
 
 #include <openssl/crypto.h>
-#include <stdio.h>
 
 #include "audit.h"
 #include "inject.h"
 #include "log.h"
 #include "orgs.h"
 #include "project_keys.h"
+#include "rpc_err.h"
 #include "secrets.h"
 #include "vault.pb-c.h"
 
 #define VAULT_METHOD(name) "/airlock.vault.v1.Vault/" name
 
-/* Sends msg when st is OK, then finishes with st. */
-static void answer(struct rpc_call *call, grpc_status_code st, const ProtobufCMessage *msg,
-                   const char *err)
+/* Sends msg when rc is 0, then finishes: OK, or e's status and message. */
+static void answer(struct rpc_call *call, int rc, const ProtobufCMessage *msg,
+                   const struct airlock_error *e)
 {
-    if (st == GRPC_STATUS_OK)
+    if (rc == 0)
         rpc_call_send(call, msg);
-    rpc_call_finish(call, st, st == GRPC_STATUS_OK ? NULL : err);
+    rpc_call_finish_result(call, rc, e);
 }
 
 static void handle_register_project(struct rpc_call *call, void *ctx)
@@ -30,18 +30,17 @@ static void handle_register_project(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__register_project_request__descriptor);
     if (!req)
         return;
-    char err[512];
-    grpc_status_code st = GRPC_STATUS_INVALID_ARGUMENT;
+    struct airlock_error e;
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
-    if (vault_check_id("project_id", req->project_id, true, err, sizeof(err)) == 0)
-        st = project_register(ctx, req->project_id, ck, *req->actor ? req->actor : "unknown", err,
-                              sizeof(err));
+    int rc = vault_check_id("project_id", req->project_id, true, &e);
+    if (rc == 0)
+        rc = project_register(ctx, req->project_id, ck, *req->actor ? req->actor : "unknown", &e);
     Airlock__Vault__V1__RegisterProjectResponse resp =
         AIRLOCK__VAULT__V1__REGISTER_PROJECT_RESPONSE__INIT;
     resp.customer_key = ck.len != 0;
     if (req->customer_key.data)
         OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
-    answer(call, st, &resp.base, err);
+    answer(call, rc, &resp.base, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -51,10 +50,10 @@ static void handle_create_secret(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__create_secret_request__descriptor);
     if (!req)
         return;
-    char err[1024];
+    struct airlock_error e;
     Airlock__Vault__V1__SecretMetadata resp = AIRLOCK__VAULT__V1__SECRET_METADATA__INIT;
-    grpc_status_code st = secret_create(ctx, req, &resp, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = secret_create(ctx, req, &resp, &e);
+    answer(call, rc, &resp.base, &e);
     secret_metadata_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -65,10 +64,10 @@ static void handle_list_secrets(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__list_secrets_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__ListSecretsResponse resp = AIRLOCK__VAULT__V1__LIST_SECRETS_RESPONSE__INIT;
-    grpc_status_code st = secret_list(ctx, req, &resp, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = secret_list(ctx, req, &resp, &e);
+    answer(call, rc, &resp.base, &e);
     secret_list_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -79,10 +78,10 @@ static void handle_delete_secret(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__delete_secret_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__DeleteSecretResponse resp = AIRLOCK__VAULT__V1__DELETE_SECRET_RESPONSE__INIT;
-    grpc_status_code st = secret_delete(ctx, req, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = secret_delete(ctx, req, &e);
+    answer(call, rc, &resp.base, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -92,10 +91,10 @@ static void handle_resolve_injection(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__resolve_injection_request__descriptor);
     if (!req)
         return;
-    char err[1024];
+    struct airlock_error e;
     Airlock__Vault__V1__Injection resp = AIRLOCK__VAULT__V1__INJECTION__INIT;
-    grpc_status_code st = inject_resolve(ctx, req, &resp, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = inject_resolve(ctx, req, &resp, &e);
+    answer(call, rc, &resp.base, &e);
     injection_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -106,11 +105,11 @@ static void handle_list_audit(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__list_audit_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     PGresult *rows = NULL;
     Airlock__Vault__V1__ListAuditResponse resp = AIRLOCK__VAULT__V1__LIST_AUDIT_RESPONSE__INIT;
-    grpc_status_code st = audit_list(ctx, req, &resp, &rows, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = audit_list(ctx, req, &resp, &rows, &e);
+    answer(call, rc, &resp.base, &e);
     audit_list_clear(&resp, rows);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -121,16 +120,15 @@ static void handle_unlock_project(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__unlock_project_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__UnlockProjectResponse resp =
         AIRLOCK__VAULT__V1__UNLOCK_PROJECT_RESPONSE__INIT;
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
-    grpc_status_code st =
-        project_unlock(ctx, req->project_id, ck, req->ttl_s, *req->actor ? req->actor : "unknown",
-                       &resp.expires_unix_ms, err, sizeof(err));
+    int rc = project_unlock(ctx, req->project_id, ck, req->ttl_s,
+                            *req->actor ? req->actor : "unknown", &resp.expires_unix_ms, &e);
     if (req->customer_key.data)
         OPENSSL_cleanse(req->customer_key.data, req->customer_key.len);
-    answer(call, st, &resp.base, err);
+    answer(call, rc, &resp.base, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -140,30 +138,29 @@ static void handle_lock_project(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__lock_project_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__LockProjectResponse resp = AIRLOCK__VAULT__V1__LOCK_PROJECT_RESPONSE__INIT;
     bool was_unlocked = false;
-    grpc_status_code st = project_lock(ctx, req->project_id, *req->actor ? req->actor : "unknown",
-                                       &was_unlocked, err, sizeof(err));
+    int rc = project_lock(ctx, req->project_id, *req->actor ? req->actor : "unknown",
+                          &was_unlocked, &e);
     resp.was_unlocked = was_unlocked;
-    answer(call, st, &resp.base, err);
+    answer(call, rc, &resp.base, &e);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
 /* CreateOrg and GetOrg: the same request, one answer. */
 static void handle_org(struct rpc_call *call, void *ctx,
-                       grpc_status_code (*op)(struct vault *,
-                                              const Airlock__Vault__V1__OrgRequest *,
-                                              Airlock__Vault__V1__Org *, char *, size_t))
+                       int (*op)(struct vault *, const Airlock__Vault__V1__OrgRequest *,
+                                 Airlock__Vault__V1__Org *, struct airlock_error *))
 {
     Airlock__Vault__V1__OrgRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vault__v1__org_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__Org resp = AIRLOCK__VAULT__V1__ORG__INIT;
-    grpc_status_code st = op(ctx, req, &resp, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = op(ctx, req, &resp, &e);
+    answer(call, rc, &resp.base, &e);
     org_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -184,10 +181,10 @@ static void handle_set_project_org(struct rpc_call *call, void *ctx)
         call, &airlock__vault__v1__set_project_org_request__descriptor);
     if (!req)
         return;
-    char err[512];
+    struct airlock_error e;
     Airlock__Vault__V1__Org resp = AIRLOCK__VAULT__V1__ORG__INIT;
-    grpc_status_code st = org_set_project(ctx, req, &resp, err, sizeof(err));
-    answer(call, st, &resp.base, err);
+    int rc = org_set_project(ctx, req, &resp, &e);
+    answer(call, rc, &resp.base, &e);
     org_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
