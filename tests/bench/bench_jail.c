@@ -312,13 +312,13 @@ static int make_sources(struct jail_pair *p)
 static int measure_alone(struct bench_ctx *ctx)
 {
     int runs = bench_env_count("AIRLOCK_BENCH_JAIL_SETUPS", 40);
-    struct bench_jail_env e;
+    struct escape_jail_env e;
     if (bench_jail_env_open(&e) < 0)
         return -1;
     int rc = bench_jail_setup(ctx->report, &e, runs);
     if (rc == 0)
         rc = bench_jail_qemu(ctx->report, &e, runs / 2 > 0 ? runs / 2 : 1);
-    bench_jail_env_close(&e, rc < 0);
+    escape_jail_env_close(&e, rc < 0);
     return rc;
 }
 

@@ -76,7 +76,7 @@ static int wait_qmp(const char *sock, pid_t pid, char *err, size_t errlen)
 }
 
 /* One QEMU started the way w to its QMP answer: the time, or -1. */
-static double start_to_qmp(struct bench_jail_env *e, char *qemu, enum way w)
+static double start_to_qmp(struct escape_jail_env *e, char *qemu, enum way w)
 {
     char sock[PATH_MAX], err[512] = "";
     fs_path(sock, sizeof(sock), "%s/qmp.sock", e->dir);
@@ -107,7 +107,7 @@ static double start_to_qmp(struct bench_jail_env *e, char *qemu, enum way w)
     return took;
 }
 
-int bench_jail_qemu(struct bench_report *r, struct bench_jail_env *e, int runs)
+int bench_jail_qemu(struct bench_report *r, struct escape_jail_env *e, int runs)
 {
     char qemu[PATH_MAX];
     if (!realpath(QEMU_BINARY, qemu)) {

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,52 +33,15 @@
 #define SETUP_UID_BASE 900000000u
 #define SETUP_UID_COUNT 4096u
 #define SETUP_LOCK_DIR "/run/airlock/jail-uids"
-#define SETUP_MEM_OVERHEAD_MB 256u
 #define SETUP_PROGRAM "/usr/bin/true"
 #define JAIL_SETUP_GAP_MS 50
 
-int bench_jail_env_open(struct bench_jail_env *e)
+int bench_jail_env_open(struct escape_jail_env *e)
 {
-    memset(e, 0, sizeof(*e));
-    e->log_fd = -1;
-    snprintf(e->tmp, sizeof(e->tmp), "/tmp/airlock-bench-jail-XXXXXX");
-    if (!mkdtemp(e->tmp))
-        return -1;
-    /* The preload beside airlock-vmhost, where vmhost looks for it. */
-    char bin[PATH_MAX], scratch[PATH_MAX], err[512] = "";
-    snprintf(bin, sizeof(bin), "%s", AIRLOCK_VMHOST_BIN);
-    fs_path(e->preload, sizeof(e->preload), "%s/airlock-qemu-preload.so", dirname(bin));
-    fs_path(scratch, sizeof(scratch), "%s/root", e->tmp);
-    fs_path(e->dir, sizeof(e->dir), "%s/vm", e->tmp);
-    fs_path(e->log, sizeof(e->log), "%s/jail.log", e->tmp);
-    const struct jailer_config cfg = { .uid_base = SETUP_UID_BASE, .uid_count = SETUP_UID_COUNT,
-                                       .lock_dir = SETUP_LOCK_DIR, .preload = e->preload,
-                                       .scratch_dir = scratch,
-                                       .mem_overhead_mb = SETUP_MEM_OVERHEAD_MB };
-    e->log_fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (e->log_fd < 0 || fs_mkdir_p(e->dir, 0700, err, sizeof(err)) < 0 ||
-        jailer_create(&cfg, &e->jailer, err, sizeof(err)) < 0) {
-        fprintf(stderr, "bench: the jail's own steps not measured: %s\n", err);
-        bench_jail_env_close(e, false);
-        return -1;
-    }
-    return 0;
+    return escape_jail_env_open(e, SETUP_UID_BASE, SETUP_UID_COUNT, SETUP_LOCK_DIR);
 }
 
-void bench_jail_env_close(struct bench_jail_env *e, bool keep)
-{
-    jailer_free(e->jailer);
-    e->jailer = NULL;
-    if (e->log_fd >= 0)
-        close(e->log_fd);
-    e->log_fd = -1;
-    if (keep)
-        fprintf(stderr, "bench: a jail failed: see %s\n", e->log);
-    else if (e->tmp[0])
-        fs_remove_tree(e->tmp, NULL, 0);
-}
-
-struct jail_spec bench_jail_spec(const struct bench_jail_env *e, const char *program)
+struct jail_spec bench_jail_spec(const struct escape_jail_env *e, const char *program)
 {
     return (struct jail_spec){ .qemu_binary = program, .dir = e->dir,
                                .netns = "/proc/self/ns/net", .vcpus = 1, .memory_mb = 128,
@@ -169,7 +131,7 @@ static int run_cgroup_join(const struct jail_cgroups *cg, int i, struct bench_se
 }
 
 /* One jail's open, spawn to exit and close, each timed into rows. */
-static int run_jailed(struct bench_jail_env *e, struct setup_rows *rows)
+static int run_jailed(struct escape_jail_env *e, struct setup_rows *rows)
 {
     const struct jail_spec spec = bench_jail_spec(e, SETUP_PROGRAM);
     char err[512];
@@ -196,7 +158,7 @@ static int run_jailed(struct bench_jail_env *e, struct setup_rows *rows)
     return rc;
 }
 
-int bench_jail_setup(struct bench_report *r, struct bench_jail_env *e, int runs)
+int bench_jail_setup(struct bench_report *r, struct escape_jail_env *e, int runs)
 {
     fprintf(stderr, "bench: the jail's own steps around %s (%d)\n", SETUP_PROGRAM, runs);
     /* One after another: the order of the rows is the order they are made. */

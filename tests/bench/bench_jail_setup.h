@@ -9,26 +9,16 @@
 #include <sys/types.h>
 
 #include "bench.h"
+#include "escape_jail.h"
 #include "jail.h"
 
-/* vmhost's jailer with its default uid range and claim directory (so its
- * claims are seen by every vmhost on the machine), and a directory for
- * one jail at a time: dir (the jail's /vm) and the log a failed jail
- * writes to. */
-struct bench_jail_env {
-    char tmp[64];
-    char dir[PATH_MAX], log[PATH_MAX], preload[PATH_MAX];
-    int log_fd;
-    struct jailer *jailer;
-};
-
-int bench_jail_env_open(struct bench_jail_env *e);
-/* keep: leave the directory (a jail failed: its log is there). */
-void bench_jail_env_close(struct bench_jail_env *e, bool keep);
+/* vmhost's uid range and claim directory: the bench's claims are seen by
+ * every vmhost on the machine (vmhost/main.c's defaults). */
+int bench_jail_env_open(struct escape_jail_env *e);
 
 /* What vmhost's jail needs for program (under /usr) in e's directory:
  * one vCPU, joining the bench's own network namespace. */
-struct jail_spec bench_jail_spec(const struct bench_jail_env *e, const char *program);
+struct jail_spec bench_jail_spec(const struct escape_jail_env *e, const char *program);
 
 /* fork + exec in cwd (NULL: here), as vm.c starts an unjailed QEMU; the
  * pid or -1. */
@@ -38,9 +28,9 @@ int bench_jail_reap(pid_t pid);
 
 /* runs x (jail_open, spawn → exit, jail_close of /usr/bin/true, and the
  * same program unjailed with and without the preload) as rows of r. */
-int bench_jail_setup(struct bench_report *r, struct bench_jail_env *e, int runs);
+int bench_jail_setup(struct bench_report *r, struct escape_jail_env *e, int runs);
 /* runs x QEMU -M none start → QMP answers: unjailed, unjailed with the
  * jail's -sandbox, jailed. */
-int bench_jail_qemu(struct bench_report *r, struct bench_jail_env *e, int runs);
+int bench_jail_qemu(struct bench_report *r, struct escape_jail_env *e, int runs);
 
 #endif

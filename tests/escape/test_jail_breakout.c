@@ -131,7 +131,7 @@ static int setup(void **state)
 {
     struct targets *t = calloc(1, sizeof(*t));
     assert_non_null(t);
-    assert_int_equal(escape_jail_env_open(&t->env, BREAKOUT_UID_BASE, BREAKOUT_UID_COUNT), 0);
+    assert_int_equal(escape_jail_env_open(&t->env, BREAKOUT_UID_BASE, BREAKOUT_UID_COUNT, NULL), 0);
     char path[PATH_MAX], err[256];
     fs_path(path, sizeof(path), "%s/data/sandboxes/other", t->env.tmp);
     assert_int_equal(fs_mkdir_p(path, 0700, err, sizeof(err)), 0);
@@ -165,7 +165,7 @@ static int teardown(void **state)
     close(t->tcp_fd);
     close(t->abstract_fd);
     close(t->other_qmp_fd);
-    escape_jail_env_close(&t->env);
+    escape_jail_env_close(&t->env, false);
     free(t);
     return 0;
 }

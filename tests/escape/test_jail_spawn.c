@@ -43,7 +43,7 @@ static void spawn_while_threads_start(void **state)
 {
     (void)state;
     struct escape_jail_env env;
-    assert_int_equal(escape_jail_env_open(&env, SPAWN_UID_BASE, SPAWN_UID_COUNT), 0);
+    assert_int_equal(escape_jail_env_open(&env, SPAWN_UID_BASE, SPAWN_UID_COUNT, NULL), 0);
     pthread_t churners[SPAWN_CHURNERS];
     atomic_store(&churning, true);
     for (int i = 0; i < SPAWN_CHURNERS; i++)
@@ -70,7 +70,7 @@ static void spawn_while_threads_start(void **state)
     atomic_store(&churning, false);
     for (int i = 0; i < SPAWN_CHURNERS; i++)
         pthread_join(churners[i], NULL);
-    escape_jail_env_close(&env);
+    escape_jail_env_close(&env, false);
     assert_int_equal(hung, 0);
     assert_int_equal(failed, 0);
 }

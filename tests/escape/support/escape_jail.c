@@ -17,7 +17,8 @@
 
 #define ESCAPE_MEM_OVERHEAD_MB 256u
 
-int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid_count)
+int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid_count,
+                         const char *lock_dir)
 {
     memset(e, 0, sizeof(*e));
     e->log_fd = -1;
@@ -28,7 +29,10 @@ int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid
     snprintf(bin, sizeof(bin), "%s", AIRLOCK_VMHOST_BIN);
     fs_path(e->preload, sizeof(e->preload), "%s/airlock-qemu-preload.so", dirname(bin));
     fs_path(scratch, sizeof(scratch), "%s/root", e->tmp);
-    fs_path(locks, sizeof(locks), "%s/uids", e->tmp);
+    if (lock_dir)
+        fs_path(locks, sizeof(locks), "%s", lock_dir);
+    else
+        fs_path(locks, sizeof(locks), "%s/uids", e->tmp);
     fs_path(e->dir, sizeof(e->dir), "%s/vm", e->tmp);
     fs_path(e->log, sizeof(e->log), "%s/jail.log", e->tmp);
     const struct jailer_config cfg = { .uid_base = uid_base, .uid_count = uid_count,
@@ -38,21 +42,23 @@ int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid
     e->log_fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (e->log_fd < 0 || fs_mkdir_p(e->dir, 0700, err, sizeof(err)) < 0 ||
         jailer_create(&cfg, &e->jailer, err, sizeof(err)) < 0) {
-        fprintf(stderr, "escape: no jail: %s\n", err);
-        escape_jail_env_close(e);
+        fprintf(stderr, "no jail: %s\n", err);
+        escape_jail_env_close(e, false);
         return -1;
     }
     return 0;
 }
 
-void escape_jail_env_close(struct escape_jail_env *e)
+void escape_jail_env_close(struct escape_jail_env *e, bool keep)
 {
     jailer_free(e->jailer);
     e->jailer = NULL;
     if (e->log_fd >= 0)
         close(e->log_fd);
     e->log_fd = -1;
-    if (e->tmp[0])
+    if (keep)
+        fprintf(stderr, "a jail failed: see %s\n", e->log);
+    else if (e->tmp[0])
         fs_remove_tree(e->tmp, NULL, 0);
     e->tmp[0] = '\0';
 }

@@ -1,13 +1,13 @@
-/* vmhost's jail (vmhost/jail.h) around programs other than QEMU, for the
- * escape suite: a jailer with a uid range and claim directory of the
- * test's own (never vmhost's), one directory for the jail's /vm, and a run
- * that ends a program which does not finish in time, saying where it
- * waited. Everything lives under one temporary directory, removed at
- * close. */
+/* vmhost's jail (vmhost/jail.h) around programs of a test's choice, for
+ * the escape suite and the bench's jail rows: a jailer with the caller's
+ * uid range, one directory for the jail's /vm, and a run that ends a
+ * program which does not finish in time, saying where it waited.
+ * Everything lives under one temporary directory, removed at close. */
 #ifndef AIRLOCK_ESCAPE_JAIL_H
 #define AIRLOCK_ESCAPE_JAIL_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,9 +22,13 @@ struct escape_jail_env {
     struct jailer *jailer;
 };
 
-/* uid_base .. uid_base+uid_count-1 must be a range no other test uses. */
-int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid_count);
-void escape_jail_env_close(struct escape_jail_env *e);
+/* uid_base .. uid_base+uid_count-1: a range no other test uses, or
+ * vmhost's with lock_dir vmhost's claim directory (the bench: its claims
+ * then are seen by every vmhost); lock_dir NULL: one of e's own. */
+int escape_jail_env_open(struct escape_jail_env *e, uid_t uid_base, unsigned uid_count,
+                         const char *lock_dir);
+/* keep: leave the directory and say where (a jail failed: its log is there). */
+void escape_jail_env_close(struct escape_jail_env *e, bool keep);
 
 /* A spec for program (under /usr) with e's directory as /vm, in a new
  * empty network namespace. */
