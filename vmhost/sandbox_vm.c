@@ -51,12 +51,15 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
     return 0;
 }
 
-/* The sandbox failed on its own (not by a request): error, with reason. */
+/* The sandbox failed on its own (not by a request): error, with reason.
+ * The first failure is the cause: what follows it (QEMU killed after the
+ * guest was cut off) keeps its reason. */
 static void sandbox_fail(struct sandbox *sb, const char *reason)
 {
     pthread_mutex_lock(&sb->lock);
     /* Being torn down, the VM's end is expected. */
-    if (sb->state != SB_DELETING && sb->state != SB_DELETED && sandbox_transition(sb, SB_ERROR))
+    if (sb->state != SB_DELETING && sb->state != SB_DELETED && sb->state != SB_ERROR &&
+        sandbox_transition(sb, SB_ERROR))
         snprintf(sb->error, sizeof(sb->error), "%s", reason);
     pthread_mutex_unlock(&sb->lock);
     char err[512];
@@ -65,10 +68,19 @@ static void sandbox_fail(struct sandbox *sb, const char *reason)
 }
 
 /* Runs on the channel's reader thread when the guest broke the protocol;
- * the channel logged it. The VM keeps running, cut off, until deleted. */
+ * the channel logged it. A guest that lies is not let run on, burning its
+ * CPU share and memory unseen: its QEMU is killed (the sandbox stays in
+ * error, with this reason, until deleted or restored from a checkpoint).
+ * Whoever frees the VM closes the channel first, which joins this
+ * thread, so the VM is still there. */
 static void sandbox_on_guest_violation(void *arg, const char *reason)
 {
-    sandbox_fail(arg, reason);
+    struct sandbox *sb = arg;
+    sandbox_fail(sb, reason);
+    pthread_mutex_lock(&sb->lock);
+    if (sb->state == SB_ERROR && sb->vm)
+        vm_kill(sb->vm);
+    pthread_mutex_unlock(&sb->lock);
 }
 
 int sandbox_connect_guest(struct sandbox *sb, char *err, size_t errlen)

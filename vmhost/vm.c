@@ -751,6 +751,26 @@ static bool wait_exited_locked(struct vm *vm, long long deadline_ms)
     return true;
 }
 
+/* SIGKILL to QEMU unless it was reaped (the monitor reaps under vm->lock,
+ * so the pid is still ours); an adopted QEMU through its pidfd. Called
+ * with vm->lock. */
+static void kill_locked(struct vm *vm)
+{
+    if (vm->exited)
+        return;
+    if (vm->adopted)
+        pidfd_send_signal(vm->pidfd, SIGKILL, NULL, 0);
+    else
+        kill(vm->pid, SIGKILL);
+}
+
+void vm_kill(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    kill_locked(vm);
+    pthread_mutex_unlock(&vm->lock);
+}
+
 int vm_stop(struct vm *vm, int timeout_ms)
 {
     pthread_mutex_lock(&vm->lock);
@@ -774,12 +794,7 @@ int vm_stop(struct vm *vm, int timeout_ms)
 
     pthread_mutex_lock(&vm->lock);
     if (!wait_exited_locked(vm, clock_monotonic_ms() + timeout_ms)) {
-        /* Not reaped yet (the monitor reaps under this lock): pid is still
-         * ours; an adopted QEMU is signalled through its pidfd. */
-        if (vm->adopted)
-            pidfd_send_signal(vm->pidfd, SIGKILL, NULL, 0);
-        else
-            kill(vm->pid, SIGKILL);
+        kill_locked(vm);
         while (!vm->exited)
             pthread_cond_wait(&vm->exited_cond, &vm->lock);
     }

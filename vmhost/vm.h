@@ -118,6 +118,10 @@ int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms,
  * sockets and pid file. The exit callback does not run. Idempotent. */
 int vm_stop(struct vm *vm, int timeout_ms);
 
+/* Kills QEMU at once (SIGKILL) without waiting; its exit callback runs
+ * as for any death. For a VM whose guest can no longer be trusted. */
+void vm_kill(struct vm *vm);
+
 /* vm_stop() if needed, then frees. */
 void vm_free(struct vm *vm);
 
