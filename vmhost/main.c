@@ -67,10 +67,16 @@ static void usage(FILE *out)
             "                       so without this a node with TCG only refuses to start\n"
             "  --console-log-max-kb N  each sandbox's console.log keeps its newest N KiB at\n"
             "                       most (default 4096)\n"
+            "  --sandbox-max-vcpus N      the most vCPUs a sandbox may have here (default %u)\n"
+            "  --sandbox-max-memory-mb N  the most memory a sandbox may have here (default %u)\n"
+            "  --template-sizes-max N     sizes of the default template kept as snapshots; the\n"
+            "                       least recently used one no sandbox holds goes (default %u)\n"
             "  --no-jail            run QEMU unconfined as root: only for measuring what the\n"
             "                       jail costs (make bench); never on a node with tenants\n",
             VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB,
-            VMHOST_DEFAULT_JAIL_UID_BASE, VMHOST_DEFAULT_JAIL_UID_COUNT, VMHOST_JAIL_PRELOAD_NAME);
+            VMHOST_DEFAULT_JAIL_UID_BASE, VMHOST_DEFAULT_JAIL_UID_COUNT, VMHOST_JAIL_PRELOAD_NAME,
+            VMHOST_DEFAULT_SANDBOX_MAX_VCPUS, VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB,
+            VMHOST_DEFAULT_TEMPLATE_SIZES_MAX);
 }
 
 struct vmhost_args {
@@ -93,6 +99,16 @@ static int parse_uint(const char *s, unsigned *out)
         return -1;
     *out = (unsigned)v;
     return 0;
+}
+
+/* parse_uint, at least min; a message naming flag otherwise. */
+static int parse_at_least(const char *flag, const char *s, unsigned min, unsigned *out)
+{
+    if (parse_uint(s, out) == 0 && *out >= min)
+        return 0;
+    fprintf(stderr, "airlock-vmhost: --%s wants a number of at least %u, not \"%s\"\n", flag, min,
+            s);
+    return -1;
 }
 
 static int parse_args(int argc, char **argv, struct vmhost_args *a)
@@ -121,6 +137,9 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "no-jail", no_argument, NULL, 'J' },
         { "allow-tcg", no_argument, NULL, 'G' },
         { "console-log-max-kb", required_argument, NULL, 'L' },
+        { "sandbox-max-vcpus", required_argument, NULL, 'V' },
+        { "sandbox-max-memory-mb", required_argument, NULL, 'M' },
+        { "template-sizes-max", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -194,14 +213,24 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'G': a->cfg.allow_tcg = true; break;
         case 'L': {
             unsigned kb;
-            if (parse_uint(optarg, &kb) < 0 || kb < 16) {
-                fprintf(stderr, "airlock-vmhost: --console-log-max-kb wants a number of at least "
-                                "16, not \"%s\"\n", optarg);
+            if (parse_at_least("console-log-max-kb", optarg, 16, &kb) < 0)
                 return -1;
-            }
             a->cfg.console_max_bytes = (size_t)kb << 10;
             break;
         }
+        case 'V':
+            if (parse_at_least("sandbox-max-vcpus", optarg, 1, &a->cfg.sandbox_max_vcpus) < 0)
+                return -1;
+            break;
+        case 'M':
+            if (parse_at_least("sandbox-max-memory-mb", optarg, 128,
+                               &a->cfg.sandbox_max_memory_mb) < 0)
+                return -1;
+            break;
+        case 'S':
+            if (parse_at_least("template-sizes-max", optarg, 1, &a->cfg.template_sizes_max) < 0)
+                return -1;
+            break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);

@@ -12,22 +12,25 @@
 #include "template_registry.h"
 #include "warm_pool.h"
 
-#define SANDBOX_MAX_VCPUS 16
 #define SANDBOX_MIN_MEMORY_MB 128
-#define SANDBOX_MAX_MEMORY_MB 65536
 
-static int sandbox_validate(const struct sandbox_create_params *p, struct airlock_error *e)
+static int sandbox_validate(const struct vmhost *vh, const struct sandbox_create_params *p,
+                            struct airlock_error *e)
 {
     if (p->id && *p->id && !sandbox_id_valid(p->id))
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "id: must be 1-64 characters of a-z, 0-9, '_' or '-'");
-    if (p->vcpus > SANDBOX_MAX_VCPUS)
-        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "vcpus: %u is more than the maximum of %d",
-                                 p->vcpus, SANDBOX_MAX_VCPUS);
+    if (p->vcpus > vh->cfg.sandbox_max_vcpus)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "vcpus: %u is more than this node's maximum of %u "
+                                 "(--sandbox-max-vcpus)",
+                                 p->vcpus, vh->cfg.sandbox_max_vcpus);
     if (p->memory_mb &&
-        (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > SANDBOX_MAX_MEMORY_MB))
-        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "memory_mb: %u is outside %d..%d",
-                                 p->memory_mb, SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB);
+        (p->memory_mb < SANDBOX_MIN_MEMORY_MB || p->memory_mb > vh->cfg.sandbox_max_memory_mb))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "memory_mb: %u is outside this node's %d..%u "
+                                 "(--sandbox-max-memory-mb)",
+                                 p->memory_mb, SANDBOX_MIN_MEMORY_MB, vh->cfg.sandbox_max_memory_mb);
     /* egress checks the characters. */
     if (p->project_id && strlen(p->project_id) >= SANDBOX_PROJECT_ID_SIZE)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "project_id: at most 128 characters");
@@ -37,7 +40,7 @@ static int sandbox_validate(const struct sandbox_create_params *p, struct airloc
 int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, struct sandbox **out,
                    struct airlock_error *e)
 {
-    int rc = sandbox_validate(p, e);
+    int rc = sandbox_validate(vh, p, e);
     if (rc < 0)
         return rc;
     /* The template version (NULL: cold boot) decides the size. */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fsutil.h"
 #include "log.h"
 #include "warm_pool.h"
@@ -207,18 +208,62 @@ static struct template_version *find_default_locked(struct template_registry *r,
     return NULL;
 }
 
+/* lock held. Room for one more size of the default template (each is a
+ * snapshot with a memory file as large as its RAM, so arbitrary sizes
+ * would fill the store): at --template-sizes-max, the least recently used
+ * size no sandbox or create holds goes (*gone, for the caller to release
+ * outside the lock; its files go with it); the first size, whose warm pool
+ * it is, stays. CAPACITY naming the sizes when each one is held. */
+static int make_room_locked(struct template_registry *r, struct template_version **gone,
+                            struct airlock_error *e)
+{
+    unsigned sizes = 0;
+    struct template_version *lru = NULL;
+    char held[512] = "";
+    size_t used = 0;
+    for (struct template_version *t = r->versions; t; t = t->next) {
+        if (t->version)
+            continue;
+        sizes++;
+        if (used < sizeof(held))
+            used += (size_t)snprintf(held + used, sizeof(held) - used, "%s%u vCPUs/%u MiB",
+                                     used ? ", " : "", t->snap.vcpus, t->snap.memory_mb);
+        if (!t->pool && atomic_load(&t->refs) == 1 &&
+            (!lru || t->last_used_ms < lru->last_used_ms))
+            lru = t;
+    }
+    *gone = NULL;
+    if (sizes < r->vh->cfg.template_sizes_max)
+        return 0;
+    if (!lru)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                                 "this node keeps snapshots of the default template at %u sizes "
+                                 "(--template-sizes-max), each in use: %s; make the sandbox at "
+                                 "one of those sizes, or delete the sandboxes of one",
+                                 r->vh->cfg.template_sizes_max, held);
+    lru->deleted = true;
+    unlink_locked(r, lru);
+    *gone = lru;
+    log_info("template size evicted", "vcpus=%u memory_mb=%u", lru->snap.vcpus,
+             lru->snap.memory_mb);
+    return 0;
+}
+
 /* The default template at a size other than the first: built on first use. */
 static int default_at_size(struct template_registry *r, unsigned vcpus, unsigned memory_mb,
                            struct template_version **out, struct airlock_error *e)
 {
     pthread_mutex_lock(&r->default_build);
     pthread_mutex_lock(&r->lock);
-    struct template_version *t = find_default_locked(r, vcpus, memory_mb);
+    struct template_version *t = find_default_locked(r, vcpus, memory_mb), *gone = NULL;
+    int rc = 0;
     if (t)
         template_version_get(t);
+    else
+        rc = make_room_locked(r, &gone, e);
     pthread_mutex_unlock(&r->lock);
-    int rc = 0;
-    if (!t) {
+    template_release(gone); /* the registry's reference: its files go */
+    if (!t && rc == 0) {
         struct template_spec spec;
         template_default_spec(r->vh, vcpus, memory_mb, &spec);
         t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
@@ -238,6 +283,8 @@ static int default_at_size(struct template_registry *r, unsigned vcpus, unsigned
             pthread_mutex_unlock(&r->lock);
         }
     }
+    if (t)
+        t->last_used_ms = clock_monotonic_ms(); /* under default_build: no other writer */
     pthread_mutex_unlock(&r->default_build);
     *out = t;
     return rc;

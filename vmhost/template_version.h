@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "template.h"
 #include "vmhost.pb-c.h"
@@ -39,6 +40,7 @@ struct template_version {
     bool owns_pool;                    /* named versions; the default's is vh->pool */
     char named_dir[PATH_MAX];          /* store/templates/named: where deletion renames to */
     atomic_int refs;
+    int64_t last_used_ms;              /* default sizes: the registry's choice of which goes */
     bool deleted;                      /* set under the registry's lock, before its release */
     struct template_version *next;     /* the registry's list, under its lock */
 };

@@ -151,6 +151,12 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
 {
     memset(vh, 0, sizeof(*vh));
     vh->cfg = *cfg;
+    if (!vh->cfg.sandbox_max_vcpus)
+        vh->cfg.sandbox_max_vcpus = VMHOST_DEFAULT_SANDBOX_MAX_VCPUS;
+    if (!vh->cfg.sandbox_max_memory_mb)
+        vh->cfg.sandbox_max_memory_mb = VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB;
+    if (!vh->cfg.template_sizes_max)
+        vh->cfg.template_sizes_max = VMHOST_DEFAULT_TEMPLATE_SIZES_MAX;
     pthread_mutex_init(&vh->lock, NULL);
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         return -1;

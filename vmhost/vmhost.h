@@ -22,6 +22,13 @@ struct egress_client;
 #define VMHOST_TEMPLATE_VCPUS 1
 #define VMHOST_TEMPLATE_MEMORY_MB 512
 
+/* Sandbox sizes a node makes unless configured otherwise, and how many
+ * sizes of the default template keep a snapshot (each a memory file as
+ * large as the size's RAM); vmhost_init puts them where cfg has 0. */
+#define VMHOST_DEFAULT_SANDBOX_MAX_VCPUS 16u
+#define VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB 65536u
+#define VMHOST_DEFAULT_TEMPLATE_SIZES_MAX 8u
+
 struct vmhost_config {
     const char *data_dir;       /* sandboxes/ lives here */
     const char *image_dir;      /* guest image cache */
@@ -44,6 +51,10 @@ struct vmhost_config {
     bool no_jail;               /* QEMU unconfined: only for the bench's comparison */
     bool allow_tcg;             /* run guests under TCG, which is no security boundary */
     size_t console_max_bytes;   /* each sandbox's console.log (console_log.h); 0: default */
+    unsigned sandbox_max_vcpus; /* the largest sandbox this node makes; 0: the default */
+    unsigned sandbox_max_memory_mb;
+    unsigned template_sizes_max; /* sizes of the default template with a snapshot here; the
+                                    least recently used one no sandbox holds goes; 0: default */
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
 };
 

@@ -1,0 +1,128 @@
+/* A node's own bounds on what a sandbox may ask of it (issue 14, item 3):
+ * sizes within --sandbox-max-vcpus and --sandbox-max-memory-mb, and at most
+ * --template-sizes-max sizes of the default template kept as snapshots
+ * (each is a memory file as large as its RAM): the least recently used
+ * size no sandbox holds goes, its files with it; when each is held, a new
+ * size is refused naming the limit and the sizes. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fsutil.h"
+#include "itest.h"
+#include "itest_assert.h"
+#include "itest_group.h"
+
+#define LIMITS_MAX_VCPUS "2"
+#define LIMITS_MAX_MEMORY_MB "1024"
+#define LIMITS_SIZES_MAX "2"
+
+/* Snapshot directories (64 hex digits) in the store's templates. */
+static size_t snapshot_dirs(void)
+{
+    char path[PATH_MAX];
+    assert_int_equal(fs_path(path, sizeof(path), "%s/store/templates", itest_vh.data_dir), 0);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strspn(de->d_name, "0123456789abcdef");
+        n += len == 64 && de->d_name[64] == '\0';
+    }
+    closedir(d);
+    return n;
+}
+
+static char *create_sized(unsigned vcpus, unsigned memory_mb, grpc_status_code *st,
+                          char **details)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.vcpus = vcpus;
+    req.memory_mb = memory_mb;
+    return itest_create_sandbox_with(&itest_vh, &req, st, details);
+}
+
+static void test_sizes_past_the_node_bounds_are_refused(void **state)
+{
+    (void)state;
+    grpc_status_code st;
+    char *details = NULL;
+    size_t before = snapshot_dirs();
+    assert_null(create_sized(3, 512, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT,
+                               "vcpus: 3 is more than this node's maximum of 2 "
+                               "(--sandbox-max-vcpus)");
+    assert_null(create_sized(1, 2048, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_INVALID_ARGUMENT,
+                               "memory_mb: 2048 is outside this node's 128..1024 "
+                               "(--sandbox-max-memory-mb)");
+    assert_int_equal(snapshot_dirs(), before); /* nothing built for a refused size */
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+}
+
+static void test_least_recently_used_size_goes(void **state)
+{
+    (void)state;
+    grpc_status_code st;
+    char *details = NULL;
+    assert_int_equal(snapshot_dirs(), 1); /* the first size, made at start */
+
+    /* A second size: built, and kept after its sandbox goes. */
+    char *a = create_sized(1, 256, &st, &details);
+    if (!a)
+        fail_msg("create 1x256: %s", details);
+    assert_int_equal(snapshot_dirs(), 2);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, a), GRPC_STATUS_OK);
+    free(a);
+    assert_int_equal(snapshot_dirs(), 2);
+
+    /* A third, at the limit of 2: the unused second size goes. */
+    char *b = create_sized(1, 384, &st, &details);
+    if (!b)
+        fail_msg("create 1x384: %s", details);
+    assert_int_equal(snapshot_dirs(), 2);
+
+    /* A fourth while the third is held: refused, naming the limit and the
+     * sizes; nothing built, nothing left running. */
+    assert_null(create_sized(1, 320, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "at 2 sizes (--template-sizes-max), each in use: 1 vCPUs/384 MiB, "
+                               "1 vCPUs/512 MiB");
+    assert_int_equal(snapshot_dirs(), 2);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 1);
+
+    /* The held size still makes sandboxes. */
+    char *c = create_sized(1, 384, &st, &details);
+    if (!c)
+        fail_msg("create 1x384 again: %s", details);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, b), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, c), GRPC_STATUS_OK);
+    free(b);
+    free(c);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *const args[] = { "--sandbox-max-vcpus", LIMITS_MAX_VCPUS,
+                                 "--sandbox-max-memory-mb", LIMITS_MAX_MEMORY_MB,
+                                 "--template-sizes-max", LIMITS_SIZES_MAX, NULL };
+    return itest_vmhost_start(&itest_vh, args);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes_past_the_node_bounds_are_refused),
+        cmocka_unit_test(test_least_recently_used_size_goes),
+    };
+    return cmocka_run_group_tests(tests, setup, itest_group_teardown);
+}
