@@ -14,6 +14,7 @@
 #include "log.h"
 #include "nats_agent.h"
 #include "sandbox_adopt.h"
+#include "template_registry.h"
 #include "vmhost_service.h"
 #include "vmhost.h"
 #include "stop_signals.h"
@@ -296,8 +297,10 @@ static int cmd_serve(struct vmhost_args *a)
         fprintf(stderr, "airlock-vmhost: %s\n", err);
         goto cleanup;
     }
-    /* The sandboxes an earlier vmhost left (build-image leaves them be). */
+    /* The sandboxes an earlier vmhost left (build-image leaves them be),
+     * then the snapshots none of them holds. */
     sandbox_adopt_all(&vh);
+    template_registry_sweep(&vh);
     struct rpc_server *srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err));
     if (!srv) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);

@@ -93,6 +93,14 @@ fail:;
     return -1;
 }
 
+bool template_snapshot_present(const struct template_spec *spec)
+{
+    char key[65], dir[PATH_MAX], ignored[256];
+    return template_snapshot_key(spec, key, ignored, sizeof(ignored)) == 0 &&
+           fs_path(dir, sizeof(dir), "%s/%s", spec->templates_dir, key) == 0 &&
+           access(dir, F_OK) == 0;
+}
+
 int template_snapshot_ensure(const struct template_spec *spec, struct template_snapshot *out,
                              char *err, size_t errlen)
 {

@@ -19,6 +19,8 @@
 #ifndef AIRLOCK_TEMPLATE_H
 #define AIRLOCK_TEMPLATE_H
 
+#include <stdbool.h>
+
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +73,10 @@ struct template_snapshot {
  * failure no partial directory is left and err says what failed. */
 int template_snapshot_ensure(const struct template_spec *spec, struct template_snapshot *out,
                              char *err, size_t errlen);
+
+/* Whether spec's snapshot is in the store already (ensure would find it,
+ * not build it); false when its key cannot be made. */
+bool template_snapshot_present(const struct template_spec *spec);
 
 /* Builds spec's snapshot into final_dir, which must not exist yet (built
  * under templates_dir/.build-XXXXXX and renamed when complete and synced).

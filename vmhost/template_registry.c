@@ -208,45 +208,104 @@ static struct template_version *find_default_locked(struct template_registry *r,
     return NULL;
 }
 
-/* lock held. Room for one more size of the default template (each is a
- * snapshot with a memory file as large as its RAM, so arbitrary sizes
- * would fill the store): at --template-sizes-max, the least recently used
- * size no sandbox or create holds goes (*gone, for the caller to release
- * outside the lock; its files go with it); the first size, whose warm pool
- * it is, stays. CAPACITY naming the sizes when each one is held. */
-static int make_room_locked(struct template_registry *r, struct template_version **gone,
-                            struct airlock_error *e)
+/* lock held. The sizes of the default template registered, as
+ * "1 vCPUs/512 MiB, ..." into held, and the least recently used one no
+ * sandbox or create holds (NULL: each is held); the first size, whose warm
+ * pool it is, is always held. */
+static unsigned default_sizes_locked(struct template_registry *r, char *held, size_t heldlen,
+                                     struct template_version **lru)
 {
     unsigned sizes = 0;
-    struct template_version *lru = NULL;
-    char held[512] = "";
     size_t used = 0;
+    *lru = NULL;
+    held[0] = '\0';
     for (struct template_version *t = r->versions; t; t = t->next) {
         if (t->version)
             continue;
         sizes++;
-        if (used < sizeof(held))
-            used += (size_t)snprintf(held + used, sizeof(held) - used, "%s%u vCPUs/%u MiB",
+        if (used < heldlen)
+            used += (size_t)snprintf(held + used, heldlen - used, "%s%u vCPUs/%u MiB",
                                      used ? ", " : "", t->snap.vcpus, t->snap.memory_mb);
         if (!t->pool && atomic_load(&t->refs) == 1 &&
-            (!lru || t->last_used_ms < lru->last_used_ms))
-            lru = t;
+            (!*lru || t->last_used_ms < (*lru)->last_used_ms))
+            *lru = t;
     }
+    return sizes;
+}
+
+/* lock held. Room to build one more size of the default template (each is
+ * a snapshot with a memory file as large as its RAM, so arbitrary sizes
+ * would fill the store): below --template-sizes-max, the least recently
+ * used sizes no sandbox or create holds go (chained on *gone for the
+ * caller to release outside the lock; their files go with them). CAPACITY
+ * naming the sizes when each one is held. */
+static int make_room_locked(struct template_registry *r, struct template_version **gone,
+                            struct airlock_error *e)
+{
+    char held[512];
+    struct template_version *lru;
     *gone = NULL;
-    if (sizes < r->vh->cfg.template_sizes_max)
-        return 0;
-    if (!lru)
-        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                                 "this node keeps snapshots of the default template at %u sizes "
-                                 "(--template-sizes-max), each in use: %s; make the sandbox at "
-                                 "one of those sizes, or delete the sandboxes of one",
-                                 r->vh->cfg.template_sizes_max, held);
-    lru->deleted = true;
-    unlink_locked(r, lru);
-    *gone = lru;
-    log_info("template size evicted", "vcpus=%u memory_mb=%u", lru->snap.vcpus,
-             lru->snap.memory_mb);
+    while (default_sizes_locked(r, held, sizeof(held), &lru) >= r->vh->cfg.template_sizes_max) {
+        if (!lru)
+            return airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                                     "this node keeps snapshots of the default template at %u "
+                                     "sizes (--template-sizes-max), each in use: %s; make the "
+                                     "sandbox at one of those sizes, or delete the sandboxes of one",
+                                     r->vh->cfg.template_sizes_max, held);
+        lru->deleted = true;
+        unlink_locked(r, lru);
+        lru->next = *gone;
+        *gone = lru;
+        log_info("template size removed to make room", "vcpus=%u memory_mb=%u",
+                 lru->snap.vcpus, lru->snap.memory_mb);
+    }
     return 0;
+}
+
+static void release_chain(struct template_version *t)
+{
+    while (t) {
+        struct template_version *next = t->next;
+        template_release(t); /* the registry's reference: its files go */
+        t = next;
+    }
+}
+
+/* A size not registered yet, with a reference: its snapshot found in the
+ * store (an earlier vmhost's, which an adopted sandbox may hold: taken
+ * without making room) or built, room made first. */
+static struct template_version *default_new_size(struct template_registry *r, unsigned vcpus,
+                                                 unsigned memory_mb, struct airlock_error *e)
+{
+    struct template_spec spec;
+    template_default_spec(r->vh, vcpus, memory_mb, &spec);
+    if (!template_snapshot_present(&spec)) {
+        struct template_version *gone;
+        pthread_mutex_lock(&r->lock);
+        int rc = make_room_locked(r, &gone, e);
+        pthread_mutex_unlock(&r->lock);
+        release_chain(gone);
+        if (rc < 0)
+            return NULL;
+    }
+    struct template_version *t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
+    if (!t) {
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (template_snapshot_ensure(&spec, &t->snap, AIRLOCK_ERROR_MSG(e)) < 0) {
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+        airlock_error_prefix(e, "snapshot of the default template at %u vCPUs, %u MiB: ", vcpus,
+                             memory_mb);
+        template_release(t);
+        return NULL;
+    }
+    snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
+    pthread_mutex_lock(&r->lock);
+    insert_locked(r, t);
+    template_version_get(t);
+    pthread_mutex_unlock(&r->lock);
+    return t;
 }
 
 /* The default template at a size other than the first: built on first use. */
@@ -255,39 +314,17 @@ static int default_at_size(struct template_registry *r, unsigned vcpus, unsigned
 {
     pthread_mutex_lock(&r->default_build);
     pthread_mutex_lock(&r->lock);
-    struct template_version *t = find_default_locked(r, vcpus, memory_mb), *gone = NULL;
-    int rc = 0;
+    struct template_version *t = find_default_locked(r, vcpus, memory_mb);
     if (t)
         template_version_get(t);
-    else
-        rc = make_room_locked(r, &gone, e);
     pthread_mutex_unlock(&r->lock);
-    template_release(gone); /* the registry's reference: its files go */
-    if (!t && rc == 0) {
-        struct template_spec spec;
-        template_default_spec(r->vh, vcpus, memory_mb, &spec);
-        t = template_version_new(r->named_dir, TEMPLATE_DEFAULT_NAME, 0);
-        if (!t) {
-            rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
-        } else if (template_snapshot_ensure(&spec, &t->snap, AIRLOCK_ERROR_MSG(e)) < 0) {
-            airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-            rc = airlock_error_prefix(
-                e, "snapshot of the default template at %u vCPUs, %u MiB: ", vcpus, memory_mb);
-            template_release(t);
-            t = NULL;
-        } else {
-            snprintf(t->image_hash, sizeof(t->image_hash), "%s", r->vh->image.hash);
-            pthread_mutex_lock(&r->lock);
-            insert_locked(r, t);
-            template_version_get(t);
-            pthread_mutex_unlock(&r->lock);
-        }
-    }
+    if (!t)
+        t = default_new_size(r, vcpus, memory_mb, e);
     if (t)
         t->last_used_ms = clock_monotonic_ms(); /* under default_build: no other writer */
     pthread_mutex_unlock(&r->default_build);
     *out = t;
-    return rc;
+    return t ? 0 : -1;
 }
 
 /* lock held: version (0 = the newest) of name, not deleted. */
@@ -555,6 +592,51 @@ int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struc
         rc = airlock_error_classify(e, AIRLOCK_ERR_CAPACITY);
     template_release(t);
     return rc;
+}
+
+/* A snapshot directory's name: its key, 64 hex digits. */
+static bool is_snapshot_key(const char *name)
+{
+    return strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64;
+}
+
+/* lock held. */
+static bool registered_locked(struct template_registry *r, const char *dir)
+{
+    for (struct template_version *t = r->versions; t; t = t->next)
+        if (strcmp(t->snap.dir, dir) == 0)
+            return true;
+    return false;
+}
+
+void template_registry_sweep(struct vmhost *vh)
+{
+    struct template_registry *r = vh->templates;
+    /* Under --cold-boot nothing is registered, but sandboxes suspended
+     * while snapshots were on may need theirs when they are on again. */
+    DIR *d = r && vh->have_template ? opendir(vh->store.templates_dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char dir[PATH_MAX], err[256];
+        if (!is_snapshot_key(e->d_name) ||
+            fs_path(dir, sizeof(dir), "%s/%s", vh->store.templates_dir, e->d_name) < 0)
+            continue;
+        /* Held across the removal: no create registers it meanwhile. */
+        pthread_mutex_lock(&r->default_build);
+        pthread_mutex_lock(&r->lock);
+        bool used = registered_locked(r, dir);
+        pthread_mutex_unlock(&r->lock);
+        if (!used) {
+            if (fs_remove_tree(dir, err, sizeof(err)) < 0)
+                log_error("cannot remove an unused template snapshot", "dir=%s error=\"%s\"", dir,
+                          err);
+            else
+                log_info("unused template snapshot removed", "key=%.16s", e->d_name);
+        }
+        pthread_mutex_unlock(&r->default_build);
+    }
+    if (d)
+        closedir(d);
 }
 
 int template_registry_open(struct vmhost *vh, char *err, size_t errlen)

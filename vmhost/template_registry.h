@@ -27,6 +27,12 @@ struct template_registry;
  * this host (another QEMU, accelerator or image) is skipped with a
  * warning. Named versions get their warm pools. */
 int template_registry_open(struct vmhost *vh, char *err, size_t errlen);
+/* After the sandboxes an earlier vmhost left are adopted (each holds its
+ * size): removes the default template's snapshots in the store that no
+ * version is registered for (sizes no sandbox holds, another image's or
+ * QEMU's), so --template-sizes-max bounds the store across restarts too. */
+void template_registry_sweep(struct vmhost *vh);
+
 /* Stops the pools and frees every version no sandbox holds. */
 void template_registry_close(struct vmhost *vh);
 

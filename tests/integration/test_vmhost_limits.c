@@ -109,13 +109,45 @@ static void test_least_recently_used_size_goes(void **state)
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
 }
 
+static const char *const limits_args[] = { "--sandbox-max-vcpus", LIMITS_MAX_VCPUS,
+                                           "--sandbox-max-memory-mb", LIMITS_MAX_MEMORY_MB,
+                                           "--template-sizes-max", LIMITS_SIZES_MAX, NULL };
+
+/* Across restarts the bound holds too: a size an adopted sandbox holds
+ * stays (and its sandbox works), one nobody holds goes. */
+static void test_restart_keeps_only_held_sizes(void **state)
+{
+    (void)state;
+    const char *const three[] = { "--template-sizes-max", "3", NULL };
+    assert_int_equal(snapshot_dirs(), 2); /* the first size and 1x384, left unheld above */
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, three), 0);
+    assert_int_equal(snapshot_dirs(), 1);
+
+    grpc_status_code st;
+    char *details = NULL;
+    char *held = create_sized(1, 256, &st, &details);
+    if (!held)
+        fail_msg("create 1x256: %s", details);
+    char *unheld = create_sized(1, 384, &st, &details);
+    if (!unheld)
+        fail_msg("create 1x384: %s", details);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, unheld), GRPC_STATUS_OK);
+    free(unheld);
+    assert_int_equal(snapshot_dirs(), 3);
+
+    /* Back to 2 after a kill -9: the adopted sandbox's size is kept. */
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, limits_args), 0);
+    assert_int_equal(snapshot_dirs(), 2);
+    assert_int_equal(itest_assert_sh_code(&itest_vh, held, "exit 7", NULL, 0), 7);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, held), GRPC_STATUS_OK);
+    free(held);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
-    const char *const args[] = { "--sandbox-max-vcpus", LIMITS_MAX_VCPUS,
-                                 "--sandbox-max-memory-mb", LIMITS_MAX_MEMORY_MB,
-                                 "--template-sizes-max", LIMITS_SIZES_MAX, NULL };
-    return itest_vmhost_start(&itest_vh, args);
+    return itest_vmhost_start(&itest_vh, limits_args);
 }
 
 int main(void)
@@ -123,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_past_the_node_bounds_are_refused),
         cmocka_unit_test(test_least_recently_used_size_goes),
+        cmocka_unit_test(test_restart_keeps_only_held_sizes),
     };
     return cmocka_run_group_tests(tests, setup, itest_group_teardown);
 }
