@@ -2,7 +2,6 @@
 #include "jail_filter.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -10,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,9 +49,11 @@ static int add_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
     int rc = 0;
     const char *what = "";
     for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]) && rc == 0; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), seccomp_syscall_resolve_name(what = denied[i]), 0);
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+                              seccomp_syscall_resolve_name(what = denied[i]), 0);
     for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]) && rc == 0; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp_syscall_resolve_name(what = absent[i]), 0);
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+                              seccomp_syscall_resolve_name(what = absent[i]), 0);
     for (size_t i = 0; i < sizeof(namespace_flags) / sizeof(namespace_flags[0]) && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));

@@ -247,11 +247,12 @@ static int make_room_locked(struct template_registry *r, struct template_version
     *gone = NULL;
     while (default_sizes_locked(r, held, sizeof(held), &lru) >= r->vh->cfg.template_sizes_max) {
         if (!lru)
-            return airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                                     "this node keeps snapshots of the default template at %u "
-                                     "sizes (--template-sizes-max), each in use: %s; make the "
-                                     "sandbox at one of those sizes, or delete the sandboxes of one",
-                                     r->vh->cfg.template_sizes_max, held);
+            return airlock_error_set(
+                e, AIRLOCK_ERR_CAPACITY,
+                "this node keeps snapshots of the default template at %u sizes "
+                "(--template-sizes-max), each in use: %s; make the sandbox at one of those "
+                "sizes, or delete the sandboxes of one",
+                r->vh->cfg.template_sizes_max, held);
         lru->deleted = true;
         unlink_locked(r, lru);
         lru->next = *gone;

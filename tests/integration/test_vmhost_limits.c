@@ -43,7 +43,8 @@ static size_t snapshot_dirs(void)
 static char *create_sized(unsigned vcpus, unsigned memory_mb, grpc_status_code *st,
                           char **details)
 {
-    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    Airlock__Vmhost__V1__CreateSandboxRequest req =
+        AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.vcpus = vcpus;
     req.memory_mb = memory_mb;
     return itest_create_sandbox_with(&itest_vh, &req, st, details);
