@@ -55,6 +55,25 @@ int cli_call(const struct cli *c, const char *method, const char *path, json_t *
     return rc;
 }
 
+int cli_call_print(struct cli *c, const char *method, const char *path, json_t *body, int want,
+                   void (*print)(json_t *answer))
+{
+    json_t *answer = NULL;
+    int status = cli_call(c, method, path, body, &answer);
+    int rc = CLI_EXIT_ERROR;
+    if (status == want) {
+        if (c->json && answer)
+            cli_print_json(stdout, answer);
+        else if (!c->json)
+            print(answer);
+        rc = CLI_EXIT_OK;
+    } else if (status > 0) {
+        rc = cli_fail(c, status, answer, NULL);
+    }
+    json_decref(answer);
+    return rc;
+}
+
 void cli_print_json(FILE *out, json_t *v)
 {
     char *text = json_dumps(v, JSON_COMPACT);
@@ -86,6 +105,9 @@ int cli_fail(const struct cli *c, int status, json_t *error_body, const char *sa
         fprintf(stderr, "airlock: %s (HTTP %d)\n", message ? message : "the gateway refused", status);
     if (status == 401)
         fprintf(stderr, "  pass an API key with --key or AIRLOCK_API_KEY (`make up` prints the admin key)\n");
+    else if (status == 429)
+        fprintf(stderr, "  a quota of your key's project: `airlock quota show PROJECT` shows its "
+                        "limits and what is in use\n");
     else if (status == 404 && sandbox_id && message && strncmp(message, "sandbox ", 8) == 0 &&
              strstr(message, sandbox_id))
         fprintf(stderr, "  `airlock ls` lists the sandboxes of your key's project\n");

@@ -35,6 +35,12 @@ int cli_call(const struct cli *c, const char *method, const char *path, json_t *
 int cli_send(const struct cli *c, struct http_request *req, const char *const *extra_headers,
              struct http_response *resp);
 
+/* One call that is not about a sandbox (admin, quotas): prints the
+ * answer (--json: as it is) with print when the status is want, else
+ * fails naming what went wrong; the exit status. */
+int cli_call_print(struct cli *c, const char *method, const char *path, json_t *body, int want,
+                   void (*print)(json_t *answer));
+
 /* Reports a failed answer (status, the API's error body) on stderr — as
  * the JSON error with --json — with a hint for sandbox sandbox_id (may be
  * NULL) based on its current state. Returns CLI_EXIT_ERROR. */
@@ -74,5 +80,6 @@ int cmd_template(struct cli *c, int argc, char **argv);
 int cmd_secret(struct cli *c, int argc, char **argv);
 int cmd_project(struct cli *c, int argc, char **argv); /* admin */
 int cmd_key(struct cli *c, int argc, char **argv);     /* admin */
+int cmd_quota(struct cli *c, int argc, char **argv);   /* set: admin */
 
 #endif

@@ -6,27 +6,6 @@
 
 #include "cli.h"
 
-/* One admin call; prints the answer (--json: as is) with print, or fails
- * naming what went wrong. want: the success status. */
-static int admin_call(struct cli *c, const char *method, const char *path, json_t *body,
-                      int want, void (*print)(json_t *answer))
-{
-    json_t *answer = NULL;
-    int status = cli_call(c, method, path, body, &answer);
-    int rc = CLI_EXIT_ERROR;
-    if (status == want) {
-        if (c->json && answer)
-            cli_print_json(stdout, answer);
-        else if (!c->json)
-            print(answer);
-        rc = CLI_EXIT_OK;
-    } else if (status > 0) {
-        rc = cli_fail(c, status, answer, NULL);
-    }
-    json_decref(answer);
-    return rc;
-}
-
 static const char *str(json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -75,10 +54,10 @@ int cmd_project(struct cli *c, int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "";
     if (strcmp(sub, "ls") == 0 && argc == 2)
-        return admin_call(c, "GET", "/v1/projects", NULL, 200, print_projects);
+        return cli_call_print(c, "GET", "/v1/projects", NULL, 200, print_projects);
     if (strcmp(sub, "create") == 0 && argc == 3)
-        return admin_call(c, "POST", "/v1/projects", json_pack("{s:s}", "name", argv[2]), 201,
-                          print_project);
+        return cli_call_print(c, "POST", "/v1/projects", json_pack("{s:s}", "name", argv[2]),
+                              201, print_project);
     fprintf(stderr, "usage: airlock project ls | airlock project create NAME\n");
     return CLI_EXIT_USAGE;
 }
@@ -89,17 +68,17 @@ int cmd_key(struct cli *c, int argc, char **argv)
     char path[320];
     if (strcmp(sub, "ls") == 0 && argc == 3) {
         snprintf(path, sizeof(path), "/v1/projects/%.100s/keys", argv[2]);
-        return admin_call(c, "GET", path, NULL, 200, print_keys);
+        return cli_call_print(c, "GET", path, NULL, 200, print_keys);
     }
     if (strcmp(sub, "create") == 0 && (argc == 3 || (argc == 5 && !strcmp(argv[3], "--name")))) {
         snprintf(path, sizeof(path), "/v1/projects/%.100s/keys", argv[2]);
-        return admin_call(c, "POST", path,
-                          json_pack("{s:s}", "name", argc == 5 ? argv[4] : ""), 201,
-                          print_new_key);
+        return cli_call_print(c, "POST", path,
+                              json_pack("{s:s}", "name", argc == 5 ? argv[4] : ""), 201,
+                              print_new_key);
     }
     if (strcmp(sub, "rm") == 0 && argc == 4) {
         snprintf(path, sizeof(path), "/v1/projects/%.100s/keys/%.100s", argv[2], argv[3]);
-        int rc = admin_call(c, "DELETE", path, NULL, 204, print_nothing);
+        int rc = cli_call_print(c, "DELETE", path, NULL, 204, print_nothing);
         if (rc == CLI_EXIT_OK && c->json) {
             json_t *done = json_pack("{s:s,s:b}", "key", argv[3], "revoked", 1);
             cli_print_json(stdout, done);

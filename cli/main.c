@@ -37,10 +37,16 @@ static void usage(FILE *out)
             "                                                   prints the id; --plaintext: plain HTTP too\n"
             "  secret ls [--sandbox ID] | secret rm NAME [--sandbox ID]\n"
             "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n"
+            "  quota show PROJECT                               limits and usage (a project key:\n"
+            "                                                   its own project)\n"
             "admin key only:\n"
             "  project ls | project create NAME                 create prints the id\n"
             "  key ls PROJECT | key create PROJECT [--name N]   create prints the secret (once)\n"
-            "  key rm PROJECT KEY_ID                            revokes it at once\n");
+            "  key rm PROJECT KEY_ID                            revokes it at once\n"
+            "  quota set PROJECT --QUOTA N [--QUOTA N]...       QUOTA: sandboxes vcpus\n"
+            "                                                   memory-mb checkpoints templates\n"
+            "                                                   template-builds; N: a number,\n"
+            "                                                   default or unlimited\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -117,6 +123,8 @@ int main(int argc, char **argv)
         return cmd_project(&c, cargc, cargv);
     if (strcmp(cmd, "key") == 0)
         return cmd_key(&c, cargc, cargv);
+    if (strcmp(cmd, "quota") == 0)
+        return cmd_quota(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

@@ -17,6 +17,7 @@ enum airlock_err {
     AIRLOCK_ERR_NOT_FOUND,
     AIRLOCK_ERR_EXISTS,
     AIRLOCK_ERR_CAPACITY,    /* the node, or its memory, is full; a rate limit is reached */
+    AIRLOCK_ERR_QUOTA,       /* a quota of the project is used up (common/quota) */
     AIRLOCK_ERR_STATE,       /* not allowed in the current state */
     AIRLOCK_ERR_ABORTED,     /* a concurrent change ended it; worth retrying */
     AIRLOCK_ERR_UNAVAILABLE, /* a service it needs cannot be reached */
@@ -33,6 +34,12 @@ enum airlock_err {
     AIRLOCK_ERR_DATA_LOSS,
     AIRLOCK_ERR_UNKNOWN,
 };
+
+/* A quota's refusal travels as RESOURCE_EXHAUSTED, the status of a full
+ * node too; its message begins with this, which is how the class is told
+ * apart again after a gRPC hop (rpc_err.h, airlock_error_from_status). So
+ * no layer puts context in front of such a message. */
+#define AIRLOCK_QUOTA_MESSAGE_PREFIX "quota exceeded: "
 
 /* The one size of an error's message, the NUL included: room for a path or
  * two and the lower layers' reasons; longer messages are cut. */

@@ -19,6 +19,7 @@
 #define SANDBOXES(name) "/airlock.v1.Sandboxes/" name
 #define EVENTS(name) "/airlock.v1.Events/" name
 #define TEMPLATES(name) "/airlock.v1.Templates/" name
+#define PROJECTS(name) "/airlock.v1.Projects/" name
 
 static const struct grpc_method {
     const char *path;
@@ -80,12 +81,15 @@ static const struct grpc_method {
       grpc_set_warm_pool },
     { TEMPLATES("GetWarmPool"), &airlock__v1__get_warm_pool_request__descriptor,
       grpc_get_warm_pool },
+    { PROJECTS("GetQuotas"), &airlock__v1__get_quotas_request__descriptor, grpc_get_quotas },
+    { PROJECTS("SetQuotas"), &airlock__v1__set_quotas_request__descriptor, grpc_set_quotas },
 };
 
 #define GRPC_METHOD_COUNT (sizeof(grpc_methods) / sizeof(*grpc_methods))
 
 /* For the admin key only, as their REST routes (GW_AUTH_ADMIN). */
-static const char *const admin_methods[] = { TEMPLATES("SetWarmPool"), TEMPLATES("GetWarmPool") };
+static const char *const admin_methods[] = { TEMPLATES("SetWarmPool"), TEMPLATES("GetWarmPool"),
+                                             PROJECTS("SetQuotas") };
 
 static bool admin_only(const char *path)
 {
@@ -224,6 +228,7 @@ static bool authenticate(struct grpc_request *r, const struct grpc_method *m)
     }
     snprintf(r->key_id, sizeof(r->key_id), "%s", who.key_id);
     snprintf(r->project_id, sizeof(r->project_id), "%s", who.project_id);
+    r->admin = who.admin;
     return true;
 }
 

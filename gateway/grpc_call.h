@@ -4,7 +4,7 @@
  * grpc_exec.c (exec, background processes), grpc_files.c,
  * grpc_checkpoints.c (checkpoints, restore, fork), grpc_events.c,
  * grpc_logs.c (console and connection logs), grpc_templates.c
- * (templates and their warm pools). */
+ * (templates and their warm pools), grpc_projects.c (quotas). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CALL_H
 #define AIRLOCK_GATEWAY_GRPC_CALL_H
 
@@ -12,6 +12,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "airlock/v1/events.pb-c.h"
+#include "airlock/v1/projects.pb-c.h"
 #include "airlock/v1/sandboxes.pb-c.h"
 #include "airlock/v1/templates.pb-c.h"
 #include "gateway.h"
@@ -25,6 +26,7 @@ struct grpc_request {
     char id[40];                 /* req_…: logs, scheduler calls */
     char key_id[64];
     char project_id[64];
+    bool admin;                  /* the key is the admin's */
     struct gw_caller caller;     /* the three above */
     ProtobufCMessage *msg;       /* the request; NULL for a client stream */
     grpc_status_code status;     /* how the call ended, for the log line */
@@ -103,5 +105,7 @@ void grpc_get_template(struct grpc_request *r);
 void grpc_delete_template(struct grpc_request *r);
 void grpc_set_warm_pool(struct grpc_request *r);
 void grpc_get_warm_pool(struct grpc_request *r);
+void grpc_get_quotas(struct grpc_request *r);
+void grpc_set_quotas(struct grpc_request *r);
 
 #endif

@@ -64,6 +64,7 @@ unsigned reply_http_status(enum airlock_err class, const char **code)
     case AIRLOCK_ERR_EXISTS:
     case AIRLOCK_ERR_STATE:
     case AIRLOCK_ERR_ABORTED: *code = "conflict"; return 409;
+    case AIRLOCK_ERR_QUOTA: *code = "quota_exceeded"; return 429;
     case AIRLOCK_ERR_UNIMPLEMENTED: *code = "not_implemented"; return 501;
     case AIRLOCK_ERR_CAPACITY:
     case AIRLOCK_ERR_UNAVAILABLE: *code = "unavailable"; return 503;

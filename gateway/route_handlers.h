@@ -5,7 +5,8 @@
  * remove, rename), handlers_events.c, handlers_logs.c (console and
  * connection logs), handlers_secrets.c + handlers_audit.c +
  * handlers_project_key.c (BYOK unlock) + handlers_orgs.c (vault),
- * handlers_warm_pool.c (warm-pool targets), handlers_template.c. */
+ * handlers_warm_pool.c (warm-pool targets), handlers_template.c,
+ * handlers_quota.c (a project's quotas). */
 #ifndef AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 #define AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 
@@ -71,6 +72,8 @@ enum MHD_Result handle_secrets_unlock(struct gw_request *r);
 enum MHD_Result handle_secrets_lock(struct gw_request *r);
 enum MHD_Result handle_org_create(struct gw_request *r);
 enum MHD_Result handle_project_org_put(struct gw_request *r);
+enum MHD_Result handle_quotas_get(struct gw_request *r);
+enum MHD_Result handle_quotas_put(struct gw_request *r);
 enum MHD_Result handle_org_secret_create(struct gw_request *r);
 enum MHD_Result handle_org_secret_list(struct gw_request *r);
 enum MHD_Result handle_org_secret_delete(struct gw_request *r);

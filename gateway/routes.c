@@ -18,6 +18,9 @@ const struct gw_route gw_routes[] = {
     ROUTE("GET", "/v1/projects/{id}/keys", ADMIN, handle_key_list),
     ROUTE("DELETE", "/v1/projects/{id}/keys/{name}", ADMIN, handle_key_revoke),
     ROUTE("PUT", "/v1/projects/{id}/org", ADMIN, handle_project_org_put),
+    /* A project key reads its own project's (handlers_quota.c checks). */
+    ROUTE("GET", "/v1/projects/{id}/quotas", KEY, handle_quotas_get),
+    ROUTE("PUT", "/v1/projects/{id}/quotas", ADMIN, handle_quotas_put),
     ROUTE("POST", "/v1/orgs", ADMIN, handle_org_create),
     ROUTE("POST", "/v1/orgs/{id}/secrets", ADMIN, handle_org_secret_create),
     ROUTE("GET", "/v1/orgs/{id}/secrets", ADMIN, handle_org_secret_list),

@@ -4,21 +4,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+void store_checkpoint_ask(const char *project_id, const struct quota_values *quota_defaults,
+                          struct quota_ask *out)
+{
+    *out = (struct quota_ask){ project_id, { { 0 } }, quota_defaults };
+    out->request.v[QUOTA_CHECKPOINTS] = 1;
+}
+
 int store_checkpoint_insert(struct db *db, const char *sandbox_id, const char *name,
-                            const char *kind, int64_t created_unix_ms, struct airlock_error *e)
+                            const char *kind, int64_t created_unix_ms, const struct quota_ask *ask,
+                            struct airlock_error *e)
 {
     char created[32];
     snprintf(created, sizeof(created), "%lld", (long long)created_unix_ms);
-    const char *params[] = { sandbox_id, name, kind, created };
+    struct quota_ask_params quota;
+    quota_ask_params(ask, &quota);
+    const char *params[] = { sandbox_id, name, kind, created, ask->project_id, quota.request,
+                             quota.defaults };
     PGresult *res = db_query(db,
-                             "INSERT INTO checkpoints (sandbox_id, name, kind, created_at)"
-                             " VALUES ($1, $2, $3, to_timestamp($4::bigint / 1000.0))"
-                             " ON CONFLICT (sandbox_id, name) DO UPDATE"
-                             " SET kind = EXCLUDED.kind, created_at = EXCLUDED.created_at",
-                             4, params, AIRLOCK_ERROR_MSG(e));
-    bool done = res != NULL;
+                             "WITH" QUOTA_GATE("$5", "$6", "$7") ","
+                             " c AS (INSERT INTO checkpoints (sandbox_id, name, kind, created_at)"
+                             "   SELECT $1, $2, $3, to_timestamp($4::bigint / 1000.0)"
+                             "   WHERE" QUOTA_ADMITTED
+                             "   ON CONFLICT (sandbox_id, name) DO UPDATE"
+                             "   SET kind = EXCLUDED.kind, created_at = EXCLUDED.created_at"
+                             "   RETURNING 1)"
+                             " SELECT" QUOTA_ANSWER_COLUMNS " FROM q",
+                             7, params, AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int rc = quota_ask_answer(ask, res, 0, 0, e);
     PQclear(res);
-    return done ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    return rc;
 }
 
 int store_checkpoint_delete(struct db *db, const char *sandbox_id, const char *name,

@@ -8,11 +8,17 @@
 
 #include "airlock_error.h"
 #include "db.h"
+#include "quota_store.h"
 #include "scheduler.pb-c.h"
 
-/* Records (or replaces a stale row of) checkpoint name. */
+/* What one more checkpoint asks of project_id's quotas. */
+void store_checkpoint_ask(const char *project_id, const struct quota_values *quota_defaults,
+                          struct quota_ask *out);
+/* Records (or replaces a stale row of) checkpoint name, only if ask (the
+ * sandbox's project's) is admitted, else quota. */
 int store_checkpoint_insert(struct db *db, const char *sandbox_id, const char *name,
-                            const char *kind, int64_t created_unix_ms, struct airlock_error *e);
+                            const char *kind, int64_t created_unix_ms, const struct quota_ask *ask,
+                            struct airlock_error *e);
 int store_checkpoint_delete(struct db *db, const char *sandbox_id, const char *name,
                             struct airlock_error *e);
 /* By name; read rows with store_checkpoint_msg. */

@@ -1,7 +1,9 @@
 /* airlock-scheduler: the control plane. Parses configuration and wires the
  * parts together; everything else lives in the other files of scheduler/. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,22 @@
 #include "stop_signals.h"
 
 #define SCHEDULER_DEFAULT_DATA_DIR "/var/lib/airlock"
+
+/* --quota-<kind>, from common/quota's names ("memory_mb": --quota-memory-mb). */
+#define QUOTA_FLAG_SIZE 48
+#define QUOTA_OPTION 1000 /* getopt's value for kind k: QUOTA_OPTION + k */
+static char quota_flags[QUOTA_KIND_COUNT][QUOTA_FLAG_SIZE];
+
+static void quota_flags_make(void)
+{
+    for (int k = 0; k < QUOTA_KIND_COUNT; k++) {
+        snprintf(quota_flags[k], sizeof(quota_flags[k]), "quota-%s",
+                 quota_name((enum quota_kind)k));
+        for (char *c = quota_flags[k]; *c; c++)
+            if (*c == '_')
+                *c = '-';
+    }
+}
 
 static void usage(FILE *out)
 {
@@ -35,8 +53,28 @@ static void usage(FILE *out)
             "  --reconcile-grace-s S  delete a VM the database does not know once this old\n"
             "                        (default 60)\n"
             "  --internal-token-file PATH  callers of the gRPC API must present this token,\n"
-            "                        NATS is joined with it (env AIRLOCK_INTERNAL_TOKEN_FILE)\n",
+            "                        NATS is joined with it (env AIRLOCK_INTERNAL_TOKEN_FILE)\n"
+            "  --quota-KIND N        a project's quota where the admin set none of its own\n"
+            "                        (-1 = unlimited; docs/api.md \"Quotas\"):\n",
             SCHEDULER_DEFAULT_DATA_DIR);
+    for (int k = 0; k < QUOTA_KIND_COUNT; k++) {
+        char flag[QUOTA_FLAG_SIZE + 4];
+        snprintf(flag, sizeof(flag), "--%s N", quota_flags[k]);
+        fprintf(out, "    %-28s default %lld\n", flag,
+                (long long)quota_builtin_default((enum quota_kind)k));
+    }
+}
+
+/* A flag's value that is a whole integer; false otherwise. */
+static bool parse_int64(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end)
+        return false;
+    *out = v;
+    return true;
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -48,7 +86,7 @@ static const char *env_or(const char *name, const char *fallback)
 static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char *listen,
                       size_t listen_len, const char **token_file)
 {
-    static const struct option opts[] = {
+    static const struct option fixed[] = {
         { "data-dir", required_argument, NULL, 'd' },
         { "listen", required_argument, NULL, 'l' },
         { "database", required_argument, NULL, 'D' },
@@ -62,8 +100,16 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "reconcile-grace-s", required_argument, NULL, 'g' },
         { "internal-token-file", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
     };
+    enum { N_FIXED = sizeof(fixed) / sizeof(*fixed) };
+    struct option opts[N_FIXED + QUOTA_KIND_COUNT + 1];
+    memcpy(opts, fixed, sizeof(fixed));
+    for (int k = 0; k < QUOTA_KIND_COUNT; k++) {
+        opts[N_FIXED + k] =
+            (struct option){ quota_flags[k], required_argument, NULL, QUOTA_OPTION + k };
+        cfg->quota_defaults.v[k] = quota_builtin_default((enum quota_kind)k);
+    }
+    opts[N_FIXED + QUOTA_KIND_COUNT] = (struct option){ NULL, 0, NULL, 0 };
     cfg->data_dir = env_or("AIRLOCK_DATA_DIR", SCHEDULER_DEFAULT_DATA_DIR);
     cfg->database_url = env_or("AIRLOCK_DATABASE_URL", NULL);
     cfg->nats_url = env_or("AIRLOCK_NATS_URL", "nats://127.0.0.1:4222");
@@ -90,7 +136,19 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         case 'g': cfg->reconcile_grace_s = atoi(optarg); break;
         case 'k': *token_file = optarg; break;
         case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+        default:
+            if (c >= QUOTA_OPTION && c < QUOTA_OPTION + QUOTA_KIND_COUNT) {
+                int k = c - QUOTA_OPTION;
+                int64_t *v = &cfg->quota_defaults.v[k];
+                if (!parse_int64(optarg, v) || !quota_default_valid(*v)) {
+                    fprintf(stderr, "airlock-scheduler: --%s: \"%s\" is not -1 (unlimited) or a "
+                                    "number of 0 or more\n", quota_flags[k], optarg);
+                    return -1;
+                }
+                break;
+            }
+            usage(stderr);
+            return -1;
         }
     }
     if (!cfg->database_url) {
@@ -119,6 +177,7 @@ int main(int argc, char **argv)
 {
     log_init("scheduler", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
     signal(SIGPIPE, SIG_IGN);
+    quota_flags_make();
     struct scheduler_config cfg = { 0 };
     char listen[4200];
     const char *token_file = NULL;

@@ -76,6 +76,11 @@ bool sandbox_transition_allowed(enum sandbox_state from, enum sandbox_state to)
     return allowed[from][to];
 }
 
+bool sandbox_transition_admitted(enum sandbox_state from, enum sandbox_state to)
+{
+    return from == SD && to == RS;
+}
+
 /* The state an operation moves a sandbox in `from` to first, or -1. */
 static int op_first_state(enum sandbox_op op, enum sandbox_state from)
 {

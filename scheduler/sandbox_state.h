@@ -45,6 +45,13 @@ const char *sandbox_op_name(enum sandbox_op op);
 /* Whether from → to is an edge of the state machine. */
 bool sandbox_transition_allowed(enum sandbox_state from, enum sandbox_state to);
 
+/* Whether from → to asks the project's quotas (quota_store.h) for the
+ * sandbox's vCPUs and memory again: a suspended sandbox resuming, whose
+ * VM starts anew (a suspended one counts for none). The other ways into a
+ * state that counts are no one's request (the reconciler finding a
+ * suspended sandbox lost: error) and are not refused. */
+bool sandbox_transition_admitted(enum sandbox_state from, enum sandbox_state to);
+
 /* How an operation proceeds from a state: first the sandbox moves to
  * `first` (committed before the node is asked), and when the node has
  * done its part it moves to `done` (first == done for one-step ops such as

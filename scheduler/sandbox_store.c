@@ -6,6 +6,8 @@
 
 #include "nodes.h"
 #include "policy_json.h"
+#include "quota_store.h"
+#include "strbuf.h"
 #include "string_map_json.h"
 #include "template_store.h"
 
@@ -19,21 +21,38 @@
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
     " coalesce(s.network::text, ''), s.ttl_s"
 #define SANDBOX_COLUMN_COUNT 16
-#define SANDBOX_FROM(rows) " FROM " rows " s LEFT JOIN nodes n ON n.id = s.node_id"
+#define SANDBOX_JOINS(rows) rows " s LEFT JOIN nodes n ON n.id = s.node_id"
+#define SANDBOX_FROM(rows) " FROM " SANDBOX_JOINS(rows)
 #define SANDBOX_SELECT "SELECT" SANDBOX_COLUMNS SANDBOX_FROM("sandboxes")
 
 /* A transition row's time as RFC3339 UTC with milliseconds. */
 #define TRANSITION_AT_RFC3339(column) \
     "to_char(" column " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
-/* The end of a statement that wrote sandbox rows s (a CTE): their audit
- * row (the SQL expressions given) and the answer, the sandbox as
- * store_sandbox_msg() reads it followed by the audit row's time. */
-#define AUDIT_ROW_AND_ANSWER(who, from, to, why, request_id)                              \
+/* The audit row t of each sandbox row s (a CTE) a statement wrote (the
+ * SQL expressions given). */
+#define AUDIT_ROW(who, from, to, why, request_id)                                         \
     " t AS (INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why,"  \
     "   request_id) SELECT id, " who ", " from ", " to ", " why ", " request_id            \
-    "   FROM s RETURNING at)"                                                              \
-    " SELECT" SANDBOX_COLUMNS ", " TRANSITION_AT_RFC3339("t.at") SANDBOX_FROM("s") ", t"
+    "   FROM s RETURNING sandbox_id, at)"
+/* The answer of such a statement: each sandbox as store_sandbox_msg()
+ * reads it, then its audit row's time. */
+#define ANSWER                                                                             \
+    " SELECT" SANDBOX_COLUMNS ", " TRANSITION_AT_RFC3339("t.at") SANDBOX_FROM("s")          \
+    " JOIN t ON t.sandbox_id = s.id"
+/* The same for a statement that began with QUOTA_GATE: one row with the
+ * sandbox's columns NULL when it wrote none, and the gate's columns
+ * (from ADMITTED_QUOTA_COLUMN) on every row. */
+#define ADMITTED_ANSWER                                                                    \
+    " SELECT" SANDBOX_COLUMNS ", " TRANSITION_AT_RFC3339("t.at") "," QUOTA_ANSWER_COLUMNS  \
+    " FROM q LEFT JOIN (" SANDBOX_JOINS("s") " JOIN t ON t.sandbox_id = s.id) ON true"
+#define ADMITTED_QUOTA_COLUMN (SANDBOX_COLUMN_COUNT + 1)
+
+/* Whether row 0 of an ADMITTED_ANSWER holds a sandbox the statement wrote. */
+static bool admitted_written(PGresult *res)
+{
+    return PQntuples(res) > 0 && !PQgetisnull(res, 0, 0);
+}
 
 /* The one answer for a sandbox the caller may not see: a foreign, deleted
  * or unknown id alike. Returns -1. */
@@ -126,6 +145,11 @@ const char *store_sandbox_node(PGresult *res, int row)
     return PQgetvalue(res, row, 6);
 }
 
+void store_sandbox_ask(PGresult *res, int row, int64_t n, struct quota_values *request)
+{
+    quota_sandboxes(n, atoll(PQgetvalue(res, row, 4)), atoll(PQgetvalue(res, row, 5)), request);
+}
+
 int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
                       struct airlock_error *e)
 {
@@ -156,9 +180,11 @@ int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
 }
 
 /* Why nothing was inserted for req: its idempotency key names an earlier
- * sandbox (*row, *existing), or its template is not the project's. */
+ * sandbox (*row, *existing), the quota gate refused (its verdict in row 0
+ * of gate), or its template is not the project's. */
 static int insert_refused(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                          PGresult **row, bool *existing, struct airlock_error *e)
+                          const struct quota_ask *ask, PGresult *gate, PGresult **row,
+                          bool *existing, struct airlock_error *e)
 {
     PGresult *res;
     if (*req->idempotency_key) {
@@ -179,6 +205,8 @@ static int insert_refused(struct db *db, const Airlock__Scheduler__V1__CreateSan
         }
         PQclear(res);
     }
+    if (quota_ask_answer(ask, gate, 0, ADMITTED_QUOTA_COLUMN, e) < 0)
+        return -1;
     const char *tparams[] = { req->template_, req->project_id };
     res = db_query(db,
                    "SELECT 1 FROM templates WHERE id = $1 AND (project_id IS NULL OR project_id = $2)",
@@ -249,9 +277,10 @@ static int request_columns(const Airlock__Scheduler__V1__CreateSandboxRequest *r
 }
 
 int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                         const char *id, int node_dead_after_s, const struct transition_note *note,
-                         struct sandbox_event *created, PGresult **row, bool *existing,
-                         struct airlock_error *e)
+                         const char *id, int node_dead_after_s,
+                         const struct quota_values *quota_defaults,
+                         const struct transition_note *note, struct sandbox_event *created,
+                         PGresult **row, bool *existing, struct airlock_error *e)
 {
     char cpus[16], memory[16], idle[16], ttl[16], dead_after[16];
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
@@ -259,6 +288,10 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
     snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
     snprintf(dead_after, sizeof(dead_after), "%d", node_dead_after_s);
+    struct quota_ask ask = { req->project_id, { { 0 } }, quota_defaults };
+    quota_sandboxes(1, req->cpus, req->memory_mb, &ask.request);
+    struct quota_ask_params quota;
+    quota_ask_params(&ask, &quota);
     *row = NULL;
     *existing = false;
     struct request_columns text;
@@ -268,67 +301,98 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
     const char *params[] = { id,          req->project_id, req->template_, cpus,
                              memory,      text.env,        text.metadata,  idle,
                              req->idempotency_key, note->who, note->request_id,
-                             text.network ? text.network : "", ttl, dead_after };
-    /* One round trip: the template check, the placement (NULL when no
-     * node has room: create_on_node says why), the sandbox and its first
-     * transition, atomically, answered with the row. A duplicate
-     * idempotency key or an unknown template inserts nothing. */
+                             text.network ? text.network : "", ttl, dead_after,
+                             quota.request, quota.defaults };
+    /* One round trip: the quota gate, the template check, the placement
+     * (NULL when no node has room: create_on_node says why), the sandbox
+     * and its first transition, atomically, answered with the row. A
+     * refusal of the gate, a duplicate idempotency key or an unknown
+     * template inserts nothing. */
     PGresult *res = db_query_prepared(
         db, "sandbox_insert",
-        "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
+        "WITH" QUOTA_GATE("$2", "$15", "$16") ","
+        " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
         "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, "
         NODES_PLACEMENT("$3::text", "$14")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
-        "     AND (project_id IS NULL OR project_id = $2))"
+        "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
-        AUDIT_ROW_AND_ANSWER("$10", "NULL", "'creating'", "'create'", "$11"),
-        14, params, AIRLOCK_ERROR_MSG(e));
+        AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
+        16, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-    } else if (PQntuples(res) == 1) {
+    } else if (admitted_written(res)) {
         event_fill(created, req->project_id, id, NULL, "creating",
                    PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
         *row = res;
     } else {
+        rc = insert_refused(db, req, &ask, res, row, existing, e);
         PQclear(res);
-        rc = insert_refused(db, req, row, existing, e);
     }
 out:
     request_columns_free(&text);
     return rc;
 }
 
-int store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
-                      const struct transition_note *note, struct sandbox_event *created,
-                      struct airlock_error *e)
+int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct quota_values *quota_defaults,
+                       const struct transition_note *note, PGresult **rows,
+                       struct airlock_error *e)
 {
     const char *parent_id = PQgetvalue(parent, 0, 0);
+    struct quota_ask ask = { PQgetvalue(parent, 0, 1), { { 0 } }, quota_defaults };
+    store_sandbox_ask(parent, 0, (int64_t)n, &ask.request);
+    struct quota_ask_params quota;
+    quota_ask_params(&ask, &quota);
+    /* The ids as a text[]: they are the node's, [a-z0-9_-] only. */
+    struct strbuf ids = { 0 };
+    strbuf_append(&ids, "{");
+    for (size_t i = 0; i < n; i++)
+        strbuf_appendf(&ids, "%s%s", i ? "," : "", fork_ids[i]);
+    strbuf_append(&ids, "}");
+    if (strbuf_failed(&ids)) {
+        strbuf_free(&ids);
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    }
     char why[200];
     snprintf(why, sizeof(why), "fork of %s", parent_id);
-    const char *params[] = { fork_id, parent_id, note->who, why, note->request_id };
-    /* The sandbox and its first transition in one statement (atomic). */
+    const char *params[] = { ids.data,     parent_id,     note->who,      why,
+                             note->request_id, quota.request, quota.defaults };
+    /* The quota gate, every fork and its first transition in one
+     * statement: all of them or none. */
     PGresult *res = db_query(
         db,
-        "WITH s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
+        "WITH" QUOTA_GATE("(SELECT project_id FROM sandboxes WHERE id = $2)", "$6", "$7") ","
+        " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
         "   node_id, env, metadata, idle_timeout_s, ttl_s, network)"
-        "   SELECT $1, project_id, 'running', template, cpus, memory_mb, node_id, env, metadata,"
-        "   idle_timeout_s, ttl_s, network FROM sandboxes WHERE id = $2 RETURNING id, project_id)"
-        " INSERT INTO sandbox_transitions (sandbox_id, who, from_state, to_state, why, request_id)"
-        " SELECT id, $3, NULL, 'running', $4, $5 FROM s RETURNING "
-        TRANSITION_AT_RFC3339("at") ", (SELECT project_id FROM s)",
-        5, params, AIRLOCK_ERROR_MSG(e));
+        "   SELECT f.id, p.project_id, 'running', p.template, p.cpus, p.memory_mb, p.node_id,"
+        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network"
+        "   FROM sandboxes p, unnest($1::text[]) f(id) WHERE p.id = $2 AND" QUOTA_ADMITTED
+        "   RETURNING *),"
+        AUDIT_ROW("$3", "NULL", "'running'", "$4", "$5") ADMITTED_ANSWER
+        " ORDER BY array_position($1::text[], s.id)",
+        7, params, AIRLOCK_ERROR_MSG(e));
+    strbuf_free(&ids);
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-    bool inserted = PQntuples(res) == 1;
-    if (inserted)
-        event_fill(created, PQgetvalue(res, 0, 1), fork_id, NULL, "running", PQgetvalue(res, 0, 0));
+    if (admitted_written(res)) {
+        *rows = res;
+        return 0;
+    }
+    int rc = quota_ask_answer(&ask, res, 0, ADMITTED_QUOTA_COLUMN, e);
+    if (rc == 0)
+        rc = airlock_error_set(e, AIRLOCK_ERR_ABORTED, "sandbox %s vanished while forking",
+                               parent_id);
     PQclear(res);
-    if (!inserted)
-        return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "sandbox %s vanished while forking",
-                                 parent_id);
-    return 0;
+    return rc;
+}
+
+void store_fork_event(PGresult *rows, int row, struct sandbox_event *out)
+{
+    event_fill(out, PQgetvalue(rows, row, 1), PQgetvalue(rows, row, 0), NULL, "running",
+               PQgetvalue(rows, row, SANDBOX_COLUMN_COUNT));
 }
 
 int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e)
@@ -360,9 +424,17 @@ int store_sandbox_set_network(struct db *db, const char *project_id, const char 
     return 0;
 }
 
+/* store_transition's compare-and-set on the state, $1..$6 its
+ * parameters; the statement ends the CTE s. */
+#define TRANSITION_UPDATE                                                                   \
+    " s AS (UPDATE sandboxes SET state = $3, updated_at = now(),"                           \
+    "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"                                 \
+    "   WHERE id = $1 AND state = $2"
+#define TRANSITION_AUDIT_ROW AUDIT_ROW("$4", "$2", "$3", "$6", "$5")
+
 int store_transition(struct db *db, const char *id, enum sandbox_state from, enum sandbox_state to,
-                     const struct transition_note *note, struct sandbox_event *committed,
-                     PGresult **row, struct airlock_error *e)
+                     const struct transition_note *note, const struct quota_ask *ask,
+                     struct sandbox_event *committed, PGresult **row, struct airlock_error *e)
 {
     if (row)
         *row = NULL;
@@ -370,20 +442,28 @@ int store_transition(struct db *db, const char *id, enum sandbox_state from, enu
         return airlock_error_set(e, AIRLOCK_ERR_STATE,
                                  "sandbox %s: %s → %s is not a transition of the state machine", id,
                                  sandbox_state_name(from), sandbox_state_name(to));
+    struct quota_ask_params quota = { "", "" };
+    if (ask)
+        quota_ask_params(ask, &quota);
     const char *params[] = { id,       sandbox_state_name(from), sandbox_state_name(to),
-                             note->who, note->request_id,          note->why ? note->why : "" };
+                             note->who, note->request_id,          note->why ? note->why : "",
+                             ask ? ask->project_id : "", quota.request, quota.defaults };
     /* Compare-and-set on the state plus the audit row, atomically,
-     * answered with the sandbox as it is now. */
-    PGresult *res = db_query_prepared(
-        db, "sandbox_transition",
-        "WITH s AS (UPDATE sandboxes SET state = $3, updated_at = now(),"
-        "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"
-        "   WHERE id = $1 AND state = $2 RETURNING *),"
-        AUDIT_ROW_AND_ANSWER("$4", "$2", "$3", "$6", "$5"),
-        6, params, AIRLOCK_ERROR_MSG(e));
+     * answered with the sandbox as it is now; with an ask, only if the
+     * quota gate admits it. */
+    PGresult *res =
+        ask ? db_query_prepared(db, "sandbox_transition_admitted",
+                                "WITH" QUOTA_GATE("$7", "$8", "$9") "," TRANSITION_UPDATE
+                                " AND" QUOTA_ADMITTED " RETURNING *)," TRANSITION_AUDIT_ROW
+                                ADMITTED_ANSWER,
+                                9, params, AIRLOCK_ERROR_MSG(e))
+            : db_query_prepared(db, "sandbox_transition",
+                                "WITH" TRANSITION_UPDATE " RETURNING *)," TRANSITION_AUDIT_ROW
+                                ANSWER,
+                                6, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-    if (PQntuples(res) == 1) {
+    if (ask ? admitted_written(res) : PQntuples(res) == 1) {
         event_fill(committed, PQgetvalue(res, 0, 1), id, sandbox_state_name(from),
                    sandbox_state_name(to), PQgetvalue(res, 0, SANDBOX_COLUMN_COUNT));
         if (row)
@@ -392,7 +472,10 @@ int store_transition(struct db *db, const char *id, enum sandbox_state from, enu
             PQclear(res);
         return 0;
     }
+    int refused = ask ? quota_ask_answer(ask, res, 0, ADMITTED_QUOTA_COLUMN, e) : 0;
     PQclear(res);
+    if (refused < 0)
+        return -1;
     const char *lookup[] = { id };
     res =
         db_query(db, "SELECT state FROM sandboxes WHERE id = $1", 1, lookup, AIRLOCK_ERROR_MSG(e));

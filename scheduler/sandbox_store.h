@@ -12,6 +12,7 @@
 #include "airlock_error.h"
 #include "db.h"
 #include "egress.pb-c.h"
+#include "quota_store.h"
 #include "sandbox_state.h"
 #include "scheduler.pb-c.h"
 
@@ -50,6 +51,10 @@ const char *store_sandbox_node(PGresult *res, int row);
  * the node knows it by; the message shows it without the project. */
 const char *store_sandbox_template_id(PGresult *res, int row);
 
+/* What n more sandboxes of the size of row `row` of res ask of the
+ * project's quotas. */
+void store_sandbox_ask(PGresult *res, int row, int64_t n, struct quota_values *request);
+
 int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
                       struct airlock_error *e);
 int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
@@ -60,25 +65,33 @@ int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
  * first transition (*created describes it); *row is the sandbox. When the
  * project already has a sandbox with this idempotency key, nothing is
  * inserted: *existing is set and *row is that sandbox (not found when it
- * was deleted since). An unknown template is invalid, and so
- * is an env, metadata or network string that is not UTF-8 (naming it). */
+ * was deleted since). Only if the project's quotas (quota_defaults where
+ * it has none of its own) admit one more sandbox of its size, else quota.
+ * An unknown template is invalid, and so is an env, metadata or network
+ * string that is not UTF-8 (naming it). */
 int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                         const char *id, int node_dead_after_s, const struct transition_note *note,
-                         struct sandbox_event *created, PGresult **row, bool *existing,
-                         struct airlock_error *e);
+                         const char *id, int node_dead_after_s,
+                         const struct quota_values *quota_defaults,
+                         const struct transition_note *note, struct sandbox_event *created,
+                         PGresult **row, bool *existing, struct airlock_error *e);
 
 /* Frees the idempotency key of sandbox id (a create that never made it),
  * so a retry with the key creates anew. */
 int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e);
 
-/* Inserts fork_id, made by the node of `parent` (a row of
- * store_sandbox_get) from it: running, in the parent's project, on its
- * node, with its template, size, env, metadata, idle timeout, TTL
- * (counted from its own creation) and egress policy; its first transition
- * says whose fork it is (*created describes it). */
-int store_fork_insert(struct db *db, PGresult *parent, const char *fork_id,
-                      const struct transition_note *note, struct sandbox_event *created,
-                      struct airlock_error *e);
+/* Inserts the n forks the node made of `parent` (a row of
+ * store_sandbox_get) under fork_ids, all or none: running, in the
+ * parent's project, on its node, with its template, size, env, metadata,
+ * idle timeout, TTL (counted from their own creation) and egress policy,
+ * each with a first transition saying whose fork it is; only if the
+ * project's quotas admit n more sandboxes of the parent's size, else
+ * quota. *rows: the forks in fork_ids' order (PQclear it). */
+int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct quota_values *quota_defaults,
+                       const struct transition_note *note, PGresult **rows,
+                       struct airlock_error *e);
+/* The lifecycle event of fork `row` of store_forks_insert's rows. */
+void store_fork_event(PGresult *rows, int row, struct sandbox_event *out);
 
 /* An egress policy as the text of the sandboxes.network column
  * (malloc'd), or NULL with e (invalid) naming the field a
@@ -94,9 +107,10 @@ int store_sandbox_set_network(struct db *db, const char *project_id, const char 
  * audit row; *committed describes it and, when row is not NULL, *row is
  * the sandbox as committed (PQclear it). State (naming the
  * state found) when the sandbox is no longer in `from` — another request
- * moved it first. */
+ * moved it first. With an ask (NULL: none), only if the project's quotas
+ * admit it, else quota. */
 int store_transition(struct db *db, const char *id, enum sandbox_state from, enum sandbox_state to,
-                     const struct transition_note *note, struct sandbox_event *committed,
-                     PGresult **row, struct airlock_error *e);
+                     const struct transition_note *note, const struct quota_ask *ask,
+                     struct sandbox_event *committed, PGresult **row, struct airlock_error *e);
 
 #endif

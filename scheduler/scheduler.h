@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "quota.h"
 
 struct scheduler_config {
     const char *data_dir;      /* admin-key is written here at first start */
@@ -23,6 +24,9 @@ struct scheduler_config {
     int reconcile_interval_s;  /* every node is compared this often, besides after restarts */
     int reconcile_grace_s;     /* a VM no row knows is deleted once this old (a fork's VM
                                   exists a moment before its row) */
+    /* A project's quotas where it has none of its own (--quota-*;
+     * QUOTA_UNLIMITED: none). */
+    struct quota_values quota_defaults;
 };
 
 struct scheduler {

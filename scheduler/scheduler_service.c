@@ -98,6 +98,8 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("ListProjects"), service_projects_list },
     { SCHEDULER_METHOD("ListApiKeys"), service_keys_list },
     { SCHEDULER_METHOD("RevokeApiKey"), service_key_revoke },
+    { SCHEDULER_METHOD("GetQuotas"), service_quotas_get },
+    { SCHEDULER_METHOD("SetQuotas"), service_quotas_set },
     { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create },
     { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get },
     { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list },
@@ -114,7 +116,7 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete },
 };
 
-#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 25 */
+#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 27 */
 #define SCHEDULER_METHOD_MAX 80  /* SCHEDULER_METHOD("") and the longest name */
 
 /* own_methods and the table's, made once (both are fixed). */

@@ -4,7 +4,7 @@
  * request to the sandbox's node carries out (checkpoints, restore, forks, egress
  * policies), whose stages are in service_checkpoint.c, service_fork.c and
  * service_network.c; service_pool.c warm-pool targets;
- * service_template.c templates. */
+ * service_template.c templates; service_quota.c a project's quotas. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
@@ -58,6 +58,9 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
 void service_projects_list(struct rpc_call *call, void *ctx);
 void service_keys_list(struct rpc_call *call, void *ctx);
 void service_key_revoke(struct rpc_call *call, void *ctx);
+/* service_quota.c: a project's quotas. */
+void service_quotas_get(struct rpc_call *call, void *ctx);
+void service_quotas_set(struct rpc_call *call, void *ctx);
 
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);

@@ -48,6 +48,13 @@ bool checkpoint_create_valid(struct op_run *r)
     return true;
 }
 
+int checkpoint_create_admit(struct op_run *r)
+{
+    struct quota_ask ask;
+    store_checkpoint_ask(r->project_id, &r->s->cfg.quota_defaults, &ask);
+    return store_quota_admits(&r->s->db, &ask, &r->err);
+}
+
 int checkpoint_create_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
@@ -59,7 +66,22 @@ int checkpoint_create_request(struct op_run *r, union op_node_request *u)
     return 0;
 }
 
-/* The node's checkpoint recorded, and answered. */
+/* A checkpoint the node made that could not be recorded, deleted there. */
+static void checkpoint_unrecorded_drop(struct op_run *r)
+{
+    const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
+    Airlock__Vmhost__V1__CheckpointRequest del = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
+    del.sandbox_id = req->sandbox_id;
+    del.name = req->name;
+    struct airlock_error e; /* r->err is the call's answer */
+    if (service_call_node(r->s, r->row, NODE_OP(CHECKPOINT_DELETE), &del.base, NULL, &e) < 0)
+        log_warn("unrecorded checkpoint not deleted", "sandbox=%s checkpoint=%s error=\"%s\"",
+                 req->sandbox_id, req->name, e.message);
+}
+
+/* The node's checkpoint recorded, and answered; one the quotas refuse now
+ * (another request took the room since checkpoint_create_admit) is
+ * deleted on the node again. */
 int checkpoint_create_done(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
@@ -72,10 +94,14 @@ int checkpoint_create_done(struct op_run *r)
     c.name = req->name;
     c.kind = kind_full(req) ? "full" : "disk";
     c.created_unix_ms = r->reply->checkpoint->created_unix_ms;
+    struct quota_ask ask;
+    store_checkpoint_ask(r->project_id, &r->s->cfg.quota_defaults, &ask);
     int rc = store_checkpoint_insert(&r->s->db, req->sandbox_id, c.name, c.kind, c.created_unix_ms,
-                                     &r->err);
+                                     &ask, &r->err);
     if (rc == 0)
         rpc_call_reply(r->call, &c.base);
+    else if (r->err.class == AIRLOCK_ERR_QUOTA)
+        checkpoint_unrecorded_drop(r);
     return rc;
 }
 

@@ -1,6 +1,7 @@
-/* ForkSandbox, stages of service_op.c's pipeline: the node makes the forks
- * (airlock.node.<id>.fork), then each is recorded as a running sandbox of
- * the same project on the same node. */
+/* ForkSandbox, stages of service_op.c's pipeline: the project's quotas
+ * asked, the node makes the forks (airlock.node.<id>.fork), then they
+ * are recorded as running sandboxes of the same project on the same node,
+ * admitted by the quotas again (quota_store.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,26 +13,30 @@
 
 #define FORK_MAX_COUNT 16
 
-/* Records the node's forks of sandbox row 0 of parent; rows[i] gets fork
- * i's row. On failure the forks not yet recorded are deleted on the node
- * (all or nothing there; a recorded one is left for the caller to see). */
+/* Records the node's forks of sandbox row 0 of parent, all of them in
+ * *rows, and publishes their events; when they cannot be recorded (the
+ * quotas refuse them now: another request took the room since
+ * fork_admit), they are deleted on the node, which makes them all or
+ * nothing there too. */
 static int record_forks(struct scheduler *s, PGresult *parent,
                         const Airlock__Node__V1__NodeReply *reply,
                         const struct transition_note *note, PGresult **rows,
                         struct airlock_error *e)
 {
-    int rc = 0;
-    const char *project_id = PQgetvalue(parent, 0, 1);
-    size_t i = 0;
-    for (; rc == 0 && i < reply->n_forks; i++) {
+    const char **ids = calloc(reply->n_forks + 1, sizeof(*ids));
+    if (!ids)
+        return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    for (size_t i = 0; i < reply->n_forks; i++)
+        ids[i] = reply->forks[i]->id;
+    int rc = store_forks_insert(&s->db, parent, ids, reply->n_forks, &s->cfg.quota_defaults, note,
+                                rows, e);
+    free(ids);
+    for (int i = 0; rc == 0 && i < PQntuples(*rows); i++) {
         struct sandbox_event created;
-        rc = store_fork_insert(&s->db, parent, reply->forks[i]->id, note, &created, e);
-        if (rc == 0) {
-            events_publish(s->nc, &created);
-            rc = store_sandbox_get(&s->db, project_id, reply->forks[i]->id, &rows[i], e);
-        }
+        store_fork_event(*rows, i, &created);
+        events_publish(s->nc, &created);
     }
-    for (size_t j = rc == 0 ? i : i - 1; j < reply->n_forks; j++) {
+    for (size_t j = 0; rc < 0 && j < reply->n_forks; j++) {
         Airlock__Vmhost__V1__SandboxRef del = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
         del.id = reply->forks[j]->id;
         struct airlock_error del_error; /* e is what the caller is answered */
@@ -42,10 +47,10 @@ static int record_forks(struct scheduler *s, PGresult *parent,
     return rc;
 }
 
-static int reply_forks(struct rpc_call *call, PGresult **rows, size_t n, struct airlock_error *e)
+static int reply_forks(struct rpc_call *call, PGresult *rows, struct airlock_error *e)
 {
     struct sandbox_msgs forks;
-    int rc = service_sandbox_msgs(rows, n, &forks, e);
+    int rc = service_sandbox_msgs(&rows, 1, &forks, e);
     if (rc == 0) {
         Airlock__Scheduler__V1__ForkSandboxResponse resp =
             AIRLOCK__SCHEDULER__V1__FORK_SANDBOX_RESPONSE__INIT;
@@ -78,6 +83,15 @@ bool fork_valid(struct op_run *r)
     return false;
 }
 
+/* The forks' sandboxes, vCPUs and memory, asked before the node makes
+ * them. */
+int fork_admit(struct op_run *r)
+{
+    struct quota_ask ask = { r->project_id, { { 0 } }, &r->s->cfg.quota_defaults };
+    store_sandbox_ask(r->row, 0, fork_count(fork_req(r)), &ask.request);
+    return store_quota_admits(&r->s->db, &ask, &r->err);
+}
+
 int fork_request(struct op_run *r, union op_node_request *u)
 {
     const Airlock__Scheduler__V1__ForkSandboxRequest *req = fork_req(r);
@@ -85,24 +99,19 @@ int fork_request(struct op_run *r, union op_node_request *u)
     u->fork.count = fork_count(req);
     u->fork.checkpoint = req->checkpoint;
     /* The forks get the parent's egress policy, the one its row records
-     * (and store_fork_insert copies): a fork is no way around it. */
+     * (and store_forks_insert copies): a fork is no way around it. */
     int rc = store_sandbox_msg(r->row, 0, &r->parent, &r->err);
     u->fork.policy = r->parent.msg.network;
     return rc;
 }
 
-/* Each fork the node made recorded, and all of them answered. */
+/* The forks the node made recorded, and answered. */
 int fork_done(struct op_run *r)
 {
-    size_t n = r->reply->n_forks;
-    PGresult **rows = calloc(n + 1, sizeof(*rows));
-    if (!rows)
-        return airlock_error_set(&r->err, AIRLOCK_ERR_CAPACITY, "out of memory");
-    int rc = record_forks(r->s, r->row, r->reply, &r->note, rows, &r->err);
+    PGresult *rows = NULL;
+    int rc = record_forks(r->s, r->row, r->reply, &r->note, &rows, &r->err);
     if (rc == 0)
-        rc = reply_forks(r->call, rows, n, &r->err);
-    for (size_t i = 0; i < n; i++)
-        PQclear(rows[i]);
-    free(rows);
+        rc = reply_forks(r->call, rows, &r->err);
+    PQclear(rows);
     return rc;
 }

@@ -20,8 +20,8 @@
 const struct service_op service_ops[] = {
     OP("CreateCheckpoint", "checkpoint", checkpoint_request, CHECKPOINT,
        create_checkpoint_request, .plan = SANDBOX_OP_CHECKPOINT,
-       .valid = checkpoint_create_valid, .node_request = checkpoint_create_request,
-       .done = checkpoint_create_done),
+       .valid = checkpoint_create_valid, .admit = checkpoint_create_admit,
+       .node_request = checkpoint_create_request, .done = checkpoint_create_done),
     /* Any state, the sandbox only has to exist: a checkpoint outlives a
      * pause or a suspend. */
     OP("DeleteCheckpoint", "checkpoint_delete", checkpoint_request, CHECKPOINT_DELETE,
@@ -33,8 +33,8 @@ const struct service_op service_ops[] = {
        .node_request = checkpoint_named_request, .refused = checkpoint_restore_refused,
        .done = checkpoint_restore_done),
     OP("ForkSandbox", "fork", fork_sandbox_request, FORK, fork_sandbox_request,
-       .plan = SANDBOX_OP_FORK, .valid = fork_valid, .node_request = fork_request,
-       .done = fork_done),
+       .plan = SANDBOX_OP_FORK, .valid = fork_valid, .admit = fork_admit,
+       .node_request = fork_request, .done = fork_done),
     /* The node first, the row after: a policy egress refuses
      * (INVALID_ARGUMENT naming the field) is never recorded. */
     OP("SetSandboxNetwork", "set_network", set_sandbox_network_request, SET_POLICY,
@@ -99,8 +99,8 @@ static const struct service_op *op_for_method(const char *method)
     return NULL;
 }
 
-/* Validate → the sandbox → the node → record and answer: 0 (done has
- * answered), or -1 with r->err, what the call ends with. */
+/* Validate → the sandbox → the quotas → the node → record and answer: 0
+ * (done has answered), or -1 with r->err, what the call ends with. */
 static int op_run_stages(const struct service_op *op, struct op_run *r)
 {
     if (!op->valid(r))
@@ -108,6 +108,8 @@ static int op_run_stages(const struct service_op *op, struct op_run *r)
     int rc = op->lookup ? op->lookup(r)
                         : service_sandbox_for_op(r->s, r->project_id, r->sandbox_id, op->plan,
                                                  &r->row, &r->plan, &r->from, &r->err);
+    if (rc == 0 && op->admit)
+        rc = op->admit(r);
     if (rc < 0)
         return rc;
     union op_node_request u;

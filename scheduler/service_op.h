@@ -5,8 +5,9 @@
  * what the node is asked (protos/node.proto, NodeOp). One pipeline runs
  * them all:
  *
- *   the request's own checks → the caller's sandbox, checked → the node's
- *   request → the node → what the op records, and its answer
+ *   the request's own checks → the caller's sandbox, checked → the
+ *   project's quotas → the node's request → the node → what the op
+ *   records, and its answer
  *
  * and logs the outcome, ends a refused call with its error and frees what
  * the run held. The operations' stages stand beside their stores' other
@@ -69,6 +70,10 @@ struct service_op {
     /* Each stage below returns 0, or -1 with r->err set. */
     /* The sandbox into r->row; NULL: service_sandbox_for_op with plan. */
     int (*lookup)(struct op_run *r);
+    /* Asks the project's quotas for what done will record, before the
+     * node works for it (store_quota_admits; done's record is admitted
+     * again, atomically); NULL: the op takes no quota. */
+    int (*admit)(struct op_run *r);
     /* Fills the node's request (its strings point into r). */
     int (*node_request)(struct op_run *r, union op_node_request *u);
     /* What a refusal of the node (r->err) leaves to record; NULL:
@@ -94,6 +99,7 @@ bool service_ops_check(char *err, size_t errlen);
 
 /* The stages (service_checkpoint.c, service_fork.c, service_network.c). */
 bool checkpoint_create_valid(struct op_run *r);
+int checkpoint_create_admit(struct op_run *r);
 int checkpoint_create_request(struct op_run *r, union op_node_request *u);
 int checkpoint_create_done(struct op_run *r);
 bool checkpoint_named_valid(struct op_run *r);
@@ -105,6 +111,7 @@ bool checkpoint_restore_valid(struct op_run *r);
 void checkpoint_restore_refused(struct op_run *r);
 int checkpoint_restore_done(struct op_run *r);
 bool fork_valid(struct op_run *r);
+int fork_admit(struct op_run *r);
 int fork_request(struct op_run *r, union op_node_request *u);
 int fork_done(struct op_run *r);
 bool network_valid(struct op_run *r);

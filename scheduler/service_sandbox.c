@@ -20,22 +20,31 @@
  * VM. */
 #define CREATE_ATTEMPTS 2
 
+/* store_transition (ask: the quotas it needs, NULL for none), and its
+ * event once committed. */
+static int transition(struct scheduler *s, const char *id, enum sandbox_state from,
+                      enum sandbox_state to, const struct transition_note *note,
+                      const struct quota_ask *ask, PGresult **row, struct airlock_error *e)
+{
+    struct sandbox_event ev;
+    int rc = store_transition(&s->db, id, from, to, note, ask, &ev, row, e);
+    if (rc == 0)
+        events_publish(s->nc, &ev);
+    return rc;
+}
+
 int service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
                        enum sandbox_state to, const struct transition_note *note,
                        struct airlock_error *e)
 {
-    return service_transition_row(s, id, from, to, note, NULL, e);
+    return transition(s, id, from, to, note, NULL, NULL, e);
 }
 
 int service_transition_row(struct scheduler *s, const char *id, enum sandbox_state from,
                            enum sandbox_state to, const struct transition_note *note,
                            PGresult **row, struct airlock_error *e)
 {
-    struct sandbox_event ev;
-    int rc = store_transition(&s->db, id, from, to, note, &ev, row, e);
-    if (rc == 0)
-        events_publish(s->nc, &ev);
-    return rc;
+    return transition(s, id, from, to, note, NULL, row, e);
 }
 
 /* Fills the defaults into req, a shallow copy of the received request (its
@@ -182,8 +191,8 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
     }
     struct sandbox_event created;
     bool existing;
-    rc = store_sandbox_insert(&s->db, req, id, s->cfg.node_dead_after_s, &note, &created, &row,
-                              &existing, &e);
+    rc = store_sandbox_insert(&s->db, req, id, s->cfg.node_dead_after_s, &s->cfg.quota_defaults,
+                              &note, &created, &row, &existing, &e);
     t.inserted = clock_monotonic_us();
     if (rc < 0)
         goto out;
@@ -338,6 +347,9 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         return -1;
     }
     snprintf(node, nodelen, "%s", store_sandbox_node(row, 0));
+    /* What a resume of a suspended sandbox takes again. */
+    struct quota_ask ask = { project_id, { { 0 } }, &s->cfg.quota_defaults };
+    store_sandbox_ask(row, 0, 1, &ask.request);
     PQclear(row);
     if (sandbox_op_plan(op, from, id, &plan, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_STATE);
@@ -346,7 +358,8 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
      * between leaves "deleting"/"suspending", which a retry or the
      * reconciler finishes); one-step ones once the node has done it. */
     if (two_step && plan.record_first) {
-        rc = service_transition(s, id, from, plan.first, note, e);
+        rc = transition(s, id, from, plan.first, note,
+                        sandbox_transition_admitted(from, plan.first) ? &ask : NULL, NULL, e);
         if (rc < 0)
             return rc;
     }

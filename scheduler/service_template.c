@@ -19,7 +19,7 @@
 /* How long a quiet build may go before the node's liveness is checked,
  * and how long any build may take. */
 #define BUILD_IDLE_CHECK_MS 10000
-#define BUILD_MAX_MS (2 * 60 * 60 * 1000)
+#define BUILD_MAX_MS (TEMPLATE_BUILD_MAX_S * 1000)
 
 typedef Airlock__Scheduler__V1__BuildTemplateEvent BuildEvent;
 
@@ -227,8 +227,8 @@ void service_template_build(struct rpc_call *call, void *ctx)
     }
     rc = store_template_pick_node(&s->db, s->cfg.node_dead_after_s, b.node, sizeof(b.node), &e);
     if (rc == 0)
-        rc = store_template_begin(&s->db, req->project_id, user_name, b.node, summary, b.id,
-                                  sizeof(b.id), &b.version, &e);
+        rc = store_template_begin(&s->db, req->project_id, user_name, b.node, summary,
+                                  &s->cfg.quota_defaults, b.id, sizeof(b.id), &b.version, &e);
     if (rc < 0)
         goto out;
     log_info("template build started", "request=%s project=%s template=%s node=%s",

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quota_store.h"
+
 /* Column order is what store_template_msg() reads. */
 #define TEMPLATE_SELECT                                                                   \
     "SELECT name, version, project_id, coalesce(node_id, ''), cpus, memory_mb,"           \
@@ -50,29 +52,39 @@ int store_template_choose(struct db *db, const char *project_id, const char *ref
 }
 
 int store_template_begin(struct db *db, const char *project_id, const char *name,
-                         const char *node_id, const char *spec_json, char *id, size_t idlen,
+                         const char *node_id, const char *spec_json,
+                         const struct quota_values *quota_defaults, char *id, size_t idlen,
                          unsigned *version, struct airlock_error *e)
 {
-    const char *params[] = { project_id, name, node_id, spec_json };
+    /* One more version, and one more build running. */
+    struct quota_ask ask = { project_id, { { 0 } }, quota_defaults };
+    ask.request.v[QUOTA_TEMPLATES] = 1;
+    ask.request.v[QUOTA_TEMPLATE_BUILDS] = 1;
+    struct quota_ask_params quota;
+    quota_ask_params(&ask, &quota);
+    const char *params[] = { project_id, name, node_id, spec_json, quota.request, quota.defaults };
     for (int attempt = 1; attempt <= TEMPLATE_BEGIN_ATTEMPTS; attempt++) {
         PGresult *res = db_query(
             db,
-            "WITH v AS (SELECT coalesce(max(version), 0) + 1 AS n FROM templates"
-            "   WHERE project_id = $1 AND name = $2)"
-            " INSERT INTO templates (id, project_id, name, version, node_id, spec, state)"
-            " SELECT $1 || '.' || $2 || ':' || v.n, $1, $2, v.n, $3, $4::jsonb, 'building' FROM v"
-            " ON CONFLICT DO NOTHING RETURNING id, version",
-            4, params, AIRLOCK_ERROR_MSG(e));
+            "WITH" QUOTA_GATE("$1", "$5", "$6") ","
+            " v AS (SELECT coalesce(max(version), 0) + 1 AS n FROM templates"
+            "   WHERE project_id = $1 AND name = $2),"
+            " i AS (INSERT INTO templates (id, project_id, name, version, node_id, spec, state)"
+            "   SELECT $1 || '.' || $2 || ':' || v.n, $1, $2, v.n, $3, $4::jsonb, 'building'"
+            "   FROM v WHERE" QUOTA_ADMITTED " ON CONFLICT DO NOTHING RETURNING id, version)"
+            " SELECT i.id, i.version," QUOTA_ANSWER_COLUMNS " FROM q LEFT JOIN i ON true",
+            6, params, AIRLOCK_ERROR_MSG(e));
         if (!res)
             return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-        bool inserted = PQntuples(res) == 1;
+        bool inserted = !PQgetisnull(res, 0, 0);
         if (inserted) {
             snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
             *version = (unsigned)atoi(PQgetvalue(res, 0, 1));
         }
+        int rc = inserted ? 0 : quota_ask_answer(&ask, res, 0, 2, e);
         PQclear(res);
-        if (inserted)
-            return 0;
+        if (inserted || rc < 0)
+            return rc;
     }
     return airlock_error_set(e, AIRLOCK_ERR_ABORTED, "template %s: concurrent builds of the same name took every version "
                           "number tried; build again", name);

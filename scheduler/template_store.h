@@ -12,8 +12,14 @@
 
 #include "airlock_error.h"
 #include "db.h"
+#include "quota.h"
 #include "scheduler.pb-c.h"
 #include "template_spec.h"
+
+/* How long any build may take (service_template.c follows one that long
+ * at most), so a version building for longer is a dead scheduler's; a
+ * plain number: the quotas' SQL has it as text too (quota_store.h). */
+#define TEMPLATE_BUILD_MAX_S 7200
 
 #define TEMPLATE_USER_NAME_MAX 64
 #define TEMPLATE_ID_SIZE 200
@@ -30,9 +36,12 @@ int store_template_choose(struct db *db, const char *project_id, const char *ref
                           struct template_choice *out, struct airlock_error *e);
 
 /* A new version of name (one more than any before it, deleted ones
- * included) in state building on node: its id and version. */
+ * included) in state building on node: its id and version; only if the
+ * project's quotas (quota_defaults where it has none of its own) admit
+ * one more template and one more build, else quota. */
 int store_template_begin(struct db *db, const char *project_id, const char *name,
-                         const char *node_id, const char *spec_json, char *id, size_t idlen,
+                         const char *node_id, const char *spec_json,
+                         const struct quota_values *quota_defaults, char *id, size_t idlen,
                          unsigned *version, struct airlock_error *e);
 /* building -> ready with the size and build time the node reported. */
 int store_template_ready(struct db *db, const char *id, unsigned cpus, unsigned memory_mb,

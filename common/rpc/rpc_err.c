@@ -1,5 +1,7 @@
 #include "rpc_err.h"
 
+#include <string.h>
+
 #include "rpc_client.h" /* rpc_status_name */
 
 grpc_status_code airlock_error_status(const struct airlock_error *e)
@@ -9,7 +11,8 @@ grpc_status_code airlock_error_status(const struct airlock_error *e)
     case AIRLOCK_ERR_INVALID: return GRPC_STATUS_INVALID_ARGUMENT;
     case AIRLOCK_ERR_NOT_FOUND: return GRPC_STATUS_NOT_FOUND;
     case AIRLOCK_ERR_EXISTS: return GRPC_STATUS_ALREADY_EXISTS;
-    case AIRLOCK_ERR_CAPACITY: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    case AIRLOCK_ERR_CAPACITY:
+    case AIRLOCK_ERR_QUOTA: return GRPC_STATUS_RESOURCE_EXHAUSTED;
     case AIRLOCK_ERR_STATE: return GRPC_STATUS_FAILED_PRECONDITION;
     case AIRLOCK_ERR_ABORTED: return GRPC_STATUS_ABORTED;
     case AIRLOCK_ERR_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
@@ -50,9 +53,18 @@ enum airlock_err airlock_error_class_of(grpc_status_code st)
     }
 }
 
+/* airlock_error_class_of, and a quota's refusal told from a full node. */
+static enum airlock_err class_of_answer(grpc_status_code st, const char *details)
+{
+    if (st == GRPC_STATUS_RESOURCE_EXHAUSTED && details &&
+        strncmp(details, AIRLOCK_QUOTA_MESSAGE_PREFIX, strlen(AIRLOCK_QUOTA_MESSAGE_PREFIX)) == 0)
+        return AIRLOCK_ERR_QUOTA;
+    return airlock_error_class_of(st);
+}
+
 int airlock_error_from_status(struct airlock_error *e, grpc_status_code st, const char *details)
 {
-    return airlock_error_set(e, airlock_error_class_of(st), "%s",
+    return airlock_error_set(e, class_of_answer(st, details), "%s",
                              details && *details ? details : rpc_status_name(st));
 }
 

@@ -18,8 +18,10 @@ grpc_status_code airlock_error_status(const struct airlock_error *e);
 enum airlock_err airlock_error_class_of(grpc_status_code st);
 
 /* The status st and its details (a message) another service answered,
- * as e: its class, and the details or, when there are none, the status's
- * name. Returns -1. */
+ * as e: its class (a quota's refusal, RESOURCE_EXHAUSTED whose message
+ * begins AIRLOCK_QUOTA_MESSAGE_PREFIX, is AIRLOCK_ERR_QUOTA, not a full
+ * node), and the details or, when there are none, the status's name.
+ * Returns -1. */
 int airlock_error_from_status(struct airlock_error *e, grpc_status_code st, const char *details);
 
 /* The name of e's status ("NOT_FOUND"), for log lines. */

@@ -315,6 +315,15 @@ def main():
         st, _, body = call(method, "/v1/templates/nope:2", key=KB)
         expect_error(st, body, 404, "not_found", "nope:2", method + " an unknown template")
 
+    # ---- quotas (test_quotas.py drives them to their limits) ----
+    st, _, body = call("PUT", "/v1/projects/%s/quotas" % b["id"], key=ADMIN, body={"templates": 7})
+    check(st == 200 and body["quotas"]["templates"] == {"limit": 7, "used": 0, "is_default": False},
+          "PUT B's templates quota: %s %s" % (st, body))
+    st, _, body = call("GET", "/v1/projects/%s/quotas" % b["id"], key=KB)
+    check(st == 200 and body["quotas"]["templates"]["limit"] == 7, "B reads its own quotas: %s" % body)
+    st, _, body = call("GET", "/v1/projects/%s/quotas" % b["id"], key=KA)
+    expect_error(st, body, 403, "permission_denied", "own project", "A reading B's quotas")
+
     # ---- metrics: every route has been served at least once ----
     # A request is counted when the gateway has finished sending it, which
     # can be just after the client already has the body: scrape until the

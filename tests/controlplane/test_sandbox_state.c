@@ -151,6 +151,17 @@ static void test_refusal_message(void **state)
     assert_non_null(strstr(msg, "is deleted; delete needs creating or running"));
 }
 
+/* Only a resume from suspended asks the quotas: every other edge into a
+ * state that counts is no one's request or counted already. */
+static void test_quota_admitted_edges(void **state)
+{
+    (void)state;
+    for (int from = 0; from < SANDBOX_STATE_COUNT; from++)
+        for (int to = 0; to < SANDBOX_STATE_COUNT; to++)
+            assert_int_equal(sandbox_transition_admitted(from, to),
+                             from == SANDBOX_SUSPENDED && to == SANDBOX_RESUMING);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_every_op_in_every_state),
         cmocka_unit_test(test_refusal_message),
+        cmocka_unit_test(test_quota_admitted_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

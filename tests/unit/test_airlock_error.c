@@ -109,6 +109,7 @@ static void status_of_each_class(void **state)
         { AIRLOCK_ERR_NOT_FOUND, GRPC_STATUS_NOT_FOUND },
         { AIRLOCK_ERR_EXISTS, GRPC_STATUS_ALREADY_EXISTS },
         { AIRLOCK_ERR_CAPACITY, GRPC_STATUS_RESOURCE_EXHAUSTED },
+        { AIRLOCK_ERR_QUOTA, GRPC_STATUS_RESOURCE_EXHAUSTED },
         { AIRLOCK_ERR_STATE, GRPC_STATUS_FAILED_PRECONDITION },
         { AIRLOCK_ERR_ABORTED, GRPC_STATUS_ABORTED },
         { AIRLOCK_ERR_UNAVAILABLE, GRPC_STATUS_UNAVAILABLE },
@@ -135,6 +136,26 @@ static void relayed_status_is_kept(void **state)
     assert_int_equal(airlock_error_status(&e), GRPC_STATUS_UNKNOWN); /* not a code of gRPC */
 }
 
+/* A quota's refusal and a full node share RESOURCE_EXHAUSTED; the
+ * message tells them apart again after the hop, in both directions. */
+static void quota_refusal_survives_a_hop(void **state)
+{
+    (void)state;
+    struct airlock_error e;
+    airlock_error_from_status(&e, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                              AIRLOCK_QUOTA_MESSAGE_PREFIX "vcpus: 8 in use + 2 requested > "
+                                                           "limit 8");
+    assert_int_equal(e.class, AIRLOCK_ERR_QUOTA);
+    assert_int_equal(airlock_error_status(&e), GRPC_STATUS_RESOURCE_EXHAUSTED);
+    airlock_error_from_status(&e, GRPC_STATUS_RESOURCE_EXHAUSTED, "no live node has room");
+    assert_int_equal(e.class, AIRLOCK_ERR_CAPACITY);
+    airlock_error_from_status(&e, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL);
+    assert_int_equal(e.class, AIRLOCK_ERR_CAPACITY);
+    /* Only that status: another one's message may say anything. */
+    airlock_error_from_status(&e, GRPC_STATUS_INVALID_ARGUMENT, AIRLOCK_QUOTA_MESSAGE_PREFIX "x");
+    assert_int_equal(e.class, AIRLOCK_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +168,7 @@ int main(void)
         cmocka_unit_test(clear_forgets_it),
         cmocka_unit_test(status_of_each_class),
         cmocka_unit_test(relayed_status_is_kept),
+        cmocka_unit_test(quota_refusal_survives_a_hop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
