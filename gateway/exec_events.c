@@ -14,6 +14,7 @@ struct exec_sse {
     struct sse_buffer out;
     struct live_streams *streams;
     struct live_stream live;     /* a stopping gateway cancels stream through it */
+    struct exec_slot slot;       /* an Exec's, given back at the end */
 };
 
 json_t *exec_exit_json(const Airlock__Vmhost__V1__ExecExit *x)
@@ -111,16 +112,18 @@ static void sse_free(void *cls)
         rpc_stream_finish(x->stream, NULL);
     }
     live_streams_remove(x->streams, &x->live);
+    exec_slot_give(&x->slot);
     sse_buffer_free(&x->out);
     free(x);
 }
 
 enum MHD_Result exec_events_reply_sse(struct gw_request *r, struct rpc_stream *s,
-                                      bool status_from_first)
+                                      struct exec_slot *slot)
 {
     ExecEvent *first = NULL;
-    if (status_from_first && rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor,
-                                             (ProtobufCMessage **)&first) != 1) {
+    if (slot && rpc_stream_recv(s, &airlock__vmhost__v1__exec_event__descriptor,
+                                (ProtobufCMessage **)&first) != 1) {
+        exec_slot_give(slot);
         char *details = NULL;
         grpc_status_code st = rpc_stream_finish(s, &details);
         enum MHD_Result rc = reply_grpc_error(r, st == GRPC_STATUS_OK ? GRPC_STATUS_INTERNAL : st,
@@ -130,11 +133,17 @@ enum MHD_Result exec_events_reply_sse(struct gw_request *r, struct rpc_stream *s
     }
     struct exec_sse *x = calloc(1, sizeof(*x));
     if (!x) {
+        if (slot)
+            exec_slot_give(slot);
         if (first)
             protobuf_c_message_free_unpacked(&first->base, NULL);
         rpc_stream_cancel(s);
         rpc_stream_finish(s, NULL);
         return reply_error(r, 500, "internal", "out of memory");
+    }
+    if (slot) {
+        x->slot = *slot; /* from here on the stream's to give back */
+        *slot = (struct exec_slot){ 0 };
     }
     x->stream = s;
     x->streams = &r->gw->streams;

@@ -8,18 +8,19 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "exec_slots.h"
 #include "gateway.h"
 #include "vmhost.pb-c.h"
 
 json_t *exec_exit_json(const Airlock__Vmhost__V1__ExecExit *x);
 
-/* Relays stream s (owned from here on) as SSE. With status_from_first, the
- * first event is awaited before answering, so a call that fails at once
- * (no such program, VM gone) is a plain JSON error instead of a 200 —
- * right for Exec, whose first event (started) comes at once; a re-attach
- * to a quiet process would wait for its first output, so it passes
- * false. */
+/* Relays stream s (owned from here on) as SSE. An Exec passes the slot
+ * it holds (exec_slots.h, given back when the stream ends); its first
+ * event is awaited before answering, so a call that fails at once (no
+ * such program, VM gone) is a plain JSON error instead of a 200, since
+ * Exec's first event (started) comes at once. A re-attach (slot NULL)
+ * would wait for a quiet process's first output, so it answers at once. */
 enum MHD_Result exec_events_reply_sse(struct gw_request *r, struct rpc_stream *s,
-                                      bool status_from_first);
+                                      struct exec_slot *slot);
 
 #endif

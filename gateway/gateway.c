@@ -200,6 +200,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     gw_metrics_init(&gw->metrics);
     vmhost_pool_init(&gw->vmhosts, cfg->internal_token);
     live_streams_init(&gw->streams);
+    exec_slots_init(&gw->execs, cfg->max_execs_per_key);
     if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
                        clock_monotonic_ms) < 0) {
         snprintf(err, errlen, "out of memory for the key cache");
@@ -250,6 +251,7 @@ fail:
         rpc_channel_close(gw->scheduler);
     vmhost_pool_destroy(&gw->vmhosts);
     live_streams_destroy(&gw->streams);
+    exec_slots_destroy(&gw->execs);
     gw_metrics_destroy(&gw->metrics);
     key_cache_destroy(&gw->keys);
     return -1;
@@ -273,6 +275,7 @@ void gateway_stop(struct gateway *gw)
     rpc_channel_close(gw->vault);
     vmhost_pool_destroy(&gw->vmhosts);
     live_streams_destroy(&gw->streams);
+    exec_slots_destroy(&gw->execs); /* the daemon and the gRPC API gave every slot back */
     gw_metrics_destroy(&gw->metrics);
     /* Frees NATS.c's global threads and pools for leak checkers. */
     nats_CloseAndWait(1000);

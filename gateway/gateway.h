@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "airlock_error.h"
+#include "exec_slots.h"
 #include "key_cache.h"
 #include "live_streams.h"
 #include "metrics.h"
@@ -32,6 +33,7 @@ struct gateway_config {
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
     int64_t key_cache_ttl_ms;  /* successful authentications kept this long; 0: off */
+    unsigned max_execs_per_key; /* execs in flight per API key (exec_slots.h); 0: no cap */
     const char *internal_token; /* presented to scheduler, vault, vmhosts and NATS; NULL: none
                                    (internal_token.h); the public APIs never want it */
 };
@@ -44,6 +46,7 @@ struct gateway {
     struct gw_metrics metrics;
     natsConnection *nats;         /* reconnects by itself; /v1/events is 503 while down */
     struct key_cache keys;        /* recent authentications (key_cache.h) */
+    struct exec_slots execs;      /* each key's execs in flight (exec_slots.h) */
     natsSubscription *revocations; /* keeps keys in step (key_revocations.h) */
     atomic_bool stopping;         /* ends open /v1/events streams */
     struct live_streams streams;  /* SSE responses in flight, ended first at stop */

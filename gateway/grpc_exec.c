@@ -132,11 +132,18 @@ void grpc_exec(struct grpc_request *r)
 {
     struct exec_request in;
     struct rpc_channel *ch;
+    struct exec_slot slot;
+    struct airlock_error e;
     if (exec_prepare(r, EXEC_FOREGROUND, "exec", &in, &ch)) {
-        /* The command's own timeout is enforced by vmhost; the call's
-         * deadline is a backstop a little later. */
-        relay_exec_stream(r, ch, VMHOST_METHOD("Exec"), &in.req.base,
-                          (int)(in.timeout_s + 30) * 1000);
+        if (exec_slot_take(&r->gw->execs, r->key_id, &slot, &e) < 0) {
+            grpc_fail_error(r, &e);
+        } else {
+            /* The command's own timeout is enforced by vmhost; the call's
+             * deadline is a backstop a little later. */
+            relay_exec_stream(r, ch, VMHOST_METHOD("Exec"), &in.req.base,
+                              (int)(in.timeout_s + 30) * 1000);
+            exec_slot_give(&slot);
+        }
     }
     exec_request_free(&in);
 }

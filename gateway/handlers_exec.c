@@ -103,20 +103,32 @@ enum MHD_Result handle_exec(struct gw_request *r)
     struct exec_request in;
     enum MHD_Result rc = MHD_NO;
     Airlock__Scheduler__V1__Sandbox *sb;
+    struct exec_slot slot;
+    struct airlock_error e;
     struct rpc_channel *ch = gw_exec_target(r, EXEC_FOREGROUND, "exec", &in, &sb, &rc);
     if (!ch)
         goto out;
+    if (exec_slot_take(&r->gw->execs, r->key_id, &slot, &e) < 0) {
+        rc = reply_airlock_error(r, &e);
+        goto out;
+    }
     /* The command's own timeout is enforced by vmhost; the call's deadline
      * is a backstop a little later. */
     int deadline_ms = in.timeout_s ? (int)(in.timeout_s + 30) * 1000 : 0;
     struct rpc_stream *s = rpc_stream_open(ch, VMHOST_METHOD("Exec"), deadline_ms);
     if (!s) {
+        exec_slot_give(&slot);
         rc = reply_error(r, 500, "internal", "out of memory");
         goto out;
     }
     rpc_stream_send(s, &in.req.base);
     rpc_stream_close_send(s);
-    rc = wants_event_stream(r) ? exec_events_reply_sse(r, s, true) : exec_json(r, s);
+    if (wants_event_stream(r)) {
+        rc = exec_events_reply_sse(r, s, &slot);
+    } else {
+        rc = exec_json(r, s);
+        exec_slot_give(&slot);
+    }
 out:
     if (sb)
         protobuf_c_message_free_unpacked(&sb->base, NULL);

@@ -175,7 +175,7 @@ enum MHD_Result handle_process_output(struct gw_request *r)
     req.follow = true;
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);
-    rc = exec_events_reply_sse(r, s, false);
+    rc = exec_events_reply_sse(r, s, NULL);
 out:
     protobuf_c_message_free_unpacked(&sb->base, NULL);
     return rc;

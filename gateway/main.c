@@ -32,8 +32,10 @@ static void usage(FILE *out)
             "  --key-cache-ttl-ms MS  keep successful API key checks this long, 0 = off\n"
             "                         (env AIRLOCK_KEY_CACHE_TTL_MS, default %d)\n"
             "  --internal-token-file PATH  presented to scheduler, vault, vmhosts and NATS\n"
-            "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n",
-            GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS);
+            "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+            "  --max-execs-per-key N  execs one API key may have running through this gateway\n"
+            "                         at once (REST and gRPC), 0 = no cap (default %d)\n",
+            GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX);
 }
 
 static void print_routes(void)
@@ -64,6 +66,18 @@ static int parse_ttl_ms(const char *s, int64_t *ms)
     return 0;
 }
 
+/* A count flag: 0 or more. */
+static int parse_count(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v > 1000000)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     log_init("gateway", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
@@ -78,6 +92,7 @@ int main(int argc, char **argv)
         { "grpc-listen", required_argument, NULL, 'g' },
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        { "max-execs-per-key", required_argument, NULL, 'x' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -94,7 +109,9 @@ int main(int argc, char **argv)
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
         .key_cache_ttl_ms = KEY_CACHE_DEFAULT_TTL_MS,
+        .max_execs_per_key = EXEC_SLOTS_DEFAULT_MAX,
     };
+    const char *max_execs = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -107,6 +124,7 @@ int main(int argc, char **argv)
         case 'g': cfg.grpc_listen = optarg; break;
         case 'k': key_cache_ttl = optarg; break;
         case 'T': token_file = optarg; break;
+        case 'x': max_execs = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -119,6 +137,11 @@ int main(int argc, char **argv)
     if (key_cache_ttl && parse_ttl_ms(key_cache_ttl, &cfg.key_cache_ttl_ms) < 0) {
         fprintf(stderr, "airlock-gateway: --key-cache-ttl-ms (AIRLOCK_KEY_CACHE_TTL_MS) must be "
                         "0..%d milliseconds, not \"%s\"\n", KEY_CACHE_MAX_TTL_MS, key_cache_ttl);
+        return 2;
+    }
+    if (max_execs && parse_count(max_execs, &cfg.max_execs_per_key) < 0) {
+        fprintf(stderr, "airlock-gateway: --max-execs-per-key must be a number of 0 or more, "
+                        "not \"%s\"\n", max_execs);
         return 2;
     }
     cfg.listen_host = host;
@@ -149,9 +172,10 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("gateway listening",
-             "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld", host,
-             cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
-             cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms);
+             "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
+             "max_execs_per_key=%u",
+             host, cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
+             cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key);
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

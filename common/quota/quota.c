@@ -105,13 +105,21 @@ Airlock__V1__Quota **quota_field(Airlock__V1__ProjectQuotas *q, enum quota_kind 
     return (Airlock__V1__Quota **)((char *)q + kinds[k].quota);
 }
 
-int quota_refuse(struct airlock_error *e, const char *project, enum quota_kind k, int64_t used,
-                 int64_t requested, int64_t limit)
+int quota_refuse_cap(struct airlock_error *e, const char *whose, const char *name, int64_t used,
+                     int64_t requested, int64_t limit)
 {
     return airlock_error_set(e, AIRLOCK_ERR_QUOTA,
                              AIRLOCK_QUOTA_MESSAGE_PREFIX "%s: %" PRId64 " in use + %" PRId64
-                             " requested > limit %" PRId64 " (project %s)",
-                             kinds[k].name, used, requested, limit, project);
+                             " requested > limit %" PRId64 " (%s)",
+                             name, used, requested, limit, whose);
+}
+
+int quota_refuse(struct airlock_error *e, const char *project, enum quota_kind k, int64_t used,
+                 int64_t requested, int64_t limit)
+{
+    char whose[96];
+    snprintf(whose, sizeof(whose), "project %s", project);
+    return quota_refuse_cap(e, whose, kinds[k].name, used, requested, limit);
 }
 
 int quota_values_parse(const char *text, struct quota_values *out, bool set[QUOTA_KIND_COUNT])

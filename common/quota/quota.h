@@ -66,6 +66,11 @@ Airlock__V1__Quota **quota_field(Airlock__V1__ProjectQuotas *q, enum quota_kind 
  * prj_x)". Returns -1. */
 int quota_refuse(struct airlock_error *e, const char *project, enum quota_kind k, int64_t used,
                  int64_t requested, int64_t limit);
+/* The same for a cap that is no quota of a project's: `name` of `whose`
+ * ("quota exceeded: execs: 8 in use + 1 requested > limit 8 (key
+ * key_x)" for name "execs", whose "key key_x"). */
+int quota_refuse_cap(struct airlock_error *e, const char *whose, const char *name, int64_t used,
+                     int64_t requested, int64_t limit);
 
 /* PostgreSQL's text of a bigint[] of QUOTA_KIND_COUNT numbers
  * ("{1,2,512,0,0,0}"), NULLs allowed ("{4,NULL,…}"): 0 with the values

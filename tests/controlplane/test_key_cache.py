@@ -34,9 +34,10 @@ def free_port():
 
 
 class SecondGateway:
-    """airlock-gateway on its own port, stopped (TERM, then KILL) by pid."""
+    """airlock-gateway on its own port (extra: more of its flags), stopped
+    (TERM, then KILL) by pid."""
 
-    def __init__(self, ttl_ms, nats_url, log_name):
+    def __init__(self, ttl_ms, nats_url, log_name, extra=()):
         self.port = free_port()
         self.log = open(os.path.join(STACK_DIR, log_name), "ab")
         self.proc = subprocess.Popen(
@@ -44,7 +45,7 @@ class SecondGateway:
              "--scheduler", os.environ["AIRLOCK_TEST_SCHEDULER_ADDR"],
              "--nats", nats_url,
              "--vault", os.environ["AIRLOCK_TEST_VAULT_ADDR"],
-             "--key-cache-ttl-ms", str(ttl_ms)],
+             "--key-cache-ttl-ms", str(ttl_ms)] + list(extra),
             stdout=self.log, stderr=self.log)
 
     def call(self, method, path, key=None):

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""The gateway's own caps against a real stack (cp_harness): a second
+gateway (argv[1]) beside the stack's, on the same scheduler, NATS and
+vault, runs with small caps.
+
+- --max-execs-per-key 2: a key's third exec at once, over REST (JSON or
+  SSE) or the public gRPC API, is 429 quota_exceeded / RESOURCE_EXHAUSTED
+  naming the cap and the key; another key of the same project is not
+  held back; once one of the key's execs ends, it may exec again; bad
+  values of the flag are refused by name.
+
+usage: test_gateway_caps.py GATEWAY PROTO_DIR STUB_DIR
+One VM (1 vCPU, 512 MiB); bounded waits only, nothing asserts speed."""
+import http.client
+import json
+import os
+import subprocess
+import sys
+
+import grpc
+
+import grpc_stubs
+from rest_client import ADMIN, call, check, expect_error, poll, report_and_exit
+from test_key_cache import SecondGateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
+
+GATEWAY, PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
+grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])
+from airlock.v1 import sandboxes_pb2 as pb, sandboxes_pb2_grpc  # noqa: E402
+
+LIMIT_S = 600
+
+
+def gw_call(port, method, path, key, body=None, headers=None):
+    """(status, parsed JSON or raw bytes) of one request to the gateway on port."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=LIMIT_S)
+    h = {"Authorization": "Bearer " + key}
+    h.update(headers or {})
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    try:
+        return resp.status, json.loads(data)
+    except ValueError:
+        return resp.status, data
+
+
+def open_sse_exec(port, key, sid, cmd):
+    """An exec streamed as SSE: (connection, response). The answer's
+    headers come once the command has started, so it holds its slot from
+    then on until its stream ends."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=LIMIT_S)
+    conn.request("POST", "/v1/sandboxes/%s/exec" % sid, body=json.dumps({"cmd": cmd}),
+                 headers={"Authorization": "Bearer " + key, "Accept": "text/event-stream"})
+    return conn, conn.getresponse()
+
+
+def wait_for_file(path):
+    """A command that runs until path exists (another exec makes it)."""
+    return ["sh", "-c", "while [ ! -e %s ]; do sleep 0.2; done" % path]
+
+
+def check_bad_flags():
+    for flag, bad in (("--max-execs-per-key", "-1"), ("--max-execs-per-key", "many")):
+        r = subprocess.run([GATEWAY, flag, bad], capture_output=True, timeout=60)
+        check(r.returncode == 2 and flag.encode() in r.stderr and bad.encode() in r.stderr,
+              "%s %s is refused by name: %s %s" % (flag, bad, r.returncode, r.stderr))
+
+
+def check_exec_cap(sid, k1, k2):
+    grpc_port = free_port()
+    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-execs.log",
+                       ["--max-execs-per-key", "2", "--grpc-listen", "127.0.0.1:%d" % grpc_port])
+    streams = []
+    try:
+        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with an exec cap")
+        for flag in ("/tmp/release-a", "/tmp/release-b"):
+            conn, resp = open_sse_exec(gw.port, k1["key"], sid, wait_for_file(flag))
+            streams.append((conn, resp))
+            check(resp.status == 200, "an exec of key 1 runs (SSE): %s" % resp.status)
+        want = "quota exceeded: execs: 2 in use + 1 requested > limit 2 (key %s)" % k1["id"]
+        exec_path = "/v1/sandboxes/%s/exec" % sid
+        st, body = gw_call(gw.port, "POST", exec_path, k1["key"], {"cmd": ["true"]})
+        expect_error(st, body, 429, "quota_exceeded", want, "key 1's third exec (JSON)")
+        conn, resp = open_sse_exec(gw.port, k1["key"], sid, ["true"])
+        conn.close()
+        check(resp.status == 429, "key 1's third exec (SSE) -> 429: %s" % resp.status)
+        channel = grpc.insecure_channel("127.0.0.1:%d" % grpc_port)
+        stub = sandboxes_pb2_grpc.SandboxesStub(channel)
+        code, details = None, ""
+        try:
+            list(stub.Exec(pb.ExecRequest(id=sid, cmd=["true"]),
+                           metadata=[("authorization", "Bearer " + k1["key"])], timeout=LIMIT_S))
+        except grpc.RpcError as e:
+            code, details = e.code(), e.details()
+        channel.close()
+        check(code == grpc.StatusCode.RESOURCE_EXHAUSTED and details == want,
+              "key 1's third exec over gRPC -> RESOURCE_EXHAUSTED: %s %r" % (code, details))
+        st, _, body = call("POST", exec_path, key=k1["key"], body={"cmd": ["true"]})
+        check(st == 200, "the stack's gateway (default cap) runs key 1's exec: %s %s" % (st, body))
+        # Key 2 is not held back by key 1's execs; it ends one of them.
+        st, body = gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-b"]})
+        check(st == 200 and body.get("exit_code") == 0,
+              "key 2 of the same project is not held back: %s %s" % (st, body))
+        conn, resp = streams.pop()
+        ended = b"event: exit" in resp.read()
+        conn.close()
+        check(ended, "key 1's second exec ended")
+        again = poll(lambda: gw_call(gw.port, "POST", exec_path, k1["key"],
+                                     {"cmd": ["true"]})[0] == 200, limit_s=60)
+        check(again, "once one of key 1's execs has ended, it may exec again")
+        gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-a"]})
+    finally:
+        for conn, resp in streams:
+            resp.read()
+            conn.close()
+        check(gw.stop() == 0, "the capped gateway stops cleanly")
+
+
+def main():
+    check_bad_flags()
+    st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": "caps"})
+    keys = [call("POST", "/v1/projects/%s/keys" % p["id"], key=ADMIN, body={"name": n})[2]
+            for n in ("one", "two")]
+    st, _, sb = call("POST", "/v1/sandboxes", key=keys[0]["key"], body={})
+    check(st == 201, "a sandbox: %s %s" % (st, sb))
+    if st == 201:
+        check_exec_cap(sb["id"], keys[0], keys[1])
+        call("DELETE", "/v1/sandboxes/%s" % sb["id"], key=keys[0]["key"])
+    report_and_exit()
+
+
+if __name__ == "__main__":
+    main()
