@@ -232,7 +232,10 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
                                   cfg->listen_port, NULL, NULL, on_request, gw,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw,
-                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_END);
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+                                  MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
+                                  MHD_OPTION_END);
     if (!gw->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%u", cfg->listen_host, cfg->listen_port);
         goto fail;

@@ -34,6 +34,9 @@ struct gateway_config {
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
     int64_t key_cache_ttl_ms;  /* successful authentications kept this long; 0: off */
     unsigned max_execs_per_key; /* execs in flight per API key (exec_slots.h); 0: no cap */
+    /* HTTP connections at once (each holds a thread), and from one
+     * address (0: no cap); libmicrohttpd closes one past either at once. */
+    unsigned max_connections, max_connections_per_ip;
     const char *internal_token; /* presented to scheduler, vault, vmhosts and NATS; NULL: none
                                    (internal_token.h); the public APIs never want it */
 };

@@ -16,6 +16,10 @@
 #include "stop_signals.h"
 
 #define GATEWAY_DEFAULT_DATA_DIR "/var/lib/airlock"
+/* libmicrohttpd's threads wait on their sockets with select(), which takes
+ * descriptors below FD_SETSIZE (1024) only; the rest is room for the
+ * gateway's own files and channels. */
+#define GATEWAY_MAX_CONNECTIONS 1000
 
 static void usage(FILE *out)
 {
@@ -34,8 +38,12 @@ static void usage(FILE *out)
             "  --internal-token-file PATH  presented to scheduler, vault, vmhosts and NATS\n"
             "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
             "  --max-execs-per-key N  execs one API key may have running through this gateway\n"
-            "                         at once (REST and gRPC), 0 = no cap (default %d)\n",
-            GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX);
+            "                         at once (REST and gRPC), 0 = no cap (default %d)\n"
+            "  --max-connections N    HTTP connections at once, each a thread: one more is\n"
+            "                         closed at once (1..%d, default %d)\n"
+            "  --max-connections-per-ip N  the same from one address, 0 = no cap (default 0)\n",
+            GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX,
+            GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS);
 }
 
 static void print_routes(void)
@@ -93,6 +101,8 @@ int main(int argc, char **argv)
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "internal-token-file", required_argument, NULL, 'T' },
         { "max-execs-per-key", required_argument, NULL, 'x' },
+        { "max-connections", required_argument, NULL, 'c' },
+        { "max-connections-per-ip", required_argument, NULL, 'p' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -110,8 +120,9 @@ int main(int argc, char **argv)
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
         .key_cache_ttl_ms = KEY_CACHE_DEFAULT_TTL_MS,
         .max_execs_per_key = EXEC_SLOTS_DEFAULT_MAX,
+        .max_connections = GATEWAY_MAX_CONNECTIONS,
     };
-    const char *max_execs = NULL;
+    const char *max_execs = NULL, *max_conns = NULL, *max_conns_ip = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -125,6 +136,8 @@ int main(int argc, char **argv)
         case 'k': key_cache_ttl = optarg; break;
         case 'T': token_file = optarg; break;
         case 'x': max_execs = optarg; break;
+        case 'c': max_conns = optarg; break;
+        case 'p': max_conns_ip = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -142,6 +155,17 @@ int main(int argc, char **argv)
     if (max_execs && parse_count(max_execs, &cfg.max_execs_per_key) < 0) {
         fprintf(stderr, "airlock-gateway: --max-execs-per-key must be a number of 0 or more, "
                         "not \"%s\"\n", max_execs);
+        return 2;
+    }
+    if (max_conns && (parse_count(max_conns, &cfg.max_connections) < 0 ||
+                      cfg.max_connections == 0 || cfg.max_connections > GATEWAY_MAX_CONNECTIONS)) {
+        fprintf(stderr, "airlock-gateway: --max-connections must be 1..%d, not \"%s\"\n",
+                GATEWAY_MAX_CONNECTIONS, max_conns);
+        return 2;
+    }
+    if (max_conns_ip && parse_count(max_conns_ip, &cfg.max_connections_per_ip) < 0) {
+        fprintf(stderr, "airlock-gateway: --max-connections-per-ip must be a number of 0 or "
+                        "more, not \"%s\"\n", max_conns_ip);
         return 2;
     }
     cfg.listen_host = host;
@@ -173,9 +197,10 @@ int main(int argc, char **argv)
     }
     log_info("gateway listening",
              "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
-             "max_execs_per_key=%u",
+             "max_execs_per_key=%u max_connections=%u max_connections_per_ip=%u",
              host, cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
-             cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key);
+             cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
+             cfg.max_connections, cfg.max_connections_per_ip);
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

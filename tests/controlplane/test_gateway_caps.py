@@ -8,12 +8,18 @@ vault, runs with small caps.
   naming the cap and the key; another key of the same project is not
   held back; once one of the key's execs ends, it may exec again; bad
   values of the flag are refused by name.
+- --max-connections 3 (another gateway, no VM): with 3 connections open a
+  4th gets no answer (libmicrohttpd leaves it in the listen queue) until
+  one closes, then it is served. --max-connections-per-ip 2: a 3rd
+  connection from the same address is closed unanswered; once one closes
+  a new one is served. Bad values are refused by name.
 
 usage: test_gateway_caps.py GATEWAY PROTO_DIR STUB_DIR
 One VM (1 vCPU, 512 MiB); bounded waits only, nothing asserts speed."""
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -61,7 +67,9 @@ def wait_for_file(path):
 
 
 def check_bad_flags():
-    for flag, bad in (("--max-execs-per-key", "-1"), ("--max-execs-per-key", "many")):
+    for flag, bad in (("--max-execs-per-key", "-1"), ("--max-execs-per-key", "many"),
+                      ("--max-connections", "0"), ("--max-connections", "1001"),
+                      ("--max-connections-per-ip", "-2")):
         r = subprocess.run([GATEWAY, flag, bad], capture_output=True, timeout=60)
         check(r.returncode == 2 and flag.encode() in r.stderr and bad.encode() in r.stderr,
               "%s %s is refused by name: %s %s" % (flag, bad, r.returncode, r.stderr))
@@ -117,8 +125,91 @@ def check_exec_cap(sid, k1, k2):
         check(gw.stop() == 0, "the capped gateway stops cleanly")
 
 
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n"
+
+
+def served_connection(port):
+    """A connection the gateway has taken: it answered a request on it
+    (kept alive, it holds its place until closed)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    try:
+        s.sendall(HEALTHZ)
+        if s.recv(4096).startswith(b"HTTP/1.1 200"):
+            return s
+    except OSError:
+        pass
+    s.close()
+    return None
+
+
+def answer_on(s, timeout_s):
+    """The first bytes the gateway sends on s within timeout_s: b"" when
+    it closed s, None when nothing came."""
+    s.settimeout(timeout_s)
+    try:
+        return s.recv(4096)
+    except socket.timeout:
+        return None
+    except OSError:
+        return b""
+
+
+def check_connection_cap(cap):
+    """Past --max-connections a connection waits (in the listen queue)
+    until one closes."""
+    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-conns.log",
+                       ["--max-connections", str(cap)])
+    held = []
+    try:
+        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with a cap")
+        held = [served_connection(gw.port) for _ in range(cap)]
+        check(all(held), "--max-connections %d: %d connections served" % (cap, cap))
+        waiting = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
+        waiting.sendall(HEALTHZ)
+        check(answer_on(waiting, 3) is None, "one more gets no answer while %d are open" % cap)
+        held.pop().close()
+        got = answer_on(waiting, 60) or b""
+        check(got.startswith(b"HTTP/1.1 200"), "once one closes, it is served: %r" % got[:40])
+        waiting.close()
+    finally:
+        for s in filter(None, held):
+            s.close()
+        check(gw.stop() == 0, "the gateway with --max-connections stops cleanly")
+
+
+def check_connection_per_ip_cap(cap):
+    """Past --max-connections-per-ip a connection from that address is
+    closed at once."""
+    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-conns-ip.log",
+                       ["--max-connections-per-ip", str(cap)])
+    held = []
+    try:
+        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with a per-IP cap")
+        held = [served_connection(gw.port) for _ in range(cap)]
+        check(all(held), "--max-connections-per-ip %d: %d connections served" % (cap, cap))
+        extra = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
+        try:
+            extra.sendall(HEALTHZ)
+        except OSError:
+            pass  # closed already
+        got = answer_on(extra, 60)
+        extra.close()
+        check(got == b"", "one more from the same address is closed unanswered: %r" % got)
+        held.pop().close()
+        again = poll(lambda: served_connection(gw.port), limit_s=60)
+        check(again is not None, "once one closes, a new one is served")
+        if again:
+            again.close()
+    finally:
+        for s in filter(None, held):
+            s.close()
+        check(gw.stop() == 0, "the gateway with --max-connections-per-ip stops cleanly")
+
+
 def main():
     check_bad_flags()
+    check_connection_cap(3)
+    check_connection_per_ip_cap(2)
     st, _, p = call("POST", "/v1/projects", key=ADMIN, body={"name": "caps"})
     keys = [call("POST", "/v1/projects/%s/keys" % p["id"], key=ADMIN, body={"name": n})[2]
             for n in ("one", "two")]
