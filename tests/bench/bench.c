@@ -12,7 +12,8 @@
  *                 concurrency 1 and 8
  *   lifecycle     pause, resume, suspend, resume from suspended, checkpoint
  *                 disk/full, fork; concurrency 1 and 8
- *   exec          exec round trip, 64 MiB file write/read
+ *   exec          exec round trip (idle, and beside a sandbox burning 2
+ *                 vCPUs), 64 MiB file write/read
  *   idle          100 idle sandboxes: all answer, memory per sandbox
  *   controlplane  the whole stack: POST /v1/sandboxes at concurrency 1, 8,
  *                 32, exec and events through the gateway, vmhost beside it

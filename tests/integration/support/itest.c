@@ -480,7 +480,9 @@ void itest_exec(struct itest_vmhost *vh, const char *sandbox_id, const char *con
     req.rows = opts->rows;
     req.cols = opts->cols;
 
-    struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("Exec"), ITEST_CALL_TIMEOUT_MS);
+    struct rpc_stream *s = rpc_stream_open(vh->ch, ITEST_METHOD("Exec"),
+                                           opts->deadline_ms ? opts->deadline_ms
+                                                             : ITEST_CALL_TIMEOUT_MS);
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);
     Airlock__Vmhost__V1__ExecEvent *ev;

@@ -101,6 +101,7 @@ struct itest_exec_options {
     size_t stdin_len;
     bool pty;
     uint32_t rows, cols;
+    int deadline_ms;         /* the call's own deadline; 0: ITEST_CALL_TIMEOUT_MS */
 };
 
 /* Runs argv (NULL-terminated) to completion and collects everything. */
