@@ -7,10 +7,11 @@
  * or ends in error alone; vmhost and the witness sandbox answer; deleting
  * a target leaves the node as it was (escape_guest.h).
  *
- * This vmhost cold-boots its sandboxes: a restored sandbox's QEMU 7.2
- * dies at the first reset of its NIC (test_guest_power), and every attack
- * on the claimed devices starts by unbinding their drivers, which resets
- * them; cold-booted, the attacks reach the registers. A cold boot costs
+ * This vmhost cold-boots its sandboxes, the devices' state made by a boot
+ * rather than loaded from a snapshot (test_guest_power holds the restored
+ * side of the resets; a restored QEMU once died at them, finding F1 in
+ * docs/security.md); every attack on the claimed devices starts by
+ * unbinding their drivers, which resets them. A cold boot costs
  * seconds under TCG, so the register attacks share one target in turn
  * (a new one when an attack ended the last), and the attempts that leave
  * the guest answering share the program's shared sandbox. */
