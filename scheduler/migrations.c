@@ -167,6 +167,13 @@ static const char *const migrations[] = {
     "  END LOOP;"
     "  RETURN 0;"
     " END $$;",
+    /* 7: each node's budget from its heartbeat (vmhost/node_budget.h):
+     * placement by vCPUs and memory, not by a count (NODES_PLACEMENT). A
+     * node that has not sent one since has no room (0). */
+    "ALTER TABLE nodes ADD COLUMN vcpus_limit integer NOT NULL DEFAULT 0,"
+    "  ADD COLUMN vcpus_committed integer NOT NULL DEFAULT 0,"
+    "  ADD COLUMN memory_limit_mb bigint NOT NULL DEFAULT 0,"
+    "  ADD COLUMN memory_committed_mb bigint NOT NULL DEFAULT 0;",
 };
 
 const struct db_schema scheduler_schema = {

@@ -61,15 +61,23 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
         goto out;
     }
     char capacity[16], sandboxes[16], free_mb[32], started[32], dead_after[16];
+    char vcpus_limit[16], vcpus_committed[16], memory_limit[32], memory_committed[32];
+    snprintf(vcpus_limit, sizeof(vcpus_limit), "%u", hb->vcpus_limit);
+    snprintf(vcpus_committed, sizeof(vcpus_committed), "%u", hb->vcpus_committed);
+    snprintf(memory_limit, sizeof(memory_limit), "%llu", (unsigned long long)hb->memory_limit_mb);
+    snprintf(memory_committed, sizeof(memory_committed), "%llu",
+             (unsigned long long)hb->memory_committed_mb);
     snprintf(capacity, sizeof(capacity), "%u", hb->capacity);
     snprintf(sandboxes, sizeof(sandboxes), "%u", hb->sandboxes);
     snprintf(free_mb, sizeof(free_mb), "%llu", (unsigned long long)hb->free_memory_mb);
     snprintf(started, sizeof(started), "%" PRId64, hb->started_unix_ms);
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
     char *pools = warm_pools_json(hb), *templates = templates_array(hb);
-    const char *params[] = { hb->node_id, hb->vmhost_addr, capacity, sandboxes, free_mb,
-                             hb->accel,   started,         pools ? pools : "[]", dead_after,
-                             templates ? templates : "{}" };
+    const char *params[] = { hb->node_id,  hb->vmhost_addr, capacity,
+                             sandboxes,    free_mb,         hb->accel,
+                             started,      pools ? pools : "[]", dead_after,
+                             templates ? templates : "{}", vcpus_limit, vcpus_committed,
+                             memory_limit, memory_committed };
     struct airlock_error e;
     /* xmax = 0 only on a freshly inserted row: log new nodes once. A node
      * that restarted (new started_unix_ms) or was silent past dead_after
@@ -77,19 +85,25 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
     PGresult *res = db_query(&s->db,
                              "INSERT INTO nodes (id, vmhost_addr, capacity, sandboxes,"
                              " free_memory_mb, accel, last_seen, started_unix_ms, warm_pools,"
-                             " templates)"
+                             " templates, vcpus_limit, vcpus_committed, memory_limit_mb,"
+                             " memory_committed_mb)"
                              " VALUES ($1, $2, $3::integer, $4::integer, $5::bigint, $6, now(),"
-                             " $7::bigint, $8::jsonb, $10::text[])"
+                             " $7::bigint, $8::jsonb, $10::text[], $11::integer, $12::integer,"
+                             " $13::bigint, $14::bigint)"
                              " ON CONFLICT (id) DO UPDATE SET vmhost_addr = EXCLUDED.vmhost_addr,"
                              " capacity = EXCLUDED.capacity, sandboxes = EXCLUDED.sandboxes,"
                              " free_memory_mb = EXCLUDED.free_memory_mb, accel = EXCLUDED.accel,"
                              " last_seen = now(), started_unix_ms = EXCLUDED.started_unix_ms,"
                              " warm_pools = EXCLUDED.warm_pools, templates = EXCLUDED.templates,"
+                             " vcpus_limit = EXCLUDED.vcpus_limit,"
+                             " vcpus_committed = EXCLUDED.vcpus_committed,"
+                             " memory_limit_mb = EXCLUDED.memory_limit_mb,"
+                             " memory_committed_mb = EXCLUDED.memory_committed_mb,"
                              " reconcile = nodes.reconcile"
                              "   OR nodes.started_unix_ms <> EXCLUDED.started_unix_ms"
                              "   OR nodes.last_seen < now() - make_interval(secs => $9::integer)"
                              " RETURNING (xmax = 0)",
-                             10, params, AIRLOCK_ERROR_MSG(&e));
+                             14, params, AIRLOCK_ERROR_MSG(&e));
     free(pools);
     free(templates);
     if (!res) {
@@ -97,8 +111,10 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
         goto out;
     }
     if (PQgetvalue(res, 0, 0)[0] == 't')
-        log_info("node registered", "node=%s vmhost=%s capacity=%u accel=%s", hb->node_id,
-                 hb->vmhost_addr, hb->capacity, hb->accel);
+        log_info("node registered",
+                 "node=%s vmhost=%s capacity=%u vcpus_limit=%u memory_limit_mb=%llu accel=%s",
+                 hb->node_id, hb->vmhost_addr, hb->capacity, hb->vcpus_limit,
+                 (unsigned long long)hb->memory_limit_mb, hb->accel);
     PQclear(res);
 out:
     if (hb)
@@ -128,20 +144,27 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
     const char *params[] = { sandbox_id, dead_after };
     PGresult *res = db_query(&s->db,
                              "UPDATE sandboxes SET node_id = "
-                             NODES_PLACEMENT("sandboxes.template", "$2")
-                             " WHERE id = $1 RETURNING coalesce(node_id, ''), template",
+                             NODES_PLACEMENT("sandboxes.template", "sandboxes.cpus",
+                                             "sandboxes.memory_mb", "$2")
+                             " WHERE id = $1 RETURNING coalesce(node_id, ''), template, cpus,"
+                             " memory_mb",
                              2, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     int rc = 0;
     if (PQntuples(res) != 1 || !*PQgetvalue(res, 0, 0)) {
-        if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 1), "default") != 0)
+        if (PQntuples(res) != 1)
+            rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is gone", sandbox_id);
+        else if (strcmp(PQgetvalue(res, 0, 1), "default") != 0)
             rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                                   "no live node that has template %s has room for another sandbox",
-                                   PQgetvalue(res, 0, 1));
+                                   "no live node that has template %s has room for a sandbox of "
+                                   "%s vCPUs and %s MiB",
+                                   PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+                                   PQgetvalue(res, 0, 3));
         else
             rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                                   "no live node has room for another sandbox");
+                                   "no live node has room for a sandbox of %s vCPUs and %s MiB",
+                                   PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3));
     } else {
         snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
     }

@@ -15,20 +15,27 @@
 int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
 
 /* An SQL subquery: the id of the live node (heard from within the
- * seconds in parameter dead_after) with the most free slots, then the
- * most free memory, that has template `tpl` (an SQL text expression), or
- * NULL when none has room. Creates in flight count against a node until
- * its heartbeat shows them (conservative: for a moment they may count
- * twice). A named template lives on the nodes that built it or report it
- * (docs/templates.md). */
-#define NODES_PLACEMENT(tpl, dead_after)                                                  \
-    "(SELECT n.id FROM nodes n"                                                           \
+ * seconds in parameter dead_after) whose budget (vmhost/node_budget.h)
+ * has room for `cpus` vCPUs and `memory` MiB, with a free record slot,
+ * that has template `tpl` (SQL expressions, the sizes integers), the one
+ * with the most memory left first; NULL when none has room. Creates in
+ * flight count against a node until its heartbeat shows them
+ * (conservative: for a moment they may count twice). The node checks
+ * again, and refuses what does not fit. A named template lives on the
+ * nodes that built it or report it (docs/templates.md). */
+#define NODES_PLACEMENT(tpl, cpus, memory, dead_after)                                    \
+    "(SELECT n.id FROM nodes n CROSS JOIN LATERAL"                                        \
+    "  (SELECT count(*) AS sandboxes, coalesce(sum(p.cpus), 0) AS cpus,"                  \
+    "     coalesce(sum(p.memory_mb), 0) AS memory_mb FROM sandboxes p"                    \
+    "   WHERE p.node_id = n.id AND p.state = 'creating') inflight"                        \
     "  WHERE n.last_seen > now() - make_interval(secs => " dead_after "::integer)"       \
-    "    AND n.capacity > n.sandboxes + (SELECT count(*) FROM sandboxes p"                \
-    "        WHERE p.node_id = n.id AND p.state = 'creating')"                            \
+    "    AND n.capacity > n.sandboxes + inflight.sandboxes"                               \
+    "    AND n.vcpus_committed + inflight.cpus + " cpus " <= n.vcpus_limit"                \
+    "    AND n.memory_committed_mb + inflight.memory_mb + " memory " <= n.memory_limit_mb" \
     "    AND (" tpl " = 'default' OR " tpl " = ANY(n.templates)"                          \
     "         OR n.id = (SELECT t.node_id FROM templates t WHERE t.id = " tpl "))"        \
-    "  ORDER BY n.capacity - n.sandboxes DESC, n.free_memory_mb DESC, n.id LIMIT 1)"
+    "  ORDER BY n.memory_limit_mb - n.memory_committed_mb - inflight.memory_mb DESC,"     \
+    "    n.vcpus_limit - n.vcpus_committed - inflight.cpus DESC, n.id LIMIT 1)"
 
 /* Assigns sandbox_id (not placed when it was inserted) to NODES_PLACEMENT's
  * node; node_id gets its id. Capacity, naming the template, when

@@ -315,7 +315,7 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
         "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, "
-        NODES_PLACEMENT("$3::text", "$14")
+        NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"

@@ -66,6 +66,8 @@ static int finish(struct sandbox *sb, const char *name, int rc, struct airlock_e
     if (ch)
         guest_channel_close(ch);
     vm_free(vm);
+    if (rc < 0)
+        sandbox_vm_gone(sb);
     char rerr[512];
     if (sandbox_record_save(sb, rerr, sizeof(rerr)) < 0)
         log_warn("cannot record the sandbox's state", "sandbox=%s error=\"%s\"", sb->id, rerr);
@@ -86,7 +88,7 @@ int checkpoint_restore(struct sandbox *sb, const char *name, struct airlock_erro
         goto out;
     if (old_ch)
         guest_channel_close(old_ch);
-    vm_free(old_vm);
+    vm_free(old_vm); /* its hold stays, for the new VM */
     rc = finish(sb, name, sandbox_start_from(sb, f.disk, f.full ? f.state : NULL, e), e);
     if (rc < 0) {
         log_warn("checkpoint restore failed", "sandbox=%s checkpoint=%s error=\"%s\"", sb->id, name,

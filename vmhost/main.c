@@ -20,6 +20,9 @@
 #include "stop_signals.h"
 
 #define VMHOST_DEFAULT_DATA_DIR "/var/lib/airlock"
+/* A bound on records (and ids, directories): what runs is bounded by the
+ * node's budget (node_budget.h), not by a count. */
+#define VMHOST_DEFAULT_MAX_SANDBOXES 1024u
 /* Far above any distribution's users and the usual subuid ranges. */
 #define VMHOST_DEFAULT_JAIL_UID_BASE 900000000u
 #define VMHOST_DEFAULT_JAIL_UID_COUNT 4096u
@@ -42,7 +45,15 @@ static void usage(FILE *out)
             "                       deleting older ones nobody uses (default %u; 0: keep all)\n"
             "  --listen ADDR        gRPC address (default unix:DATA_DIR/vmhost.sock)\n"
             "  --accel auto|kvm|tcg accelerator (default auto: KVM only if a guest really runs)\n"
-            "  --max-sandboxes N    capacity of this node (default 64)\n"
+            "  --max-sandboxes N    the most sandboxes this node keeps, suspended ones too\n"
+            "                       (default %u); what runs is bounded by the budget below\n"
+            "  --node-cpus N        CPUs the node offers sandboxes (default: those vmhost may use)\n"
+            "  --node-memory-mb N   memory the node offers sandboxes (default: MemTotal)\n"
+            "  --cpu-overcommit R   vCPUs the running sandboxes may hold per CPU (default %g)\n"
+            "  --memory-overcommit R  guest memory they may hold per MiB of the node's memory\n"
+            "                       less the reserve (default %g)\n"
+            "  --memory-reserve-mb N  kept for the host: never promised to guests, and a VM starts\n"
+            "                       only while MemAvailable covers its memory and this (default %u)\n"
             "  --qemu PATH          QEMU binary (default qemu-system-x86_64)\n"
             "  --guestd PATH        airlock-guestd binary to put into the image\n"
             "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n"
@@ -74,7 +85,9 @@ static void usage(FILE *out)
             "                       least recently used one no sandbox holds goes (default %u)\n"
             "  --no-jail            run QEMU unconfined as root: only for measuring what the\n"
             "                       jail costs (make bench); never on a node with tenants\n",
-            VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, STORE_DEFAULT_SIZE_GB,
+            VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, VMHOST_DEFAULT_MAX_SANDBOXES,
+            NODE_BUDGET_DEFAULT_CPU_OVERCOMMIT, NODE_BUDGET_DEFAULT_MEMORY_OVERCOMMIT,
+            NODE_BUDGET_DEFAULT_RESERVE_MB, STORE_DEFAULT_SIZE_GB,
             VMHOST_DEFAULT_JAIL_UID_BASE, VMHOST_DEFAULT_JAIL_UID_COUNT, VMHOST_JAIL_PRELOAD_NAME,
             VMHOST_DEFAULT_SANDBOX_MAX_VCPUS, VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB,
             VMHOST_DEFAULT_TEMPLATE_SIZES_MAX);
@@ -100,6 +113,20 @@ static int parse_uint(const char *s, unsigned *out)
         return -1;
     *out = (unsigned)v;
     return 0;
+}
+
+/* A decimal ratio in [0.1, 1000]; a message naming flag otherwise. */
+static int parse_ratio(const char *flag, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!errno && end != s && !*end && v >= 0.1 && v <= 1000) {
+        *out = v;
+        return 0;
+    }
+    fprintf(stderr, "airlock-vmhost: --%s wants a ratio from 0.1 to 1000, not \"%s\"\n", flag, s);
+    return -1;
 }
 
 /* parse_uint, at least min; a message naming flag otherwise. */
@@ -141,12 +168,17 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "sandbox-max-vcpus", required_argument, NULL, 'V' },
         { "sandbox-max-memory-mb", required_argument, NULL, 'M' },
         { "template-sizes-max", required_argument, NULL, 'S' },
+        { "node-cpus", required_argument, NULL, 'p' },
+        { "node-memory-mb", required_argument, NULL, 'y' },
+        { "cpu-overcommit", required_argument, NULL, 'o' },
+        { "memory-overcommit", required_argument, NULL, 'O' },
+        { "memory-reserve-mb", required_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *env_data = getenv("AIRLOCK_DATA_DIR");
     a->cfg.data_dir = env_data && *env_data ? env_data : VMHOST_DEFAULT_DATA_DIR;
-    a->cfg.max_sandboxes = 64;
+    a->cfg.max_sandboxes = VMHOST_DEFAULT_MAX_SANDBOXES;
     a->cfg.guest_ready_timeout_ms = 60000;
     a->cfg.image_cache_keep = IMAGE_CACHE_DEFAULT_KEEP;
     a->cfg.jail = (struct jailer_config){ .uid_base = VMHOST_DEFAULT_JAIL_UID_BASE,
@@ -230,6 +262,29 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             break;
         case 'S':
             if (parse_at_least("template-sizes-max", optarg, 1, &a->cfg.template_sizes_max) < 0)
+                return -1;
+            break;
+        case 'p':
+            if (parse_at_least("node-cpus", optarg, 1, &a->cfg.budget.cpus) < 0)
+                return -1;
+            break;
+        case 'y': {
+            unsigned mb;
+            if (parse_at_least("node-memory-mb", optarg, 256, &mb) < 0)
+                return -1;
+            a->cfg.budget.memory_mb = mb;
+            break;
+        }
+        case 'o':
+            if (parse_ratio("cpu-overcommit", optarg, &a->cfg.budget.cpu_overcommit) < 0)
+                return -1;
+            break;
+        case 'O':
+            if (parse_ratio("memory-overcommit", optarg, &a->cfg.budget.memory_overcommit) < 0)
+                return -1;
+            break;
+        case 'R':
+            if (parse_at_least("memory-reserve-mb", optarg, 1, &a->cfg.budget.reserve_mb) < 0)
                 return -1;
             break;
         case 'N': a->nats_url = optarg; break;

@@ -33,20 +33,6 @@ struct work_item {
     natsMsg *msg;
 };
 
-static unsigned long long mem_available_mb(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    unsigned long long kb = 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb / 1024;
-}
-
 static void publish_heartbeat(struct nats_agent *a)
 {
     Airlock__Node__V1__Heartbeat hb = AIRLOCK__NODE__V1__HEARTBEAT__INIT;
@@ -56,7 +42,13 @@ static void publish_heartbeat(struct nats_agent *a)
     pthread_mutex_lock(&a->vh->lock);
     hb.sandboxes = a->vh->n_sandboxes;
     pthread_mutex_unlock(&a->vh->lock);
-    hb.free_memory_mb = mem_available_mb();
+    hb.free_memory_mb = node_mem_available_mb();
+    struct node_budget_stats nb;
+    node_budget_get(a->vh->budget, &nb);
+    hb.vcpus_limit = nb.vcpus_limit;
+    hb.vcpus_committed = nb.vcpus_committed;
+    hb.memory_limit_mb = nb.memory_limit_mb;
+    hb.memory_committed_mb = nb.memory_committed_mb;
     hb.accel = (char *)vm_accel_name(a->vh->accel);
     hb.sent_unix_ms = clock_realtime_ms();
     hb.started_unix_ms = a->started_unix_ms;
@@ -112,8 +104,17 @@ static void serve_op(struct nats_agent *a, natsMsg *msg, const char *name,
                                   (const uint8_t *)natsMsg_GetData(msg));
     struct op_answer answer = { 0 };
     struct airlock_error e = { 0 };
+    struct node_budget_stats before, after;
+    node_budget_get(a->vh->budget, &before);
     int rc = req ? op->run(a->vh, req, &answer, &e)
                  : airlock_error_set(&e, AIRLOCK_ERR_INVALID, "not a %s", op->request->short_name);
+    /* What the VMs hold changed (a create, suspend, delete ...): the
+     * scheduler places by the heartbeat's figures, so it hears them ahead
+     * of the reply rather than up to a period later. */
+    node_budget_get(a->vh->budget, &after);
+    if (after.vcpus_committed != before.vcpus_committed ||
+        after.memory_committed_mb != before.memory_committed_mb)
+        publish_heartbeat(a);
     if (rc == 0) {
         node_reply_answer(a->nc, msg, op->answer, &answer);
     } else {

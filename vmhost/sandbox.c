@@ -75,6 +75,8 @@ void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb)
 
 static void sandbox_free(struct sandbox *sb)
 {
+    /* Whichever way it went (a stop leaves its VM for the next start). */
+    node_budget_release(sb->vh->budget, &sb->claim);
     template_release(sb->tmpl);
     free(sb->egress_ca_pem);
     pthread_mutex_destroy(&sb->wake_lock);

@@ -77,6 +77,8 @@ static int adopt_vm(struct sandbox *sb, const struct sandbox_record *r, char *er
     pthread_mutex_lock(&sb->lock);
     sb->vm = vm;
     pthread_mutex_unlock(&sb->lock);
+    /* It holds what it holds, whether the node's budget was lowered meanwhile or not. */
+    node_budget_hold(sb->vh->budget, &sb->claim, sb->vcpus, sb->memory_mb);
     char run_state[32];
     if (vm_settle_migration(vm, ADOPT_MIGRATION_SETTLE_MS, err, errlen) < 0 ||
         vm_run_state(vm, run_state, sizeof(run_state), err, errlen) < 0)

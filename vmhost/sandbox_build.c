@@ -54,6 +54,10 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
         sb->vcpus = t->snap.vcpus;
         sb->memory_mb = t->snap.memory_mb;
     }
+    /* Before anything is made: a node without room refuses at once. */
+    rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
+    if (rc < 0)
+        goto fail;
 
     if (mkdir(sb->dir, 0700) < 0) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir, strerror(errno));

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "node_budget.h"
 #include "policy.h"
 #include "sandbox.h"
 #include "vm.h"
@@ -20,6 +21,10 @@ struct sandbox {
     struct template_version *tmpl;
     unsigned vcpus;
     unsigned memory_mb;
+    /* What its VM holds of the node (node_budget.h): taken before a QEMU
+     * starts, given back when it is gone (sandbox_start_vm's callers,
+     * sandbox_vm_gone). */
+    struct node_claim claim;
     bool restored;               /* from the template snapshot, not a cold boot */
     bool from_pool;              /* handed out by the warm pool (warm_pool.h) */
     int64_t created_unix_ms;
@@ -100,6 +105,8 @@ void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason);
 /* Takes the VM and guest channel out of sb and ends them (QEMU quits, or
  * is killed); nothing when it has none. */
 void sandbox_drop_vm(struct sandbox *sb);
+/* Its QEMU is gone (ended, or died): what it held of the node goes back. */
+void sandbox_vm_gone(struct sandbox *sb);
 
 /* sandbox_build.c. The guest's per-sandbox init, then running (and
  * recorded), unless QEMU died meanwhile; *initialized_us: when the guest

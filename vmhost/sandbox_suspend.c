@@ -154,6 +154,7 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     if (ch)
         guest_channel_close(ch);
     vm_free(vm); /* QEMU quits: its memory goes back to the host */
+    sandbox_vm_gone(sb);
     log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s by=%s", sb->id,
              (long long)(clock_monotonic_ms() - started), p.dir, by_stop ? "stop" : "request");
     return 0;
@@ -196,6 +197,11 @@ int sandbox_suspend_for_stop(struct sandbox *sb, struct airlock_error *e)
 int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
                        struct airlock_error *e)
 {
+    /* A restore of a live sandbox kept its hold; a suspended or dead one
+     * needs room again. */
+    int rc = node_budget_claim(sb->vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
+    if (rc < 0)
+        return rc;
     if (unlink(sb->disk) < 0 && errno != ENOENT)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "remove %s: %s", sb->disk,
                                  strerror(errno));
@@ -251,6 +257,7 @@ int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)
         if (ch)
             guest_channel_close(ch);
         vm_free(vm);
+        sandbox_vm_gone(sb);
         log_warn("sandbox resume from suspend failed", "sandbox=%s error=\"%s\"", sb->id,
                  e->message);
         return -1;

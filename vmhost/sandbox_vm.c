@@ -110,6 +110,12 @@ void sandbox_on_vm_exit(void *arg, int wait_status, const char *reason)
     (void)wait_status;
     log_warn("sandbox vm exited unexpectedly", "sandbox=%s", sb->id);
     sandbox_fail(sb, reason);
+    sandbox_vm_gone(sb);
+}
+
+void sandbox_vm_gone(struct sandbox *sb)
+{
+    node_budget_release(sb->vh->budget, &sb->claim);
 }
 
 /* Stops what runs and removes what exists; used by delete and by failed
@@ -125,4 +131,5 @@ void sandbox_drop_vm(struct sandbox *sb)
     if (ch)
         guest_channel_close(ch);
     vm_free(vm);
+    sandbox_vm_gone(sb);
 }

@@ -22,6 +22,12 @@ void service_node_stats(struct rpc_call *call, void *ctx)
     st.pool_target = ps.target;
     st.pool_taken = ps.taken;
     st.pool_missed = ps.missed;
+    struct node_budget_stats nb;
+    node_budget_get(vh->budget, &nb);
+    st.vcpus_limit = nb.vcpus_limit;
+    st.vcpus_committed = nb.vcpus_committed;
+    st.memory_limit_mb = nb.memory_limit_mb;
+    st.memory_committed_mb = nb.memory_committed_mb;
     rpc_call_send(call, &st.base);
     rpc_call_finish(call, GRPC_STATUS_OK, NULL);
 }

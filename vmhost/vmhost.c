@@ -158,8 +158,10 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (!vh->cfg.template_sizes_max)
         vh->cfg.template_sizes_max = VMHOST_DEFAULT_TEMPLATE_SIZES_MAX;
     pthread_mutex_init(&vh->lock, NULL);
+    if (node_budget_new(&cfg->budget, &vh->budget, err, errlen) < 0)
+        goto fail_budget;
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
-        return -1;
+        goto fail_store;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
     if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr, cfg->internal_token))) {
         snprintf(err, errlen, "egress client for %s: out of memory", cfg->egress_addr);
@@ -192,11 +194,14 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         template_registry_close(vh);
         goto fail_image;
     }
+    struct node_budget_stats nb;
+    node_budget_get(vh->budget, &nb);
     log_info("vmhost ready",
-             "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u egress=%s",
+             "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u vcpus_limit=%u "
+             "memory_limit_mb=%llu egress=%s",
              vm_accel_name(vh->accel), vh->image.hash, vh->store.root,
-             vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes,
-             cfg->egress_addr ? cfg->egress_addr : "none");
+             vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes, nb.vcpus_limit,
+             nb.memory_limit_mb, cfg->egress_addr ? cfg->egress_addr : "none");
     return 0;
 fail_image:
     guest_image_release(&vh->image);
@@ -204,6 +209,9 @@ fail:
     jailer_free(vh->jailer);
     egress_client_close(vh->egress);
     store_close(&vh->store);
+fail_store:
+    node_budget_free(vh->budget);
+fail_budget:
     pthread_mutex_destroy(&vh->lock);
     return -1;
 }
@@ -218,5 +226,6 @@ void vmhost_shutdown(struct vmhost *vh)
     store_close(&vh->store);
     guest_image_release(&vh->image);
     jailer_free(vh->jailer);
+    node_budget_free(vh->budget);
     pthread_mutex_destroy(&vh->lock);
 }

@@ -9,6 +9,7 @@
 
 #include "image.h"
 #include "jail.h"
+#include "node_budget.h"
 #include "store.h"
 #include "template.h"
 #include "vm.h"
@@ -56,6 +57,7 @@ struct vmhost_config {
     unsigned template_sizes_max; /* sizes of the default template with a snapshot here; the
                                     least recently used one no sandbox holds goes; 0: default */
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
+    struct node_budget_config budget; /* the vCPUs and memory VMs may hold (node_budget.h) */
 };
 
 struct vmhost {
@@ -72,6 +74,7 @@ struct vmhost {
     struct egress_client *egress;  /* NULL without cfg.egress_addr */
     struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */
     struct jailer *jailer;      /* every QEMU's jail; NULL with cfg.no_jail */
+    struct node_budget *budget; /* what the VMs hold of the node (node_budget.h) */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */

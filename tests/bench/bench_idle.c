@@ -133,7 +133,10 @@ int bench_section_idle(struct bench_ctx *ctx)
         return -1;
     char max[16];
     snprintf(max, sizeof(max), "%d", d.want + 8);
-    const char *const args[] = { "--max-sandboxes", max, NULL };
+    /* Density is what this measures: the node's budget (node_budget.h)
+     * promises a vCPU and 8x its memory to each. */
+    const char *const args[] = { "--max-sandboxes", max, "--node-cpus", max, "--cpu-overcommit",
+                                 "1", "--memory-overcommit", "8", NULL };
     if (itest_vmhost_start(&d.vh, args) < 0) {
         free(d.ids);
         return -1;

@@ -3,7 +3,10 @@
  * --template-sizes-max sizes of the default template kept as snapshots
  * (each is a memory file as large as its RAM): the least recently used
  * size no sandbox holds goes, its files with it; when each is held, a new
- * size is refused naming the limit and the sizes. */
+ * size is refused naming the limit and the sizes. And admission by the
+ * node's budget (vmhost/node_budget.h), not by a count: running VMs hold
+ * vCPUs and memory; a create or resume past them is refused naming what
+ * ran out, a suspend gives back, an adopted VM holds what it held. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 #define LIMITS_MAX_VCPUS "2"
 #define LIMITS_MAX_MEMORY_MB "1024"
 #define LIMITS_SIZES_MAX "2"
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
 /* Snapshot directories (64 hex digits) in the store's templates. */
 static size_t snapshot_dirs(void)
@@ -150,6 +154,89 @@ static void test_restart_keeps_only_held_sizes(void **state)
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
 }
 
+/* 1 CPU x 2 = 2 vCPUs; (2560 - 1024) x 1 = 1536 MiB: two default
+ * sandboxes (1 vCPU, 512 MiB) fill the vCPUs. */
+static const char *const budget_args[] = { "--node-cpus", "1", "--cpu-overcommit", "2",
+                                           "--node-memory-mb", "2560", "--memory-overcommit",
+                                           "1", "--memory-reserve-mb", "1024", NULL };
+
+static void assert_committed(unsigned vcpus, unsigned long long memory_mb)
+{
+    Airlock__Vmhost__V1__NodeStats *ns = itest_node_stats(&itest_vh);
+    assert_non_null(ns);
+    assert_int_equal(ns->vcpus_limit, 2);
+    assert_int_equal(ns->memory_limit_mb, 1536);
+    assert_int_equal(ns->vcpus_committed, vcpus);
+    assert_int_equal(ns->memory_committed_mb, memory_mb);
+    protobuf_c_message_free_unpacked(&ns->base, NULL);
+}
+
+static void assert_state(const char *id, int want)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    Airlock__Vmhost__V1__Sandbox *sb = itest_sandbox_call(&itest_vh, ITEST_METHOD("GetSandbox"),
+                                                          id, &st, &details);
+    if (!sb)
+        fail_msg("GetSandbox %s: %d %s", id, st, details ? details : "");
+    assert_int_equal(sb->state, want);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+}
+
+static void test_node_budget_admits_by_vcpus_and_memory(void **state)
+{
+    (void)state;
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, budget_args), 0);
+    assert_committed(0, 0);
+    char *a = itest_assert_create(&itest_vh), *b = itest_assert_create(&itest_vh);
+    assert_committed(2, 1024);
+
+    /* Full: refused before anything is made, naming the vCPUs. */
+    grpc_status_code st;
+    char *details = NULL;
+    assert_null(create_sized(0, 0, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "node has no room for 1 more vCPUs: 2 of 2 committed "
+                               "(1 CPUs x overcommit 2)");
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 2);
+    Airlock__Vmhost__V1__ListSandboxesResponse *l = itest_list_sandboxes(&itest_vh);
+    assert_non_null(l);
+    assert_int_equal(l->n_sandboxes, 2);
+    protobuf_c_message_free_unpacked(&l->base, NULL);
+
+    /* A suspended sandbox holds no VM: its room goes to another. */
+    itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), a, STATE(SUSPENDED));
+    assert_committed(1, 512);
+    char *c = itest_assert_create(&itest_vh);
+    assert_committed(2, 1024);
+    /* and coming back needs room: refused, still suspended, resumable. */
+    Airlock__Vmhost__V1__Sandbox *r =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("ResumeSandbox"), a, &st, &details);
+    assert_null(r);
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "node has no room for 1 more vCPUs");
+    assert_state(a, STATE(SUSPENDED));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, c), GRPC_STATUS_OK);
+    free(c);
+    assert_committed(1, 512);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), a, STATE(RUNNING));
+    assert_committed(2, 1024);
+
+    /* A restart adopts both VMs with what they hold. */
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, budget_args), 0);
+    assert_committed(2, 1024);
+    assert_null(create_sized(0, 0, &st, &details));
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED, "no room");
+    assert_int_equal(itest_assert_sh_code(&itest_vh, a, "exit 3", NULL, 0), 3);
+
+    assert_int_equal(itest_delete_sandbox(&itest_vh, a), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, b), GRPC_STATUS_OK);
+    free(a);
+    free(b);
+    assert_committed(0, 0);
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -162,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_sizes_past_the_node_bounds_are_refused),
         cmocka_unit_test(test_least_recently_used_size_goes),
         cmocka_unit_test(test_restart_keeps_only_held_sizes),
+        cmocka_unit_test(test_node_budget_admits_by_vcpus_and_memory),
     };
     return cmocka_run_group_tests(tests, setup, itest_group_teardown);
 }
