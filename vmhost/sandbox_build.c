@@ -56,8 +56,10 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
     }
     /* Before anything is made: a node without room refuses at once. */
     rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
-    if (rc < 0)
-        goto fail;
+    if (rc < 0) {
+        sandbox_unreserve(sb);
+        return rc;
+    }
 
     if (mkdir(sb->dir, 0700) < 0) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir, strerror(errno));

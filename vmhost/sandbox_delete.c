@@ -33,13 +33,18 @@ void sandbox_discard(struct sandbox *sb)
     sandbox_put(sb); /* the creator's */
 }
 
-void sandbox_abandon(struct sandbox *sb, const char *err)
+void sandbox_unreserve(struct sandbox *sb)
 {
-    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
     pthread_mutex_lock(&sb->vh->lock);
     sandbox_registry_remove_locked(sb->vh, sb);
     pthread_mutex_unlock(&sb->vh->lock);
     sandbox_discard(sb);
+}
+
+void sandbox_abandon(struct sandbox *sb, const char *err)
+{
+    log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
+    sandbox_unreserve(sb);
 }
 
 int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e)

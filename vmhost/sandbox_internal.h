@@ -116,6 +116,9 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
 /* sandbox_delete.c. Undoes a create (or a hand-out) that failed after
  * sandbox_reserve(): out of the registry, then as sandbox_discard(). */
 void sandbox_abandon(struct sandbox *sb, const char *err);
+/* The same without the failure's log line: a create refused before
+ * anything was made (the node's budget), which its caller reports. */
+void sandbox_unreserve(struct sandbox *sb);
 
 /* sandbox_suspend.c. For a sandbox without a VM: its disk becomes a
  * reflink of disk, a new QEMU loads state (NULL: cold-boots), and the

@@ -78,6 +78,7 @@ static int refill_one(struct warm_pool *pool, struct sandbox **out, struct airlo
 static void *filler_main(void *arg)
 {
     struct warm_pool *pool = arg;
+    bool full = false; /* the node's budget had no room at the last try */
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
         if (pool->n_ready >= pool->target || pool->handing_out > 0) {
@@ -93,6 +94,8 @@ static void *filler_main(void *arg)
         struct sandbox *sb = NULL;
         struct airlock_error e = { 0 };
         int rc = refill_one(pool, &sb, &e);
+        bool was_full = full;
+        full = rc < 0 && e.class == AIRLOCK_ERR_CAPACITY;
         pthread_mutex_lock(&pool->lock);
         if (rc == 0 && pool->n_ready >= pool->target) {
             /* The target went down while this VM was being restored. */
@@ -105,8 +108,13 @@ static void *filler_main(void *arg)
             log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",
                      pool->tmpl->ref, sandbox_id(sb), pool->n_ready, pool->target);
         } else {
-            log_warn("warm pool refill failed", "error=\"%s\" retry_ms=%d", e.message,
-                     WARM_POOL_RETRY_MS);
+            /* A full node is no failure: said once, until there is room. */
+            if (e.class != AIRLOCK_ERR_CAPACITY)
+                log_warn("warm pool refill failed", "error=\"%s\" retry_ms=%d", e.message,
+                         WARM_POOL_RETRY_MS);
+            else if (!was_full)
+                log_info("warm pool waits for room on the node", "template=%s error=\"%s\"",
+                         pool->tmpl->ref, e.message);
             if (!pool->stopping)
                 wait_locked(pool, WARM_POOL_RETRY_MS);
         }
