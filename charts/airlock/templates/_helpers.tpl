@@ -47,7 +47,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
      pod reads it only at start, so the changed annotation restarts them
      on that upgrade. */}}
 {{- define "airlock.databaseAnnotations" -}}
-{{- if .Values.postgresql.enabled }}
+{{- if .Values.postgresql.enabled -}}
 airlock.dev/database-auth: scram-sha-256
 {{- end }}
 {{- end -}}
