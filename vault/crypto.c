@@ -49,11 +49,6 @@ out:
     return rc;
 }
 
-void crypto_secret_aad(char *aad, size_t len, const char *secret_id)
-{
-    snprintf(aad, len, "airlock-vault/secret/%s", secret_id);
-}
-
 static void key_aad(char *aad, size_t len, const char *owner_kind, const char *owner_id)
 {
     snprintf(aad, len, "airlock-vault/%s/%s", owner_kind, owner_id);

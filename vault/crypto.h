@@ -1,7 +1,8 @@
 /* AES-256-GCM through OpenSSL EVP: secrets under a project's data key, and
  * data keys under the master key or a customer's key. The AAD binds each
- * ciphertext to what it belongs to (a project id, a secret id), so a row
- * copied onto another cannot be decrypted there. */
+ * ciphertext to what it belongs to (a project id; a secret's id, owner,
+ * scope and bindings: secret_aad.h), so a row copied onto another, or
+ * edited, cannot be decrypted there. */
 #ifndef AIRLOCK_VAULT_CRYPTO_H
 #define AIRLOCK_VAULT_CRYPTO_H
 
@@ -24,9 +25,6 @@ int crypto_seal(const unsigned char key[VAULT_KEY_BYTES], const char *aad, const
 int crypto_open(const unsigned char key[VAULT_KEY_BYTES], const char *aad,
                 const unsigned char nonce[VAULT_NONCE_BYTES], const unsigned char *ct, size_t len,
                 const unsigned char tag[VAULT_TAG_BYTES], unsigned char *pt);
-
-/* The AAD of a secret's ciphertext: "airlock-vault/secret/<secret_id>". */
-void crypto_secret_aad(char *aad, size_t len, const char *secret_id);
 
 /* Data-key wrapping, AAD "airlock-vault/<owner_kind>/<owner_id>" (kind
  * "project" or "org"). */

@@ -8,18 +8,17 @@
 #include "clock.h"
 #include "crypto.h"
 #include "audit.h"
-#include "hex.h"
 #include "log.h"
 #include "names.h"
 #include "orgs.h"
 #include "project_keys.h"
+#include "reseal.h"
 #include "rules.h"
+#include "sealed.h"
 #include "secmem.h"
 
-/* Columns of the candidate query. */
-enum {
-    C_ID, C_SANDBOX, C_RATE, C_PATTERN, C_RULE, C_NONCE, C_CT, C_TAG, C_BURST, C_ORG, C_PLAINTEXT
-};
+/* Columns of the candidate query after the sealed ones. */
+enum { C_RATE = SEALED_N_COLUMNS, C_BURST };
 
 /* The best candidate row for host, or -1: sandbox scope over project
  * scope over org scope, then an exact pattern over a wildcard. */
@@ -27,10 +26,10 @@ static int best_binding(const PGresult *res, const char *host)
 {
     int best = -1, best_rank = -1;
     for (int i = 0; i < PQntuples(res); i++) {
-        const char *pattern = PQgetvalue(res, i, C_PATTERN);
+        const char *pattern = PQgetvalue(res, i, SEALED_PATTERN);
         if (!name_matches(pattern, host))
             continue;
-        int scope = *PQgetvalue(res, i, C_SANDBOX) ? 2 : *PQgetvalue(res, i, C_ORG) ? 0 : 1;
+        int scope = *PQgetvalue(res, i, SEALED_SANDBOX) ? 2 : *PQgetvalue(res, i, SEALED_ORG) ? 0 : 1;
         int rank = 2 * scope + (pattern[0] != '*');
         if (rank > best_rank) {
             best = i;
@@ -40,37 +39,27 @@ static int best_binding(const PGresult *res, const char *host)
     return best;
 }
 
-/* Decrypts the chosen row's secret and renders its rule into out. */
+/* Decrypts the chosen row's secret — its AAD covers the row's owner,
+ * scope and every binding, this one's rule included — and renders the
+ * rule into out. */
 static int render(const PGresult *res, int row, const unsigned char *data_key,
-                  Airlock__Vault__V1__Injection *out, struct airlock_error *e)
+                  struct sealed_row *s, Airlock__Vault__V1__Injection *out,
+                  struct airlock_error *e)
 {
     int rc = -1;
-    const char *ct_hex = PQgetvalue(res, row, C_CT);
-    size_t len = strlen(ct_hex) / 2;
-    unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES];
-    unsigned char *ct = malloc(len ? len : 1), *pt = secmem_alloc(len ? len : 1);
-    char aad[128], *name = NULL, *value = NULL;
-    size_t value_len = 0;
-    if (!ct || !pt || hex_decode(ct_hex, ct, len) < 0 ||
-        hex_decode(PQgetvalue(res, row, C_NONCE), nonce, sizeof(nonce)) < 0 ||
-        hex_decode(PQgetvalue(res, row, C_TAG), tag, sizeof(tag)) < 0) {
-        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "stored secret is malformed");
+    unsigned char *pt = NULL;
+    char *name = NULL, *value = NULL;
+    size_t len = 0, value_len = 0;
+    if (sealed_row_open(s, data_key, &pt, &len, e) < 0)
         goto out;
-    }
-    crypto_secret_aad(aad, sizeof(aad), PQgetvalue(res, row, C_ID));
-    if (crypto_open(data_key, aad, nonce, ct, len, tag, pt) < 0) {
-        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "secret %s does not decrypt (tampered?)",
-                          PQgetvalue(res, row, C_ID));
-        goto out;
-    }
-    if (rule_render(PQgetvalue(res, row, C_RULE), pt, len, &name, &value, &value_len) < 0) {
+    if (rule_render(PQgetvalue(res, row, SEALED_RULE), pt, len, &name, &value, &value_len) < 0) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         goto out;
     }
     /* protobuf-c needs heap copies; injection_clear zeroes them. */
     out->header_value = strndup(value, value_len);
     out->header_name = name;
-    out->secret_id = strdup(PQgetvalue(res, row, C_ID));
+    out->secret_id = strdup(s->f.id);
     name = NULL;
     out->secret_value.data = malloc(len ? len : 1);
     if (out->secret_value.data) {
@@ -88,9 +77,9 @@ static int render(const PGresult *res, int row, const unsigned char *data_key,
     }
 out:
     secmem_free(value, value_len + 1);
-    secmem_free(pt, len ? len : 1);
+    if (pt)
+        secmem_free(pt, len ? len : 1);
     free(name);
-    free(ct);
     return rc;
 }
 
@@ -134,31 +123,41 @@ static int resolve_matched(struct vault *v, const Airlock__Vault__V1__ResolveInj
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "cannot lock memory for a key");
     /* Before anything is decrypted or counted: a secret bound for TLS
      * never goes into a request that crosses the network in clear. */
-    if (req->plaintext && strcmp(PQgetvalue(res, row, C_PLAINTEXT), "t") != 0) {
+    if (req->plaintext && strcmp(PQgetvalue(res, row, SEALED_PLAINTEXT), "t") != 0) {
         secmem_free(data_key, VAULT_KEY_BYTES);
         return airlock_error_set(
             e, AIRLOCK_ERR_PERMISSION,
             "secret %s is injected into TLS connections only; this request is plain "
             "HTTP (use https://, or create the secret with plaintext allowed)",
-            PQgetvalue(res, row, C_ID));
+            PQgetvalue(res, row, SEALED_ID));
     }
     struct customer_key ck = { req->customer_key.data, req->customer_key.len };
-    const char *org_id = PQgetvalue(res, row, C_ORG);
+    const char *org_id = PQgetvalue(res, row, SEALED_ORG);
     /* The key is checked before a token is taken: a refused BYOK request
      * does not use up the secret's budget. An org secret is under the
      * org's key, whatever the project's. */
     int rc = *org_id ? org_data_key(v, org_id, data_key, e)
                      : project_data_key(v, req->project_id, ck, false, actor, data_key, e);
     if (rc == 0 &&
-        !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, C_ID),
+        !ratelimit_take(&v->ratelimit, PQgetvalue(res, row, SEALED_ID),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_RATE), NULL, 10),
                         (uint32_t)strtoul(PQgetvalue(res, row, C_BURST), NULL, 10),
                         clock_monotonic_ms()))
         rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
                                "secret %s: rate limit of %s per minute reached",
-                               PQgetvalue(res, row, C_ID), PQgetvalue(res, row, C_RATE));
+                               PQgetvalue(res, row, SEALED_ID), PQgetvalue(res, row, C_RATE));
+    struct sealed_row s;
     if (rc == 0)
-        rc = render(res, row, data_key, out, e);
+        rc = sealed_row_load(res, row, &s, e);
+    if (rc == 0) {
+        rc = render(res, row, data_key, &s, out, e);
+        /* It opened with the old AAD: its owner's old rows get the full
+         * one now that vault holds their key (a BYOK project's maybe only
+         * for this request). */
+        if (rc == 0 && s.aad_version < SECRET_AAD_VERSION)
+            reseal_owner(v, s.f.project_id, s.f.org_id, data_key);
+        sealed_row_clear(&s);
+    }
     secmem_free(data_key, VAULT_KEY_BYTES);
     return rc;
 }
@@ -173,10 +172,8 @@ int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest 
         goto out;
     const char *params[] = { req->project_id, req->sandbox_id };
     res = db_query(&v->db,
-                   "SELECT s.id, s.sandbox_id, s.rate_limit_per_minute, b.host_pattern,"
-                   " b.injection_rule, encode(s.nonce, 'hex'), encode(s.ciphertext, 'hex'),"
-                   " encode(s.tag, 'hex'), s.rate_limit_burst, coalesce(s.org_id, ''),"
-                   " s.allow_plaintext"
+                   /* Every binding of each candidate (sealed_row_load). */
+                   "SELECT " SEALED_COLUMNS ", s.rate_limit_per_minute, s.rate_limit_burst"
                    " FROM vault_secrets s JOIN vault_bindings b ON b.secret_id = s.id"
                    " WHERE (s.project_id = $1 AND (s.sandbox_id = '' OR s.sandbox_id = $2))"
                    "  OR s.org_id = (SELECT org_id FROM vault_project_orgs WHERE project_id = $1)"
@@ -196,9 +193,9 @@ int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest 
     rc = resolve_matched(v, req, res, row, actor, out, e);
     struct audit_event ev = { .actor = actor, .action = "inject", .project_id = req->project_id,
                               .sandbox_id = req->sandbox_id,
-                              .secret_id = PQgetvalue(res, row, C_ID), .host = host,
+                              .secret_id = PQgetvalue(res, row, SEALED_ID), .host = host,
                               .method = req->method, .path = req->path,
-                              .org_id = PQgetvalue(res, row, C_ORG),
+                              .org_id = PQgetvalue(res, row, SEALED_ORG),
                               .outcome = rc == 0 ? NULL : e };
     /* An injection that is not on record does not happen. */
     if (vault_audit(v, &ev, e) < 0) {

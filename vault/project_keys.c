@@ -8,6 +8,7 @@
 #include "crypto.h"
 #include "hex.h"
 #include "log.h"
+#include "reseal.h"
 #include "secmem.h"
 
 int project_register(struct vault *v, const char *project_id, struct customer_key ck,
@@ -184,6 +185,10 @@ int project_unlock(struct vault *v, const char *project_id, struct customer_key 
                                      clock_monotonic_ms() + (int64_t)ttl_s * 1000) < 0)
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL,
                                "cannot lock memory for the project's key");
+    /* The first time since start vault holds this key: the project's old
+     * rows get the full AAD. */
+    if (rc == 0)
+        reseal_owner(v, project_id, "", key);
     secmem_free(key, VAULT_KEY_BYTES);
     /* A project that does not exist leaves no row (nothing happened to it). */
     if ((rc == 0 || e->class != AIRLOCK_ERR_NOT_FOUND) &&

@@ -14,15 +14,37 @@
 #include "random_id.h"
 #include "ratelimit.h"
 #include "rules.h"
+#include "sealed.h"
 #include "secmem.h"
 
 #define SECRET_MAX_PATTERNS 32
 #define SECRET_MAX_RATE_PER_MINUTE 1000000
 
-/* Checks every field; normalized host patterns go into patterns as a
- * PostgreSQL array literal (safe: host names hold no quotes or commas). */
-static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char *patterns,
-                        size_t patterns_len, struct airlock_error *e)
+/* The host patterns of a request, normalized and without duplicates: the
+ * bindings stored, and sealed into the AAD. */
+struct create_patterns {
+    char norm[SECRET_MAX_PATTERNS][NAME_MAX_LEN + 1];
+    struct secret_binding bindings[SECRET_MAX_PATTERNS];
+    size_t n;
+};
+
+/* Adds the normalized pattern unless it is there already. */
+static void add_pattern(struct create_patterns *cp, const char *norm, const char *rule)
+{
+    for (size_t i = 0; i < cp->n; i++)
+        if (strcmp(cp->norm[i], norm) == 0)
+            return;
+    strcpy(cp->norm[cp->n], norm);
+    cp->bindings[cp->n].host_pattern = cp->norm[cp->n];
+    cp->bindings[cp->n++].injection_rule = rule;
+}
+
+/* Checks every field; normalized host patterns go into cp and into
+ * patterns as a PostgreSQL array literal (safe: host names hold no quotes
+ * or commas). */
+static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req,
+                        struct create_patterns *cp, char *patterns, size_t patterns_len,
+                        struct airlock_error *e)
 {
     char why[256];
     if (*req->org_id) {
@@ -43,15 +65,19 @@ static int check_create(const Airlock__Vault__V1__CreateSecretRequest *req, char
     if (req->n_host_patterns == 0 || req->n_host_patterns > SECRET_MAX_PATTERNS)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "host_patterns: 1 to %d required",
                                  SECRET_MAX_PATTERNS);
-    size_t used = (size_t)snprintf(patterns, patterns_len, "{");
+    cp->n = 0;
     for (size_t i = 0; i < req->n_host_patterns; i++) {
         char norm[NAME_MAX_LEN + 1];
         if (name_pattern_normalize(req->host_patterns[i], norm) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                      "host_patterns[%zu]: \"%s\" is not a host name or *.name",
                                      i, req->host_patterns[i]);
-        used += (size_t)snprintf(patterns + used, patterns_len - used, "%s%s", i ? "," : "", norm);
+        add_pattern(cp, norm, req->injection_rule);
     }
+    size_t used = (size_t)snprintf(patterns, patterns_len, "{");
+    for (size_t i = 0; i < cp->n; i++)
+        used += (size_t)snprintf(patterns + used, patterns_len - used, "%s%s", i ? "," : "",
+                                 cp->norm[i]);
     snprintf(patterns + used, patterns_len - used, "}");
     if (rule_check(req->injection_rule, why, sizeof(why)) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "injection_rule: %s", why);
@@ -151,7 +177,7 @@ static int insert_secret(struct vault *v, const Airlock__Vault__V1__CreateSecret
                          struct airlock_error *e)
 {
     char nonce_hex[2 * VAULT_NONCE_BYTES + 1], tag_hex[2 * VAULT_TAG_BYTES + 1], rate[16],
-        burst[16];
+        burst[16], aad_version[8];
     char *ct_hex = malloc(2 * req->value.len + 1);
     if (!ct_hex)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
@@ -159,20 +185,22 @@ static int insert_secret(struct vault *v, const Airlock__Vault__V1__CreateSecret
     hex_encode(tag, VAULT_TAG_BYTES, tag_hex);
     hex_encode(ct, req->value.len, ct_hex);
     snprintf(rate, sizeof(rate), "%u", req->rate_limit_per_minute);
+    snprintf(aad_version, sizeof(aad_version), "%d", SECRET_AAD_VERSION);
     snprintf(burst, sizeof(burst), "%u",
              req->rate_limit_burst ? req->rate_limit_burst : req->rate_limit_per_minute);
     const char *actor = *req->actor ? req->actor : "unknown";
     const char *params[] = { id,      req->project_id, req->sandbox_id, req->name, nonce_hex,
                              ct_hex,  tag_hex,         rate,            patterns,  req->injection_rule,
                              actor,   burst,           req->org_id,
-                             req->allow_plaintext ? "true" : "false" };
+                             req->allow_plaintext ? "true" : "false", aad_version };
     /* An org secret has project_id NULL, a project's org_id NULL. */
     PGresult *res = db_query(
         &v->db,
         "WITH s AS (INSERT INTO vault_secrets (id, project_id, sandbox_id, name, nonce,"
-        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst, org_id, allow_plaintext)"
+        "  ciphertext, tag, rate_limit_per_minute, rate_limit_burst, org_id, allow_plaintext,"
+        "  aad_version)"
         "  VALUES ($1, nullif($2, ''), $3, $4, decode($5, 'hex'), decode($6, 'hex'),"
-        "  decode($7, 'hex'), $8::integer, $12::integer, nullif($13, ''), $14::boolean)"
+        "  decode($7, 'hex'), $8::integer, $12::integer, nullif($13, ''), $14::boolean, $15)"
         "  ON CONFLICT DO NOTHING"
         "  RETURNING id, project_id, sandbox_id, org_id),"
         " b AS (INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
@@ -181,7 +209,7 @@ static int insert_secret(struct vault *v, const Airlock__Vault__V1__CreateSecret
         "  org_id, status) SELECT $11, 'create_secret', coalesce(project_id, ''), sandbox_id,"
         "  id, coalesce(org_id, ''), 'OK' FROM s)"
         " SELECT 1 FROM s",
-        14, params, AIRLOCK_ERROR_MSG(e));
+        15, params, AIRLOCK_ERROR_MSG(e));
     free(ct_hex);
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
@@ -224,10 +252,11 @@ int secret_create(struct vault *v, Airlock__Vault__V1__CreateSecretRequest *req,
                   Airlock__Vault__V1__SecretMetadata *out, struct airlock_error *e)
 {
     int rc = -1;
-    char patterns[SECRET_MAX_PATTERNS * (NAME_MAX_LEN + 1) + 8], id[64], aad[128];
+    char patterns[SECRET_MAX_PATTERNS * (NAME_MAX_LEN + 1) + 8], id[64];
+    struct create_patterns cp;
     unsigned char nonce[VAULT_NONCE_BYTES], tag[VAULT_TAG_BYTES], *ct = NULL;
     unsigned char *data_key = secmem_alloc(VAULT_KEY_BYTES);
-    if (check_create(req, patterns, sizeof(patterns), e) < 0)
+    if (check_create(req, &cp, patterns, sizeof(patterns), e) < 0)
         goto out;
     ct = malloc(req->value.len);
     if (!data_key || !ct || random_id("sec_", 16, id, sizeof(id)) < 0) {
@@ -236,11 +265,11 @@ int secret_create(struct vault *v, Airlock__Vault__V1__CreateSecretRequest *req,
     }
     if (sealing_key(v, req, data_key, e) < 0)
         goto out;
-    crypto_secret_aad(aad, sizeof(aad), id);
-    if (crypto_seal(data_key, aad, req->value.data, req->value.len, nonce, ct, tag) < 0) {
-        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "encryption failed");
+    /* The row insert_secret writes, as the AAD covers it. */
+    struct secret_aad_fields f = { id, req->project_id, req->org_id, req->sandbox_id,
+                                   req->allow_plaintext, cp.bindings, cp.n };
+    if (sealed_seal(&f, data_key, req->value.data, req->value.len, nonce, ct, tag, e) < 0)
         goto out;
-    }
     if (insert_secret(v, req, id, patterns, nonce, ct, tag, e) < 0 ||
         read_created(v, req, id, out, e) < 0)
         goto out;

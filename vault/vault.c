@@ -7,6 +7,7 @@
 
 #include "crypto.h"
 #include "master_key.h"
+#include "reseal.h"
 #include "secmem.h"
 #include "vault_schema.h"
 
@@ -25,11 +26,17 @@ int vault_init(struct vault *v, const char *database_url, const char *master_key
         goto fail;
     if (db_open(&v->db, database_url, err, errlen) < 0)
         goto fail;
-    if (db_migrate(&v->db, &vault_schema, NULL, NULL, err, errlen) < 0) {
-        db_close(&v->db);
-        goto fail;
+    if (db_migrate(&v->db, &vault_schema, NULL, NULL, err, errlen) < 0)
+        goto fail_db;
+    /* Before serving: old rows whose key vault holds get the full AAD. */
+    struct airlock_error e;
+    if (reseal_at_start(v, &e) < 0) {
+        snprintf(err, errlen, "re-sealing old secrets: %s", e.message);
+        goto fail_db;
     }
     return 0;
+fail_db:
+    db_close(&v->db);
 fail:
     secmem_free(v->master_key, VAULT_KEY_BYTES);
     ratelimit_destroy(&v->ratelimit);

@@ -75,6 +75,11 @@ static const char *const vault_migrations[] = {
     "CREATE INDEX vault_audit_by_org ON vault_audit (org_id, id) WHERE org_id <> '';",
     /* 4: secrets go into TLS connections only unless they allow plain HTTP. */
     "ALTER TABLE vault_secrets ADD COLUMN allow_plaintext boolean NOT NULL DEFAULT false;",
+    /* 5: the AAD a secret is sealed with (vault/secret_aad.h): 1, the id
+     * only, for every row so far; vault re-seals them as 2 (owner, scope,
+     * bindings) when it holds their key (vault/reseal.h). */
+    "ALTER TABLE vault_secrets ADD COLUMN aad_version smallint NOT NULL DEFAULT 1"
+    "  CHECK (aad_version IN (1, 2));",
 };
 
 const struct db_schema vault_schema = {

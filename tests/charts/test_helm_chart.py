@@ -4,14 +4,19 @@
 template reads exists in values.yaml, every include names a define, every
 template block is closed, and every flag a container passes to an airlock
 binary is one that binary's --help lists — so the chart cannot drift from
-the services it deploys.
+the services it deploys. The in-chart PostgreSQL's init container script,
+which closes a volume made before password authentication, runs against a
+real PostgreSQL 15 when one is installed.
 
 usage: test_helm_chart.py CHART_DIR BIN_DIR_MAP...   (NAME=PATH pairs)
 """
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import yaml
@@ -180,6 +185,42 @@ class HelmChart(unittest.TestCase):
         self.assertIn('lookup "v1" "Secret"', text, "kept across upgrades")
         self.assertIn("existingSecret", self.values["internalToken"])
 
+    def test_in_chart_postgresql_requires_a_password(self):
+        tpl = dict(templates())
+        text, helpers = tpl["database.yaml"], tpl["_helpers.tpl"]
+        self.assertNotIn("value: trust", text)
+        env = yaml.safe_load(define_body(helpers, "airlock.postgresqlAuthEnv")
+                             .replace('{{ include "airlock.fullname" . }}', "R"))
+        by_name = {e["name"]: e for e in env}
+        self.assertEqual(by_name["POSTGRES_HOST_AUTH_METHOD"]["value"], "scram-sha-256")
+        self.assertEqual(by_name["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"],
+                         {"name": "R-database", "key": "password"})
+        # The server and the init container that closes old volumes both.
+        self.assertEqual(text.count('include "airlock.postgresqlAuthEnv"'), 2)
+        # Generated once, then kept: across upgrades and past an uninstall
+        # (the volume keeps the role's password).
+        self.assertIn('lookup "v1" "Secret" .Release.Namespace $name', text)
+        self.assertIn("$password = randAlphaNum 32", text)
+        self.assertIn("helm.sh/resource-policy: keep", text)
+        self.assertIn("password: {{ $password | b64enc }}", text)
+        self.assertRegex(text, r'url: \{\{ printf "host=%s-postgresql port=5432 user=airlock '
+                               r'dbname=airlock password=%s" .* \$password \| b64enc \}\}')
+        # The services read that url, and restart when it gained the password.
+        for name in ("scheduler.yaml", "vault.yaml"):
+            self.assertIn('include "airlock.databaseEnv"', tpl[name])
+            self.assertIn('with include "airlock.databaseAnnotations"', tpl[name])
+
+    def test_require_password_script_closes_an_old_volume(self):
+        pg_bin = "/usr/lib/postgresql/15/bin"
+        if not os.path.exists(os.path.join(pg_bin, "initdb")):
+            self.skipTest("PostgreSQL 15 is not installed")
+        text = dict(templates())["database.yaml"]
+        m = re.search(r"- name: require-password\n.*?- -ec\n\s*- \|\n((?: {14}[^\n]*\n)+)", text,
+                      re.S)
+        self.assertIsNotNone(m, "no require-password script")
+        script = "\n".join(line[14:] for line in m.group(1).splitlines())
+        OldVolume(self, pg_bin).check(script)
+
     def test_nats_requires_the_token(self):
         text = dict(templates())["nats.yaml"]
         conf = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text)
@@ -202,6 +243,83 @@ class HelmChart(unittest.TestCase):
         self.assertGreaterEqual(text.count("privileged: true"), 3)
         self.assertIn("mountPropagation: Bidirectional", text)
         self.assertIn("mountPropagation: HostToContainer", text)
+
+
+class OldVolume:
+    """A data dir as the chart made it before passwords (trust for every
+    connection, role and database airlock), the init container's script
+    run on it, and what a TCP client can do before and after."""
+
+    PASSWORD = "s3cretPassw0rdFromTheSecret"
+
+    def __init__(self, test, pg_bin):
+        self.t, self.bin = test, pg_bin
+        self.dir = tempfile.mkdtemp(prefix="airlock-chart-pg-")
+        os.chmod(self.dir, 0o755)
+        self.data = os.path.join(self.dir, "pgdata")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = str(s.getsockname()[1])
+        test.addCleanup(self.cleanup)
+
+    def as_postgres(self, argv, env=None):
+        """Runs argv as the server's user (initdb refuses root)."""
+        full = dict(os.environ, PATH=f"{self.bin}:{os.environ['PATH']}", PGPORT=self.port,
+                    **(env or {}))
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres")
+            argv = ["runuser", "-u", "postgres", "--", "env",
+                    *[f"{k}={v}" for k, v in full.items() if k.startswith("PG") or
+                      k in ("PATH", "POSTGRES_PASSWORD")], *argv]
+        return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=120)
+
+    def ok(self, argv, env=None):
+        r = self.as_postgres(argv, env)
+        self.t.assertEqual(r.returncode, 0, f"{argv}: {r.stdout}{r.stderr}")
+
+    def server(self, action):
+        opts = f"-c listen_addresses=127.0.0.1 -c unix_socket_directories={self.dir}"
+        self.ok([f"{self.bin}/pg_ctl", "-D", self.data, "-w", "-o", opts,
+                 "-l", os.path.join(self.dir, "log"), action])
+
+    def connect(self, password=None):
+        """psql over TCP; (returncode, output)."""
+        conninfo = f"host=127.0.0.1 port={self.port} user=airlock dbname=airlock"
+        if password is not None:
+            conninfo += f" password={password}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        r = subprocess.run([f"{self.bin}/psql", "-w", "-At", "-d", conninfo, "-c",
+                            "SELECT coalesce(rolpassword LIKE 'SCRAM-SHA-256$%', false) FROM pg_authid"
+                            " WHERE rolname = 'airlock'"],
+                           env=env, capture_output=True, text=True, timeout=60)
+        return r.returncode, r.stdout + r.stderr
+
+    def check(self, script):
+        self.ok([f"{self.bin}/initdb", "-D", self.data, "-A", "trust", "-U", "airlock"])
+        self.server("start")
+        self.ok([f"{self.bin}/createdb", "-h", self.dir, "-U", "airlock", "airlock"])
+        rc, out = self.connect()
+        self.t.assertEqual((rc, out.strip()), (0, "f"), "the old volume lets anyone in")
+        self.server("stop")
+        for _ in range(2):  # every start: the second finds scram-sha-256 already
+            self.ok(["sh", "-ec", script], {"PGDATA": self.data,
+                                            "POSTGRES_PASSWORD": self.PASSWORD})
+            self.server("start")
+            rc, out = self.connect()
+            self.t.assertNotEqual(rc, 0, out)
+            self.t.assertIn("password", out)
+            rc, out = self.connect("wrong")
+            self.t.assertNotEqual(rc, 0, out)
+            self.t.assertIn("password authentication failed", out)
+            rc, out = self.connect(self.PASSWORD)
+            self.t.assertEqual((rc, out.strip()), (0, "t"), "the Secret's password, as SCRAM")
+            self.server("stop")
+
+    def cleanup(self):
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.as_postgres([f"{self.bin}/pg_ctl", "-D", self.data, "-w", "-m", "immediate",
+                              "stop"])
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

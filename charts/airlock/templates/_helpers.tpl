@@ -28,6 +28,30 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
       key: url
 {{- end -}}
 
+{{/* The in-chart PostgreSQL's data dir and password (database.yaml),
+     for its server and its init container. */}}
+{{- define "airlock.postgresqlAuthEnv" -}}
+- name: PGDATA
+  value: /var/lib/postgresql/data/pgdata
+- name: POSTGRES_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "airlock.fullname" . }}-database
+      key: password
+- name: POSTGRES_HOST_AUTH_METHOD
+  value: scram-sha-256
+{{- end -}}
+
+{{/* Pods that read DATABASE_URL from the in-chart Secret: its connection
+     string gained the password when the chart began to require one, and a
+     pod reads it only at start, so the changed annotation restarts them
+     on that upgrade. */}}
+{{- define "airlock.databaseAnnotations" -}}
+{{- if .Values.postgresql.enabled -}}
+airlock.dev/database-auth: scram-sha-256
+{{- end }}
+{{- end -}}
+
 {{- define "airlock.natsUrl" -}}
 {{- if .Values.nats.enabled -}}
 nats://{{ include "airlock.fullname" . }}-nats:4222
