@@ -179,6 +179,7 @@ static void assert_state(const char *id, int want)
                                                           id, &st, &details);
     if (!sb)
         fail_msg("GetSandbox %s: %d %s", id, st, details ? details : "");
+    free(details);
     assert_int_equal(sb->state, want);
     protobuf_c_message_free_unpacked(&sb->base, NULL);
 }
