@@ -33,10 +33,13 @@ static void authenticate(struct gw_request *r)
 {
     struct key_principal p;
     struct airlock_error e;
+    char why[256];
     if (gw_authenticate(r->gw,
                         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
                         "missing \"Authorization: Bearer <key>\" header", &p, &e) < 0) {
         gw_request_fail_error(r, &e);
+    } else if (rate_limit_take(&r->gw->rates, p.key_id, &r->retry_after_s, why, sizeof(why)) < 0) {
+        gw_request_fail(r, 429, "rate_limited", "%s", why);
     } else if (r->route->auth == GW_AUTH_ADMIN && !p.admin) {
         gw_request_fail(r, 403, "permission_denied", "this route needs the admin key");
     } else {
@@ -202,8 +205,10 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     live_streams_init(&gw->streams);
     exec_slots_init(&gw->execs, cfg->max_execs_per_key);
     if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
-                       clock_monotonic_ms) < 0) {
-        snprintf(err, errlen, "out of memory for the key cache");
+                       clock_monotonic_ms) < 0 ||
+        rate_limit_init(&gw->rates, cfg->rate_per_key_milli, cfg->rate_burst,
+                        RATE_LIMIT_DEFAULT_KEYS, clock_monotonic_ms) < 0) {
+        snprintf(err, errlen, "out of memory for the key cache and rate limits");
         goto fail;
     }
     gw->scheduler = rpc_channel_open(cfg->scheduler, cfg->internal_token);
@@ -255,6 +260,7 @@ fail:
     vmhost_pool_destroy(&gw->vmhosts);
     live_streams_destroy(&gw->streams);
     exec_slots_destroy(&gw->execs);
+    rate_limit_destroy(&gw->rates);
     gw_metrics_destroy(&gw->metrics);
     key_cache_destroy(&gw->keys);
     return -1;
@@ -279,6 +285,7 @@ void gateway_stop(struct gateway *gw)
     vmhost_pool_destroy(&gw->vmhosts);
     live_streams_destroy(&gw->streams);
     exec_slots_destroy(&gw->execs); /* the daemon and the gRPC API gave every slot back */
+    rate_limit_destroy(&gw->rates);
     gw_metrics_destroy(&gw->metrics);
     /* Frees NATS.c's global threads and pools for leak checkers. */
     nats_CloseAndWait(1000);

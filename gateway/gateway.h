@@ -20,6 +20,7 @@
 #include "key_cache.h"
 #include "live_streams.h"
 #include "metrics.h"
+#include "rate_limit.h"
 #include "rpc_client.h"
 #include "strbuf.h"
 #include "vmhost_pool.h"
@@ -34,6 +35,9 @@ struct gateway_config {
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
     int64_t key_cache_ttl_ms;  /* successful authentications kept this long; 0: off */
     unsigned max_execs_per_key; /* execs in flight per API key (exec_slots.h); 0: no cap */
+    /* Requests a second per API key, in thousandths, and the burst
+     * (rate_limit.h); rate 0: no limit. */
+    unsigned rate_per_key_milli, rate_burst;
     /* HTTP connections at once (each holds a thread), and from one
      * address (0: no cap); libmicrohttpd closes one past either at once. */
     unsigned max_connections, max_connections_per_ip;
@@ -50,6 +54,7 @@ struct gateway {
     natsConnection *nats;         /* reconnects by itself; /v1/events is 503 while down */
     struct key_cache keys;        /* recent authentications (key_cache.h) */
     struct exec_slots execs;      /* each key's execs in flight (exec_slots.h) */
+    struct rate_limit rates;      /* each key's requests a second (rate_limit.h) */
     natsSubscription *revocations; /* keeps keys in step (key_revocations.h) */
     atomic_bool stopping;         /* ends open /v1/events streams */
     struct live_streams streams;  /* SSE responses in flight, ended first at stop */
@@ -84,6 +89,7 @@ struct gw_request {
     unsigned pending_status;
     char pending_code[32];
     char pending_message[1024];
+    unsigned retry_after_s;       /* rate limited: sent as Retry-After */
 
     void *upload;                 /* streaming-upload routes: their state */
     unsigned status;              /* what was answered, for logs/metrics */

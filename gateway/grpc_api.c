@@ -1,7 +1,8 @@
 /* The method table of the public gRPC API and what every call goes
- * through: authentication from the `authorization` metadata, the request
- * message, the handler, one log line. common/rpc runs each call on its own
- * thread, so handlers are plain blocking code like the REST ones. */
+ * through: authentication from the `authorization` metadata, the key's
+ * rate limit, the request message, the handler, one log line. common/rpc
+ * runs each call on its own thread, so handlers are plain blocking code
+ * like the REST ones. */
 #include "grpc_api.h"
 
 #include <stdarg.h>
@@ -213,6 +214,17 @@ static const struct grpc_method *method_find(const char *path)
     return NULL;
 }
 
+/* RESOURCE_EXHAUSTED naming the limit, with the wait also as trailing
+ * metadata for clients that back off by it. */
+static void fail_rate_limited(struct grpc_request *r, unsigned retry_after_s, const char *why)
+{
+    char seconds[16];
+    snprintf(seconds, sizeof(seconds), "%u", retry_after_s);
+    r->status = GRPC_STATUS_RESOURCE_EXHAUSTED;
+    rpc_call_finish_trailer(r->call, r->status, why,
+                            &(struct rpc_trailer){ "retry-after", seconds });
+}
+
 static bool authenticate(struct grpc_request *r, const struct grpc_method *m)
 {
     struct key_principal who;
@@ -220,6 +232,12 @@ static bool authenticate(struct grpc_request *r, const struct grpc_method *m)
     if (gw_authenticate(r->gw, rpc_call_metadata(r->call, "authorization"),
                         "missing \"authorization: Bearer <key>\" metadata", &who, &e) < 0) {
         grpc_fail_error(r, &e);
+        return false;
+    }
+    unsigned retry_after_s;
+    char why[256];
+    if (rate_limit_take(&r->gw->rates, who.key_id, &retry_after_s, why, sizeof(why)) < 0) {
+        fail_rate_limited(r, retry_after_s, why);
         return false;
     }
     if (!who.admin && admin_only(m->path)) {

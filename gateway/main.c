@@ -39,10 +39,15 @@ static void usage(FILE *out)
             "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
             "  --max-execs-per-key N  execs one API key may have running through this gateway\n"
             "                         at once (REST and gRPC), 0 = no cap (default %d)\n"
+            "  --rate-limit-per-key RPS  requests a second one API key may make through this\n"
+            "                         gateway (REST and gRPC; 0.5 too), 0 = none (default %d)\n"
+            "  --rate-limit-burst N   requests a key may make at once before the rate holds it\n"
+            "                         back (1..%d, default %d)\n"
             "  --max-connections N    HTTP connections at once, each a thread: one more is\n"
             "                         closed at once (1..%d, default %d)\n"
             "  --max-connections-per-ip N  the same from one address, 0 = no cap (default 0)\n",
             GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX,
+            RATE_LIMIT_DEFAULT_PER_KEY_MILLI / 1000, RATE_LIMIT_MAX, RATE_LIMIT_DEFAULT_BURST,
             GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS);
 }
 
@@ -101,6 +106,8 @@ int main(int argc, char **argv)
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "internal-token-file", required_argument, NULL, 'T' },
         { "max-execs-per-key", required_argument, NULL, 'x' },
+        { "rate-limit-per-key", required_argument, NULL, 'R' },
+        { "rate-limit-burst", required_argument, NULL, 'B' },
         { "max-connections", required_argument, NULL, 'c' },
         { "max-connections-per-ip", required_argument, NULL, 'p' },
         { "routes", no_argument, NULL, 'r' },
@@ -120,9 +127,12 @@ int main(int argc, char **argv)
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
         .key_cache_ttl_ms = KEY_CACHE_DEFAULT_TTL_MS,
         .max_execs_per_key = EXEC_SLOTS_DEFAULT_MAX,
+        .rate_per_key_milli = RATE_LIMIT_DEFAULT_PER_KEY_MILLI,
+        .rate_burst = RATE_LIMIT_DEFAULT_BURST,
         .max_connections = GATEWAY_MAX_CONNECTIONS,
     };
     const char *max_execs = NULL, *max_conns = NULL, *max_conns_ip = NULL;
+    const char *rate = NULL, *burst = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -136,6 +146,8 @@ int main(int argc, char **argv)
         case 'k': key_cache_ttl = optarg; break;
         case 'T': token_file = optarg; break;
         case 'x': max_execs = optarg; break;
+        case 'R': rate = optarg; break;
+        case 'B': burst = optarg; break;
         case 'c': max_conns = optarg; break;
         case 'p': max_conns_ip = optarg; break;
         case 'r': print_routes(); return 0;
@@ -155,6 +167,17 @@ int main(int argc, char **argv)
     if (max_execs && parse_count(max_execs, &cfg.max_execs_per_key) < 0) {
         fprintf(stderr, "airlock-gateway: --max-execs-per-key must be a number of 0 or more, "
                         "not \"%s\"\n", max_execs);
+        return 2;
+    }
+    if (rate && rate_limit_parse_rate(rate, &cfg.rate_per_key_milli) < 0) {
+        fprintf(stderr, "airlock-gateway: --rate-limit-per-key must be 0..%d requests a second "
+                        "(thousandths at the finest), not \"%s\"\n", RATE_LIMIT_MAX, rate);
+        return 2;
+    }
+    if (burst && (parse_count(burst, &cfg.rate_burst) < 0 || cfg.rate_burst == 0 ||
+                  cfg.rate_burst > RATE_LIMIT_MAX)) {
+        fprintf(stderr, "airlock-gateway: --rate-limit-burst must be 1..%d, not \"%s\"\n",
+                RATE_LIMIT_MAX, burst);
         return 2;
     }
     if (max_conns && (parse_count(max_conns, &cfg.max_connections) < 0 ||
@@ -197,10 +220,12 @@ int main(int argc, char **argv)
     }
     log_info("gateway listening",
              "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
-             "max_execs_per_key=%u max_connections=%u max_connections_per_ip=%u",
+             "max_execs_per_key=%u rate_limit_per_key=%.10g rate_limit_burst=%u "
+             "max_connections=%u max_connections_per_ip=%u",
              host, cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
              cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
-             cfg.max_connections, cfg.max_connections_per_ip);
+             cfg.rate_per_key_milli / 1000.0, cfg.rate_burst, cfg.max_connections,
+             cfg.max_connections_per_ip);
     int sig = stop_signals_wait(&stop_signals);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

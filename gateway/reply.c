@@ -14,6 +14,11 @@ enum MHD_Result reply_queue(struct gw_request *r, unsigned status, struct MHD_Re
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "X-Request-Id", r->id);
+    if (r->retry_after_s) {
+        char seconds[16];
+        snprintf(seconds, sizeof(seconds), "%u", r->retry_after_s);
+        MHD_add_response_header(resp, "Retry-After", seconds);
+    }
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     r->status = status;

@@ -1,6 +1,7 @@
 /* Responses: JSON bodies, the error shape
  * {"error":{"code":"…","message":"…"}}, and an error's class → HTTP status
- * and code, in one place. Every reply carries X-Request-Id. */
+ * and code, in one place. Every reply carries X-Request-Id, and a rate
+ * limited one Retry-After. */
 #ifndef AIRLOCK_GATEWAY_REPLY_H
 #define AIRLOCK_GATEWAY_REPLY_H
 

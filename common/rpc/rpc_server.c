@@ -230,9 +230,10 @@ int rpc_call_send(struct rpc_call *c, const ProtobufCMessage *msg)
     return ok ? 0 : -1;
 }
 
-/* The status, after msg when there is one, in one batch. */
+/* The status, after msg when there is one, in one batch, with trailer
+ * (NULL: none) as trailing metadata. */
 static int call_end(struct rpc_call *c, const ProtobufCMessage *msg, grpc_status_code code,
-                    const char *message)
+                    const char *message, const struct rpc_trailer *trailer)
 {
     if (c->finished) {
         log_warn("rpc call finished twice", "method=%s", c->method);
@@ -245,24 +246,43 @@ static int call_end(struct rpc_call *c, const ProtobufCMessage *msg, grpc_status
     size_t n = call_initial_metadata_op(c, &ops[0]);
     if (buf)
         ops[n++] = (grpc_op){.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = buf};
+    grpc_metadata md = { 0 };
+    if (trailer) {
+        md.key = grpc_slice_from_copied_string(trailer->key);
+        md.value = grpc_slice_from_copied_string(trailer->value);
+    }
     ops[n++] = (grpc_op){.op = GRPC_OP_SEND_STATUS_FROM_SERVER,
-                         .data.send_status_from_server = {.status = code, .status_details = &details}};
+                         .data.send_status_from_server = {
+                             .trailing_metadata_count = trailer ? 1 : 0,
+                             .trailing_metadata = trailer ? &md : NULL,
+                             .status = code,
+                             .status_details = &details}};
     bool ok = call_run_batch(c, ops, n, TAG_SEND);
     if (buf)
         grpc_byte_buffer_destroy(buf);
     grpc_slice_unref(details);
+    if (trailer) {
+        grpc_slice_unref(md.key);
+        grpc_slice_unref(md.value);
+    }
     return ok ? 0 : -1;
 }
 
 void rpc_call_finish(struct rpc_call *c, grpc_status_code code, const char *message)
 {
     /* Fails only when the client is gone, which the handler cannot act on. */
-    call_end(c, NULL, code, message);
+    call_end(c, NULL, code, message, NULL);
+}
+
+void rpc_call_finish_trailer(struct rpc_call *c, grpc_status_code code, const char *message,
+                             const struct rpc_trailer *trailer)
+{
+    call_end(c, NULL, code, message, trailer);
 }
 
 int rpc_call_reply(struct rpc_call *c, const ProtobufCMessage *msg)
 {
-    return call_end(c, msg, GRPC_STATUS_OK, NULL);
+    return call_end(c, msg, GRPC_STATUS_OK, NULL, NULL);
 }
 
 void rpc_call_finishf(struct rpc_call *c, grpc_status_code code, const char *fmt, ...)

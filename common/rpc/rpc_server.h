@@ -75,6 +75,13 @@ int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg);
  * ignored). The handler returns after this. A handler that returns without
  * finishing gets INTERNAL "handler did not finish". */
 void rpc_call_finish(struct rpc_call *call, grpc_status_code code, const char *message);
+/* One trailing metadata entry (key lowercase, e.g. "retry-after"). */
+struct rpc_trailer {
+    const char *key, *value;
+};
+/* The same with trailer sent beside the status. */
+void rpc_call_finish_trailer(struct rpc_call *call, grpc_status_code code, const char *message,
+                             const struct rpc_trailer *trailer);
 /* A unary answer: msg and status OK in one batch, which is what
  * rpc_call_send + rpc_call_finish(OK) do in two. -1 when the client went
  * away (or the call was already finished). */
