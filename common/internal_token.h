@@ -1,5 +1,6 @@
 /* The shared internal token: the secret airlock's services present to each
- * other (gRPC "authorization: Bearer <token>", NATS token auth) so that only
+ * other (gRPC "authorization: Bearer <token>"; NATS has a user per identity
+ * instead: nats_auth/nats_credentials.h) so that only
  * they, not a sandbox that can reach the pod network, may call the internal
  * APIs. Every service reads it once at start from --internal-token-file
  * (env AIRLOCK_INTERNAL_TOKEN_FILE). See docs/operations.md. */

@@ -11,6 +11,7 @@
 #include "grpc_api.h"
 #include "key_revocations.h"
 #include "log.h"
+#include "nats_credentials.h"
 #include "random_id.h"
 #include "reply.h"
 #include "route_handlers.h"
@@ -174,8 +175,8 @@ static int nats_connect(struct gateway *gw, char *err, size_t errlen)
         st = natsOptions_SetURL(opts, gw->cfg.nats_url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, "airlock-gateway");
-    if (st == NATS_OK && gw->cfg.internal_token)
-        st = natsOptions_SetToken(opts, gw->cfg.internal_token);
+    if (st == NATS_OK)
+        st = nats_credentials_apply(opts, gw->cfg.nats_credentials);
     if (st == NATS_OK)
         st = natsOptions_SetMaxReconnect(opts, -1);
     if (st == NATS_OK)
@@ -190,7 +191,7 @@ static int nats_connect(struct gateway *gw, char *err, size_t errlen)
     if (st == NATS_OK)
         st = key_revocations_subscribe(gw->nats, &gw->keys, &gw->revocations);
     if (st != NATS_OK) {
-        snprintf(err, errlen, "nats %s: %s", gw->cfg.nats_url, natsStatus_GetText(st));
+        nats_connect_error(gw->cfg.nats_credentials, gw->cfg.nats_url, st, NULL, err, errlen);
         return -1;
     }
     return 0;

@@ -20,6 +20,7 @@
 #include "key_cache.h"
 #include "live_streams.h"
 #include "metrics.h"
+#include "nats_credentials.h"
 #include "rate_limit.h"
 #include "rpc_client.h"
 #include "strbuf.h"
@@ -30,6 +31,7 @@ struct gateway_config {
     uint16_t listen_port;      /* 7070 */
     const char *scheduler;     /* gRPC address of the scheduler */
     const char *nats_url;      /* lifecycle events (airlock.events.<project>) */
+    const struct nats_credentials *nats_credentials; /* the gateway's NATS user */
     const char *vault;         /* gRPC address of airlock-vault (secrets, audit) */
     size_t max_json_body;      /* bytes; larger JSON bodies get 413 */
     const char *grpc_listen;   /* the public gRPC API (grpc_api.h); NULL: not served */
@@ -41,7 +43,7 @@ struct gateway_config {
     /* HTTP connections at once (each holds a thread), and from one
      * address (0: no cap); libmicrohttpd closes one past either at once. */
     unsigned max_connections, max_connections_per_ip;
-    const char *internal_token; /* presented to scheduler, vault, vmhosts and NATS; NULL: none
+    const char *internal_token; /* presented to scheduler, vault and vmhosts; NULL: none
                                    (internal_token.h); the public APIs never want it */
 };
 

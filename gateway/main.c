@@ -12,6 +12,7 @@
 #include "gateway.h"
 #include "internal_token.h"
 #include "log.h"
+#include "nats_credentials.h"
 #include "routes.h"
 #include "stop_signals.h"
 
@@ -35,8 +36,10 @@ static void usage(FILE *out)
             "  --grpc-listen HOST:PORT  also serve the public gRPC API there (off by default)\n"
             "  --key-cache-ttl-ms MS  keep successful API key checks this long, 0 = off\n"
             "                         (env AIRLOCK_KEY_CACHE_TTL_MS, default %d)\n"
-            "  --internal-token-file PATH  presented to scheduler, vault, vmhosts and NATS\n"
+            "  --internal-token-file PATH  presented to scheduler, vault and vmhosts\n"
             "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+            "  --nats-credentials-file PATH  user:password of the gateway's NATS user\n"
+            "                         (docs/operations.md \"NATS users\")\n"
             "  --max-execs-per-key N  execs one API key may have running through this gateway\n"
             "                         at once (REST and gRPC), 0 = no cap (default %d)\n"
             "  --rate-limit-per-key RPS  requests a second one API key may make through this\n"
@@ -105,6 +108,7 @@ int main(int argc, char **argv)
         { "grpc-listen", required_argument, NULL, 'g' },
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        { "nats-credentials-file", required_argument, NULL, 'C' },
         { "max-execs-per-key", required_argument, NULL, 'x' },
         { "rate-limit-per-key", required_argument, NULL, 'R' },
         { "rate-limit-burst", required_argument, NULL, 'B' },
@@ -121,7 +125,7 @@ int main(int argc, char **argv)
     const char *env_nats = getenv("AIRLOCK_NATS_URL");
     const char *env_ttl = getenv("AIRLOCK_KEY_CACHE_TTL_MS");
     const char *key_cache_ttl = env_ttl && *env_ttl ? env_ttl : NULL;
-    const char *token_file = NULL;
+    const char *token_file = NULL, *nats_creds_file = NULL;
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -145,6 +149,7 @@ int main(int argc, char **argv)
         case 'g': cfg.grpc_listen = optarg; break;
         case 'k': key_cache_ttl = optarg; break;
         case 'T': token_file = optarg; break;
+        case 'C': nats_creds_file = optarg; break;
         case 'x': max_execs = optarg; break;
         case 'R': rate = optarg; break;
         case 'B': burst = optarg; break;
@@ -203,8 +208,15 @@ int main(int argc, char **argv)
 
     char err[512];
     char *internal_token = NULL;
+    struct nats_credentials nats_creds;
+    if (nats_credentials_configure(nats_creds_file, &nats_creds, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-gateway: %s\n", err);
+        return 1;
+    }
+    cfg.nats_credentials = &nats_creds;
     if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     cfg.internal_token = internal_token;
@@ -216,6 +228,7 @@ int main(int argc, char **argv)
     if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
         free(internal_token);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     log_info("gateway listening",
@@ -230,5 +243,6 @@ int main(int argc, char **argv)
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
     free(internal_token);
+    nats_credentials_free(&nats_creds);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "controller.h"
 #include "internal_token.h"
 #include "log.h"
+#include "nats_credentials.h"
 #include "scheduler.h"
 #include "scheduler_service.h"
 #include "stop_signals.h"
@@ -52,8 +53,10 @@ static void usage(FILE *out)
             "                        (default 60; also after a restart of either)\n"
             "  --reconcile-grace-s S  delete a VM the database does not know once this old\n"
             "                        (default 60)\n"
-            "  --internal-token-file PATH  callers of the gRPC API must present this token,\n"
-            "                        NATS is joined with it (env AIRLOCK_INTERNAL_TOKEN_FILE)\n"
+            "  --internal-token-file PATH  callers of the gRPC API must present this token\n"
+            "                        (env AIRLOCK_INTERNAL_TOKEN_FILE)\n"
+            "  --nats-credentials-file PATH  user:password of the scheduler's NATS user\n"
+            "                        (docs/operations.md \"NATS users\")\n"
             "  --quota-KIND N        a project's quota where the admin set none of its own\n"
             "                        (-1 = unlimited; docs/api.md \"Quotas\"):\n",
             SCHEDULER_DEFAULT_DATA_DIR);
@@ -84,7 +87,7 @@ static const char *env_or(const char *name, const char *fallback)
 }
 
 static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char *listen,
-                      size_t listen_len, const char **token_file)
+                      size_t listen_len, const char **token_file, const char **nats_creds_file)
 {
     static const struct option fixed[] = {
         { "data-dir", required_argument, NULL, 'd' },
@@ -99,6 +102,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "reconcile-interval-s", required_argument, NULL, 'r' },
         { "reconcile-grace-s", required_argument, NULL, 'g' },
         { "internal-token-file", required_argument, NULL, 'k' },
+        { "nats-credentials-file", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
     };
     enum { N_FIXED = sizeof(fixed) / sizeof(*fixed) };
@@ -135,6 +139,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         case 'r': cfg->reconcile_interval_s = atoi(optarg); break;
         case 'g': cfg->reconcile_grace_s = atoi(optarg); break;
         case 'k': *token_file = optarg; break;
+        case 'C': *nats_creds_file = optarg; break;
         case 'h': usage(stdout); exit(0);
         default:
             if (c >= QUOTA_OPTION && c < QUOTA_OPTION + QUOTA_KIND_COUNT) {
@@ -180,13 +185,20 @@ int main(int argc, char **argv)
     quota_flags_make();
     struct scheduler_config cfg = { 0 };
     char listen[4200];
-    const char *token_file = NULL;
-    if (parse_args(argc, argv, &cfg, listen, sizeof(listen), &token_file) < 0)
+    const char *token_file = NULL, *nats_creds_file = NULL;
+    if (parse_args(argc, argv, &cfg, listen, sizeof(listen), &token_file, &nats_creds_file) < 0)
         return 2;
     char err[4096];
     char *internal_token = NULL;
+    struct nats_credentials nats_creds;
+    if (nats_credentials_configure(nats_creds_file, &nats_creds, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        return 1;
+    }
+    cfg.nats_credentials = &nats_creds;
     if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-scheduler: %s\n", err);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     cfg.internal_token = internal_token;
@@ -198,6 +210,7 @@ int main(int argc, char **argv)
     if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-scheduler: %s\n", err);
         free(internal_token);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     struct rpc_server *srv = scheduler_service_start(&s, err, sizeof(err));
@@ -205,6 +218,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock-scheduler: %s\n", err);
         scheduler_shutdown(&s);
         free(internal_token);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     struct controller *ctl = controller_start(&s, err, sizeof(err));
@@ -213,6 +227,7 @@ int main(int argc, char **argv)
         rpc_server_stop(srv);
         scheduler_shutdown(&s);
         free(internal_token);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
@@ -222,5 +237,6 @@ int main(int argc, char **argv)
     controller_stop(ctl);
     scheduler_shutdown(&s);
     free(internal_token);
+    nats_credentials_free(&nats_creds);
     return 0;
 }

@@ -60,6 +60,16 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
         log_warn("ignoring malformed heartbeat", "subject=%s", natsMsg_GetSubject(msg));
         goto out;
     }
+    /* NATS lets a node's user publish only its own heartbeat subject: the
+     * node id in the message must be that one, or a node could speak for
+     * another (and get that node's exec traffic sent to its address). */
+    char own[256];
+    snprintf(own, sizeof(own), "airlock.node.%s.heartbeat", hb->node_id);
+    if (strcmp(own, natsMsg_GetSubject(msg)) != 0) {
+        log_warn("ignoring heartbeat for another node", "subject=%s node=%s",
+                 natsMsg_GetSubject(msg), hb->node_id);
+        goto out;
+    }
     char capacity[16], sandboxes[16], free_mb[32], started[32], dead_after[16];
     char vcpus_limit[16], vcpus_committed[16], memory_limit[32], memory_committed[32];
     snprintf(vcpus_limit, sizeof(vcpus_limit), "%u", hb->vcpus_limit);

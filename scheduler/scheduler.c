@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "nats_credentials.h"
 #include "nodes.h"
 #include "scheduler_schema.h"
 #include "tenancy.h"
@@ -21,8 +22,8 @@ static int nats_connect(struct scheduler *s, char *err, size_t errlen)
         st = natsOptions_SetURL(opts, s->cfg.nats_url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, "airlock-scheduler");
-    if (st == NATS_OK && s->cfg.internal_token)
-        st = natsOptions_SetToken(opts, s->cfg.internal_token);
+    if (st == NATS_OK)
+        st = nats_credentials_apply(opts, s->cfg.nats_credentials);
     /* Without this, publishes wait for a flusher thread: ~1 ms per request
      * instead of < 0.1 ms (see the NATS notes). */
     if (st == NATS_OK)
@@ -33,7 +34,7 @@ static int nats_connect(struct scheduler *s, char *err, size_t errlen)
         st = natsConnection_Connect(&s->nc, opts);
     natsOptions_Destroy(opts);
     if (st != NATS_OK) {
-        snprintf(err, errlen, "nats %s: %s", s->cfg.nats_url, natsStatus_GetText(st));
+        nats_connect_error(s->cfg.nats_credentials, s->cfg.nats_url, st, NULL, err, errlen);
         return -1;
     }
     return 0;

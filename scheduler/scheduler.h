@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "nats_credentials.h"
 #include "quota.h"
 
 struct scheduler_config {
@@ -14,7 +15,8 @@ struct scheduler_config {
     const char *listen;        /* gRPC address */
     const char *database_url;  /* libpq connection string */
     const char *nats_url;
-    const char *internal_token; /* gRPC callers and NATS present it; NULL: none */
+    const struct nats_credentials *nats_credentials; /* the scheduler's NATS user */
+    const char *internal_token; /* gRPC callers present it; NULL: none */
     int node_timeout_ms;       /* one NATS request to a node (a create boots a VM) */
     int node_dead_after_s;     /* a node without heartbeat this long gets no work */
     /* Controllers (controller.h). */

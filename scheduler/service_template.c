@@ -73,7 +73,7 @@ struct build {
     char id[TEMPLATE_ID_SIZE];
     unsigned version;
     natsSubscription *events;
-    char subject[128];
+    char subject[256];
 };
 
 /* Relays the node's events until its result: OK with *result (free it), or
@@ -127,11 +127,13 @@ static int follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
 static int run_build(struct build *b, Airlock__Vmhost__V1__TemplateSpec *spec,
                      const char *user_name, struct airlock_error *e)
 {
-    char inbox[96], node_name[TEMPLATE_NAME_MAX + 1];
+    char inbox[200], node_name[TEMPLATE_NAME_MAX + 1];
     natsInbox *nb = NULL;
     if (natsInbox_Create(&nb) != NATS_OK)
         return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: cannot make an inbox");
-    snprintf(inbox, sizeof(inbox), "%s", (const char *)nb);
+    /* The inbox's unique token ("_INBOX.<nuid>") under the node's prefix. */
+    snprintf(inbox, sizeof(inbox), NODE_BUILDS_SUBJECT_PREFIX "%s.%s", b->node,
+             strchr((const char *)nb, '.') + 1);
     natsInbox_Destroy(nb);
     snprintf(b->subject, sizeof(b->subject), "%s.*", inbox);
     natsStatus ns = natsConnection_SubscribeSync(&b->events, b->s->nc, b->subject);

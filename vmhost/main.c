@@ -13,6 +13,7 @@
 #include "internal_token.h"
 #include "log.h"
 #include "nats_agent.h"
+#include "nats_credentials.h"
 #include "sandbox_adopt.h"
 #include "template_registry.h"
 #include "vmhost_service.h"
@@ -68,8 +69,10 @@ static void usage(FILE *out)
             "                       are suspended to disk and kept for the next start)\n"
             "  --nats URL           join the control plane: heartbeats and work over NATS\n"
             "  --node-id ID         this node's name in the control plane (default: hostname)\n"
+            "  --nats-credentials-file PATH  user:password of this node's NATS user\n"
+            "                       (docs/operations.md \"NATS users\")\n"
             "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
-            "                       egress and NATS are called with it\n"
+            "                       egress is called with it\n"
             "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
             "  --jail-uid-base N    first uid (and gid) of the QEMU jails (default %u)\n"
             "  --jail-uid-count N   how many: at most this many QEMUs run at once (default %u)\n"
@@ -100,6 +103,7 @@ struct vmhost_args {
     const char *nats_url;       /* NULL: no control plane, gRPC only */
     char node_id[128];
     const char *token_file;     /* NULL: env AIRLOCK_INTERNAL_TOKEN_FILE or none */
+    const char *nats_creds_file; /* NULL: NATS without credentials */
     char preload[4096];
 };
 
@@ -159,6 +163,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        { "nats-credentials-file", required_argument, NULL, 'n' },
         { "jail-uid-base", required_argument, NULL, 'U' },
         { "jail-uid-count", required_argument, NULL, 'C' },
         { "jail-preload", required_argument, NULL, 'P' },
@@ -233,6 +238,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'e': a->cfg.egress_addr = optarg; break;
         case 'D': a->cfg.delete_on_stop = true; break;
         case 'T': a->token_file = optarg; break;
+        case 'n': a->nats_creds_file = optarg; break;
         case 'U':
         case 'C':
             if (parse_uint(optarg, c == 'U' ? &a->cfg.jail.uid_base : &a->cfg.jail.uid_count) < 0) {
@@ -338,8 +344,15 @@ static int cmd_serve(struct vmhost_args *a)
 {
     char err[4096];
     char *internal_token = NULL;
+    struct nats_credentials nats_creds = { 0 };
+    if (a->nats_url &&
+        nats_credentials_configure(a->nats_creds_file, &nats_creds, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        return 1;
+    }
     if (internal_token_configure(a->token_file, &internal_token, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
+        nats_credentials_free(&nats_creds);
         return 1;
     }
     a->cfg.internal_token = internal_token;
@@ -364,7 +377,8 @@ static int cmd_serve(struct vmhost_args *a)
     }
     struct nats_agent *agent = NULL;
     if (a->nats_url) {
-        agent = nats_agent_start(&vh, a->nats_url, a->node_id, a->cfg.listen, err, sizeof(err));
+        agent = nats_agent_start(&vh, a->nats_url, &nats_creds, a->node_id, a->cfg.listen, err,
+                                 sizeof(err));
         if (!agent) {
             fprintf(stderr, "airlock-vmhost: %s\n", err);
             rpc_server_stop(srv);
@@ -381,6 +395,7 @@ static int cmd_serve(struct vmhost_args *a)
     rc = 0;
 cleanup:
     free(internal_token);
+    nats_credentials_free(&nats_creds);
     return rc;
 }
 

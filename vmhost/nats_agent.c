@@ -207,7 +207,8 @@ static void on_work(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
     pthread_attr_destroy(&attr);
 }
 
-static natsStatus agent_connect(struct nats_agent *a, const char *url)
+static natsStatus agent_connect(struct nats_agent *a, const char *url,
+                                const struct nats_credentials *creds)
 {
     natsOptions *opts = NULL;
     char name[200];
@@ -217,8 +218,8 @@ static natsStatus agent_connect(struct nats_agent *a, const char *url)
         st = natsOptions_SetURL(opts, url);
     if (st == NATS_OK)
         st = natsOptions_SetName(opts, name);
-    if (st == NATS_OK && a->vh->cfg.internal_token)
-        st = natsOptions_SetToken(opts, a->vh->cfg.internal_token);
+    if (st == NATS_OK)
+        st = nats_credentials_apply(opts, creds);
     /* Replies go out at once instead of waiting for the flusher thread. */
     if (st == NATS_OK)
         st = natsOptions_SetSendAsap(opts, true);
@@ -230,7 +231,8 @@ static natsStatus agent_connect(struct nats_agent *a, const char *url)
     return st;
 }
 
-struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url, const char *node_id,
+struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url,
+                                    const struct nats_credentials *creds, const char *node_id,
                                     const char *advertise_addr, char *err, size_t errlen)
 {
     if (!*node_id || strpbrk(node_id, ".*> \t") || strlen(node_id) >= 128) {
@@ -250,9 +252,13 @@ struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url, const ch
     pthread_cond_init(&a->changed, NULL);
     char subject[256];
     snprintf(subject, sizeof(subject), "airlock.node.%s.*", a->node_id);
-    natsStatus st = agent_connect(a, url);
-    if (st == NATS_OK)
-        st = natsConnection_Subscribe(&a->work, a->nc, subject, on_work, a);
+    natsStatus st = agent_connect(a, url, creds);
+    if (st != NATS_OK) {
+        nats_connect_error(creds, url, st, NULL, err, errlen);
+        nats_agent_stop(a);
+        return NULL;
+    }
+    st = natsConnection_Subscribe(&a->work, a->nc, subject, on_work, a);
     if (st == NATS_OK)
         st = natsConnection_Subscribe(&a->roll_call, a->nc, NATS_ROLL_CALL_SUBJECT, on_roll_call, a);
     if (st != NATS_OK) {

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "nats_credentials.h"
 #include "vmhost.h"
 
 #define NATS_AGENT_HEARTBEAT_MS 2000
@@ -15,9 +16,11 @@
 
 struct nats_agent;
 
-/* Connects, subscribes and sends the first heartbeat. advertise_addr is
- * the gRPC address the gateway should use for this node. */
-struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url, const char *node_id,
+/* Connects as creds' user (must outlive the agent), subscribes and sends
+ * the first heartbeat. advertise_addr is the gRPC address the gateway
+ * should use for this node. */
+struct nats_agent *nats_agent_start(struct vmhost *vh, const char *url,
+                                    const struct nats_credentials *creds, const char *node_id,
                                     const char *advertise_addr, char *err, size_t errlen);
 
 /* Stops taking work, waits for requests in flight, disconnects. */

@@ -46,7 +46,7 @@ struct vmhost_config {
                                    nothing and reach nothing (docs/egress.md) */
     bool delete_on_stop;        /* a stop deletes every sandbox instead of suspending
                                    them for the next start (sandbox_stop.h) */
-    const char *internal_token; /* callers of the gRPC API, egress and NATS see it;
+    const char *internal_token; /* callers of the gRPC API and egress see it;
                                    NULL: none (internal_token.h) */
     unsigned image_cache_keep;  /* guest images the cache keeps; 0: all (image_cache.h) */
     bool no_jail;               /* QEMU unconfined: only for the bench's comparison */

@@ -11,6 +11,11 @@
 
 typedef Airlock__Node__V1__NodeOp node_op;
 
+/* A template build's events (protos/node.proto TemplateBuild) go to
+ * airlock.builds.<node>.<unique>.log/.done: under the node's own prefix,
+ * the only one its NATS user may publish to besides its heartbeat. */
+#define NODE_BUILDS_SUBJECT_PREFIX "airlock.builds."
+
 /* NODE_OP(CREATE) for AIRLOCK__NODE__V1__NODE_OP__NODE_OP_CREATE. */
 #define NODE_OP(name) AIRLOCK__NODE__V1__NODE_OP__NODE_OP_##name
 

@@ -26,6 +26,7 @@
 #include "bench.h"
 #include "bench_log.h"
 #include "bench_rest.h"
+#include "cp_nats.h"
 #include "cp_stack.h"
 #include "fsutil.h"
 
@@ -411,19 +412,13 @@ static void events_rate(struct bench_report *r, const struct event_reader *e, in
     bench_series_note(s, "%d of %d delivered; %s", got, want, what);
 }
 
-/* The stack's nats-server wants the internal token. */
-static natsStatus nats_connect_with_token(struct cp *c, natsConnection **nc)
+/* Events come from the scheduler: publish as its NATS user. */
+static natsStatus nats_connect_as_scheduler(struct cp *c, natsConnection **nc)
 {
-    natsOptions *opts = NULL;
-    natsStatus st = natsOptions_Create(&opts);
-    if (st == NATS_OK)
-        st = natsOptions_SetURL(opts, c->st.nats_url);
-    if (st == NATS_OK)
-        st = natsOptions_SetToken(opts, c->st.internal_token);
-    if (st == NATS_OK)
-        st = natsConnection_Connect(nc, opts);
-    natsOptions_Destroy(opts);
-    return st;
+    char creds[PATH_MAX];
+    if (cp_stack_nats_credentials(&c->st, "scheduler", creds, sizeof(creds)) < 0)
+        return NATS_ERR;
+    return cp_nats_connect(c->st.nats_url, creds, NULL, NULL, nc);
 }
 
 static int events(struct cp *c)
@@ -457,7 +452,7 @@ static int events(struct cp *c)
 
     /* The relay's own capacity: events published straight to NATS. */
     natsConnection *nc = NULL;
-    if (nats_connect_with_token(c, &nc) != NATS_OK || events_open(c, &e) < 0) {
+    if (nats_connect_as_scheduler(c, &nc) != NATS_OK || events_open(c, &e) < 0) {
         natsConnection_Destroy(nc);
         return -1;
     }

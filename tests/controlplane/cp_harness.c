@@ -4,9 +4,11 @@
  * environment, AIRLOCK_TEST_STACK_DIR (the logs),
  * AIRLOCK_TEST_CONTROL (cp_control.h: restart parts of the stack) and
  * AIRLOCK_TEST_SCHEDULER_ADDR, _NATS_URL, _VAULT_ADDR (to start another
- * gateway beside the stack's) and AIRLOCK_INTERNAL_TOKEN_FILE (the stack's
- * internal token, which those APIs and NATS require: a gateway or
- * vmhostctl started by the test picks it up); the harness exits with its
+ * gateway beside the stack's), AIRLOCK_INTERNAL_TOKEN_FILE (the stack's
+ * internal token, which those APIs require: a gateway or vmhostctl started
+ * by the test picks it up), AIRLOCK_TEST_NATS_CREDENTIALS_DIR (a
+ * "user:password" file per NATS user, cp_stack.h) and
+ * AIRLOCK_TEST_DATABASE_URL; the harness exits with its
  * status, or 1
  * when some part of the stack did not stop cleanly.
  *
@@ -82,6 +84,8 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_SCHEDULER_ADDR", st.scheduler_addr, 1);
     setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
+    setenv("AIRLOCK_TEST_NATS_CREDENTIALS_DIR", st.nats_creds_dir, 1);
+    setenv("AIRLOCK_TEST_DATABASE_URL", st.pg.url, 1);
     if (opts.internet) {
         setenv("AIRLOCK_TEST_UPSTREAM_LOG", st.upstream.log_path, 1);
         setenv("AIRLOCK_TEST_UPSTREAM_HOST", CP_UPSTREAM_HOST, 1);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "netns.h"
 #include "pg_test.h"
 #include "random_id.h"
+#include "strbuf.h"
 #include "test_proc.h"
 
 #define NATS_SERVER "/usr/sbin/nats-server"
@@ -47,17 +49,91 @@ static int make_internal_token(struct cp_stack *st)
     return 0;
 }
 
-/* The token goes into a config file (0600), never on a command line. */
-static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
+/* DIR/nats-credentials/USER (0400): "USER:<random password>", as make up
+ * writes them; the password also goes into nats.conf. */
+static int make_nats_user(struct cp_stack *st, const char *user, char *password, size_t len)
 {
-    char err[512], conf[256];
-    snprintf(conf, sizeof(conf), "authorization {\n  token: \"%s\"\n}\n", st->internal_token);
-    if (fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0 ||
-        fs_write_file_replace(path, conf, strlen(conf), 0600, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cp_stack: cannot write nats.conf\n");
+    char err[512], path[PATH_MAX], line[256];
+    if (random_id("", 24, password, len) < 0 ||
+        fs_path(path, sizeof(path), "%s/%s", st->nats_creds_dir, user) < 0)
+        return -1;
+    snprintf(line, sizeof(line), "%s:%s\n", user, password);
+    if (fs_write_file_replace(path, line, strlen(line), 0400, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cp_stack: %s\n", err);
         return -1;
     }
     return 0;
+}
+
+/* One user per identity with only its subjects (docs/operations.md "NATS
+ * users"): the scheduler, the gateway, and each node — CP_NODE_ID, which
+ * the stack runs, and CP_OTHER_NODE_ID, whose user only tests use. */
+static int append_nats_users(struct cp_stack *st, struct strbuf *conf)
+{
+    char pw[64];
+    if (make_nats_user(st, "scheduler", pw, sizeof(pw)) < 0)
+        return -1;
+    strbuf_appendf(conf,
+                   "    {user: \"scheduler\", password: \"%s\", permissions: {\n"
+                   "      publish: {allow: [\"airlock.node.*.*\", \"airlock.nodes.roll-call\","
+                   " \"airlock.events.>\", \"airlock.keys.revoked\"],"
+                   " deny: [\"airlock.node.*.heartbeat\"]}\n"
+                   "      subscribe: {allow: [\"airlock.node.*.heartbeat\","
+                   " \"airlock.builds.*.>\", \"_INBOX.>\"]}\n"
+                   "    }}\n", pw);
+    if (make_nats_user(st, "gateway", pw, sizeof(pw)) < 0)
+        return -1;
+    strbuf_appendf(conf,
+                   "    {user: \"gateway\", password: \"%s\", permissions: {\n"
+                   "      publish: {deny: [\">\"]}\n"
+                   "      subscribe: {allow: [\"airlock.events.>\", \"airlock.keys.revoked\"]}\n"
+                   "    }}\n", pw);
+    const char *nodes[] = { CP_NODE_ID, CP_OTHER_NODE_ID };
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(*nodes); i++) {
+        char user[128];
+        snprintf(user, sizeof(user), "node-%s", nodes[i]);
+        if (make_nats_user(st, user, pw, sizeof(pw)) < 0)
+            return -1;
+        strbuf_appendf(conf,
+                       "    {user: \"%s\", password: \"%s\", permissions: {\n"
+                       "      publish: {allow: [\"airlock.node.%s.heartbeat\","
+                       " \"airlock.builds.%s.>\"]}\n"
+                       "      subscribe: {allow: [\"airlock.node.%s.>\", \"airlock.nodes.roll-call\"]}\n"
+                       "      allow_responses: true\n"
+                       "    }}\n", user, pw, nodes[i], nodes[i], nodes[i]);
+    }
+    explicit_bzero(pw, sizeof(pw));
+    return 0;
+}
+
+/* The passwords go into a config file (0600), never on a command line. */
+static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
+{
+    char err[512];
+    struct strbuf conf = { 0 };
+    if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials", st->dir) < 0 ||
+        mkdir(st->nats_creds_dir, 0700) < 0) {
+        fprintf(stderr, "cp_stack: cannot make %s\n", st->nats_creds_dir);
+        return -1;
+    }
+    strbuf_append(&conf, "authorization {\n  users = [\n");
+    int rc = append_nats_users(st, &conf);
+    strbuf_append(&conf, "  ]\n}\n");
+    if (rc < 0 || strbuf_failed(&conf) || fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0 ||
+        fs_write_file_replace(path, strbuf_str(&conf), strlen(strbuf_str(&conf)), 0600, err,
+                              sizeof(err)) < 0) {
+        fprintf(stderr, "cp_stack: cannot write nats.conf\n");
+        rc = -1;
+    }
+    explicit_bzero(conf.data, conf.data ? strlen(conf.data) : 0);
+    strbuf_free(&conf);
+    return rc;
+}
+
+int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
+                              size_t outlen)
+{
+    return fs_path(out, outlen, "%s/%s", st->nats_creds_dir, user);
 }
 
 static int start_nats(struct cp_stack *st)
@@ -68,7 +144,7 @@ static int start_nats(struct cp_stack *st)
     if (write_nats_config(st, conf, sizeof(conf)) < 0)
         return -1;
     const char *argv[] = { NATS_SERVER, "-c", conf, "-a", "127.0.0.1", "-p", "-1",
-                           "--ports_file_dir", st->dir, NULL };
+                       "--ports_file_dir", st->dir, NULL };
     st->nats_pid = test_spawn(argv, st->dir, "nats.log");
     char ports[PATH_MAX];
     fs_path(ports, sizeof(ports), "%s/nats-server_%d.ports", st->dir, (int)st->nats_pid);
@@ -112,7 +188,7 @@ static int start_vault(struct cp_stack *st)
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
     const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
-                           "--listen", st->vault_addr, "--internal-token-file", st->token_file,
+                       "--listen", st->vault_addr, "--internal-token-file", st->token_file,
                            NULL };
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
@@ -154,12 +230,12 @@ int cp_stack_start_egress(struct cp_stack *st)
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
     const char *argv[] = { AIRLOCK_EGRESS_BIN,
-                           "--listen", st->egress_addr,
-                           "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
-                           "--uplink-netns", ns_path,
-                           "--vault", st->vault_addr,
-                           "--state-dir", state_dir,
-                           "--internal-token-file", st->token_file,
+                       "--listen", st->egress_addr,
+                       "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
+                       "--uplink-netns", ns_path,
+                       "--vault", st->vault_addr,
+                       "--state-dir", state_dir,
+                       "--internal-token-file", st->token_file,
                            st->internet ? "--upstream-ca" : NULL, st->upstream.ca_path,
                            NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
@@ -236,10 +312,13 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
     fs_path(addr, sizeof(st->scheduler_addr), "unix:%s/%s", st->dir,
             standby ? "scheduler2.sock" : "scheduler.sock");
     unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
+    char creds[PATH_MAX];
+    cp_stack_nats_credentials(st, "scheduler", creds, sizeof(creds));
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
                              "--database", st->pg.url, "--nats", st->nats_url,
-                             "--internal-token-file", st->token_file };
-    size_t n = 11;
+                             "--internal-token-file", st->token_file,
+                             "--nats-credentials-file", creds };
+    size_t n = 13;
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -250,10 +329,12 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
 
 int cp_stack_start_gateway(struct cp_stack *st)
 {
+    char creds[PATH_MAX];
+    cp_stack_nats_credentials(st, "gateway", creds, sizeof(creds));
     const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
                          st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
                          "--grpc-listen", st->grpc_addr, "--internal-token-file", st->token_file,
-                         NULL };
+                         "--nats-credentials-file", creds, NULL };
     st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
@@ -284,9 +365,10 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         rc = cp_stack_start_egress(st);
     if (rc != 0)
         return rc;
-    const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", "cp-node",
+    cp_stack_nats_credentials(st, "node-" CP_NODE_ID, st->node_creds, sizeof(st->node_creds));
+    const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", CP_NODE_ID,
                                   "--egress", st->egress_addr, "--internal-token-file",
-                                  st->token_file };
+                                  st->token_file, "--nats-credentials-file", st->node_creds };
     size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
     memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
     for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)

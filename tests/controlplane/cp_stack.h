@@ -5,9 +5,13 @@
  * (tests/integration/support/itest, joined to NATS), airlock-scheduler and
  * airlock-gateway on free 127.0.0.1 ports (REST and the public gRPC API).
  * Always with a fresh internal token (internal_token.h): every service gets
- * --internal-token-file, nats-server wants the token, and
+ * --internal-token-file, and
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
  * it starts later (a test's own gateway, vmhostctl) presents it too.
+ * nats-server has a user per identity with only its subjects, as make up
+ * writes them: DIR/nats-credentials/{scheduler,gateway,node-CP_NODE_ID,
+ * node-CP_OTHER_NODE_ID} ("user:password", 0400); each service gets its
+ * own with --nats-credentials-file.
  *
  * With the test internet (cp_stack_options.internet) egress dials out of
  * netlab's uplink namespace instead (netlab.h: its DNS and servers, nothing
@@ -25,6 +29,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cp_nats.h"
 #include "itest.h"
 #include "pg_test.h"
 #include "upstream.h"
@@ -46,12 +51,14 @@ struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
     char token_file[PATH_MAX];    /* the internal token (0600) every part is given */
     char internal_token[64];
+    char nats_creds_dir[PATH_MAX]; /* a "user:password" file per NATS user */
+    char node_creds[PATH_MAX + 64]; /* the vmhost's */
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
     struct itest_vmhost vmhost;
     /* it joins NATS as node cp-node, uses our egress and token, + cp_stack_start_with's */
-    const char *vmhost_args[9 + CP_STACK_MAX_VMHOST_ARGS];
+    const char *vmhost_args[11 + CP_STACK_MAX_VMHOST_ARGS];
     pid_t vault_pid;
     char vault_addr[PATH_MAX + 8];
     pid_t egress_pid;
@@ -82,6 +89,10 @@ int cp_stack_stop(struct cp_stack *st);
  * scheduler2.log) or the gateway on its port, and waits until it answers. */
 int cp_stack_start_scheduler(struct cp_stack *st, bool standby);
 int cp_stack_start_gateway(struct cp_stack *st);
+/* The path of NATS user's credentials file ("scheduler", "gateway",
+ * "node-" CP_NODE_ID ...): 0, or -1 when it does not fit. */
+int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
+                              size_t outlen);
 /* (Re)starts egress on its socket and state dir (sandbox CAs kept). */
 int cp_stack_start_egress(struct cp_stack *st);
 

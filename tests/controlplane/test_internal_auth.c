@@ -1,8 +1,9 @@
 /* The internal APIs of a running stack (cp_harness: every part started
  * with the internal token) refuse callers without it: vmhost's, vault's,
  * egress's and the scheduler's gRPC APIs answer UNAUTHENTICATED, vmhostctl
- * without --token-file gets that error, and nats-server refuses a
- * connection. With the token each of them answers. */
+ * without --token-file gets that error. With the token each of them
+ * answers. nats-server refuses a connection without a user or with a wrong
+ * password (its users: test_nats_permissions.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cp_nats.h"
 #include "fsutil.h"
 #include "internal_token.h"
 #include "rpc_client.h"
@@ -137,15 +139,16 @@ static void test_vmhostctl_token_file(void **state)
     assert_int_equal(vmhostctl_ls(env(INTERNAL_TOKEN_ENV), "vmhostctl-token.log"), 0);
 }
 
-static natsStatus nats_connect_as(const char *auth_token)
+/* user NULL: no credentials at all. */
+static natsStatus nats_connect_as(const char *user, const char *password)
 {
     natsOptions *opts = NULL;
     natsConnection *nc = NULL;
     natsStatus st = natsOptions_Create(&opts);
     if (st == NATS_OK)
         st = natsOptions_SetURL(opts, env("AIRLOCK_TEST_NATS_URL"));
-    if (st == NATS_OK && auth_token)
-        st = natsOptions_SetToken(opts, auth_token);
+    if (st == NATS_OK && user)
+        st = natsOptions_SetUserInfo(opts, user, password);
     if (st == NATS_OK)
         st = natsConnection_Connect(&nc, opts);
     if (st == NATS_OK)
@@ -155,13 +158,19 @@ static natsStatus nats_connect_as(const char *auth_token)
     return st;
 }
 
-static void test_nats_needs_token(void **state)
+static void test_nats_needs_a_user(void **state)
 {
     (void)state;
-    assert_int_not_equal(nats_connect_as(NULL), NATS_OK);
-    assert_int_not_equal(nats_connect_as("not-the-internal-token-but-long-enough-anyway"),
-                         NATS_OK);
-    assert_int_equal(nats_connect_as(token), NATS_OK);
+    assert_int_not_equal(nats_connect_as(NULL, NULL), NATS_OK);
+    /* Neither the internal token nor a wrong password is a way in. */
+    assert_int_not_equal(nats_connect_as("gateway", token), NATS_OK);
+    assert_int_not_equal(nats_connect_as(token, NULL), NATS_OK);
+    char creds[4200];
+    snprintf(creds, sizeof(creds), "%s/gateway", env("AIRLOCK_TEST_NATS_CREDENTIALS_DIR"));
+    natsConnection *nc = NULL;
+    assert_int_equal(cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, NULL, NULL, &nc),
+                     NATS_OK);
+    natsConnection_Destroy(nc);
 }
 
 int main(void)
@@ -181,7 +190,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vmhost_needs_token),   cmocka_unit_test(test_vault_needs_token),
         cmocka_unit_test(test_egress_needs_token),   cmocka_unit_test(test_scheduler_needs_token),
-        cmocka_unit_test(test_vmhostctl_token_file), cmocka_unit_test(test_nats_needs_token),
+        cmocka_unit_test(test_vmhostctl_token_file), cmocka_unit_test(test_nats_needs_a_user),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     nats_Close();

@@ -44,6 +44,8 @@ class SecondGateway:
             [GATEWAY, "--listen", "127.0.0.1:%d" % self.port,
              "--scheduler", os.environ["AIRLOCK_TEST_SCHEDULER_ADDR"],
              "--nats", nats_url,
+             "--nats-credentials-file",
+             os.path.join(os.environ["AIRLOCK_TEST_NATS_CREDENTIALS_DIR"], "gateway"),
              "--vault", os.environ["AIRLOCK_TEST_VAULT_ADDR"],
              "--key-cache-ttl-ms", str(ttl_ms)] + list(extra),
             stdout=self.log, stderr=self.log)

@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal_token.h"
+#include "cp_nats.h"
 #include "node.pb-c.h"
 #include "vmhost.pb-c.h"
 
 #define CALL_TIMEOUT_MS 20000
-#define NODE "cp-node" /* cp_harness's vmhost --node-id */
+#define NODE CP_NODE_ID /* cp_harness's vmhost --node-id */
 
 static natsConnection *nc;
 
@@ -96,22 +96,10 @@ static void test_unknown_sandbox(void **state)
 
 int main(void)
 {
-    char err[512];
-    char *token = internal_token_load(env(INTERNAL_TOKEN_ENV), err, sizeof(err));
-    if (!token) {
-        fprintf(stderr, "test_node_ops: %s\n", err);
-        return 1;
-    }
-    natsOptions *opts = NULL;
-    natsStatus st = natsOptions_Create(&opts);
-    if (st == NATS_OK)
-        st = natsOptions_SetURL(opts, env("AIRLOCK_TEST_NATS_URL"));
-    if (st == NATS_OK)
-        st = natsOptions_SetToken(opts, token);
-    if (st == NATS_OK)
-        st = natsConnection_Connect(&nc, opts);
-    natsOptions_Destroy(opts);
-    free(token);
+    /* The scheduler's user: the one that may send node operations. */
+    char creds[4200];
+    snprintf(creds, sizeof(creds), "%s/scheduler", env("AIRLOCK_TEST_NATS_CREDENTIALS_DIR"));
+    natsStatus st = cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, NULL, NULL, &nc);
     if (st != NATS_OK) {
         fprintf(stderr, "test_node_ops: NATS: %s\n", natsStatus_GetText(st));
         return 1;
