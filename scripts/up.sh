@@ -5,11 +5,13 @@
 # 127.0.0.1:7070 (REST) and 127.0.0.1:7071 (the public gRPC API) — and
 # returns once the API answers. Idempotent: parts already running are left
 # alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
-# `make down` stops exactly those. Every service and the nats-server it
-# starts share the internal token DATA_DIR/internal-token (0600, made once,
-# kept across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file). A
-# nats-server of your own (AIRLOCK_NATS_URL) must require that same token.
-# See docs/operations.md.
+# `make down` stops exactly those. The services share the internal token
+# DATA_DIR/internal-token for each other's gRPC APIs (0600, made once, kept
+# across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file); on
+# NATS each has a user of its own with only its subjects
+# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400). A nats-server
+# of your own (AIRLOCK_NATS_URL) must know those users: its authorization
+# block is in DATA_DIR/run/nats.conf. See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -32,6 +34,9 @@ PROTECT_CIDRS=${AIRLOCK_PROTECT_CIDRS-10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 10
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 VAULT="$BUILD_DIR/vault/airlock-vault"
+# This node's name: the host's, made a NATS subject token (no dots).
+NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | cut -d. -f1 | tr -c 'A-Za-z0-9_\n-' '-')}
+NATS_CREDS="$DATA_DIR/nats-credentials"
 
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
@@ -104,15 +109,14 @@ else
     DATABASE_URL="host=$PGSOCK port=5432 user=airlock dbname=airlock"
 fi
 
-# ---- NATS ----
+# ---- NATS: a user per identity (made once, kept), then the server ----
+sh "$(dirname "$0")/nats-users.sh" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
 if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
     NATS_URL=$AIRLOCK_NATS_URL
 else
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
     if ! running nats; then
-        # The token goes into a config file (0600), never on a command line.
-        (umask 077 && printf 'authorization {\n  token: "%s"\n}\n' "$(cat "$TOKEN_FILE")" \
-            >"$RUN/nats.conf")
+        # The passwords are in a config file (0600), never on a command line.
         start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -c "$RUN/nats.conf" \
             -a 127.0.0.1 -p "$NATS_PORT"
         wait_for nats "$DATA_DIR/nats.log" grep -q "Server is ready" "$DATA_DIR/nats.log"
@@ -147,7 +151,8 @@ if ! running vmhost; then
     # --allow-tcg: a machine without working KVM (nested or none) runs the
     # guests under TCG, which is no security boundary (docs/operations.md).
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
-        --nats "$NATS_URL" --node-id "$(hostname)" --egress "unix:$DATA_DIR/egress.sock" \
+        --nats "$NATS_URL" --node-id "$NODE_ID" --nats-credentials-file "$NATS_CREDS/node-$NODE_ID" \
+        --egress "unix:$DATA_DIR/egress.sock" \
         --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
@@ -161,7 +166,8 @@ fi
 if ! running scheduler; then
     rm -f "$DATA_DIR/scheduler.sock"
     start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
-        --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE"
+        --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE" \
+        --nats-credentials-file "$NATS_CREDS/scheduler"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -182,7 +188,7 @@ if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
         --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
-        --internal-token-file "$TOKEN_FILE"
+        --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"

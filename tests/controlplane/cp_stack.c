@@ -17,7 +17,6 @@
 #include "netns.h"
 #include "pg_test.h"
 #include "random_id.h"
-#include "strbuf.h"
 #include "test_proc.h"
 
 #define NATS_SERVER "/usr/sbin/nats-server"
@@ -49,85 +48,28 @@ static int make_internal_token(struct cp_stack *st)
     return 0;
 }
 
-/* DIR/nats-credentials/USER (0400): "USER:<random password>", as make up
- * writes them; the password also goes into nats.conf. */
-static int make_nats_user(struct cp_stack *st, const char *user, char *password, size_t len)
-{
-    char err[512], path[PATH_MAX], line[256];
-    if (random_id("", 24, password, len) < 0 ||
-        fs_path(path, sizeof(path), "%s/%s", st->nats_creds_dir, user) < 0)
-        return -1;
-    snprintf(line, sizeof(line), "%s:%s\n", user, password);
-    if (fs_write_file_replace(path, line, strlen(line), 0400, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cp_stack: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-/* One user per identity with only its subjects (docs/operations.md "NATS
- * users"): the scheduler, the gateway, and each node — CP_NODE_ID, which
- * the stack runs, and CP_OTHER_NODE_ID, whose user only tests use. */
-static int append_nats_users(struct cp_stack *st, struct strbuf *conf)
-{
-    char pw[64];
-    if (make_nats_user(st, "scheduler", pw, sizeof(pw)) < 0)
-        return -1;
-    strbuf_appendf(conf,
-                   "    {user: \"scheduler\", password: \"%s\", permissions: {\n"
-                   "      publish: {allow: [\"airlock.node.*.*\", \"airlock.nodes.roll-call\","
-                   " \"airlock.events.>\", \"airlock.keys.revoked\"],"
-                   " deny: [\"airlock.node.*.heartbeat\"]}\n"
-                   "      subscribe: {allow: [\"airlock.node.*.heartbeat\","
-                   " \"airlock.builds.*.>\", \"_INBOX.>\"]}\n"
-                   "    }}\n", pw);
-    if (make_nats_user(st, "gateway", pw, sizeof(pw)) < 0)
-        return -1;
-    strbuf_appendf(conf,
-                   "    {user: \"gateway\", password: \"%s\", permissions: {\n"
-                   "      publish: {deny: [\">\"]}\n"
-                   "      subscribe: {allow: [\"airlock.events.>\", \"airlock.keys.revoked\"]}\n"
-                   "    }}\n", pw);
-    const char *nodes[] = { CP_NODE_ID, CP_OTHER_NODE_ID };
-    for (size_t i = 0; i < sizeof(nodes) / sizeof(*nodes); i++) {
-        char user[128];
-        snprintf(user, sizeof(user), "node-%s", nodes[i]);
-        if (make_nats_user(st, user, pw, sizeof(pw)) < 0)
-            return -1;
-        strbuf_appendf(conf,
-                       "    {user: \"%s\", password: \"%s\", permissions: {\n"
-                       "      publish: {allow: [\"airlock.node.%s.heartbeat\","
-                       " \"airlock.builds.%s.>\"]}\n"
-                       "      subscribe: {allow: [\"airlock.node.%s.>\", \"airlock.nodes.roll-call\"]}\n"
-                       "      allow_responses: true\n"
-                       "    }}\n", user, pw, nodes[i], nodes[i], nodes[i]);
-    }
-    explicit_bzero(pw, sizeof(pw));
-    return 0;
-}
-
-/* The passwords go into a config file (0600), never on a command line. */
+/* One user per identity with only its subjects, as make up makes them
+ * (scripts/nats-users.sh): the scheduler, the gateway, and each node —
+ * CP_NODE_ID, which the stack runs, and CP_OTHER_NODE_ID, whose user only
+ * tests use. The passwords go into a config file (0600), never on a
+ * command line. */
 static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
 {
-    char err[512];
-    struct strbuf conf = { 0 };
-    if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials", st->dir) < 0 ||
-        mkdir(st->nats_creds_dir, 0700) < 0) {
-        fprintf(stderr, "cp_stack: cannot make %s\n", st->nats_creds_dir);
+    if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials",
+                st->dir) < 0 ||
+        fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0)
+        return -1;
+    const char *argv[] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT, st->nats_creds_dir, path,
+                           CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
+    pid_t pid = test_spawn(argv, st->dir, "nats-users.log");
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "cp_stack: %s failed\n", AIRLOCK_NATS_USERS_SCRIPT);
+        test_print_log_tail(st->dir, "nats-users.log");
         return -1;
     }
-    strbuf_append(&conf, "authorization {\n  users = [\n");
-    int rc = append_nats_users(st, &conf);
-    strbuf_append(&conf, "  ]\n}\n");
-    if (rc < 0 || strbuf_failed(&conf) || fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0 ||
-        fs_write_file_replace(path, strbuf_str(&conf), strlen(strbuf_str(&conf)), 0600, err,
-                              sizeof(err)) < 0) {
-        fprintf(stderr, "cp_stack: cannot write nats.conf\n");
-        rc = -1;
-    }
-    explicit_bzero(conf.data, conf.data ? strlen(conf.data) : 0);
-    strbuf_free(&conf);
-    return rc;
+    return 0;
 }
 
 int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
