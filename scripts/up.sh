@@ -34,8 +34,9 @@ PROTECT_CIDRS=${AIRLOCK_PROTECT_CIDRS-10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 10
 SCHEDULER="$BUILD_DIR/scheduler/airlock-scheduler"
 GATEWAY="$BUILD_DIR/gateway/airlock-gateway"
 VAULT="$BUILD_DIR/vault/airlock-vault"
-# This node's name: the host's, made a NATS subject token (no dots).
-NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | cut -d. -f1 | tr -c 'A-Za-z0-9_\n-' '-')}
+# This node's name: the host's, made a NATS subject token as vmhost makes
+# it (every character but letters, digits, '_' and '-' becomes '-').
+NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | tr -c 'A-Za-z0-9_\n-' '-')}
 NATS_CREDS="$DATA_DIR/nats-credentials"
 
 mkdir -p "$RUN"

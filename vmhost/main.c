@@ -68,7 +68,8 @@ static void usage(FILE *out)
             "  --delete-on-stop     a stop deletes every sandbox (default: running and paused ones\n"
             "                       are suspended to disk and kept for the next start)\n"
             "  --nats URL           join the control plane: heartbeats and work over NATS\n"
-            "  --node-id ID         this node's name in the control plane (default: hostname)\n"
+            "  --node-id ID         this node's name in the control plane (default: hostname);\n"
+            "                       characters other than letters, digits, '_' and '-' become '-'\n"
             "  --nats-credentials-file PATH  user:password of this node's NATS user\n"
             "                       (docs/operations.md \"NATS users\")\n"
             "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
@@ -305,6 +306,11 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     }
     if (!a->node_id[0] && gethostname(a->node_id, sizeof(a->node_id) - 1) < 0)
         snprintf(a->node_id, sizeof(a->node_id), "node");
+    /* The id is one token of NATS subjects (airlock.node.<id>.<op>) and
+     * of its user's permissions: a host name's dots would split it. */
+    for (char *c = a->node_id; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", *c))
+            *c = '-';
     if (!a->cfg.listen) {
         snprintf(a->listen, sizeof(a->listen), "unix:%s/vmhost.sock", a->cfg.data_dir);
         a->cfg.listen = a->listen;

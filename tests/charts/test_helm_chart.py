@@ -221,21 +221,51 @@ class HelmChart(unittest.TestCase):
         script = "\n".join(line[14:] for line in m.group(1).splitlines())
         OldVolume(self, pg_bin).check(script)
 
-    def test_nats_requires_the_token(self):
+    def test_nats_has_a_user_per_role(self):
+        """nats-server knows the scheduler, the gateway and the nodes, each
+        with its own password from nats-users.yaml's Secret (never on a
+        command line) and only its subjects; each service reads its role's
+        credentials file."""
         text = dict(templates())["nats.yaml"]
         conf = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text)
         self.assertIsNotNone(conf, "nats.yaml has no nats.conf")
-        self.assertRegex(conf.group(1), r"authorization \{\s*token: \$NATS_TOKEN\s*\}")
+        conf = conf.group(1)
+        self.assertNotIn("token", conf, "no shared token any more")
+        for role in ("scheduler", "gateway", "node"):
+            self.assertRegex(conf, r'\{user: "%s", password: \$NATS_%s_PASSWORD, permissions'
+                             % (role, role.upper()))
+        self.assertRegex(conf, r'user: "gateway".*\n\s*publish: \{deny: \[">"\]\}')
+        self.assertRegex(conf, r'user: "node".*\n\s*publish: \{allow: \["airlock\.node\.\*\.'
+                               r'heartbeat", "airlock\.builds\.\*\.>"\]\}')
         self.assertIn('args: ["-c", "/etc/nats/nats.conf"]', text)
-        self.assertIn("mountPath: /etc/nats", text)
-        env = yaml.safe_load(re.search(r"\n(\s*env:\n(?:\s{12}.*\n)+)", text).group(1)
-                             .replace("{{ include \"airlock.internalTokenSecret\" . }}", "SECRET"))
-        by_name = {e["name"]: e for e in env["env"]}
-        self.assertEqual(by_name["AIRLOCK_INTERNAL_TOKEN"]["valueFrom"]["secretKeyRef"],
-                         {"name": "SECRET", "key": "token"})
-        # Quoted, so nats-server reads a string; expanded by Kubernetes.
-        self.assertEqual(by_name["NATS_TOKEN"]["value"], '"$(AIRLOCK_INTERNAL_TOKEN)"')
-        self.assertNotIn("--auth", text, "the token never goes on a command line")
+        self.assertIn("value: '\"$(AIRLOCK_NATS_{{ upper $role }})\"'", text)
+        self.assertNotIn("--auth", text, "no password on a command line")
+        users = dict(templates())["nats-users.yaml"]
+        self.assertIn('list "scheduler" "gateway" "node"', users)
+        self.assertIn("lookup \"v1\" \"Secret\"", users, "passwords kept across upgrades")
+        for name, role in (("scheduler.yaml", "scheduler"), ("gateway.yaml", "gateway"),
+                           ("node.yaml", "node")):
+            t = dict(templates())[name]
+            self.assertIn('--nats-credentials-file={{ include "airlock.natsCredentialsFile" . }}',
+                          t, name)
+            self.assertIn('include "airlock.natsCredentialsMount" .', t, name)
+            self.assertIn('(dict "root" . "role" "%s")' % role, t, name)
+
+    def test_nats_conf_is_valid_for_nats_server(self):
+        """The chart's nats.conf, its passwords set as the pod sets them
+        (quoted, through the environment), passes `nats-server -t`."""
+        text = dict(templates())["nats.yaml"]
+        body = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text).group(1)
+        conf = "".join(line[4:] + "\n" for line in body.splitlines())
+        env = dict(os.environ)
+        for role in ("SCHEDULER", "GATEWAY", "NODE"):
+            env["NATS_%s_PASSWORD" % role] = '"%s"' % ("p" * 40)
+        with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+            f.write(conf)
+            f.flush()
+            out = subprocess.run(["/usr/sbin/nats-server", "-c", f.name, "-t"], env=env,
+                                 capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
     def test_node_pod_is_privileged_with_shared_netns(self):
         _, text = next((n, t) for n, t in templates() if n == "node.yaml")

@@ -87,3 +87,32 @@ nats://{{ include "airlock.fullname" . }}-nats:4222
     # The services refuse a token file group or others may read.
     defaultMode: 0400
 {{- end -}}
+
+{{/* The NATS users' Secret (nats-users.yaml). A service mounts its role's
+     credentials file (natsCredentialsMount, natsCredentialsVolume with
+     dict "root" . "role" ROLE) and passes --nats-credentials-file with
+     natsCredentialsFile. */}}
+{{- define "airlock.natsUsersSecret" -}}
+{{ printf "%s-nats-users" (include "airlock.fullname" .) }}
+{{- end -}}
+
+{{- define "airlock.natsCredentialsFile" -}}
+/etc/airlock/nats/credentials
+{{- end -}}
+
+{{- define "airlock.natsCredentialsMount" -}}
+- name: nats-credentials
+  mountPath: /etc/airlock/nats
+  readOnly: true
+{{- end -}}
+
+{{- define "airlock.natsCredentialsVolume" -}}
+- name: nats-credentials
+  secret:
+    secretName: {{ include "airlock.natsUsersSecret" .root }}
+    items:
+      - key: {{ .role }}
+        path: credentials
+    # The services refuse a credentials file group or others may read.
+    defaultMode: 0400
+{{- end -}}
