@@ -53,7 +53,7 @@ static int open_log(struct console_log *cl, char *err, size_t errlen)
  * it, so a reader sees the old file or the new one whole. Lock held. */
 static void keep_newest_half(struct console_log *cl)
 {
-    char *tail = NULL, err[256];
+    char *tail = NULL, err[PATH_MAX + 256];
     size_t len = 0;
     bool truncated;
     if (fs_read_tail(cl->path, cl->max_bytes / 2, &tail, &len, &truncated) < 0 ||
