@@ -23,11 +23,15 @@ connection, plain HTTP to a TLS-only secret's host is refused (403) and a
 limit answers 429 without forwarding, an org's secret reaches a member
 project's sandbox, inspect_tls checks the Host inside TLS (REST and gRPC),
 gRPC SetNetworkPolicy decides the guest's next connection, a locked BYOK
-project's requests get 503 and an unlocked one's are injected. No timing
+project's requests get 503 and an unlocked one's are injected, and a
+secret whose row was edited in PostgreSQL behind vault's back (its rule, an
+added binding) is refused end to end: 502 credential_unavailable to the
+guest, nothing upstream, an inject/DATA_LOSS row in GET /v1/audit. No timing
 assertions; every wait only bounds a hang."""
 import base64
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -42,6 +46,7 @@ HOST = os.environ["AIRLOCK_TEST_UPSTREAM_HOST"]
 HTTPS_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTPS_PORT"])
 HTTP_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTP_PORT"])
 UPSTREAM_LOG = os.environ["AIRLOCK_TEST_UPSTREAM_LOG"]
+DATABASE_URL = os.environ["AIRLOCK_TEST_DATABASE_URL"]
 # Made up per run; reaches the upstream only, never an answer to the guest.
 SECRET = "sk-injection-%d-%s" % (os.getpid(), base64.b32encode(os.urandom(10)).decode().lower())
 NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT, HTTP_PORT]}
@@ -397,6 +402,82 @@ def check_plaintext(key, sid):
     check(st == 204, "DELETE the plaintext secret -> 204")
 
 
+def psql(sql, **params):
+    """Runs sql in the stack's PostgreSQL, as someone with write access to
+    vault's tables but not to vault would; params are psql variables
+    (:'name' in sql). Its command tag ("UPDATE 1"), or the error."""
+    args = ["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", DATABASE_URL]
+    for k, v in params.items():
+        args += ["-v", "%s=%s" % (k, v)]
+    r = subprocess.run(args, input=sql, capture_output=True, text=True, timeout=60)
+    return (r.stdout + r.stderr).strip()
+
+
+def check_tampered_row(key, sid, secret_id):
+    """docs/security.md C20, C21, C24, C25 end to end: the project secret's
+    row edited in PostgreSQL (its value is sealed with an AAD over its
+    owner, scope, plain-HTTP flag, bindings and rule) is refused when the
+    guest's request asks for it: egress answers 502 credential_unavailable
+    and sends nothing upstream, vault audits inject/DATA_LOSS (GET
+    /v1/audit). Put back as sealed, the same request is injected again: the
+    AAD refused it, nothing else."""
+    rule = psql("SELECT injection_rule FROM vault_bindings WHERE secret_id = :'id'",
+                id=secret_id)
+    check(rule == "Authorization: Bearer {secret}",
+          "the secret's rule as vault stored it (%r)" % rule)
+    expect_injected(key, sid, "before-tamper")
+    plain_url = "http://%s:%d" % (HOST, HTTP_PORT)
+
+    def expect_refused(case, url):
+        path = "/inject/" + case
+        code, out = rest_exec(key, sid, "curl -sS --max-time 30 -D - -w '\\n%{http_code}' "
+                              + url + path)
+        out = out or ""
+        check(code == 0 and out.startswith("HTTP/1.1 502 ") and out.endswith("\n502") and
+              "X-Airlock-Egress-Error: credential_unavailable" in out and
+              "vault: DATA_LOSS: secret %s does not decrypt" % secret_id in out and
+              SECRET not in out,
+              "%s: egress answers 502 credential_unavailable (%s %r)" % (case, code, out[-400:]))
+        check(not upstream_requests(path), "%s: nothing went upstream" % case)
+
+        def audited():
+            st, _, body = call("GET", "/v1/audit?sandbox_id=%s&limit=1000" % sid, key=key)
+            rows = body.get("entries", []) if st == 200 and isinstance(body, dict) else []
+            return [e for e in rows if e.get("action") == "inject" and e.get("path") == path
+                    and e.get("host") == HOST and e.get("secret_id") == secret_id
+                    and e.get("status") == "DATA_LOSS"]
+        check(poll(audited, limit_s=30), "%s: GET /v1/audit has inject/DATA_LOSS" % case)
+
+    for case, edit, undo, url in [
+            # C20: the value moved into another header (one the upstream may echo).
+            ("tampered-rule",
+             ("UPDATE vault_bindings SET injection_rule = 'X-Debug: {secret}'"
+              " WHERE secret_id = :'id'", "UPDATE 1"),
+             ("UPDATE vault_bindings SET injection_rule = :'rule' WHERE secret_id = :'id'",
+              "UPDATE 1"), URL),
+            # C21: a binding to another host added next to the right one.
+            ("tampered-binding",
+             ("INSERT INTO vault_bindings (secret_id, host_pattern, injection_rule)"
+              " VALUES (:'id', 'attacker.test', :'rule')", "INSERT 0 1"),
+             ("DELETE FROM vault_bindings WHERE secret_id = :'id'"
+              " AND host_pattern = 'attacker.test'", "DELETE 1"), URL),
+            # C24: the TLS-only secret let into plain HTTP (else 403 plaintext_refused).
+            ("tampered-plaintext",
+             ("UPDATE vault_secrets SET allow_plaintext = true WHERE id = :'id'", "UPDATE 1"),
+             ("UPDATE vault_secrets SET allow_plaintext = false WHERE id = :'id'", "UPDATE 1"),
+             plain_url),
+            # C25: the row claims the old AAD (the id only).
+            ("tampered-aad-version",
+             ("UPDATE vault_secrets SET aad_version = 1 WHERE id = :'id'", "UPDATE 1"),
+             ("UPDATE vault_secrets SET aad_version = 2 WHERE id = :'id'", "UPDATE 1"), URL)]:
+        tag = psql(edit[0], id=secret_id, rule=rule)
+        check(tag == edit[1], "%s: the row edited in PostgreSQL (%r)" % (case, tag))
+        expect_refused(case, url)
+        tag = psql(undo[0], id=secret_id, rule=rule)
+        check(tag == undo[1], "%s: put back as sealed (%r)" % (case, tag))
+        expect_injected(key, sid, case + "-put-back")
+
+
 def check_org_secret(other_id, other_key):
     """An org's secret is injected for a member project without a binding of
     its own for the host."""
@@ -427,6 +508,7 @@ def main():
         "name": "upstream", "value": SECRET,
         "bindings": [{"host": HOST, "header": "Authorization", "format": "Bearer {secret}"}]})
     check(st == 201 and SECRET not in json.dumps(body), "POST /v1/secrets -> 201, no value shown")
+    secret_id = body.get("id", "") if isinstance(body, dict) else ""
 
     sid = create(key, "restored (REST)")
     if not sid:
@@ -448,6 +530,7 @@ def main():
     check_live_network_change(key, sid)
     check_sandbox_secret_and_rate_limit(key, sid)
     check_plaintext(key, sid)
+    check_tampered_row(key, sid, secret_id)
     check_org_secret(other_id, other_key)
     check_vmhost_restart(key, sid)
     check_egress_restart(key, sid)
