@@ -78,30 +78,7 @@ static grpc_status_code create_secret(const struct secret_spec *s, char *id, cha
 static grpc_status_code resolve_for(const char *project, const char *sandbox, const char *host,
                                     const unsigned char *ck, bool plaintext, char *out)
 {
-    Airlock__Vault__V1__ResolveInjectionRequest req =
-        AIRLOCK__VAULT__V1__RESOLVE_INJECTION_REQUEST__INIT;
-    req.plaintext = plaintext;
-    req.project_id = (char *)project;
-    req.sandbox_id = (char *)sandbox;
-    req.host = (char *)host;
-    req.method = "GET";
-    req.path = "/v1/models";
-    req.actor = "egress/test";
-    if (ck) {
-        req.customer_key.data = (uint8_t *)ck;
-        req.customer_key.len = 32;
-    }
-    ProtobufCMessage *resp = NULL;
-    char *why = NULL;
-    grpc_status_code st = rpc_unary(fx.ch, M("ResolveInjection"), &req.base,
-                                    &airlock__vault__v1__injection__descriptor, &resp, &why, 10000);
-    Airlock__Vault__V1__Injection *inj = (void *)resp;
-    snprintf(out, 512, "%s%s%s", inj ? inj->header_name : "", inj ? ": " : "",
-             inj ? inj->header_value : why ? why : "");
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    free(why);
-    return st;
+    return vault_fixture_resolve(&fx, project, sandbox, host, ck, plaintext, out);
 }
 
 static grpc_status_code resolve(const char *project, const char *sandbox, const char *host,
@@ -269,23 +246,7 @@ static void test_byok(void **state)
  * spaces. */
 static void audit_summary_of(const char *project, const char *org, char *out, size_t len)
 {
-    Airlock__Vault__V1__ListAuditRequest req = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
-    req.project_id = (char *)project;
-    req.org_id = (char *)org;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(fx.ch, M("ListAudit"), &req.base,
-                               &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
-                               10000),
-                     GRPC_STATUS_OK);
-    Airlock__Vault__V1__ListAuditResponse *list = (void *)resp;
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = list->n_entries; i-- > 0;) {
-        Airlock__Vault__V1__AuditEntry *e = list->entries[i];
-        used += (size_t)snprintf(out + used, len - used, "%s%s/%s%s%s", used ? " " : "", e->action,
-                                 e->status, *e->host ? "@" : "", e->host);
-    }
-    protobuf_c_message_free_unpacked(resp, NULL);
+    assert_int_equal(vault_fixture_audit_summary(&fx, project, org, out, len), 0);
 }
 
 static void audit_summary(const char *project, char *out, size_t len)

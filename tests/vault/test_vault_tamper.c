@@ -59,26 +59,7 @@ static void create(const char *project, const char *sandbox, const char *org, co
 static grpc_status_code resolve(const char *project, const char *sandbox, const char *host,
                                 bool plaintext, char *out)
 {
-    Airlock__Vault__V1__ResolveInjectionRequest req =
-        AIRLOCK__VAULT__V1__RESOLVE_INJECTION_REQUEST__INIT;
-    req.project_id = (char *)project;
-    req.sandbox_id = (char *)sandbox;
-    req.host = (char *)host;
-    req.plaintext = plaintext;
-    req.method = "GET";
-    req.path = "/";
-    req.actor = "egress/test";
-    ProtobufCMessage *resp = NULL;
-    char *why = NULL;
-    grpc_status_code st = rpc_unary(fx.ch, M("ResolveInjection"), &req.base,
-                                    &airlock__vault__v1__injection__descriptor, &resp, &why, 10000);
-    Airlock__Vault__V1__Injection *inj = (void *)resp;
-    snprintf(out, 512, "%s%s%s", inj ? inj->header_name : "", inj ? ": " : "",
-             inj ? inj->header_value : why ? why : "");
-    if (resp)
-        protobuf_c_message_free_unpacked(resp, NULL);
-    free(why);
-    return st;
+    return vault_fixture_resolve(&fx, project, sandbox, host, NULL, plaintext, out);
 }
 
 static void expect_injected(const char *project, const char *sandbox, const char *host,
@@ -132,22 +113,7 @@ static int aad_version(const char *id)
 /* "action/status@host" of project's audit rows, oldest first. */
 static void audit_summary(const char *project, char *out, size_t len)
 {
-    Airlock__Vault__V1__ListAuditRequest req = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
-    req.project_id = (char *)project;
-    ProtobufCMessage *resp = NULL;
-    assert_int_equal(rpc_unary(fx.ch, M("ListAudit"), &req.base,
-                               &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
-                               10000),
-                     GRPC_STATUS_OK);
-    Airlock__Vault__V1__ListAuditResponse *list = (void *)resp;
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = list->n_entries; i-- > 0;) {
-        Airlock__Vault__V1__AuditEntry *e = list->entries[i];
-        used += (size_t)snprintf(out + used, len - used, "%s%s/%s%s%s", used ? " " : "", e->action,
-                                 e->status, *e->host ? "@" : "", e->host);
-    }
-    protobuf_c_message_free_unpacked(resp, NULL);
+    assert_int_equal(vault_fixture_audit_summary(&fx, project, "", out, len), 0);
 }
 
 /* Every column a binding or the secret's row decides something by, each

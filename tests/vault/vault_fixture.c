@@ -9,6 +9,9 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "test_proc.h"
+#include "vault.pb-c.h"
+
+#define VAULT_METHOD(name) "/airlock.vault.v1.Vault/" name
 
 static struct vault_fixture *fixture_current;
 
@@ -83,4 +86,58 @@ void vault_fixture_stop(struct vault_fixture *f)
     f->dir[0] = '\0';
     if (fixture_current == f)
         fixture_current = NULL;
+}
+
+grpc_status_code vault_fixture_resolve(struct vault_fixture *f, const char *project,
+                                       const char *sandbox, const char *host,
+                                       const unsigned char *ck, bool plaintext, char *out)
+{
+    Airlock__Vault__V1__ResolveInjectionRequest req =
+        AIRLOCK__VAULT__V1__RESOLVE_INJECTION_REQUEST__INIT;
+    req.plaintext = plaintext;
+    req.project_id = (char *)project;
+    req.sandbox_id = (char *)sandbox;
+    req.host = (char *)host;
+    req.method = "GET";
+    req.path = "/";
+    req.actor = "egress/test";
+    if (ck) {
+        req.customer_key.data = (uint8_t *)ck;
+        req.customer_key.len = 32;
+    }
+    ProtobufCMessage *resp = NULL;
+    char *why = NULL;
+    grpc_status_code st =
+        rpc_unary(f->ch, VAULT_METHOD("ResolveInjection"), &req.base,
+                  &airlock__vault__v1__injection__descriptor, &resp, &why, 10000);
+    Airlock__Vault__V1__Injection *inj = (void *)resp;
+    snprintf(out, 512, "%s%s%s", inj ? inj->header_name : "", inj ? ": " : "",
+             inj ? inj->header_value : why ? why : "");
+    if (resp)
+        protobuf_c_message_free_unpacked(resp, NULL);
+    free(why);
+    return st;
+}
+
+int vault_fixture_audit_summary(struct vault_fixture *f, const char *project, const char *org,
+                                char *out, size_t len)
+{
+    Airlock__Vault__V1__ListAuditRequest req = AIRLOCK__VAULT__V1__LIST_AUDIT_REQUEST__INIT;
+    req.project_id = (char *)project;
+    req.org_id = (char *)org;
+    ProtobufCMessage *resp = NULL;
+    out[0] = '\0';
+    if (rpc_unary(f->ch, VAULT_METHOD("ListAudit"), &req.base,
+                  &airlock__vault__v1__list_audit_response__descriptor, &resp, NULL,
+                  10000) != GRPC_STATUS_OK)
+        return -1;
+    Airlock__Vault__V1__ListAuditResponse *list = (void *)resp;
+    size_t used = 0;
+    for (size_t i = list->n_entries; i-- > 0 && used < len;) {
+        Airlock__Vault__V1__AuditEntry *e = list->entries[i];
+        used += (size_t)snprintf(out + used, len - used, "%s%s/%s%s%s", used ? " " : "", e->action,
+                                 e->status, *e->host ? "@" : "", e->host);
+    }
+    protobuf_c_message_free_unpacked(resp, NULL);
+    return 0;
 }
