@@ -101,10 +101,10 @@ static void take_locked(struct node_budget *b, struct node_claim *claim, unsigne
     claim->memory_mb = memory_mb;
 }
 
-/* Whether vcpus and memory_mb fit; CAPACITY in e naming the first that
- * does not. */
+/* Whether vcpus and memory_mb fit, with available MiB free on the host;
+ * CAPACITY in e naming the first that does not. */
 static int fits_locked(const struct node_budget *b, unsigned vcpus, unsigned memory_mb,
-                       struct airlock_error *e)
+                       unsigned long long available, struct airlock_error *e)
 {
     const struct node_budget_config *c = &b->cfg;
     if ((unsigned long long)b->vcpus_committed + vcpus > b->vcpus_limit)
@@ -119,7 +119,6 @@ static int fits_locked(const struct node_budget *b, unsigned vcpus, unsigned mem
                                  "committed ((%llu MiB - %u reserved for the host) x overcommit %g)",
                                  memory_mb, b->memory_committed_mb, b->memory_limit_mb,
                                  c->memory_mb, c->reserve_mb, c->memory_overcommit);
-    unsigned long long available = node_mem_available_mb();
     if (available < (unsigned long long)memory_mb + c->reserve_mb)
         return airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
                                  "node's free memory is too low: %llu MiB available, the guest's "
@@ -133,8 +132,11 @@ int node_budget_claim(struct node_budget *b, struct node_claim *claim, unsigned 
                       unsigned memory_mb, struct airlock_error *e)
 {
     int rc = 0;
+    /* Read before the lock: concurrent creates do not wait on the file. */
+    unsigned long long available = node_mem_available_mb();
     pthread_mutex_lock(&b->lock);
-    if (!claim->vcpus && !claim->memory_mb && (rc = fits_locked(b, vcpus, memory_mb, e)) == 0)
+    if (!claim->vcpus && !claim->memory_mb &&
+        (rc = fits_locked(b, vcpus, memory_mb, available, e)) == 0)
         take_locked(b, claim, vcpus, memory_mb);
     pthread_mutex_unlock(&b->lock);
     return rc;
