@@ -18,7 +18,6 @@ usage: test_gateway_caps.py GATEWAY PROTO_DIR STUB_DIR
 One VM (1 vCPU, 512 MiB); bounded waits only, nothing asserts speed."""
 import http.client
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import grpc
 
 import grpc_stubs
 from rest_client import ADMIN, call, check, expect_error, poll, report_and_exit
-from test_key_cache import SecondGateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
+from test_key_cache import flagged_gateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
 
 GATEWAY, PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])
@@ -77,52 +76,50 @@ def check_bad_flags():
 
 def check_exec_cap(sid, k1, k2):
     grpc_port = free_port()
-    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-execs.log",
-                       ["--max-execs-per-key", "2", "--grpc-listen", "127.0.0.1:%d" % grpc_port])
-    streams = []
-    try:
-        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with an exec cap")
-        for flag in ("/tmp/release-a", "/tmp/release-b"):
-            conn, resp = open_sse_exec(gw.port, k1["key"], sid, wait_for_file(flag))
-            streams.append((conn, resp))
-            check(resp.status == 200, "an exec of key 1 runs (SSE): %s" % resp.status)
-        want = "quota exceeded: execs: 2 in use + 1 requested > limit 2 (key %s)" % k1["id"]
-        exec_path = "/v1/sandboxes/%s/exec" % sid
-        st, body = gw_call(gw.port, "POST", exec_path, k1["key"], {"cmd": ["true"]})
-        expect_error(st, body, 429, "quota_exceeded", want, "key 1's third exec (JSON)")
-        conn, resp = open_sse_exec(gw.port, k1["key"], sid, ["true"])
-        conn.close()
-        check(resp.status == 429, "key 1's third exec (SSE) -> 429: %s" % resp.status)
-        channel = grpc.insecure_channel("127.0.0.1:%d" % grpc_port)
-        stub = sandboxes_pb2_grpc.SandboxesStub(channel)
-        code, details = None, ""
+    with flagged_gateway("gateway-execs.log", ["--max-execs-per-key", "2", "--grpc-listen",
+                         "127.0.0.1:%d" % grpc_port], "a gateway with an exec cap") as gw:
+        streams = []
         try:
-            list(stub.Exec(pb.ExecRequest(id=sid, cmd=["true"]),
-                           metadata=[("authorization", "Bearer " + k1["key"])], timeout=LIMIT_S))
-        except grpc.RpcError as e:
-            code, details = e.code(), e.details()
-        channel.close()
-        check(code == grpc.StatusCode.RESOURCE_EXHAUSTED and details == want,
-              "key 1's third exec over gRPC -> RESOURCE_EXHAUSTED: %s %r" % (code, details))
-        st, _, body = call("POST", exec_path, key=k1["key"], body={"cmd": ["true"]})
-        check(st == 200, "the stack's gateway (default cap) runs key 1's exec: %s %s" % (st, body))
-        # Key 2 is not held back by key 1's execs; it ends one of them.
-        st, body = gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-b"]})
-        check(st == 200 and body.get("exit_code") == 0,
-              "key 2 of the same project is not held back: %s %s" % (st, body))
-        conn, resp = streams.pop()
-        ended = b"event: exit" in resp.read()
-        conn.close()
-        check(ended, "key 1's second exec ended")
-        again = poll(lambda: gw_call(gw.port, "POST", exec_path, k1["key"],
-                                     {"cmd": ["true"]})[0] == 200, limit_s=60)
-        check(again, "once one of key 1's execs has ended, it may exec again")
-        gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-a"]})
-    finally:
-        for conn, resp in streams:
-            resp.read()
+            for flag in ("/tmp/release-a", "/tmp/release-b"):
+                conn, resp = open_sse_exec(gw.port, k1["key"], sid, wait_for_file(flag))
+                streams.append((conn, resp))
+                check(resp.status == 200, "an exec of key 1 runs (SSE): %s" % resp.status)
+            want = "quota exceeded: execs: 2 in use + 1 requested > limit 2 (key %s)" % k1["id"]
+            exec_path = "/v1/sandboxes/%s/exec" % sid
+            st, body = gw_call(gw.port, "POST", exec_path, k1["key"], {"cmd": ["true"]})
+            expect_error(st, body, 429, "quota_exceeded", want, "key 1's third exec (JSON)")
+            conn, resp = open_sse_exec(gw.port, k1["key"], sid, ["true"])
             conn.close()
-        check(gw.stop() == 0, "the capped gateway stops cleanly")
+            check(resp.status == 429, "key 1's third exec (SSE) -> 429: %s" % resp.status)
+            channel = grpc.insecure_channel("127.0.0.1:%d" % grpc_port)
+            stub = sandboxes_pb2_grpc.SandboxesStub(channel)
+            code, details = None, ""
+            try:
+                list(stub.Exec(pb.ExecRequest(id=sid, cmd=["true"]),
+                               metadata=[("authorization", "Bearer " + k1["key"])], timeout=LIMIT_S))
+            except grpc.RpcError as e:
+                code, details = e.code(), e.details()
+            channel.close()
+            check(code == grpc.StatusCode.RESOURCE_EXHAUSTED and details == want,
+                  "key 1's third exec over gRPC -> RESOURCE_EXHAUSTED: %s %r" % (code, details))
+            st, _, body = call("POST", exec_path, key=k1["key"], body={"cmd": ["true"]})
+            check(st == 200, "the stack's gateway (default cap) runs key 1's exec: %s %s" % (st, body))
+            # Key 2 is not held back by key 1's execs; it ends one of them.
+            st, body = gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-b"]})
+            check(st == 200 and body.get("exit_code") == 0,
+                  "key 2 of the same project is not held back: %s %s" % (st, body))
+            conn, resp = streams.pop()
+            ended = b"event: exit" in resp.read()
+            conn.close()
+            check(ended, "key 1's second exec ended")
+            again = poll(lambda: gw_call(gw.port, "POST", exec_path, k1["key"],
+                                         {"cmd": ["true"]})[0] == 200, limit_s=60)
+            check(again, "once one of key 1's execs has ended, it may exec again")
+            gw_call(gw.port, "POST", exec_path, k2["key"], {"cmd": ["touch", "/tmp/release-a"]})
+        finally:
+            for conn, resp in streams:
+                resp.read()
+                conn.close()
 
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n"
@@ -157,53 +154,49 @@ def answer_on(s, timeout_s):
 def check_connection_cap(cap):
     """Past --max-connections a connection waits (in the listen queue)
     until one closes."""
-    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-conns.log",
-                       ["--max-connections", str(cap)])
-    held = []
-    try:
-        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with a cap")
-        held = [served_connection(gw.port) for _ in range(cap)]
-        check(all(held), "--max-connections %d: %d connections served" % (cap, cap))
-        waiting = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
-        waiting.sendall(HEALTHZ)
-        check(answer_on(waiting, 3) is None, "one more gets no answer while %d are open" % cap)
-        held.pop().close()
-        got = answer_on(waiting, 60) or b""
-        check(got.startswith(b"HTTP/1.1 200"), "once one closes, it is served: %r" % got[:40])
-        waiting.close()
-    finally:
-        for s in filter(None, held):
-            s.close()
-        check(gw.stop() == 0, "the gateway with --max-connections stops cleanly")
+    with flagged_gateway("gateway-conns.log", ["--max-connections", str(cap)],
+                         "a gateway with a cap") as gw:
+        held = []
+        try:
+            held = [served_connection(gw.port) for _ in range(cap)]
+            check(all(held), "--max-connections %d: %d connections served" % (cap, cap))
+            waiting = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
+            waiting.sendall(HEALTHZ)
+            check(answer_on(waiting, 3) is None, "one more gets no answer while %d are open" % cap)
+            held.pop().close()
+            got = answer_on(waiting, 60) or b""
+            check(got.startswith(b"HTTP/1.1 200"), "once one closes, it is served: %r" % got[:40])
+            waiting.close()
+        finally:
+            for s in filter(None, held):
+                s.close()
 
 
 def check_connection_per_ip_cap(cap):
     """Past --max-connections-per-ip a connection from that address is
     closed at once."""
-    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-conns-ip.log",
-                       ["--max-connections-per-ip", str(cap)])
-    held = []
-    try:
-        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a gateway with a per-IP cap")
-        held = [served_connection(gw.port) for _ in range(cap)]
-        check(all(held), "--max-connections-per-ip %d: %d connections served" % (cap, cap))
-        extra = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
+    with flagged_gateway("gateway-conns-ip.log", ["--max-connections-per-ip", str(cap)],
+                         "a gateway with a per-IP cap") as gw:
+        held = []
         try:
-            extra.sendall(HEALTHZ)
-        except OSError:
-            pass  # closed already
-        got = answer_on(extra, 60)
-        extra.close()
-        check(got == b"", "one more from the same address is closed unanswered: %r" % got)
-        held.pop().close()
-        again = poll(lambda: served_connection(gw.port), limit_s=60)
-        check(again is not None, "once one closes, a new one is served")
-        if again:
-            again.close()
-    finally:
-        for s in filter(None, held):
-            s.close()
-        check(gw.stop() == 0, "the gateway with --max-connections-per-ip stops cleanly")
+            held = [served_connection(gw.port) for _ in range(cap)]
+            check(all(held), "--max-connections-per-ip %d: %d connections served" % (cap, cap))
+            extra = socket.create_connection(("127.0.0.1", gw.port), timeout=60)
+            try:
+                extra.sendall(HEALTHZ)
+            except OSError:
+                pass  # closed already
+            got = answer_on(extra, 60)
+            extra.close()
+            check(got == b"", "one more from the same address is closed unanswered: %r" % got)
+            held.pop().close()
+            again = poll(lambda: served_connection(gw.port), limit_s=60)
+            check(again is not None, "once one closes, a new one is served")
+            if again:
+                again.close()
+        finally:
+            for s in filter(None, held):
+                s.close()
 
 
 def main():

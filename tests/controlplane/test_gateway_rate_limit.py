@@ -18,7 +18,6 @@ No VM; bounded waits only, nothing asserts speed (the only sleep is the
 Retry-After the gateway asked for)."""
 import http.client
 import json
-import os
 import subprocess
 import sys
 import time
@@ -26,8 +25,8 @@ import time
 import grpc
 
 import grpc_stubs
-from rest_client import ADMIN, call, check, expect_error, poll, report_and_exit
-from test_key_cache import SecondGateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
+from rest_client import ADMIN, call, check, expect_error, report_and_exit
+from test_key_cache import flagged_gateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
 
 GATEWAY, PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])
@@ -135,15 +134,12 @@ def main():
     keys = [call("POST", "/v1/projects/%s/keys" % p["id"], key=ADMIN, body={"name": n})[2]
             for n in ("one", "two", "three")]
     grpc_port = free_port()
-    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], "gateway-rate-limit.log",
-                       ["--rate-limit-per-key", "2", "--rate-limit-burst", "3",
-                        "--grpc-listen", "127.0.0.1:%d" % grpc_port])
-    try:
-        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, "a rate-limited gateway")
+    with flagged_gateway("gateway-rate-limit.log",
+                         ["--rate-limit-per-key", "2", "--rate-limit-burst", "3",
+                          "--grpc-listen", "127.0.0.1:%d" % grpc_port],
+                         "a rate-limited gateway") as gw:
         check_rest(gw, keys[0], keys[1])
         check_grpc(grpc_port, keys[2])
-    finally:
-        check(gw.stop() == 0, "the rate-limited gateway stops cleanly")
     report_and_exit()
 
 

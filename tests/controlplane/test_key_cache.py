@@ -14,6 +14,7 @@ scheduler's NATS message can make it forget a key.
   cache (it could miss revocations).
 - Bad --key-cache-ttl-ms values are refused with a clear message.
 No VM; bounded waits only, nothing asserts speed."""
+import contextlib
 import http.client
 import os
 import signal
@@ -75,6 +76,18 @@ class SecondGateway:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+@contextlib.contextmanager
+def flagged_gateway(log_name, flags, what):
+    """A SecondGateway beside the stack's, on its NATS, with flags: checked
+    ready on entry, checked to stop cleanly on exit (what names it)."""
+    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], log_name, flags)
+    try:
+        check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, what)
+        yield gw
+    finally:
+        check(gw.stop() == 0, "%s stops cleanly" % what)
 
 
 def cache_count(get, which="hits"):
