@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct cidr;
+struct tls_credentials;
 
 struct egress_config {
     /* Namespace that upstream DNS queries and connections leave from.
@@ -43,6 +44,9 @@ struct egress_config {
     /* Presented to vault; egress's own gRPC API wants it too (main.c).
      * NULL: none (internal_token.h). */
     const char *internal_token;
+    /* Mutual TLS with vault and vmhost (tls_credentials.h): egress:<node>.
+     * NULL: plaintext. */
+    struct tls_credentials *internal_tls;
     /* Ranges no sandbox policy can open (the cluster's pod, service and
      * node networks, say), beyond the built-in ones (cidr.h
      * addr_is_never_reachable) and egress's own addresses. Copied. */

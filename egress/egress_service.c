@@ -141,17 +141,19 @@ static void handle_list_connections(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+/* With mutual TLS only the vmhost of egress's own node drives it. */
+#define OWN_VMHOST (PEER_VMHOST | RPC_CALLER_SAME_NODE)
 static const struct rpc_method egress_methods[] = {
-    { EGRESS_METHOD("GetStatus"), handle_get_status },
-    { EGRESS_METHOD("AttachSandbox"), handle_attach },
-    { EGRESS_METHOD("SetPolicy"), handle_set_policy },
-    { EGRESS_METHOD("DetachSandbox"), handle_detach },
-    { EGRESS_METHOD("ListConnections"), handle_list_connections },
+    { EGRESS_METHOD("GetStatus"), handle_get_status, OWN_VMHOST },
+    { EGRESS_METHOD("AttachSandbox"), handle_attach, OWN_VMHOST },
+    { EGRESS_METHOD("SetPolicy"), handle_set_policy, OWN_VMHOST },
+    { EGRESS_METHOD("DetachSandbox"), handle_detach, OWN_VMHOST },
+    { EGRESS_METHOD("ListConnections"), handle_list_connections, OWN_VMHOST },
 };
 
 struct rpc_server *egress_service_start(struct egress *eg, const char *addr,
-                                        const char *internal_token, char *err, size_t errlen)
+                                        const struct rpc_security *sec, char *err, size_t errlen)
 {
     return rpc_server_start(addr, egress_methods, sizeof(egress_methods) / sizeof(*egress_methods),
-                            eg, internal_token, err, errlen);
+                            eg, sec, err, errlen);
 }

@@ -10,7 +10,7 @@
 #define EGRESS_METHOD(name) "/airlock.egress.v1.Egress/" name
 
 struct rpc_server *egress_service_start(struct egress *eg, const char *addr,
-                                        const char *internal_token, char *err,
+                                        const struct rpc_security *sec, char *err,
                                         size_t errlen);
 
 #endif

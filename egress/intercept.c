@@ -39,7 +39,9 @@ struct egress_injector *egress_injector_new(const struct egress_config *cfg, cha
     char host[256] = "", actor[300];
     gethostname(host, sizeof(host) - 1);
     snprintf(actor, sizeof(actor), "egress/%s", host[0] ? host : "unknown");
-    inj->vault = vault_client_open(cfg->vault_addr, cfg->internal_token, actor);
+    struct rpc_channel_auth auth = { .bearer_token = cfg->internal_token,
+                                     .tls = cfg->internal_tls, .server = "vault" };
+    inj->vault = vault_client_open(cfg->vault_addr, &auth, actor);
     if (!inj->vault) {
         snprintf(err, errlen, "vault client for %s: out of memory", cfg->vault_addr);
         goto fail;

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "egress_service.h"
 #include "stop_signals.h"
+#include "tls_credentials.h"
 
 #define EGRESS_DEFAULT_LISTEN "unix:/var/lib/airlock/egress.sock"
 #define EGRESS_MAX_PROTECTED_CIDRS 64
@@ -43,7 +44,7 @@ static void usage(FILE *out)
             "  --max-pending N       of them still being decided (default 32)\n"
             "  --idle-timeout-s N    a connection silent both ways this long ends (600)\n"
             "  --conn-threads N      event-loop threads the connections are spliced on\n"
-            "                        (default: one per CPU, at most 8)\n",
+            "                        (default: one per CPU, at most 8)\n" INTERNAL_TLS_USAGE,
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
         { "upstream-ca", required_argument, NULL, 'c' },
         { "state-dir", required_argument, NULL, 's' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        INTERNAL_TLS_OPTIONS,
         { "protect-cidr", required_argument, NULL, 'p' },
         { "max-connections", required_argument, NULL, 'C' },
         { "max-pending", required_argument, NULL, 'P' },
@@ -106,8 +108,11 @@ int main(int argc, char **argv)
     bool have_resolver = false;
     struct cidr protected_cidrs[EGRESS_MAX_PROTECTED_CIDRS];
     cfg.protected_cidrs = protected_cidrs;
+    struct tls_files tls_files = { 0 };
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (tls_files_option(&tls_files, c, optarg))
+            continue;
         switch (c) {
         case 'l': listen = optarg; break;
         case 'u':
@@ -188,33 +193,41 @@ int main(int argc, char **argv)
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
-    char err[512];
+    char err[1024];
     char *internal_token = NULL;
-    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
-        log_error("egress start failed", "error=\"%s\"", err);
-        return 1;
-    }
-    cfg.internal_token = internal_token;
-    struct egress *eg = egress_new(&cfg, err, sizeof(err));
-    if (!eg) {
+    struct tls_credentials *tls = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0 ||
+        tls_credentials_configure(&tls_files, PEER_EGRESS, false, &tls, err, sizeof(err)) < 0) {
         log_error("egress start failed", "error=\"%s\"", err);
         free(internal_token);
         return 1;
     }
-    struct rpc_server *srv = egress_service_start(eg, listen, internal_token, err, sizeof(err));
+    cfg.internal_token = internal_token;
+    cfg.internal_tls = tls;
+    struct egress *eg = egress_new(&cfg, err, sizeof(err));
+    if (!eg) {
+        log_error("egress start failed", "error=\"%s\"", err);
+        tls_credentials_free(tls);
+        free(internal_token);
+        return 1;
+    }
+    struct rpc_security sec = { .bearer_token = internal_token, .tls = tls };
+    struct rpc_server *srv = egress_service_start(eg, listen, &sec, err, sizeof(err));
     if (!srv) {
         log_error("egress listen failed", "addr=%s error=\"%s\"", listen, err);
         egress_free(eg);
+        tls_credentials_free(tls);
         free(internal_token);
         return 1;
     }
     log_info("egress ready", "addr=%s uplink_netns=%s vault=%s protected_cidrs=%zu", listen,
              cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-",
              cfg.n_protected_cidrs);
-    int sig = stop_signals_wait(&stop_signals);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
     log_info("egress stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     egress_free(eg);
+    tls_credentials_free(tls);
     free(internal_token);
     return 0;
 }

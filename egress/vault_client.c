@@ -19,13 +19,13 @@ struct vault_client {
     char *actor;
 };
 
-struct vault_client *vault_client_open(const char *addr, const char *internal_token,
+struct vault_client *vault_client_open(const char *addr, const struct rpc_channel_auth *auth,
                                        const char *actor)
 {
     struct vault_client *vc = calloc(1, sizeof(*vc));
     if (!vc)
         return NULL;
-    vc->ch = rpc_channel_open(addr, internal_token);
+    vc->ch = rpc_channel_open(addr, auth);
     vc->actor = strdup(actor);
     if (!vc->ch || !vc->actor) {
         vault_client_close(vc);

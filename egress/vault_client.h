@@ -9,14 +9,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rpc_client.h"
 #include "vault.pb-c.h"
 
 struct vault_client;
 
-/* addr: vault's gRPC address; internal_token: presented to vault (NULL:
- * none); actor: who egress is in vault's audit log ("egress/<host name>").
+/* addr: vault's gRPC address; auth: how egress proves itself to vault
+ * (rpc_client.h); actor: who egress is in vault's audit log
+ * ("egress/<host name>"; with mutual TLS vault records the certificate's).
  * Connects lazily. NULL when out of memory. */
-struct vault_client *vault_client_open(const char *addr, const char *internal_token,
+struct vault_client *vault_client_open(const char *addr, const struct rpc_channel_auth *auth,
                                        const char *actor);
 void vault_client_close(struct vault_client *vc);
 

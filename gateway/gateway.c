@@ -202,7 +202,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     memset(gw, 0, sizeof(*gw));
     gw->cfg = *cfg;
     gw_metrics_init(&gw->metrics);
-    vmhost_pool_init(&gw->vmhosts, cfg->internal_token);
+    vmhost_pool_init(&gw->vmhosts, cfg->internal_token, cfg->internal_tls);
     live_streams_init(&gw->streams);
     exec_slots_init(&gw->execs, cfg->max_execs_per_key);
     if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
@@ -212,14 +212,18 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "out of memory for the key cache and rate limits");
         goto fail;
     }
-    gw->scheduler = rpc_channel_open(cfg->scheduler, cfg->internal_token);
+    struct rpc_channel_auth to_scheduler = { .bearer_token = cfg->internal_token,
+                                             .tls = cfg->internal_tls, .server = "scheduler" };
+    struct rpc_channel_auth to_vault = { .bearer_token = cfg->internal_token,
+                                         .tls = cfg->internal_tls, .server = "vault" };
+    gw->scheduler = rpc_channel_open(cfg->scheduler, &to_scheduler);
     if (!gw->scheduler) {
         snprintf(err, errlen, "cannot open a channel to the scheduler at %s", cfg->scheduler);
         goto fail;
     }
     /* Connects lazily: the gateway serves everything else while vault is
      * down (its routes answer 503 meanwhile). */
-    gw->vault = rpc_channel_open(cfg->vault, cfg->internal_token);
+    gw->vault = rpc_channel_open(cfg->vault, &to_vault);
     if (!gw->vault) {
         snprintf(err, errlen, "cannot open a channel to the vault at %s", cfg->vault);
         goto fail;

@@ -26,6 +26,8 @@
 #include "strbuf.h"
 #include "vmhost_pool.h"
 
+struct tls_credentials;
+
 struct gateway_config {
     const char *listen_host;   /* 127.0.0.1 */
     uint16_t listen_port;      /* 7070 */
@@ -45,6 +47,11 @@ struct gateway_config {
     unsigned max_connections, max_connections_per_ip;
     const char *internal_token; /* presented to scheduler, vault and vmhosts; NULL: none
                                    (internal_token.h); the public APIs never want it */
+    /* Mutual TLS with scheduler, vault and vmhosts (tls_credentials.h):
+     * the gateway's identity. NULL: plaintext. */
+    struct tls_credentials *internal_tls;
+    /* The public APIs' certificate (--tls-cert/--tls-key); NULL: plain. */
+    struct tls_credentials *public_tls;
 };
 
 struct gateway {

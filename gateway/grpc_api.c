@@ -280,9 +280,13 @@ int grpc_api_start(struct gateway *gw, const char *addr, char *err, size_t errle
         return -1;
     }
     for (size_t i = 0; i < GRPC_METHOD_COUNT; i++)
-        api->methods[i] = (struct rpc_method){ grpc_methods[i].path, grpc_dispatch };
+        api->methods[i] = (struct rpc_method){ .path = grpc_methods[i].path,
+                                               .handler = grpc_dispatch };
     char why[256];
-    api->server = rpc_server_start(addr, api->methods, GRPC_METHOD_COUNT, gw, NULL, why, sizeof(why));
+    /* Callers authenticate with API keys (grpc_call.h), not certificates. */
+    struct rpc_security sec = { .tls = gw->cfg.public_tls };
+    api->server = rpc_server_start(addr, api->methods, GRPC_METHOD_COUNT, gw, &sec, why,
+                                   sizeof(why));
     if (!api->server) {
         snprintf(err, errlen, "gRPC API: %s", why);
         free(api);

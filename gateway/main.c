@@ -15,6 +15,7 @@
 #include "nats_credentials.h"
 #include "routes.h"
 #include "stop_signals.h"
+#include "tls_credentials.h"
 
 #define GATEWAY_DEFAULT_DATA_DIR "/var/lib/airlock"
 /* libmicrohttpd's threads wait on their sockets with select(), which takes
@@ -40,6 +41,7 @@ static void usage(FILE *out)
             "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
             "  --nats-credentials-file PATH  user:password of the gateway's NATS user\n"
             "                         (docs/operations.md \"NATS users\")\n"
+            INTERNAL_TLS_USAGE
             "  --max-execs-per-key N  execs one API key may have running through this gateway\n"
             "                         at once (REST and gRPC), 0 = no cap (default %d)\n"
             "  --rate-limit-per-key RPS  requests a second one API key may make through this\n"
@@ -94,6 +96,14 @@ static int parse_count(const char *s, unsigned *out)
     return 0;
 }
 
+/* SIGHUP: the internal and the public certificates. */
+static void reload_certificates(void *arg)
+{
+    const struct gateway_config *cfg = arg;
+    tls_credentials_reload_logged(cfg->internal_tls);
+    tls_credentials_reload_logged(cfg->public_tls);
+}
+
 int main(int argc, char **argv)
 {
     log_init("gateway", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
@@ -109,6 +119,7 @@ int main(int argc, char **argv)
         { "key-cache-ttl-ms", required_argument, NULL, 'k' },
         { "internal-token-file", required_argument, NULL, 'T' },
         { "nats-credentials-file", required_argument, NULL, 'C' },
+        INTERNAL_TLS_OPTIONS,
         { "max-execs-per-key", required_argument, NULL, 'x' },
         { "rate-limit-per-key", required_argument, NULL, 'R' },
         { "rate-limit-burst", required_argument, NULL, 'B' },
@@ -126,6 +137,7 @@ int main(int argc, char **argv)
     const char *env_ttl = getenv("AIRLOCK_KEY_CACHE_TTL_MS");
     const char *key_cache_ttl = env_ttl && *env_ttl ? env_ttl : NULL;
     const char *token_file = NULL, *nats_creds_file = NULL;
+    struct tls_files tls_files = { 0 };
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -139,6 +151,8 @@ int main(int argc, char **argv)
     const char *rate = NULL, *burst = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (tls_files_option(&tls_files, c, optarg))
+            continue;
         switch (c) {
         case 'l': listen = optarg; break;
         case 's': cfg.scheduler = optarg; break;
@@ -214,8 +228,11 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.nats_credentials = &nats_creds;
-    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0 ||
+        tls_credentials_configure(&tls_files, PEER_GATEWAY, false, &cfg.internal_tls, err,
+                                  sizeof(err)) < 0) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
+        free(internal_token);
         nats_credentials_free(&nats_creds);
         return 1;
     }
@@ -227,6 +244,7 @@ int main(int argc, char **argv)
     struct gateway gw;
     if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
+        tls_credentials_free(cfg.internal_tls);
         free(internal_token);
         nats_credentials_free(&nats_creds);
         return 1;
@@ -239,9 +257,10 @@ int main(int argc, char **argv)
              cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
              cfg.rate_per_key_milli / 1000.0, cfg.rate_burst, cfg.max_connections,
              cfg.max_connections_per_ip);
-    int sig = stop_signals_wait(&stop_signals);
+    int sig = stop_signals_wait(&stop_signals, reload_certificates, &cfg);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
+    tls_credentials_free(cfg.internal_tls);
     free(internal_token);
     nats_credentials_free(&nats_creds);
     return 0;

@@ -91,7 +91,7 @@ int gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox
 int gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox *sb,
                             struct rpc_channel **ch, struct airlock_error *e)
 {
-    *ch = *sb->vmhost_addr ? vmhost_pool_get(&gw->vmhosts, sb->vmhost_addr) : NULL;
+    *ch = *sb->vmhost_addr ? vmhost_pool_get(&gw->vmhosts, sb->node_id, sb->vmhost_addr) : NULL;
     if (!*ch)
         return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
                                  "node %s of sandbox %s is not reachable", sb->node_id, sb->id);

@@ -15,6 +15,7 @@
 #include "scheduler.h"
 #include "scheduler_service.h"
 #include "stop_signals.h"
+#include "tls_credentials.h"
 
 #define SCHEDULER_DEFAULT_DATA_DIR "/var/lib/airlock"
 
@@ -57,6 +58,7 @@ static void usage(FILE *out)
             "                        (env AIRLOCK_INTERNAL_TOKEN_FILE)\n"
             "  --nats-credentials-file PATH  user:password of the scheduler's NATS user\n"
             "                        (docs/operations.md \"NATS users\")\n"
+            INTERNAL_TLS_USAGE
             "  --quota-KIND N        a project's quota where the admin set none of its own\n"
             "                        (-1 = unlimited; docs/api.md \"Quotas\"):\n",
             SCHEDULER_DEFAULT_DATA_DIR);
@@ -87,7 +89,8 @@ static const char *env_or(const char *name, const char *fallback)
 }
 
 static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char *listen,
-                      size_t listen_len, const char **token_file, const char **nats_creds_file)
+                      size_t listen_len, const char **token_file, const char **nats_creds_file,
+                      struct tls_files *tls_files)
 {
     static const struct option fixed[] = {
         { "data-dir", required_argument, NULL, 'd' },
@@ -103,6 +106,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "reconcile-grace-s", required_argument, NULL, 'g' },
         { "internal-token-file", required_argument, NULL, 'k' },
         { "nats-credentials-file", required_argument, NULL, 'C' },
+        INTERNAL_TLS_OPTIONS,
         { "help", no_argument, NULL, 'h' },
     };
     enum { N_FIXED = sizeof(fixed) / sizeof(*fixed) };
@@ -126,6 +130,8 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
     cfg->reconcile_grace_s = 60;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (tls_files_option(tls_files, c, optarg))
+            continue;
         switch (c) {
         case 'd': cfg->data_dir = optarg; break;
         case 'l': cfg->listen = optarg; break;
@@ -186,57 +192,50 @@ int main(int argc, char **argv)
     struct scheduler_config cfg = { 0 };
     char listen[4200];
     const char *token_file = NULL, *nats_creds_file = NULL;
-    if (parse_args(argc, argv, &cfg, listen, sizeof(listen), &token_file, &nats_creds_file) < 0)
+    struct tls_files tls_files = { 0 };
+    if (parse_args(argc, argv, &cfg, listen, sizeof(listen), &token_file, &nats_creds_file,
+                   &tls_files) < 0)
         return 2;
     char err[4096];
     char *internal_token = NULL;
-    struct nats_credentials nats_creds;
-    if (nats_credentials_configure(nats_creds_file, &nats_creds, err, sizeof(err)) < 0) {
-        fprintf(stderr, "airlock-scheduler: %s\n", err);
-        return 1;
-    }
+    struct tls_credentials *tls = NULL;
+    struct nats_credentials nats_creds = { 0 };
+    struct rpc_server *srv = NULL;
+    struct controller *ctl = NULL;
+    struct scheduler s;
+    bool inited = false;
+    int rc = 1;
+    if (nats_credentials_configure(nats_creds_file, &nats_creds, err, sizeof(err)) < 0 ||
+        internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0 ||
+        tls_credentials_configure(&tls_files, PEER_SCHEDULER, false, &tls, err, sizeof(err)) < 0)
+        goto fail;
     cfg.nats_credentials = &nats_creds;
-    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
-        fprintf(stderr, "airlock-scheduler: %s\n", err);
-        nats_credentials_free(&nats_creds);
-        return 1;
-    }
     cfg.internal_token = internal_token;
+    cfg.internal_tls = tls;
 
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
-    struct scheduler s;
-    if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0) {
-        fprintf(stderr, "airlock-scheduler: %s\n", err);
-        free(internal_token);
-        nats_credentials_free(&nats_creds);
-        return 1;
-    }
-    struct rpc_server *srv = scheduler_service_start(&s, err, sizeof(err));
-    if (!srv) {
-        fprintf(stderr, "airlock-scheduler: %s\n", err);
-        scheduler_shutdown(&s);
-        free(internal_token);
-        nats_credentials_free(&nats_creds);
-        return 1;
-    }
-    struct controller *ctl = controller_start(&s, err, sizeof(err));
-    if (!ctl) {
-        fprintf(stderr, "airlock-scheduler: %s\n", err);
-        rpc_server_stop(srv);
-        scheduler_shutdown(&s);
-        free(internal_token);
-        nats_credentials_free(&nats_creds);
-        return 1;
-    }
+    if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0)
+        goto fail;
+    inited = true;
+    if (!(srv = scheduler_service_start(&s, err, sizeof(err))) ||
+        !(ctl = controller_start(&s, err, sizeof(err))))
+        goto fail;
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
-    int sig = stop_signals_wait(&stop_signals);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
     log_info("scheduler stopping", "signal=%d", sig);
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "airlock-scheduler: %s\n", err);
+out:
     rpc_server_stop(srv);
     controller_stop(ctl);
-    scheduler_shutdown(&s);
+    if (inited)
+        scheduler_shutdown(&s);
+    tls_credentials_free(tls);
     free(internal_token);
     nats_credentials_free(&nats_creds);
-    return 0;
+    return rc;
 }

@@ -10,6 +10,8 @@
 #include "nats_credentials.h"
 #include "quota.h"
 
+struct tls_credentials;
+
 struct scheduler_config {
     const char *data_dir;      /* admin-key is written here at first start */
     const char *listen;        /* gRPC address */
@@ -17,6 +19,7 @@ struct scheduler_config {
     const char *nats_url;
     const struct nats_credentials *nats_credentials; /* the scheduler's NATS user */
     const char *internal_token; /* gRPC callers present it; NULL: none */
+    struct tls_credentials *internal_tls; /* mutual TLS (tls_credentials.h); NULL: none */
     int node_timeout_ms;       /* one NATS request to a node (a create boots a VM) */
     int node_dead_after_s;     /* a node without heartbeat this long gets no work */
     /* Controllers (controller.h). */

@@ -90,30 +90,31 @@ static void service_key_create(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* The methods of their own handler; service_op.c's table has the rest. */
+/* The methods of their own handler; service_op.c's table has the rest.
+ * With mutual TLS only the gateway calls the scheduler. */
 static const struct rpc_method own_methods[] = {
-    { SCHEDULER_METHOD("Authenticate"), service_authenticate },
-    { SCHEDULER_METHOD("CreateProject"), service_project_create },
-    { SCHEDULER_METHOD("CreateApiKey"), service_key_create },
-    { SCHEDULER_METHOD("ListProjects"), service_projects_list },
-    { SCHEDULER_METHOD("ListApiKeys"), service_keys_list },
-    { SCHEDULER_METHOD("RevokeApiKey"), service_key_revoke },
-    { SCHEDULER_METHOD("GetQuotas"), service_quotas_get },
-    { SCHEDULER_METHOD("SetQuotas"), service_quotas_set },
-    { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create },
-    { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get },
-    { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list },
-    { SCHEDULER_METHOD("DeleteSandbox"), service_sandbox_delete },
-    { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause },
-    { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume },
-    { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend },
-    { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list },
-    { SCHEDULER_METHOD("SetWarmPool"), service_warm_pool_set },
-    { SCHEDULER_METHOD("GetWarmPool"), service_warm_pool_get },
-    { SCHEDULER_METHOD("BuildTemplate"), service_template_build },
-    { SCHEDULER_METHOD("ListTemplates"), service_template_list },
-    { SCHEDULER_METHOD("GetTemplate"), service_template_get },
-    { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete },
+    { SCHEDULER_METHOD("Authenticate"), service_authenticate, PEER_GATEWAY },
+    { SCHEDULER_METHOD("CreateProject"), service_project_create, PEER_GATEWAY },
+    { SCHEDULER_METHOD("CreateApiKey"), service_key_create, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListProjects"), service_projects_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListApiKeys"), service_keys_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("RevokeApiKey"), service_key_revoke, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetQuotas"), service_quotas_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("SetQuotas"), service_quotas_set, PEER_GATEWAY },
+    { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("DeleteSandbox"), service_sandbox_delete, PEER_GATEWAY },
+    { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume, PEER_GATEWAY },
+    { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("SetWarmPool"), service_warm_pool_set, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetWarmPool"), service_warm_pool_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("BuildTemplate"), service_template_build, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListTemplates"), service_template_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetTemplate"), service_template_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete, PEER_GATEWAY },
 };
 
 #define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 27 */
@@ -133,7 +134,7 @@ static void methods_make(void)
     for (size_t i = 0; i < service_ops_count && n_methods < SCHEDULER_METHODS_MAX; i++) {
         size_t k = n_methods++;
         snprintf(op_paths[k], sizeof(op_paths[k]), "%s%s", method_prefix, service_ops[i].method);
-        methods[k] = (struct rpc_method){ op_paths[k], service_op };
+        methods[k] = (struct rpc_method){ op_paths[k], service_op, PEER_GATEWAY };
     }
 }
 
@@ -142,8 +143,9 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
     if (!service_ops_check(err, errlen))
         return NULL;
     pthread_once(&methods_once, methods_make);
-    return rpc_server_start(s->cfg.listen, methods, n_methods, s, s->cfg.internal_token, err,
-                            errlen);
+    struct rpc_security sec = { .bearer_token = s->cfg.internal_token,
+                                .tls = s->cfg.internal_tls };
+    return rpc_server_start(s->cfg.listen, methods, n_methods, s, &sec, err, errlen);
 }
 
 void service_reply_sandbox(struct rpc_call *call, PGresult *res)

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "names.h"
 #include "orgs.h"
+#include "peer_identity.h"
+#include "placement.h"
 #include "project_keys.h"
 #include "reseal.h"
 #include "rules.h"
@@ -163,13 +165,29 @@ static int resolve_matched(struct vault *v, const Airlock__Vault__V1__ResolveInj
 }
 
 int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
-                   Airlock__Vault__V1__Injection *out, struct airlock_error *e)
+                   const char *caller_node, Airlock__Vault__V1__Injection *out,
+                   struct airlock_error *e)
 {
-    char host[NAME_MAX_LEN + 1];
+    char host[NAME_MAX_LEN + 1], verified_actor[PEER_NODE_MAX + 8];
     int rc = -1;
     PGresult *res = NULL;
     if (check_request(req, host, e) < 0)
         goto out;
+    const char *actor = *req->actor ? req->actor : "unknown";
+    if (caller_node) {
+        snprintf(verified_actor, sizeof(verified_actor), "egress/%s", caller_node);
+        actor = verified_actor;
+        if (placement_check(v, caller_node, req->project_id, req->sandbox_id, e) < 0) {
+            /* A node asking for what is not its own is worth a record. */
+            struct audit_event ev = { .actor = actor, .action = "inject",
+                                      .project_id = req->project_id,
+                                      .sandbox_id = req->sandbox_id, .secret_id = "",
+                                      .host = host, .method = req->method, .path = req->path,
+                                      .outcome = e };
+            vault_audit(v, &ev, e);
+            goto out;
+        }
+    }
     const char *params[] = { req->project_id, req->sandbox_id };
     res = db_query(&v->db,
                    /* Every binding of each candidate (sealed_row_load). */
@@ -189,7 +207,6 @@ int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest 
                           req->project_id, host);
         goto out;
     }
-    const char *actor = *req->actor ? req->actor : "unknown";
     rc = resolve_matched(v, req, res, row, actor, out, e);
     struct audit_event ev = { .actor = actor, .action = "inject", .project_id = req->project_id,
                               .sandbox_id = req->sandbox_id,

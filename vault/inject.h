@@ -11,8 +11,12 @@
  * Every outcome for a matched secret is audited. On 0 out's strings are
  * allocated (injection_clear zeroes and frees them). Zeroes
  * req->customer_key. */
+/* caller_node: the node of the calling egress by its certificate (mutual
+ * TLS), whose sandboxes alone it may ask for (placement.h), and the actor
+ * of the audit row; NULL without TLS (req->actor is recorded then). */
 int inject_resolve(struct vault *v, Airlock__Vault__V1__ResolveInjectionRequest *req,
-                   Airlock__Vault__V1__Injection *out, struct airlock_error *e);
+                   const char *caller_node, Airlock__Vault__V1__Injection *out,
+                   struct airlock_error *e);
 void injection_clear(Airlock__Vault__V1__Injection *out);
 
 #endif

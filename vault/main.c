@@ -11,6 +11,7 @@
 #include "vault_service.h"
 #include "vault.h"
 #include "stop_signals.h"
+#include "tls_credentials.h"
 
 static void usage(FILE *out)
 {
@@ -19,7 +20,8 @@ static void usage(FILE *out)
                  "  --master-key-file PATH 32-byte master key, created (0600) when missing\n"
                  "  --listen ADDR          gRPC address (default unix:/run/airlock/vault.sock)\n"
                  "  --internal-token-file PATH  callers must present this token\n"
-                 "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n");
+                 "                         (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+                 INTERNAL_TLS_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -34,13 +36,17 @@ int main(int argc, char **argv)
         { "master-key-file", required_argument, NULL, 'k' },
         { "listen", required_argument, NULL, 'l' },
         { "internal-token-file", required_argument, NULL, 'T' },
+        INTERNAL_TLS_OPTIONS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *database = getenv("AIRLOCK_DATABASE_URL"), *key_file = NULL;
     const char *listen = "unix:/run/airlock/vault.sock", *token_file = NULL;
+    struct tls_files tls_files = { 0 };
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (tls_files_option(&tls_files, c, optarg))
+            continue;
         switch (c) {
         case 'D': database = optarg; break;
         case 'k': key_file = optarg; break;
@@ -56,31 +62,37 @@ int main(int argc, char **argv)
     }
     char err[4096];
     char *internal_token = NULL;
-    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0) {
+    struct tls_credentials *tls = NULL;
+    if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0 ||
+        tls_credentials_configure(&tls_files, PEER_VAULT, false, &tls, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vault: %s\n", err);
+        free(internal_token);
         return 1;
     }
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
     struct vault v;
+    struct rpc_server *srv = NULL;
+    int rc = 1;
     if (vault_init(&v, database, key_file, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vault: %s\n", err);
-        free(internal_token);
-        return 1;
+        goto out;
     }
-    struct rpc_server *srv = vault_service_start(&v, listen, internal_token, err, sizeof(err));
-    if (!srv) {
+    struct rpc_security sec = { .bearer_token = internal_token, .tls = tls };
+    if (!(srv = vault_service_start(&v, listen, &sec, err, sizeof(err)))) {
         fprintf(stderr, "airlock-vault: %s\n", err);
         vault_shutdown(&v);
-        free(internal_token);
-        return 1;
+        goto out;
     }
     log_info("vault listening", "addr=%s", listen);
-    int sig = stop_signals_wait(&stop_signals);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
     log_info("vault stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     vault_shutdown(&v);
+    rc = 0;
+out:
+    tls_credentials_free(tls);
     free(internal_token);
-    return 0;
+    return rc;
 }

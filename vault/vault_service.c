@@ -93,7 +93,8 @@ static void handle_resolve_injection(struct rpc_call *call, void *ctx)
         return;
     struct airlock_error e;
     Airlock__Vault__V1__Injection resp = AIRLOCK__VAULT__V1__INJECTION__INIT;
-    int rc = inject_resolve(ctx, req, &resp, &e);
+    const struct peer_identity *caller = rpc_call_peer(call);
+    int rc = inject_resolve(ctx, req, caller ? caller->node : NULL, &resp, &e);
     answer(call, rc, &resp.base, &e);
     injection_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -189,23 +190,25 @@ static void handle_set_project_org(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+/* With mutual TLS: secrets are administered by the gateway alone, and
+ * only egress resolves injections (for the sandboxes of its node). */
 static const struct rpc_method vault_methods[] = {
-    { VAULT_METHOD("RegisterProject"), handle_register_project },
-    { VAULT_METHOD("CreateSecret"), handle_create_secret },
-    { VAULT_METHOD("ListSecrets"), handle_list_secrets },
-    { VAULT_METHOD("DeleteSecret"), handle_delete_secret },
-    { VAULT_METHOD("ResolveInjection"), handle_resolve_injection },
-    { VAULT_METHOD("ListAudit"), handle_list_audit },
-    { VAULT_METHOD("UnlockProject"), handle_unlock_project },
-    { VAULT_METHOD("LockProject"), handle_lock_project },
-    { VAULT_METHOD("CreateOrg"), handle_create_org },
-    { VAULT_METHOD("GetOrg"), handle_get_org },
-    { VAULT_METHOD("SetProjectOrg"), handle_set_project_org },
+    { VAULT_METHOD("RegisterProject"), handle_register_project, PEER_GATEWAY },
+    { VAULT_METHOD("CreateSecret"), handle_create_secret, PEER_GATEWAY },
+    { VAULT_METHOD("ListSecrets"), handle_list_secrets, PEER_GATEWAY },
+    { VAULT_METHOD("DeleteSecret"), handle_delete_secret, PEER_GATEWAY },
+    { VAULT_METHOD("ResolveInjection"), handle_resolve_injection, PEER_EGRESS },
+    { VAULT_METHOD("ListAudit"), handle_list_audit, PEER_GATEWAY },
+    { VAULT_METHOD("UnlockProject"), handle_unlock_project, PEER_GATEWAY },
+    { VAULT_METHOD("LockProject"), handle_lock_project, PEER_GATEWAY },
+    { VAULT_METHOD("CreateOrg"), handle_create_org, PEER_GATEWAY },
+    { VAULT_METHOD("GetOrg"), handle_get_org, PEER_GATEWAY },
+    { VAULT_METHOD("SetProjectOrg"), handle_set_project_org, PEER_GATEWAY },
 };
 
 struct rpc_server *vault_service_start(struct vault *v, const char *listen,
-                                       const char *internal_token, char *err, size_t errlen)
+                                       const struct rpc_security *sec, char *err, size_t errlen)
 {
     return rpc_server_start(listen, vault_methods, sizeof(vault_methods) / sizeof(*vault_methods),
-                            v, internal_token, err, errlen);
+                            v, sec, err, errlen);
 }

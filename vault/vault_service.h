@@ -6,7 +6,7 @@
 #include "vault.h"
 
 struct rpc_server *vault_service_start(struct vault *v, const char *listen,
-                                       const char *internal_token, char *err,
+                                       const struct rpc_security *sec, char *err,
                                        size_t errlen);
 
 #endif

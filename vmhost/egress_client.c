@@ -15,12 +15,12 @@ struct egress_client {
     struct rpc_channel *ch;
 };
 
-struct egress_client *egress_client_open(const char *addr, const char *internal_token)
+struct egress_client *egress_client_open(const char *addr, const struct rpc_channel_auth *auth)
 {
     struct egress_client *ec = calloc(1, sizeof(*ec));
     if (!ec)
         return NULL;
-    ec->ch = rpc_channel_open(addr, internal_token);
+    ec->ch = rpc_channel_open(addr, auth);
     if (!ec->ch) {
         free(ec);
         return NULL;

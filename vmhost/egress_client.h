@@ -9,13 +9,14 @@
 #include <stdint.h>
 
 #include "egress.pb-c.h"
+#include "rpc_client.h"
 
 struct egress_client;
 
-/* addr: egress's gRPC address ("unix:/path" or "host:port"); internal_token
- * is presented on every call (NULL: none). Connects lazily: egress may
- * start after vmhost. NULL when out of memory. */
-struct egress_client *egress_client_open(const char *addr, const char *internal_token);
+/* addr: egress's gRPC address ("unix:/path" or "host:port"); auth: how
+ * vmhost proves itself (rpc_client.h). Connects lazily: egress may start
+ * after vmhost. NULL when out of memory. */
+struct egress_client *egress_client_open(const char *addr, const struct rpc_channel_auth *auth);
 void egress_client_close(struct egress_client *ec);
 
 /* Each returns egress's status; on failure err says what egress said.

@@ -19,6 +19,7 @@
 #include "vmhost_service.h"
 #include "vmhost.h"
 #include "stop_signals.h"
+#include "tls_credentials.h"
 
 #define VMHOST_DEFAULT_DATA_DIR "/var/lib/airlock"
 /* A bound on records (and ids, directories): what runs is bounded by the
@@ -75,6 +76,8 @@ static void usage(FILE *out)
             "  --internal-token-file PATH  callers of the gRPC API must present this token;\n"
             "                       egress is called with it\n"
             "                       (env AIRLOCK_INTERNAL_TOKEN_FILE; unset: none)\n"
+            INTERNAL_TLS_USAGE
+            "                       (the certificate names vmhost:<node-id>)\n"
             "  --jail-uid-base N    first uid (and gid) of the QEMU jails (default %u)\n"
             "  --jail-uid-count N   how many: at most this many QEMUs run at once (default %u)\n"
             "  --jail-preload PATH  the library jailed QEMUs preload (default: %s beside\n"
@@ -105,6 +108,7 @@ struct vmhost_args {
     char node_id[128];
     const char *token_file;     /* NULL: env AIRLOCK_INTERNAL_TOKEN_FILE or none */
     const char *nats_creds_file; /* NULL: NATS without credentials */
+    struct tls_files tls_files; /* --internal-ca/-cert/-key */
     char preload[4096];
 };
 
@@ -165,6 +169,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "delete-on-stop", no_argument, NULL, 'D' },
         { "internal-token-file", required_argument, NULL, 'T' },
         { "nats-credentials-file", required_argument, NULL, 'n' },
+        INTERNAL_TLS_OPTIONS,
         { "jail-uid-base", required_argument, NULL, 'U' },
         { "jail-uid-count", required_argument, NULL, 'C' },
         { "jail-preload", required_argument, NULL, 'P' },
@@ -194,6 +199,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     char err[256];
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (tls_files_option(&a->tls_files, c, optarg))
+            continue;
         switch (c) {
         case 'd': a->cfg.data_dir = optarg; break;
         case 'i': a->cfg.image_dir = optarg; break;
@@ -356,13 +363,21 @@ static int cmd_serve(struct vmhost_args *a)
         fprintf(stderr, "airlock-vmhost: %s\n", err);
         return 1;
     }
-    if (internal_token_configure(a->token_file, &internal_token, err, sizeof(err)) < 0) {
+    struct tls_credentials *tls = NULL;
+    int rc = 1;
+    if (internal_token_configure(a->token_file, &internal_token, err, sizeof(err)) < 0 ||
+        tls_credentials_configure(&a->tls_files, PEER_VMHOST, false, &tls, err, sizeof(err)) < 0) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
-        nats_credentials_free(&nats_creds);
-        return 1;
+        goto cleanup;
+    }
+    if (tls && strcmp(tls_credentials_identity(tls)->node, a->node_id) != 0) {
+        fprintf(stderr, "airlock-vmhost: certificate %s is for node %s, this is node %s"
+                        " (--node-id)\n", tls_credentials_files(tls)->cert,
+                tls_credentials_identity(tls)->node, a->node_id);
+        goto cleanup;
     }
     a->cfg.internal_token = internal_token;
-    int rc = 1;
+    a->cfg.internal_tls = tls;
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
@@ -393,13 +408,14 @@ static int cmd_serve(struct vmhost_args *a)
         }
     }
     log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
-    int sig = stop_signals_wait(&stop_signals);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
     log_info("vmhost stopping", "signal=%d", sig);
     nats_agent_stop(agent);
     rpc_server_stop(srv);
     vmhost_shutdown(&vh);
     rc = 0;
 cleanup:
+    tls_credentials_free(tls);
     free(internal_token);
     nats_credentials_free(&nats_creds);
     return rc;

@@ -163,7 +163,16 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         goto fail_store;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
-    if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr, cfg->internal_token))) {
+    /* With mutual TLS this node's egress is egress:<the node in our own
+     * certificate>. */
+    char egress_identity[PEER_IDENTITY_TEXT_MAX] = "";
+    if (cfg->internal_tls)
+        snprintf(egress_identity, sizeof(egress_identity), "egress:%s",
+                 tls_credentials_identity(cfg->internal_tls)->node);
+    struct rpc_channel_auth egress_auth = { .bearer_token = cfg->internal_token,
+                                            .tls = cfg->internal_tls,
+                                            .server = egress_identity };
+    if (cfg->egress_addr && !(vh->egress = egress_client_open(cfg->egress_addr, &egress_auth))) {
         snprintf(err, errlen, "egress client for %s: out of memory", cfg->egress_addr);
         goto fail;
     }

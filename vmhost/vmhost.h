@@ -48,6 +48,9 @@ struct vmhost_config {
                                    them for the next start (sandbox_stop.h) */
     const char *internal_token; /* callers of the gRPC API and egress see it;
                                    NULL: none (internal_token.h) */
+    /* Mutual TLS for the gRPC API and egress (tls_credentials.h): this
+     * node's vmhost:<node-id>. NULL: plaintext. */
+    struct tls_credentials *internal_tls;
     unsigned image_cache_keep;  /* guest images the cache keeps; 0: all (image_cache.h) */
     bool no_jail;               /* QEMU unconfined: only for the bench's comparison */
     bool allow_tcg;             /* run guests under TCG, which is no security boundary */

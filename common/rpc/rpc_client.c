@@ -5,6 +5,8 @@
 #include "rpc_wire.h"
 
 #include <grpc/grpc_security.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,22 @@
 #define TAG_RECV ((void *)3)
 #define TAG_STATUS ((void *)4)
 
-struct rpc_channel {
+/* One grpc_channel with the TLS files of one generation. Each call holds
+ * a reference; after a reload (tls_credentials_reload) new calls go on a
+ * new one, and the old one is destroyed when its last call has ended, so
+ * a rotation drops no call. */
+struct channel_gen {
     grpc_channel *channel;
+    unsigned tls_generation;
+    atomic_uint refs; /* the rpc_channel's (while current) + one per call */
+};
+
+struct rpc_channel {
+    pthread_mutex_t mu;
+    struct channel_gen *cur; /* under mu */
+    char *target;
+    char server_dns[PEER_IDENTITY_DNS_MAX]; /* with tls: the name the server must have */
+    struct tls_credentials *tls;
     grpc_metadata auth; /* "authorization: Bearer …" */
     size_t n_metadata;  /* 0 or 1 */
 };
@@ -25,6 +41,7 @@ struct rpc_channel {
 struct rpc_stream {
     grpc_call *call;
     grpc_completion_queue *cq;
+    struct channel_gen *gen;
     bool start_pending; /* TAG_START (initial metadata) not plucked yet */
     bool send_closed;
     bool recv_ended;
@@ -32,29 +49,95 @@ struct rpc_stream {
     grpc_metadata_array initial_metadata;
 };
 
-struct rpc_channel *rpc_channel_open(const char *target, const char *bearer_token)
+static struct channel_gen *gen_new(const struct rpc_channel *ch)
+{
+    struct channel_gen *g = calloc(1, sizeof(*g));
+    if (!g)
+        return NULL;
+    atomic_init(&g->refs, 1);
+    if (!ch->tls) {
+        grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+        g->channel = grpc_channel_create(ch->target, creds, rpc_wire_channel_args());
+        grpc_channel_credentials_release(creds);
+        return g;
+    }
+    /* gRPC's host name check verifies the server's identity (its DNS
+     * name, peer_identity.h) whatever the address: a unix socket too. */
+    const grpc_channel_args *base = rpc_wire_channel_args();
+    grpc_arg args[base->num_args + 1];
+    memcpy(args, base->args, base->num_args * sizeof(*args));
+    args[base->num_args] = (grpc_arg){ .type = GRPC_ARG_STRING,
+                                       .key = GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
+                                       .value.string = (char *)ch->server_dns };
+    grpc_channel_args with = { .num_args = base->num_args + 1, .args = args };
+    grpc_channel_credentials *creds = tls_credentials_channel(ch->tls, &g->tls_generation);
+    g->channel = grpc_channel_create(ch->target, creds, &with);
+    grpc_channel_credentials_release(creds);
+    return g;
+}
+
+static void gen_unref(struct channel_gen *g)
+{
+    if (g && atomic_fetch_sub(&g->refs, 1) == 1) {
+        grpc_channel_destroy(g->channel);
+        free(g);
+    }
+}
+
+/* The current channel with a reference for one call, first made anew when
+ * the TLS files were reloaded. */
+static struct channel_gen *channel_gen_for_call(struct rpc_channel *ch)
+{
+    pthread_mutex_lock(&ch->mu);
+    if (ch->tls && tls_credentials_generation(ch->tls) != ch->cur->tls_generation) {
+        struct channel_gen *fresh = gen_new(ch);
+        if (fresh) {
+            gen_unref(ch->cur);
+            ch->cur = fresh;
+        }
+    }
+    struct channel_gen *g = ch->cur;
+    atomic_fetch_add(&g->refs, 1);
+    pthread_mutex_unlock(&ch->mu);
+    return g;
+}
+
+struct rpc_channel *rpc_channel_open(const char *target, const struct rpc_channel_auth *auth)
 {
     struct rpc_channel *ch = calloc(1, sizeof(*ch));
     if (!ch)
         return NULL;
     grpc_init();
-    if (bearer_token) {
-        size_t len = strlen("Bearer ") + strlen(bearer_token) + 1;
+    pthread_mutex_init(&ch->mu, NULL);
+    if (!(ch->target = strdup(target)))
+        goto fail;
+    if (auth && auth->tls) {
+        struct peer_identity server;
+        if (!auth->server || peer_identity_parse(auth->server, &server) < 0)
+            goto fail;
+        peer_identity_dns(&server, ch->server_dns, sizeof(ch->server_dns));
+        ch->tls = auth->tls;
+    }
+    if (auth && auth->bearer_token) {
+        size_t len = strlen("Bearer ") + strlen(auth->bearer_token) + 1;
         char *value = malloc(len);
         if (!value)
             goto fail;
-        snprintf(value, len, "Bearer %s", bearer_token);
+        snprintf(value, len, "Bearer %s", auth->bearer_token);
         ch->auth.key = grpc_slice_from_static_string("authorization");
         ch->auth.value = grpc_slice_from_copied_string(value);
         ch->n_metadata = 1;
         free(value);
     }
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    ch->channel = grpc_channel_create(target, creds, rpc_wire_channel_args());
-    grpc_channel_credentials_release(creds);
+    if (!(ch->cur = gen_new(ch)))
+        goto fail;
     return ch;
 
 fail:
+    if (ch->n_metadata)
+        grpc_slice_unref(ch->auth.value);
+    pthread_mutex_destroy(&ch->mu);
+    free(ch->target);
     free(ch);
     grpc_shutdown();
     return NULL;
@@ -64,11 +147,13 @@ void rpc_channel_close(struct rpc_channel *ch)
 {
     if (!ch)
         return;
-    grpc_channel_destroy(ch->channel);
+    gen_unref(ch->cur);
     if (ch->n_metadata) {
         grpc_slice_unref(ch->auth.key);
         grpc_slice_unref(ch->auth.value);
     }
+    pthread_mutex_destroy(&ch->mu);
+    free(ch->target);
     free(ch);
     grpc_shutdown();
 }
@@ -77,19 +162,21 @@ int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
 {
     gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-    grpc_connectivity_state state = grpc_channel_check_connectivity_state(ch->channel, 1);
+    struct channel_gen *g = channel_gen_for_call(ch);
+    grpc_connectivity_state state = grpc_channel_check_connectivity_state(g->channel, 1);
     while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN) {
-        grpc_channel_watch_connectivity_state(ch->channel, state, deadline, cq, TAG_START);
+        grpc_channel_watch_connectivity_state(g->channel, state, deadline, cq, TAG_START);
         grpc_event ev =
             grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
         if (!ev.success) /* deadline passed without a change */
             break;
         /* An idle channel must be asked again to connect. */
-        state = grpc_channel_check_connectivity_state(ch->channel, 1);
+        state = grpc_channel_check_connectivity_state(g->channel, 1);
     }
     grpc_completion_queue_shutdown(cq);
     grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     grpc_completion_queue_destroy(cq);
+    gen_unref(g);
     return state == GRPC_CHANNEL_READY ? 0 : -1;
 }
 
@@ -101,7 +188,8 @@ struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, i
     s->cq = grpc_completion_queue_create_for_pluck(NULL);
     grpc_metadata_array_init(&s->initial_metadata);
     grpc_slice method_slice = grpc_slice_from_copied_string(method);
-    s->call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
+    s->gen = channel_gen_for_call(ch);
+    s->call = grpc_channel_create_call(s->gen->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
                                        method_slice, NULL, rpc_wire_deadline(timeout_ms), NULL);
     grpc_slice_unref(method_slice);
 
@@ -215,6 +303,7 @@ grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details)
     grpc_metadata_array_destroy(&trailing_metadata);
     grpc_metadata_array_destroy(&s->initial_metadata);
     grpc_call_unref(s->call);
+    gen_unref(s->gen);
     grpc_completion_queue_shutdown(s->cq);
     grpc_completion_queue_pluck(s->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     grpc_completion_queue_destroy(s->cq);
@@ -243,7 +332,8 @@ grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const Pro
      * per step (the streams' way), which a control-plane hop pays twice. */
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     grpc_slice method_slice = grpc_slice_from_copied_string(method);
-    grpc_call *call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+    struct channel_gen *gen = channel_gen_for_call(ch);
+    grpc_call *call = grpc_channel_create_call(gen->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
                                                method_slice, NULL, rpc_wire_deadline(timeout_ms),
                                                NULL);
     grpc_slice_unref(method_slice);
@@ -290,6 +380,7 @@ grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const Pro
     grpc_metadata_array_destroy(&initial_metadata);
     grpc_metadata_array_destroy(&trailing_metadata);
     grpc_call_unref(call);
+    gen_unref(gen);
     grpc_completion_queue_shutdown(cq);
     grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     grpc_completion_queue_destroy(cq);

@@ -9,12 +9,27 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 
+#include "tls_credentials.h"
+
 struct rpc_channel;
 struct rpc_stream;
 
-/* target: "unix:/abs/path" or "host:port". bearer_token, when not NULL, is
- * sent as "authorization: Bearer <token>" on every call. */
-struct rpc_channel *rpc_channel_open(const char *target, const char *bearer_token);
+/* How a client authenticates itself and its server. */
+struct rpc_channel_auth {
+    /* Sent as "authorization: Bearer <token>" on every call; NULL: none. */
+    const char *bearer_token;
+    /* Internal credentials (tls_credentials.h): mutual TLS; the server's
+     * certificate must chain to the CA and name identity server
+     * ("scheduler", "vmhost:node-a"). NULL: plaintext. After a reload new
+     * calls use the new files; calls in flight go on. tls must outlive the
+     * channel. */
+    struct tls_credentials *tls;
+    const char *server;
+};
+
+/* target: "unix:/abs/path" or "host:port"; auth may be NULL (plaintext, no
+ * token). NULL when out of memory or auth->server is not an identity. */
+struct rpc_channel *rpc_channel_open(const char *target, const struct rpc_channel_auth *auth);
 void rpc_channel_close(struct rpc_channel *ch);
 
 /* Connects now and waits up to timeout_ms for the channel to be ready: 0 when

@@ -6,6 +6,7 @@
 #include "rpc_server.h"
 
 #include "log.h"
+#include "rpc_caller.h"
 #include "rpc_wire.h"
 
 #include <errno.h>
@@ -40,6 +41,9 @@ struct rpc_call {
     struct rpc_metadata_entry *metadata;
     size_t n_metadata;
 
+    struct peer_identity peer;
+    bool has_peer;
+
     bool sent_initial_metadata;
     bool finished;
     enum rpc_recv_status recv_status;
@@ -71,6 +75,7 @@ struct rpc_server {
     size_t n_methods;
     void *ctx;
     char *authorization; /* "Bearer <token>" every call must send; NULL: no check */
+    struct tls_credentials *tls; /* internal: mutual TLS, callers checked */
     char *unix_path; /* removed again at stop */
     char shutdown_tag;
 
@@ -315,6 +320,11 @@ const char *rpc_call_method(const struct rpc_call *c)
     return c->method;
 }
 
+const struct peer_identity *rpc_call_peer(const struct rpc_call *c)
+{
+    return c->has_peer ? &c->peer : NULL;
+}
+
 /* ---- workers --------------------------------------------------------- */
 
 /* Compares in time that depends only on the lengths, so a caller cannot
@@ -347,12 +357,32 @@ static bool call_authorized(struct rpc_call *c)
     return false;
 }
 
-static rpc_handler_fn server_find_handler(const struct rpc_server *srv, const char *method)
+static const struct rpc_method *server_find_method(const struct rpc_server *srv,
+                                                   const char *method)
 {
     for (size_t i = 0; i < srv->n_methods; i++)
         if (strcmp(srv->methods[i].path, method) == 0)
-            return srv->methods[i].handler;
+            return &srv->methods[i];
     return NULL;
+}
+
+/* With mutual TLS: finishes the call unless its certificate names a
+ * caller the method lets in (any valid one, for an unknown method: it
+ * gets UNIMPLEMENTED then). */
+static bool call_caller_allowed(struct rpc_call *c, const struct rpc_method *m)
+{
+    if (!c->srv->tls || !tls_credentials_internal(c->srv->tls))
+        return true;
+    grpc_status_code code;
+    char msg[512];
+    unsigned callers = m ? m->callers : ~RPC_CALLER_SAME_NODE;
+    if (rpc_caller_check(c->call, c->method, callers, c->srv->tls, &c->peer,
+                         &code, msg, sizeof(msg)) < 0) {
+        rpc_call_finish(c, code, msg);
+        return false;
+    }
+    c->has_peer = true;
+    return true;
 }
 
 /* Runs one accepted call to its end and frees it. */
@@ -366,14 +396,16 @@ static void call_serve(struct rpc_call *c)
 
     if (call_copy_request_info(c) < 0) {
         rpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    } else if (call_authorized(c)) {
-        rpc_handler_fn handler = server_find_handler(srv, c->method);
-        if (handler) {
-            handler(c, srv->ctx);
+    } else {
+        const struct rpc_method *m = server_find_method(srv, c->method);
+        if (!call_caller_allowed(c, m) || !call_authorized(c)) {
+            /* finished with the reason */
+        } else if (!m) {
+            rpc_call_finishf(c, GRPC_STATUS_UNIMPLEMENTED, "unknown method %s", c->method);
+        } else {
+            m->handler(c, srv->ctx);
             if (!c->finished)
                 rpc_call_finish(c, GRPC_STATUS_INTERNAL, "handler did not finish");
-        } else {
-            rpc_call_finishf(c, GRPC_STATUS_UNIMPLEMENTED, "unknown method %s", c->method);
         }
     }
     /* The call may be unreffed only once its close op is out of the queue. */
@@ -576,7 +608,7 @@ static int server_set_token(struct rpc_server *srv, const char *token, char *err
 }
 
 struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
-                                    size_t n_methods, void *ctx, const char *bearer_token,
+                                    size_t n_methods, void *ctx, const struct rpc_security *sec,
                                     char *err, size_t errlen)
 {
     struct rpc_server *srv = calloc(1, sizeof(*srv));
@@ -594,12 +626,15 @@ struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *m
     srv->cq = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
 
-    if (server_set_token(srv, bearer_token, err, errlen) < 0 ||
+    srv->tls = sec ? sec->tls : NULL;
+    if (server_set_token(srv, sec ? sec->bearer_token : NULL, err, errlen) < 0 ||
         server_prepare_unix_path(srv, addr, err, errlen) < 0)
         goto fail_unstarted;
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(srv->server, addr, creds);
-    grpc_server_credentials_release(creds);
+    grpc_server_credentials *creds = srv->tls ? tls_credentials_server(srv->tls)
+                                              : grpc_insecure_server_credentials_create();
+    int port = creds ? grpc_server_add_http2_port(srv->server, addr, creds) : 0;
+    if (creds)
+        grpc_server_credentials_release(creds);
     if (port == 0) {
         snprintf(err, errlen, "cannot listen on %s", addr);
         goto fail_unstarted;

@@ -20,14 +20,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "peer_identity.h"
+#include "tls_credentials.h"
+
 struct rpc_server;
 struct rpc_call;
 
 typedef void (*rpc_handler_fn)(struct rpc_call *call, void *ctx);
 
+/* With mutual TLS, who may call a method: peer_role bits, and
+ * RPC_CALLER_SAME_NODE to let in a vmhost or egress of the server's own
+ * node only. 0 lets no one in. */
+#define RPC_CALLER_SAME_NODE (1u << 16)
+
 struct rpc_method {
     const char *path; /* "/airlock.vmhost.v1.VmHost/CreateSandbox" */
     rpc_handler_fn handler;
+    unsigned callers;
+};
+
+/* How a server authenticates its callers. */
+struct rpc_security {
+    /* With a token (not NULL or ""), a call whose "authorization" metadata
+     * is not exactly "Bearer <token>" is finished with UNAUTHENTICATED
+     * before any handler runs (internal_token.h; beside mutual TLS it is a
+     * second factor). */
+    const char *bearer_token;
+    /* NULL: plaintext. Internal credentials (tls_credentials_configure):
+     * mutual TLS, each call's certificate checked against the method's
+     * callers (rpc_caller.h) before its handler runs. Public ones: TLS,
+     * no client certificate. The credentials must outlive the server. */
+    struct tls_credentials *tls;
 };
 
 /* What the last rpc_call_recv() saw. */
@@ -40,13 +63,11 @@ enum rpc_recv_status {
 
 /* Listens on addr ("unix:/abs/path" or "127.0.0.1:port"; a stale unix socket
  * is unlinked first) and serves methods until rpc_server_stop(). Unknown
- * methods get UNIMPLEMENTED. methods[] must outlive the server. With a
- * bearer_token (NULL or "": none), a call whose "authorization" metadata is
- * not exactly "Bearer <token>" is finished with UNAUTHENTICATED before any
- * handler runs (the internal token, internal_token.h); the server keeps its
- * own copy. Returns NULL with a message in err. */
+ * methods get UNIMPLEMENTED. methods[] must outlive the server; sec may be
+ * NULL (plaintext, no token) and is copied. Returns NULL with a message in
+ * err. */
 struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *methods,
-                                    size_t n_methods, void *ctx, const char *bearer_token,
+                                    size_t n_methods, void *ctx, const struct rpc_security *sec,
                                     char *err, size_t errlen);
 
 /* Stops accepting, cancels calls in flight, waits for handler threads to
@@ -100,5 +121,8 @@ bool rpc_call_cancelled(struct rpc_call *call);
 const char *rpc_call_metadata(struct rpc_call *call, const char *key);
 
 const char *rpc_call_method(const struct rpc_call *call);
+
+/* The caller's verified identity on a server with mutual TLS, else NULL. */
+const struct peer_identity *rpc_call_peer(const struct rpc_call *call);
 
 #endif

@@ -41,7 +41,8 @@ static const char *env(const char *name)
 static grpc_status_code call_as(const char *addr, const char *auth_token, const char *method,
                                 char **details)
 {
-    struct rpc_channel *ch = rpc_channel_open(addr, auth_token);
+    struct rpc_channel *ch =
+        rpc_channel_open(addr, &(struct rpc_channel_auth){ .bearer_token = auth_token });
     assert_non_null(ch);
     Airlock__Vmhost__V1__ListSandboxesRequest req = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
     ProtobufCMessage *resp = NULL;

@@ -248,14 +248,15 @@ static void handle_empty(struct rpc_call *call, void *ctx)
     rpc_call_finish(call, GRPC_STATUS_OK, NULL);
 }
 
+/* callers only matter with mutual TLS, which test_rpc_tls covers. */
 static const struct rpc_method test_methods[] = {
-    {VMHOST "GetSandbox", handle_get_sandbox},
-    {VMHOST "Exec", handle_exec},
-    {VMHOST "WriteFile", handle_write_file},
-    {"/test.Test/NoFinish", handle_no_finish},
-    {"/test.Test/Sleep", handle_sleep},
-    {"/test.Test/Barrier", handle_barrier},
-    {"/test.Test/Empty", handle_empty},
+    {VMHOST "GetSandbox", handle_get_sandbox, PEER_GATEWAY},
+    {VMHOST "Exec", handle_exec, PEER_GATEWAY},
+    {VMHOST "WriteFile", handle_write_file, PEER_GATEWAY},
+    {"/test.Test/NoFinish", handle_no_finish, PEER_GATEWAY},
+    {"/test.Test/Sleep", handle_sleep, PEER_GATEWAY},
+    {"/test.Test/Barrier", handle_barrier, PEER_GATEWAY},
+    {"/test.Test/Empty", handle_empty, PEER_GATEWAY},
 };
 
 /* ---- fixture --------------------------------------------------------- */
@@ -284,7 +285,7 @@ static int fixture_setup(void **state)
         fprintf(stderr, "rpc_server_start: %s\n", err);
         return -1;
     }
-    f->channel = rpc_channel_open(f->addr, "sekrit");
+    f->channel = rpc_channel_open(f->addr, &(struct rpc_channel_auth){ .bearer_token = "sekrit" });
     observed_reset();
     *state = f;
     return f->channel ? 0 : -1;
@@ -372,7 +373,7 @@ static void test_authorization_metadata(void **state)
  * token (NULL: none); *details gets the status message. */
 static grpc_status_code call_token_server(const char *addr, const char *token, char **details)
 {
-    struct rpc_channel *ch = rpc_channel_open(addr, token);
+    struct rpc_channel *ch = rpc_channel_open(addr, &(struct rpc_channel_auth){ .bearer_token = token });
     assert_non_null(ch);
     Airlock__Vmhost__V1__Sandbox *sb = NULL;
     grpc_status_code code = get_sandbox(ch, "sb-token", &sb, details);
@@ -389,8 +390,8 @@ static void test_server_token_required(void **state)
     char addr[128], err[256];
     snprintf(addr, sizeof(addr), "unix:%s/token.sock", f->dir);
     struct rpc_server *srv = rpc_server_start(
-        addr, test_methods, sizeof(test_methods) / sizeof(test_methods[0]), NULL, token, err,
-        sizeof(err));
+        addr, test_methods, sizeof(test_methods) / sizeof(test_methods[0]), NULL,
+        &(struct rpc_security){ .bearer_token = token }, err, sizeof(err));
     assert_non_null(srv);
 
     char *details = NULL;

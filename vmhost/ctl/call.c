@@ -19,8 +19,20 @@ int ctl_connect(struct ctl *ctl)
             return -1;
         }
     }
+    char err[1024], self[PEER_IDENTITY_TEXT_MAX] = "";
+    if (tls_credentials_configure(&ctl->tls_files, PEER_VMHOST, true, &ctl->tls, err,
+                                  sizeof(err)) < 0) {
+        fprintf(stderr, "vmhostctl: %s\n", err);
+        if (token)
+            explicit_bzero(token, strlen(token));
+        free(token);
+        return -1;
+    }
+    if (ctl->tls)
+        peer_identity_text(tls_credentials_identity(ctl->tls), self, sizeof(self));
     /* The channel keeps its own copy. */
-    ctl->channel = rpc_channel_open(ctl->addr, token);
+    struct rpc_channel_auth auth = { .bearer_token = token, .tls = ctl->tls, .server = self };
+    ctl->channel = rpc_channel_open(ctl->addr, &auth);
     if (token) {
         explicit_bzero(token, strlen(token));
         free(token);

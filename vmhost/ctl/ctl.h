@@ -22,6 +22,10 @@
 struct ctl {
     const char *addr;
     const char *token_file; /* the internal token vmhost wants; NULL: none */
+    /* With mutual TLS vmhostctl is this node's vmhost (its certificate and
+     * key), and the server must be too (tls_credentials.h). */
+    struct tls_files tls_files;
+    struct tls_credentials *tls;
     bool json;
     int connect_timeout_ms; /* to reach the server at all */
     int call_timeout_ms;    /* deadline of calls that are not streams */

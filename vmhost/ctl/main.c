@@ -47,12 +47,15 @@ static int parse_global_options(struct ctl *ctl, int argc, char **argv)
         {"connect-timeout", required_argument, NULL, 'c'},
         {"rpc-timeout", required_argument, NULL, 't'},
         {"token-file", required_argument, NULL, 'k'},
+        INTERNAL_TLS_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     int opt;
     /* "+": stop at the command name; its own options follow it. */
     while ((opt = ctl_next_option(argc, argv, "+:h", options)) != -1) {
+        if (tls_files_option(&ctl->tls_files, opt, optarg))
+            continue;
         switch (opt) {
         case 'a':
             ctl->addr = optarg;
@@ -109,5 +112,6 @@ int main(int argc, char **argv)
     optind = 0; /* GNU getopt: start over for the command's own options */
     int rc = cmd->run(&ctl, argc - cmd_index, argv + cmd_index);
     rpc_channel_close(ctl.channel);
+    tls_credentials_free(ctl.tls);
     return rc;
 }

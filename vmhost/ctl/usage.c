@@ -27,6 +27,8 @@ void ctl_print_usage(FILE *out)
             "The address defaults to $AIRLOCK_VMHOST_ADDR, else " CTL_DEFAULT_ADDR ".\n"
             "The token file (vmhost's --internal-token-file) defaults to\n"
             "$" INTERNAL_TOKEN_ENV ".\n"
+            "With mutual TLS vmhostctl presents this node's vmhost certificate:\n"
+            INTERNAL_TLS_USAGE
             "Commands:\n");
     for (size_t i = 0; i < N_USAGES; i++)
         fprintf(out, "  %-9s %s\n", usages[i].name, usages[i].usage);

@@ -87,20 +87,30 @@ static bool itest_vmhost_answers(struct itest_vmhost *vh)
     return st == GRPC_STATUS_OK;
 }
 
-/* vmhost inherits AIRLOCK_INTERNAL_TOKEN_FILE from us: when a harness set
- * it (tests/controlplane), our calls present that token too. */
+/* vmhost inherits AIRLOCK_INTERNAL_TOKEN_FILE and AIRLOCK_INTERNAL_CA/
+ * _CERT/_KEY from us: when a harness set them (tests/controlplane), our
+ * calls present that token and that node's vmhost certificate too (as
+ * vmhostctl does). The credentials live as long as the process. */
 static struct rpc_channel *itest_vmhost_channel(const struct itest_vmhost *vh)
 {
-    const char *file = getenv(INTERNAL_TOKEN_ENV);
-    if (!file || !*file)
-        return rpc_channel_open(vh->addr, NULL);
-    char err[512];
-    char *token = internal_token_load(file, err, sizeof(err));
-    if (!token) {
+    static struct tls_credentials *tls;
+    static const struct tls_files from_env;
+    char err[1024], self[PEER_IDENTITY_TEXT_MAX] = "";
+    if (!tls && tls_credentials_configure(&from_env, PEER_VMHOST, true, &tls, err,
+                                          sizeof(err)) < 0) {
         fprintf(stderr, "itest: %s\n", err);
         return NULL;
     }
-    struct rpc_channel *ch = rpc_channel_open(vh->addr, token);
+    if (tls)
+        peer_identity_text(tls_credentials_identity(tls), self, sizeof(self));
+    const char *file = getenv(INTERNAL_TOKEN_ENV);
+    char *token = NULL;
+    if (file && *file && !(token = internal_token_load(file, err, sizeof(err)))) {
+        fprintf(stderr, "itest: %s\n", err);
+        return NULL;
+    }
+    struct rpc_channel_auth auth = { .bearer_token = token, .tls = tls, .server = self };
+    struct rpc_channel *ch = rpc_channel_open(vh->addr, &auth);
     free(token);
     return ch;
 }
