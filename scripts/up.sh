@@ -11,7 +11,10 @@
 # NATS each has a user of its own with only its subjects
 # (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400). A nats-server
 # of your own (AIRLOCK_NATS_URL) must know those users: its authorization
-# block is in DATA_DIR/run/nats.conf. See docs/operations.md.
+# block is in DATA_DIR/run/nats.conf. Between the services mutual TLS:
+# scripts/internal-pki.sh makes a CA and each service's certificate under
+# DATA_DIR/pki (kept, renewed before they expire; a renewal is sent to a
+# running service as SIGHUP). See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -52,6 +55,23 @@ fi
 chmod 600 "$TOKEN_FILE"
 
 running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+# ---- the internal PKI: a CA and a certificate per service identity ----
+PKI="$DATA_DIR/pki"
+RENEWED=$(sh "$(dirname "$0")/internal-pki.sh" "$PKI" gateway scheduler vault \
+    "vmhost:$NODE_ID" "egress:$NODE_ID")
+# tls NAME: the flags naming identity NAME's files.
+tls() { echo "--internal-ca $PKI/ca.crt --internal-cert $PKI/$1.crt --internal-key $PKI/$1.key"; }
+# A running service takes a renewed certificate on SIGHUP, without
+# dropping a call.
+for name in $RENEWED; do
+    case $name in renewed) continue ;; esac
+    service=${name%%-*}
+    if running "$service"; then
+        kill -HUP "$(cat "$RUN/$service.pid")"
+        echo "$service: certificate renewed, reloaded"
+    fi
+done
 
 # wait_for NAME LOG TEST...: polls TEST for up to 120 s while NAME lives.
 wait_for() {
@@ -138,7 +158,8 @@ if ! running egress; then
     # shellcheck disable=SC2086 # one word per flag and range
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
         --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
-        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS
+        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
+        $(tls "egress-$NODE_ID")
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
     echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $DATA_DIR/egress.log"
 fi
@@ -154,7 +175,8 @@ if ! running vmhost; then
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
         --nats "$NATS_URL" --node-id "$NODE_ID" --nats-credentials-file "$NATS_CREDS/node-$NODE_ID" \
         --egress "unix:$DATA_DIR/egress.sock" \
-        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg
+        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
+        $(tls "vmhost-$NODE_ID")
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
     if grep -q 'accel=tcg' "$DATA_DIR/vmhost.log"; then
@@ -168,7 +190,7 @@ if ! running scheduler; then
     rm -f "$DATA_DIR/scheduler.sock"
     start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
         --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE" \
-        --nats-credentials-file "$NATS_CREDS/scheduler"
+        --nats-credentials-file "$NATS_CREDS/scheduler" $(tls scheduler)
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -179,7 +201,7 @@ if ! running vault; then
     rm -f "$DATA_DIR/vault.sock"
     start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
         --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock" \
-        --internal-token-file "$TOKEN_FILE"
+        --internal-token-file "$TOKEN_FILE" $(tls vault)
     wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
     echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
@@ -189,7 +211,8 @@ if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
         --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
-        --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway"
+        --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway" \
+        $(tls gateway)
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"

@@ -8,7 +8,11 @@
  * internal token, which those APIs require: a gateway or vmhostctl started
  * by the test picks it up), AIRLOCK_TEST_NATS_CREDENTIALS_DIR (a
  * "user:password" file per NATS user, cp_stack.h) and
- * AIRLOCK_TEST_DATABASE_URL; the harness exits with its
+ * AIRLOCK_TEST_DATABASE_URL, AIRLOCK_TEST_PKI_DIR (the internal PKI:
+ * ca.crt, NAME.crt/.key per identity; AIRLOCK_INTERNAL_CA/_CERT/_KEY
+ * name the node's vmhost identity, as vmhostctl there uses it),
+ * AIRLOCK_TEST_EGRESS_ADDR, _VMHOST_ADDR, _VMHOST_LOG, and _VMHOST_PID,
+ * _GATEWAY_PID (to send them SIGHUP); the harness exits with its
  * status, or 1
  * when some part of the stack did not stop cleanly.
  *
@@ -85,6 +89,12 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
     setenv("AIRLOCK_TEST_NATS_CREDENTIALS_DIR", st.nats_creds_dir, 1);
+    setenv("AIRLOCK_TEST_PKI_DIR", st.pki_dir, 1);
+    setenv("AIRLOCK_TEST_EGRESS_ADDR", st.egress_addr, 1);
+    setenv("AIRLOCK_TEST_VMHOST_ADDR", st.vmhost.addr, 1);
+    setenv("AIRLOCK_TEST_VMHOST_LOG", st.vmhost.log_path, 1);
+    export_int("AIRLOCK_TEST_VMHOST_PID", (int)st.vmhost.pid);
+    export_int("AIRLOCK_TEST_GATEWAY_PID", (int)st.gateway_pid);
     setenv("AIRLOCK_TEST_DATABASE_URL", st.pg.url, 1);
     if (opts.internet) {
         setenv("AIRLOCK_TEST_UPSTREAM_LOG", st.upstream.log_path, 1);

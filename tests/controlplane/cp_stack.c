@@ -18,6 +18,7 @@
 #include "pg_test.h"
 #include "random_id.h"
 #include "test_proc.h"
+#include "tls_credentials.h"
 
 #define NATS_SERVER "/usr/sbin/nats-server"
 #define CP_START_TIMEOUT_MS 60000
@@ -48,6 +49,52 @@ static int make_internal_token(struct cp_stack *st)
     return 0;
 }
 
+/* Runs one of make up's scripts (argv: /bin/sh SCRIPT ARGS...) to its end. */
+static int run_script(struct cp_stack *st, const char *const argv[], const char *log_name)
+{
+    pid_t pid = test_spawn(argv, st->dir, log_name);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "cp_stack: %s failed\n", argv[1]);
+        test_print_log_tail(st->dir, log_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The internal PKI, as make up makes it (scripts/internal-pki.sh): a CA and
+ * a certificate per identity, the other node's too (only tests use it).
+ * This process and what it starts from here on act as CP_NODE_ID's vmhost
+ * (as vmhostctl does on a node): AIRLOCK_INTERNAL_CA/_CERT/_KEY name its
+ * files; every service gets its own with flags. */
+static int make_pki(struct cp_stack *st)
+{
+    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0)
+        return -1;
+    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "gateway",
+                           "scheduler", "vault", "vmhost:" CP_NODE_ID, "egress:" CP_NODE_ID,
+                           "vmhost:" CP_OTHER_NODE_ID, "egress:" CP_OTHER_NODE_ID, NULL };
+    if (run_script(st, argv, "pki.log") < 0)
+        return -1;
+    struct cp_tls_args self;
+    cp_stack_tls_args(st, "vmhost-" CP_NODE_ID, &self);
+    setenv(INTERNAL_CA_ENV, self.argv[1], 1);
+    setenv(INTERNAL_CERT_ENV, self.argv[3], 1);
+    setenv(INTERNAL_KEY_ENV, self.argv[5], 1);
+    return 0;
+}
+
+void cp_stack_tls_args(const struct cp_stack *st, const char *name, struct cp_tls_args *out)
+{
+    fs_path(out->ca, sizeof(out->ca), "%s/ca.crt", st->pki_dir);
+    fs_path(out->cert, sizeof(out->cert), "%s/%s.crt", st->pki_dir, name);
+    fs_path(out->key, sizeof(out->key), "%s/%s.key", st->pki_dir, name);
+    const char *argv[] = { "--internal-ca", out->ca, "--internal-cert", out->cert,
+                           "--internal-key", out->key };
+    memcpy(out->argv, argv, sizeof(argv));
+}
+
 /* One user per identity with only its subjects, as make up makes them
  * (scripts/nats-users.sh): the scheduler, the gateway, and each node —
  * CP_NODE_ID, which the stack runs, and CP_OTHER_NODE_ID, whose user only
@@ -61,15 +108,7 @@ static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
         return -1;
     const char *argv[] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT, st->nats_creds_dir, path,
                            CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
-    pid_t pid = test_spawn(argv, st->dir, "nats-users.log");
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "cp_stack: %s failed\n", AIRLOCK_NATS_USERS_SCRIPT);
-        test_print_log_tail(st->dir, "nats-users.log");
-        return -1;
-    }
-    return 0;
+    return run_script(st, argv, "nats-users.log");
 }
 
 int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
@@ -129,9 +168,11 @@ static int start_vault(struct cp_stack *st)
     char key[PATH_MAX];
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
+    struct cp_tls_args tls;
+    cp_stack_tls_args(st, "vault", &tls);
     const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
                        "--listen", st->vault_addr, "--internal-token-file", st->token_file,
-                           NULL };
+                       CP_TLS_ARGV(tls), NULL };
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
 }
@@ -168,6 +209,8 @@ int cp_stack_start_egress(struct cp_stack *st)
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
     fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
     unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
+    struct cp_tls_args tls;
+    cp_stack_tls_args(st, "egress-" CP_NODE_ID, &tls);
     /* With vault and a state dir, as make up and the chart run it: every
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
@@ -177,7 +220,7 @@ int cp_stack_start_egress(struct cp_stack *st)
                        "--uplink-netns", ns_path,
                        "--vault", st->vault_addr,
                        "--state-dir", state_dir,
-                       "--internal-token-file", st->token_file,
+                       "--internal-token-file", st->token_file, CP_TLS_ARGV(tls),
                            st->internet ? "--upstream-ca" : NULL, st->upstream.ca_path,
                            NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
@@ -256,11 +299,13 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
     unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "scheduler", creds, sizeof(creds));
+    struct cp_tls_args tls;
+    cp_stack_tls_args(st, "scheduler", &tls);
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
                              "--database", st->pg.url, "--nats", st->nats_url,
                              "--internal-token-file", st->token_file,
-                             "--nats-credentials-file", creds };
-    size_t n = 13;
+                             "--nats-credentials-file", creds, CP_TLS_ARGV(tls) };
+    size_t n = 19;
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -273,10 +318,12 @@ int cp_stack_start_gateway(struct cp_stack *st)
 {
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "gateway", creds, sizeof(creds));
+    struct cp_tls_args tls;
+    cp_stack_tls_args(st, "gateway", &tls);
     const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
                          st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
                          "--grpc-listen", st->grpc_addr, "--internal-token-file", st->token_file,
-                         "--nats-credentials-file", creds, NULL };
+                         "--nats-credentials-file", creds, CP_TLS_ARGV(tls), NULL };
     st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
@@ -294,7 +341,7 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         return -1;
     cp_current = st;
     test_cleanup_install(cp_cleanup);
-    if (make_internal_token(st) < 0)
+    if (make_internal_token(st) < 0 || make_pki(st) < 0)
         return -1;
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
@@ -308,9 +355,11 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
     if (rc != 0)
         return rc;
     cp_stack_nats_credentials(st, "node-" CP_NODE_ID, st->node_creds, sizeof(st->node_creds));
+    cp_stack_tls_args(st, "vmhost-" CP_NODE_ID, &st->vmhost_tls);
     const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", CP_NODE_ID,
                                   "--egress", st->egress_addr, "--internal-token-file",
-                                  st->token_file, "--nats-credentials-file", st->node_creds };
+                                  st->token_file, "--nats-credentials-file", st->node_creds,
+                                  CP_TLS_ARGV(st->vmhost_tls) };
     size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
     memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
     for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
@@ -358,6 +407,12 @@ int cp_stack_stop(struct cp_stack *st)
      * bench's other sections) runs without a token again. */
     if (st->token_file[0])
         unsetenv(INTERNAL_TOKEN_ENV);
+    if (st->pki_dir[0]) {
+        unsetenv(INTERNAL_CA_ENV);
+        unsetenv(INTERNAL_CERT_ENV);
+        unsetenv(INTERNAL_KEY_ENV);
+    }
+    st->pki_dir[0] = '\0';
     st->token_file[0] = '\0';
     if (st->dir[0] && !getenv("AIRLOCK_TEST_KEEP"))
         fs_remove_tree(st->dir, NULL, 0);

@@ -35,6 +35,13 @@
 #include "upstream.h"
 
 #define CP_STACK_MAX_VMHOST_ARGS 8
+
+/* --internal-ca/-cert/-key with one identity's files of the stack's PKI. */
+struct cp_tls_args {
+    char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
+    const char *argv[6];
+};
+#define CP_TLS_ARGV(t) (t).argv[0], (t).argv[1], (t).argv[2], (t).argv[3], (t).argv[4], (t).argv[5]
 /* The test internet's upstream: other.test resolves to NETLAB_WEB2 in
  * netlab's DNS; these ports are free there. */
 #define CP_UPSTREAM_HOST "other.test"
@@ -52,13 +59,15 @@ struct cp_stack {
     char token_file[PATH_MAX];    /* the internal token (0600) every part is given */
     char internal_token[64];
     char nats_creds_dir[PATH_MAX]; /* a "user:password" file per NATS user */
+    char pki_dir[PATH_MAX];       /* ca.crt and NAME.crt/.key per identity (cp_stack_tls_args) */
+    struct cp_tls_args vmhost_tls;
     char node_creds[PATH_MAX + 64]; /* the vmhost's */
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
     struct itest_vmhost vmhost;
     /* it joins NATS as node cp-node, uses our egress and token, + cp_stack_start_with's */
-    const char *vmhost_args[11 + CP_STACK_MAX_VMHOST_ARGS];
+    const char *vmhost_args[17 + CP_STACK_MAX_VMHOST_ARGS];
     pid_t vault_pid;
     char vault_addr[PATH_MAX + 8];
     pid_t egress_pid;
@@ -80,6 +89,10 @@ struct cp_stack {
 
 /* 0, -1 after printing why, or 77 when PostgreSQL/nats-server are not
  * installed (the test is then skipped). */
+/* The files of identity name ("gateway", "vmhost-cp-node": the PKI's file
+ * names) as the three flags. */
+void cp_stack_tls_args(const struct cp_stack *st, const char *name, struct cp_tls_args *out);
+
 int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts);
 /* -1 when some part did not stop cleanly (its log tail is printed). */
 int cp_stack_stop(struct cp_stack *st);
