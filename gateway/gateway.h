@@ -45,6 +45,10 @@ struct gateway_config {
     unsigned max_connections, max_connections_per_ip;
     const char *internal_token; /* presented to scheduler, vault and vmhosts; NULL: none
                                    (internal_token.h); the public APIs never want it */
+    /* PEM certificate (with its chain) and key of the public API's TLS;
+     * NULL: plain HTTP. REST serves them (tls_certs.h), reread on
+     * gateway_reload_tls. */
+    const char *tls_cert_file, *tls_key_file;
 };
 
 struct gateway {
@@ -99,6 +103,9 @@ struct gw_request {
 
 int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen);
 void gateway_stop(struct gateway *gw);
+/* Rereads the TLS certificate and key files (SIGHUP): new connections get
+ * them, open ones keep theirs. 0, or -1 with err (the old ones stay). */
+int gateway_reload_tls(struct gateway *gw, char *err, size_t errlen);
 
 /* Remembers an error to answer at the end of the request. */
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
