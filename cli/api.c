@@ -20,9 +20,13 @@ int cli_send(const struct cli *c, struct http_request *req, const char *const *e
     req->headers = headers;
     char err[512];
     if (http_send(&c->target, req, resp, err, sizeof(err)) < 0) {
-        fprintf(stderr, "airlock: cannot reach the gateway at %s: %s\n"
-                        "  is it running? (`make up` starts it; --url or AIRLOCK_URL points elsewhere)\n",
-                c->url, err);
+        fprintf(stderr, "airlock: cannot reach the gateway: %s\n", err);
+        if (resp->tls_unverified)
+            fprintf(stderr, "  its certificate does not verify: trust its CA with --ca-file or "
+                            "AIRLOCK_CA_FILE (default: the system's trust store)\n");
+        else
+            fprintf(stderr, "  is it running? (`make up` starts it; --url or AIRLOCK_URL points "
+                            "elsewhere)\n");
         return -1;
     }
     return 0;

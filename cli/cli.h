@@ -1,4 +1,4 @@
-/* The airlock CLI: REST calls on the gateway (common/http_client.c) and
+/* The airlock CLI: REST calls on the gateway (common/http_client/) and
  * one file per group of commands. Exit codes: 0 ok, 1 an error (printed
  * with what to do about it), 2 a usage error; exec exits with the
  * command's own code (128 + N for a signal). */

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -29,7 +28,7 @@ struct shell {
     const char *id;
     char proc_path[256];         /* /v1/sandboxes/ID/processes/PID */
     int wake[2];                 /* main → input thread: stop */
-    int output_fd;               /* the output stream's socket */
+    struct http_response *output; /* the output stream */
     pthread_t thread;
 };
 
@@ -91,7 +90,7 @@ static void hang_up(struct shell *sh)
     while (read(hangup_pipe[0], drain, sizeof(drain)) > 0)
         ;
     if (!post(sh, "signal", json_pack("{s:s}", "signal", "HUP")))
-        shutdown(sh->output_fd, SHUT_RDWR);
+        http_cancel(sh->output);
 }
 
 static void *input_main(void *arg)
@@ -184,7 +183,7 @@ static int run(struct shell *sh, struct http_response *resp)
         post(sh, "signal", json_pack("{s:s}", "signal", "KILL"));
         return CLI_EXIT_ERROR;
     }
-    sh->output_fd = resp->fd;
+    sh->output = resp;
     struct tty_state tty = { 0 };
     tty_enter_raw(&tty);
     hangup_watch(true);
@@ -217,7 +216,7 @@ int cmd_shell(struct cli *c, int argc, char **argv)
                         "use `airlock --json exec` for a command's result\n");
         return CLI_EXIT_USAGE;
     }
-    struct shell sh = { .c = c, .id = argv[1], .wake = { -1, -1 }, .output_fd = -1 };
+    struct shell sh = { .c = c, .id = argv[1], .wake = { -1, -1 } };
     json_t *cmd = json_array();
     if (argc > 3) {
         for (int i = 3; i < argc; i++)

@@ -1,10 +1,12 @@
 /* airlock: the command-line client of the REST API. Parses the global
  * options and dispatches to the command; the commands live in cmd_*.c. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,9 +15,12 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: airlock [--url URL] [--key KEY] [--json] COMMAND [ARGS]\n"
-            "  --url URL    the gateway (env AIRLOCK_URL, default " CLI_DEFAULT_URL ")\n"
+            "usage: airlock [--url URL] [--key KEY] [--ca-file PATH] [--json] COMMAND [ARGS]\n"
+            "  --url URL    the gateway, http:// or https:// (env AIRLOCK_URL,\n"
+            "               default " CLI_DEFAULT_URL ")\n"
             "  --key KEY    API key (env AIRLOCK_API_KEY)\n"
+            "  --ca-file PATH  PEM CA certificates that https:// trusts (env AIRLOCK_CA_FILE,\n"
+            "               default: the system's trust store); always verified\n"
             "  --json       machine-readable output (errors as JSON on stderr)\n"
             "commands:\n"
             "  create " CLI_CREATE_USAGE "\n"
@@ -63,18 +68,21 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "url", required_argument, NULL, 'u' },
         { "key", required_argument, NULL, 'k' },
+        { "ca-file", required_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct cli c = { .url = env_or("AIRLOCK_URL", CLI_DEFAULT_URL),
                      .key = env_or("AIRLOCK_API_KEY", NULL) };
+    const char *ca_file = env_or("AIRLOCK_CA_FILE", NULL);
     int opt;
     /* "+": stop at the command, whose own options come after it. */
     while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (opt) {
         case 'u': c.url = optarg; break;
         case 'k': c.key = optarg; break;
+        case 'c': ca_file = optarg; break;
         case 'j': c.json = true; break;
         case 'h': usage(stdout); return CLI_EXIT_OK;
         default: usage(stderr); return CLI_EXIT_USAGE;
@@ -89,6 +97,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "airlock: --url %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (ca_file && access(ca_file, R_OK) < 0) {
+        fprintf(stderr, "airlock: --ca-file %s: %s\n", ca_file, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    c.target.ca_file = ca_file;
     if (!c.key) {
         fprintf(stderr, "airlock: no API key: pass --key or set AIRLOCK_API_KEY"
                         " (`make up` prints the admin key)\n");

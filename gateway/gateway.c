@@ -17,6 +17,7 @@
 #include "route_handlers.h"
 #include "routes.h"
 #include "sandbox_access.h"
+#include "tls_certs.h"
 
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)
 {
@@ -235,11 +236,21 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "listen address %s is not an IPv4 address", cfg->listen_host);
         goto fail;
     }
+    /* HTTPS only when configured: the certificate comes from
+     * tls_certs_retrieve at each handshake, so a reload needs no restart. */
+    bool tls = cfg->tls_cert_file != NULL;
+    if (tls && tls_certs_load(cfg->tls_cert_file, cfg->tls_key_file, err, errlen) < 0)
+        goto fail;
+    struct MHD_OptionItem tls_options[] = {
+        { tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, 0, (void *)tls_certs_retrieve },
+        { MHD_OPTION_END, 0, NULL },
+    };
     /* Thread per connection: handlers block on gRPC and stream readers
      * block on the next exec event without holding up other requests. */
     gw->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                      MHD_USE_ERROR_LOG,
+                                      MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0),
                                   cfg->listen_port, NULL, NULL, on_request, gw,
+                                  MHD_OPTION_ARRAY, tls_options,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
@@ -256,6 +267,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     }
     return 0;
 fail:
+    tls_certs_free();
     natsSubscription_Destroy(gw->revocations);
     natsConnection_Destroy(gw->nats);
     if (gw->vault)
@@ -282,6 +294,7 @@ void gateway_stop(struct gateway *gw)
     live_streams_stop(&gw->streams, GW_STOP_STREAMS_MS);
     grpc_api_stop(gw);
     MHD_stop_daemon(gw->daemon);
+    tls_certs_free(); /* after the listener: no handshake is left to use them */
     natsConnection_Close(gw->nats);
     natsSubscription_Destroy(gw->revocations);
     natsConnection_Destroy(gw->nats);
@@ -295,4 +308,11 @@ void gateway_stop(struct gateway *gw)
     /* Frees NATS.c's global threads and pools for leak checkers. */
     nats_CloseAndWait(1000);
     key_cache_destroy(&gw->keys); /* after NATS.c's threads: its callbacks use it */
+}
+
+int gateway_reload_tls(struct gateway *gw, char *err, size_t errlen)
+{
+    if (!gw->cfg.tls_cert_file)
+        return 0;
+    return tls_certs_load(gw->cfg.tls_cert_file, gw->cfg.tls_key_file, err, errlen);
 }

@@ -50,7 +50,10 @@ struct gateway_config {
     /* Mutual TLS with scheduler, vault and vmhosts (tls_credentials.h):
      * the gateway's identity. NULL: plaintext. */
     struct tls_credentials *internal_tls;
-    /* The public APIs' certificate (--tls-cert/--tls-key); NULL: plain. */
+    /* PEM certificate (with its chain) and key of the public APIs' TLS;
+     * NULL: plain HTTP and gRPC. REST serves them (tls_certs.h), reread
+     * on gateway_reload_tls; the gRPC API from public_tls. */
+    const char *tls_cert_file, *tls_key_file;
     struct tls_credentials *public_tls;
 };
 
@@ -106,6 +109,9 @@ struct gw_request {
 
 int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *err, size_t errlen);
 void gateway_stop(struct gateway *gw);
+/* Rereads the TLS certificate and key files (SIGHUP): new connections get
+ * them, open ones keep theirs. 0, or -1 with err (the old ones stay). */
+int gateway_reload_tls(struct gateway *gw, char *err, size_t errlen);
 
 /* Remembers an error to answer at the end of the request. */
 void gw_request_fail(struct gw_request *r, unsigned status, const char *code, const char *fmt, ...)

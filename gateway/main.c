@@ -4,6 +4,7 @@
  * gateway/. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,10 @@ static void usage(FILE *out)
             "                         back (1..%d, default %d)\n"
             "  --max-connections N    HTTP connections at once, each a thread: one more is\n"
             "                         closed at once (1..%d, default %d)\n"
-            "  --max-connections-per-ip N  the same from one address, 0 = no cap (default 0)\n",
+            "  --max-connections-per-ip N  the same from one address, 0 = no cap (default 0)\n"
+            "  --tls-cert FILE        serve the public API over TLS only: PEM certificate and\n"
+            "  --tls-key FILE         its chain, and its PEM key; both or neither (env\n"
+            "                         AIRLOCK_TLS_CERT, AIRLOCK_TLS_KEY); reread on SIGHUP\n",
             GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX,
             RATE_LIMIT_DEFAULT_PER_KEY_MILLI / 1000, RATE_LIMIT_MAX, RATE_LIMIT_DEFAULT_BURST,
             GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS);
@@ -96,12 +100,16 @@ static int parse_count(const char *s, unsigned *out)
     return 0;
 }
 
-/* SIGHUP: the internal and the public certificates. */
+/* SIGHUP: the internal certificate and the public ones (REST's and the
+ * gRPC API's). */
 static void reload_certificates(void *arg)
 {
-    const struct gateway_config *cfg = arg;
-    tls_credentials_reload_logged(cfg->internal_tls);
-    tls_credentials_reload_logged(cfg->public_tls);
+    struct gateway *gw = arg;
+    char err[512];
+    tls_credentials_reload_logged(gw->cfg.internal_tls);
+    tls_credentials_reload_logged(gw->cfg.public_tls);
+    if (gateway_reload_tls(gw, err, sizeof(err)) < 0)
+        log_error("TLS certificate not reloaded", "error=\"%s\"", err);
 }
 
 int main(int argc, char **argv)
@@ -125,6 +133,8 @@ int main(int argc, char **argv)
         { "rate-limit-burst", required_argument, NULL, 'B' },
         { "max-connections", required_argument, NULL, 'c' },
         { "max-connections-per-ip", required_argument, NULL, 'p' },
+        { "tls-cert", required_argument, NULL, 'e' },
+        { "tls-key", required_argument, NULL, 'K' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -138,6 +148,7 @@ int main(int argc, char **argv)
     const char *key_cache_ttl = env_ttl && *env_ttl ? env_ttl : NULL;
     const char *token_file = NULL, *nats_creds_file = NULL;
     struct tls_files tls_files = { 0 };
+    const char *env_tls_cert = getenv("AIRLOCK_TLS_CERT"), *env_tls_key = getenv("AIRLOCK_TLS_KEY");
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -146,6 +157,8 @@ int main(int argc, char **argv)
         .rate_per_key_milli = RATE_LIMIT_DEFAULT_PER_KEY_MILLI,
         .rate_burst = RATE_LIMIT_DEFAULT_BURST,
         .max_connections = GATEWAY_MAX_CONNECTIONS,
+        .tls_cert_file = env_tls_cert && *env_tls_cert ? env_tls_cert : NULL,
+        .tls_key_file = env_tls_key && *env_tls_key ? env_tls_key : NULL,
     };
     const char *max_execs = NULL, *max_conns = NULL, *max_conns_ip = NULL;
     const char *rate = NULL, *burst = NULL;
@@ -169,6 +182,8 @@ int main(int argc, char **argv)
         case 'B': burst = optarg; break;
         case 'c': max_conns = optarg; break;
         case 'p': max_conns_ip = optarg; break;
+        case 'e': cfg.tls_cert_file = optarg; break;
+        case 'K': cfg.tls_key_file = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -210,6 +225,12 @@ int main(int argc, char **argv)
                         "more, not \"%s\"\n", max_conns_ip);
         return 2;
     }
+    if (!cfg.tls_cert_file != !cfg.tls_key_file) {
+        fprintf(stderr, "airlock-gateway: --tls-cert and --tls-key (AIRLOCK_TLS_CERT, "
+                        "AIRLOCK_TLS_KEY) go together: %s is missing\n",
+                cfg.tls_cert_file ? "--tls-key" : "--tls-cert");
+        return 2;
+    }
     cfg.listen_host = host;
     if (!cfg.scheduler) {
         snprintf(scheduler, sizeof(scheduler), "unix:%s/scheduler.sock", data_dir);
@@ -238,28 +259,43 @@ int main(int argc, char **argv)
     }
     cfg.internal_token = internal_token;
 
-    sigset_t stop_signals;
-    stop_signals_block(&stop_signals);
-
-    struct gateway gw;
-    if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
+    /* The public gRPC API serves the REST listener's certificate. */
+    struct tls_files public_files = { .cert = cfg.tls_cert_file, .key = cfg.tls_key_file };
+    if (cfg.tls_cert_file &&
+        !(cfg.public_tls = tls_credentials_load_public(&public_files, err, sizeof(err)))) {
         fprintf(stderr, "airlock-gateway: %s\n", err);
         tls_credentials_free(cfg.internal_tls);
         free(internal_token);
         nats_credentials_free(&nats_creds);
         return 1;
     }
+
+    /* SIGHUP rereads the TLS files: blocked with the stop signals before
+     * any thread starts, and taken by the same wait. */
+    sigset_t signals;
+    stop_signals_block(&signals);
+
+    struct gateway gw;
+    if (gateway_start(&gw, &cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-gateway: %s\n", err);
+        tls_credentials_free(cfg.public_tls);
+        tls_credentials_free(cfg.internal_tls);
+        free(internal_token);
+        nats_credentials_free(&nats_creds);
+        return 1;
+    }
     log_info("gateway listening",
-             "addr=%s:%u grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
+             "addr=%s:%u tls=%s grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
              "max_execs_per_key=%u rate_limit_per_key=%.10g rate_limit_burst=%u "
              "max_connections=%u max_connections_per_ip=%u",
-             host, cfg.listen_port, cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
+             host, cfg.listen_port, cfg.tls_cert_file ? "on" : "off", cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
              cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
              cfg.rate_per_key_milli / 1000.0, cfg.rate_burst, cfg.max_connections,
              cfg.max_connections_per_ip);
-    int sig = stop_signals_wait(&stop_signals, reload_certificates, &cfg);
+    int sig = stop_signals_wait(&signals, reload_certificates, &gw);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
+    tls_credentials_free(cfg.public_tls);
     tls_credentials_free(cfg.internal_tls);
     free(internal_token);
     nats_credentials_free(&nats_creds);

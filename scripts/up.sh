@@ -14,7 +14,9 @@
 # block is in DATA_DIR/run/nats.conf. Between the services mutual TLS:
 # scripts/internal-pki.sh makes a CA and each service's certificate under
 # DATA_DIR/pki (kept, renewed before they expire; a renewal is sent to a
-# running service as SIGHUP). See docs/operations.md.
+# running service as SIGHUP). AIRLOCK_GATEWAY_TLS_CERT and
+# AIRLOCK_GATEWAY_TLS_KEY (both or neither) make the public APIs (REST and
+# gRPC) serve TLS with that certificate and key. See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -23,6 +25,16 @@ PG_BIN=/usr/lib/postgresql/15/bin
 NATS_PORT=${AIRLOCK_NATS_PORT:-4222}
 GATEWAY_ADDR=${AIRLOCK_GATEWAY_ADDR:-127.0.0.1:7070}
 GRPC_ADDR=${AIRLOCK_GRPC_ADDR:-127.0.0.1:7071}
+TLS_CERT=${AIRLOCK_GATEWAY_TLS_CERT:-}
+TLS_KEY=${AIRLOCK_GATEWAY_TLS_KEY:-}
+if [ -n "$TLS_CERT" ] && [ -n "$TLS_KEY" ]; then
+    SCHEME=https
+elif [ -z "$TLS_CERT$TLS_KEY" ]; then
+    SCHEME=http
+else
+    echo "up: AIRLOCK_GATEWAY_TLS_CERT and AIRLOCK_GATEWAY_TLS_KEY go together" >&2
+    exit 2
+fi
 VMHOST="$BUILD_DIR/vmhost/airlock-vmhost"
 EGRESS="$BUILD_DIR/egress/airlock-egress"
 # The resolver egress asks for allowed names: the host's first IPv4
@@ -208,6 +220,9 @@ fi
 
 # ---- gateway ----
 if ! running gateway; then
+    # The gateway's env form of --tls-cert/--tls-key (empty: plain HTTP),
+    # so paths with spaces pass whole.
+    export AIRLOCK_TLS_CERT="$TLS_CERT" AIRLOCK_TLS_KEY="$TLS_KEY"
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
         --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
@@ -215,14 +230,18 @@ if ! running gateway; then
         $(tls gateway)
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
-wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"
+# --insecure: this only waits for the gateway to answer (no key is sent);
+# its certificate may name a host other than GATEWAY_ADDR.
+wait_for gateway "$DATA_DIR/gateway.log" curl -sf --insecure "$SCHEME://$GATEWAY_ADDR/healthz"
 
 cat <<EOT
 
-airlock is up: http://$GATEWAY_ADDR (REST), $GRPC_ADDR (gRPC, docs/grpc-api.md)
+airlock is up: $SCHEME://$GATEWAY_ADDR (REST), $GRPC_ADDR (gRPC, docs/grpc-api.md)
 admin key (also in $DATA_DIR/admin-key, mode 0600): $(cat "$DATA_DIR/admin-key")
 Try it:
-  curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" http://$GATEWAY_ADDR/v1/sandboxes
-  or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key); $BUILD_DIR/cli/airlock create
+  curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" $SCHEME://$GATEWAY_ADDR/v1/sandboxes
+  or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key) AIRLOCK_URL=$SCHEME://$GATEWAY_ADDR
+      $BUILD_DIR/cli/airlock create
+  (https with a private CA: curl --cacert CA, airlock --ca-file CA or AIRLOCK_CA_FILE=CA)
 Stop everything with: make down
 EOT

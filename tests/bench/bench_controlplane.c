@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -378,7 +377,7 @@ static int events_close(struct event_reader *e, int want)
             break;
         usleep(10 * 1000);
     }
-    shutdown(e->resp.fd, SHUT_RDWR);
+    http_cancel(&e->resp);
     pthread_join(e->thread, NULL);
     http_close(&e->resp);
     pthread_mutex_destroy(&e->lock);
@@ -505,9 +504,7 @@ int bench_section_controlplane(struct bench_ctx *ctx)
     struct cp *c = calloc(1, sizeof(*c));
     if (!c)
         return -1;
-    c->ctx = ctx;
-    for (int i = 0; i < CP_MAX_WORKERS; i++)
-        c->conns[i].fd = -1;
+    c->ctx = ctx; /* calloc: c->conns have no connection open yet */
     pthread_mutex_init(&c->timed_lock, NULL);
     /* 32 creates at once beside the pool: the node's budget
      * (node_budget.h) is not what this measures. */

@@ -69,6 +69,31 @@ def containers(text):
     return out
 
 
+def render_value(text, path, value):
+    """text as helm renders it for .Values.<path> = value, as far as that
+    value goes: each `{{- if .Values.<path> }}…{{- end }}` block (holding no
+    other block) kept or dropped, `{{ .Values.<path> }}` replaced."""
+    block = re.compile(r"\s*\{\{- if \.Values\.%s \}\}(.*?)\s*\{\{- end \}\}" % re.escape(path),
+                       re.S)
+    text = block.sub(lambda m: m.group(1) if value else "", text)
+    return text.replace("{{ .Values.%s }}" % path, value)
+
+
+def yaml_list_after(text, key):
+    """The YAML list under `key:` (to the end of its indentation), lines
+    with a template action left out."""
+    lines = text.split("\n")
+    start = next(i for i, l in enumerate(lines) if l.strip() == key + ":")
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for line in lines[start + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        if "{{" not in line:
+            body.append(line)
+    return yaml.safe_load("\n".join(body)) or []
+
+
 def define_body(text, name):
     m = re.search(r'\{\{-? define "%s" -?\}\}\n?(.*?)\{\{-? end -?\}\}' % re.escape(name),
                   text, re.S)
@@ -266,6 +291,27 @@ class HelmChart(unittest.TestCase):
             out = subprocess.run(["/usr/sbin/nats-server", "-c", f.name, "-t"], env=env,
                                  capture_output=True, text=True, timeout=30)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+
+    def test_gateway_tls_secret(self):
+        """gateway.tls.secretName: empty, plain HTTP as before; set, the
+        kubernetes.io/tls Secret is mounted read-only and passed as
+        --tls-cert/--tls-key, and the probes speak HTTPS."""
+        self.assertEqual(self.values["gateway"]["tls"]["secretName"], "")
+        text = dict(templates())["gateway.yaml"]
+        plain = render_value(text, "gateway.tls.secretName", "")
+        for absent in ("--tls-cert", "--tls-key", "scheme: HTTPS", "/etc/airlock/tls"):
+            self.assertNotIn(absent, plain)
+        self.assertNotIn("tls", [v["name"] for v in yaml_list_after(plain, "volumes")])
+
+        tls = render_value(text, "gateway.tls.secretName", "gw-tls")
+        self.assertIn("- --tls-cert=/etc/airlock/tls/tls.crt\n", tls)
+        self.assertIn("- --tls-key=/etc/airlock/tls/tls.key\n", tls)
+        self.assertEqual(tls.count("scheme: HTTPS"), 2, "both probes")
+        volumes = {v["name"]: v for v in yaml_list_after(tls, "volumes")}
+        self.assertEqual(volumes["tls"]["secret"]["secretName"], "gw-tls")
+        mounts = {m["name"]: m for m in yaml_list_after(tls, "volumeMounts")}
+        self.assertEqual(mounts["tls"]["mountPath"], "/etc/airlock/tls")
+        self.assertTrue(mounts["tls"]["readOnly"])
 
     def test_node_pod_is_privileged_with_shared_netns(self):
         _, text = next((n, t) for n, t in templates() if n == "node.yaml")

@@ -44,10 +44,12 @@ def internal_tls_flags(name):
 
 class SecondGateway:
     """airlock-gateway on its own port (extra: more of its flags), stopped
-    (TERM, then KILL) by pid."""
+    (TERM, then KILL) by pid. tls: the ssl.SSLContext its calls use when
+    extra makes it serve HTTPS."""
 
-    def __init__(self, ttl_ms, nats_url, log_name, extra=()):
+    def __init__(self, ttl_ms, nats_url, log_name, extra=(), tls=None):
         self.port = free_port()
+        self.tls = tls
         self.log = open(os.path.join(STACK_DIR, log_name), "ab")
         self.proc = subprocess.Popen(
             [GATEWAY, "--listen", "127.0.0.1:%d" % self.port,
@@ -60,7 +62,10 @@ class SecondGateway:
             stdout=self.log, stderr=self.log)
 
     def call(self, method, path, key=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        if self.tls:
+            conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=60, context=self.tls)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         conn.request(method, path, headers={"Authorization": "Bearer " + key} if key else {})
         resp = conn.getresponse()
         data = resp.read()
@@ -87,10 +92,10 @@ class SecondGateway:
 
 
 @contextlib.contextmanager
-def flagged_gateway(log_name, flags, what):
+def flagged_gateway(log_name, flags, what, tls=None):
     """A SecondGateway beside the stack's, on its NATS, with flags: checked
     ready on entry, checked to stop cleanly on exit (what names it)."""
-    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], log_name, flags)
+    gw = SecondGateway(10000, os.environ["AIRLOCK_TEST_NATS_URL"], log_name, flags, tls)
     try:
         check(poll(gw.ready, limit_s=60) and gw.proc.poll() is None, what)
         yield gw
