@@ -1,6 +1,7 @@
 #include "stop_signals.h"
 
 #include <pthread.h>
+#include <time.h>
 
 void stop_signals_block(sigset_t *set)
 {
@@ -11,15 +12,15 @@ void stop_signals_block(sigset_t *set)
     pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-int stop_signals_wait(const sigset_t *set, void (*on_hup)(void *arg), void *arg)
+int stop_signals_wait(const sigset_t *set, void (*refresh)(void *arg), void *arg)
 {
+    const struct timespec period = { .tv_sec = STOP_SIGNALS_REFRESH_S };
     for (;;) {
-        int sig = 0;
-        if (sigwait(set, &sig) != 0)
-            continue;
-        if (sig != SIGHUP)
+        /* -1: the period passed (EAGAIN) or another signal (EINTR). */
+        int sig = sigtimedwait(set, NULL, &period);
+        if (sig == SIGTERM || sig == SIGINT)
             return sig;
-        if (on_hup)
-            on_hup(arg);
+        if (refresh)
+            refresh(arg);
     }
 }

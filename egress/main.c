@@ -223,7 +223,7 @@ int main(int argc, char **argv)
     log_info("egress ready", "addr=%s uplink_netns=%s vault=%s protected_cidrs=%zu", listen,
              cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-",
              cfg.n_protected_cidrs);
-    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("egress stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     egress_free(eg);

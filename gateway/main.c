@@ -100,15 +100,15 @@ static int parse_count(const char *s, unsigned *out)
     return 0;
 }
 
-/* SIGHUP: the internal certificate and the public ones (REST's and the
- * gRPC API's). */
-static void reload_certificates(void *arg)
+/* SIGHUP and every minute: the internal certificate and, when its files
+ * changed, the public one (the gRPC API's and REST's). */
+static void refresh_certificates(void *arg)
 {
     struct gateway *gw = arg;
     char err[512];
-    tls_credentials_reload_logged(gw->cfg.internal_tls);
-    tls_credentials_reload_logged(gw->cfg.public_tls);
-    if (gateway_reload_tls(gw, err, sizeof(err)) < 0)
+    tls_credentials_refresh(gw->cfg.internal_tls);
+    if (tls_credentials_refresh(gw->cfg.public_tls) == 1 &&
+        gateway_reload_tls(gw, err, sizeof(err)) < 0)
         log_error("TLS certificate not reloaded", "error=\"%s\"", err);
 }
 
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
              cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
              cfg.rate_per_key_milli / 1000.0, cfg.rate_burst, cfg.max_connections,
              cfg.max_connections_per_ip);
-    int sig = stop_signals_wait(&signals, reload_certificates, &gw);
+    int sig = stop_signals_wait(&signals, refresh_certificates, &gw);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);
     tls_credentials_free(cfg.public_tls);

@@ -223,7 +223,7 @@ int main(int argc, char **argv)
         !(ctl = controller_start(&s, err, sizeof(err))))
         goto fail;
     log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
-    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("scheduler stopping", "signal=%d", sig);
     rc = 0;
     goto out;

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
         goto out;
     }
     log_info("vault listening", "addr=%s", listen);
-    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("vault stopping", "signal=%d", sig);
     rpc_server_stop(srv);
     vault_shutdown(&v);

@@ -408,7 +408,7 @@ static int cmd_serve(struct vmhost_args *a)
         }
     }
     log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
-    int sig = stop_signals_wait(&stop_signals, tls_credentials_reload_logged, tls);
+    int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("vmhost stopping", "signal=%d", sig);
     nats_agent_stop(agent);
     rpc_server_stop(srv);

@@ -71,6 +71,10 @@ static struct channel_gen *gen_new(const struct rpc_channel *ch)
                                        .value.string = (char *)ch->server_dns };
     grpc_channel_args with = { .num_args = base->num_args + 1, .args = args };
     grpc_channel_credentials *creds = tls_credentials_channel(ch->tls, &g->tls_generation);
+    if (!creds) {
+        free(g);
+        return NULL;
+    }
     g->channel = grpc_channel_create(ch->target, creds, &with);
     grpc_channel_credentials_release(creds);
     return g;

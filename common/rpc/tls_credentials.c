@@ -314,17 +314,43 @@ int tls_credentials_reload(struct tls_credentials *t, char *err, size_t errlen)
     return 0;
 }
 
-void tls_credentials_reload_logged(void *arg)
+/* Whether path holds exactly pem (NULL: the file must not matter). */
+static bool file_is(const char *path, const char *pem)
 {
-    struct tls_credentials *t = arg;
+    char *now = NULL;
+    if (!pem || !path)
+        return true;
+    if (fs_read_file(path, PEM_MAX, &now, NULL, NULL, 0) < 0)
+        return false;
+    bool same = strcmp(now, pem) == 0;
+    explicit_bzero(now, strlen(now));
+    free(now);
+    return same;
+}
+
+int tls_credentials_refresh(struct tls_credentials *t)
+{
     char err[1024];
     if (!t)
-        return;
-    if (tls_credentials_reload(t, err, sizeof(err)) < 0)
-        log_error("TLS reload failed, the old certificate stays in use", "error=\"%s\"", err);
-    else
-        log_info("TLS certificate reloaded", "cert=%s generation=%u", t->files.cert,
-                 tls_credentials_generation(t));
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    bool same = file_is(t->files.cert, t->cur->cert_pem) && file_is(t->files.key, t->cur->key_pem) &&
+                file_is(t->files.ca, t->cur->ca_pem);
+    pthread_mutex_unlock(&t->mu);
+    if (same)
+        return 0;
+    if (tls_credentials_reload(t, err, sizeof(err)) < 0) {
+        log_error("TLS certificate not reloaded", "error=\"%s\"", err);
+        return -1;
+    }
+    log_info("TLS certificate reloaded", "cert=%s generation=%u", t->files.cert,
+             tls_credentials_generation(t));
+    return 1;
+}
+
+void tls_credentials_refresh_cb(void *arg)
+{
+    tls_credentials_refresh(arg);
 }
 
 void tls_credentials_free(struct tls_credentials *t)

@@ -67,9 +67,14 @@ struct tls_credentials *tls_credentials_load_public(const struct tls_files *file
  * identity must be the same as the old one. */
 int tls_credentials_reload(struct tls_credentials *t, char *err, size_t errlen);
 
-/* stop_signals_wait's on_hup: reloads t (a struct tls_credentials *; NULL
- * does nothing) and logs the outcome. */
-void tls_credentials_reload_logged(void *t);
+/* Reloads t when its files differ from those in use: 1 (logged), 0 when
+ * they are the same (or t is NULL), -1 when the new ones cannot be used
+ * (logged "TLS certificate not reloaded"; the old ones stay). */
+int tls_credentials_refresh(struct tls_credentials *t);
+
+/* stop_signals_wait's refresh for a service with one set (arg: a struct
+ * tls_credentials *, NULL for none). */
+void tls_credentials_refresh_cb(void *arg);
 
 void tls_credentials_free(struct tls_credentials *t);
 

@@ -286,7 +286,8 @@ static int exec_direct(void *arg, int w, int r)
     return bench_exec_true(&c->st.vmhost, c->ids[w]);
 }
 
-static int execs(struct cp *c)
+/* *through: the series of the execs through the gateway. */
+static int execs(struct cp *c, struct bench_series **through)
 {
     struct bench_report *r = c->ctx->report;
     c->via_rest = true;
@@ -307,6 +308,7 @@ static int execs(struct cp *c)
             bench_rounds(rest_first ? &direct_op : &rest_op, 1, 1, rest_first ? direct : via) < 0)
             rc = -1;
     }
+    *through = via;
     struct bench_series *added = bench_report_series(r, "ms", "  └ added by the gateway");
     if (via->n && direct->n)
         bench_series_add(added,
@@ -498,6 +500,56 @@ out:
     return rc;
 }
 
+/* ---- what mutual TLS between the services costs ---- */
+
+static void tls_added(struct bench_report *r, const char *what, const struct bench_series *tls,
+                      const struct bench_series *plain, const char *target)
+{
+    struct bench_series *added = bench_report_series(r, "ms", "  └ mutual TLS adds per %s", what);
+    if (tls && tls->n && plain->n)
+        bench_series_add(added, bench_series_percentile(tls, 50) -
+                                    bench_series_percentile(plain, 50));
+    bench_series_note(added, target);
+}
+
+/* The pooled creates at concurrency 1 and the execs again, on a stack
+ * whose services speak gRPC without TLS (made anew: the section's own
+ * stack runs with it, as make up does), beside the same with TLS. */
+static int plaintext_comparison(struct cp *c, const struct cp_stack_options *with_tls,
+                                const struct bench_series *tls_creates,
+                                const struct bench_series *tls_execs, int total)
+{
+    struct bench_report *r = c->ctx->report;
+    for (int i = 0; i < CP_MAX_WORKERS; i++)
+        http_conn_close(&c->conns[i]);
+    struct cp_stack_options plain = *with_tls;
+    plain.plaintext = true;
+    fprintf(stderr, "bench: the same without internal TLS\n");
+    if (cp_stack_stop(&c->st) < 0 || cp_stack_start(&c->st, &plain) != 0 || project_key(c) < 0)
+        return -1;
+    c->via_rest = true;
+    c->wait_pool = true;
+    c->seq++;
+    struct bench_series *creates_plain = bench_report_series(
+        r, "ms", "POST /v1/sandboxes → 201 running, concurrency 1, internal gRPC plaintext");
+    struct bench_op create_op = { .before = wait_pool, .run = create, .after = delete, .arg = c };
+    int rc = bench_rounds(&create_op, 1, total, creates_plain);
+    tls_added(r, "create", tls_creates, creates_plain,
+              "median with TLS minus without (target <= 1 ms at concurrency 1)");
+    c->wait_pool = false;
+    if (create(c, 0, 0) < 0)
+        return -1;
+    struct bench_series *execs_plain =
+        bench_report_series(r, "ms", "exec `true` through the gateway, internal gRPC plaintext");
+    struct bench_op exec_op = { .run = exec_rest, .arg = c };
+    if (bench_rounds(&exec_op, 1, CP_EXECS, execs_plain) < 0)
+        rc = -1;
+    tls_added(r, "exec", tls_execs, execs_plain, "median with TLS minus without");
+    if (delete(c, 0, 0) < 0)
+        rc = -1;
+    return rc;
+}
+
 int bench_section_controlplane(struct bench_ctx *ctx)
 {
     ctx->report->section = "control plane: gateway → scheduler → NATS → vmhost";
@@ -516,11 +568,12 @@ int bench_section_controlplane(struct bench_ctx *ctx)
     int rc = started == 0 && project_key(c) == 0 ? 0 : -1;
     int total = bench_env_count("AIRLOCK_BENCH_CP_CREATES", 200);
     int direct = bench_env_count("AIRLOCK_BENCH_CP_DIRECT", 40);
+    struct bench_series *tls_creates = NULL, *tls_execs = NULL;
     if (rc == 0) {
         /* As many as without pool: with 20, the median of a few ms moved
          * by more than a millisecond from run to run. */
         c->wait_pool = true;
-        creates(c, true, 1, total, &rc);
+        tls_creates = creates(c, true, 1, total, &rc);
         creates(c, false, 1, direct, &rc);
         c->wait_pool = false;
         if (set_pool(c, 0) < 0)
@@ -530,7 +583,9 @@ int bench_section_controlplane(struct bench_ctx *ctx)
             creates(c, true, levels[i], total, &rc);
             creates(c, false, levels[i], direct < levels[i] ? levels[i] : direct, &rc);
         }
-        if (execs(c) < 0 || events(c) < 0)
+        if (execs(c, &tls_execs) < 0 || events(c) < 0)
+            rc = -1;
+        if (rc == 0 && plaintext_comparison(c, &opts, tls_creates, tls_execs, total) < 0)
             rc = -1;
     }
     if (started == 77) {

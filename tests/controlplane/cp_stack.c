@@ -78,21 +78,26 @@ static int make_pki(struct cp_stack *st)
     if (run_script(st, argv, "pki.log") < 0)
         return -1;
     struct cp_tls_args self;
-    cp_stack_tls_args(st, "vmhost-" CP_NODE_ID, &self);
-    setenv(INTERNAL_CA_ENV, self.argv[1], 1);
-    setenv(INTERNAL_CERT_ENV, self.argv[3], 1);
-    setenv(INTERNAL_KEY_ENV, self.argv[5], 1);
+    const char *unused[6];
+    cp_stack_tls_append(st, "vmhost-" CP_NODE_ID, &self, unused, 0);
+    setenv(INTERNAL_CA_ENV, self.ca, 1);
+    setenv(INTERNAL_CERT_ENV, self.cert, 1);
+    setenv(INTERNAL_KEY_ENV, self.key, 1);
     return 0;
 }
 
-void cp_stack_tls_args(const struct cp_stack *st, const char *name, struct cp_tls_args *out)
+size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls_args *t,
+                           const char **argv, size_t n)
 {
-    fs_path(out->ca, sizeof(out->ca), "%s/ca.crt", st->pki_dir);
-    fs_path(out->cert, sizeof(out->cert), "%s/%s.crt", st->pki_dir, name);
-    fs_path(out->key, sizeof(out->key), "%s/%s.key", st->pki_dir, name);
-    const char *argv[] = { "--internal-ca", out->ca, "--internal-cert", out->cert,
-                           "--internal-key", out->key };
-    memcpy(out->argv, argv, sizeof(argv));
+    if (!st->pki_dir[0])
+        return n; /* a plaintext stack */
+    fs_path(t->ca, sizeof(t->ca), "%s/ca.crt", st->pki_dir);
+    fs_path(t->cert, sizeof(t->cert), "%s/%s.crt", st->pki_dir, name);
+    fs_path(t->key, sizeof(t->key), "%s/%s.key", st->pki_dir, name);
+    const char *flags[] = { "--internal-ca", t->ca, "--internal-cert", t->cert,
+                            "--internal-key", t->key };
+    memcpy(argv + n, flags, sizeof(flags));
+    return n + sizeof(flags) / sizeof(*flags);
 }
 
 /* One user per identity with only its subjects, as make up makes them
@@ -169,10 +174,9 @@ static int start_vault(struct cp_stack *st)
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
     struct cp_tls_args tls;
-    cp_stack_tls_args(st, "vault", &tls);
-    const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
-                       "--listen", st->vault_addr, "--internal-token-file", st->token_file,
-                       CP_TLS_ARGV(tls), NULL };
+    const char *argv[16] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
+                             "--listen", st->vault_addr, "--internal-token-file", st->token_file };
+    argv[cp_stack_tls_append(st, "vault", &tls, argv, 9)] = NULL;
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
 }
@@ -210,19 +214,22 @@ int cp_stack_start_egress(struct cp_stack *st)
     fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
     unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
     struct cp_tls_args tls;
-    cp_stack_tls_args(st, "egress-" CP_NODE_ID, &tls);
     /* With vault and a state dir, as make up and the chart run it: every
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
-    const char *argv[] = { AIRLOCK_EGRESS_BIN,
-                       "--listen", st->egress_addr,
-                       "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
-                       "--uplink-netns", ns_path,
-                       "--vault", st->vault_addr,
-                       "--state-dir", state_dir,
-                       "--internal-token-file", st->token_file, CP_TLS_ARGV(tls),
-                           st->internet ? "--upstream-ca" : NULL, st->upstream.ca_path,
-                           NULL };
+    const char *argv[24] = { AIRLOCK_EGRESS_BIN,
+                             "--listen", st->egress_addr,
+                             "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
+                             "--uplink-netns", ns_path,
+                             "--vault", st->vault_addr,
+                             "--state-dir", state_dir,
+                             "--internal-token-file", st->token_file };
+    size_t n = cp_stack_tls_append(st, "egress-" CP_NODE_ID, &tls, argv, 13);
+    if (st->internet) {
+        argv[n++] = "--upstream-ca";
+        argv[n++] = st->upstream.ca_path;
+    }
+    argv[n] = NULL;
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
     return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
 }
@@ -300,12 +307,11 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "scheduler", creds, sizeof(creds));
     struct cp_tls_args tls;
-    cp_stack_tls_args(st, "scheduler", &tls);
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
                              "--database", st->pg.url, "--nats", st->nats_url,
                              "--internal-token-file", st->token_file,
-                             "--nats-credentials-file", creds, CP_TLS_ARGV(tls) };
-    size_t n = 19;
+                             "--nats-credentials-file", creds };
+    size_t n = cp_stack_tls_append(st, "scheduler", &tls, argv, 13);
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -319,11 +325,11 @@ int cp_stack_start_gateway(struct cp_stack *st)
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "gateway", creds, sizeof(creds));
     struct cp_tls_args tls;
-    cp_stack_tls_args(st, "gateway", &tls);
-    const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
-                         st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
-                         "--grpc-listen", st->grpc_addr, "--internal-token-file", st->token_file,
-                         "--nats-credentials-file", creds, CP_TLS_ARGV(tls), NULL };
+    const char *gw[24] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
+                           st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
+                           "--grpc-listen", st->grpc_addr, "--internal-token-file",
+                           st->token_file, "--nats-credentials-file", creds };
+    gw[cp_stack_tls_append(st, "gateway", &tls, gw, 15)] = NULL;
     st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
@@ -341,7 +347,7 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         return -1;
     cp_current = st;
     test_cleanup_install(cp_cleanup);
-    if (make_internal_token(st) < 0 || make_pki(st) < 0)
+    if (make_internal_token(st) < 0 || (!opts->plaintext && make_pki(st) < 0))
         return -1;
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
@@ -355,13 +361,12 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
     if (rc != 0)
         return rc;
     cp_stack_nats_credentials(st, "node-" CP_NODE_ID, st->node_creds, sizeof(st->node_creds));
-    cp_stack_tls_args(st, "vmhost-" CP_NODE_ID, &st->vmhost_tls);
     const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", CP_NODE_ID,
                                   "--egress", st->egress_addr, "--internal-token-file",
-                                  st->token_file, "--nats-credentials-file", st->node_creds,
-                                  CP_TLS_ARGV(st->vmhost_tls) };
+                                  st->token_file, "--nats-credentials-file", st->node_creds };
     size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
     memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
+    n = cp_stack_tls_append(st, "vmhost-" CP_NODE_ID, &st->vmhost_tls, st->vmhost_args, n);
     for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
         st->vmhost_args[n++] = vmhost_extra[i];
     st->vmhost_args[n] = NULL;

@@ -7,7 +7,11 @@
  * Always with a fresh internal token (internal_token.h): every service gets
  * --internal-token-file, and
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
- * it starts later (a test's own gateway, vmhostctl) presents it too.
+ * it starts later (a test's own gateway, vmhostctl) presents it too. And,
+ * unless plaintext, with mutual TLS between the services as make up runs
+ * them: an internal PKI under DIR/pki (scripts/internal-pki.sh), each
+ * service given its identity, this process acting as the node's vmhost
+ * (AIRLOCK_INTERNAL_CA/_CERT/_KEY, as vmhostctl on a node).
  * nats-server has a user per identity with only its subjects, as make up
  * writes them: DIR/nats-credentials/{scheduler,gateway,node-CP_NODE_ID,
  * node-CP_OTHER_NODE_ID} ("user:password", 0400); each service gets its
@@ -36,12 +40,10 @@
 
 #define CP_STACK_MAX_VMHOST_ARGS 8
 
-/* --internal-ca/-cert/-key with one identity's files of the stack's PKI. */
+/* One identity's files of the stack's PKI. */
 struct cp_tls_args {
     char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
-    const char *argv[6];
 };
-#define CP_TLS_ARGV(t) (t).argv[0], (t).argv[1], (t).argv[2], (t).argv[3], (t).argv[4], (t).argv[5]
 /* The test internet's upstream: other.test resolves to NETLAB_WEB2 in
  * netlab's DNS; these ports are free there. */
 #define CP_UPSTREAM_HOST "other.test"
@@ -52,6 +54,8 @@ struct cp_stack_options {
     const char *const *scheduler_args; /* every scheduler's extra flags, NULL-terminated */
     const char *const *vmhost_args;    /* at most CP_STACK_MAX_VMHOST_ARGS, e.g. --warm-pool N */
     bool internet;                     /* netlab's namespaces and the upstream (above) */
+    bool plaintext; /* no internal PKI: the services speak gRPC without TLS (the bench's
+                       comparison) */
 };
 
 struct cp_stack {
@@ -89,9 +93,11 @@ struct cp_stack {
 
 /* 0, -1 after printing why, or 77 when PostgreSQL/nats-server are not
  * installed (the test is then skipped). */
-/* The files of identity name ("gateway", "vmhost-cp-node": the PKI's file
- * names) as the three flags. */
-void cp_stack_tls_args(const struct cp_stack *st, const char *name, struct cp_tls_args *out);
+/* Appends --internal-ca/-cert/-key with identity name's files ("gateway",
+ * "vmhost-cp-node": the PKI's file names; t keeps them) to argv at n,
+ * nothing in a plaintext stack; the new count. */
+size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls_args *t,
+                           const char **argv, size_t n);
 
 int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts);
 /* -1 when some part did not stop cleanly (its log tail is printed). */

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
-"""The public REST API over TLS against a real stack (cp_harness, one VM):
+"""The public APIs over TLS against a real stack (cp_harness, one VM):
 a second gateway (argv[1]) beside the stack's, with --tls-cert/--tls-key
-from a CA made here with the openssl CLI, and the CLI (argv[2]).
+from a CA made here with the openssl CLI, and the CLI (argv[2]); the public
+gRPC API's client is generated from argv[3] (protos/) into argv[4].
+
+- The public gRPC API serves the same certificate: a client trusting the
+  CA lists sandboxes; a plaintext client gets nothing.
 
 - The CLI with --ca-file (and with AIRLOCK_CA_FILE) lists, creates, execs
   in (SSE over TLS) and removes a sandbox over https.
@@ -18,6 +22,7 @@ usage: test_gateway_tls.py GATEWAY CLI
 Bounded waits only, nothing asserts speed."""
 import http.client
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -25,7 +30,10 @@ import sys
 import tempfile
 
 from rest_client import check, new_project_key, poll, report_and_exit
-from test_key_cache import flagged_gateway  # noqa: E402 (reads argv[1]: the gateway)
+import grpc  # noqa: E402
+
+import grpc_stubs  # noqa: E402
+from test_key_cache import flagged_gateway, free_port, internal_tls_flags  # noqa: E402 (reads argv[1]: the gateway)
 
 GATEWAY, CLI = sys.argv[1], sys.argv[2]
 STACK_DIR = os.environ["AIRLOCK_TEST_STACK_DIR"]
@@ -77,8 +85,10 @@ def peer_cn(port, ca):
 
 
 def copy(src, dst):
+    """src over dst, atomically, keeping src's mode (a key stays private)."""
     with open(src, "rb") as f, open(dst + ".tmp", "wb") as g:
         g.write(f.read())
+    shutil.copymode(src, dst + ".tmp")
     os.replace(dst + ".tmp", dst)
 
 
@@ -86,7 +96,8 @@ def check_refusals(d, served, other):
     """Start-up refusals; each run is bounded and its exit status read."""
     stack = ["--listen", "127.0.0.1:1", "--nats", os.environ["AIRLOCK_TEST_NATS_URL"],
              "--nats-credentials-file",
-             os.path.join(os.environ["AIRLOCK_TEST_NATS_CREDENTIALS_DIR"], "gateway")]
+             os.path.join(os.environ["AIRLOCK_TEST_NATS_CREDENTIALS_DIR"], "gateway")] + \
+        internal_tls_flags("gateway")
     missing = os.path.join(d, "no-such-key.pem")
     cases = [
         (["--tls-cert", served[0], "--tls-key", missing], missing, "a missing key file"),
@@ -127,6 +138,29 @@ def check_cli(port, ca, other_ca):
     check(rc == 1 and plain in err, "plain http to the TLS port fails: %d %r" % (rc, err))
 
 
+def check_grpc(port, ca):
+    """The public gRPC API over TLS with the CA, and refused in clear."""
+    grpc_stubs.generate(sys.argv[3], sys.argv[4], ["airlock/v1/sandboxes.proto"])
+    from airlock.v1 import sandboxes_pb2 as pb, sandboxes_pb2_grpc
+    _, key = new_project_key("tls-grpc")
+    with open(ca, "rb") as f:
+        creds = grpc.ssl_channel_credentials(f.read())
+    auth = [("authorization", "Bearer " + key)]
+    stub = sandboxes_pb2_grpc.SandboxesStub(grpc.secure_channel("127.0.0.1:%d" % port, creds))
+    try:
+        stub.ListSandboxes(pb.ListSandboxesRequest(), metadata=auth, timeout=60)
+        check(True, "the public gRPC API answers over TLS")
+    except grpc.RpcError as e:
+        check(False, "the public gRPC API answers over TLS (%s %s)" % (e.code(), e.details()))
+    plain = sandboxes_pb2_grpc.SandboxesStub(grpc.insecure_channel("127.0.0.1:%d" % port))
+    try:
+        plain.ListSandboxes(pb.ListSandboxesRequest(), metadata=auth, timeout=20)
+        check(False, "the public gRPC API refuses plaintext")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.UNAVAILABLE,
+              "the public gRPC API refuses plaintext (%s)" % e.code())
+
+
 def check_reload(gw, ca, served, reloaded):
     """served: the files the gateway was started with; overwritten here."""
     ctx = ssl.create_default_context(cafile=ca)
@@ -165,10 +199,13 @@ def main():
         reloaded = make_server_cert(d, ca, "reloaded")
         check_refusals(d, served, reloaded)
         tls = ssl.create_default_context(cafile=ca[0])
-        with flagged_gateway("gateway-tls.log", ["--tls-cert", served[0], "--tls-key", served[1]],
+        grpc_port = free_port()
+        with flagged_gateway("gateway-tls.log", ["--tls-cert", served[0], "--tls-key", served[1],
+                                                 "--grpc-listen", "127.0.0.1:%d" % grpc_port],
                              "a gateway with --tls-cert/--tls-key answers over https",
                              tls=tls) as gw:
             check_cli(gw.port, ca[0], other_ca[0])
+            check_grpc(grpc_port, ca[0])
             check_reload(gw, ca[0], served, reloaded)
 
 

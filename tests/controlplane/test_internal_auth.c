@@ -1,8 +1,9 @@
 /* The internal APIs of a running stack (cp_harness: every part started
- * with the internal token) refuse callers without it: vmhost's, vault's,
+ * with the internal token, beside mutual TLS) refuse callers without it,
+ * even with a certificate of a role the method lets in: vmhost's, vault's,
  * egress's and the scheduler's gRPC APIs answer UNAUTHENTICATED, vmhostctl
  * without --token-file gets that error. With the token each of them
- * answers. nats-server refuses a connection without a user or with a wrong
+ * answers (test_internal_tls.py has the certificates' refusals). nats-server refuses a connection without a user or with a wrong
  * password (its users: test_nats_permissions.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "internal_token.h"
 #include "rpc_client.h"
 #include "test_proc.h"
+#include "tls_credentials.h"
 #include "vmhost.pb-c.h"
 
 #define CALL_TIMEOUT_MS 10000
@@ -36,13 +38,30 @@ static const char *env(const char *name)
     return v;
 }
 
-/* One unary call with an empty request (valid for every proto3 message);
- * auth_token NULL: no authorization metadata. */
-static grpc_status_code call_as(const char *addr, const char *auth_token, const char *method,
-                                char **details)
+/* Who calls which server: a role the server's method lets in, and the
+ * identity the server has. */
+struct peer {
+    const char *files; /* its files in the stack's PKI ("gateway") */
+    const char *server;
+};
+
+/* One unary call with an empty request (valid for every proto3 message) as
+ * p; auth_token NULL: no authorization metadata. */
+static grpc_status_code call_as(const char *addr, const struct peer *p, const char *auth_token,
+                                const char *method, char **details)
 {
-    struct rpc_channel *ch =
-        rpc_channel_open(addr, &(struct rpc_channel_auth){ .bearer_token = auth_token });
+    char ca[4200], cert[4200], key[4200], err[1024];
+    const char *pki = env("AIRLOCK_TEST_PKI_DIR");
+    snprintf(ca, sizeof(ca), "%s/ca.crt", pki);
+    snprintf(cert, sizeof(cert), "%s/%s.crt", pki, p->files);
+    snprintf(key, sizeof(key), "%s/%s.key", pki, p->files);
+    struct tls_credentials *tls = NULL;
+    if (tls_credentials_configure(&(struct tls_files){ ca, cert, key }, 0, true, &tls, err,
+                                  sizeof(err)) < 0)
+        fail_msg("%s", err);
+    struct rpc_channel *ch = rpc_channel_open(
+        addr, &(struct rpc_channel_auth){ .bearer_token = auth_token, .tls = tls,
+                                          .server = p->server });
     assert_non_null(ch);
     Airlock__Vmhost__V1__ListSandboxesRequest req = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
     ProtobufCMessage *resp = NULL;
@@ -52,25 +71,26 @@ static grpc_status_code call_as(const char *addr, const char *auth_token, const 
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     rpc_channel_close(ch);
+    tls_credentials_free(tls);
     return code;
 }
 
 /* Without the token and with a wrong one: UNAUTHENTICATED; with it, the
  * method's own answer (whatever it is, not UNAUTHENTICATED). */
-static void assert_needs_token(const char *addr, const char *method)
+static void assert_needs_token(const char *addr, const struct peer *p, const char *method)
 {
     char *details = NULL;
-    assert_int_equal(call_as(addr, NULL, method, &details), GRPC_STATUS_UNAUTHENTICATED);
+    assert_int_equal(call_as(addr, p, NULL, method, &details), GRPC_STATUS_UNAUTHENTICATED);
     assert_string_equal(details, "internal token required");
     free(details);
     details = NULL;
-    assert_int_equal(call_as(addr, "not-the-internal-token-but-long-enough-anyway", method,
+    assert_int_equal(call_as(addr, p, "not-the-internal-token-but-long-enough-anyway", method,
                              &details),
                      GRPC_STATUS_UNAUTHENTICATED);
     assert_string_equal(details, "wrong internal token");
     free(details);
     details = NULL;
-    grpc_status_code with = call_as(addr, token, method, &details);
+    grpc_status_code with = call_as(addr, p, token, method, &details);
     if (with == GRPC_STATUS_UNAUTHENTICATED || with == GRPC_STATUS_UNAVAILABLE)
         fail_msg("%s%s with the token: %s %s", addr, method, rpc_status_name(with),
                  details ? details : "");
@@ -80,10 +100,11 @@ static void assert_needs_token(const char *addr, const char *method)
 static void test_vmhost_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(vmhost_addr, "/airlock.vmhost.v1.VmHost/ListSandboxes");
+    static const struct peer scheduler = { "scheduler", "vmhost:cp-node" };
+    assert_needs_token(vmhost_addr, &scheduler, "/airlock.vmhost.v1.VmHost/ListSandboxes");
     char *details = NULL;
-    assert_int_equal(call_as(vmhost_addr, token, "/airlock.vmhost.v1.VmHost/ListSandboxes",
-                             &details),
+    assert_int_equal(call_as(vmhost_addr, &scheduler, token,
+                             "/airlock.vmhost.v1.VmHost/ListSandboxes", &details),
                      GRPC_STATUS_OK);
     free(details);
 }
@@ -91,19 +112,23 @@ static void test_vmhost_needs_token(void **state)
 static void test_vault_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), "/airlock.vault.v1.Vault/ListAudit");
+    static const struct peer gateway = { "gateway", "vault" };
+    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), &gateway,
+                       "/airlock.vault.v1.Vault/ListAudit");
 }
 
 static void test_egress_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(egress_addr, "/airlock.egress.v1.Egress/GetStatus");
+    static const struct peer vmhost = { "vmhost-cp-node", "egress:cp-node" };
+    assert_needs_token(egress_addr, &vmhost, "/airlock.egress.v1.Egress/GetStatus");
 }
 
 static void test_scheduler_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"),
+    static const struct peer gateway = { "gateway", "scheduler" };
+    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"), &gateway,
                        "/airlock.scheduler.v1.Scheduler/ListSandboxes");
 }
 
