@@ -203,6 +203,141 @@ class HelmChart(unittest.TestCase):
         self.assertIn("defaultMode: 0400", volume)
         self.assertTrue(path.endswith("/token"), "the Secret's key is `token`")
 
+    def test_every_component_gets_internal_tls(self):
+        """With the defaults (internalTLS.enabled) each airlock container
+        passes --internal-ca, --internal-cert and --internal-key: gateway,
+        scheduler and vault the files of their role's Secret, vmhost and
+        egress their node's own from the host directory nodeCertDir."""
+        tls = self.values["internalTLS"]
+        self.assertIs(tls["enabled"], True)
+        self.assertEqual(tls["certManager"]["issuerRef"], {}, "the chart's own CA by default")
+        self.assertEqual(tls["nodeCertDir"], "/etc/airlock/pki")
+        tpl = dict(templates())
+        helpers = tpl["_helpers.tpl"]
+        secret_dir = define_body(helpers, "airlock.internalTLSDir").strip()
+        node_dir = "{{ .Values.internalTLS.nodeCertDir }}"
+        files = {"airlock-gateway": (secret_dir, "tls"), "airlock-scheduler": (secret_dir, "tls"),
+                 "airlock-vault": (secret_dir, "tls"), "airlock-vmhost": (node_dir, "vmhost"),
+                 "airlock-egress": (node_dir, "egress")}
+        served = set()
+        for tname, text in tpl.items():
+            for block in containers(text):
+                binary = next((b for b in AIRLOCK_SERVICES if re.search(rf"\b{b}\b", block)),
+                              None)
+                if not binary:
+                    continue
+                served.add(binary)
+                d, name = files[binary]
+                d = d if d == node_dir else '{{ include "airlock.internalTLSDir" . }}'
+                for flag, path in (("ca", f"{d}/ca.crt"), ("cert", f"{d}/{name}.crt"),
+                                   ("key", f"{d}/{name}.key")):
+                    self.assertIn(f"--internal-{flag}={path}", block,
+                                  f"{tname}: {binary} gets no --internal-{flag}={path}")
+                self.assertRegex(block, r"\{\{- if \.Values\.internalTLS\.enabled \}\}\s*(#.*\n\s*)*"
+                                        r"-? ?--internal-ca=", f"{tname}: {binary}: only when enabled")
+                if d == node_dir:
+                    self.assertRegex(block, r"- name: node-pki\n\s+mountPath: " + re.escape(node_dir)
+                                     + r"\n\s+readOnly: true", f"{tname}: {binary}")
+                else:
+                    self.assertIn('include "airlock.internalTLSMount" .', block, binary)
+                    role = binary.split("-")[1]
+                    self.assertEqual(text.count('include "airlock.internalTLSVolume" (dict "root" . '
+                                                f'"name" "{role}")'), 1, f"{tname}: {role}'s Secret")
+                    self.assertIn(f'include "airlock.internalTLSAnnotations" (dict "root" . '
+                                  f'"name" "{role}")', text, f"{tname}: restarts on a new cert")
+        self.assertEqual(served, set(AIRLOCK_SERVICES))
+        node = tpl["node.yaml"]
+        self.assertRegex(node, r"- name: node-pki\n\s+hostPath:\n\s+path: "
+                         + re.escape(node_dir) + r"\n")
+        # vmhost's node id is the one its certificate must name.
+        self.assertIn("- --node-id=$(NODE_NAME)", node)
+
+    def test_internal_tls_key_mounts_are_private(self):
+        """The Secrets mount with mode 0400 (the services refuse a key file
+        group or others may read), read-only, at internalTLSDir."""
+        helpers = dict(templates())["_helpers.tpl"]
+        volume = define_body(helpers, "airlock.internalTLSVolume")
+        mount = define_body(helpers, "airlock.internalTLSMount")
+        self.assertIn("defaultMode: 0400", volume)
+        self.assertNotRegex(volume, r"\bmode: ", "no item overrides the mode")
+        self.assertIn('secretName: {{ include "airlock.internalTLSSecret" . }}', volume)
+        for key in ("ca.crt", "tls.crt", "tls.key"):
+            self.assertIn(f"- key: {key}\n        path: {key}\n", volume)
+        self.assertIn("readOnly: true", mount)
+        self.assertIn('mountPath: {{ include "airlock.internalTLSDir" . }}', mount)
+
+    def _internal_tls_branches(self):
+        """internal-tls.yaml's cert-manager branch and the chart's own CA
+        branch (if issuerRef / else)."""
+        text = dict(templates())["internal-tls.yaml"]
+        m = re.search(r"\{\{- if \.Values\.internalTLS\.certManager\.issuerRef \}\}\n(.*?)"
+                      r"\n\{\{- else \}\}\n(.*)", text, re.S)
+        self.assertIsNotNone(m, "internal-tls.yaml: if certManager.issuerRef ... else")
+        self.assertIn("{{- if .Values.internalTLS.enabled }}", text[:m.start()])
+        return m.group(1), m.group(2)
+
+    def test_cert_manager_certificates(self):
+        """With certManager.issuerRef set the chart renders a Certificate per
+        role naming its identity, and makes no CA or certificate itself."""
+        cm, own = self._internal_tls_branches()
+        self.assertNotIn("kind: Secret", cm)
+        self.assertNotRegex(cm, r"gen[A-Z]\w*", "no genCA with cert-manager")
+        helpers = dict(templates())["_helpers.tpl"]
+        dns = define_body(helpers, "airlock.internalTLSDNSName").strip()
+        secret = define_body(helpers, "airlock.internalTLSSecret").strip()
+        self.assertEqual(secret, '{{ printf "%s-internal-tls-%s" (include "airlock.fullname" '
+                                 '.root) .name }}')
+        self.assertIn('{{- $roles := list "gateway" "scheduler" "vault" }}',
+                      dict(templates())["internal-tls.yaml"])
+        body = re.search(r"\{\{- range \$roles \}\}\n(.*)\n\{\{- end \}\}", cm, re.S).group(1)
+        for role in ("gateway", "scheduler", "vault"):
+            # The range body with this role, as helm would render it.
+            out = ("\n" + body).replace('{{ include "airlock.internalTLSDNSName" $id }}',
+                                         dns.replace("{{ .name }}", role))
+            out = (out.replace('{{ include "airlock.internalTLSSecret" $id }}',
+                               f"R-airlock-internal-tls-{role}")
+                   .replace('{{ include "airlock.fullname" $root }}', "R-airlock")
+                   .replace("{{ . }}", role))
+            out = re.sub(r"\n *\{\{-? toYaml \$root\.Values\.internalTLS\.certManager\.issuerRef"
+                         r" \| nindent 4 \}\}", "\n    name: ISSUER", out)
+            out = re.sub(r"\n *\{\{-[^}]*\}\}", "", out)
+            out = re.sub(r"\{\{[^}]*\}\}", "X", out)
+            docs = [d for d in yaml.safe_load_all(out) if d]
+            self.assertEqual(len(docs), 1, out)
+            doc = docs[0]
+            self.assertEqual((doc["apiVersion"], doc["kind"]), ("cert-manager.io/v1", "Certificate"))
+            spec = doc["spec"]
+            self.assertEqual(spec["dnsNames"], [f"{role}.airlock.internal"])
+            self.assertEqual(spec["secretName"], f"R-airlock-internal-tls-{role}")
+            self.assertEqual(spec["privateKey"]["algorithm"], "ECDSA")
+            self.assertEqual(spec["privateKey"]["size"], 256)
+            self.assertIn("server auth", spec["usages"])
+            self.assertIn("client auth", spec["usages"])
+            self.assertEqual(spec["issuerRef"], {"name": "ISSUER"})
+        for key in ("duration", "renewBefore"):
+            self.assertIn(key, self.values["internalTLS"]["certManager"])
+
+    def test_chart_ca_kept_across_upgrades(self):
+        """Without cert-manager: an ECDSA CA in its own Secret (kept across
+        upgrades and past an uninstall), certificates signed by it with
+        the role's DNS name, kept while valid for 30 more days."""
+        _, own = self._internal_tls_branches()
+        self.assertIn('lookup "v1" "Secret" $ns $caName', own)
+        self.assertIn('buildCustomCert (index $existingCA.data "ca.crt") '
+                      '(index $existingCA.data "ca.key")', own)
+        self.assertIn('genCAWithKey "airlock internal CA" (int .Values.internalTLS.generated.caDays)'
+                      ' (genPrivateKey "ecdsa")', own)
+        self.assertIn("helm.sh/resource-policy: keep", own)
+        self.assertIn('genSignedCertWithKey . nil (list (include "airlock.internalTLSDNSName" $id))'
+                      ' (int $root.Values.internalTLS.generated.certDays) $ca (genPrivateKey "ecdsa")',
+                      own)
+        self.assertIn("type: kubernetes.io/tls", own)
+        helpers = dict(templates())["_helpers.tpl"]
+        renewal = define_body(helpers, "airlock.internalTLSRenewal")
+        self.assertIn("2592000", renewal, "renewed 30 days before it expires")
+        self.assertIn('(index $own.data "ca.crt" | default "") (index $ca.data "ca.crt"', renewal,
+                      "renewed when the CA changed")
+
     def test_internal_token_secret_generated_unless_given(self):
         text = dict(templates())["internal-token.yaml"]
         self.assertIn("if not .Values.internalToken.existingSecret", text)
@@ -233,7 +368,7 @@ class HelmChart(unittest.TestCase):
         # The services read that url, and restart when it gained the password.
         for name in ("scheduler.yaml", "vault.yaml"):
             self.assertIn('include "airlock.databaseEnv"', tpl[name])
-            self.assertIn('with include "airlock.databaseAnnotations"', tpl[name])
+            self.assertRegex(tpl[name], r'\{\{- with .*include "airlock\.databaseAnnotations"')
 
     def test_require_password_script_closes_an_old_volume(self):
         pg_bin = "/usr/lib/postgresql/15/bin"

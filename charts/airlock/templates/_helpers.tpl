@@ -116,3 +116,87 @@ nats://{{ include "airlock.fullname" . }}-nats:4222
     # The services refuse a credentials file group or others may read.
     defaultMode: 0400
 {{- end -}}
+
+{{/* Internal TLS (docs/operations.md "Internal TLS (the PKI)"): mutual
+     TLS on every internal gRPC hop, each service's identity one DNS name
+     of its certificate. gateway, scheduler and vault each mount the Secret
+     internalTLSSecret (dict "root" . "name" ROLE), with keys ca.crt,
+     tls.crt and tls.key as cert-manager writes them, at internalTLSDir
+     (internalTLSMount, internalTLSVolume); vmhost and egress read their
+     node's files from the host directory internalTLS.nodeCertDir. */}}
+{{- define "airlock.internalTLSDir" -}}
+/etc/airlock/internal-tls
+{{- end -}}
+
+{{- define "airlock.internalTLSCASecret" -}}
+{{ printf "%s-internal-ca" (include "airlock.fullname" .) }}
+{{- end -}}
+
+{{- define "airlock.internalTLSSecret" -}}
+{{ printf "%s-internal-tls-%s" (include "airlock.fullname" .root) .name }}
+{{- end -}}
+
+{{/* The identity of role .name (gateway, scheduler, vault), as
+     common/rpc/peer_identity.h reads it. */}}
+{{- define "airlock.internalTLSDNSName" -}}
+{{ .name }}.airlock.internal
+{{- end -}}
+
+{{- define "airlock.internalTLSMount" -}}
+- name: internal-tls
+  mountPath: {{ include "airlock.internalTLSDir" . }}
+  readOnly: true
+{{- end -}}
+
+{{- define "airlock.internalTLSVolume" -}}
+- name: internal-tls
+  secret:
+    secretName: {{ include "airlock.internalTLSSecret" . }}
+    items:
+      - key: ca.crt
+        path: ca.crt
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+    # The services refuse a key file group or others may read.
+    defaultMode: 0400
+{{- end -}}
+
+{{/* The chart's own certificates (internal-tls.yaml): whether the one of
+     role .name is kept or made anew at this install or upgrade, and until
+     when it is valid, as "keep UNIX" or "new UNIX". Kept while the CA
+     Secret that signed it is there and it has 30 more days; otherwise made
+     anew, valid certDays from the start of this hour (so every template
+     of one render computes the same). The pods carry UNIX as an
+     annotation: a new certificate restarts them, as nothing sends them
+     SIGHUP. */}}
+{{- define "airlock.internalTLSRenewal" -}}
+{{- $root := .root -}}
+{{- $ns := $root.Release.Namespace -}}
+{{- $ca := lookup "v1" "Secret" $ns (include "airlock.internalTLSCASecret" $root) -}}
+{{- $own := lookup "v1" "Secret" $ns (include "airlock.internalTLSSecret" .) -}}
+{{- $now := now | unixEpoch | int64 -}}
+{{- $kept := 0 -}}
+{{- if and $ca $own -}}
+{{- $notAfter := (index ($own.metadata.annotations | default dict) "airlock.dev/not-after") | default "0" | int64 -}}
+{{- if and (eq (index $own.data "ca.crt" | default "") (index $ca.data "ca.crt" | default "-"))
+           (gt $notAfter (add $now 2592000)) -}}
+{{- $kept = $notAfter -}}
+{{- end -}}
+{{- end -}}
+{{- if $kept -}}
+keep {{ $kept }}
+{{- else -}}
+new {{ add (mul (div $now 3600) 3600) (mul $root.Values.internalTLS.generated.certDays 86400) }}
+{{- end -}}
+{{- end -}}
+
+{{/* The pod annotation that restarts a Deployment's pods when the chart
+     made its certificate anew (internalTLSRenewal); nothing with
+     cert-manager (docs/operations.md: rotation). */}}
+{{- define "airlock.internalTLSAnnotations" -}}
+{{- if and .root.Values.internalTLS.enabled (not .root.Values.internalTLS.certManager.issuerRef) -}}
+airlock.dev/internal-cert-not-after: {{ include "airlock.internalTLSRenewal" . | splitList " " | last | quote }}
+{{- end -}}
+{{- end -}}
