@@ -61,6 +61,7 @@ int vault_client_host_bound(struct vault_client *vc, const char *project_id,
 {
     Airlock__Vault__V1__ListSecretsRequest req = AIRLOCK__VAULT__V1__LIST_SECRETS_REQUEST__INIT;
     req.project_id = (char *)project_id;
+    req.for_sandbox_id = (char *)sandbox_id;
     ProtobufCMessage *msg = NULL;
     if (call(vc, VAULT_METHOD("ListSecrets"), &req.base,
              &airlock__vault__v1__list_secrets_response__descriptor, &msg, err,

@@ -2,6 +2,8 @@
  * answer. Requests carrying secret bytes are zeroed by those parts. */
 #include "vault_service.h"
 
+#include "placement.h"
+
 #include <openssl/crypto.h>
 
 #include "audit.h"
@@ -66,7 +68,14 @@ static void handle_list_secrets(struct rpc_call *call, void *ctx)
         return;
     struct airlock_error e;
     Airlock__Vault__V1__ListSecretsResponse resp = AIRLOCK__VAULT__V1__LIST_SECRETS_RESPONSE__INIT;
-    int rc = secret_list(ctx, req, &resp, &e);
+    /* egress asks which hosts are bound for a sandbox of its node (the
+     * names and hosts, never a value): that sandbox's only. */
+    const struct peer_identity *caller = rpc_call_peer(call);
+    int rc = caller && caller->role == PEER_EGRESS
+                 ? placement_check(ctx, caller->node, req->project_id, req->for_sandbox_id, &e)
+                 : 0;
+    if (rc == 0)
+        rc = secret_list(ctx, req, &resp, &e);
     answer(call, rc, &resp.base, &e);
     secret_list_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -190,12 +199,13 @@ static void handle_set_project_org(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* With mutual TLS: secrets are administered by the gateway alone, and
- * only egress resolves injections (for the sandboxes of its node). */
+/* With mutual TLS: secrets are administered by the gateway alone; egress
+ * resolves injections and lists what is bound, for the sandboxes of its
+ * node only. */
 static const struct rpc_method vault_methods[] = {
     { VAULT_METHOD("RegisterProject"), handle_register_project, PEER_GATEWAY },
     { VAULT_METHOD("CreateSecret"), handle_create_secret, PEER_GATEWAY },
-    { VAULT_METHOD("ListSecrets"), handle_list_secrets, PEER_GATEWAY },
+    { VAULT_METHOD("ListSecrets"), handle_list_secrets, PEER_GATEWAY | PEER_EGRESS },
     { VAULT_METHOD("DeleteSecret"), handle_delete_secret, PEER_GATEWAY },
     { VAULT_METHOD("ResolveInjection"), handle_resolve_injection, PEER_EGRESS },
     { VAULT_METHOD("ListAudit"), handle_list_audit, PEER_GATEWAY },

@@ -314,17 +314,19 @@ int tls_credentials_reload(struct tls_credentials *t, char *err, size_t errlen)
     return 0;
 }
 
-/* Whether path holds exactly pem (NULL: the file must not matter). */
-static bool file_is(const char *path, const char *pem)
+/* Whether path holds exactly pem as it was read (NULL: the file does not
+ * matter); the key is read as material_load reads it. */
+static bool file_is(const char *path, const char *pem, bool key)
 {
     char *now = NULL;
     if (!pem || !path)
         return true;
-    if (fs_read_file(path, PEM_MAX, &now, NULL, NULL, 0) < 0)
-        return false;
-    bool same = strcmp(now, pem) == 0;
-    explicit_bzero(now, strlen(now));
-    free(now);
+    if (key)
+        now = secret_file_load(path, "TLS key", PEM_MAX, NULL, 0);
+    else if (fs_read_file(path, PEM_MAX, &now, NULL, NULL, 0) < 0)
+        now = NULL;
+    bool same = now && strcmp(now, pem) == 0;
+    secret_free(now);
     return same;
 }
 
@@ -334,8 +336,9 @@ int tls_credentials_refresh(struct tls_credentials *t)
     if (!t)
         return 0;
     pthread_mutex_lock(&t->mu);
-    bool same = file_is(t->files.cert, t->cur->cert_pem) && file_is(t->files.key, t->cur->key_pem) &&
-                file_is(t->files.ca, t->cur->ca_pem);
+    bool same = file_is(t->files.cert, t->cur->cert_pem, false) &&
+                file_is(t->files.key, t->cur->key_pem, true) &&
+                file_is(t->files.ca, t->cur->ca_pem, false);
     pthread_mutex_unlock(&t->mu);
     if (same)
         return 0;
@@ -403,7 +406,11 @@ static grpc_ssl_certificate_config_reload_status fetch_server_config(
     }
     grpc_ssl_pem_key_cert_pair pair = { .private_key = t->cur->key_pem,
                                         .cert_chain = t->cur->cert_pem };
-    *config = grpc_ssl_server_certificate_config_create(t->cur->ca_pem, &pair, 1);
+    /* gRPC's reloading server wants client roots even when it asks for no
+     * client certificate (public credentials): the unused roots are then
+     * the server's own chain. */
+    const char *roots = t->internal ? t->cur->ca_pem : t->cur->cert_pem;
+    *config = grpc_ssl_server_certificate_config_create(roots, &pair, 1);
     if (*config) {
         f->served = gen;
         f->any = true;

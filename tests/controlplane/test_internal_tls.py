@@ -47,7 +47,7 @@ VAULT = os.environ["AIRLOCK_TEST_VAULT_ADDR"]
 EGRESS = os.environ["AIRLOCK_TEST_EGRESS_ADDR"]
 SCHEDULER = os.environ["AIRLOCK_TEST_SCHEDULER_ADDR"]
 VMHOST = os.environ["AIRLOCK_TEST_VMHOST_ADDR"]
-NODE, OTHER = "cp-node", "other-node"
+NODE, OTHER = "cp-node", "cp-node-b"  # cp_nats.h: CP_NODE_ID, CP_OTHER_NODE_ID
 with open(os.environ["AIRLOCK_INTERNAL_TOKEN_FILE"]) as f:
     TOKEN = f.read().strip()
 AUTH = (("authorization", "Bearer " + TOKEN),)

@@ -195,10 +195,15 @@ static int scheduler_with(const char *creds_file, const char *log_name, char **l
     snprintf(dir, sizeof(dir), "%s/sched-%s", env("AIRLOCK_TEST_STACK_DIR"), log_name);
     assert_int_equal(fs_mkdir_p(dir, 0700, NULL, 0), 0);
     snprintf(path, sizeof(path), "unix:%s/scheduler.sock", dir);
+    char ca[4200], cert[4200], key[4200];
+    snprintf(ca, sizeof(ca), "%s/ca.crt", env("AIRLOCK_TEST_PKI_DIR"));
+    snprintf(cert, sizeof(cert), "%s/scheduler.crt", env("AIRLOCK_TEST_PKI_DIR"));
+    snprintf(key, sizeof(key), "%s/scheduler.key", env("AIRLOCK_TEST_PKI_DIR"));
     const char *argv[] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", dir, "--listen", path,
                            "--database", env("AIRLOCK_TEST_DATABASE_URL"),
                            "--nats", env("AIRLOCK_TEST_NATS_URL"),
-                           "--nats-credentials-file", creds_file, NULL };
+                           "--nats-credentials-file", creds_file, "--internal-ca", ca,
+                           "--internal-cert", cert, "--internal-key", key, NULL };
     pid_t pid = test_spawn(argv, env("AIRLOCK_TEST_STACK_DIR"), log_name);
     int status = 0;
     assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
