@@ -237,6 +237,7 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.internal_token = internal_token;
+    nats_credentials_use_tls(&nats_creds, cfg.internal_tls);
 
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
