@@ -85,6 +85,7 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
     setenv("AIRLOCK_TEST_NATS_CREDENTIALS_DIR", st.nats_creds_dir, 1);
+    setenv("AIRLOCK_TEST_PKI_DIR", st.pki_dir, 1);
     setenv("AIRLOCK_TEST_DATABASE_URL", st.pg.url, 1);
     if (opts.internet) {
         setenv("AIRLOCK_TEST_UPSTREAM_LOG", st.upstream.log_path, 1);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cp_pki.h"
 #include "fsutil.h"
 #include "internal_token.h"
 #include "netlab.h"
@@ -48,28 +49,55 @@ static int make_internal_token(struct cp_stack *st)
     return 0;
 }
 
+/* Waits for a script the stack runs (its output in DIR/log_name). */
+static int run_script(struct cp_stack *st, const char *const *argv, const char *log_name)
+{
+    pid_t pid = test_spawn(argv, st->dir, log_name);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "cp_stack: %s failed\n", argv[1]);
+        test_print_log_tail(st->dir, log_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The internal CA and a certificate for nats-server and each service, as
+ * make up makes them; CP_OTHER_NODE_ID's vmhost has one for tests that
+ * act as that node. Node CP_NODE_ID's go into the environment (vmhost and
+ * the tools a test runs against it read them there). */
+static int make_pki(struct cp_stack *st)
+{
+    struct cp_tls node;
+    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0 ||
+        cp_tls_of(st->pki_dir, "vmhost-" CP_NODE_ID, &node) < 0)
+        return -1;
+    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "nats",
+                           "gateway", "scheduler", "vault", "vmhost:" CP_NODE_ID,
+                           "vmhost:" CP_OTHER_NODE_ID, "egress:" CP_NODE_ID, NULL };
+    if (run_script(st, argv, "pki.log") < 0)
+        return -1;
+    setenv(INTERNAL_CA_ENV, node.ca, 1);
+    setenv(INTERNAL_CERT_ENV, node.cert, 1);
+    setenv(INTERNAL_KEY_ENV, node.key, 1);
+    return 0;
+}
+
 /* One user per identity with only its subjects, as make up makes them
  * (scripts/nats-users.sh): the scheduler, the gateway, and each node —
  * CP_NODE_ID, which the stack runs, and CP_OTHER_NODE_ID, whose user only
  * tests use. The passwords go into a config file (0600), never on a
- * command line. */
+ * command line. With TLS as the nats identity of the stack's PKI. */
 static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
 {
     if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials",
                 st->dir) < 0 ||
         fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0)
         return -1;
-    const char *argv[] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT, st->nats_creds_dir, path,
-                           CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
-    pid_t pid = test_spawn(argv, st->dir, "nats-users.log");
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "cp_stack: %s failed\n", AIRLOCK_NATS_USERS_SCRIPT);
-        test_print_log_tail(st->dir, "nats-users.log");
-        return -1;
-    }
-    return 0;
+    const char *argv[] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT, "--tls", st->pki_dir,
+                           st->nats_creds_dir, path, CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
+    return run_script(st, argv, "nats-users.log");
 }
 
 int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
@@ -94,10 +122,13 @@ static int start_nats(struct cp_stack *st)
     while (clock_monotonic_ms() < deadline && alive(st->nats_pid)) {
         char *text = NULL;
         if (fs_read_file(ports, 65536, &text, NULL, NULL, 0) == 0) {
-            /* {"nats":["nats://127.0.0.1:PORT"],...} */
-            char *url = strstr(text, "nats://");
+            /* {"nats":["tls://127.0.0.1:PORT"],...}: the URL is nats://
+             * as make up's, the clients' internal TLS says TLS. */
+            char *url = strstr(text, "://");
             if (url) {
-                snprintf(st->nats_url, sizeof(st->nats_url), "%.*s", (int)strcspn(url, "\""), url);
+                url += 3;
+                snprintf(st->nats_url, sizeof(st->nats_url), "nats://%.*s",
+                         (int)strcspn(url, "\""), url);
                 free(text);
                 return 0;
             }
@@ -129,9 +160,12 @@ static int start_vault(struct cp_stack *st)
     char key[PATH_MAX];
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
+    struct cp_tls tls;
+    cp_tls_of(st->pki_dir, "vault", &tls);
     const char *argv[] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
                        "--listen", st->vault_addr, "--internal-token-file", st->token_file,
-                           NULL };
+                           "--internal-ca", tls.ca, "--internal-cert", tls.cert,
+                           "--internal-key", tls.key, NULL };
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
 }
@@ -168,6 +202,8 @@ int cp_stack_start_egress(struct cp_stack *st)
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
     fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
     unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
+    struct cp_tls tls;
+    cp_tls_of(st->pki_dir, "egress-" CP_NODE_ID, &tls);
     /* With vault and a state dir, as make up and the chart run it: every
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
@@ -178,6 +214,8 @@ int cp_stack_start_egress(struct cp_stack *st)
                        "--vault", st->vault_addr,
                        "--state-dir", state_dir,
                        "--internal-token-file", st->token_file,
+                       "--internal-ca", tls.ca, "--internal-cert", tls.cert,
+                       "--internal-key", tls.key,
                            st->internet ? "--upstream-ca" : NULL, st->upstream.ca_path,
                            NULL };
     st->egress_pid = test_spawn(argv, st->dir, "egress.log");
@@ -256,11 +294,14 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
     unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "scheduler", creds, sizeof(creds));
+    struct cp_tls tls;
+    cp_tls_of(st->pki_dir, "scheduler", &tls);
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
                              "--database", st->pg.url, "--nats", st->nats_url,
                              "--internal-token-file", st->token_file,
-                             "--nats-credentials-file", creds };
-    size_t n = 13;
+                             "--nats-credentials-file", creds, "--internal-ca", tls.ca,
+                             "--internal-cert", tls.cert, "--internal-key", tls.key };
+    size_t n = 19;
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -273,10 +314,13 @@ int cp_stack_start_gateway(struct cp_stack *st)
 {
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "gateway", creds, sizeof(creds));
+    struct cp_tls tls;
+    cp_tls_of(st->pki_dir, "gateway", &tls);
     const char *gw[] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
                          st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
                          "--grpc-listen", st->grpc_addr, "--internal-token-file", st->token_file,
-                         "--nats-credentials-file", creds, NULL };
+                         "--nats-credentials-file", creds, "--internal-ca", tls.ca,
+                         "--internal-cert", tls.cert, "--internal-key", tls.key, NULL };
     st->gateway_pid = test_spawn(gw, st->dir, "gateway.log");
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
@@ -294,7 +338,7 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         return -1;
     cp_current = st;
     test_cleanup_install(cp_cleanup);
-    if (make_internal_token(st) < 0)
+    if (make_internal_token(st) < 0 || make_pki(st) < 0)
         return -1;
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
@@ -358,6 +402,12 @@ int cp_stack_stop(struct cp_stack *st)
      * bench's other sections) runs without a token again. */
     if (st->token_file[0])
         unsetenv(INTERNAL_TOKEN_ENV);
+    if (st->pki_dir[0]) {
+        unsetenv(INTERNAL_CA_ENV);
+        unsetenv(INTERNAL_CERT_ENV);
+        unsetenv(INTERNAL_KEY_ENV);
+    }
+    st->pki_dir[0] = '\0';
     st->token_file[0] = '\0';
     if (st->dir[0] && !getenv("AIRLOCK_TEST_KEEP"))
         fs_remove_tree(st->dir, NULL, 0);

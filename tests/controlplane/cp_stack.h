@@ -13,6 +13,13 @@
  * node-CP_OTHER_NODE_ID} ("user:password", 0400); each service gets its
  * own with --nats-credentials-file.
  *
+ * The internal PKI (scripts/internal-pki.sh) is DIR/pki (cp_pki.h): every
+ * service gets its identity's --internal-ca/--internal-cert/--internal-key
+ * (vmhost, which itest starts, and the tools a test runs against it,
+ * through AIRLOCK_INTERNAL_CA/_CERT/_KEY in this process's environment:
+ * node CP_NODE_ID's). nats-server serves TLS as `nats` and wants a client
+ * certificate of that CA (nats-users.sh --tls).
+ *
  * With the test internet (cp_stack_options.internet) egress dials out of
  * netlab's uplink namespace instead (netlab.h: its DNS and servers, nothing
  * else), trusts the test upstream's CA, and the upstream (upstream.h) serves
@@ -53,6 +60,7 @@ struct cp_stack {
     char internal_token[64];
     char nats_creds_dir[PATH_MAX]; /* a "user:password" file per NATS user */
     char node_creds[PATH_MAX + 64]; /* the vmhost's */
+    char pki_dir[PATH_MAX];       /* the internal CA and every identity's files */
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];

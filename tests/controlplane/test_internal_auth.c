@@ -2,8 +2,11 @@
  * with the internal token) refuse callers without it: vmhost's, vault's,
  * egress's and the scheduler's gRPC APIs answer UNAUTHENTICATED, vmhostctl
  * without --token-file gets that error. With the token each of them
- * answers. nats-server refuses a connection without a user or with a wrong
- * password (its users: test_nats_permissions.c). */
+ * answers. Each call is over mutual TLS as an identity the method admits
+ * (cp_stack.h: the stack's internal PKI), so what is refused is the token:
+ * a second factor beside the certificate. nats-server refuses a connection
+ * without a user or with a wrong password (its users and TLS:
+ * test_nats_permissions.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +20,10 @@
 #include <sys/wait.h>
 
 #include "cp_nats.h"
+#include "cp_pki.h"
 #include "fsutil.h"
 #include "internal_token.h"
+#include "nats_credentials.h"
 #include "rpc_client.h"
 #include "test_proc.h"
 #include "vmhost.pb-c.h"
@@ -36,13 +41,28 @@ static const char *env(const char *name)
     return v;
 }
 
+/* Who calls whom: the server's identity, and the caller's certificate in
+ * the stack's PKI (cp_pki.h) with its role. */
+struct peers {
+    const char *server;
+    const char *caller;
+    enum peer_role caller_role;
+};
+
 /* One unary call with an empty request (valid for every proto3 message);
  * auth_token NULL: no authorization metadata. */
-static grpc_status_code call_as(const char *addr, const char *auth_token, const char *method,
-                                char **details)
+static grpc_status_code call_as(const char *addr, const struct peers *p, const char *auth_token,
+                                const char *method, char **details)
 {
-    struct rpc_channel *ch =
-        rpc_channel_open(addr, &(struct rpc_channel_auth){ .bearer_token = auth_token });
+    struct cp_tls files;
+    struct tls_credentials *tls = NULL;
+    char err[1024];
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), p->caller, &files), 0);
+    if (tls_credentials_configure(&files.files, p->caller_role, true, &tls, err, sizeof(err)) < 0)
+        fail_msg("%s", err);
+    struct rpc_channel *ch = rpc_channel_open(
+        addr, &(struct rpc_channel_auth){ .bearer_token = auth_token, .tls = tls,
+                                          .server = p->server });
     assert_non_null(ch);
     Airlock__Vmhost__V1__ListSandboxesRequest req = AIRLOCK__VMHOST__V1__LIST_SANDBOXES_REQUEST__INIT;
     ProtobufCMessage *resp = NULL;
@@ -52,25 +72,26 @@ static grpc_status_code call_as(const char *addr, const char *auth_token, const 
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     rpc_channel_close(ch);
+    tls_credentials_free(tls);
     return code;
 }
 
 /* Without the token and with a wrong one: UNAUTHENTICATED; with it, the
  * method's own answer (whatever it is, not UNAUTHENTICATED). */
-static void assert_needs_token(const char *addr, const char *method)
+static void assert_needs_token(const char *addr, const struct peers *p, const char *method)
 {
     char *details = NULL;
-    assert_int_equal(call_as(addr, NULL, method, &details), GRPC_STATUS_UNAUTHENTICATED);
+    assert_int_equal(call_as(addr, p, NULL, method, &details), GRPC_STATUS_UNAUTHENTICATED);
     assert_string_equal(details, "internal token required");
     free(details);
     details = NULL;
-    assert_int_equal(call_as(addr, "not-the-internal-token-but-long-enough-anyway", method,
+    assert_int_equal(call_as(addr, p, "not-the-internal-token-but-long-enough-anyway", method,
                              &details),
                      GRPC_STATUS_UNAUTHENTICATED);
     assert_string_equal(details, "wrong internal token");
     free(details);
     details = NULL;
-    grpc_status_code with = call_as(addr, token, method, &details);
+    grpc_status_code with = call_as(addr, p, token, method, &details);
     if (with == GRPC_STATUS_UNAUTHENTICATED || with == GRPC_STATUS_UNAVAILABLE)
         fail_msg("%s%s with the token: %s %s", addr, method, rpc_status_name(with),
                  details ? details : "");
@@ -80,9 +101,10 @@ static void assert_needs_token(const char *addr, const char *method)
 static void test_vmhost_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(vmhost_addr, "/airlock.vmhost.v1.VmHost/ListSandboxes");
+    static const struct peers p = { "vmhost:" CP_NODE_ID, "scheduler", PEER_SCHEDULER };
+    assert_needs_token(vmhost_addr, &p, "/airlock.vmhost.v1.VmHost/ListSandboxes");
     char *details = NULL;
-    assert_int_equal(call_as(vmhost_addr, token, "/airlock.vmhost.v1.VmHost/ListSandboxes",
+    assert_int_equal(call_as(vmhost_addr, &p, token, "/airlock.vmhost.v1.VmHost/ListSandboxes",
                              &details),
                      GRPC_STATUS_OK);
     free(details);
@@ -91,19 +113,22 @@ static void test_vmhost_needs_token(void **state)
 static void test_vault_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), "/airlock.vault.v1.Vault/ListAudit");
+    static const struct peers p = { "vault", "gateway", PEER_GATEWAY };
+    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), &p, "/airlock.vault.v1.Vault/ListAudit");
 }
 
 static void test_egress_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(egress_addr, "/airlock.egress.v1.Egress/GetStatus");
+    static const struct peers p = { "egress:" CP_NODE_ID, "vmhost-" CP_NODE_ID, PEER_VMHOST };
+    assert_needs_token(egress_addr, &p, "/airlock.egress.v1.Egress/GetStatus");
 }
 
 static void test_scheduler_needs_token(void **state)
 {
     (void)state;
-    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"),
+    static const struct peers p = { "scheduler", "gateway", PEER_GATEWAY };
+    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"), &p,
                        "/airlock.scheduler.v1.Scheduler/ListSandboxes");
 }
 
@@ -140,16 +165,22 @@ static void test_vmhostctl_token_file(void **state)
     assert_int_equal(vmhostctl_ls(env(INTERNAL_TOKEN_ENV), "vmhostctl-token.log"), 0);
 }
 
-/* user NULL: no credentials at all. */
+/* The gateway's certificate (nats-server refuses any client without one:
+ * test_nats_permissions.c), so what is refused here is the user; user
+ * NULL: no credentials at all. */
 static natsStatus nats_connect_as(const char *user, const char *password)
 {
+    struct cp_tls tls;
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), "gateway", &tls), 0);
+    struct nats_credentials c = { .user = (char *)user, .password = (char *)password,
+                                  .tls = &tls.files };
     natsOptions *opts = NULL;
     natsConnection *nc = NULL;
     natsStatus st = natsOptions_Create(&opts);
     if (st == NATS_OK)
         st = natsOptions_SetURL(opts, env("AIRLOCK_TEST_NATS_URL"));
-    if (st == NATS_OK && user)
-        st = natsOptions_SetUserInfo(opts, user, password);
+    if (st == NATS_OK)
+        st = nats_credentials_apply(opts, &c);
     if (st == NATS_OK)
         st = natsConnection_Connect(&nc, opts);
     if (st == NATS_OK)
@@ -162,15 +193,17 @@ static natsStatus nats_connect_as(const char *user, const char *password)
 static void test_nats_needs_a_user(void **state)
 {
     (void)state;
-    assert_int_not_equal(nats_connect_as(NULL, NULL), NATS_OK);
+    assert_int_equal(nats_connect_as(NULL, NULL), NATS_CONNECTION_AUTH_FAILED);
     /* Neither the internal token nor a wrong password is a way in. */
-    assert_int_not_equal(nats_connect_as("gateway", token), NATS_OK);
-    assert_int_not_equal(nats_connect_as(token, NULL), NATS_OK);
+    assert_int_equal(nats_connect_as("gateway", token), NATS_CONNECTION_AUTH_FAILED);
+    assert_int_equal(nats_connect_as(token, NULL), NATS_CONNECTION_AUTH_FAILED);
     char creds[4200];
     snprintf(creds, sizeof(creds), "%s/gateway", env("AIRLOCK_TEST_NATS_CREDENTIALS_DIR"));
+    struct cp_tls tls;
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), "gateway", &tls), 0);
     natsConnection *nc = NULL;
-    assert_int_equal(cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, NULL, NULL, &nc),
-                     NATS_OK);
+    assert_int_equal(cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, &tls.files, NULL, NULL,
+                                     &nc), NATS_OK);
     natsConnection_Destroy(nc);
 }
 

@@ -34,6 +34,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def internal_tls(name):
+    """The flags of identity name in the stack's internal PKI (cp_stack.h)."""
+    pki = os.environ["AIRLOCK_TEST_PKI_DIR"]
+    return ["--internal-ca", os.path.join(pki, "ca.crt"),
+            "--internal-cert", os.path.join(pki, name + ".crt"),
+            "--internal-key", os.path.join(pki, name + ".key")]
+
+
 class SecondGateway:
     """airlock-gateway on its own port (extra: more of its flags), stopped
     (TERM, then KILL) by pid."""
@@ -48,7 +56,7 @@ class SecondGateway:
              "--nats-credentials-file",
              os.path.join(os.environ["AIRLOCK_TEST_NATS_CREDENTIALS_DIR"], "gateway"),
              "--vault", os.environ["AIRLOCK_TEST_VAULT_ADDR"],
-             "--key-cache-ttl-ms", str(ttl_ms)] + list(extra),
+             "--key-cache-ttl-ms", str(ttl_ms)] + internal_tls("gateway") + list(extra),
             stdout=self.log, stderr=self.log)
 
     def call(self, method, path, key=None):
