@@ -9,9 +9,12 @@
 # DATA_DIR/internal-token for each other's gRPC APIs (0600, made once, kept
 # across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file); on
 # NATS each has a user of its own with only its subjects
-# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400). A nats-server
-# of your own (AIRLOCK_NATS_URL) must know those users: its authorization
-# block is in DATA_DIR/run/nats.conf. See docs/operations.md.
+# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400), over TLS with
+# the internal PKI (scripts/internal-pki.sh: DATA_DIR/pki/, nats-server's
+# certificate and each service's). A nats-server of your own
+# (AIRLOCK_NATS_URL) must know those users and serve that TLS: its
+# authorization and tls blocks are in DATA_DIR/run/nats.conf. See
+# docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -38,6 +41,7 @@ VAULT="$BUILD_DIR/vault/airlock-vault"
 # it (every character but letters, digits, '_' and '-' becomes '-').
 NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | tr -c 'A-Za-z0-9_\n-' '-')}
 NATS_CREDS="$DATA_DIR/nats-credentials"
+PKI="$DATA_DIR/pki"
 
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
@@ -111,13 +115,19 @@ else
 fi
 
 # ---- NATS: a user per identity (made once, kept), then the server ----
-sh "$(dirname "$0")/nats-users.sh" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
+# The internal PKI (kept; a certificate is made again when it expires
+# within 30 days): nats-server's certificate, which every NATS client
+# checks, and each service's, which nats-server asks for.
+sh "$(dirname "$0")/internal-pki.sh" "$PKI" nats gateway scheduler vault "vmhost:$NODE_ID" \
+    "egress:$NODE_ID"
+sh "$(dirname "$0")/nats-users.sh" --tls "$PKI" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
 if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
     NATS_URL=$AIRLOCK_NATS_URL
 else
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
     if ! running nats; then
-        # The passwords are in a config file (0600), never on a command line.
+        # The passwords are in a config file (0600), never on a command line;
+        # it serves TLS only (its tls block), with the nats certificate.
         start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -c "$RUN/nats.conf" \
             -a 127.0.0.1 -p "$NATS_PORT"
         wait_for nats "$DATA_DIR/nats.log" grep -q "Server is ready" "$DATA_DIR/nats.log"
@@ -138,7 +148,9 @@ if ! running egress; then
     # shellcheck disable=SC2086 # one word per flag and range
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
         --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
-        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS
+        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/egress-$NODE_ID.crt" \
+        --internal-key "$PKI/egress-$NODE_ID.key"
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
     echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $DATA_DIR/egress.log"
 fi
@@ -154,7 +166,9 @@ if ! running vmhost; then
     start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
         --nats "$NATS_URL" --node-id "$NODE_ID" --nats-credentials-file "$NATS_CREDS/node-$NODE_ID" \
         --egress "unix:$DATA_DIR/egress.sock" \
-        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg
+        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$NODE_ID.crt" \
+        --internal-key "$PKI/vmhost-$NODE_ID.key"
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
     if grep -q 'accel=tcg' "$DATA_DIR/vmhost.log"; then
@@ -168,7 +182,9 @@ if ! running scheduler; then
     rm -f "$DATA_DIR/scheduler.sock"
     start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
         --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE" \
-        --nats-credentials-file "$NATS_CREDS/scheduler"
+        --nats-credentials-file "$NATS_CREDS/scheduler" \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/scheduler.crt" \
+        --internal-key "$PKI/scheduler.key"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -179,7 +195,8 @@ if ! running vault; then
     rm -f "$DATA_DIR/vault.sock"
     start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
         --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock" \
-        --internal-token-file "$TOKEN_FILE"
+        --internal-token-file "$TOKEN_FILE" \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vault.crt" --internal-key "$PKI/vault.key"
     wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
     echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
@@ -189,7 +206,9 @@ if ! running gateway; then
     start gateway "$DATA_DIR/gateway.log" "$GATEWAY" --listen "$GATEWAY_ADDR" \
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
         --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
-        --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway"
+        --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway" \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/gateway.crt" \
+        --internal-key "$PKI/gateway.key"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 wait_for gateway "$DATA_DIR/gateway.log" curl -sf "http://$GATEWAY_ADDR/healthz"
