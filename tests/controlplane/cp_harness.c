@@ -7,7 +7,9 @@
  * gateway beside the stack's), AIRLOCK_INTERNAL_TOKEN_FILE (the stack's
  * internal token, which those APIs require: a gateway or vmhostctl started
  * by the test picks it up), AIRLOCK_TEST_NATS_CREDENTIALS_DIR (a
- * "user:password" file per NATS user, cp_stack.h) and
+ * "user:password" file per NATS user, cp_stack.h), AIRLOCK_TEST_PKI_DIR
+ * (the internal PKI: cp_pki.h; AIRLOCK_INTERNAL_CA/_CERT/_KEY hold node
+ * CP_NODE_ID's vmhost identity) and
  * AIRLOCK_TEST_DATABASE_URL; the harness exits with its
  * status, or 1
  * when some part of the stack did not stop cleanly.
