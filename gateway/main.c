@@ -258,6 +258,7 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.internal_token = internal_token;
+    nats_credentials_use_tls(&nats_creds, cfg.internal_tls);
 
     /* The public gRPC API serves the REST listener's certificate. */
     struct tls_files public_files = { .cert = cfg.tls_cert_file, .key = cfg.tls_key_file };

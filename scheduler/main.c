@@ -212,6 +212,7 @@ int main(int argc, char **argv)
     cfg.nats_credentials = &nats_creds;
     cfg.internal_token = internal_token;
     cfg.internal_tls = tls;
+    nats_credentials_use_tls(&nats_creds, tls);
 
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);

@@ -6,7 +6,8 @@
 # with its own templates or takes them from cert-manager.
 #
 # usage: internal-pki.sh DIR IDENTITY...
-#   IDENTITY: gateway | scheduler | vault | vmhost:NODE | egress:NODE
+#   IDENTITY: gateway | scheduler | vault | nats | vmhost:NODE | egress:NODE
+#   (nats: nats-server's own, which every NATS client checks: nats-users.sh --tls)
 # Makes (kept when present and valid for 30 more days, so a restart keeps
 # every identity; made again when expiring or signed by another CA):
 #   DIR/ca.crt, DIR/ca.key (0400)          ECDSA P-256 CA, 10 years
@@ -49,14 +50,14 @@ for id in "$@"; do
     node=
     [ "$role" = "$id" ] || node=${id#*:}
     case $role in
-        gateway|scheduler|vault) [ -z "$node" ] || { echo "internal-pki.sh: $role has no node" >&2; exit 2; } ;;
+        gateway|scheduler|vault|nats) [ -z "$node" ] || { echo "internal-pki.sh: $role has no node" >&2; exit 2; } ;;
         vmhost|egress)
             case $node in
                 *[!A-Za-z0-9_-]*|'')
                     echo "internal-pki.sh: \"$id\": node id must be letters, digits, '_' and '-'" >&2
                     exit 2 ;;
             esac ;;
-        *) echo "internal-pki.sh: unknown role \"$role\" (gateway, scheduler, vault, vmhost:NODE, egress:NODE)" >&2
+        *) echo "internal-pki.sh: unknown role \"$role\" (gateway, scheduler, vault, nats, vmhost:NODE, egress:NODE)" >&2
            exit 2 ;;
     esac
     if [ -n "$node" ]; then name="$role-$node"; dns="$node.$role.$DOMAIN"

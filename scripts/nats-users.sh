@@ -5,11 +5,17 @@
 # the test stack (tests/controlplane/cp_stack.c) run it; the Helm chart has
 # one shared node user instead (a DaemonSet's pods cannot each be listed).
 #
-# usage: nats-users.sh CREDS_DIR CONF NODE_ID...
+# usage: nats-users.sh [--tls PKI_DIR] CREDS_DIR CONF NODE_ID...
 # Makes CREDS_DIR/<user> ("user:password", 0400; kept when present, so a
 # restart keeps every service's password) for `scheduler`, `gateway` and
 # `node-<id>` of each NODE_ID, and writes CONF (0600): nats-server's
-# authorization block for them.
+# authorization block for them. With --tls, CONF also has a tls block:
+# nats-server serves TLS with PKI_DIR/nats.crt (scripts/internal-pki.sh
+# PKI_DIR nats) and refuses every client without a certificate of
+# PKI_DIR/ca.crt (verify). The certificate is a second factor: the user
+# and its permissions still come from the password (a DaemonSet's nodes in
+# the chart share one user, which a certificate per node could not name
+# with verify_and_map; docs/operations.md "NATS over TLS").
 #   node-N     publishes its own heartbeat, its template build streams and
 #              replies to the requests it got; subscribes to its own
 #              subjects and the roll-call. It cannot forge another node's
@@ -18,7 +24,19 @@
 #              build streams; publishes events and key revocations.
 #   gateway    only reads events and key revocations.
 set -eu
-[ $# -ge 3 ] || { echo "usage: nats-users.sh CREDS_DIR CONF NODE_ID..." >&2; exit 2; }
+PKI=
+if [ "${1:-}" = --tls ]; then
+    PKI=${2:-}
+    shift 2 || true
+    case $PKI in
+        ''|*[\"\\]*) echo "nats-users.sh: --tls wants a directory without quotes or backslashes" >&2
+            exit 2 ;;
+    esac
+fi
+[ $# -ge 3 ] || {
+    echo "usage: nats-users.sh [--tls PKI_DIR] CREDS_DIR CONF NODE_ID..." >&2
+    exit 2
+}
 CREDS=$1
 CONF=$2
 shift 2
@@ -66,5 +84,11 @@ TMP="$CONF.tmp"
         printf '      allow_responses: true\n    }}\n'
     done
     printf '  ]\n}\n'
+    if [ -n "$PKI" ]; then
+        # timeout: the handshake's seconds (the default half second is
+        # short for a loaded machine).
+        printf 'tls {\n  cert_file: "%s/nats.crt"\n  key_file: "%s/nats.key"\n' "$PKI" "$PKI"
+        printf '  ca_file: "%s/ca.crt"\n  verify: true\n  timeout: 2\n}\n' "$PKI"
+    fi
 } >>"$TMP"
 mv "$TMP" "$CONF"

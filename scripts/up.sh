@@ -9,14 +9,15 @@
 # DATA_DIR/internal-token for each other's gRPC APIs (0600, made once, kept
 # across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file); on
 # NATS each has a user of its own with only its subjects
-# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400). A nats-server
-# of your own (AIRLOCK_NATS_URL) must know those users: its authorization
-# block is in DATA_DIR/run/nats.conf. Between the services mutual TLS:
-# scripts/internal-pki.sh makes a CA and each service's certificate under
-# DATA_DIR/pki (kept, renewed before they expire; a renewal is sent to a
-# running service as SIGHUP). AIRLOCK_GATEWAY_TLS_CERT and
-# AIRLOCK_GATEWAY_TLS_KEY (both or neither) make the public APIs (REST and
-# gRPC) serve TLS with that certificate and key. See docs/operations.md.
+# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400), over TLS with
+# the internal PKI (scripts/internal-pki.sh: DATA_DIR/pki/, nats-server's
+# certificate and each service's). A nats-server of your own
+# (AIRLOCK_NATS_URL) must know those users and serve that TLS: its
+# authorization and tls blocks are in DATA_DIR/run/nats.conf. Between the
+# services mutual TLS with the same PKI (kept, renewed before they expire;
+# a renewal is sent to a running service as SIGHUP). AIRLOCK_GATEWAY_TLS_CERT
+# and AIRLOCK_GATEWAY_TLS_KEY (both or neither) make the public APIs (REST
+# and gRPC) serve TLS with that certificate and key. See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -53,6 +54,7 @@ VAULT="$BUILD_DIR/vault/airlock-vault"
 # it (every character but letters, digits, '_' and '-' becomes '-').
 NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | tr -c 'A-Za-z0-9_\n-' '-')}
 NATS_CREDS="$DATA_DIR/nats-credentials"
+PKI="$DATA_DIR/pki"
 
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
@@ -68,14 +70,12 @@ chmod 600 "$TOKEN_FILE"
 
 running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
-# ---- the internal PKI: a CA and a certificate per service identity ----
-PKI="$DATA_DIR/pki"
-RENEWED=$(sh "$(dirname "$0")/internal-pki.sh" "$PKI" gateway scheduler vault \
+# ---- the internal PKI: a CA and a certificate for nats-server and each
+# service identity (kept; made again when it expires within 30 days) ----
+RENEWED=$(sh "$(dirname "$0")/internal-pki.sh" "$PKI" nats gateway scheduler vault \
     "vmhost:$NODE_ID" "egress:$NODE_ID")
-# tls NAME: the flags naming identity NAME's files.
-tls() { echo "--internal-ca $PKI/ca.crt --internal-cert $PKI/$1.crt --internal-key $PKI/$1.key"; }
-# A running service takes a renewed certificate on SIGHUP, without
-# dropping a call.
+# A running service (nats-server too) takes a renewed certificate on
+# SIGHUP, without dropping a call.
 for name in $RENEWED; do
     case $name in renewed) continue ;; esac
     service=${name%%-*}
@@ -142,14 +142,17 @@ else
     DATABASE_URL="host=$PGSOCK port=5432 user=airlock dbname=airlock"
 fi
 
-# ---- NATS: a user per identity (made once, kept), then the server ----
-sh "$(dirname "$0")/nats-users.sh" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
+# ---- NATS: a user per identity (made once, kept), then the server; TLS
+# with nats-server's certificate of the PKI, which every client checks,
+# and each service's, which nats-server asks for ----
+sh "$(dirname "$0")/nats-users.sh" --tls "$PKI" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
 if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
     NATS_URL=$AIRLOCK_NATS_URL
 else
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
     if ! running nats; then
-        # The passwords are in a config file (0600), never on a command line.
+        # The passwords are in a config file (0600), never on a command line;
+        # it serves TLS only (its tls block), with the nats certificate.
         start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -c "$RUN/nats.conf" \
             -a 127.0.0.1 -p "$NATS_PORT"
         wait_for nats "$DATA_DIR/nats.log" grep -q "Server is ready" "$DATA_DIR/nats.log"
@@ -171,7 +174,8 @@ if ! running egress; then
     start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
         --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
         --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
-        $(tls "egress-$NODE_ID")
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/egress-$NODE_ID.crt" \
+        --internal-key "$PKI/egress-$NODE_ID.key"
     wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
     echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $DATA_DIR/egress.log"
 fi
@@ -188,7 +192,8 @@ if ! running vmhost; then
         --nats "$NATS_URL" --node-id "$NODE_ID" --nats-credentials-file "$NATS_CREDS/node-$NODE_ID" \
         --egress "unix:$DATA_DIR/egress.sock" \
         --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
-        $(tls "vmhost-$NODE_ID")
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$NODE_ID.crt" \
+        --internal-key "$PKI/vmhost-$NODE_ID.key"
     wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
     echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
     if grep -q 'accel=tcg' "$DATA_DIR/vmhost.log"; then
@@ -202,7 +207,9 @@ if ! running scheduler; then
     rm -f "$DATA_DIR/scheduler.sock"
     start scheduler "$DATA_DIR/scheduler.log" "$SCHEDULER" --data-dir "$DATA_DIR" \
         --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE" \
-        --nats-credentials-file "$NATS_CREDS/scheduler" $(tls scheduler)
+        --nats-credentials-file "$NATS_CREDS/scheduler" \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/scheduler.crt" \
+        --internal-key "$PKI/scheduler.key"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -213,7 +220,8 @@ if ! running vault; then
     rm -f "$DATA_DIR/vault.sock"
     start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
         --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock" \
-        --internal-token-file "$TOKEN_FILE" $(tls vault)
+        --internal-token-file "$TOKEN_FILE" \
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vault.crt" --internal-key "$PKI/vault.key"
     wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
     echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
@@ -227,7 +235,8 @@ if ! running gateway; then
         --scheduler "unix:$DATA_DIR/scheduler.sock" --nats "$NATS_URL" \
         --vault "unix:$DATA_DIR/vault.sock" --grpc-listen "$GRPC_ADDR" \
         --internal-token-file "$TOKEN_FILE" --nats-credentials-file "$NATS_CREDS/gateway" \
-        $(tls gateway)
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/gateway.crt" \
+        --internal-key "$PKI/gateway.key"
     echo "gateway running (pid $(cat "$RUN/gateway.pid")), log: $DATA_DIR/gateway.log"
 fi
 # --insecure: this only waits for the gateway to answer (no key is sent);

@@ -378,6 +378,7 @@ static int cmd_serve(struct vmhost_args *a)
     }
     a->cfg.internal_token = internal_token;
     a->cfg.internal_tls = tls;
+    nats_credentials_use_tls(&nats_creds, tls);
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 

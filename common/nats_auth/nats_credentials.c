@@ -1,6 +1,7 @@
 /* A service's NATS user (nats_credentials.h). */
 #include "nats_credentials.h"
 
+#include <openssl/crypto.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "log.h"
 #include "secret_file.h"
+#include "tls_credentials.h"
 
 #define NATS_USER_MAX_LEN 127
 #define NATS_CREDENTIALS_MAX_LEN 1024
@@ -91,6 +93,38 @@ void nats_credentials_free(struct nats_credentials *c)
     c->user = c->password = NULL;
 }
 
+/* NATS.c 3.4's exit handler frees a part of OpenSSL's state (its list of
+ * compression methods, made with the first TLS context) and OpenSSL's own
+ * exit handler frees it again when it ran after NATS.c's — that is, when
+ * OpenSSL was set up before NATS.c (by gRPC or tls_credentials): the heap
+ * is corrupt at exit and the service dies of SIGSEGV or SIGABRT instead of
+ * exiting 0. OpenSSL decides at its first initialisation whether to have
+ * an exit handler; this runs before main in every program that speaks to
+ * NATS, so there is none: the process is ending, the one free is enough. */
+__attribute__((constructor)) static void openssl_without_exit_handler(void)
+{
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
+void nats_credentials_use_tls(struct nats_credentials *c, const struct tls_credentials *t)
+{
+    c->tls = t ? tls_credentials_files(t) : NULL;
+}
+
+/* The internal CA both ways: nats-server must be NATS_SERVER_DNS whatever
+ * host the URL names (an address, a Service name), and it gets ours. */
+static natsStatus apply_tls(natsOptions *opts, const struct tls_files *f)
+{
+    natsStatus st = natsOptions_SetSecure(opts, true);
+    if (st == NATS_OK)
+        st = natsOptions_LoadCATrustedCertificates(opts, f->ca);
+    if (st == NATS_OK)
+        st = natsOptions_LoadCertificatesChain(opts, f->cert, f->key);
+    if (st == NATS_OK)
+        st = natsOptions_SetExpectedHostname(opts, NATS_SERVER_DNS);
+    return st;
+}
+
 static void on_nats_error(natsConnection *nc, natsSubscription *sub, natsStatus st, void *closure)
 {
     const struct nats_credentials *c = closure;
@@ -107,6 +141,8 @@ natsStatus nats_credentials_apply(natsOptions *opts, const struct nats_credentia
     natsStatus st = NATS_OK;
     if (c->user)
         st = natsOptions_SetUserInfo(opts, c->user, c->password);
+    if (st == NATS_OK && c->tls)
+        st = apply_tls(opts, c->tls);
     if (st == NATS_OK)
         st = natsOptions_SetErrorHandler(opts, on_nats_error, (void *)c);
     return st;
@@ -123,7 +159,19 @@ void nats_connect_error(const struct nats_credentials *c, const char *url, natsS
         text = nats_GetLastError(NULL);
     if (!text || !*text)
         text = natsStatus_GetText(st);
-    if (st != NATS_CONNECTION_AUTH_FAILED && st != NATS_NOT_PERMITTED)
+    /* NATS.c starts TLS itself when the server requires it, and without
+     * our CA fails to verify the server. */
+    if (st == NATS_SECURE_CONNECTION_REQUIRED || (st == NATS_SSL_ERROR && !c->tls))
+        snprintf(err, errlen, "nats %s: %s: the server wants TLS with a certificate of the"
+                 " internal CA (--internal-ca, --internal-cert, --internal-key)", url, text);
+    else if (st == NATS_SECURE_CONNECTION_WANTED)
+        snprintf(err, errlen, "nats %s: %s: this service has internal TLS, the server does not"
+                 " serve TLS (scripts/nats-users.sh --tls)", url, text);
+    else if (st == NATS_SSL_ERROR && c->tls)
+        snprintf(err, errlen, "nats %s: %s: the server must present " NATS_SERVER_DNS " of"
+                 " the CA in %s and accept the certificate %s", url, text, c->tls->ca,
+                 c->tls->cert);
+    else if (st != NATS_CONNECTION_AUTH_FAILED && st != NATS_NOT_PERMITTED)
         snprintf(err, errlen, "nats %s: %s", url, text);
     else if (c->user)
         snprintf(err, errlen, "nats %s: %s: the server refused user %s (wrong password in %s,"

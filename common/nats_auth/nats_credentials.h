@@ -3,7 +3,15 @@
  * whose permissions name only the subjects it needs, so one compromised
  * node can neither forge another's heartbeat nor receive its work. A
  * service reads "user:password" (one line) from --nats-credentials-file at
- * start. */
+ * start.
+ *
+ * With the service's internal TLS (tls_credentials.h) the connection is TLS:
+ * nats-server must present the identity NATS_SERVER_DNS of the internal CA,
+ * and asks for the service's own certificate (docs/operations.md "NATS
+ * over TLS"). The certificate is a second factor beside the password, not
+ * the NATS user: nats-server's subject permissions stay per user. NATS.c
+ * reads the files at connect; a renewed certificate (SIGHUP) is used from
+ * the next start of the service on. */
 #ifndef AIRLOCK_NATS_CREDENTIALS_H
 #define AIRLOCK_NATS_CREDENTIALS_H
 
@@ -12,11 +20,17 @@
 #include <nats/nats.h>
 
 #define NATS_PASSWORD_MIN_LEN 16
+/* nats-server's certificate names it (scripts/internal-pki.sh's `nats`). */
+#define NATS_SERVER_DNS "nats.airlock.internal"
+
+struct tls_credentials;
+struct tls_files;
 
 struct nats_credentials {
     char *user;     /* NULL: connect without credentials */
     char *password;
     char path[4096]; /* where they came from, for messages */
+    const struct tls_files *tls; /* CA, certificate and key; NULL: plain TCP */
 };
 
 /* Reads "user:password" from path (a private file: secret_file.h). The user
@@ -33,13 +47,17 @@ int nats_credentials_configure(const char *path, struct nats_credentials *c, cha
 
 void nats_credentials_free(struct nats_credentials *c);
 
-/* Sets c's user and password on opts (none without), and an error handler
- * that logs what nats-server refuses after connecting — a permissions
- * violation arrives asynchronously, not as a publish's status. */
+/* Connect over TLS with the files of t (the service's internal
+ * credentials, which must outlive c); t NULL: plain TCP, as before. */
+void nats_credentials_use_tls(struct nats_credentials *c, const struct tls_credentials *t);
+
+/* Sets c's user and password on opts (none without), its TLS (above), and
+ * an error handler that logs what nats-server refuses after connecting — a
+ * permissions violation arrives asynchronously, not as a publish's status. */
 natsStatus nats_credentials_apply(natsOptions *opts, const struct nats_credentials *c);
 
-/* "nats URL: <the server's error>" in err, and which user and file to check
- * when the server refused the credentials. */
+/* "nats URL: <the server's error>" in err, and which user, file or TLS
+ * flag to check when the server refused the credentials. */
 void nats_connect_error(const struct nats_credentials *c, const char *url, natsStatus st,
                         natsConnection *nc, char *err, size_t errlen);
 

@@ -26,6 +26,7 @@
 #include "bench_log.h"
 #include "bench_rest.h"
 #include "cp_nats.h"
+#include "cp_pki.h"
 #include "cp_stack.h"
 #include "fsutil.h"
 
@@ -417,9 +418,11 @@ static void events_rate(struct bench_report *r, const struct event_reader *e, in
 static natsStatus nats_connect_as_scheduler(struct cp *c, natsConnection **nc)
 {
     char creds[PATH_MAX];
-    if (cp_stack_nats_credentials(&c->st, "scheduler", creds, sizeof(creds)) < 0)
+    struct cp_tls tls;
+    if (cp_stack_nats_credentials(&c->st, "scheduler", creds, sizeof(creds)) < 0 ||
+        cp_tls_of(c->st.pki_dir, "scheduler", &tls) < 0)
         return NATS_ERR;
-    return cp_nats_connect(c->st.nats_url, creds, NULL, NULL, nc);
+    return cp_nats_connect(c->st.nats_url, creds, &tls.files, NULL, NULL, nc);
 }
 
 static int events(struct cp *c)

@@ -94,6 +94,21 @@ def yaml_list_after(text, key):
     return yaml.safe_load("\n".join(body)) or []
 
 
+def nats_conf(tls_dir=None):
+    """nats.yaml's nats.conf as rendered: with nats.tls.secretName set when
+    tls_dir is given (the Secret's mount path replaced by tls_dir), without
+    its tls block otherwise."""
+    text = dict(templates())["nats.yaml"]
+    body = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text).group(1)
+    m = re.search(r"^\s*\{\{- if \.Values\.nats\.tls\.secretName \}\}\n(.*?)^\s*\{\{- end \}\}\n",
+                  body, re.S | re.M)
+    if m is None:
+        raise AssertionError("nats.conf has no tls block under nats.tls.secretName")
+    tls = m.group(1).replace("/etc/nats-tls/", tls_dir + "/") if tls_dir else ""
+    body = body[:m.start()] + tls + body[m.end():]
+    return "".join(line[4:] + "\n" for line in body.splitlines())
+
+
 def define_body(text, name):
     m = re.search(r'\{\{-? define "%s" -?\}\}\n?(.*?)\{\{-? end -?\}\}' % re.escape(name),
                   text, re.S)
@@ -411,12 +426,10 @@ class HelmChart(unittest.TestCase):
             self.assertIn('include "airlock.natsCredentialsMount" .', t, name)
             self.assertIn('(dict "root" . "role" "%s")' % role, t, name)
 
-    def test_nats_conf_is_valid_for_nats_server(self):
-        """The chart's nats.conf, its passwords set as the pod sets them
-        (quoted, through the environment), passes `nats-server -t`."""
-        text = dict(templates())["nats.yaml"]
-        body = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text).group(1)
-        conf = "".join(line[4:] + "\n" for line in body.splitlines())
+    def check_nats_server_takes(self, conf):
+        """conf, its passwords set as the pod sets them (quoted, through the
+        environment), passes `nats-server -t` (which also loads its TLS
+        files)."""
         env = dict(os.environ)
         for role in ("SCHEDULER", "GATEWAY", "NODE"):
             env["NATS_%s_PASSWORD" % role] = '"%s"' % ("p" * 40)
@@ -447,6 +460,40 @@ class HelmChart(unittest.TestCase):
         mounts = {m["name"]: m for m in yaml_list_after(tls, "volumeMounts")}
         self.assertEqual(mounts["tls"]["mountPath"], "/etc/airlock/tls")
         self.assertTrue(mounts["tls"]["readOnly"])
+
+
+    def test_nats_conf_is_valid_for_nats_server(self):
+        self.assertNotIn("tls", nats_conf())
+        self.check_nats_server_takes(nats_conf())
+
+    def test_nats_tls_from_a_secret(self):
+        """With nats.tls.secretName, nats-server serves TLS with the
+        Secret's tls.crt/tls.key and verifies every client against its
+        ca.crt (kubernetes.io/tls keys), the Secret mounted read-only beside
+        the config; the config, with a certificate that
+        scripts/internal-pki.sh made, passes `nats-server -t`."""
+        text = dict(templates())["nats.yaml"]
+        for line in ('cert_file: "/etc/nats-tls/tls.crt"', 'key_file: "/etc/nats-tls/tls.key"',
+                     'ca_file: "/etc/nats-tls/ca.crt"', "verify: true"):
+            self.assertIn(line, text)
+        self.assertRegex(text, r"\{\{- if \.Values\.nats\.tls\.secretName \}\}\n\s*- name: tls\n"
+                               r"\s*mountPath: /etc/nats-tls\n\s*readOnly: true")
+        self.assertRegex(text, r"\{\{- if \.Values\.nats\.tls\.secretName \}\}\n\s*- name: tls\n"
+                               r"\s*secret:\n\s*secretName: "
+                               r"\{\{ \.Values\.nats\.tls\.secretName \}\}")
+        self.assertEqual(self.values["nats"]["tls"]["secretName"], "", "off unless set")
+        with tempfile.TemporaryDirectory(prefix="airlock-chart-nats-") as d:
+            pki = os.path.join(d, "pki")
+            subprocess.run(["/bin/sh", os.path.join(CHART, "../../scripts/internal-pki.sh"), pki,
+                            "nats"], check=True, capture_output=True, timeout=60)
+            secret = os.path.join(d, "secret")
+            os.mkdir(secret)
+            for key, made in (("tls.crt", "nats.crt"), ("tls.key", "nats.key"),
+                              ("ca.crt", "ca.crt")):
+                os.symlink(os.path.join(pki, made), os.path.join(secret, key))
+            conf = nats_conf(secret)
+            self.assertIn('cert_file: "%s/tls.crt"' % secret, conf)
+            self.check_nats_server_takes(conf)
 
     def test_node_pod_is_privileged_with_shared_netns(self):
         _, text = next((n, t) for n, t in templates() if n == "node.yaml")

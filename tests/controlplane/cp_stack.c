@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cp_pki.h"
 #include "fsutil.h"
 #include "internal_token.h"
 #include "netlab.h"
@@ -64,36 +65,33 @@ static int run_script(struct cp_stack *st, const char *const argv[], const char 
 }
 
 /* The internal PKI, as make up makes it (scripts/internal-pki.sh): a CA and
- * a certificate per identity, the other node's too (only tests use it).
- * This process and what it starts from here on act as CP_NODE_ID's vmhost
- * (as vmhostctl does on a node): AIRLOCK_INTERNAL_CA/_CERT/_KEY name its
- * files; every service gets its own with flags. */
+ * a certificate for nats-server and each identity, the other node's too
+ * (only tests use it). This process and what it starts from here on act as
+ * CP_NODE_ID's vmhost (as vmhostctl does on a node): AIRLOCK_INTERNAL_CA/
+ * _CERT/_KEY name its files; every service gets its own with flags. */
 static int make_pki(struct cp_stack *st)
 {
-    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0)
+    struct cp_tls node;
+    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0 ||
+        cp_tls_of(st->pki_dir, "vmhost-" CP_NODE_ID, &node) < 0)
         return -1;
-    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "gateway",
-                           "scheduler", "vault", "vmhost:" CP_NODE_ID, "egress:" CP_NODE_ID,
-                           "vmhost:" CP_OTHER_NODE_ID, "egress:" CP_OTHER_NODE_ID, NULL };
+    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "nats",
+                           "gateway", "scheduler", "vault", "vmhost:" CP_NODE_ID,
+                           "egress:" CP_NODE_ID, "vmhost:" CP_OTHER_NODE_ID,
+                           "egress:" CP_OTHER_NODE_ID, NULL };
     if (run_script(st, argv, "pki.log") < 0)
         return -1;
-    struct cp_tls_args self;
-    const char *unused[6];
-    cp_stack_tls_append(st, "vmhost-" CP_NODE_ID, &self, unused, 0);
-    setenv(INTERNAL_CA_ENV, self.ca, 1);
-    setenv(INTERNAL_CERT_ENV, self.cert, 1);
-    setenv(INTERNAL_KEY_ENV, self.key, 1);
+    setenv(INTERNAL_CA_ENV, node.ca, 1);
+    setenv(INTERNAL_CERT_ENV, node.cert, 1);
+    setenv(INTERNAL_KEY_ENV, node.key, 1);
     return 0;
 }
 
-size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls_args *t,
+size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls *t,
                            const char **argv, size_t n)
 {
-    if (!st->pki_dir[0])
+    if (!st->pki_dir[0] || cp_tls_of(st->pki_dir, name, t) < 0)
         return n; /* a plaintext stack */
-    fs_path(t->ca, sizeof(t->ca), "%s/ca.crt", st->pki_dir);
-    fs_path(t->cert, sizeof(t->cert), "%s/%s.crt", st->pki_dir, name);
-    fs_path(t->key, sizeof(t->key), "%s/%s.key", st->pki_dir, name);
     const char *flags[] = { "--internal-ca", t->ca, "--internal-cert", t->cert,
                             "--internal-key", t->key };
     memcpy(argv + n, flags, sizeof(flags));
@@ -104,15 +102,21 @@ size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct c
  * (scripts/nats-users.sh): the scheduler, the gateway, and each node —
  * CP_NODE_ID, which the stack runs, and CP_OTHER_NODE_ID, whose user only
  * tests use. The passwords go into a config file (0600), never on a
- * command line. */
+ * command line. With TLS as the nats identity of the stack's PKI. */
 static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
 {
     if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials",
                 st->dir) < 0 ||
         fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0)
         return -1;
-    const char *argv[] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT, st->nats_creds_dir, path,
-                           CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
+    const char *argv[10] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT };
+    size_t n = 2;
+    if (st->pki_dir[0]) {
+        argv[n++] = "--tls";
+        argv[n++] = st->pki_dir;
+    }
+    const char *rest[] = { st->nats_creds_dir, path, CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
+    memcpy(argv + n, rest, sizeof(rest));
     return run_script(st, argv, "nats-users.log");
 }
 
@@ -138,10 +142,13 @@ static int start_nats(struct cp_stack *st)
     while (clock_monotonic_ms() < deadline && alive(st->nats_pid)) {
         char *text = NULL;
         if (fs_read_file(ports, 65536, &text, NULL, NULL, 0) == 0) {
-            /* {"nats":["nats://127.0.0.1:PORT"],...} */
-            char *url = strstr(text, "nats://");
+            /* {"nats":["tls://127.0.0.1:PORT"],...}: the URL is nats://
+             * as make up's, the clients' internal TLS says TLS. */
+            char *url = strstr(text, "://");
             if (url) {
-                snprintf(st->nats_url, sizeof(st->nats_url), "%.*s", (int)strcspn(url, "\""), url);
+                url += 3;
+                snprintf(st->nats_url, sizeof(st->nats_url), "nats://%.*s",
+                         (int)strcspn(url, "\""), url);
                 free(text);
                 return 0;
             }
@@ -173,7 +180,7 @@ static int start_vault(struct cp_stack *st)
     char key[PATH_MAX];
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
-    struct cp_tls_args tls;
+    struct cp_tls tls;
     const char *argv[16] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
                              "--listen", st->vault_addr, "--internal-token-file", st->token_file };
     argv[cp_stack_tls_append(st, "vault", &tls, argv, 9)] = NULL;
@@ -213,7 +220,7 @@ int cp_stack_start_egress(struct cp_stack *st)
     fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
     fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
     unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
-    struct cp_tls_args tls;
+    struct cp_tls tls;
     /* With vault and a state dir, as make up and the chart run it: every
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
@@ -306,7 +313,7 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
     unlink(addr + 5); /* a killed one's socket: readiness is its reappearance */
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "scheduler", creds, sizeof(creds));
-    struct cp_tls_args tls;
+    struct cp_tls tls;
     const char *argv[48] = { AIRLOCK_SCHEDULER_BIN, "--data-dir", st->dir, "--listen", addr,
                              "--database", st->pg.url, "--nats", st->nats_url,
                              "--internal-token-file", st->token_file,
@@ -324,7 +331,7 @@ int cp_stack_start_gateway(struct cp_stack *st)
 {
     char creds[PATH_MAX];
     cp_stack_nats_credentials(st, "gateway", creds, sizeof(creds));
-    struct cp_tls_args tls;
+    struct cp_tls tls;
     const char *gw[24] = { AIRLOCK_GATEWAY_BIN, "--listen", st->gateway_listen, "--scheduler",
                            st->scheduler_addr, "--nats", st->nats_url, "--vault", st->vault_addr,
                            "--grpc-listen", st->grpc_addr, "--internal-token-file",

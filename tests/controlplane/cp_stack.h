@@ -7,15 +7,20 @@
  * Always with a fresh internal token (internal_token.h): every service gets
  * --internal-token-file, and
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
- * it starts later (a test's own gateway, vmhostctl) presents it too. And,
- * unless plaintext, with mutual TLS between the services as make up runs
- * them: an internal PKI under DIR/pki (scripts/internal-pki.sh), each
- * service given its identity, this process acting as the node's vmhost
- * (AIRLOCK_INTERNAL_CA/_CERT/_KEY, as vmhostctl on a node).
+ * it starts later (a test's own gateway, vmhostctl) presents it too.
  * nats-server has a user per identity with only its subjects, as make up
  * writes them: DIR/nats-credentials/{scheduler,gateway,node-CP_NODE_ID,
  * node-CP_OTHER_NODE_ID} ("user:password", 0400); each service gets its
  * own with --nats-credentials-file.
+ *
+ * Unless plaintext (cp_stack_options), mutual TLS between the services as
+ * make up runs them: the internal PKI (scripts/internal-pki.sh) is DIR/pki
+ * (cp_pki.h): every service gets its identity's --internal-ca/
+ * --internal-cert/--internal-key (vmhost, which itest starts, and the
+ * tools a test runs against it, through AIRLOCK_INTERNAL_CA/_CERT/_KEY in
+ * this process's environment: node CP_NODE_ID's, as vmhostctl on a node).
+ * nats-server serves TLS as `nats` and wants a client certificate of that
+ * CA (nats-users.sh --tls).
  *
  * With the test internet (cp_stack_options.internet) egress dials out of
  * netlab's uplink namespace instead (netlab.h: its DNS and servers, nothing
@@ -34,16 +39,13 @@
 #include <sys/types.h>
 
 #include "cp_nats.h"
+#include "cp_pki.h"
 #include "itest.h"
 #include "pg_test.h"
 #include "upstream.h"
 
 #define CP_STACK_MAX_VMHOST_ARGS 8
 
-/* One identity's files of the stack's PKI. */
-struct cp_tls_args {
-    char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
-};
 /* The test internet's upstream: other.test resolves to NETLAB_WEB2 in
  * netlab's DNS; these ports are free there. */
 #define CP_UPSTREAM_HOST "other.test"
@@ -63,9 +65,9 @@ struct cp_stack {
     char token_file[PATH_MAX];    /* the internal token (0600) every part is given */
     char internal_token[64];
     char nats_creds_dir[PATH_MAX]; /* a "user:password" file per NATS user */
-    char pki_dir[PATH_MAX];       /* ca.crt and NAME.crt/.key per identity (cp_stack_tls_args) */
-    struct cp_tls_args vmhost_tls;
+    struct cp_tls vmhost_tls;
     char node_creds[PATH_MAX + 64]; /* the vmhost's */
+    char pki_dir[PATH_MAX];       /* the internal CA and every identity's files */
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
@@ -96,7 +98,7 @@ struct cp_stack {
 /* Appends --internal-ca/-cert/-key with identity name's files ("gateway",
  * "vmhost-cp-node": the PKI's file names; t keeps them) to argv at n,
  * nothing in a plaintext stack; the new count. */
-size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls_args *t,
+size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls *t,
                            const char **argv, size_t n);
 
 int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts);

@@ -1,10 +1,12 @@
 /* The internal APIs of a running stack (cp_harness: every part started
- * with the internal token, beside mutual TLS) refuse callers without it,
- * even with a certificate of a role the method lets in: vmhost's, vault's,
+ * with the internal token) refuse callers without it: vmhost's, vault's,
  * egress's and the scheduler's gRPC APIs answer UNAUTHENTICATED, vmhostctl
  * without --token-file gets that error. With the token each of them
- * answers (test_internal_tls.py has the certificates' refusals). nats-server refuses a connection without a user or with a wrong
- * password (its users: test_nats_permissions.c). */
+ * answers. Each call is over mutual TLS as an identity the method admits
+ * (cp_stack.h: the stack's internal PKI), so what is refused is the token:
+ * a second factor beside the certificate. nats-server refuses a connection
+ * without a user or with a wrong password (its users and TLS:
+ * test_nats_permissions.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,11 +20,12 @@
 #include <sys/wait.h>
 
 #include "cp_nats.h"
+#include "cp_pki.h"
 #include "fsutil.h"
 #include "internal_token.h"
+#include "nats_credentials.h"
 #include "rpc_client.h"
 #include "test_proc.h"
-#include "tls_credentials.h"
 #include "vmhost.pb-c.h"
 
 #define CALL_TIMEOUT_MS 10000
@@ -38,26 +41,24 @@ static const char *env(const char *name)
     return v;
 }
 
-/* Who calls which server: a role the server's method lets in, and the
- * identity the server has. */
-struct peer {
-    const char *files; /* its files in the stack's PKI ("gateway") */
+/* Who calls whom: the server's identity, and the caller's certificate in
+ * the stack's PKI (cp_pki.h) with its role. */
+struct peers {
     const char *server;
+    const char *caller;
+    enum peer_role caller_role;
 };
 
-/* One unary call with an empty request (valid for every proto3 message) as
- * p; auth_token NULL: no authorization metadata. */
-static grpc_status_code call_as(const char *addr, const struct peer *p, const char *auth_token,
+/* One unary call with an empty request (valid for every proto3 message);
+ * auth_token NULL: no authorization metadata. */
+static grpc_status_code call_as(const char *addr, const struct peers *p, const char *auth_token,
                                 const char *method, char **details)
 {
-    char ca[4200], cert[4200], key[4200], err[1024];
-    const char *pki = env("AIRLOCK_TEST_PKI_DIR");
-    snprintf(ca, sizeof(ca), "%s/ca.crt", pki);
-    snprintf(cert, sizeof(cert), "%s/%s.crt", pki, p->files);
-    snprintf(key, sizeof(key), "%s/%s.key", pki, p->files);
+    struct cp_tls files;
     struct tls_credentials *tls = NULL;
-    if (tls_credentials_configure(&(struct tls_files){ ca, cert, key }, 0, true, &tls, err,
-                                  sizeof(err)) < 0)
+    char err[1024];
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), p->caller, &files), 0);
+    if (tls_credentials_configure(&files.files, p->caller_role, true, &tls, err, sizeof(err)) < 0)
         fail_msg("%s", err);
     struct rpc_channel *ch = rpc_channel_open(
         addr, &(struct rpc_channel_auth){ .bearer_token = auth_token, .tls = tls,
@@ -77,7 +78,7 @@ static grpc_status_code call_as(const char *addr, const struct peer *p, const ch
 
 /* Without the token and with a wrong one: UNAUTHENTICATED; with it, the
  * method's own answer (whatever it is, not UNAUTHENTICATED). */
-static void assert_needs_token(const char *addr, const struct peer *p, const char *method)
+static void assert_needs_token(const char *addr, const struct peers *p, const char *method)
 {
     char *details = NULL;
     assert_int_equal(call_as(addr, p, NULL, method, &details), GRPC_STATUS_UNAUTHENTICATED);
@@ -100,11 +101,11 @@ static void assert_needs_token(const char *addr, const struct peer *p, const cha
 static void test_vmhost_needs_token(void **state)
 {
     (void)state;
-    static const struct peer scheduler = { "scheduler", "vmhost:cp-node" };
-    assert_needs_token(vmhost_addr, &scheduler, "/airlock.vmhost.v1.VmHost/ListSandboxes");
+    static const struct peers p = { "vmhost:" CP_NODE_ID, "scheduler", PEER_SCHEDULER };
+    assert_needs_token(vmhost_addr, &p, "/airlock.vmhost.v1.VmHost/ListSandboxes");
     char *details = NULL;
-    assert_int_equal(call_as(vmhost_addr, &scheduler, token,
-                             "/airlock.vmhost.v1.VmHost/ListSandboxes", &details),
+    assert_int_equal(call_as(vmhost_addr, &p, token, "/airlock.vmhost.v1.VmHost/ListSandboxes",
+                             &details),
                      GRPC_STATUS_OK);
     free(details);
 }
@@ -112,23 +113,22 @@ static void test_vmhost_needs_token(void **state)
 static void test_vault_needs_token(void **state)
 {
     (void)state;
-    static const struct peer gateway = { "gateway", "vault" };
-    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), &gateway,
-                       "/airlock.vault.v1.Vault/ListAudit");
+    static const struct peers p = { "vault", "gateway", PEER_GATEWAY };
+    assert_needs_token(env("AIRLOCK_TEST_VAULT_ADDR"), &p, "/airlock.vault.v1.Vault/ListAudit");
 }
 
 static void test_egress_needs_token(void **state)
 {
     (void)state;
-    static const struct peer vmhost = { "vmhost-cp-node", "egress:cp-node" };
-    assert_needs_token(egress_addr, &vmhost, "/airlock.egress.v1.Egress/GetStatus");
+    static const struct peers p = { "egress:" CP_NODE_ID, "vmhost-" CP_NODE_ID, PEER_VMHOST };
+    assert_needs_token(egress_addr, &p, "/airlock.egress.v1.Egress/GetStatus");
 }
 
 static void test_scheduler_needs_token(void **state)
 {
     (void)state;
-    static const struct peer gateway = { "gateway", "scheduler" };
-    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"), &gateway,
+    static const struct peers p = { "scheduler", "gateway", PEER_GATEWAY };
+    assert_needs_token(env("AIRLOCK_TEST_SCHEDULER_ADDR"), &p,
                        "/airlock.scheduler.v1.Scheduler/ListSandboxes");
 }
 
@@ -165,16 +165,22 @@ static void test_vmhostctl_token_file(void **state)
     assert_int_equal(vmhostctl_ls(env(INTERNAL_TOKEN_ENV), "vmhostctl-token.log"), 0);
 }
 
-/* user NULL: no credentials at all. */
+/* The gateway's certificate (nats-server refuses any client without one:
+ * test_nats_permissions.c), so what is refused here is the user; user
+ * NULL: no credentials at all. */
 static natsStatus nats_connect_as(const char *user, const char *password)
 {
+    struct cp_tls tls;
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), "gateway", &tls), 0);
+    struct nats_credentials c = { .user = (char *)user, .password = (char *)password,
+                                  .tls = &tls.files };
     natsOptions *opts = NULL;
     natsConnection *nc = NULL;
     natsStatus st = natsOptions_Create(&opts);
     if (st == NATS_OK)
         st = natsOptions_SetURL(opts, env("AIRLOCK_TEST_NATS_URL"));
-    if (st == NATS_OK && user)
-        st = natsOptions_SetUserInfo(opts, user, password);
+    if (st == NATS_OK)
+        st = nats_credentials_apply(opts, &c);
     if (st == NATS_OK)
         st = natsConnection_Connect(&nc, opts);
     if (st == NATS_OK)
@@ -187,15 +193,17 @@ static natsStatus nats_connect_as(const char *user, const char *password)
 static void test_nats_needs_a_user(void **state)
 {
     (void)state;
-    assert_int_not_equal(nats_connect_as(NULL, NULL), NATS_OK);
+    assert_int_equal(nats_connect_as(NULL, NULL), NATS_CONNECTION_AUTH_FAILED);
     /* Neither the internal token nor a wrong password is a way in. */
-    assert_int_not_equal(nats_connect_as("gateway", token), NATS_OK);
-    assert_int_not_equal(nats_connect_as(token, NULL), NATS_OK);
+    assert_int_equal(nats_connect_as("gateway", token), NATS_CONNECTION_AUTH_FAILED);
+    assert_int_equal(nats_connect_as(token, NULL), NATS_CONNECTION_AUTH_FAILED);
     char creds[4200];
     snprintf(creds, sizeof(creds), "%s/gateway", env("AIRLOCK_TEST_NATS_CREDENTIALS_DIR"));
+    struct cp_tls tls;
+    assert_int_equal(cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), "gateway", &tls), 0);
     natsConnection *nc = NULL;
-    assert_int_equal(cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, NULL, NULL, &nc),
-                     NATS_OK);
+    assert_int_equal(cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, &tls.files, NULL, NULL,
+                                     &nc), NATS_OK);
     natsConnection_Destroy(nc);
 }
 

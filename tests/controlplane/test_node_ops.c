@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cp_nats.h"
+#include "cp_pki.h"
 #include "node.pb-c.h"
 #include "vmhost.pb-c.h"
 
@@ -99,7 +100,10 @@ int main(void)
     /* The scheduler's user: the one that may send node operations. */
     char creds[4200];
     snprintf(creds, sizeof(creds), "%s/scheduler", env("AIRLOCK_TEST_NATS_CREDENTIALS_DIR"));
-    natsStatus st = cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, NULL, NULL, &nc);
+    struct cp_tls tls;
+    cp_tls_of(env("AIRLOCK_TEST_PKI_DIR"), "scheduler", &tls);
+    natsStatus st =
+        cp_nats_connect(env("AIRLOCK_TEST_NATS_URL"), creds, &tls.files, NULL, NULL, &nc);
     if (st != NATS_OK) {
         fprintf(stderr, "test_node_ops: NATS: %s\n", natsStatus_GetText(st));
         return 1;

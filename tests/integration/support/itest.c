@@ -90,26 +90,26 @@ static bool itest_vmhost_answers(struct itest_vmhost *vh)
 /* vmhost inherits AIRLOCK_INTERNAL_TOKEN_FILE and AIRLOCK_INTERNAL_CA/
  * _CERT/_KEY from us: when a harness set them (tests/controlplane), our
  * calls present that token and that node's vmhost certificate too (as
- * vmhostctl does). The credentials live as long as the process. */
-static struct rpc_channel *itest_vmhost_channel(const struct itest_vmhost *vh)
+ * vmhostctl does). The credentials are read at vmhost's first start and
+ * kept until itest_vmhost_stop. */
+static struct rpc_channel *itest_vmhost_channel(struct itest_vmhost *vh)
 {
-    static struct tls_credentials *tls;
     static const struct tls_files from_env;
     char err[1024], self[PEER_IDENTITY_TEXT_MAX] = "";
-    if (!tls && tls_credentials_configure(&from_env, PEER_VMHOST, true, &tls, err,
-                                          sizeof(err)) < 0) {
+    if (!vh->tls && tls_credentials_configure(&from_env, PEER_VMHOST, true, &vh->tls, err,
+                                              sizeof(err)) < 0) {
         fprintf(stderr, "itest: %s\n", err);
         return NULL;
     }
-    if (tls)
-        peer_identity_text(tls_credentials_identity(tls), self, sizeof(self));
+    if (vh->tls)
+        peer_identity_text(tls_credentials_identity(vh->tls), self, sizeof(self));
     const char *file = getenv(INTERNAL_TOKEN_ENV);
     char *token = NULL;
     if (file && *file && !(token = internal_token_load(file, err, sizeof(err)))) {
         fprintf(stderr, "itest: %s\n", err);
         return NULL;
     }
-    struct rpc_channel_auth auth = { .bearer_token = token, .tls = tls, .server = self };
+    struct rpc_channel_auth auth = { .bearer_token = token, .tls = vh->tls, .server = self };
     struct rpc_channel *ch = rpc_channel_open(vh->addr, &auth);
     free(token);
     return ch;
@@ -347,6 +347,8 @@ int itest_vmhost_stop(struct itest_vmhost *vh)
         vh->data_dir[0] = '\0';
     }
     itest_track(vh, NULL);
+    tls_credentials_free(vh->tls);
+    vh->tls = NULL;
     free(netns);
     return rc;
 }

@@ -31,6 +31,7 @@ struct itest_vmhost {
     char addr[PATH_MAX + 8];
     char log_path[PATH_MAX];
     struct rpc_channel *ch;
+    struct tls_credentials *tls; /* ch's, from the environment (itest.c) */
 };
 
 /* Image cache shared by every test run on this machine. */
