@@ -94,16 +94,20 @@ def yaml_list_after(text, key):
     return yaml.safe_load("\n".join(body)) or []
 
 
+# The condition of nats.yaml's TLS parts: a Secret to serve TLS with.
+NATS_TLS_IF = '{{- if include "airlock.natsTLSSecret" . }}'
+
+
 def nats_conf(tls_dir=None):
-    """nats.yaml's nats.conf as rendered: with nats.tls.secretName set when
-    tls_dir is given (the Secret's mount path replaced by tls_dir), without
-    its tls block otherwise."""
+    """nats.yaml's nats.conf as rendered: with a TLS Secret (internal TLS or
+    nats.tls.secretName) when tls_dir is given (the Secret's mount path
+    replaced by tls_dir), without its tls block otherwise."""
     text = dict(templates())["nats.yaml"]
     body = re.search(r"nats\.conf: \|\n((?:\s{4}.*\n)+)", text).group(1)
-    m = re.search(r"^\s*\{\{- if \.Values\.nats\.tls\.secretName \}\}\n(.*?)^\s*\{\{- end \}\}\n",
-                  body, re.S | re.M)
+    m = re.search(r"^\s*" + re.escape(NATS_TLS_IF) + r"\n(.*?)^\s*\{\{- end \}\}\n", body,
+                  re.S | re.M)
     if m is None:
-        raise AssertionError("nats.conf has no tls block under nats.tls.secretName")
+        raise AssertionError("nats.conf has no tls block under " + NATS_TLS_IF)
     tls = m.group(1).replace("/etc/nats-tls/", tls_dir + "/") if tls_dir else ""
     body = body[:m.start()] + tls + body[m.end():]
     return "".join(line[4:] + "\n" for line in body.splitlines())
@@ -467,21 +471,28 @@ class HelmChart(unittest.TestCase):
         self.check_nats_server_takes(nats_conf())
 
     def test_nats_tls_from_a_secret(self):
-        """With nats.tls.secretName, nats-server serves TLS with the
-        Secret's tls.crt/tls.key and verifies every client against its
-        ca.crt (kubernetes.io/tls keys), the Secret mounted read-only beside
-        the config; the config, with a certificate that
-        scripts/internal-pki.sh made, passes `nats-server -t`."""
+        """With internal TLS (its Secret for nats, or nats.tls.secretName),
+        nats-server serves TLS with the Secret's tls.crt/tls.key and
+        verifies every client against its ca.crt (kubernetes.io/tls keys),
+        the Secret mounted read-only beside the config; the config, with a
+        certificate that scripts/internal-pki.sh made, passes
+        `nats-server -t`."""
         text = dict(templates())["nats.yaml"]
         for line in ('cert_file: "/etc/nats-tls/tls.crt"', 'key_file: "/etc/nats-tls/tls.key"',
                      'ca_file: "/etc/nats-tls/ca.crt"', "verify: true"):
             self.assertIn(line, text)
-        self.assertRegex(text, r"\{\{- if \.Values\.nats\.tls\.secretName \}\}\n\s*- name: tls\n"
+        self.assertRegex(text, re.escape(NATS_TLS_IF) + r"\n\s*- name: tls\n"
                                r"\s*mountPath: /etc/nats-tls\n\s*readOnly: true")
-        self.assertRegex(text, r"\{\{- if \.Values\.nats\.tls\.secretName \}\}\n\s*- name: tls\n"
+        self.assertRegex(text, re.escape(NATS_TLS_IF) + r"\n\s*- name: tls\n"
                                r"\s*secret:\n\s*secretName: "
-                               r"\{\{ \.Values\.nats\.tls\.secretName \}\}")
-        self.assertEqual(self.values["nats"]["tls"]["secretName"], "", "off unless set")
+                               r"\{\{ include \"airlock.natsTLSSecret\" \. \}\}")
+        helpers = dict(templates())["_helpers.tpl"]
+        body = define_body(helpers, "airlock.natsTLSSecret")
+        self.assertIn(".Values.nats.tls.secretName", body)
+        self.assertIn('include "airlock.internalTLSSecret" (dict "root" . "name" "nats")', body)
+        internal = dict(templates())["internal-tls.yaml"]
+        self.assertIn('{{- $roles = append $roles "nats" }}', internal,
+                      "the chart makes nats-server's certificate with the others")
         with tempfile.TemporaryDirectory(prefix="airlock-chart-nats-") as d:
             pki = os.path.join(d, "pki")
             subprocess.run(["/bin/sh", os.path.join(CHART, "../../scripts/internal-pki.sh"), pki,

@@ -278,10 +278,11 @@ def served_serial(sock, server):
     _, cert, key = stack_files("gateway")
     p = subprocess.run(["openssl", "s_client", "-unix", sock, "-alpn", "h2", "-servername",
                         dns(server), "-CAfile", os.path.join(PKI, "ca.crt"), "-cert", cert,
-                        "-key", key], input="", capture_output=True, text=True, timeout=30)
+                        "-key", key], input=b"", capture_output=True, timeout=30)
+    # Bytes: after the handshake the server's HTTP/2 frames follow the text.
     q = subprocess.run(["openssl", "x509", "-noout", "-serial"], input=p.stdout,
-                       capture_output=True, text=True, timeout=30)
-    return q.stdout.strip()
+                       capture_output=True, timeout=30)
+    return q.stdout.decode(errors="replace").strip()
 
 
 def replace(name, cert_pem, key_pem):

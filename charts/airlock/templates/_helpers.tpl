@@ -138,6 +138,16 @@ nats://{{ include "airlock.fullname" . }}-nats:4222
 
 {{/* The identity of role .name (gateway, scheduler, vault), as
      common/rpc/peer_identity.h reads it. */}}
+{{/* The Secret nats-server serves TLS with: nats.tls.secretName, else the
+     chart's internal one for nats; "" = plain TCP. */}}
+{{- define "airlock.natsTLSSecret" -}}
+{{- if .Values.nats.tls.secretName -}}
+{{ .Values.nats.tls.secretName }}
+{{- else if .Values.internalTLS.enabled -}}
+{{ include "airlock.internalTLSSecret" (dict "root" . "name" "nats") }}
+{{- end -}}
+{{- end -}}
+
 {{- define "airlock.internalTLSDNSName" -}}
 {{ .name }}.airlock.internal
 {{- end -}}
