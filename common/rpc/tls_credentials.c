@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fsutil.h"
 #include "log.h"
+#include "peer_cache.h"
 #include "secret_file.h"
 
 #define PEM_MAX (256 * 1024)
@@ -38,6 +40,7 @@ struct tls_credentials {
     pthread_mutex_t mu;
     struct peer_identity id; /* internal: the same across reloads */
     struct server_fetch *fetchers; /* under mu */
+    struct peer_cache *verified;   /* internal: clients' certificates checked */
     char *ca_path, *cert_path, *key_path;
     struct tls_files files;
     bool internal;
@@ -231,6 +234,11 @@ static struct tls_credentials *credentials_new(const struct tls_files *f, bool i
         goto fail;
     }
     t->id = t->cur->id;
+    if (internal && !(t->verified = peer_cache_new())) {
+        snprintf(err, errlen, "out of memory");
+        tls_credentials_free(t);
+        return NULL;
+    }
     return t;
 fail:
     if (t) {
@@ -361,6 +369,7 @@ void tls_credentials_free(struct tls_credentials *t)
     if (!t)
         return;
     material_free(t->cur);
+    peer_cache_free(t->verified);
     while (t->fetchers) {
         struct server_fetch *next = t->fetchers->next;
         free(t->fetchers);
@@ -454,9 +463,21 @@ grpc_channel_credentials *tls_credentials_channel(struct tls_credentials *t,
     return creds;
 }
 
+/* When a certificate stops being valid, as a time_t; 0 when unreadable. */
+static time_t not_after_of(X509 *x)
+{
+    struct tm tm;
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) != 1)
+        return 0;
+    return timegm(&tm);
+}
+
 int tls_credentials_verify_peer(struct tls_credentials *t, const char *pem,
                                 struct peer_identity *id, char *why, size_t whylen)
 {
+    unsigned generation = tls_credentials_generation(t);
+    if (pem && t->verified && peer_cache_get(t->verified, pem, generation, time(NULL), id))
+        return 0;
     X509 *leaf = pem ? pem_certificate(pem) : NULL;
     if (!leaf) {
         ERR_clear_error();
@@ -472,6 +493,8 @@ int tls_credentials_verify_peer(struct tls_credentials *t, const char *pem,
         snprintf(why, whylen, "certificate names no airlock identity");
         rc = -1;
     }
+    if (rc == 0 && t->verified)
+        peer_cache_put(t->verified, pem, generation, not_after_of(leaf), id);
     X509_STORE_free(store);
     X509_free(leaf);
     return rc;

@@ -516,7 +516,7 @@ static void tls_added(struct bench_report *r, const char *what, const struct ben
 }
 
 /* The pooled creates at concurrency 1 and the execs again, on a stack
- * whose services speak gRPC without TLS (made anew: the section's own
+ * whose services speak gRPC and NATS without TLS (made anew: the section's own
  * stack runs with it, as make up does), beside the same with TLS. */
 static int plaintext_comparison(struct cp *c, const struct cp_stack_options *with_tls,
                                 const struct bench_series *tls_creates,
@@ -534,7 +534,7 @@ static int plaintext_comparison(struct cp *c, const struct cp_stack_options *wit
     c->wait_pool = true;
     c->seq++;
     struct bench_series *creates_plain = bench_report_series(
-        r, "ms", "POST /v1/sandboxes → 201 running, concurrency 1, internal gRPC plaintext");
+        r, "ms", "POST /v1/sandboxes → 201 running, concurrency 1, internal TLS off");
     struct bench_op create_op = { .before = wait_pool, .run = create, .after = delete, .arg = c };
     int rc = bench_rounds(&create_op, 1, total, creates_plain);
     tls_added(r, "create", tls_creates, creates_plain,
@@ -543,7 +543,7 @@ static int plaintext_comparison(struct cp *c, const struct cp_stack_options *wit
     if (create(c, 0, 0) < 0)
         return -1;
     struct bench_series *execs_plain =
-        bench_report_series(r, "ms", "exec `true` through the gateway, internal gRPC plaintext");
+        bench_report_series(r, "ms", "exec `true` through the gateway, internal TLS off");
     struct bench_op exec_op = { .run = exec_rest, .arg = c };
     if (bench_rounds(&exec_op, 1, CP_EXECS, execs_plain) < 0)
         rc = -1;

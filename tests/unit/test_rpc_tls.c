@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "fsutil.h"
+#include "peer_cache.h"
 #include "peer_identity.h"
 #include "rpc_client.h"
 #include "rpc_server.h"
@@ -116,6 +117,24 @@ static void test_identities(void **state)
                                            "vmhost.airlock.internal" };
     for (size_t i = 0; i < sizeof(bad_dns) / sizeof(*bad_dns); i++)
         assert_int_equal(peer_identity_from_dns(bad_dns[i], &id), -1);
+}
+
+/* A verified certificate is reused only for the same PEM, the same
+ * credentials generation and before its notAfter. */
+static void test_peer_cache(void **state)
+{
+    (void)state;
+    struct peer_cache *c = peer_cache_new();
+    assert_non_null(c);
+    struct peer_identity gw = { .role = PEER_GATEWAY }, got;
+    peer_cache_put(c, "PEM-A", 3, 1000, &gw);
+    assert_true(peer_cache_get(c, "PEM-A", 3, 999, &got));
+    assert_int_equal(got.role, PEER_GATEWAY);
+    assert_false(peer_cache_get(c, "PEM-A", 3, 1000, &got)); /* expired */
+    assert_false(peer_cache_get(c, "PEM-A", 4, 999, &got));  /* reloaded since */
+    assert_false(peer_cache_get(c, "PEM-B", 3, 999, &got));  /* another certificate */
+    assert_false(peer_cache_get(c, "PEM-", 3, 999, &got));
+    peer_cache_free(c);
 }
 
 static void test_bad_files_are_named(void **state)
@@ -324,6 +343,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identities),
+        cmocka_unit_test(test_peer_cache),
         cmocka_unit_test(test_bad_files_are_named),
         cmocka_unit_test(test_roles_per_method),
         cmocka_unit_test(test_reload),
