@@ -81,6 +81,11 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
                  e.message);
         return 0;
     }
+    if (step.to == db_state) {
+        log_warn("reconciled", "sandbox=%s node=%s state=%s why=\"%s\"", id, node, state_name,
+                 why);
+        return 1;
+    }
     struct transition_note note = { WHO, why, "" };
     int rc = service_transition(s, id, db_state, step.to, &note, &e);
     if (rc < 0) {

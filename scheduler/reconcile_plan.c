@@ -10,12 +10,28 @@ static struct reconcile_step move(enum sandbox_state to, const char *why)
     return (struct reconcile_step){ RECONCILE_MOVE, to, why };
 }
 
+/* A sandbox in error whose VM the node still runs (a create that timed out
+ * at the scheduler and finished on the node later, a node back after a
+ * partition): the failed sandbox holds no VM, so it is deleted there; the
+ * row stays error until its owner deletes it. A VM the node itself reports
+ * failed is left with its files (console log) for that delete. */
+static struct reconcile_step plan_error(const struct reconcile_node_view *node)
+{
+    if (node->present && !node->busy &&
+        (node->state == SANDBOX_RUNNING || node->state == SANDBOX_PAUSED))
+        return (struct reconcile_step){ RECONCILE_DELETE_ON_NODE, SANDBOX_ERROR,
+                                        "a failed sandbox's VM still ran on the node: deleted" };
+    return keep();
+}
+
 /* A settled sandbox: only a VM that is gone or broken changes it. */
 static struct reconcile_step plan_settled(enum sandbox_state db_state,
                                           const struct reconcile_node_view *node)
 {
+    if (db_state == SANDBOX_ERROR)
+        return plan_error(node);
     if (db_state != SANDBOX_RUNNING && db_state != SANDBOX_PAUSED && db_state != SANDBOX_SUSPENDED)
-        return keep(); /* error stays until deleted */
+        return keep();
     if (!node->present)
         return move(SANDBOX_ERROR, "lost: the node no longer has this sandbox");
     if (!node->busy && node->state == SANDBOX_ERROR)

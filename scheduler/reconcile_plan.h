@@ -25,7 +25,8 @@ struct reconcile_node_view {
 enum reconcile_kind {
     RECONCILE_KEEP,            /* nothing to do */
     RECONCILE_MOVE,            /* commit db state → to */
-    RECONCILE_DELETE_ON_NODE,  /* delete the VM on the node, then commit → to */
+    RECONCILE_DELETE_ON_NODE,  /* delete the VM on the node, then commit → to (nothing to
+                                  commit when to is the row's state: an error row) */
 };
 
 struct reconcile_step {

@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -69,6 +70,19 @@ def sse_events(text):
         if "event" in lines:
             events.append((lines["event"], json.loads(lines["data"])))
     return events
+
+
+def psql(sql, **params):
+    """Runs sql in the stack's PostgreSQL (AIRLOCK_TEST_DATABASE_URL), as
+    someone with write access to the tables but not to the services would;
+    params are psql variables (:'name' in sql). Its command tag ("UPDATE
+    1"), or the error."""
+    args = ["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d",
+            os.environ["AIRLOCK_TEST_DATABASE_URL"]]
+    for k, v in params.items():
+        args += ["-v", "%s=%s" % (k, v)]
+    r = subprocess.run(args, input=sql, capture_output=True, text=True, timeout=60)
+    return (r.stdout + r.stderr).strip()
 
 
 def control(command):

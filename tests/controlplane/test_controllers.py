@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from rest_client import (ADMIN, EventStream, call, check, control, expect_error, new_project_key,
-                         poll, report_and_exit)
+                         poll, psql, report_and_exit)
 
 STACK = os.environ["AIRLOCK_TEST_STACK_DIR"]
 VMHOST_SOCK = "unix:%s/vmhost.sock" % os.environ["AIRLOCK_TEST_VMHOST_DIR"]
@@ -179,6 +179,22 @@ def check_reconcile(key):
                     body={"cmd": ["echo", "ok"]})
     check(st == 200 and r.get("stdout") == "ok\n", "the re-adopted sandbox runs commands")
     call("DELETE", "/v1/sandboxes/" + healthy["id"], key=key)
+
+    # A failed sandbox whose VM still runs on the node (a create that timed
+    # out at the scheduler and finished there later): reconciliation
+    # deletes the VM and the row stays error for its owner to delete.
+    failed = create(key)
+    if failed:
+        tag = psql("UPDATE sandboxes SET state = 'error', error = 'a create that timed out'"
+                   " WHERE id = :'id'", id=failed["id"])
+        check(tag == "UPDATE 1", "the row says error while the node runs the VM (%s)" % tag)
+        check(poll(lambda: not node_has(failed["id"]), 120),
+              "reconciliation deleted the VM of the sandbox in error")
+        check(state_of(failed["id"], key) == "error", "and the row stays error")
+        check("a failed sandbox's VM still ran on the node" in log_text("scheduler.log"),
+              "the scheduler says why it deleted that VM")
+        st, _, _ = call("DELETE", "/v1/sandboxes/" + failed["id"], key=key)
+        check(st == 204, "the sandbox in error is then deleted by its owner")
 
     out = vmhostctl("create", "--id", "sb_stray")
     check(out.returncode == 0 and node_has("sb_stray"),

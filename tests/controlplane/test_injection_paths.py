@@ -38,7 +38,7 @@ import time
 import grpc
 
 import grpc_stubs
-from rest_client import (ADMIN, call, check, control, new_project_key, poll, pool_ready,
+from rest_client import (ADMIN, call, check, control, new_project_key, poll, pool_ready, psql,
                          report_and_exit, vmhost_log_says)
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
@@ -46,7 +46,6 @@ HOST = os.environ["AIRLOCK_TEST_UPSTREAM_HOST"]
 HTTPS_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTPS_PORT"])
 HTTP_PORT = int(os.environ["AIRLOCK_TEST_UPSTREAM_HTTP_PORT"])
 UPSTREAM_LOG = os.environ["AIRLOCK_TEST_UPSTREAM_LOG"]
-DATABASE_URL = os.environ["AIRLOCK_TEST_DATABASE_URL"]
 # Made up per run; reaches the upstream only, never an answer to the guest.
 SECRET = "sk-injection-%d-%s" % (os.getpid(), base64.b32encode(os.urandom(10)).decode().lower())
 NETWORK = {"allow_domains": [HOST], "allow_ports": [HTTPS_PORT, HTTP_PORT]}
@@ -400,17 +399,6 @@ def check_plaintext(key, sid):
           "plaintext allowed: plain HTTP is injected (%s %r)" % (code, out))
     st, _, _ = call("DELETE", "/v1/secrets/plain?sandbox_id=" + sid, key=key)
     check(st == 204, "DELETE the plaintext secret -> 204")
-
-
-def psql(sql, **params):
-    """Runs sql in the stack's PostgreSQL, as someone with write access to
-    vault's tables but not to vault would; params are psql variables
-    (:'name' in sql). Its command tag ("UPDATE 1"), or the error."""
-    args = ["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", DATABASE_URL]
-    for k, v in params.items():
-        args += ["-v", "%s=%s" % (k, v)]
-    r = subprocess.run(args, input=sql, capture_output=True, text=True, timeout=60)
-    return (r.stdout + r.stderr).strip()
 
 
 def check_tampered_row(key, sid, secret_id):

@@ -1,8 +1,9 @@
 /* Reconciliation's decisions (scheduler/reconcile_plan.c): the cases the
  * design names, written out, and for every (database state, stuck, node
  * view) combination the invariants: a move is an edge of the state
- * machine, and nothing in a transitional state that is not stuck, nor a
- * deleted or error sandbox, is ever touched. */
+ * machine, nothing in a transitional state that is not stuck nor a deleted
+ * sandbox is ever touched, and an error sandbox only loses a VM the node
+ * still runs (its row stays error). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,8 +48,15 @@ static void test_settled_sandboxes(void **state)
     expect(SANDBOX_RUNNING, true, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
     expect(SANDBOX_SUSPENDED, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
     expect(SANDBOX_RUNNING, false, BUSY, RECONCILE_KEEP, 0);
-    /* error stays until the owner deletes it. */
+    /* error stays until the owner deletes it, and holds no running VM. */
     expect(SANDBOX_ERROR, true, ABSENT, RECONCILE_KEEP, 0);
+    expect(SANDBOX_ERROR, false, on_node(SANDBOX_RUNNING), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_ERROR, false, on_node(SANDBOX_PAUSED), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_ERROR, false, on_node(SANDBOX_ERROR), RECONCILE_KEEP, 0); /* its logs stay */
+    expect(SANDBOX_ERROR, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_ERROR, false, BUSY, RECONCILE_KEEP, 0);
 }
 
 static void test_stuck_sandboxes(void **state)
@@ -83,9 +91,13 @@ static void test_invariants_everywhere(void **state)
                 struct reconcile_step step = reconcile_plan(db, stuck, &view);
                 bool transitional = db == SANDBOX_CREATING || db == SANDBOX_SUSPENDING ||
                                     db == SANDBOX_RESUMING || db == SANDBOX_DELETING;
-                if ((transitional && !stuck) || db == SANDBOX_DELETED || db == SANDBOX_ERROR)
+                if ((transitional && !stuck) || db == SANDBOX_DELETED)
                     assert_int_equal(step.kind, RECONCILE_KEEP);
-                if (step.kind != RECONCILE_KEEP) {
+                if (db == SANDBOX_ERROR && step.kind != RECONCILE_KEEP) {
+                    assert_int_equal(step.kind, RECONCILE_DELETE_ON_NODE);
+                    assert_int_equal(step.to, SANDBOX_ERROR);
+                    assert_true(view.state == SANDBOX_RUNNING || view.state == SANDBOX_PAUSED);
+                } else if (step.kind != RECONCILE_KEEP) {
                     assert_true(sandbox_transition_allowed(db, step.to));
                     assert_true(step.why && *step.why);
                 }
