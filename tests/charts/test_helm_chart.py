@@ -113,6 +113,16 @@ def nats_conf(tls_dir=None):
     return "".join(line[4:] + "\n" for line in body.splitlines())
 
 
+def service_containers():
+    """(template name, its text, binary, container block) for each container
+    that runs one of AIRLOCK_SERVICES."""
+    for tname, text in templates():
+        for block in containers(text):
+            binary = next((b for b in AIRLOCK_SERVICES if re.search(rf"\b{b}\b", block)), None)
+            if binary:
+                yield tname, text, binary, block
+
+
 def define_body(text, name):
     m = re.search(r'\{\{-? define "%s" -?\}\}\n?(.*?)\{\{-? end -?\}\}' % re.escape(name),
                   text, re.S)
@@ -196,17 +206,13 @@ class HelmChart(unittest.TestCase):
         """Each container that runs an airlock service mounts the token
         Secret and passes --internal-token-file with the mounted path."""
         served = set()
+        for tname, _, binary, block in service_containers():
+            served.add(binary)
+            self.assertIn('--internal-token-file={{ include "airlock.internalTokenFile" . }}',
+                          block, f"{tname}: {binary} gets no --internal-token-file")
+            self.assertIn('include "airlock.internalTokenMount"', block,
+                          f"{tname}: {binary} does not mount the token")
         for tname, text in templates():
-            for block in containers(text):
-                binary = next((b for b in AIRLOCK_SERVICES if re.search(rf"\b{b}\b", block)),
-                              None)
-                if not binary:
-                    continue
-                served.add(binary)
-                self.assertIn('--internal-token-file={{ include "airlock.internalTokenFile" . }}',
-                              block, f"{tname}: {binary} gets no --internal-token-file")
-                self.assertIn('include "airlock.internalTokenMount"', block,
-                              f"{tname}: {binary} does not mount the token")
             if any(re.search(rf"\b{b}\b", text) for b in AIRLOCK_SERVICES):
                 self.assertEqual(text.count('include "airlock.internalTokenVolume"'), 1,
                                  f"{tname}: the token volume once per pod")
@@ -239,31 +245,26 @@ class HelmChart(unittest.TestCase):
                  "airlock-vault": (secret_dir, "tls"), "airlock-vmhost": (node_dir, "vmhost"),
                  "airlock-egress": (node_dir, "egress")}
         served = set()
-        for tname, text in tpl.items():
-            for block in containers(text):
-                binary = next((b for b in AIRLOCK_SERVICES if re.search(rf"\b{b}\b", block)),
-                              None)
-                if not binary:
-                    continue
-                served.add(binary)
-                d, name = files[binary]
-                d = d if d == node_dir else '{{ include "airlock.internalTLSDir" . }}'
-                for flag, path in (("ca", f"{d}/ca.crt"), ("cert", f"{d}/{name}.crt"),
-                                   ("key", f"{d}/{name}.key")):
-                    self.assertIn(f"--internal-{flag}={path}", block,
-                                  f"{tname}: {binary} gets no --internal-{flag}={path}")
-                self.assertRegex(block, r"\{\{- if \.Values\.internalTLS\.enabled \}\}\s*(#.*\n\s*)*"
-                                        r"-? ?--internal-ca=", f"{tname}: {binary}: only when enabled")
-                if d == node_dir:
-                    self.assertRegex(block, r"- name: node-pki\n\s+mountPath: " + re.escape(node_dir)
-                                     + r"\n\s+readOnly: true", f"{tname}: {binary}")
-                else:
-                    self.assertIn('include "airlock.internalTLSMount" .', block, binary)
-                    role = binary.split("-")[1]
-                    self.assertEqual(text.count('include "airlock.internalTLSVolume" (dict "root" . '
-                                                f'"name" "{role}")'), 1, f"{tname}: {role}'s Secret")
-                    self.assertIn(f'include "airlock.internalTLSAnnotations" (dict "root" . '
-                                  f'"name" "{role}")', text, f"{tname}: restarts on a new cert")
+        for tname, text, binary, block in service_containers():
+            served.add(binary)
+            d, name = files[binary]
+            d = d if d == node_dir else '{{ include "airlock.internalTLSDir" . }}'
+            for flag, path in (("ca", f"{d}/ca.crt"), ("cert", f"{d}/{name}.crt"),
+                               ("key", f"{d}/{name}.key")):
+                self.assertIn(f"--internal-{flag}={path}", block,
+                              f"{tname}: {binary} gets no --internal-{flag}={path}")
+            self.assertRegex(block, r"\{\{- if \.Values\.internalTLS\.enabled \}\}\s*(#.*\n\s*)*"
+                                    r"-? ?--internal-ca=", f"{tname}: {binary}: only when enabled")
+            if d == node_dir:
+                self.assertRegex(block, r"- name: node-pki\n\s+mountPath: " + re.escape(node_dir)
+                                 + r"\n\s+readOnly: true", f"{tname}: {binary}")
+            else:
+                self.assertIn('include "airlock.internalTLSMount" .', block, binary)
+                role = binary.split("-")[1]
+                self.assertEqual(text.count('include "airlock.internalTLSVolume" (dict "root" . '
+                                            f'"name" "{role}")'), 1, f"{tname}: {role}'s Secret")
+                self.assertIn(f'include "airlock.internalTLSAnnotations" (dict "root" . '
+                              f'"name" "{role}")', text, f"{tname}: restarts on a new cert")
         self.assertEqual(served, set(AIRLOCK_SERVICES))
         node = tpl["node.yaml"]
         self.assertRegex(node, r"- name: node-pki\n\s+hostPath:\n\s+path: "
