@@ -1,5 +1,5 @@
 #!/bin/sh
-# The internal PKI (docs/security.md "Trust between services"): a CA and a
+# The internal PKI (docs/security.md "Between services: mutual TLS"): a CA and a
 # certificate per service identity, each naming its role and node. The one
 # place these certificates are made: `make up` (scripts/up.sh) and the test
 # stack (tests/controlplane/cp_stack.c) run it; the Helm chart makes the same

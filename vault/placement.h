@@ -1,5 +1,5 @@
-/* Injection bound to placement (docs/security.md "Trust between
- * services"): with mutual TLS, egress on node N is egress:N by its
+/* Injection bound to placement (docs/security.md "Between services:
+ * mutual TLS", rows T10-T11): with mutual TLS, egress on node N is egress:N by its
  * certificate, and gets the secrets of a sandbox only while the scheduler
  * has it placed on N. vault reads the scheduler's sandboxes row (the two
  * share the database), so a node that is taken over cannot ask for any

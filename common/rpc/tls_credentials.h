@@ -1,8 +1,9 @@
 /* A service's TLS key and certificate, and for the internal network the CA
- * its peers' certificates must chain to (docs/security.md "Trust between
- * services"). Loaded and checked at start (a problem names the file and
- * the service refuses to start), reloaded on SIGHUP: new connections use
- * the new files while calls in flight go on over the old ones.
+ * its peers' certificates must chain to (docs/security.md "Between
+ * services: mutual TLS"). Loaded and checked at start (a problem names the
+ * file and the service refuses to start), reloaded when the files change
+ * (tls_credentials_refresh: on SIGHUP and every minute): new connections
+ * use the new files while calls in flight go on over the old ones.
  *
  * Internal credentials (tls_credentials_configure) give mutual TLS on every
  * internal gRPC hop (rpc_server.h, rpc_client.h) and the service's own
@@ -43,7 +44,7 @@ struct tls_credentials;
     "                         mutual TLS with the other services: the internal CA, this\n"  \
     "                         service's certificate and key (scripts/internal-pki.sh;\n"     \
     "                         env " INTERNAL_CA_ENV ", " INTERNAL_CERT_ENV ",\n"               \
-    "                         " INTERNAL_KEY_ENV "); reloaded on SIGHUP\n"
+    "                         " INTERNAL_KEY_ENV "); reread on SIGHUP and every minute\n"
 bool tls_files_option(struct tls_files *f, int c, const char *arg);
 
 /* The internal identity a service runs with: from files (its
