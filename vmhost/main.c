@@ -61,6 +61,10 @@ static void usage(FILE *out)
             "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n"
             "  --store-size-gb N    size of DATA_DIR/store.btrfs, made when DATA_DIR is not on\n"
             "                       btrfs (default %d, sparse)\n"
+            "  --snapshot-store DIR the snapshot store the nodes share (a directory every node\n"
+            "                       mounts): suspends go there, so any node resumes them\n"
+            "                       (docs/snapshot-store.md; env AIRLOCK_SNAPSHOT_STORE;\n"
+            "                       unset: suspends stay on this node)\n"
             "  --cold-boot          no template snapshot: every sandbox boots its kernel\n"
             "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
             "                       for creates without an id (default 0: none)\n"
@@ -163,6 +167,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "nats", required_argument, NULL, 'N' },
         { "node-id", required_argument, NULL, 'I' },
         { "store-size-gb", required_argument, NULL, 's' },
+        { "snapshot-store", required_argument, NULL, 'Z' },
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
         { "egress", required_argument, NULL, 'e' },
@@ -190,6 +195,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     const char *env_data = getenv("AIRLOCK_DATA_DIR");
     a->cfg.data_dir = env_data && *env_data ? env_data : VMHOST_DEFAULT_DATA_DIR;
     a->cfg.max_sandboxes = VMHOST_DEFAULT_MAX_SANDBOXES;
+    const char *env_store = getenv("AIRLOCK_SNAPSHOT_STORE");
+    a->cfg.snapshot_store = env_store && *env_store ? env_store : NULL;
     a->cfg.guest_ready_timeout_ms = 60000;
     a->cfg.image_cache_keep = IMAGE_CACHE_DEFAULT_KEEP;
     a->cfg.jail = (struct jailer_config){ .uid_base = VMHOST_DEFAULT_JAIL_UID_BASE,
@@ -241,6 +248,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
                 return -1;
             }
             break;
+        case 'Z': a->cfg.snapshot_store = optarg; break;
         case 'c': a->cfg.cold_boot = true; break;
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'e': a->cfg.egress_addr = optarg; break;

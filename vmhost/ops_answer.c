@@ -75,6 +75,7 @@ void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
     out->msg.image_hash = v->image_hash;
     out->msg.restored = v->restored;
     out->msg.from_pool = v->from_pool;
+    out->msg.store_object = v->store_object;
 }
 
 static void checkpoint_msg(const char *sandbox_id, const struct checkpoint_info *ci,

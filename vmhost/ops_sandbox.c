@@ -7,6 +7,7 @@
 #include "log.h"
 #include "ops.h"
 #include "sandbox_network.h"
+#include "sandbox_shared_store.h"
 
 /* How long a repeated create waits for the first one's VM to boot. */
 #define DUPLICATE_CREATE_WAIT_MS 120000
@@ -151,7 +152,16 @@ int op_sandbox_resume(struct vmhost *vh, const ProtobufCMessage *msg, struct op_
                       struct airlock_error *e)
 {
     const Airlock__Vmhost__V1__SandboxRef *req = (const void *)msg;
-    return change(vh, req->id, resume_fn, NULL, out, e);
+    /* A sandbox held here resumes its own copy; another is taken from
+     * its suspend in the shared store. */
+    struct sandbox *sb = sandbox_get(vh, req->id);
+    if (sb || !req->store_object || !*req->store_object) {
+        sandbox_put(sb);
+        return change(vh, req->id, resume_fn, NULL, out, e);
+    }
+    if (sandbox_shared_store_resume(vh, req->id, req->store_object, &sb, e) < 0)
+        return -1;
+    return op_answer_sandbox(out, sb, e);
 }
 
 int op_sandbox_suspend(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,

@@ -37,6 +37,8 @@ struct sandbox; /* opaque: sandbox_internal.h */
 struct template_version;
 
 #define SANDBOX_PROJECT_ID_SIZE 129 /* at most 128 characters and the NUL */
+/* "sandboxes/<id>/<generation>": its suspend in the shared snapshot store. */
+#define SANDBOX_STORE_OBJECT_SIZE 128
 
 struct sandbox_exec {
     char id[32];
@@ -130,6 +132,7 @@ struct sandbox_view {
     bool restored;               /* from the template snapshot, not a cold boot */
     bool from_pool;
     int64_t created_unix_ms;
+    char store_object[SANDBOX_STORE_OBJECT_SIZE]; /* its suspend in the shared store; "" */
     /* now while an exec streams (the scheduler's idle controller reads it) */
     int64_t last_activity_unix_ms;
 };

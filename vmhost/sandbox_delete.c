@@ -5,6 +5,7 @@
 #include "log.h"
 #include "sandbox_build.h"
 #include "sandbox_internal.h"
+#include "sandbox_shared_store.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"
 
@@ -66,6 +67,7 @@ int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e)
     pthread_mutex_unlock(&vh->lock);
     if (!sb)
         return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
+    sandbox_shared_store_forget(sb); /* its suspend in the shared store goes with it */
     sandbox_teardown(sb);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);

@@ -44,7 +44,11 @@ struct sandbox {
      * enforced (sandbox_network.c); under lock. */
     struct egress_policy *kept_policy;
 
-    pthread_mutex_t lock;        /* state, error, vm, channel, activity */
+    /* Its suspend snapshot's object set in the shared snapshot store
+     * (sandbox_shared_store.h); "" when it has none. Under lock. */
+    char store_object[SANDBOX_STORE_OBJECT_SIZE];
+
+    pthread_mutex_t lock;        /* state, error, vm, channel, activity, store_object */
     pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */
     enum sb_state state;         /* changed only by sandbox_transition() */
     char error[4096];

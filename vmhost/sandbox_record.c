@@ -23,6 +23,7 @@ struct record_view {
     pid_t qemu_pid;
     unsigned long long qemu_start_time;
     bool egress_attached;
+    char store_object[SANDBOX_STORE_OBJECT_SIZE];
     char error[sizeof(((struct sandbox *)0)->error)];
 };
 
@@ -41,6 +42,7 @@ static bool take_view(struct sandbox *sb, struct record_view *v)
         sb->recorded_state = v->state;
         v->stop_suspended_from = sb->stop_suspended_from;
         v->egress_attached = sb->egress_attached;
+        memcpy(v->store_object, sb->store_object, sizeof(v->store_object));
         snprintf(v->error, sizeof(v->error), "%s", v->state == SB_ERROR ? sb->error : "");
         v->qemu_pid = 0;
         if (sb->vm && v->state != SB_ERROR && v->state != SB_SUSPENDED &&
@@ -71,6 +73,8 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
                                    json_string(sb_state_name(v->stop_suspended_from)));
     if (v->state == SB_ERROR)
         bad |= json_object_set_new(r, "error", json_string(v->error));
+    if (v->store_object[0])
+        bad |= json_object_set_new(r, "store_object", json_string(v->store_object));
     if (v->qemu_pid) {
         char qmp[PATH_MAX + 16], agent[PATH_MAX + 16];
         snprintf(qmp, sizeof(qmp), "%s/vm/qmp.sock", sb->dir);
@@ -165,6 +169,7 @@ int sandbox_record_read(const char *dir, struct sandbox_record *out, char *err, 
     copy_string(r, "id", out->id, sizeof(out->id));
     copy_string(r, "error", out->error, sizeof(out->error));
     copy_string(r, "template", out->template_name, sizeof(out->template_name));
+    copy_string(r, "store_object", out->store_object, sizeof(out->store_object));
     copy_string(r, "project_id", out->project_id, sizeof(out->project_id));
     out->state = sb_state_from_name(json_string_value(json_object_get(r, "state")));
     out->stop_suspended_from =

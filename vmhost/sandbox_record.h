@@ -39,6 +39,7 @@ struct sandbox_record {
     int64_t created_unix_ms;
     pid_t qemu_pid;                    /* 0: no VM */
     unsigned long long qemu_start_time;
+    char store_object[SANDBOX_STORE_OBJECT_SIZE]; /* "" = none */
 };
 
 /* Writes sb's record for its current state. A transient state (suspending,

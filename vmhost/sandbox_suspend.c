@@ -32,6 +32,7 @@
 #include "sandbox_network.h"
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
+#include "sandbox_shared_store.h"
 
 #define SUSPEND_MIGRATE_TIMEOUT_MS 300000
 /* A suspend writes up to the guest's RAM; beyond that, device state. */
@@ -79,6 +80,16 @@ static int write_snapshot(struct sandbox *sb, struct vm *vm, const struct suspen
         return -1;
     crash_point("suspend-renamed");
     return 0;
+}
+
+/* The complete local snapshot (renamed into DIR/suspend) into the shared
+ * store. */
+static int upload(struct sandbox *sb, struct airlock_error *e)
+{
+    struct suspend_paths done;
+    if (suspend_paths(sb, false, &done, e) < 0)
+        return -1;
+    return sandbox_shared_store_upload(sb, done.state, done.disk, e);
 }
 
 /* The record says suspended before QEMU may quit: from here on a restart
@@ -142,6 +153,13 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
             class = AIRLOCK_ERR_CAPACITY;
         goto fail;
     }
+    /* Into the shared store before the record: a suspend answered is one
+     * any node can resume. vmhost's own stop keeps it here (the control
+     * plane believes those sandboxes run). */
+    if (sb->vh->snapshots && !by_stop && upload(sb, e) < 0) {
+        class = e->class;
+        goto fail;
+    }
     if (record_suspended(sb, was, by_stop, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     crash_point("suspend-recorded");
@@ -150,17 +168,25 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     struct guest_channel *ch = sb->channel;
     sb->channel = NULL;
     sb->vm = NULL;
+    bool stored = sb->store_object[0] != '\0';
     pthread_mutex_unlock(&sb->lock);
     if (ch)
         guest_channel_close(ch);
     vm_free(vm); /* QEMU quits: its memory goes back to the host */
     sandbox_vm_gone(sb);
+    /* It may resume on another node, which makes its own namespace (the
+     * name is the sandbox's, on one machine too); here a resume makes it
+     * again. */
+    if (stored)
+        sandbox_network_down(sb);
     log_info("sandbox suspended", "sandbox=%s ms=%lld dir=%s by=%s", sb->id,
              (long long)(clock_monotonic_ms() - started), p.dir, by_stop ? "stop" : "request");
     return 0;
 
 fail:
     log_warn("sandbox suspend failed", "sandbox=%s error=\"%s\"", sb->id, e->message);
+    if (!by_stop)
+        sandbox_shared_store_forget(sb); /* stored, but the record failed */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
     /* After a completed migration QEMU still runs the VM on cont. */
@@ -240,9 +266,12 @@ int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s", sb->error);
     struct vm *vm = NULL;
     struct guest_channel *ch = NULL;
+    char stored[SANDBOX_STORE_OBJECT_SIZE] = "";
     if (rc == 0) {
         sandbox_transition(sb, SB_RUNNING);
         sb->stop_suspended_from = 0;
+        /* The VM is the truth now, wherever its snapshot came from. */
+        snprintf(stored, sizeof(stored), "%s", sb->store_object);
     } else {
         /* The snapshot is untouched: the sandbox stays suspended. */
         vm = sb->vm;
@@ -269,6 +298,8 @@ int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)
                   "error=\"%s\"", sb->id, why);
     else if (fs_remove_tree(p.dir, why, sizeof(why)) < 0)
         log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
+    if (stored[0])
+        sandbox_shared_store_forget(sb);
     log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
              (long long)(clock_monotonic_ms() - started));
     return 0;

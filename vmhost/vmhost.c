@@ -19,6 +19,7 @@
 #include "sandbox_net.h"
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
+#include "snapshot_store.h"
 #include "template_build.h"
 #include "template_registry.h"
 #include "warm_pool.h"
@@ -163,6 +164,12 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         goto fail_store;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
+    pthread_mutex_init(&vh->snapshots_lock, NULL);
+    struct airlock_error store_e;
+    if (cfg->snapshot_store && snapshot_store_open(cfg->snapshot_store, &vh->snapshots, &store_e) < 0) {
+        snprintf(err, errlen, "%s", store_e.message);
+        goto fail;
+    }
     /* With mutual TLS this node's egress is egress:<the node in our own
      * certificate>. */
     char egress_identity[PEER_IDENTITY_TEXT_MAX] = "";
@@ -181,6 +188,9 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     vmhost_clean_leftovers(vh, vh->sandboxes_dir, NULL);
     vmhost_clean_leftovers(vh, vh->sandboxes_dir, CHECKPOINT_PIN_PREFIX); /* a crashed restore/fork's */
     vmhost_clean_leftovers(vh, vh->store.templates_dir, ".build-");
+    char fetched[PATH_MAX]; /* templates fetched from the snapshot store */
+    if (fs_path(fetched, sizeof(fetched), "%s/shared", vh->store.templates_dir) == 0)
+        vmhost_clean_leftovers(vh, fetched, ".fetch-");
 
     struct image_build_options io = {
         .cache_dir = cfg->image_dir,
@@ -207,16 +217,18 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     node_budget_get(vh->budget, &nb);
     log_info("vmhost ready",
              "accel=%s image=%s store=%s template=%.16s max_sandboxes=%u vcpus_limit=%u "
-             "memory_limit_mb=%llu egress=%s",
+             "memory_limit_mb=%llu egress=%s snapshot_store=%s",
              vm_accel_name(vh->accel), vh->image.hash, vh->store.root,
              vh->have_template ? vh->tmpl.key : "none", cfg->max_sandboxes, nb.vcpus_limit,
-             nb.memory_limit_mb, cfg->egress_addr ? cfg->egress_addr : "none");
+             nb.memory_limit_mb, cfg->egress_addr ? cfg->egress_addr : "none",
+             cfg->snapshot_store ? cfg->snapshot_store : "none");
     return 0;
 fail_image:
     guest_image_release(&vh->image);
 fail:
     jailer_free(vh->jailer);
     egress_client_close(vh->egress);
+    snapshot_store_close(vh->snapshots);
     store_close(&vh->store);
 fail_store:
     node_budget_free(vh->budget);
@@ -232,6 +244,7 @@ void vmhost_shutdown(struct vmhost *vh)
     sandbox_stop_all(vh);
     template_registry_close(vh);
     egress_client_close(vh->egress);
+    snapshot_store_close(vh->snapshots);
     store_close(&vh->store);
     guest_image_release(&vh->image);
     jailer_free(vh->jailer);

@@ -18,6 +18,7 @@ struct sandbox;
 struct warm_pool;
 struct template_registry;
 struct egress_client;
+struct snapshot_store;
 
 /* The default template: what CreateSandbox gets without vcpus/memory_mb. */
 #define VMHOST_TEMPLATE_VCPUS 1
@@ -59,6 +60,9 @@ struct vmhost_config {
     unsigned sandbox_max_memory_mb;
     unsigned template_sizes_max; /* sizes of the default template with a snapshot here; the
                                     least recently used one no sandbox holds goes; 0: default */
+    /* The snapshot store the nodes share (snapshot_store.h): a directory.
+     * NULL: suspends stay on this node. */
+    const char *snapshot_store;
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
     struct node_budget_config budget; /* the vCPUs and memory VMs may hold (node_budget.h) */
 };
@@ -78,6 +82,8 @@ struct vmhost {
     struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */
     struct jailer *jailer;      /* every QEMU's jail; NULL with cfg.no_jail */
     struct node_budget *budget; /* what the VMs hold of the node (node_budget.h) */
+    struct snapshot_store *snapshots; /* NULL without cfg.snapshot_store */
+    pthread_mutex_t snapshots_lock;   /* one template publish or fetch at a time */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */
     struct sandbox *sandboxes;  /* linked list; sandbox.next */

@@ -1,0 +1,323 @@
+/* The shared snapshot store with two real vmhosts (A, B) on one store
+ * directory (docs/snapshot-store.md): a sandbox suspended on A resumes on
+ * B with its processes, memory and files (a counting loop, a python
+ * process's value, 4 MiB of random bytes), and back from B to A; the
+ * suspend moved far fewer bytes than the guest's RAM and disk; the store
+ * forgets a suspend once its sandbox runs; a corrupt delta is refused
+ * (DATA_LOSS) and leaves nothing on B while A still resumes its own
+ * copy; unknown and foreign objects are refused naming them; a full store
+ * fails the suspend (RESOURCE_EXHAUSTED naming it) and the sandbox keeps
+ * running. Each vmhost built its own default template, so B fetches A's
+ * build from the store and A fetches B's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "itest.h"
+#include "itest_assert.h"
+#include "itest_group.h"
+
+#define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+
+static struct itest_vmhost node_b;
+static char store_dir[64] = "/tmp/airlock-shared-store-XXXXXX";
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(store_dir))
+        return -1;
+    const char *const args[] = { "--snapshot-store", store_dir, NULL };
+    if (itest_vmhost_start(&itest_vh, args) < 0 || itest_vmhost_start(&node_b, args) < 0)
+        return -1;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    int rc = itest_vmhost_stop(&node_b) < 0 ? -1 : 0;
+    if (itest_group_teardown(state) < 0)
+        rc = -1;
+    umount2(store_dir, MNT_DETACH); /* the full-store test's, if it failed midway */
+    char err[256];
+    if (fs_remove_tree(store_dir, err, sizeof(err)) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* ResumeSandbox naming the store object; the status, details malloc'd. */
+static grpc_status_code resume_from(struct itest_vmhost *vh, const char *id, const char *object,
+                                    char **details)
+{
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    req.store_object = (char *)object;
+    return itest_call(vh, ITEST_METHOD("ResumeSandbox"), &req.base,
+                      &airlock__vmhost__v1__sandbox__descriptor, details);
+}
+
+static void must_resume_from(struct itest_vmhost *vh, const char *id, const char *object)
+{
+    char *details = NULL;
+    if (resume_from(vh, id, object, &details) != GRPC_STATUS_OK) {
+        itest_vmhost_print_log_tail(vh);
+        fail_msg("ResumeSandbox %s from %s: %s", id, object, details ? details : "?");
+    }
+    free(details);
+    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(vh, id);
+    assert_int_equal(sb->state, STATE(RUNNING));
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+}
+
+/* Suspends id on vh; its store object (malloc'd). */
+static char *suspend_to_store(struct itest_vmhost *vh, const char *id)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(vh, ITEST_METHOD("SuspendSandbox"), id, &st, &details);
+    if (st != GRPC_STATUS_OK) {
+        itest_vmhost_print_log_tail(vh);
+        fail_msg("SuspendSandbox %s: %s", id, details ? details : "?");
+    }
+    free(details);
+    assert_int_equal(sb->state, STATE(SUSPENDED));
+    assert_true(strncmp(sb->store_object, "sandboxes/", 10) == 0);
+    assert_non_null(strstr(sb->store_object, id));
+    char *object = strdup(sb->store_object);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return object;
+}
+
+static bool store_has(const char *object, const char *file)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s/%s", store_dir, object, file);
+    return access(path, F_OK) == 0;
+}
+
+/* files.<name>.<field> of object's manifest. */
+static long long manifest_field(const char *object, const char *name, const char *field)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s/manifest.json", store_dir, object);
+    json_t *m = json_load_file(path, 0, NULL);
+    assert_non_null(m);
+    long long v = json_integer_value(
+        json_object_get(json_object_get(json_object_get(m, "files"), name), field));
+    json_decref(m);
+    return v;
+}
+
+struct workload {
+    char pids[128];
+    long counter;
+    char secret[64];
+};
+
+static void workload_start(struct itest_vmhost *vh, const char *id)
+{
+    free(itest_assert_sh(
+        vh, id,
+        "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/counter.tmp;"
+        " mv /root/counter.tmp /root/counter; sleep 0.2; done' </dev/null >/dev/null 2>&1 &"
+        " echo $! > /root/pids;"
+        "setsid python3 -c 'import os, time\n"
+        "secret = os.urandom(8).hex()\n"
+        "while True:\n"
+        "    open(\"/root/py.tmp\", \"w\").write(secret)\n"
+        "    os.rename(\"/root/py.tmp\", \"/root/py.txt\")\n"
+        "    time.sleep(0.2)\n' </dev/null >/dev/null 2>&1 & echo $! >> /root/pids;"
+        "head -c 4M /dev/urandom > /root/blob; sha256sum /root/blob > /root/blob.sum;"
+        "for i in $(seq 600); do [ -s /root/py.txt ] && [ -s /root/counter ] && break;"
+        " sleep 0.1; done; sleep 0.5"));
+}
+
+static void workload_read(struct itest_vmhost *vh, const char *id, struct workload *w)
+{
+    char *out = itest_assert_sh(vh, id,
+                                "cat /root/pids | tr '\\n' ,; echo; cat /root/counter;"
+                                " cat /root/py.txt; echo; sha256sum -c --quiet /root/blob.sum"
+                                " && echo blob-ok");
+    char blob[16] = "";
+    assert_int_equal(sscanf(out, "%127s %ld %63s %15s", w->pids, &w->counter, w->secret, blob),
+                     4);
+    assert_string_equal(blob, "blob-ok");
+    free(out);
+}
+
+/* The same processes with the same memory, moving on. */
+static void workload_carried_on(struct itest_vmhost *vh, const char *id,
+                                const struct workload *before)
+{
+    free(itest_assert_sh(vh, id, "sleep 1"));
+    struct workload after;
+    workload_read(vh, id, &after);
+    assert_string_equal(after.pids, before->pids);
+    assert_string_equal(after.secret, before->secret);
+    assert_true(after.counter > before->counter);
+}
+
+static void test_suspend_on_a_resume_on_b_and_back(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    workload_start(&itest_vh, id);
+    struct workload before;
+    workload_read(&itest_vh, id, &before);
+
+    char *object = suspend_to_store(&itest_vh, id);
+    assert_true(store_has(object, "manifest.json"));
+    assert_true(store_has(object, "state.delta"));
+    assert_true(store_has(object, "disk.delta"));
+    /* Only what the guest changed moved: far less than its RAM and disk. */
+    long long state_size = manifest_field(object, "state", "size");
+    long long state_stored = manifest_field(object, "state", "stored");
+    long long disk_stored = manifest_field(object, "disk.ext4", "stored");
+    print_message("suspend: state %lld bytes, %lld stored; disk %lld stored\n", state_size,
+                  state_stored, disk_stored);
+    assert_true(state_size > 64ll << 20);
+    assert_true(state_stored < state_size / 4);
+    /* The blob is random: in the disk, or still in the guest's page cache. */
+    assert_true(state_stored + disk_stored >= 4ll << 20);
+    assert_true(disk_stored < 64ll << 20);
+    /* Suspended to the store, it holds nothing of node A but files. */
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
+    assert_false(itest_netns_exists(id));
+
+    must_resume_from(&node_b, id, object);
+    workload_carried_on(&node_b, id, &before);
+    /* Running again: the store forgot the suspend. */
+    assert_false(store_has(object, "manifest.json"));
+    workload_read(&node_b, id, &before);
+
+    /* A still holds its own suspended copy until told to delete it (the
+     * scheduler does); that leaves B's sandbox alone. */
+    Airlock__Vmhost__V1__Sandbox *on_a = itest_assert_get(&itest_vh, id);
+    assert_int_equal(on_a->state, STATE(SUSPENDED));
+    protobuf_c_message_free_unpacked(&on_a->base, NULL);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    workload_read(&node_b, id, &before);
+
+    /* And back: B's suspend (against B's template build) resumes on A. */
+    char *again = suspend_to_store(&node_b, id);
+    assert_string_not_equal(again, object);
+    must_resume_from(&itest_vh, id, again);
+    workload_carried_on(&itest_vh, id, &before);
+    assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    assert_false(itest_netns_exists(id));
+    free(again);
+    free(object);
+    free(id);
+}
+
+static void flip_byte(const char *path, off_t at)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, at), 1);
+    b ^= 0xa5;
+    assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+}
+
+static void test_corrupt_unknown_and_foreign_objects(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    free(itest_assert_sh(&itest_vh, id, "echo kept > /root/kept"));
+    char *object = suspend_to_store(&itest_vh, id);
+
+    char *details = NULL;
+    /* Another sandbox's object, and one that does not exist. */
+    assert_int_equal(resume_from(&node_b, id, "sandboxes/someone-else/1", &details),
+                     GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(details, "someone-else"));
+    free(details);
+    details = NULL;
+    char missing[256];
+    snprintf(missing, sizeof(missing), "sandboxes/%s/1", id);
+    itest_assert_status_naming(resume_from(&node_b, id, missing, &details), &details,
+                               GRPC_STATUS_NOT_FOUND, missing);
+
+    /* A corrupt memory delta: refused, nothing left on B. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s/state.delta", store_dir, object);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    flip_byte(path, st.st_size / 2);
+    char named[300];
+    snprintf(named, sizeof(named), "%s/state.delta", object);
+    itest_assert_status_naming(resume_from(&node_b, id, object, &details), &details,
+                               GRPC_STATUS_DATA_LOSS, named);
+    grpc_status_code gst;
+    Airlock__Vmhost__V1__Sandbox *gone =
+        itest_sandbox_call(&node_b, ITEST_METHOD("GetSandbox"), id, &gst, &details);
+    assert_int_equal(gst, GRPC_STATUS_NOT_FOUND);
+    assert_null(gone);
+    free(details);
+    details = NULL;
+    assert_false(itest_sandbox_path_exists(&node_b, id, ""));
+    assert_int_equal(itest_count_qemus(node_b.data_dir), 0);
+    /* The store keeps the set; A resumes its own copy. */
+    assert_true(store_has(object, "manifest.json"));
+    flip_byte(path, st.st_size / 2);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    char *kept = itest_assert_sh(&itest_vh, id, "cat /root/kept");
+    assert_string_equal(kept, "kept\n");
+    free(kept);
+    assert_false(store_has(object, "manifest.json"));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    free(object);
+    free(id);
+}
+
+static void test_full_store_keeps_the_sandbox_running(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    /* A 1 MiB file system over the store: not even the template fits. */
+    assert_int_equal(mount("tmpfs", store_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700"),
+                     0);
+    grpc_status_code st;
+    char *details = NULL;
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(&itest_vh, ITEST_METHOD("SuspendSandbox"), id, &st, &details);
+    assert_null(sb);
+    itest_assert_status_naming(st, &details, GRPC_STATUS_RESOURCE_EXHAUSTED, store_dir);
+    assert_int_equal(umount2(store_dir, 0), 0);
+    Airlock__Vmhost__V1__Sandbox *now = itest_assert_get(&itest_vh, id);
+    assert_int_equal(now->state, STATE(RUNNING));
+    assert_string_equal(now->store_object, "");
+    protobuf_c_message_free_unpacked(&now->base, NULL);
+    char *out = itest_assert_sh(&itest_vh, id, "echo still-here");
+    assert_string_equal(out, "still-here\n");
+    free(out);
+    assert_false(itest_sandbox_path_exists(&itest_vh, id, "suspend"));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    free(id);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suspend_on_a_resume_on_b_and_back),
+        cmocka_unit_test(test_corrupt_unknown_and_foreign_objects),
+        cmocka_unit_test(test_full_store_keeps_the_sandbox_running),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

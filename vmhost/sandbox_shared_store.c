@@ -1,0 +1,305 @@
+#include "sandbox_shared_store.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "log.h"
+#include "sandbox_internal.h"
+#include "sandbox_record.h"
+#include "snapshot_delta.h"
+#include "snapshot_template.h"
+#include "template_registry.h"
+#include "template_version.h"
+#include "vmhost.h"
+
+#define MANIFEST "manifest.json"
+#define MANIFEST_MAX (1u << 20)
+#define POLICY_FILE "policy.pb" /* sandbox_record.h's */
+
+/* One file of the set: its name there, where it comes from, its base. */
+struct set_file {
+    const char *key;  /* in the manifest's "files" */
+    const char *object;
+    enum snapshot_delta_kind kind;
+};
+
+static const struct set_file set_files[] = {
+    { "disk.ext4", "disk.delta", SNAPSHOT_DELTA_BLOCKS },
+    { "state", "state.delta", SNAPSHOT_DELTA_PAGES },
+    { POLICY_FILE, "policy.delta", SNAPSHOT_DELTA_BLOCKS },
+};
+#define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
+
+static json_t *manifest_of(struct sandbox *sb, const char *build, json_t *files)
+{
+    const struct template_snapshot *t = &sb->tmpl->snap;
+    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format", 1,
+                     "kind", "suspend", "id", sb->id, "template", sb->template_name,
+                     "template_key", t->key, "template_build", build, "vcpus", (int)sb->vcpus,
+                     "memory_mb", (int)sb->memory_mb, "project_id", sb->project_id,
+                     "created_unix_ms", (json_int_t)sb->created_unix_ms, "suspended_unix_ms",
+                     (json_int_t)clock_realtime_ms(), "files", files);
+}
+
+int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
+                            struct airlock_error *e)
+{
+    struct vmhost *vh = sb->vh;
+    if (!sb->tmpl)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s was cold-booted: only a sandbox restored from a "
+                                 "template can go to the snapshot store",
+                                 sb->id);
+    int64_t started = clock_monotonic_ms();
+    char build[SNAPSHOT_BUILD_ID_LEN + 1], set[SANDBOX_STORE_OBJECT_SIZE], name[300];
+    char policy[PATH_MAX];
+    snprintf(set, sizeof(set), "sandboxes/%s/%lld", sb->id, (long long)clock_realtime_ms());
+    if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, POLICY_FILE) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
+    if (snapshot_template_build_id(&sb->tmpl->snap, build, e) < 0 ||
+        snapshot_template_publish(vh, &sb->tmpl->snap, build, e) < 0)
+        return -1;
+    const char *paths[N_SET_FILES] = { disk, state, policy };
+    const char *bases[N_SET_FILES] = { sb->tmpl->snap.disk, sb->tmpl->snap.mem, NULL };
+    json_t *files = json_object();
+    json_t *m = NULL;
+    uint64_t stored = 0, size = 0;
+    for (size_t i = 0; i < N_SET_FILES; i++) {
+        if (i == 2 && access(policy, F_OK) != 0)
+            continue; /* no policy: deny everything */
+        char sha[65];
+        struct file_delta_stats st;
+        snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
+        if (snapshot_delta_put(vh->snapshots, name, paths[i], bases[i], set_files[i].kind, sha,
+                               &st, e) < 0)
+            goto fail;
+        json_object_set_new(files, set_files[i].key,
+                            json_pack("{s:s, s:s, s:I, s:I, s:I}", "object", set_files[i].object,
+                                      "sha256", sha, "size", (json_int_t)st.target_bytes,
+                                      "stored", (json_int_t)st.delta_bytes, "literal",
+                                      (json_int_t)st.literal_bytes));
+        stored += st.delta_bytes;
+        size += st.target_bytes;
+    }
+    m = manifest_of(sb, build, files);
+    char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    snprintf(name, sizeof(name), "%s/%s", set, MANIFEST);
+    int rc = text ? snapshot_store_put(vh->snapshots, name, text, strlen(text), e)
+                  : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
+    free(text);
+    if (rc < 0)
+        goto fail;
+    json_decref(files);
+    json_decref(m);
+    pthread_mutex_lock(&sb->lock);
+    snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
+    pthread_mutex_unlock(&sb->lock);
+    log_info("sandbox suspend stored", "sandbox=%s set=%s ms=%lld bytes=%llu of=%llu", sb->id,
+             set, (long long)(clock_monotonic_ms() - started), (unsigned long long)stored,
+             (unsigned long long)size);
+    return 0;
+fail:
+    json_decref(files);
+    json_decref(m);
+    struct airlock_error ignored;
+    snapshot_store_remove_set(vh->snapshots, set, &ignored);
+    airlock_error_prefix(e, "store the suspend of sandbox %s: ", sb->id);
+    return -1;
+}
+
+void sandbox_shared_store_forget(struct sandbox *sb)
+{
+    char set[SANDBOX_STORE_OBJECT_SIZE];
+    pthread_mutex_lock(&sb->lock);
+    snprintf(set, sizeof(set), "%s", sb->store_object);
+    sb->store_object[0] = '\0';
+    pthread_mutex_unlock(&sb->lock);
+    struct airlock_error e;
+    if (set[0] && sb->vh->snapshots &&
+        snapshot_store_remove_set(sb->vh->snapshots, set, &e) < 0)
+        log_warn("cannot remove a suspend from the snapshot store", "sandbox=%s set=%s "
+                 "error=\"%s\"", sb->id, set, e.message);
+}
+
+/* What an import needs from the manifest. */
+struct suspend_manifest {
+    json_t *root;
+    const char *template_name, *key, *build, *project_id;
+    unsigned vcpus, memory_mb;
+    int64_t created_unix_ms;
+    json_t *files;
+};
+
+static int manifest_read(struct vmhost *vh, const char *id, const char *set,
+                         struct suspend_manifest *m, struct airlock_error *e)
+{
+    char name[300], *text = NULL;
+    size_t len;
+    snprintf(name, sizeof(name), "%s/%s", set, MANIFEST);
+    if (snapshot_store_get(vh->snapshots, name, MANIFEST_MAX, &text, &len, e) < 0)
+        return -1;
+    m->root = json_loadb(text, len, 0, NULL);
+    free(text);
+    const char *kind = json_string_value(json_object_get(m->root, "kind"));
+    const char *sid = json_string_value(json_object_get(m->root, "id"));
+    m->template_name = json_string_value(json_object_get(m->root, "template"));
+    m->key = json_string_value(json_object_get(m->root, "template_key"));
+    m->build = json_string_value(json_object_get(m->root, "template_build"));
+    m->project_id = json_string_value(json_object_get(m->root, "project_id"));
+    m->vcpus = (unsigned)json_integer_value(json_object_get(m->root, "vcpus"));
+    m->memory_mb = (unsigned)json_integer_value(json_object_get(m->root, "memory_mb"));
+    m->created_unix_ms = json_integer_value(json_object_get(m->root, "created_unix_ms"));
+    m->files = json_object_get(m->root, "files");
+    if (!kind || strcmp(kind, "suspend") != 0 || !sid || !m->template_name || !m->key ||
+        !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
+        return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                                 "snapshot store %s: %s is not a suspend manifest",
+                                 snapshot_store_where(vh->snapshots), name);
+    if (strcmp(sid, id) != 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "snapshot store object %s is sandbox %s's, not %s", set, sid, id);
+    return 0;
+}
+
+/* The template files its deltas were made against: this node's own
+ * when it is the same build, else the store's. */
+static int bases_of(struct vmhost *vh, const struct suspend_manifest *m,
+                    const struct template_version *t, char disk[PATH_MAX], char mem[PATH_MAX],
+                    struct airlock_error *e)
+{
+    if (strcmp(t->snap.key, m->key) != 0)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "it was suspended from template %s with key %.12s, and this "
+                                 "node's has key %.12s: another QEMU, accelerator or CPU; "
+                                 "resume it on a node like the one that suspended it",
+                                 m->template_name, m->key, t->snap.key);
+    char own[SNAPSHOT_BUILD_ID_LEN + 1];
+    if (snapshot_template_build_id(&t->snap, own, e) < 0)
+        return -1;
+    if (strcmp(own, m->build) == 0) {
+        snprintf(disk, PATH_MAX, "%s", t->snap.disk);
+        snprintf(mem, PATH_MAX, "%s", t->snap.mem);
+        return 0;
+    }
+    return snapshot_template_fetch(vh, m->key, m->build, disk, mem, e);
+}
+
+/* The set's files into sb's directory as a complete local suspend. */
+static int materialize(struct sandbox *sb, const char *set, const struct suspend_manifest *m,
+                       const char *base_disk, const char *base_mem, struct airlock_error *e)
+{
+    char tmp[PATH_MAX], dir[PATH_MAX];
+    if (fs_path(tmp, sizeof(tmp), "%s/suspend.tmp", sb->dir) < 0 ||
+        fs_path(dir, sizeof(dir), "%s/suspend", sb->dir) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
+    if (mkdir(sb->dir, 0700) < 0 || mkdir(tmp, 0700) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", tmp, strerror(errno));
+    const char *bases[N_SET_FILES] = { base_disk, base_mem, NULL };
+    for (size_t i = 0; i < N_SET_FILES; i++) {
+        json_t *f = json_object_get(m->files, set_files[i].key);
+        if (!f && i == 2)
+            continue; /* no policy: deny everything */
+        const char *sha = json_string_value(json_object_get(f, "sha256"));
+        char name[300], path[PATH_MAX];
+        snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
+        if (!sha)
+            return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                                     "snapshot store object %s has no checksum for %s", set,
+                                     set_files[i].key);
+        if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : tmp, set_files[i].key) < 0 ||
+            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, e) < 0)
+            return -1;
+    }
+    if (fs_fsync_dir(tmp, AIRLOCK_ERROR_MSG(e)) < 0 || rename(tmp, dir) < 0 ||
+        fs_fsync_dir(sb->dir, AIRLOCK_ERROR_MSG(e)) < 0) {
+        if (!airlock_error_is_set(e))
+            airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", tmp, strerror(errno));
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    }
+    return 0;
+}
+
+static int import(struct vmhost *vh, const char *id, const char *object, struct sandbox **out,
+                  struct airlock_error *e)
+{
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "sandboxes/%s/", id);
+    if (!vh->snapshots)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s is not on this node, which has no snapshot store "
+                                 "(--snapshot-store) to take it from",
+                                 id);
+    if (strncmp(object, prefix, strlen(prefix)) != 0 || strchr(object + strlen(prefix), '/'))
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "%s is not a suspend of sandbox %s in the snapshot store",
+                                 object, id);
+    int64_t started = clock_monotonic_ms();
+    struct suspend_manifest m = { 0 };
+    struct template_version *t = NULL;
+    struct sandbox *sb = NULL;
+    char disk[PATH_MAX], mem[PATH_MAX];
+    if (manifest_read(vh, id, object, &m, e) < 0 ||
+        template_acquire(vh, m.template_name, m.vcpus, m.memory_mb, &t, e) < 0 ||
+        bases_of(vh, &m, t, disk, mem, e) < 0)
+        goto fail;
+    struct sandbox_create_params p = { .id = id, .vcpus = m.vcpus, .memory_mb = m.memory_mb };
+    if (sandbox_reserve(vh, &p, false, &sb, e) < 0)
+        goto fail;
+    snprintf(sb->template_name, sizeof(sb->template_name), "%s", m.template_name);
+    snprintf(sb->project_id, sizeof(sb->project_id), "%s", m.project_id);
+    sb->tmpl = t; /* the sandbox's from here on */
+    t = NULL;
+    sb->restored = true;
+    sb->created_unix_ms = m.created_unix_ms;
+    if (materialize(sb, object, &m, disk, mem, e) < 0)
+        goto fail;
+    pthread_mutex_lock(&sb->lock);
+    snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
+    sandbox_transition(sb, SB_SUSPENDED);
+    sb->recorded_state = SB_SUSPENDED; /* a sandbox of this node's from now on */
+    pthread_mutex_unlock(&sb->lock);
+    if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0) {
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+        goto fail;
+    }
+    log_info("sandbox taken from the snapshot store", "sandbox=%s set=%s ms=%lld", id, object,
+             (long long)(clock_monotonic_ms() - started));
+    json_decref(m.root);
+    *out = sb;
+    return 0;
+fail:
+    airlock_error_prefix(e, "take sandbox %s from the snapshot store: ", id);
+    if (sb) {
+        pthread_mutex_lock(&sb->lock);
+        sb->store_object[0] = '\0'; /* the set stays in the store */
+        pthread_mutex_unlock(&sb->lock);
+        sandbox_abandon(sb, e->message);
+    }
+    template_release(t);
+    json_decref(m.root);
+    return -1;
+}
+
+int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *object,
+                                struct sandbox **out, struct airlock_error *e)
+{
+    struct sandbox *sb;
+    if (import(vh, id, object, &sb, e) < 0)
+        return -1;
+    if (sandbox_resume(sb, e) < 0) {
+        pthread_mutex_lock(&sb->lock);
+        sb->store_object[0] = '\0'; /* the set stays in the store */
+        pthread_mutex_unlock(&sb->lock);
+        sandbox_unreserve(sb);
+        return -1;
+    }
+    *out = sb;
+    return 0;
+}

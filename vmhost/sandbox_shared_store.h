@@ -1,0 +1,38 @@
+/* Suspended sandboxes in the shared snapshot store (snapshot_store.h,
+ * docs/snapshot-store.md), so any node can resume them:
+ * sandboxes/<id>/<generation>/ holds disk.delta (the disk against its
+ * template's disk), state.delta (the migration stream against the
+ * template's memory file) and, last, manifest.json: what the sandbox is
+ * (template, its key and build, size, project, creation time, network
+ * policy) and each delta's sha256. The template build the deltas were made
+ * against is published first (snapshot_template.h). */
+#ifndef AIRLOCK_SANDBOX_SHARED_STORE_H
+#define AIRLOCK_SANDBOX_SHARED_STORE_H
+
+#include "airlock_error.h"
+
+struct sandbox;
+struct vmhost;
+
+/* During a suspend, once its files (state, disk) are complete: uploads
+ * them, and sb->store_object names the set. Nothing is left in the store
+ * on failure (CAPACITY when it is full, UNAVAILABLE when unreachable). */
+int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
+                            struct airlock_error *e);
+
+/* Resumes sandbox id, which this node does not hold, from the store's
+ * object set: taken into the registry as a suspended sandbox of this
+ * node, then resumed as its own are (*out, running, with the caller's
+ * reference). Its template must be here with the same key; the build its
+ * deltas need is fetched when this node has another. EXISTS when the id
+ * is taken here; NOT_FOUND when the store has no such set; DATA_LOSS when
+ * it is corrupt; the resume's own errors. On failure this node keeps
+ * nothing and the store keeps the set. */
+int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *object,
+                                struct sandbox **out, struct airlock_error *e);
+
+/* Its set leaves the store (the VM runs again, or it is deleted);
+ * sb->store_object is cleared first. A failure is only logged. */
+void sandbox_shared_store_forget(struct sandbox *sb);
+
+#endif

@@ -1,0 +1,85 @@
+#include "snapshot_delta.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The base as an open file; none is /dev/null, an empty one. */
+static int open_base(const char *base, struct airlock_error *e)
+{
+    const char *path = base ? base : "/dev/null";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "open %s: %s", path, strerror(errno));
+    return fd;
+}
+
+int snapshot_delta_put(struct snapshot_store *st, const char *name, const char *path,
+                       const char *base, enum snapshot_delta_kind kind, char sha256[65],
+                       struct file_delta_stats *stats, struct airlock_error *e)
+{
+    int target = open(path, O_RDONLY | O_CLOEXEC);
+    if (target < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "open %s: %s", path, strerror(errno));
+    int base_fd = open_base(base, e);
+    struct snapshot_upload *u = NULL;
+    int out = -1, rc = -1;
+    if (base_fd < 0 || snapshot_upload_begin(st, name, &u, &out, e) < 0)
+        goto done;
+    int enc = kind == SNAPSHOT_DELTA_PAGES
+                  ? file_delta_encode_pages(target, base_fd, out, sha256, stats,
+                                            AIRLOCK_ERROR_MSG(e))
+                  : file_delta_encode_blocks(target, base_fd, out, sha256, stats,
+                                             AIRLOCK_ERROR_MSG(e));
+    if (enc < 0) {
+        int err = errno;
+        airlock_error_prefix(e, "snapshot store %s: %s: ", snapshot_store_where(st), name);
+        airlock_error_classify(e, err == ENOSPC || err == EDQUOT ? AIRLOCK_ERR_CAPACITY
+                                                                 : AIRLOCK_ERR_UNAVAILABLE);
+        snapshot_upload_abort(u);
+        goto done;
+    }
+    rc = snapshot_upload_commit(u, e);
+done:
+    if (base_fd >= 0)
+        close(base_fd);
+    close(target);
+    return rc;
+}
+
+int snapshot_delta_get(struct snapshot_store *st, const char *name, const char *sha256,
+                       const char *base, const char *path, struct airlock_error *e)
+{
+    int delta = -1, base_fd = -1, target = -1, rc = -1;
+    if (snapshot_store_open_object(st, name, &delta, e) < 0)
+        return -1;
+    if ((base_fd = open_base(base, e)) < 0)
+        goto done;
+    target = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (target < 0) {
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", path, strerror(errno));
+        goto done;
+    }
+    struct file_delta_stats stats;
+    if (file_delta_apply(delta, base_fd, target, sha256, &stats, AIRLOCK_ERROR_MSG(e)) < 0) {
+        airlock_error_prefix(e, "snapshot store %s: object %s: ", snapshot_store_where(st), name);
+        airlock_error_classify(e, AIRLOCK_ERR_DATA_LOSS);
+        goto done;
+    }
+    if (fsync(target) < 0) {
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "fsync %s: %s", path, strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    if (target >= 0) {
+        close(target);
+        if (rc < 0)
+            unlink(path);
+    }
+    if (base_fd >= 0)
+        close(base_fd);
+    close(delta);
+    return rc;
+}

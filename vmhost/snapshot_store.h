@@ -1,0 +1,64 @@
+/* The snapshot store the nodes share (docs/snapshot-store.md): where a
+ * suspend puts the sandbox so any node can resume it, and where template
+ * snapshots are published for the nodes that lack them.
+ *
+ * It holds objects by name ("sandboxes/<id>/<generation>/state.delta").
+ * Writes are atomic: an upload is invisible until committed (the directory
+ * backend writes a temporary file, fsyncs and renames it). An object set
+ * (a suspend, a template) is complete once its manifest.json exists: it is
+ * written last. Every object but the manifests is a delta
+ * (file_delta.h), whose sha256 the manifest records, so every read is
+ * checked.
+ *
+ * Backends behind an ops table (snapshot_store_internal.h): a directory
+ * shared by the nodes (NFS, CephFS, a ReadWriteMany volume). */
+#ifndef AIRLOCK_SNAPSHOT_STORE_H
+#define AIRLOCK_SNAPSHOT_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "airlock_error.h"
+
+struct snapshot_store;
+struct snapshot_upload;
+
+/* Opens the store at location (a directory's absolute path), checking
+ * that it can be written. INVALID_ARGUMENT or UNAVAILABLE naming it. */
+int snapshot_store_open(const char *location, struct snapshot_store **out,
+                        struct airlock_error *e);
+void snapshot_store_close(struct snapshot_store *st);
+/* The location, for logs and errors. */
+const char *snapshot_store_where(const struct snapshot_store *st);
+
+/* Starts writing object name: *fd is where its bytes go (from offset 0).
+ * Nothing is visible under name until commit. */
+int snapshot_upload_begin(struct snapshot_store *st, const char *name,
+                          struct snapshot_upload **out, int *fd, struct airlock_error *e);
+/* Makes the object durable and visible under its name, replacing one of
+ * that name; frees u either way. A full store is CAPACITY naming it. */
+int snapshot_upload_commit(struct snapshot_upload *u, struct airlock_error *e);
+/* Drops an upload: nothing is left. */
+void snapshot_upload_abort(struct snapshot_upload *u);
+
+/* Writes a small object (a manifest) in one go, atomically. */
+int snapshot_store_put(struct snapshot_store *st, const char *name, const void *data, size_t len,
+                       struct airlock_error *e);
+/* Reads a small object whole (at most max bytes); NOT_FOUND naming it
+ * when it does not exist. */
+int snapshot_store_get(struct snapshot_store *st, const char *name, size_t max, char **data,
+                       size_t *len, struct airlock_error *e);
+/* Opens an object for reading from its start: close *fd after. */
+int snapshot_store_open_object(struct snapshot_store *st, const char *name, int *fd,
+                               struct airlock_error *e);
+bool snapshot_store_exists(struct snapshot_store *st, const char *name);
+/* Removes every object whose name starts with prefix + "/" (an object
+ * set); nothing there is not an error. */
+int snapshot_store_remove_set(struct snapshot_store *st, const char *prefix,
+                              struct airlock_error *e);
+/* The names of the object sets directly under prefix ("templates" →
+ * "<key>-<build>"), complete or not; free each and the array. */
+int snapshot_store_list_sets(struct snapshot_store *st, const char *prefix, char ***names,
+                             size_t *n, struct airlock_error *e);
+
+#endif
