@@ -98,23 +98,35 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
     return 1;
 }
 
-/* A VM on the node without a live row: deleted when its row says deleted,
- * or when it has none and is older than --reconcile-grace-s (a fork's VM
- * exists on its node a moment before its row does). */
+/* creating, suspending, resuming, deleting: a request may be at work. */
+static bool transient(enum sandbox_state s)
+{
+    return s == SANDBOX_CREATING || s == SANDBOX_SUSPENDING || s == SANDBOX_RESUMING ||
+           s == SANDBOX_DELETING;
+}
+
+/* A VM on the node without a live row of this node: deleted when its row
+ * says deleted, when the row has settled on another node (a copy left by
+ * a move through the snapshot store: service_resume.h), or when it has
+ * none and is older than --reconcile-grace-s (a fork's VM exists on its
+ * node a moment before its row does). */
 static int reconcile_unknown_vm(struct scheduler *s, const char *node,
                                 const Airlock__Vmhost__V1__Sandbox *vm)
 {
     const char *params[] = { vm->id };
     struct airlock_error e;
-    PGresult *res = db_query(&s->db, "SELECT state FROM sandboxes WHERE id = $1", 1, params,
-                             AIRLOCK_ERROR_MSG(&e));
+    PGresult *res = db_query(&s->db, "SELECT state, coalesce(node_id, '') FROM sandboxes"
+                             " WHERE id = $1", 1, params, AIRLOCK_ERROR_MSG(&e));
     if (!res)
         return 0;
     bool known = PQntuples(res) == 1;
     bool deleted = known && strcmp(PQgetvalue(res, 0, 0), "deleted") == 0;
+    enum sandbox_state state = SANDBOX_CREATING;
+    bool moved = known && !deleted && sandbox_state_parse(PQgetvalue(res, 0, 0), &state) == 0 &&
+                 !transient(state) && strcmp(PQgetvalue(res, 0, 1), node) != 0;
     PQclear(res);
-    if (known && !deleted)
-        return 0; /* a row of another node: not this node's to judge */
+    if (known && !deleted && !moved)
+        return 0; /* another node's, being moved: not this node's to judge yet */
     if (!known && clock_realtime_ms() - vm->created_unix_ms < (int64_t)s->cfg.reconcile_grace_s * 1000)
         return 0;
     if (delete_on_node(s, node, vm->id, &e) < 0) {
@@ -123,7 +135,7 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
         return 0;
     }
     log_warn("reconcile: deleted a VM the database does not have", "sandbox=%s node=%s row=%s",
-             vm->id, node, deleted ? "deleted" : "none");
+             vm->id, node, deleted ? "deleted" : moved ? "on another node" : "none");
     return 1;
 }
 

@@ -174,6 +174,9 @@ static const char *const migrations[] = {
     "  ADD COLUMN vcpus_committed integer NOT NULL DEFAULT 0,"
     "  ADD COLUMN memory_limit_mb bigint NOT NULL DEFAULT 0,"
     "  ADD COLUMN memory_committed_mb bigint NOT NULL DEFAULT 0;",
+    /* 8: a suspended sandbox's snapshot in the shared snapshot store
+     * (vmhost --snapshot-store): any live node resumes it from there. */
+    "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
 };
 
 const struct db_schema scheduler_schema = {

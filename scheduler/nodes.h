@@ -17,18 +17,20 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
 /* An SQL subquery: the id of the live node (heard from within the
  * seconds in parameter dead_after) whose budget (vmhost/node_budget.h)
  * has room for `cpus` vCPUs and `memory` MiB, with a free record slot,
- * that has template `tpl` (SQL expressions, the sizes integers), the one
- * with the most memory left first; NULL when none has room. Creates in
+ * that has template `tpl` (SQL expressions, the sizes integers), and is
+ * not node `except` (a text expression; '' for none), the one with the
+ * most memory left first; NULL when none has room. Creates in
  * flight count against a node until its heartbeat shows them
  * (conservative: for a moment they may count twice). The node checks
  * again, and refuses what does not fit. A named template lives on the
  * nodes that built it or report it (docs/templates.md). */
-#define NODES_PLACEMENT(tpl, cpus, memory, dead_after)                                    \
+#define NODES_PLACEMENT(tpl, cpus, memory, dead_after, except)                            \
     "(SELECT n.id FROM nodes n CROSS JOIN LATERAL"                                        \
     "  (SELECT count(*) AS sandboxes, coalesce(sum(p.cpus), 0) AS cpus,"                  \
     "     coalesce(sum(p.memory_mb), 0) AS memory_mb FROM sandboxes p"                    \
     "   WHERE p.node_id = n.id AND p.state = 'creating') inflight"                        \
     "  WHERE n.last_seen > now() - make_interval(secs => " dead_after "::integer)"       \
+    "    AND n.id <> " except                                                              \
     "    AND n.capacity > n.sandboxes + inflight.sandboxes"                               \
     "    AND n.vcpus_committed + inflight.cpus + " cpus " <= n.vcpus_limit"                \
     "    AND n.memory_committed_mb + inflight.memory_mb + " memory " <= n.memory_limit_mb" \
@@ -42,6 +44,13 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
  * none has room. */
 int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size_t idlen,
                 struct airlock_error *e);
+
+/* A node other than `except` for suspended sandbox_id to resume on (as
+ * NODES_PLACEMENT chooses), into node_id; the row is not changed (the
+ * resume there records it). Capacity naming the sandbox's size when none
+ * has room. */
+int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
+                          char *node_id, size_t idlen, struct airlock_error *e);
 
 /* Whether node_id has been silent past --node-dead-after-s (or was never
  * seen): true with *since (RFC 3339 of its last heartbeat, "" when none).

@@ -19,8 +19,8 @@
     " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
-    " coalesce(s.network::text, ''), s.ttl_s"
-#define SANDBOX_COLUMN_COUNT 16
+    " coalesce(s.network::text, ''), s.ttl_s, s.store_object"
+#define SANDBOX_COLUMN_COUNT 17
 #define SANDBOX_JOINS(rows) rows " s LEFT JOIN nodes n ON n.id = s.node_id"
 #define SANDBOX_FROM(rows) " FROM " SANDBOX_JOINS(rows)
 #define SANDBOX_SELECT "SELECT" SANDBOX_COLUMNS SANDBOX_FROM("sandboxes")
@@ -143,6 +143,11 @@ const char *store_sandbox_template_id(PGresult *res, int row)
 const char *store_sandbox_node(PGresult *res, int row)
 {
     return PQgetvalue(res, row, 6);
+}
+
+const char *store_sandbox_store_object(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, 16);
 }
 
 void store_sandbox_ask(PGresult *res, int row, int64_t n, struct quota_values *request)
@@ -315,7 +320,7 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
         "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, "
-        NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14")
+        NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
@@ -404,6 +409,21 @@ int store_sandbox_release_key(struct db *db, const char *id, struct airlock_erro
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     PQclear(res);
     return 0;
+}
+
+int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
+                             const char *store_object, struct airlock_error *e)
+{
+    const char *params[] = { id, node_id, store_object };
+    PGresult *res = db_query(db,
+                             "UPDATE sandboxes SET node_id = $2, store_object = $3"
+                             " WHERE id = $1 AND state <> 'deleted' RETURNING id",
+                             3, params, AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int updated = PQntuples(res);
+    PQclear(res);
+    return updated ? 0 : sandbox_not_found(e, id);
 }
 
 int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,

@@ -47,6 +47,8 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
 void store_sandbox_msg_free(struct sandbox_msg *m);
 const char *store_sandbox_state(PGresult *res, int row);
 const char *store_sandbox_node(PGresult *res, int row);
+/* Its suspend in the shared snapshot store ("" when none). */
+const char *store_sandbox_store_object(PGresult *res, int row);
 /* The template's row id ("default", "<project>.<name>:<version>"), which
  * the node knows it by; the message shows it without the project. */
 const char *store_sandbox_template_id(PGresult *res, int row);
@@ -97,6 +99,11 @@ void store_fork_event(PGresult *rows, int row, struct sandbox_event *out);
  * (malloc'd), or NULL with e (invalid) naming the field a
  * jsonb column cannot hold (a string that is not UTF-8). */
 char *store_policy_text(const Airlock__Egress__V1__Policy *policy, struct airlock_error *e);
+
+/* Where the sandbox is now: its node, and its suspend in the shared
+ * snapshot store ("" when none). Not found for a deleted one. */
+int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
+                             const char *store_object, struct airlock_error *e);
 
 /* Records the sandbox's egress policy (store_policy_text's); not found
  * for a foreign or deleted one. */

@@ -14,6 +14,7 @@
 #include "rpc_err.h"
 #include "sandbox_store.h"
 #include "scheduler_service.h"
+#include "service_resume.h"
 
 /* A create that times out is sent once more with the same sandbox id: the
  * node answers a duplicate with the sandbox it already has, never a second
@@ -292,10 +293,14 @@ static node_op lifecycle_node_op(enum sandbox_op op)
     }
 }
 
-/* The node's part of op; not found on delete means already gone. */
+/* The node's part of op; not found on delete means already gone. A
+ * suspend's snapshot in the shared store goes into stored ("" when the
+ * node has no store). */
 static int lifecycle_on_node(struct scheduler *s, enum sandbox_op op, const char *id,
-                             const char *node, struct airlock_error *e)
+                             const char *node, char *stored, size_t storedlen,
+                             struct airlock_error *e)
 {
+    stored[0] = '\0';
     if (!*node)
         return 0; /* never placed: nothing runs anywhere */
     Airlock__Vmhost__V1__SandboxRef nreq = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
@@ -303,6 +308,8 @@ static int lifecycle_on_node(struct scheduler *s, enum sandbox_op op, const char
     Airlock__Node__V1__NodeReply *reply = NULL;
     int rc =
         nodes_call(s, node, lifecycle_node_op(op), &nreq.base, s->cfg.node_timeout_ms, &reply, e);
+    if (rc == 0 && op == SANDBOX_OP_SUSPEND && reply->sandbox && reply->sandbox->store_object)
+        snprintf(stored, storedlen, "%s", reply->sandbox->store_object);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (rc < 0 && op == SANDBOX_OP_DELETE && e->class == AIRLOCK_ERR_NOT_FOUND)
@@ -347,6 +354,8 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         return -1;
     }
     snprintf(node, nodelen, "%s", store_sandbox_node(row, 0));
+    char stored[256];
+    snprintf(stored, sizeof(stored), "%s", store_sandbox_store_object(row, 0));
     /* What a resume of a suspended sandbox takes again. */
     struct quota_ask ask = { project_id, { { 0 } }, &s->cfg.quota_defaults };
     store_sandbox_ask(row, 0, 1, &ask.request);
@@ -363,7 +372,17 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         if (rc < 0)
             return rc;
     }
-    rc = lifecycle_on_node(s, op, id, node, e);
+    if (op == SANDBOX_OP_RESUME && from == SANDBOX_SUSPENDED && *stored) {
+        rc = service_resume_stored(s, id, stored, node, nodelen, e);
+    } else {
+        rc = lifecycle_on_node(s, op, id, node, stored, sizeof(stored), e);
+        /* Where any node resumes it from (a failure leaves it to its node). */
+        struct airlock_error store_e;
+        if (rc == 0 && op == SANDBOX_OP_SUSPEND && *stored &&
+            store_sandbox_set_stored(&s->db, id, node, stored, &store_e) < 0)
+            log_warn("suspend not recorded as in the snapshot store: only its node resumes it",
+                     "sandbox=%s error=\"%s\"", id, store_e.message);
+    }
     struct transition_note gone_note = *note;
     char why[600];
     if (rc < 0 && op == SANDBOX_OP_DELETE && node_gone_for_delete(s, e, node, why, sizeof(why))) {

@@ -13,7 +13,6 @@
 
 #define SANDBOX_RECORD_FORMAT 1
 #define SANDBOX_RECORD_MAX_BYTES (1 << 20)
-#define SANDBOX_POLICY_FILE "policy.pb"
 #define SANDBOX_POLICY_MAX_BYTES (4 << 20)
 
 /* What the record is made of, copied under sb->lock. */

@@ -21,6 +21,7 @@
 #include "sandbox.h"
 
 #define SANDBOX_RECORD_FILE "sandbox.json"
+#define SANDBOX_POLICY_FILE "policy.pb"
 
 /* What a record says (the fields a restart acts on; the file also names
  * the disk, sockets, namespace, egress attachment and snapshot for

@@ -21,7 +21,6 @@
 
 #define MANIFEST "manifest.json"
 #define MANIFEST_MAX (1u << 20)
-#define POLICY_FILE "policy.pb" /* sandbox_record.h's */
 
 /* One file of the set: its name there, where it comes from, its base. */
 struct set_file {
@@ -33,7 +32,7 @@ struct set_file {
 static const struct set_file set_files[] = {
     { "disk.ext4", "disk.delta", SNAPSHOT_DELTA_BLOCKS },
     { "state", "state.delta", SNAPSHOT_DELTA_PAGES },
-    { POLICY_FILE, "policy.delta", SNAPSHOT_DELTA_BLOCKS },
+    { SANDBOX_POLICY_FILE, "policy.delta", SNAPSHOT_DELTA_BLOCKS },
 };
 #define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
 
@@ -61,7 +60,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
     char build[SNAPSHOT_BUILD_ID_LEN + 1], set[SANDBOX_STORE_OBJECT_SIZE], name[300];
     char policy[PATH_MAX];
     snprintf(set, sizeof(set), "sandboxes/%s/%lld", sb->id, (long long)clock_realtime_ms());
-    if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, POLICY_FILE) < 0)
+    if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, SANDBOX_POLICY_FILE) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
     if (snapshot_template_build_id(&sb->tmpl->snap, build, e) < 0 ||
         snapshot_template_publish(vh, &sb->tmpl->snap, build, e) < 0)
@@ -191,16 +190,17 @@ static int bases_of(struct vmhost *vh, const struct suspend_manifest *m,
     return snapshot_template_fetch(vh, m->key, m->build, disk, mem, e);
 }
 
-/* The set's files into sb's directory as a complete local suspend. */
+/* The set's files into sb's directory as a local suspend. Not synced:
+ * until the sandbox runs it has no record, so a crash leaves a directory
+ * the next start removes, and the store still holds the suspend. */
 static int materialize(struct sandbox *sb, const char *set, const struct suspend_manifest *m,
                        const char *base_disk, const char *base_mem, struct airlock_error *e)
 {
-    char tmp[PATH_MAX], dir[PATH_MAX];
-    if (fs_path(tmp, sizeof(tmp), "%s/suspend.tmp", sb->dir) < 0 ||
-        fs_path(dir, sizeof(dir), "%s/suspend", sb->dir) < 0)
+    char dir[PATH_MAX];
+    if (fs_path(dir, sizeof(dir), "%s/suspend", sb->dir) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
-    if (mkdir(sb->dir, 0700) < 0 || mkdir(tmp, 0700) < 0)
-        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", tmp, strerror(errno));
+    if (mkdir(sb->dir, 0700) < 0 || mkdir(dir, 0700) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", dir, strerror(errno));
     const char *bases[N_SET_FILES] = { base_disk, base_mem, NULL };
     for (size_t i = 0; i < N_SET_FILES; i++) {
         json_t *f = json_object_get(m->files, set_files[i].key);
@@ -213,15 +213,9 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
             return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
                                      "snapshot store object %s has no checksum for %s", set,
                                      set_files[i].key);
-        if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : tmp, set_files[i].key) < 0 ||
-            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, e) < 0)
+        if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : dir, set_files[i].key) < 0 ||
+            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, false, e) < 0)
             return -1;
-    }
-    if (fs_fsync_dir(tmp, AIRLOCK_ERROR_MSG(e)) < 0 || rename(tmp, dir) < 0 ||
-        fs_fsync_dir(sb->dir, AIRLOCK_ERROR_MSG(e)) < 0) {
-        if (!airlock_error_is_set(e))
-            airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", tmp, strerror(errno));
-        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     }
     return 0;
 }
@@ -260,15 +254,11 @@ static int import(struct vmhost *vh, const char *id, const char *object, struct 
     sb->created_unix_ms = m.created_unix_ms;
     if (materialize(sb, object, &m, disk, mem, e) < 0)
         goto fail;
+    /* Suspended in memory only: its first record is the running one. */
     pthread_mutex_lock(&sb->lock);
     snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
     sandbox_transition(sb, SB_SUSPENDED);
-    sb->recorded_state = SB_SUSPENDED; /* a sandbox of this node's from now on */
     pthread_mutex_unlock(&sb->lock);
-    if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0) {
-        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-        goto fail;
-    }
     log_info("sandbox taken from the snapshot store", "sandbox=%s set=%s ms=%lld", id, object,
              (long long)(clock_monotonic_ms() - started));
     json_decref(m.root);
@@ -276,12 +266,10 @@ static int import(struct vmhost *vh, const char *id, const char *object, struct 
     return 0;
 fail:
     airlock_error_prefix(e, "take sandbox %s from the snapshot store: ", id);
-    if (sb) {
-        pthread_mutex_lock(&sb->lock);
-        sb->store_object[0] = '\0'; /* the set stays in the store */
-        pthread_mutex_unlock(&sb->lock);
-        sandbox_abandon(sb, e->message);
-    }
+    log_warn("sandbox not taken from the snapshot store", "sandbox=%s set=%s error=\"%.300s\"",
+             id, object, e->message);
+    if (sb)
+        sandbox_unreserve(sb); /* its directory goes; the store keeps the set */
     template_release(t);
     json_decref(m.root);
     return -1;
@@ -294,10 +282,7 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
     if (import(vh, id, object, &sb, e) < 0)
         return -1;
     if (sandbox_resume(sb, e) < 0) {
-        pthread_mutex_lock(&sb->lock);
-        sb->store_object[0] = '\0'; /* the set stays in the store */
-        pthread_mutex_unlock(&sb->lock);
-        sandbox_unreserve(sb);
+        sandbox_unreserve(sb); /* as in import: the store keeps the set */
         return -1;
     }
     *out = sb;

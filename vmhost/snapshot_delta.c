@@ -49,7 +49,8 @@ done:
 }
 
 int snapshot_delta_get(struct snapshot_store *st, const char *name, const char *sha256,
-                       const char *base, const char *path, struct airlock_error *e)
+                       const char *base, const char *path, bool durable,
+                       struct airlock_error *e)
 {
     int delta = -1, base_fd = -1, target = -1, rc = -1;
     if (snapshot_store_open_object(st, name, &delta, e) < 0)
@@ -67,7 +68,7 @@ int snapshot_delta_get(struct snapshot_store *st, const char *name, const char *
         airlock_error_classify(e, AIRLOCK_ERR_DATA_LOSS);
         goto done;
     }
-    if (fsync(target) < 0) {
+    if (durable && fsync(target) < 0) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "fsync %s: %s", path, strerror(errno));
         goto done;
     }

@@ -3,6 +3,8 @@
 #ifndef AIRLOCK_SNAPSHOT_DELTA_H
 #define AIRLOCK_SNAPSHOT_DELTA_H
 
+#include <stdbool.h>
+
 #include "airlock_error.h"
 #include "file_delta.h"
 #include "snapshot_store.h"
@@ -19,9 +21,11 @@ int snapshot_delta_put(struct snapshot_store *st, const char *name, const char *
                        struct file_delta_stats *stats, struct airlock_error *e);
 
 /* Rebuilds object name (whose checksum must be sha256) against base
- * (NULL: nothing) into a new file path, fsynced. A failure removes path:
- * DATA_LOSS naming the object when it is corrupt or truncated. */
+ * (NULL: nothing) into a new file path, fsynced when durable. A failure
+ * removes path: DATA_LOSS naming the object when it is corrupt or
+ * truncated. */
 int snapshot_delta_get(struct snapshot_store *st, const char *name, const char *sha256,
-                       const char *base, const char *path, struct airlock_error *e);
+                       const char *base, const char *path, bool durable,
+                       struct airlock_error *e);
 
 #endif

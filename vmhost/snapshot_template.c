@@ -136,7 +136,7 @@ static int fetch_into(struct vmhost *vh, const char *set, const char *dir,
             goto out;
         }
         if (fs_path(path, sizeof(path), "%s/%s", dir, template_files[i]) < 0 ||
-            snapshot_delta_get(vh->snapshots, name, sha, NULL, path, e) < 0)
+            snapshot_delta_get(vh->snapshots, name, sha, NULL, path, true, e) < 0)
             goto out;
     }
     char path[PATH_MAX];

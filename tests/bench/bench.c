@@ -21,6 +21,9 @@
  *   jail          the QEMU jail's cost: a jailed vmhost beside one with
  *                 --no-jail, interleaved: create from the pool and from
  *                 the snapshot, fork, idle memory
+ *   store         the shared snapshot store: suspend to it on one node,
+ *                 resume on another, bytes stored; a node without a store
+ *                 beside it
  * Counts can be changed through the environment (AIRLOCK_BENCH_CREATES,
  * _ROUNDS, _BOOTS, _IDLE, _CP_CREATES, _JAIL_ROUNDS, ...; see each section). */
 #include <getopt.h>
@@ -56,6 +59,7 @@ static const struct {
     { "controlplane", bench_section_controlplane },
     { "egress", section_egress },
     { "jail", bench_section_jail },
+    { "store", bench_section_store },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

@@ -1,0 +1,102 @@
+#include "service_resume.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "nodes.h"
+#include "sandbox_store.h"
+
+/* ResumeSandbox on node naming the store object: a node that holds the
+ * sandbox resumes its own copy, another takes it from the store. */
+static int resume_on(struct scheduler *s, const char *node, const char *id, const char *stored,
+                     struct airlock_error *e)
+{
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    req.store_object = (char *)stored;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    int rc = nodes_call(s, node, NODE_OP(RESUME), &req.base, s->cfg.node_timeout_ms, &reply, e);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    return rc;
+}
+
+/* The old node's copy goes; if it cannot be told now, reconciliation
+ * deletes it once the node answers again (a row of another node's). */
+static void drop_old_copy(struct scheduler *s, const char *node, const char *id)
+{
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    struct airlock_error e;
+    if (nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, &e) < 0 &&
+        e.class != AIRLOCK_ERR_NOT_FOUND)
+        log_warn("the old node keeps a copy of a moved sandbox until reconciliation",
+                 "sandbox=%s node=%s error=\"%s\"", id, node, e.message);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+}
+
+/* Checkpoints live on the node that made them: a sandbox with some does
+ * not move (it would lose them) until they go to the store too. */
+static int checkpoints_on(struct scheduler *s, const char *id, struct airlock_error *e)
+{
+    const char *params[] = { id };
+    PGresult *res = db_query(&s->db, "SELECT count(*) FROM checkpoints WHERE sandbox_id = $1", 1,
+                             params, AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int n = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return n;
+}
+
+int service_resume_stored(struct scheduler *s, const char *id, const char *stored, char *node,
+                          size_t nodelen, struct airlock_error *e)
+{
+    char why[AIRLOCK_ERROR_MESSAGE_SIZE / 2] = "it was never placed";
+    char since[64];
+    struct airlock_error gone_e;
+    bool own = *node && !nodes_gone(s, node, since, sizeof(since), &gone_e);
+    if (own) {
+        if (resume_on(s, node, id, stored, e) == 0)
+            return store_sandbox_set_stored(&s->db, id, node, "", e);
+        /* Only a clean no: a node that did not answer in time may still
+         * be resuming it. */
+        if (e->class != AIRLOCK_ERR_CAPACITY && e->class != AIRLOCK_ERR_UNAVAILABLE)
+            return -1;
+        snprintf(why, sizeof(why), "its node %s %s: %.1500s", node,
+                 e->class == AIRLOCK_ERR_CAPACITY ? "has no room" : "does not answer", e->message);
+    } else if (*node) {
+        snprintf(why, sizeof(why), "its node %s is gone (no heartbeat since %s)", node,
+                 since[0] ? since : "ever");
+    }
+    int n = checkpoints_on(s, id, e);
+    if (n < 0)
+        return -1;
+    if (n > 0)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                 "sandbox %s cannot resume: %s, and its %d checkpoint(s) live "
+                                 "only there (checkpoints do not move to another node yet)",
+                                 id, why, n);
+    char other[128];
+    if (nodes_place_elsewhere(s, id, node, other, sizeof(other), e) < 0) {
+        airlock_error_prefix(e, "sandbox %s cannot resume: %s; ", id, why);
+        return -1;
+    }
+    if (resume_on(s, other, id, stored, e) < 0) {
+        airlock_error_prefix(e, "sandbox %s (%s) did not resume on node %s: ", id, why, other);
+        return -1;
+    }
+    log_info("sandbox resumed on another node", "sandbox=%s from=%s to=%s why=\"%s\"", id, node,
+             other, why);
+    if (store_sandbox_set_stored(&s->db, id, other, "", e) < 0)
+        return -1;
+    if (own)
+        drop_old_copy(s, node, id);
+    snprintf(node, nodelen, "%s", other);
+    return 0;
+}

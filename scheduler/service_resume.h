@@ -1,0 +1,24 @@
+/* Resuming a suspended sandbox whose suspend is in the shared snapshot
+ * store (vmhost --snapshot-store, docs/snapshot-store.md): on its own node
+ * while that node lives and has room, else on another live node with room
+ * (NODES_PLACEMENT: the template there, the most memory left), which takes
+ * the suspend from the store. The row then names the new node, and the old
+ * one is told to drop its copy (a gone node's is deleted by reconciliation
+ * when it returns). */
+#ifndef AIRLOCK_SCHEDULER_SERVICE_RESUME_H
+#define AIRLOCK_SCHEDULER_SERVICE_RESUME_H
+
+#include <stddef.h>
+
+#include "airlock_error.h"
+#include "scheduler.h"
+
+/* The node's part of resuming sandbox id (suspended, its suspend in the
+ * store as `stored`) whose row names node (which may be ""): node gets
+ * where it runs now, and the row says so, without the store object. The
+ * caller commits resuming → running. CAPACITY when no node has room,
+ * naming why its own could not. */
+int service_resume_stored(struct scheduler *s, const char *id, const char *stored, char *node,
+                          size_t nodelen, struct airlock_error *e);
+
+#endif

@@ -1,0 +1,183 @@
+/* Section "store": the shared snapshot store (docs/snapshot-store.md).
+ * Two vmhosts, A and B, share a store directory; a third, C, has none.
+ * Each round a 512 MiB sandbox dirties 16 MiB of memory (random bytes in
+ * /dev/shm), then:
+ *
+ *   suspend to the store       on A: local snapshot + deltas into the store
+ *   resume on another node     on B, from the store (B's first resume
+ *                              fetches A's template build: round 1 shows it)
+ *   suspend / resume, no store on C: the same sandbox work on one node
+ *   bytes stored per suspend   the suspend's deltas (state + disk + policy)
+ *                              beside the 16 MiB the guest dirtied
+ *
+ * AIRLOCK_BENCH_STORE_ROUNDS (default 5). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "fsutil.h"
+
+/* /dev/shm is a tmpfs in the guest: the bytes live in guest memory. */
+#define DIRTY_SCRIPT "head -c 16M /dev/urandom > /dev/shm/dirty"
+
+/* SuspendSandbox on vh; its store object (malloc'd, "" without a store),
+ * or NULL. */
+static char *suspend(struct itest_vmhost *vh, const char *id, double *ms)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    double t0 = bench_now_ms();
+    Airlock__Vmhost__V1__Sandbox *sb =
+        itest_sandbox_call(vh, ITEST_METHOD("SuspendSandbox"), id, &st, &details);
+    *ms = bench_now_ms() - t0;
+    if (st != GRPC_STATUS_OK) {
+        fprintf(stderr, "bench: SuspendSandbox: %s %s\n", rpc_status_name(st),
+                details ? details : "");
+        free(details);
+        return NULL;
+    }
+    char *object = strdup(sb->store_object);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    free(details);
+    return object;
+}
+
+static int resume_from(struct itest_vmhost *vh, const char *id, const char *object, double *ms)
+{
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    req.store_object = (char *)object;
+    char *details = NULL;
+    double t0 = bench_now_ms();
+    grpc_status_code st = itest_call(vh, ITEST_METHOD("ResumeSandbox"), &req.base,
+                                     &airlock__vmhost__v1__sandbox__descriptor, &details);
+    *ms = bench_now_ms() - t0;
+    if (st != GRPC_STATUS_OK)
+        fprintf(stderr, "bench: ResumeSandbox: %s %s\n", rpc_status_name(st),
+                details ? details : "");
+    free(details);
+    return st == GRPC_STATUS_OK ? 0 : -1;
+}
+
+/* The suspend's stored bytes, summed over its manifest's files. */
+static double stored_mib(const char *store, const char *object)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s/manifest.json", store, object);
+    json_t *m = json_load_file(path, 0, NULL);
+    const char *name;
+    json_t *f;
+    double bytes = 0;
+    json_object_foreach(json_object_get(m, "files"), name, f)
+        bytes += (double)json_integer_value(json_object_get(f, "stored"));
+    json_decref(m);
+    return bytes / (1024.0 * 1024.0);
+}
+
+static int dirty(struct itest_vmhost *vh, const char *id)
+{
+    struct itest_exec_result r;
+    itest_sh(vh, id, DIRTY_SCRIPT, &r);
+    int rc = r.status == GRPC_STATUS_OK && r.exited && r.exit_code == 0 ? 0 : -1;
+    if (rc < 0)
+        fprintf(stderr, "bench: dirtying the guest failed: %s\n", r.details ? r.details : "");
+    itest_exec_result_free(&r);
+    return rc;
+}
+
+struct store_series {
+    struct bench_series *suspend, *resume, *local_suspend, *local_resume, *stored;
+};
+
+/* One round on the shared store: A → B. */
+static int round_moved(struct itest_vmhost *a, struct itest_vmhost *b, const char *store,
+                       const struct store_series *s)
+{
+    char *id = bench_create(a, NULL);
+    if (!id)
+        return -1;
+    double ms;
+    char *object = NULL;
+    int rc = -1;
+    if (dirty(a, id) < 0 || !(object = suspend(a, id, &ms)) || !*object)
+        goto out;
+    bench_series_add(s->suspend, ms);
+    bench_series_add(s->stored, stored_mib(store, object));
+    if (resume_from(b, id, object, &ms) < 0 || bench_exec_true(b, id) < 0)
+        goto out;
+    bench_series_add(s->resume, ms);
+    rc = bench_delete(b, id);
+out:
+    if (bench_delete(a, id) < 0)
+        rc = -1;
+    free(object);
+    free(id);
+    return rc;
+}
+
+/* The same work on one node without a store. */
+static int round_local(struct itest_vmhost *c, const struct store_series *s)
+{
+    char *id = bench_create(c, NULL);
+    if (!id)
+        return -1;
+    double ms;
+    char *object = NULL;
+    int rc = -1;
+    if (dirty(c, id) < 0 || !(object = suspend(c, id, &ms)))
+        goto out;
+    bench_series_add(s->local_suspend, ms);
+    if (resume_from(c, id, "", &ms) < 0 || bench_exec_true(c, id) < 0)
+        goto out;
+    bench_series_add(s->local_resume, ms);
+    rc = 0;
+out:
+    if (bench_delete(c, id) < 0)
+        rc = -1;
+    free(object);
+    free(id);
+    return rc;
+}
+
+int bench_section_store(struct bench_ctx *ctx)
+{
+    ctx->report->section = "shared snapshot store: a 512 MiB guest that dirtied 16 MiB";
+    char store[] = "/tmp/airlock-bench-store-XXXXXX";
+    if (!mkdtemp(store))
+        return -1;
+    const char *const args[] = { "--snapshot-store", store, NULL };
+    struct itest_vmhost a, b, c;
+    int rc = -1;
+    bool started_a = false, started_b = false, started_c = false;
+    if (!(started_a = itest_vmhost_start(&a, args) == 0) ||
+        !(started_b = itest_vmhost_start(&b, args) == 0) ||
+        !(started_c = itest_vmhost_start(&c, NULL) == 0))
+        goto out;
+    struct bench_report *r = ctx->report;
+    struct store_series s = {
+        .suspend = bench_report_series(r, "ms", "suspend to the store (node A)"),
+        .resume = bench_report_series(r, "ms", "resume on another node from the store (node B)"),
+        .local_suspend = bench_report_series(r, "ms", "reference: suspend, no store"),
+        .local_resume = bench_report_series(r, "ms", "reference: resume on the same node"),
+        .stored = bench_report_series(r, "MiB", "stored per suspend (the guest dirtied 16)"),
+    };
+    int rounds = bench_env_count("AIRLOCK_BENCH_STORE_ROUNDS", 5);
+    rc = 0;
+    /* Interleaved, so both see the same host. */
+    for (int i = 0; i < rounds && rc == 0; i++)
+        if (round_moved(&a, &b, store, &s) < 0 || round_local(&c, &s) < 0)
+            rc = -1;
+    bench_series_note(s.resume, "includes fetching node A's template build once (round 1)");
+out:
+    if (started_c && itest_vmhost_stop(&c) < 0)
+        rc = -1;
+    if (started_b && itest_vmhost_stop(&b) < 0)
+        rc = -1;
+    if (started_a && itest_vmhost_stop(&a) < 0)
+        rc = -1;
+    char err[256];
+    fs_remove_tree(store, err, sizeof(err));
+    return rc;
+}

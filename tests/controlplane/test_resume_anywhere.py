@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Resume anywhere through the public API: two nodes share a snapshot
+store (cp_harness --nodes 2 --shared-store; docs/snapshot-store.md).
+- A suspended sandbox resumes on its own node while that node lives: the
+  row names the same node and no store object afterwards, and the store
+  forgot the suspend.
+- A sandbox with a counting process and a file is suspended (the row
+  records its object in the store), its node's vmhost is killed (kill -9),
+  and POST .../resume brings it back on the other node: same process
+  still counting, file intact, the row naming the new node.
+- The killed node comes back; reconciliation deletes its stale copy of the
+  moved sandbox (its directory goes) and leaves the moved sandbox alone.
+- Bad input: resuming while every node is gone is 503/409 with a clear
+  message, and the sandbox stays suspended where it was.
+
+usage: test_resume_anywhere.py
+No timing assertions."""
+import os
+import time
+
+from rest_client import call, check, control, new_project_key, poll, psql, report_and_exit
+
+
+def node_env(i, name):
+    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
+
+
+NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR")}
+         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
+STORE = os.environ["AIRLOCK_TEST_SNAPSHOT_STORE"]
+
+
+def index_of(node_id):
+    return next(i for i, n in enumerate(NODES) if n["id"] == node_id)
+
+
+def row(sid):
+    """(node_id, state, store_object) of the sandbox's row."""
+    out = psql("SELECT coalesce(node_id, '') || '|' || state || '|' || store_object"
+               " FROM sandboxes WHERE id = :'id'", id=sid)
+    return tuple(out.strip().split("|")) if out.strip() else None
+
+
+def sandbox_dir_exists(node, sid):
+    return any(os.path.exists(d) for d in (
+        os.path.join(node["dir"], "store", "sandboxes", sid),
+        os.path.join(node["dir"], "sandboxes", sid)))
+
+
+def sh(key, sid, script):
+    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sid, key=key,
+                    body={"cmd": ["sh", "-c", script]})
+    check(st == 200 and r.get("exit_code") == 0, "exec %r in %s (got %s %s)" % (script, sid, st, r))
+    return r.get("stdout", "") if st == 200 else ""
+
+
+def lifecycle(key, sid, op, want_state):
+    st, _, b = call("POST", "/v1/sandboxes/%s/%s" % (sid, op), key=key)
+    check(st == 200 and b.get("state") == want_state,
+          "%s %s -> 200 %s (got %s %s)" % (op, sid, want_state, st, b))
+    return b
+
+
+def check_same_node_resume(key):
+    st, _, b = call("POST", "/v1/sandboxes", key=key, body={})
+    check(st == 201, "create -> 201 (got %s %s)" % (st, b))
+    sid, node = b["id"], b["node"]
+    lifecycle(key, sid, "suspend", "suspended")
+    node_id, _, stored = row(sid)
+    check(node_id == node and stored.startswith("sandboxes/%s/" % sid),
+          "the row records the suspend's object in the store (%s)" % (row(sid),))
+    check(os.path.exists(os.path.join(STORE, stored, "manifest.json")),
+          "the store holds %s" % stored)
+    b = lifecycle(key, sid, "resume", "running")
+    check(b.get("node") == node, "a live node resumes its own sandbox (%s, was %s)"
+          % (b.get("node"), node))
+    check(row(sid)[2] == "", "no store object once it runs (%s)" % (row(sid),))
+    check(not os.path.exists(os.path.join(STORE, stored)), "the store forgot %s" % stored)
+    call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+
+
+def check_moved_when_its_node_dies(key):
+    st, _, b = call("POST", "/v1/sandboxes", key=key, body={})
+    check(st == 201, "create -> 201 (got %s %s)" % (st, b))
+    sid, home = b["id"], b["node"]
+    other = next(n["id"] for n in NODES if n["id"] != home)
+    sh(key, sid, "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/n; sleep 0.2;"
+                 " done' </dev/null >/dev/null 2>&1 & echo $! > /root/pid;"
+                 " echo kept > /root/file; sleep 1")
+    pid_before = sh(key, sid, "cat /root/pid").strip()
+    count_before = int(sh(key, sid, "cat /root/n").strip() or 0)
+    lifecycle(key, sid, "suspend", "suspended")
+
+    home_i = index_of(home)
+    answer = control("kill vmhost %d" % home_i)
+    check(answer.startswith("ok"), "kill -9 node %s's vmhost (%s)" % (home, answer))
+    b = lifecycle(key, sid, "resume", "running")
+    check(b.get("node") == other, "resumed on the other node %s (got %s)" % (other, b.get("node")))
+    check(row(sid)[0] == other and row(sid)[2] == "",
+          "the row names %s and no store object (%s)" % (other, row(sid)))
+    time.sleep(1)
+    out = sh(key, sid, "cat /root/pid; cat /root/n; cat /root/file;"
+                       " kill -0 $(cat /root/pid) && echo alive")
+    lines = out.split()
+    check(len(lines) == 4 and lines[0] == pid_before and int(lines[1]) > count_before
+          and lines[2] == "kept" and lines[3] == "alive",
+          "the same process counts on, the file is there (%s; before pid %s count %d)"
+          % (lines, pid_before, count_before))
+
+    # The dead node returns: its stale suspended copy goes, the sandbox stays.
+    answer = control("start vmhost %d" % home_i)
+    check(answer.startswith("ok"), "node %s's vmhost starts again (%s)" % (home, answer))
+    check(poll(lambda: not sandbox_dir_exists(NODES[home_i], sid), limit_s=120),
+          "reconciliation removed the stale copy of %s on %s" % (sid, home))
+    check(row(sid)[:2] == (other, "running"), "the sandbox still runs on %s (%s)"
+          % (other, row(sid)))
+    sh(key, sid, "true")
+    call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+
+
+def check_no_node_left(key):
+    st, _, b = call("POST", "/v1/sandboxes", key=key, body={})
+    check(st == 201, "create -> 201 (got %s %s)" % (st, b))
+    sid, home = b["id"], b["node"]
+    lifecycle(key, sid, "suspend", "suspended")
+    killed = range(len(NODES))
+    for i in killed:
+        control("kill vmhost %d" % i)
+    st, _, b = call("POST", "/v1/sandboxes/%s/resume" % sid, key=key)
+    message = str(b.get("error", b))
+    check(st == 503 and home in message and sid in message,
+          "resume with no node answering -> 503 naming the sandbox and its node (got %s %s)"
+          % (st, b))
+    check(row(sid)[:2] == (home, "suspended"), "it stays suspended on %s (%s)" % (home, row(sid)))
+    for i in killed:
+        control("start vmhost %d" % i)
+    lifecycle(key, sid, "resume", "running")
+    call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+
+
+def main():
+    check(len(NODES) == 2, "two nodes (%d)" % len(NODES))
+    _, key = new_project_key("anywhere")
+    check_same_node_resume(key)
+    check_moved_when_its_node_dies(key)
+    check_no_node_left(key)
+    report_and_exit()
+
+
+if __name__ == "__main__":
+    main()
