@@ -81,5 +81,6 @@ int cmd_secret(struct cli *c, int argc, char **argv);
 int cmd_project(struct cli *c, int argc, char **argv); /* admin */
 int cmd_key(struct cli *c, int argc, char **argv);     /* admin */
 int cmd_quota(struct cli *c, int argc, char **argv);   /* set: admin */
+int cmd_node(struct cli *c, int argc, char **argv);    /* admin */
 
 #endif

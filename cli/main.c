@@ -51,7 +51,9 @@ static void usage(FILE *out)
             "  quota set PROJECT --QUOTA N [--QUOTA N]...       QUOTA: sandboxes vcpus\n"
             "                                                   memory-mb checkpoints templates\n"
             "                                                   template-builds; N: a number,\n"
-            "                                                   default or unlimited\n");
+            "                                                   default or unlimited\n"
+            "  node ls | node get ID                            nodes: state, capacity, sandboxes\n"
+            "  node drain ID | node undrain ID                  no new work there / again\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -138,6 +140,8 @@ int main(int argc, char **argv)
         return cmd_key(&c, cargc, cargv);
     if (strcmp(cmd, "quota") == 0)
         return cmd_quota(&c, cargc, cargv);
+    if (strcmp(cmd, "node") == 0)
+        return cmd_node(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

@@ -21,6 +21,7 @@
 #define EVENTS(name) "/airlock.v1.Events/" name
 #define TEMPLATES(name) "/airlock.v1.Templates/" name
 #define PROJECTS(name) "/airlock.v1.Projects/" name
+#define NODES(name) "/airlock.v1.Nodes/" name
 
 static const struct grpc_method {
     const char *path;
@@ -84,13 +85,20 @@ static const struct grpc_method {
       grpc_get_warm_pool },
     { PROJECTS("GetQuotas"), &airlock__v1__get_quotas_request__descriptor, grpc_get_quotas },
     { PROJECTS("SetQuotas"), &airlock__v1__set_quotas_request__descriptor, grpc_set_quotas },
+    { NODES("ListNodes"), &airlock__v1__list_nodes_request__descriptor, grpc_list_nodes },
+    { NODES("GetNode"), &airlock__v1__node_request__descriptor, grpc_get_node },
+    { NODES("DrainNode"), &airlock__v1__node_request__descriptor, grpc_drain_node },
+    { NODES("UndrainNode"), &airlock__v1__node_request__descriptor, grpc_undrain_node },
 };
 
 #define GRPC_METHOD_COUNT (sizeof(grpc_methods) / sizeof(*grpc_methods))
 
 /* For the admin key only, as their REST routes (GW_AUTH_ADMIN). */
-static const char *const admin_methods[] = { TEMPLATES("SetWarmPool"), TEMPLATES("GetWarmPool"),
-                                             PROJECTS("SetQuotas") };
+static const char *const admin_methods[] = {
+    TEMPLATES("SetWarmPool"), TEMPLATES("GetWarmPool"), PROJECTS("SetQuotas"),
+    NODES("ListNodes"),       NODES("GetNode"),         NODES("DrainNode"),
+    NODES("UndrainNode"),
+};
 
 static bool admin_only(const char *path)
 {

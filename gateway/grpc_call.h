@@ -4,7 +4,8 @@
  * grpc_exec.c (exec, background processes), grpc_files.c,
  * grpc_checkpoints.c (checkpoints, restore, fork), grpc_events.c,
  * grpc_logs.c (console and connection logs), grpc_templates.c
- * (templates and their warm pools), grpc_projects.c (quotas). */
+ * (templates and their warm pools), grpc_projects.c (quotas), grpc_nodes.c
+ * (nodes and their drain state). */
 #ifndef AIRLOCK_GATEWAY_GRPC_CALL_H
 #define AIRLOCK_GATEWAY_GRPC_CALL_H
 
@@ -12,6 +13,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "airlock/v1/events.pb-c.h"
+#include "airlock/v1/nodes.pb-c.h"
 #include "airlock/v1/projects.pb-c.h"
 #include "airlock/v1/sandboxes.pb-c.h"
 #include "airlock/v1/templates.pb-c.h"
@@ -107,5 +109,9 @@ void grpc_set_warm_pool(struct grpc_request *r);
 void grpc_get_warm_pool(struct grpc_request *r);
 void grpc_get_quotas(struct grpc_request *r);
 void grpc_set_quotas(struct grpc_request *r);
+void grpc_list_nodes(struct grpc_request *r);
+void grpc_get_node(struct grpc_request *r);
+void grpc_drain_node(struct grpc_request *r);
+void grpc_undrain_node(struct grpc_request *r);
 
 #endif

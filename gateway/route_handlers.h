@@ -6,7 +6,8 @@
  * connection logs), handlers_secrets.c + handlers_audit.c +
  * handlers_project_key.c (BYOK unlock) + handlers_orgs.c (vault),
  * handlers_warm_pool.c (warm-pool targets), handlers_template.c,
- * handlers_quota.c (a project's quotas). */
+ * handlers_quota.c (a project's quotas), handlers_nodes.c (the nodes and
+ * their drain state). */
 #ifndef AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 #define AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 
@@ -74,6 +75,10 @@ enum MHD_Result handle_org_create(struct gw_request *r);
 enum MHD_Result handle_project_org_put(struct gw_request *r);
 enum MHD_Result handle_quotas_get(struct gw_request *r);
 enum MHD_Result handle_quotas_put(struct gw_request *r);
+enum MHD_Result handle_nodes_list(struct gw_request *r);
+enum MHD_Result handle_node_get(struct gw_request *r);
+enum MHD_Result handle_node_drain(struct gw_request *r);
+enum MHD_Result handle_node_undrain(struct gw_request *r);
 enum MHD_Result handle_org_secret_create(struct gw_request *r);
 enum MHD_Result handle_org_secret_list(struct gw_request *r);
 enum MHD_Result handle_org_secret_delete(struct gw_request *r);

@@ -21,6 +21,10 @@ const struct gw_route gw_routes[] = {
     /* A project key reads its own project's (handlers_quota.c checks). */
     ROUTE("GET", "/v1/projects/{id}/quotas", KEY, handle_quotas_get),
     ROUTE("PUT", "/v1/projects/{id}/quotas", ADMIN, handle_quotas_put),
+    ROUTE("GET", "/v1/nodes", ADMIN, handle_nodes_list),
+    ROUTE("GET", "/v1/nodes/{id}", ADMIN, handle_node_get),
+    ROUTE("POST", "/v1/nodes/{id}/drain", ADMIN, handle_node_drain),
+    ROUTE("POST", "/v1/nodes/{id}/undrain", ADMIN, handle_node_undrain),
     ROUTE("POST", "/v1/orgs", ADMIN, handle_org_create),
     ROUTE("POST", "/v1/orgs/{id}/secrets", ADMIN, handle_org_secret_create),
     ROUTE("GET", "/v1/orgs/{id}/secrets", ADMIN, handle_org_secret_list),

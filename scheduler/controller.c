@@ -38,6 +38,9 @@ static void controller_pass(struct controller *c)
     controller_reconcile_pass(c->s);
     controller_ttl_pass(c->s);
     controller_idle_pass(c->s);
+    /* After the deletes and suspends above, which may leave a draining
+     * node holding nothing. */
+    controller_drain_pass(c->s);
     controller_pool_pass(c->s, &c->pools);
 }
 

@@ -1,6 +1,6 @@
 /* The controllers (docs/ARCHITECTURE.md): reconciliation of the database
- * with what nodes report, hard TTLs, idle auto-suspend and warm-pool
- * targets. One thread runs a pass every --controller-interval-ms, but only
+ * with what nodes report, hard TTLs, idle auto-suspend, draining nodes and
+ * warm-pool targets. One thread runs a pass every --controller-interval-ms, but only
  * in the replica that holds the controller lock (controller_leader.c); the
  * others stand by and take over within a pass when the leader's database
  * session ends. Every change of a sandbox goes through the state machine

@@ -40,6 +40,9 @@ void controller_ttl_pass(struct scheduler *s);
 /* Suspends running or paused sandboxes idle longer than idle_timeout_s. */
 void controller_idle_pass(struct scheduler *s);
 
+/* drain_step (node_drain.h) on every draining or drained node. */
+void controller_drain_pass(struct scheduler *s);
+
 /* Nodes that refused a warm-pool target recently are left alone for a
  * while instead of being asked every pass. */
 #define CONTROLLER_POOL_REFUSALS 32

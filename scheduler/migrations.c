@@ -174,7 +174,46 @@ static const char *const migrations[] = {
     "  ADD COLUMN vcpus_committed integer NOT NULL DEFAULT 0,"
     "  ADD COLUMN memory_limit_mb bigint NOT NULL DEFAULT 0,"
     "  ADD COLUMN memory_committed_mb bigint NOT NULL DEFAULT 0;",
-    /* 8: a suspended sandbox's snapshot in the shared snapshot store
+    /* 8: a node's drain state (node_state.h): active, draining or drained;
+     * when and by whom it was last drained or undrained.
+     * node_drain_set: moves node p from from_state to to_state (NULL
+     * actor: keeps drain_changed_*) and answers 'set', or 'changed' when p
+     * is not in from_state (a concurrent change, or no such node). With
+     * dead_after (seconds) it first refuses with 'last' when p is live and
+     * no other live node is active: draining it would leave no node to
+     * take work. It locks every active row before counting, and its count
+     * is a new statement (a new snapshot): two drains run one after the
+     * other, and the second sees the first's, so they never drain the last
+     * two nodes together.
+     * sandboxes_live_by_node: each node's sandboxes by state (the API's
+     * nodes, and drain_step on every controller pass), deleted ones left
+     * out. */
+    "ALTER TABLE nodes ADD COLUMN drain text NOT NULL DEFAULT 'active',"
+    "  ADD COLUMN drain_changed_at timestamptz,"
+    "  ADD COLUMN drain_changed_by text NOT NULL DEFAULT '';"
+    "CREATE INDEX sandboxes_live_by_node ON sandboxes (node_id, state) WHERE state <> 'deleted';"
+    "CREATE FUNCTION node_drain_set(p text, from_state text, to_state text, actor text,"
+    "  dead_after integer) RETURNS text LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    "  IF dead_after IS NOT NULL THEN"
+    "    PERFORM 1 FROM nodes WHERE drain = 'active' ORDER BY id FOR UPDATE;"
+    "    IF EXISTS (SELECT 1 FROM nodes WHERE id = p"
+    "        AND last_seen > now() - make_interval(secs => dead_after))"
+    "      AND NOT EXISTS (SELECT 1 FROM nodes WHERE id <> p AND drain = 'active'"
+    "        AND last_seen > now() - make_interval(secs => dead_after)) THEN"
+    "      RETURN 'last';"
+    "    END IF;"
+    "  END IF;"
+    "  UPDATE nodes SET drain = to_state,"
+    "    drain_changed_at = CASE WHEN actor IS NULL THEN drain_changed_at ELSE now() END,"
+    "    drain_changed_by = coalesce(actor, drain_changed_by)"
+    "    WHERE id = p AND drain = from_state;"
+    "  IF NOT FOUND THEN"
+    "    RETURN 'changed';"
+    "  END IF;"
+    "  RETURN 'set';"
+    " END $$;",
+    /* 9: a suspended sandbox's snapshot in the shared snapshot store
      * (vmhost --snapshot-store): any live node resumes it from there. */
     "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
 };

@@ -14,8 +14,15 @@
 /* Subscribes to airlock.node.*.heartbeat; each heartbeat upserts its row. */
 int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
 
-/* An SQL subquery: the id of the live node (heard from within the
- * seconds in parameter dead_after) whose budget (vmhost/node_budget.h)
+/* An SQL condition: node n takes new work — it is live (heard from within
+ * the seconds in parameter dead_after) and active, not draining
+ * (node_state.h). Every placement asks it: creates, template builds. */
+#define NODES_TAKING_WORK(n, dead_after)                                        \
+    "(" n ".last_seen > now() - make_interval(secs => " dead_after "::integer)" \
+    " AND " n ".drain = 'active')"
+
+/* An SQL subquery: the id of the node taking work (NODES_TAKING_WORK)
+ * whose budget (vmhost/node_budget.h)
  * has room for `cpus` vCPUs and `memory` MiB, with a free record slot,
  * that has template `tpl` (SQL expressions, the sizes integers), and is
  * not node `except` (a text expression; '' for none), the one with the
@@ -29,7 +36,7 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
     "  (SELECT count(*) AS sandboxes, coalesce(sum(p.cpus), 0) AS cpus,"                  \
     "     coalesce(sum(p.memory_mb), 0) AS memory_mb FROM sandboxes p"                    \
     "   WHERE p.node_id = n.id AND p.state = 'creating') inflight"                        \
-    "  WHERE n.last_seen > now() - make_interval(secs => " dead_after "::integer)"       \
+    "  WHERE " NODES_TAKING_WORK("n", dead_after)                                         \
     "    AND n.id <> " except                                                              \
     "    AND n.capacity > n.sandboxes + inflight.sandboxes"                               \
     "    AND n.vcpus_committed + inflight.cpus + " cpus " <= n.vcpus_limit"                \

@@ -101,6 +101,10 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("RevokeApiKey"), service_key_revoke, PEER_GATEWAY },
     { SCHEDULER_METHOD("GetQuotas"), service_quotas_get, PEER_GATEWAY },
     { SCHEDULER_METHOD("SetQuotas"), service_quotas_set, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListNodes"), service_nodes_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetNode"), service_node_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("DrainNode"), service_node_drain, PEER_GATEWAY },
+    { SCHEDULER_METHOD("UndrainNode"), service_node_undrain, PEER_GATEWAY },
     { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create, PEER_GATEWAY },
     { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get, PEER_GATEWAY },
     { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list, PEER_GATEWAY },
@@ -117,7 +121,7 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete, PEER_GATEWAY },
 };
 
-#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 27 */
+#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 31 */
 #define SCHEDULER_METHOD_MAX 80  /* SCHEDULER_METHOD("") and the longest name */
 
 /* own_methods and the table's, made once (both are fixed). */

@@ -4,7 +4,8 @@
  * request to the sandbox's node carries out (checkpoints, restore, forks, egress
  * policies), whose stages are in service_checkpoint.c, service_fork.c and
  * service_network.c; service_pool.c warm-pool targets;
- * service_template.c templates; service_quota.c a project's quotas. */
+ * service_template.c templates; service_quota.c a project's quotas;
+ * service_nodes.c the nodes and their drain state. */
 #ifndef AIRLOCK_SCHEDULER_SERVICE_H
 #define AIRLOCK_SCHEDULER_SERVICE_H
 
@@ -61,6 +62,11 @@ void service_key_revoke(struct rpc_call *call, void *ctx);
 /* service_quota.c: a project's quotas. */
 void service_quotas_get(struct rpc_call *call, void *ctx);
 void service_quotas_set(struct rpc_call *call, void *ctx);
+/* service_nodes.c: the nodes and their drain state. */
+void service_nodes_list(struct rpc_call *call, void *ctx);
+void service_node_get(struct rpc_call *call, void *ctx);
+void service_node_drain(struct rpc_call *call, void *ctx);
+void service_node_undrain(struct rpc_call *call, void *ctx);
 
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);

@@ -7,6 +7,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "node_store.h"
 #include "sandbox_store.h"
 #include "scheduler_service.h"
 #include "service_op.h"
@@ -84,9 +85,12 @@ bool fork_valid(struct op_run *r)
 }
 
 /* The forks' sandboxes, vCPUs and memory, asked before the node makes
- * them. */
+ * them; the parent's node must take new work (not draining). */
 int fork_admit(struct op_run *r)
 {
+    if (store_node_takes_work(&r->s->db, store_sandbox_node(r->row, 0), "no forks are made there",
+                              &r->err) < 0)
+        return airlock_error_prefix(&r->err, "sandbox %s: ", r->sandbox_id);
     struct quota_ask ask = { r->project_id, { { 0 } }, &r->s->cfg.quota_defaults };
     store_sandbox_ask(r->row, 0, fork_count(fork_req(r)), &ask.request);
     return store_quota_admits(&r->s->db, &ask, &r->err);

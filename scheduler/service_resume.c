@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "node_store.h"
 #include "nodes.h"
 #include "sandbox_store.h"
 
@@ -59,8 +60,9 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
 {
     char why[AIRLOCK_ERROR_MESSAGE_SIZE / 2] = "it was never placed";
     char since[64];
-    struct airlock_error gone_e;
-    bool own = *node && !nodes_gone(s, node, since, sizeof(since), &gone_e);
+    struct airlock_error gone_e, drain_e;
+    bool alive = *node && !nodes_gone(s, node, since, sizeof(since), &gone_e);
+    bool own = alive && store_node_takes_work(&s->db, node, "it resumes elsewhere", &drain_e) == 0;
     if (own) {
         if (resume_on(s, node, id, stored, e) == 0)
             return store_sandbox_set_stored(&s->db, id, node, "", e);
@@ -70,6 +72,8 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
             return -1;
         snprintf(why, sizeof(why), "its node %s %s: %.1500s", node,
                  e->class == AIRLOCK_ERR_CAPACITY ? "has no room" : "does not answer", e->message);
+    } else if (alive) {
+        snprintf(why, sizeof(why), "%.1500s", drain_e.message);
     } else if (*node) {
         snprintf(why, sizeof(why), "its node %s is gone (no heartbeat since %s)", node,
                  since[0] ? since : "ever");
@@ -95,7 +99,7 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
              other, why);
     if (store_sandbox_set_stored(&s->db, id, other, "", e) < 0)
         return -1;
-    if (own)
+    if (alive)
         drop_old_copy(s, node, id);
     snprintf(node, nodelen, "%s", other);
     return 0;

@@ -1,6 +1,7 @@
 /* Resuming a suspended sandbox whose suspend is in the shared snapshot
  * store (vmhost --snapshot-store, docs/snapshot-store.md): on its own node
- * while that node lives and has room, else on another live node with room
+ * while that node lives, takes work (not draining) and has room, else on
+ * another live node with room
  * (NODES_PLACEMENT: the template there, the most memory left), which takes
  * the suspend from the store. The row then names the new node, and the old
  * one is told to drop its copy (a gone node's is deleted by reconciliation

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "events.h"
 #include "log.h"
+#include "node_store.h"
 #include "nodes.h"
 #include "random_id.h"
 #include "rpc_client.h"
@@ -362,6 +363,12 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
     PQclear(row);
     if (sandbox_op_plan(op, from, id, &plan, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_STATE);
+    /* A suspended sandbox resuming takes its node's vCPUs and memory
+     * again: new work, which a draining node takes no more (one whose
+     * suspend is in the shared store resumes elsewhere: service_resume.h). */
+    if (sandbox_transition_admitted(from, plan.first) && *node && !*stored &&
+        store_node_takes_work(&s->db, node, "no suspended sandbox resumes there", e) < 0)
+        return airlock_error_prefix(e, "sandbox %s: ", id);
     bool two_step = plan.first != plan.done;
     /* Two-step operations are recorded before the node acts (a crash in
      * between leaves "deleting"/"suspending", which a retry or the

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes.h"
 #include "quota_store.h"
 
 /* Column order is what store_template_msg() reads. */
@@ -190,8 +191,7 @@ int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t
     snprintf(dead_after, sizeof(dead_after), "%d", dead_after_s);
     const char *params[] = { dead_after };
     PGresult *res = db_query(db,
-                             "SELECT id FROM nodes"
-                             " WHERE last_seen > now() - make_interval(secs => $1::integer)"
+                             "SELECT id FROM nodes n WHERE " NODES_TAKING_WORK("n", "$1")
                              " ORDER BY free_memory_mb DESC, id LIMIT 1",
                              1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
@@ -200,7 +200,8 @@ int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t
     if (PQntuples(res) == 1) {
         snprintf(node, len, "%s", PQgetvalue(res, 0, 0));
     } else {
-        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "no live node to build the template on");
+        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                               "no live active node to build the template on");
     }
     PQclear(res);
     return rc;

@@ -64,8 +64,9 @@ int store_template_user(struct db *db, const char *project_id, const char *name,
                         char *sandbox, size_t len, struct airlock_error *e);
 int store_template_mark_deleted(struct db *db, const char *id, struct airlock_error *e);
 
-/* The live node (heard from within dead_after_s) with the most free
- * memory: where a build goes. Capacity when there is none. */
+/* The node taking work (live within dead_after_s and active:
+ * NODES_TAKING_WORK) with the most free memory: where a build goes.
+ * Capacity when there is none. */
 int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t len,
                              struct airlock_error *e);
 /* Whether node was heard from within dead_after_s (true when the database

@@ -33,7 +33,7 @@ from rest_client import call, check, new_project_key, poll, report_and_exit
 
 PROTO_DIR, STUB_DIR, VAULT_BIN = sys.argv[1], sys.argv[2], sys.argv[3]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["vault.proto", "egress.proto", "scheduler.proto",
-                                          "airlock/v1/projects.proto"])
+                                          "airlock/v1/projects.proto", "airlock/v1/nodes.proto"])
 import egress_pb2  # noqa: E402
 import egress_pb2_grpc  # noqa: E402
 import scheduler_pb2  # noqa: E402
