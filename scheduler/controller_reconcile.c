@@ -47,18 +47,6 @@ static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, 
     return v;
 }
 
-static int delete_on_node(struct scheduler *s, const char *node, const char *id,
-                          struct airlock_error *e)
-{
-    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
-    req.id = (char *)id;
-    Airlock__Node__V1__NodeReply *reply = NULL;
-    int rc = nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, e);
-    if (reply)
-        protobuf_c_message_free_unpacked(&reply->base, NULL);
-    return rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND ? -1 : 0; /* gone already: done */
-}
-
 /* One database row of the node against the node's list; 1 when it
  * changed the sandbox, else 0. */
 static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V1__NodeReply *list,
@@ -76,7 +64,7 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
     char why[1400];
     snprintf(why, sizeof(why), "%s (node %s)%s%.1000s", step.why, node, *node_error ? ": " : "",
              node_error);
-    if (step.kind == RECONCILE_DELETE_ON_NODE && delete_on_node(s, node, id, &e) < 0) {
+    if (step.kind == RECONCILE_DELETE_ON_NODE && nodes_delete_sandbox(s, node, id, NULL, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", id, node,
                  e.message);
         return 0;
@@ -115,8 +103,8 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
 {
     const char *params[] = { vm->id };
     struct airlock_error e;
-    PGresult *res = db_query(&s->db, "SELECT state, coalesce(node_id, '') FROM sandboxes"
-                             " WHERE id = $1", 1, params, AIRLOCK_ERROR_MSG(&e));
+    PGresult *res = db_query(&s->db, "SELECT state, coalesce(node_id, ''), store_object"
+                             " FROM sandboxes WHERE id = $1", 1, params, AIRLOCK_ERROR_MSG(&e));
     if (!res)
         return 0;
     bool known = PQntuples(res) == 1;
@@ -124,12 +112,16 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
     enum sandbox_state state = SANDBOX_CREATING;
     bool moved = known && !deleted && sandbox_state_parse(PQgetvalue(res, 0, 0), &state) == 0 &&
                  !transient(state) && strcmp(PQgetvalue(res, 0, 1), node) != 0;
+    /* A moved sandbox may live on from its suspend in the store. */
+    char keep[256] = "";
+    if (moved)
+        snprintf(keep, sizeof(keep), "%s", PQgetvalue(res, 0, 2));
     PQclear(res);
     if (known && !deleted && !moved)
         return 0; /* another node's, being moved: not this node's to judge yet */
     if (!known && clock_realtime_ms() - vm->created_unix_ms < (int64_t)s->cfg.reconcile_grace_s * 1000)
         return 0;
-    if (delete_on_node(s, node, vm->id, &e) < 0) {
+    if (nodes_delete_sandbox(s, node, vm->id, keep, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", vm->id,
                  node, e.message);
         return 0;

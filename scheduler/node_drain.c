@@ -1,17 +1,104 @@
+/* Draining a node: what can leave it without its VM running elsewhere
+ * leaves through the shared snapshot store (docs/snapshot-store.md), then
+ * the node is judged drained or not. */
 #include "node_drain.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 #include "node_store.h"
+#include "nodes.h"
+#include "sandbox_store.h"
+#include "scheduler_service.h"
+
+#define DRAIN_ACTOR "scheduler (drain)"
+
+/* A suspended sandbox whose suspend is in the store: another node takes
+ * it (TakeSandbox) as its own, the row follows if nothing changed it
+ * meanwhile, and the draining node lets go of its copy, the store keeping
+ * the set. A move that lost to a resume or delete is undone on the taker
+ * (keeping the set, which the winner owns). */
+static void move_suspended(struct scheduler *s, const char *node_id, const char *id,
+                           const char *stored)
+{
+    struct airlock_error e;
+    char to[128];
+    if (nodes_place_elsewhere(s, id, node_id, to, sizeof(to), &e) < 0) {
+        log_warn("drain: a suspended sandbox has nowhere to go", "node=%s sandbox=%s error=\"%s\"",
+                 node_id, id, e.message);
+        return;
+    }
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    req.store_object = (char *)stored;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    int rc = nodes_call(s, to, NODE_OP(TAKE), &req.base, s->cfg.node_timeout_ms, &reply, &e);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    if (rc < 0) {
+        log_warn("drain: another node did not take a suspended sandbox",
+                 "node=%s sandbox=%s to=%s error=\"%s\"", node_id, id, to, e.message);
+        return;
+    }
+    int moved = store_sandbox_move_suspended(&s->db, id, node_id, to, stored, &e);
+    const char *left = moved == 0 ? node_id : to; /* who lets go of a copy */
+    if (moved < 0)
+        log_warn("drain: a moved sandbox not recorded: reconciliation settles it",
+                 "sandbox=%s to=%s error=\"%s\"", id, to, e.message);
+    else if (moved == 1)
+        log_info("drain: a sandbox changed while it moved: the move is undone", "sandbox=%s",
+                 id);
+    else
+        log_info("drain: suspended sandbox moved", "sandbox=%s from=%s to=%s", id, node_id, to);
+    if (moved >= 0 && nodes_delete_sandbox(s, left, id, stored, &e) < 0)
+        log_warn("drain: a copy stays until reconciliation", "sandbox=%s node=%s error=\"%s\"",
+                 id, left, e.message);
+}
+
+/* Moves what can leave node_id without live migration: paused sandboxes
+ * are suspended (into the store, when the node has one), suspended ones
+ * with a suspend in the store go to other nodes. Running ones need live
+ * migration between nodes: not yet (docs/STATUS.md), so they hold the
+ * node in draining. */
+static void move_off(struct scheduler *s, const char *node_id)
+{
+    struct airlock_error e;
+    const char *params[] = { node_id };
+    PGresult *rows = db_query(&s->db,
+                              "SELECT id, project_id, state, store_object FROM sandboxes"
+                              " WHERE node_id = $1 AND state IN ('paused', 'suspended')"
+                              " ORDER BY id",
+                              1, params, AIRLOCK_ERROR_MSG(&e));
+    if (!rows) {
+        log_warn("drain: database", "node=%s error=\"%s\"", node_id, e.message);
+        return;
+    }
+    for (int i = 0; i < PQntuples(rows); i++) {
+        const char *id = PQgetvalue(rows, i, 0);
+        if (strcmp(PQgetvalue(rows, i, 2), "paused") == 0) {
+            struct transition_note note = { DRAIN_ACTOR, "its node is draining", "" };
+            char on[128];
+            if (service_sandbox_op(s, PQgetvalue(rows, i, 1), id, SANDBOX_OP_SUSPEND, &note, on,
+                                   sizeof(on), &e) < 0)
+                log_warn("drain: a paused sandbox was not suspended",
+                         "node=%s sandbox=%s error=\"%s\"", node_id, id, e.message);
+        } else if (*PQgetvalue(rows, i, 3)) {
+            move_suspended(s, node_id, id, PQgetvalue(rows, i, 3));
+        }
+    }
+    PQclear(rows);
+}
 
 int drain_step(struct scheduler *s, const char *node_id, struct airlock_error *e)
 {
-    /* Moving the sandboxes off the node goes here, before drained-ness is
-     * judged: live migration of the running ones to a node taking work,
-     * the paused and suspended ones through the shared snapshot store. Not
-     * built yet (docs/STATUS.md): until then a draining node stays draining
-     * until its sandboxes are deleted, or it is undrained. */
     struct node_msgs read;
     int rc = store_nodes_read(&s->db, node_id, s->cfg.node_dead_after_s, &read, e);
+    if (rc == 0 && read.nodes[0].drain == NODE_DRAINING && read.nodes[0].msg.live) {
+        move_off(s, node_id);
+        node_msgs_free(&read);
+        rc = store_nodes_read(&s->db, node_id, s->cfg.node_dead_after_s, &read, e);
+    }
     if (rc == 0) {
         const struct node_msg *n = &read.nodes[0];
         enum node_drain to = node_drain_next(NODE_OP_STEP, n->drain, n->holds);

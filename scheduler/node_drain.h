@@ -8,9 +8,10 @@
 #include "scheduler.h"
 
 /* One step of draining node_id: moves what it can of its sandboxes off it
- * (not yet: see node_drain.c), then marks it drained when no sandbox holds
- * it any more (node_held_by), or draining again when one does. An active
- * node is left alone. 0, or -1 with e. */
+ * (paused and suspended ones through the shared snapshot store; running
+ * ones need live migration, not yet: see node_drain.c), then marks it
+ * drained when no sandbox holds it any more (node_held_by), or draining
+ * again when one does. An active node is left alone. 0, or -1 with e. */
 int drain_step(struct scheduler *s, const char *node_id, struct airlock_error *e);
 
 #endif

@@ -73,6 +73,13 @@ bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t si
 int nodes_call(struct scheduler *s, const char *node_id, node_op op, const ProtobufCMessage *req,
                int timeout_ms, Airlock__Node__V1__NodeReply **reply, struct airlock_error *e);
 
+/* Deletes sandbox id on node_id; keep_stored (NULL: none) is its suspend
+ * in the shared snapshot store, which the node then leaves there (the
+ * sandbox lives on from it elsewhere). 0 also when the node has no such
+ * sandbox. */
+int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *id,
+                         const char *keep_stored, struct airlock_error *e);
+
 /* A NodeReply in msg (destroyed here), as nodes_call answers it: OK with
  * *reply, or its refusal in e. op names the request in errors. */
 int nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,

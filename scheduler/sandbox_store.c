@@ -426,6 +426,22 @@ int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
     return updated ? 0 : sandbox_not_found(e, id);
 }
 
+int store_sandbox_move_suspended(struct db *db, const char *id, const char *from, const char *to,
+                                 const char *store_object, struct airlock_error *e)
+{
+    const char *params[] = { id, from, to, store_object };
+    PGresult *res = db_query(db,
+                             "UPDATE sandboxes SET node_id = $3, updated_at = now()"
+                             " WHERE id = $1 AND node_id = $2 AND state = 'suspended'"
+                             " AND store_object = $4 RETURNING id",
+                             4, params, AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int moved = PQntuples(res);
+    PQclear(res);
+    return moved ? 0 : 1;
+}
+
 int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
                               const char *policy_text, struct airlock_error *e)
 {

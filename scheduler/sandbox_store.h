@@ -105,6 +105,12 @@ char *store_policy_text(const Airlock__Egress__V1__Policy *policy, struct airloc
 int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
                              const char *store_object, struct airlock_error *e);
 
+/* A suspended sandbox moved from node `from` to node `to` with its suspend
+ * still `store_object` (a drain): 0 when moved, 1 when the row changed
+ * meanwhile (a resume began, a delete) and was left as it is. */
+int store_sandbox_move_suspended(struct db *db, const char *id, const char *from, const char *to,
+                                 const char *store_object, struct airlock_error *e);
+
 /* Records the sandbox's egress policy (store_policy_text's); not found
  * for a foreign or deleted one. */
 int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,

@@ -26,19 +26,15 @@ static int resume_on(struct scheduler *s, const char *node, const char *id, cons
 }
 
 /* The old node's copy goes; if it cannot be told now, reconciliation
- * deletes it once the node answers again (a row of another node's). */
-static void drop_old_copy(struct scheduler *s, const char *node, const char *id)
+ * deletes it once the node answers again (a row of another node's). The
+ * set it names was the new node's to remove. */
+static void drop_old_copy(struct scheduler *s, const char *node, const char *id,
+                          const char *stored)
 {
-    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
-    req.id = (char *)id;
-    Airlock__Node__V1__NodeReply *reply = NULL;
     struct airlock_error e;
-    if (nodes_call(s, node, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, &e) < 0 &&
-        e.class != AIRLOCK_ERR_NOT_FOUND)
+    if (nodes_delete_sandbox(s, node, id, stored, &e) < 0)
         log_warn("the old node keeps a copy of a moved sandbox until reconciliation",
                  "sandbox=%s node=%s error=\"%s\"", id, node, e.message);
-    if (reply)
-        protobuf_c_message_free_unpacked(&reply->base, NULL);
 }
 
 /* Checkpoints live on the node that made them: a sandbox with some does
@@ -100,7 +96,7 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
     if (store_sandbox_set_stored(&s->db, id, other, "", e) < 0)
         return -1;
     if (alive)
-        drop_old_copy(s, node, id);
+        drop_old_copy(s, node, id, stored);
     snprintf(node, nodelen, "%s", other);
     return 0;
 }

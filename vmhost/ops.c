@@ -22,6 +22,7 @@ const struct vmhost_op vmhost_ops[] = {
     OP(PAUSE, "PauseSandbox", airlock__vmhost__v1__sandbox_ref, op_sandbox_pause, SANDBOX),
     OP(RESUME, "ResumeSandbox", airlock__vmhost__v1__sandbox_ref, op_sandbox_resume, SANDBOX),
     OP(SUSPEND, "SuspendSandbox", airlock__vmhost__v1__sandbox_ref, op_sandbox_suspend, SANDBOX),
+    OP(TAKE, "TakeSandbox", airlock__vmhost__v1__sandbox_ref, op_sandbox_take, SANDBOX),
     OP(SET_POLICY, "SetSandboxPolicy", airlock__vmhost__v1__set_sandbox_policy_request,
        op_sandbox_set_policy, SANDBOX),
     OP(CHECKPOINT, "CreateCheckpoint", airlock__vmhost__v1__create_checkpoint_request,

@@ -88,6 +88,8 @@ int op_sandbox_resume(struct vmhost *vh, const ProtobufCMessage *req, struct op_
                       struct airlock_error *e);
 int op_sandbox_suspend(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
                        struct airlock_error *e);
+int op_sandbox_take(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                    struct airlock_error *e);
 int op_sandbox_set_policy(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
                           struct airlock_error *e);
 int op_checkpoint_create(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,

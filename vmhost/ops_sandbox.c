@@ -99,7 +99,19 @@ int op_sandbox_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op_
     (void)out;
     if (!*req->id)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "id: required");
-    return sandbox_delete(vh, req->id, e);
+    return sandbox_delete(vh, req->id, req->store_object, e);
+}
+
+int op_sandbox_take(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,
+                    struct airlock_error *e)
+{
+    const Airlock__Vmhost__V1__SandboxRef *req = (const void *)msg;
+    if (!*req->id || !req->store_object || !*req->store_object)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "id and store_object: required");
+    struct sandbox *sb;
+    if (sandbox_shared_store_take(vh, req->id, req->store_object, &sb, e) < 0)
+        return -1;
+    return op_answer_sandbox(out, sb, e);
 }
 
 /* pause, resume, suspend, set_policy: fn on the sandbox, answered with it. */

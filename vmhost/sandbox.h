@@ -84,8 +84,11 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
                                      char *first, size_t firstlen);
 
 /* Stops the VM, removes every file of the sandbox and drops it from the
- * registry. Works in any state. */
-int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e);
+ * registry. Works in any state. Its suspend in the shared snapshot store
+ * goes too, unless it is keep_stored (NULL/"": none): the sandbox lives on
+ * from there, on another node. */
+int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
+                   struct airlock_error *e);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
  * guest clock is set); resume also brings a suspended sandbox back (a new

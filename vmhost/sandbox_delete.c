@@ -48,7 +48,8 @@ void sandbox_abandon(struct sandbox *sb, const char *err)
     sandbox_unreserve(sb);
 }
 
-int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e)
+int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
+                   struct airlock_error *e)
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = sandbox_registry_find_locked(vh, id);
@@ -67,7 +68,7 @@ int sandbox_delete(struct vmhost *vh, const char *id, struct airlock_error *e)
     pthread_mutex_unlock(&vh->lock);
     if (!sb)
         return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
-    sandbox_shared_store_forget(sb); /* its suspend in the shared store goes with it */
+    sandbox_shared_store_forget(sb, keep_stored); /* its suspend in the shared store */
     sandbox_teardown(sb);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);

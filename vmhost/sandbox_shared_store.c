@@ -113,7 +113,7 @@ fail:
     return -1;
 }
 
-void sandbox_shared_store_forget(struct sandbox *sb)
+void sandbox_shared_store_forget(struct sandbox *sb, const char *keep)
 {
     char set[SANDBOX_STORE_OBJECT_SIZE];
     pthread_mutex_lock(&sb->lock);
@@ -121,7 +121,7 @@ void sandbox_shared_store_forget(struct sandbox *sb)
     sb->store_object[0] = '\0';
     pthread_mutex_unlock(&sb->lock);
     struct airlock_error e;
-    if (set[0] && sb->vh->snapshots &&
+    if (set[0] && sb->vh->snapshots && !(keep && strcmp(keep, set) == 0) &&
         snapshot_store_remove_set(sb->vh->snapshots, set, &e) < 0)
         log_warn("cannot remove a suspend from the snapshot store", "sandbox=%s set=%s "
                  "error=\"%s\"", sb->id, set, e.message);
@@ -190,11 +190,11 @@ static int bases_of(struct vmhost *vh, const struct suspend_manifest *m,
     return snapshot_template_fetch(vh, m->key, m->build, disk, mem, e);
 }
 
-/* The set's files into sb's directory as a local suspend. Not synced:
- * until the sandbox runs it has no record, so a crash leaves a directory
- * the next start removes, and the store still holds the suspend. */
+/* The set's files into sb's directory as a local suspend; durable:
+ * synced, for a record to name them. */
 static int materialize(struct sandbox *sb, const char *set, const struct suspend_manifest *m,
-                       const char *base_disk, const char *base_mem, struct airlock_error *e)
+                       const char *base_disk, const char *base_mem, bool durable,
+                       struct airlock_error *e)
 {
     char dir[PATH_MAX];
     if (fs_path(dir, sizeof(dir), "%s/suspend", sb->dir) < 0)
@@ -214,14 +214,22 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
                                      "snapshot store object %s has no checksum for %s", set,
                                      set_files[i].key);
         if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : dir, set_files[i].key) < 0 ||
-            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, false, e) < 0)
+            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, durable, e) < 0)
             return -1;
     }
+    if (durable && (fs_fsync_dir(dir, AIRLOCK_ERROR_MSG(e)) < 0 ||
+                    fs_fsync_dir(sb->dir, AIRLOCK_ERROR_MSG(e)) < 0))
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     return 0;
 }
 
-static int import(struct vmhost *vh, const char *id, const char *object, struct sandbox **out,
-                  struct airlock_error *e)
+/* id from the store's set into the registry, suspended. kept: recorded,
+ * as a sandbox this node keeps; else in memory only, for a resume right
+ * away (its first record is the running one: a crash before leaves a
+ * directory without a record, which the next start removes, and the store
+ * still holds the suspend — so nothing is synced). */
+static int import(struct vmhost *vh, const char *id, const char *object, bool kept,
+                  struct sandbox **out, struct airlock_error *e)
 {
     char prefix[128];
     snprintf(prefix, sizeof(prefix), "sandboxes/%s/", id);
@@ -252,13 +260,18 @@ static int import(struct vmhost *vh, const char *id, const char *object, struct 
     t = NULL;
     sb->restored = true;
     sb->created_unix_ms = m.created_unix_ms;
-    if (materialize(sb, object, &m, disk, mem, e) < 0)
+    if (materialize(sb, object, &m, disk, mem, kept, e) < 0)
         goto fail;
-    /* Suspended in memory only: its first record is the running one. */
     pthread_mutex_lock(&sb->lock);
     snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
     sandbox_transition(sb, SB_SUSPENDED);
+    if (kept)
+        sb->recorded_state = SB_SUSPENDED;
     pthread_mutex_unlock(&sb->lock);
+    if (kept && sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0) {
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+        goto fail;
+    }
     log_info("sandbox taken from the snapshot store", "sandbox=%s set=%s ms=%lld", id, object,
              (long long)(clock_monotonic_ms() - started));
     json_decref(m.root);
@@ -279,7 +292,7 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
                                 struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox *sb;
-    if (import(vh, id, object, &sb, e) < 0)
+    if (import(vh, id, object, false, &sb, e) < 0)
         return -1;
     if (sandbox_resume(sb, e) < 0) {
         sandbox_unreserve(sb); /* as in import: the store keeps the set */
@@ -287,4 +300,23 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
     }
     *out = sb;
     return 0;
+}
+
+int sandbox_shared_store_take(struct vmhost *vh, const char *id, const char *object,
+                              struct sandbox **out, struct airlock_error *e)
+{
+    struct sandbox *sb = sandbox_get(vh, id);
+    if (!sb)
+        return import(vh, id, object, true, out, e);
+    pthread_mutex_lock(&sb->lock);
+    bool same = sb->state == SB_SUSPENDED && strcmp(sb->store_object, object) == 0;
+    enum sb_state state = sb->state;
+    pthread_mutex_unlock(&sb->lock);
+    if (same) {
+        *out = sb;
+        return 0;
+    }
+    sandbox_put(sb);
+    return airlock_error_set(e, AIRLOCK_ERR_EXISTS, "sandbox %s is already on this node (%s)", id,
+                             sb_state_name(state));
 }

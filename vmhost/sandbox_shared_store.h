@@ -31,8 +31,17 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
 int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *object,
                                 struct sandbox **out, struct airlock_error *e);
 
-/* Its set leaves the store (the VM runs again, or it is deleted);
+/* Its set leaves the store (the VM runs again, or it is deleted), unless
+ * it is keep (NULL/"": none; the sandbox lives on from it elsewhere);
  * sb->store_object is cleared first. A failure is only logged. */
-void sandbox_shared_store_forget(struct sandbox *sb);
+void sandbox_shared_store_forget(struct sandbox *sb, const char *keep);
+
+/* Takes sandbox id, which this node does not hold, from the store's
+ * object set and keeps it here, suspended and recorded, as this node's own
+ * (*out, with the caller's reference): a draining node's sandbox moving.
+ * A sandbox already here under that set (a retry) is answered as it is;
+ * another of that id is EXISTS. Errors as for resume. */
+int sandbox_shared_store_take(struct vmhost *vh, const char *id, const char *object,
+                              struct sandbox **out, struct airlock_error *e);
 
 #endif

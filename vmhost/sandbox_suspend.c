@@ -186,7 +186,7 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
 fail:
     log_warn("sandbox suspend failed", "sandbox=%s error=\"%s\"", sb->id, e->message);
     if (!by_stop)
-        sandbox_shared_store_forget(sb); /* stored, but the record failed */
+        sandbox_shared_store_forget(sb, NULL); /* stored, but the record failed */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
     /* After a completed migration QEMU still runs the VM on cont. */
@@ -299,7 +299,7 @@ int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)
     else if (fs_remove_tree(p.dir, why, sizeof(why)) < 0)
         log_warn("cannot remove the used suspend snapshot", "sandbox=%s error=\"%s\"", sb->id, why);
     if (stored[0])
-        sandbox_shared_store_forget(sb);
+        sandbox_shared_store_forget(sb, NULL);
     log_info("sandbox resumed from suspend", "sandbox=%s ms=%lld", sb->id,
              (long long)(clock_monotonic_ms() - started));
     return 0;

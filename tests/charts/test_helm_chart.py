@@ -202,6 +202,23 @@ class HelmChart(unittest.TestCase):
                     self.assertIn(flag, helps[binary], f"{tname}: {binary} has no {flag}")
         self.assertGreater(checked, 10)
 
+    def test_snapshot_store_is_the_same_claim_on_every_node(self):
+        """With snapshotStore.claimName the vmhost container mounts that
+        claim at snapshotStore.mountPath and passes it as --snapshot-store;
+        both only under the same condition, and off by default."""
+        self.assertEqual(self.values["snapshotStore"]["claimName"], "")
+        node = dict(templates())["node.yaml"]
+        vmhost = next(b for t, _, binary, b in service_containers()
+                      if t == "node.yaml" and binary == "airlock-vmhost")
+        cond = "{{- if .Values.snapshotStore.claimName }}"
+        self.assertRegex(vmhost, re.escape(cond) + r"\s*(#.*\n\s*)*- --snapshot-store="
+                         r"\{\{ \.Values\.snapshotStore\.mountPath \}\}")
+        self.assertRegex(vmhost, re.escape(cond) + r"\s*- name: snapshot-store\s*mountPath: "
+                         r"\{\{ \.Values\.snapshotStore\.mountPath \}\}")
+        self.assertRegex(node, re.escape(cond) + r"\s*- name: snapshot-store\s*"
+                         r"persistentVolumeClaim:\s*claimName: "
+                         r"\{\{ \.Values\.snapshotStore\.claimName \}\}")
+
     def test_every_component_gets_the_internal_token(self):
         """Each container that runs an airlock service mounts the token
         Secret and passes --internal-token-file with the mounted path."""

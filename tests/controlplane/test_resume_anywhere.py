@@ -10,15 +10,19 @@ store (cp_harness --nodes 2 --shared-store; docs/snapshot-store.md).
   still counting, file intact, the row naming the new node.
 - The killed node comes back; reconciliation deletes its stale copy of the
   moved sandbox (its directory goes) and leaves the moved sandbox alone.
-- Bad input: resuming while every node is gone is 503/409 with a clear
-  message, and the sandbox stays suspended where it was.
+- Draining a node moves its paused and suspended sandboxes through the
+  store to the other node (a paused one is suspended first), the node
+  turns drained, and both resume there with their files and processes.
+- Bad input: resuming while no node answers is 503 naming the sandbox and
+  its node, and the sandbox stays suspended where it was.
 
 usage: test_resume_anywhere.py
 No timing assertions."""
 import os
 import time
 
-from rest_client import call, check, control, new_project_key, poll, psql, report_and_exit
+from rest_client import (ADMIN, call, check, control, new_project_key, poll, psql,
+                         report_and_exit)
 
 
 def node_env(i, name):
@@ -118,6 +122,53 @@ def check_moved_when_its_node_dies(key):
     call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
 
 
+def drain(node_id, op="drain"):
+    st, _, b = call("POST", "/v1/nodes/%s/%s" % (node_id, op), key=ADMIN)
+    check(st == 200, "%s %s -> 200 (got %s %s)" % (op, node_id, st, b))
+    return b
+
+
+def node_state(node_id):
+    st, _, b = call("GET", "/v1/nodes/%s" % node_id, key=ADMIN)
+    return b.get("state") if st == 200 else None
+
+
+def check_drain_moves_paused_and_suspended(key):
+    a, b = NODES[0]["id"], NODES[1]["id"]
+    drain(b)  # so both sandboxes start on a
+    check(poll(lambda: node_state(b) == "drained", limit_s=60), "%s drained (empty)" % b)
+    sids = []
+    for n in range(2):
+        st, _, body = call("POST", "/v1/sandboxes", key=key, body={})
+        check(st == 201 and body.get("node") == a,
+              "create %d -> 201 on %s (got %s %s)" % (n, a, st, body))
+        sids.append(body.get("id"))
+    suspended, paused = sids
+    sh(key, suspended, "echo one > /root/file")
+    sh(key, paused, "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/n; sleep 0.2;"
+                    " done' </dev/null >/dev/null 2>&1 & echo $! > /root/pid; sleep 1")
+    pid = sh(key, paused, "cat /root/pid").strip()
+    lifecycle(key, suspended, "suspend", "suspended")
+    lifecycle(key, paused, "pause", "paused")
+    drain(b, "undrain")
+
+    drain(a)
+    check(poll(lambda: node_state(a) == "drained", limit_s=180),
+          "%s turns drained once its sandboxes left (now %s)" % (a, node_state(a)))
+    for sid in sids:
+        check(row(sid)[:2] == (b, "suspended"),
+              "%s moved to %s, suspended (%s)" % (sid, b, row(sid)))
+        check(not sandbox_dir_exists(NODES[0], sid), "%s's copy left %s" % (sid, a))
+    lifecycle(key, suspended, "resume", "running")
+    check(sh(key, suspended, "cat /root/file") == "one\n", "its file came along")
+    lifecycle(key, paused, "resume", "running")
+    out = sh(key, paused, "cat /root/pid; kill -0 $(cat /root/pid) && echo alive").split()
+    check(out == [pid, "alive"], "the paused one's process lives on on %s (%s)" % (b, out))
+    drain(a, "undrain")
+    for sid in sids:
+        call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+
+
 def check_no_node_left(key):
     st, _, b = call("POST", "/v1/sandboxes", key=key, body={})
     check(st == 201, "create -> 201 (got %s %s)" % (st, b))
@@ -143,6 +194,7 @@ def main():
     _, key = new_project_key("anywhere")
     check_same_node_resume(key)
     check_moved_when_its_node_dies(key)
+    check_drain_moves_paused_and_suspended(key)
     check_no_node_left(key)
     report_and_exit()
 

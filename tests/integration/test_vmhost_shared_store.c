@@ -7,8 +7,11 @@
  * (DATA_LOSS) and leaves nothing on B while A still resumes its own
  * copy; unknown and foreign objects are refused naming them; a full store
  * fails the suspend (RESOURCE_EXHAUSTED naming it) and the sandbox keeps
- * running. Each vmhost built its own default template, so B fetches A's
- * build from the store and A fetches B's. */
+ * running; TakeSandbox moves a suspended sandbox to B as B's own
+ * (suspended, recorded, surviving a kill -9 of B), a retry answers it, and
+ * A's delete naming the set leaves it in the store. Each vmhost built its
+ * own default template, so B fetches A's build from the store and A
+ * fetches B's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +289,62 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     free(id);
 }
 
+/* SandboxRef {id, store_object} on method; the status, details malloc'd. */
+static grpc_status_code call_with_object(struct itest_vmhost *vh, const char *method,
+                                         const char *id, const char *object,
+                                         const ProtobufCMessageDescriptor *resp, char **details)
+{
+    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    req.id = (char *)id;
+    req.store_object = (char *)object;
+    return itest_call(vh, method, &req.base, resp, details);
+}
+
+static void test_take_moves_a_suspended_sandbox(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    free(itest_assert_sh(&itest_vh, id, "echo moved > /root/moved"));
+    char *object = suspend_to_store(&itest_vh, id);
+    char *details = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) { /* the second is a retry */
+        grpc_status_code st = call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, object,
+                                               &airlock__vmhost__v1__sandbox__descriptor,
+                                               &details);
+        if (st != GRPC_STATUS_OK) {
+            itest_vmhost_print_log_tail(&node_b);
+            fail_msg("TakeSandbox %s: %s", id, details ? details : "?");
+        }
+        free(details);
+        details = NULL;
+    }
+    Airlock__Vmhost__V1__Sandbox *on_b = itest_assert_get(&node_b, id);
+    assert_int_equal(on_b->state, STATE(SUSPENDED));
+    assert_string_equal(on_b->store_object, object);
+    protobuf_c_message_free_unpacked(&on_b->base, NULL);
+    assert_true(itest_sandbox_path_exists(&node_b, id, "sandbox.json"));
+    /* A lets go of its copy; the store keeps the set B now holds. */
+    assert_int_equal(call_with_object(&itest_vh, ITEST_METHOD("DeleteSandbox"), id, object,
+                                      &airlock__vmhost__v1__empty__descriptor, NULL),
+                     GRPC_STATUS_OK);
+    assert_true(store_has(object, "manifest.json"));
+    /* B's own now: it survives a kill -9 of B, and resumes from B's copy. */
+    const char *const args[] = { "--snapshot-store", store_dir, NULL };
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&node_b, args), 0);
+    itest_assert_transition(&node_b, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
+    char *out = itest_assert_sh(&node_b, id, "cat /root/moved");
+    assert_string_equal(out, "moved\n");
+    free(out);
+    assert_false(store_has(object, "manifest.json"));
+    assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
+    /* Without a store object, or for a sandbox B holds, Take is refused. */
+    assert_int_equal(call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, "",
+                                      &airlock__vmhost__v1__sandbox__descriptor, NULL),
+                     GRPC_STATUS_INVALID_ARGUMENT);
+    free(object);
+    free(id);
+}
+
 static void test_full_store_keeps_the_sandbox_running(void **state)
 {
     (void)state;
@@ -317,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suspend_on_a_resume_on_b_and_back),
         cmocka_unit_test(test_corrupt_unknown_and_foreign_objects),
+        cmocka_unit_test(test_take_moves_a_suspended_sandbox),
         cmocka_unit_test(test_full_store_keeps_the_sandbox_running),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
