@@ -9,6 +9,9 @@
  *   suspend / resume, no store on C: the same sandbox work on one node
  *   bytes stored per suspend   the suspend's deltas (state + disk + policy)
  *                              beside the 16 MiB the guest dirtied
+ *   vmhost's own stages        from A's and B's logs: template publish, the
+ *                              disk's and the state's deltas; B's base
+ *                              (template fetch), rebuilt files, the resume
  *
  * AIRLOCK_BENCH_STORE_ROUNDS (default 5). */
 #include <jansson.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_log.h"
 #include "fsutil.h"
 
 /* /dev/shm is a tmpfs in the guest: the bytes live in guest memory. */
@@ -164,12 +168,34 @@ int bench_section_store(struct bench_ctx *ctx)
         .stored = bench_report_series(r, "MiB", "stored per suspend (the guest dirtied 16)"),
     };
     int rounds = bench_env_count("AIRLOCK_BENCH_STORE_ROUNDS", 5);
+    long mark_a = bench_log_mark(a.log_path), mark_b = bench_log_mark(b.log_path);
     rc = 0;
     /* Interleaved, so both see the same host. */
     for (int i = 0; i < rounds && rc == 0; i++)
         if (round_moved(&a, &b, store, &s) < 0 || round_local(&c, &s) < 0)
             rc = -1;
     bench_series_note(s.resume, "includes fetching node A's template build once (round 1)");
+    static const char *const stored[] = { "sandbox suspend stored", NULL };
+    static const struct bench_stage suspend_stages[] = {
+        { "publish_ms", "  node A: template build published (round 1)" },
+        { "disk_ms", "  node A: disk delta" },
+        { "state_ms", "  node A: state delta" },
+        { NULL, NULL },
+    };
+    static const char *const taken[] = { "sandbox taken from the snapshot store", NULL };
+    static const struct bench_stage take_stages[] = {
+        { "base_ms", "  node B: manifest + template build (fetched in round 1)" },
+        { "files_ms", "  node B: disk and state rebuilt" },
+        { NULL, NULL },
+    };
+    static const char *const resumed[] = { "sandbox resumed from suspend", NULL };
+    static const struct bench_stage resume_stages[] = {
+        { "ms", "  node B: resume of the rebuilt suspend" },
+        { NULL, NULL },
+    };
+    bench_log_series(r, a.log_path, mark_a, stored, suspend_stages);
+    bench_log_series(r, b.log_path, mark_b, taken, take_stages);
+    bench_log_series(r, b.log_path, mark_b, resumed, resume_stages);
 out:
     if (started_c && itest_vmhost_stop(&c) < 0)
         rc = -1;
