@@ -16,6 +16,8 @@
  *   start scheduler|standby     start, wait until it answers (standby: a second
  *                               replica on the same database and NATS)
  *   pids                        "ok scheduler=N standby=N gateway=N vmhost=N" (0 = not running)
+ *
+ * The egress and vmhost commands act on the first node (CP_NODE_ID).
  */
 #ifndef AIRLOCK_CP_CONTROL_H
 #define AIRLOCK_CP_CONTROL_H
