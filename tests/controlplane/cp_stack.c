@@ -116,8 +116,9 @@ size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct c
 
 /* One user per identity with only its subjects, as make up makes them
  * (scripts/nats-users.sh): the scheduler, the gateway, and every node the
- * stack may run (one that does not run: a user only tests use). The passwords go into a config file (0600), never on a
- * command line. With TLS as the nats identity of the stack's PKI. */
+ * stack may run (one that does not run: a user only tests use). The
+ * passwords go into a config file (0600), never on a command line. With
+ * TLS as the nats identity of the stack's PKI. */
 static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
 {
     if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials",
@@ -370,10 +371,10 @@ static int start_node(struct cp_stack *st, struct cp_node *node, const char *con
 {
     if (cp_stack_start_egress(st, node) < 0)
         return -1;
-    char identity[64];
+    char identity[64], user[64];
     snprintf(identity, sizeof(identity), "vmhost-%s", node->id);
-    snprintf(node->nats_creds, sizeof(node->nats_creds), "%s/node-%s", st->nats_creds_dir,
-             node->id);
+    snprintf(user, sizeof(user), "node-%s", node->id);
+    cp_stack_nats_credentials(st, user, node->nats_creds, sizeof(node->nats_creds));
     const char *args[] = { "--nats",   st->nats_url,      "--node-id", node->id,
                            "--egress", node->egress_addr, "--internal-token-file",
                            st->token_file, "--nats-credentials-file", node->nats_creds };
