@@ -5,6 +5,10 @@ ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 AIRLOCK_DATA_DIR ?= /var/lib/airlock
 export AIRLOCK_DATA_DIR
+# make up NODES=N: N nodes on this machine, a local cluster (scripts/up.sh).
+ifdef NODES
+export AIRLOCK_NODES := $(NODES)
+endif
 
 .PHONY: all deps build test test-asan bench up down clean
 

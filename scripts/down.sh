@@ -1,8 +1,10 @@
 #!/bin/sh
 # `make down`: stops what `make up` started, by the pids it recorded in
 # DATA_DIR/run, gateway first and PostgreSQL last. Nothing else is touched.
-# vmhost suspends its sandboxes to disk as it stops (the next `make up`
-# resumes each on its first request), so it gets longer than the rest.
+# Every node `make up NODES=N` started goes (run/vmhost*.pid,
+# run/egress*.pid), whatever NODES is now. A vmhost suspends its sandboxes
+# to disk as it stops (the next `make up` resumes each on its first
+# request), so it gets longer than the rest; the nodes stop together.
 set -eu
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
 RUN="$DATA_DIR/run"
@@ -30,11 +32,17 @@ stop() {
 stop gateway
 stop vault
 stop scheduler
-if [ -f "$RUN/vmhost.pid" ]; then
-    echo "vmhost: suspending its sandboxes to disk (see $DATA_DIR/vmhost.log)"
-fi
-stop vmhost 900
-stop egress
+for pidfile in "$RUN"/vmhost*.pid; do
+    [ -f "$pidfile" ] || continue
+    name=$(basename "$pidfile" .pid)
+    echo "$name: suspending its sandboxes to disk (see its vmhost.log)"
+    stop "$name" 900 &
+done
+wait
+for pidfile in "$RUN"/egress*.pid; do
+    [ -f "$pidfile" ] || continue
+    stop "$(basename "$pidfile" .pid)"
+done
 stop nats
 if [ -f "$RUN/postgres.started" ]; then
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$DATA_DIR/postgres" -m fast -w stop >/dev/null &&

@@ -3,13 +3,17 @@
 # AIRLOCK_DATABASE_URL is set) and nats-server (unless AIRLOCK_NATS_URL is
 # set), then egress, vmhost, scheduler, vault and the gateway on
 # 127.0.0.1:7070 (REST) and 127.0.0.1:7071 (the public gRPC API) — and
-# returns once the API answers. Idempotent: parts already running are left
-# alone. Every process it starts is recorded in DATA_DIR/run/*.pid so
-# `make down` stops exactly those. The services share the internal token
-# DATA_DIR/internal-token for each other's gRPC APIs (0600, made once, kept
-# across restarts; AIRLOCK_INTERNAL_TOKEN_FILE names another file); on
-# NATS each has a user of its own with only its subjects
-# (scripts/nats-users.sh: DATA_DIR/nats-credentials/, 0400), over TLS with
+# returns once the API answers. AIRLOCK_NODES=N (`make up NODES=N`, default
+# 1) runs N nodes — a vmhost and an egress each, with its own node id, data
+# directory (so its own btrfs store), identities and NATS user — beside
+# one control plane: a local cluster (docs/operations.md). Idempotent:
+# parts already running are left alone. Every process it starts is
+# recorded in DATA_DIR/run/*.pid so `make down` stops exactly those. The
+# services share the internal token DATA_DIR/internal-token for each
+# other's gRPC APIs (0600, made once, kept across restarts;
+# AIRLOCK_INTERNAL_TOKEN_FILE names another file); on NATS each has a user
+# of its own with only its subjects (scripts/nats-users.sh:
+# DATA_DIR/nats-credentials/, 0400), over TLS with
 # the internal PKI (scripts/internal-pki.sh: DATA_DIR/pki/, nats-server's
 # certificate and each service's). A nats-server of your own
 # (AIRLOCK_NATS_URL) must know those users and serve that TLS: its
@@ -53,11 +57,38 @@ VAULT="$BUILD_DIR/vault/airlock-vault"
 # This node's name: the host's, made a NATS subject token as vmhost makes
 # it (every character but letters, digits, '_' and '-' becomes '-').
 NODE_ID=${AIRLOCK_NODE_ID:-$(hostname | tr -c 'A-Za-z0-9_\n-' '-')}
+NODES=${AIRLOCK_NODES:-1}
+case $NODES in
+    '' | *[!0-9]* | 0*) echo "up: AIRLOCK_NODES (NODES) must be a number from 1, not \"$NODES\"" >&2
+        exit 2 ;;
+esac
 NATS_CREDS="$DATA_DIR/nats-credentials"
 PKI="$DATA_DIR/pki"
 
+# Node I of 1..NODES. The first is the node a single `make up` has always
+# run (NODE_ID, DATA_DIR, run/vmhost.pid), so its sandboxes stay when
+# NODES grows or shrinks; node I > 1 is NODE_ID-I with a data directory
+# of its own, DATA_DIR/nodes/NODE_ID-I, and pid files run/vmhost-NODE_ID-I.pid
+# and run/egress-NODE_ID-I.pid (named as its certificates are).
+node_id() { if [ "$1" -eq 1 ]; then echo "$NODE_ID"; else echo "$NODE_ID-$1"; fi; }
+node_dir() { if [ "$1" -eq 1 ]; then echo "$DATA_DIR"; else echo "$DATA_DIR/nodes/$(node_id "$1")"; fi; }
+node_pid_name() { if [ "$2" -eq 1 ]; then echo "$1"; else echo "$1-$(node_id "$2")"; fi; }
+NODE_IDS=""
+NODE_IDENTITIES=""
+n=1
+while [ $n -le "$NODES" ]; do
+    NODE_IDS="$NODE_IDS $(node_id $n)"
+    NODE_IDENTITIES="$NODE_IDENTITIES vmhost:$(node_id $n) egress:$(node_id $n)"
+    n=$((n + 1))
+done
+
 mkdir -p "$RUN"
 chmod 755 "$DATA_DIR"
+# The snapshot store every node shares (docs/snapshot-store.md): only root
+# may enter it. On a real cluster it is a file system every node mounts.
+SHARED_STORE="${AIRLOCK_SNAPSHOT_STORE:-$DATA_DIR/shared-store}"
+mkdir -p "$SHARED_STORE"
+chmod 700 "$SHARED_STORE"
 
 # ---- the internal token (services present it to each other and to NATS) ----
 TOKEN_FILE=${AIRLOCK_INTERNAL_TOKEN_FILE:-$DATA_DIR/internal-token}
@@ -72,13 +103,18 @@ running() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; 
 
 # ---- the internal PKI: a CA and a certificate for nats-server and each
 # service identity (kept; made again when it expires within 30 days) ----
+# shellcheck disable=SC2086 # one word per identity
 RENEWED=$(sh "$(dirname "$0")/internal-pki.sh" "$PKI" nats gateway scheduler vault \
-    "vmhost:$NODE_ID" "egress:$NODE_ID")
+    $NODE_IDENTITIES)
 # A running service (nats-server too) takes a renewed certificate on
-# SIGHUP, without dropping a call.
+# SIGHUP, without dropping a call. Its pid file is named as its
+# certificate, but for the first node's (vmhost.pid, egress.pid).
 for name in $RENEWED; do
-    case $name in renewed) continue ;; esac
-    service=${name%%-*}
+    case $name in
+        renewed) continue ;;
+        vmhost-"$NODE_ID" | egress-"$NODE_ID") service=${name%%-*} ;;
+        *) service=$name ;;
+    esac
     if running "$service"; then
         kill -HUP "$(cat "$RUN/$service.pid")"
         echo "$service: certificate renewed, reloaded"
@@ -145,12 +181,21 @@ fi
 # ---- NATS: a user per identity (made once, kept), then the server; TLS
 # with nats-server's certificate of the PKI, which every client checks,
 # and each service's, which nats-server asks for ----
-sh "$(dirname "$0")/nats-users.sh" --tls "$PKI" "$NATS_CREDS" "$RUN/nats.conf" "$NODE_ID"
+NATS_CONF_BEFORE=$(cat "$RUN/nats.conf" 2>/dev/null || true)
+# shellcheck disable=SC2086 # one word per node
+sh "$(dirname "$0")/nats-users.sh" --tls "$PKI" "$NATS_CREDS" "$RUN/nats.conf" $NODE_IDS
 if [ -n "${AIRLOCK_NATS_URL:-}" ]; then
     NATS_URL=$AIRLOCK_NATS_URL
 else
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
-    if ! running nats; then
+    if running nats; then
+        # Users of nodes it does not know yet (NODES grew): nats-server
+        # rereads its config on SIGHUP.
+        if [ "$(cat "$RUN/nats.conf")" != "$NATS_CONF_BEFORE" ]; then
+            kill -HUP "$(cat "$RUN/nats.pid")"
+            echo "nats-server: users changed, reloaded"
+        fi
+    else
         # The passwords are in a config file (0600), never on a command line;
         # it serves TLS only (its tls block), with the nats certificate.
         start nats "$DATA_DIR/nats.log" /usr/sbin/nats-server -c "$RUN/nats.conf" \
@@ -160,47 +205,61 @@ else
     fi
 fi
 
-# ---- egress (before vmhost, which attaches every sandbox to it) ----
-if ! running egress; then
-    rm -f "$DATA_DIR/egress.sock"
-    # --vault: credentials for hosts bound to a secret (the vault starts
-    # later; gRPC connects on first use). --state-dir keeps each sandbox's
-    # CA across egress restarts, so guests keep trusting it.
-    PROTECT_ARGS=""
-    for cidr in $PROTECT_CIDRS; do
-        PROTECT_ARGS="$PROTECT_ARGS --protect-cidr $cidr"
-    done
-    # shellcheck disable=SC2086 # one word per flag and range
-    start egress "$DATA_DIR/egress.log" "$EGRESS" --listen "unix:$DATA_DIR/egress.sock" \
-        --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
-        --state-dir "$DATA_DIR/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
-        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/egress-$NODE_ID.crt" \
-        --internal-key "$PKI/egress-$NODE_ID.key"
-    wait_for egress "$DATA_DIR/egress.log" test -S "$DATA_DIR/egress.sock"
-    echo "egress running (pid $(cat "$RUN/egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $DATA_DIR/egress.log"
-fi
-
-# ---- vmhost ----
-if ! running vmhost; then
-    "$VMHOST" build-image --data-dir "$DATA_DIR"
-    rm -f "$DATA_DIR/vmhost.sock" # stale from a crash: would look like "up"
-    # A warm pool of the default template: creates take a paused, warmed
-    # VM (~5 ms) instead of restoring one (~100 ms under TCG).
-    # --allow-tcg: a machine without working KVM (nested or none) runs the
-    # guests under TCG, which is no security boundary (docs/operations.md).
-    start vmhost "$DATA_DIR/vmhost.log" "$VMHOST" serve --data-dir "$DATA_DIR" \
-        --nats "$NATS_URL" --node-id "$NODE_ID" --nats-credentials-file "$NATS_CREDS/node-$NODE_ID" \
-        --egress "unix:$DATA_DIR/egress.sock" \
-        --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
-        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$NODE_ID.crt" \
-        --internal-key "$PKI/vmhost-$NODE_ID.key"
-    wait_for vmhost "$DATA_DIR/vmhost.log" test -S "$DATA_DIR/vmhost.sock"
-    echo "vmhost running (pid $(cat "$RUN/vmhost.pid")), log: $DATA_DIR/vmhost.log"
-    if grep -q 'accel=tcg' "$DATA_DIR/vmhost.log"; then
-        echo "vmhost: no working KVM here, guests run under TCG (--allow-tcg): TCG is not a"
-        echo "        security boundary, the QEMU jail is the only wall; use a KVM host for tenants"
+# ---- each node: egress, then vmhost, which attaches every sandbox to it.
+# Every node has its own data directory, sockets, logs and pid files; the
+# guest image cache (DATA_DIR/images) is shared, under its own lock. ----
+PROTECT_ARGS=""
+for cidr in $PROTECT_CIDRS; do
+    PROTECT_ARGS="$PROTECT_ARGS --protect-cidr $cidr"
+done
+n=1
+while [ $n -le "$NODES" ]; do
+    id=$(node_id $n)
+    dir=$(node_dir $n)
+    egress=$(node_pid_name egress $n)
+    vmhost=$(node_pid_name vmhost $n)
+    mkdir -p "$dir"
+    if ! running "$egress"; then
+        rm -f "$dir/egress.sock"
+        # --vault: credentials for hosts bound to a secret (the vault starts
+        # later; gRPC connects on first use). --state-dir keeps each sandbox's
+        # CA across egress restarts, so guests keep trusting it.
+        # shellcheck disable=SC2086 # one word per flag and range
+        start "$egress" "$dir/egress.log" "$EGRESS" --listen "unix:$dir/egress.sock" \
+            --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
+            --state-dir "$dir/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
+            --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/egress-$id.crt" \
+            --internal-key "$PKI/egress-$id.key"
+        wait_for "$egress" "$dir/egress.log" test -S "$dir/egress.sock"
+        echo "$egress running (pid $(cat "$RUN/$egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $dir/egress.log"
     fi
-fi
+    if ! running "$vmhost"; then
+        "$VMHOST" build-image --data-dir "$dir" --image-dir "$DATA_DIR/images"
+        rm -f "$dir/vmhost.sock" # stale from a crash: would look like "up"
+        # This node's vmhost flags, the one place they are put together.
+        # Every node suspends into the one snapshot store, so any node
+        # resumes any suspended sandbox (docs/snapshot-store.md). A warm
+        # pool of the default template: creates take a paused, warmed VM
+        # (~5 ms) instead of restoring one (~100 ms under TCG).
+        # --allow-tcg: a machine without working KVM (nested or none) runs
+        # the guests under TCG, which is no security boundary
+        # (docs/operations.md).
+        set -- serve --data-dir "$dir" --image-dir "$DATA_DIR/images" \
+            --nats "$NATS_URL" --node-id "$id" --nats-credentials-file "$NATS_CREDS/node-$id" \
+            --egress "unix:$dir/egress.sock" \
+            --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
+            --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$id.crt" \
+            --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE"
+        start "$vmhost" "$dir/vmhost.log" "$VMHOST" "$@"
+        wait_for "$vmhost" "$dir/vmhost.log" test -S "$dir/vmhost.sock"
+        echo "$vmhost running (pid $(cat "$RUN/$vmhost.pid")), node $id, data $dir, log: $dir/vmhost.log"
+        if grep -q 'accel=tcg' "$dir/vmhost.log"; then
+            echo "$vmhost: no working KVM here, guests run under TCG (--allow-tcg): TCG is not a"
+            echo "        security boundary, the QEMU jail is the only wall; use a KVM host for tenants"
+        fi
+    fi
+    n=$((n + 1))
+done
 
 # ---- scheduler ----
 if ! running scheduler; then
@@ -252,5 +311,12 @@ Try it:
   or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key) AIRLOCK_URL=$SCHEME://$GATEWAY_ADDR
       $BUILD_DIR/cli/airlock create
   (https with a private CA: curl --cacert CA, airlock --ca-file CA or AIRLOCK_CA_FILE=CA)
-Stop everything with: make down
 EOT
+echo "nodes ($NODES; make down stops them all):"
+n=1
+while [ $n -le "$NODES" ]; do
+    dir=$(node_dir $n)
+    echo "  $(node_id $n): data $dir, vmhost $dir/vmhost.sock (log $dir/vmhost.log), egress $dir/egress.sock (log $dir/egress.log)"
+    n=$((n + 1))
+done
+echo "Stop everything with: make down"

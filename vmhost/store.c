@@ -7,6 +7,7 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -70,10 +71,36 @@ static int store_mount_image(struct store *s, const char *data_dir, unsigned siz
     return 0;
 }
 
+/* A second vmhost on the data directory would share the first's store,
+ * take its socket and remove its pooled VMs (they have no record) as
+ * leftovers of a crash: one vmhost per data directory. */
+static int store_lock(struct store *s, const char *data_dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (fs_path(path, sizeof(path), "%s/vmhost.lock", data_dir) < 0) {
+        snprintf(err, errlen, "data directory path too long: %s", data_dir);
+        return -1;
+    }
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lock_fd < 0) {
+        snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        snprintf(err, errlen, "data directory %s is in use by another vmhost (%s is locked): "
+                              "each node needs a data directory of its own", data_dir, path);
+        close(s->lock_fd);
+        s->lock_fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
 int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
-    if (fs_mkdir_p(data_dir, 0700, err, errlen) < 0)
+    s->lock_fd = -1;
+    if (fs_mkdir_p(data_dir, 0700, err, errlen) < 0 || store_lock(s, data_dir, err, errlen) < 0)
         return -1;
     int rc;
     if (store_is_btrfs(data_dir)) {
@@ -89,6 +116,7 @@ int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *er
                      "loop-mounts an image there; this needs root, loop devices and mkfs.btrfs "
                      "from btrfs-progs): %s",
                      data_dir, why);
+            store_close(s);
             return -1;
         }
     }
@@ -106,7 +134,7 @@ int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *er
     return 0;
 }
 
-void store_close(struct store *s)
+static void store_unmount(struct store *s)
 {
     if (!s->mounted_by_us)
         return;
@@ -122,6 +150,14 @@ void store_close(struct store *s)
      * under the running VMs. */
     log_warn("btrfs store busy: left mounted for the next vmhost", "store=%s error=\"%s\"",
              s->root, strerror(errno));
+}
+
+void store_close(struct store *s)
+{
+    store_unmount(s);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* the next vmhost may have the data directory */
+    s->lock_fd = -1;
 }
 
 int store_clone_file(const char *src, const char *dst, char *err, size_t errlen)

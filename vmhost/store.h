@@ -6,7 +6,11 @@
  * mkfs.btrfs once), attaches it to a loop device with autoclear and mounts
  * it on DATA_DIR/store; store_close() unmounts it, which frees the loop
  * device. A store left mounted by a vmhost that died is reused as it is.
- * templates/ and sandboxes/ are btrfs subvolumes. */
+ * templates/ and sandboxes/ are btrfs subvolumes.
+ *
+ * A store is one vmhost's: store_open locks DATA_DIR/vmhost.lock (flock,
+ * so a vmhost killed with -9 leaves it free) until store_close, and a
+ * second vmhost on the same data directory stops at start. */
 #ifndef AIRLOCK_STORE_H
 #define AIRLOCK_STORE_H
 
@@ -22,16 +26,19 @@ struct store {
     char sandboxes_dir[PATH_MAX]; /* root/sandboxes */
     char image[PATH_MAX];         /* DATA_DIR/store.btrfs, or "" when data_dir is btrfs */
     bool mounted_by_us;           /* root is our loop mount: unmount it on close */
+    int lock_fd;                  /* DATA_DIR/vmhost.lock, flocked while open */
 };
 
 #define STORE_DEFAULT_SIZE_GB 32
 
 /* Finds or makes the store for data_dir (size_gb sizes a new image). On
- * error returns -1 with the reason and what to do about it in err. */
+ * error returns -1 with the reason and what to do about it in err; a data
+ * directory another vmhost holds is an error naming it. */
 int store_open(struct store *s, const char *data_dir, unsigned size_gb, char *err, size_t errlen);
 
 /* Unmounts a loop-mounted store (its loop device detaches with it). One
- * that a running VM still uses stays mounted for the next vmhost. */
+ * that a running VM still uses stays mounted for the next vmhost. Then
+ * lets the data directory go. */
 void store_close(struct store *s);
 
 /* dst becomes a reflink of src (FICLONE): O(metadata) inside the store.

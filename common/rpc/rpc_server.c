@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* Tags on a call's own queue: one per kind of op that may be in flight. */
@@ -555,7 +557,26 @@ static void server_drain(struct rpc_server *srv)
 
 /* ---- start / stop ---------------------------------------------------- */
 
-/* Removes a leftover socket file from a previous run (only a socket). */
+/* Whether a process accepts connections on the socket at path (a stale
+ * one from a run that died refuses them). */
+static bool unix_socket_in_use(const char *path)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof(a.sun_path))
+        return false;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return false;
+    /* EAGAIN: its backlog is full, so it is alive too. */
+    bool in_use = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EAGAIN;
+    close(fd);
+    return in_use;
+}
+
+/* Removes a leftover socket file from a previous run (only a socket, and
+ * only one nobody serves: a second service given the same address, e.g.
+ * two nodes on one machine, must not take the first one's over). */
 static int server_prepare_unix_path(struct rpc_server *srv, const char *addr, char *err,
                                     size_t errlen)
 {
@@ -567,7 +588,14 @@ static int server_prepare_unix_path(struct rpc_server *srv, const char *addr, ch
         return -1;
     }
     struct stat st;
-    if (lstat(srv->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) && unlink(srv->unix_path) < 0) {
+    if (lstat(srv->unix_path, &st) < 0 || !S_ISSOCK(st.st_mode))
+        return 0;
+    if (unix_socket_in_use(srv->unix_path)) {
+        snprintf(err, errlen, "socket %s is in use: another process serves on it (give this "
+                              "one an address of its own)", srv->unix_path);
+        return -1;
+    }
+    if (unlink(srv->unix_path) < 0) {
         snprintf(err, errlen, "cannot remove stale socket %s: %s", srv->unix_path, strerror(errno));
         return -1;
     }

@@ -72,7 +72,7 @@ static int wait_pool(void *arg, int w, int r)
     (void)r;
     struct cp *c = arg;
     return w > 0 || !c->wait_pool ||
-                   itest_wait_pool_ready(&c->st.vmhost, CP_POOL_SIZE, CP_POOL_TIMEOUT_MS)
+                   itest_wait_pool_ready(&c->st.nodes[0].vmhost, CP_POOL_SIZE, CP_POOL_TIMEOUT_MS)
                ? 0
                : -1;
 }
@@ -83,7 +83,7 @@ static int create(void *arg, int w, int r)
     if (!c->via_rest) {
         char id[64];
         snprintf(id, sizeof(id), "direct-%d-%d-%d", c->seq, r, w);
-        c->ids[w] = bench_create(&c->st.vmhost, id);
+        c->ids[w] = bench_create(&c->st.nodes[0].vmhost, id);
         return c->ids[w] ? 0 : -1;
     }
     json_t *out = NULL;
@@ -121,7 +121,7 @@ static int delete(void *arg, int w, int r)
         rc = bench_rest_call(&c->rest, &c->conns[w], "DELETE", path, NULL, &out) == 204 ? 0 : -1;
         json_decref(out);
     } else {
-        rc = bench_delete(&c->st.vmhost, c->ids[w]);
+        rc = bench_delete(&c->st.nodes[0].vmhost, c->ids[w]);
     }
     free(c->ids[w]);
     c->ids[w] = NULL;
@@ -146,7 +146,7 @@ static void added_per_create(struct cp *c, long mark, int from)
     struct bench_series *s = bench_report_series(c->ctx->report, "ms", "  └ added, per create");
     char *text = NULL;
     size_t len = 0;
-    if (fs_read_file(c->st.vmhost.log_path, 64u << 20, &text, &len, NULL, 0) == 0 &&
+    if (fs_read_file(c->st.nodes[0].vmhost.log_path, 64u << 20, &text, &len, NULL, 0) == 0 &&
         (size_t)mark <= len) {
         for (int i = from; i < c->n_timed; i++) {
             double own = own_ms(text + mark, c->timed[i].id);
@@ -175,7 +175,7 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
     char gateway_log[PATH_MAX], scheduler_log[PATH_MAX];
     fs_path(gateway_log, sizeof(gateway_log), "%s/gateway.log", c->st.dir);
     fs_path(scheduler_log, sizeof(scheduler_log), "%s/scheduler.log", c->st.dir);
-    long mark = bench_log_mark(c->st.vmhost.log_path);
+    long mark = bench_log_mark(c->st.nodes[0].vmhost.log_path);
     long gateway_mark = bench_log_mark(gateway_log);
     long scheduler_mark = bench_log_mark(scheduler_log);
     struct bench_op op = { .before = wait_pool, .run = create, .after = delete, .arg = c };
@@ -220,7 +220,7 @@ static struct bench_series *creates(struct cp *c, bool via_rest, int workers, in
         bench_log_series(r, gateway_log, gateway_mark, gateway_lines, gateway);
         bench_log_series(r, scheduler_log, scheduler_mark, scheduler_lines, scheduler);
         size_t own_first = r->n_series; /* the breakdown's first series: vmhost's total */
-        bench_log_breakdown(r, &c->st.vmhost, mark, c->wait_pool ? "pool" : "snapshot",
+        bench_log_breakdown(r, &c->st.nodes[0].vmhost, mark, c->wait_pool ? "pool" : "snapshot",
                             c->wait_pool ? own_pool : own_snapshot);
         const struct bench_series *mine = r->series[own_first];
         struct bench_series *added =
@@ -252,7 +252,7 @@ static int set_pool(struct cp *c, unsigned target)
         return -1;
     }
     for (int i = 0; i < CP_POOL_TIMEOUT_MS / 200; i++) {
-        Airlock__Vmhost__V1__NodeStats *ns = itest_node_stats(&c->st.vmhost);
+        Airlock__Vmhost__V1__NodeStats *ns = itest_node_stats(&c->st.nodes[0].vmhost);
         bool done = ns && ns->pool_target == target && ns->pool_ready == target;
         if (ns)
             protobuf_c_message_free_unpacked(&ns->base, NULL);
@@ -284,7 +284,7 @@ static int exec_direct(void *arg, int w, int r)
 {
     (void)r;
     struct cp *c = arg;
-    return bench_exec_true(&c->st.vmhost, c->ids[w]);
+    return bench_exec_true(&c->st.nodes[0].vmhost, c->ids[w]);
 }
 
 /* *through: the series of the execs through the gateway. */

@@ -51,9 +51,26 @@ static int kill_now(pid_t *pid)
     return 0;
 }
 
-/* Runs one command; the answer line goes to out. */
-static void run_command_line(struct cp_stack *st, const char *cmd, char *out, size_t outlen)
+/* The node an egress or vmhost command names by a trailing index ("kill
+ * vmhost 1"; none: the first), cut off cmd; NULL when there is no such node. */
+static struct cp_node *command_node(struct cp_stack *st, char *cmd)
 {
+    char *space = strrchr(cmd, ' ');
+    if (!space || space[1] < '0' || space[1] > '9' || space[2])
+        return &st->nodes[0];
+    size_t i = (size_t)(space[1] - '0');
+    *space = '\0';
+    return i < st->n_nodes ? &st->nodes[i] : NULL;
+}
+
+/* Runs one command; the answer line goes to out. */
+static void run_command_line(struct cp_stack *st, char *cmd, char *out, size_t outlen)
+{
+    struct cp_node *node = command_node(st, cmd); /* the egress and vmhost commands' */
+    if (!node) {
+        snprintf(out, outlen, "error no such node in: %.100s\n", cmd);
+        return;
+    }
     int rc = -1;
     if (strcmp(cmd, "restart scheduler") == 0)
         rc = test_stop_pid(&st->scheduler_pid, st->dir, "scheduler.log", true) < 0
@@ -64,17 +81,17 @@ static void run_command_line(struct cp_stack *st, const char *cmd, char *out, si
                  ? -1
                  : cp_stack_start_gateway(st);
     else if (strcmp(cmd, "restart egress") == 0)
-        rc = test_stop_pid(&st->egress_pid, st->dir, "egress.log", true) < 0
+        rc = test_stop_pid(&node->egress_pid, st->dir, node->egress_log, true) < 0
                  ? -1
-                 : cp_stack_start_egress(st);
+                 : cp_stack_start_egress(st, node);
     else if (strcmp(cmd, "restart postgres") == 0)
         rc = pg_test_restart(&st->pg);
     else if (strcmp(cmd, "restart vmhost") == 0)
-        rc = itest_vmhost_crash_and_restart_with(&st->vmhost, st->vmhost_args);
+        rc = itest_vmhost_crash_and_restart_with(&node->vmhost, node->vmhost_args);
     else if (strcmp(cmd, "kill vmhost") == 0)
-        rc = st->vmhost.pid > 0 ? (itest_vmhost_crash(&st->vmhost), 0) : -1;
+        rc = node->vmhost.pid > 0 ? (itest_vmhost_crash(&node->vmhost), 0) : -1;
     else if (strcmp(cmd, "start vmhost") == 0)
-        rc = st->vmhost.pid > 0 ? -1 : itest_vmhost_respawn(&st->vmhost, st->vmhost_args);
+        rc = node->vmhost.pid > 0 ? -1 : itest_vmhost_respawn(&node->vmhost, node->vmhost_args);
     else if (strcmp(cmd, "kill scheduler") == 0)
         rc = kill_now(&st->scheduler_pid);
     else if (strcmp(cmd, "kill standby") == 0)
@@ -94,7 +111,7 @@ static void run_command_line(struct cp_stack *st, const char *cmd, char *out, si
     else
         snprintf(out, outlen, "ok scheduler=%d standby=%d gateway=%d vmhost=%d\n",
                  (int)st->scheduler_pid, (int)st->standby_pid, (int)st->gateway_pid,
-                 (int)st->vmhost.pid);
+                 (int)node->vmhost.pid);
 }
 
 static void serve_one(struct cp_control *c, struct cp_stack *st)

@@ -16,6 +16,10 @@
  *   start scheduler|standby     start, wait until it answers (standby: a second
  *                               replica on the same database and NATS)
  *   pids                        "ok scheduler=N standby=N gateway=N vmhost=N" (0 = not running)
+ *
+ * The egress and vmhost commands act on the first node (CP_NODE_ID), or on
+ * node I of the stack with a trailing index ("kill vmhost 1"). The pids
+ * answer names that node's vmhost.
  */
 #ifndef AIRLOCK_CP_CONTROL_H
 #define AIRLOCK_CP_CONTROL_H

@@ -12,14 +12,19 @@
  * ca.crt, NAME.crt/.key per identity; AIRLOCK_INTERNAL_CA/_CERT/_KEY
  * name the node's vmhost identity, as vmhostctl there uses it),
  * AIRLOCK_TEST_EGRESS_ADDR, _VMHOST_ADDR, _VMHOST_LOG, and _VMHOST_PID,
- * _GATEWAY_PID (to send them SIGHUP); the harness exits with its
- * status, or 1
- * when some part of the stack did not stop cleanly.
+ * _GATEWAY_PID (to send them SIGHUP) — the first node's — and for every
+ * node I of the stack (0 .. AIRLOCK_TEST_NODES-1; node 0 is the first)
+ * AIRLOCK_TEST_NODE_<I>_ID, _DATA_DIR (its vmhost's), _VMHOST_ADDR,
+ * _VMHOST_PID, _VMHOST_LOG, _EGRESS_ADDR; the harness exits with its
+ * status, or 1 when some part of the stack did not stop cleanly.
  *
- * usage: cp_harness [--internet] [--vmhost-arg ARG]... [--scheduler-arg ARG]...
- *                   PROGRAM [ARGS...]
+ * usage: cp_harness [--internet] [--nodes N] [--shared-store] [--vmhost-arg ARG]...
+ *                   [--scheduler-arg ARG]... PROGRAM [ARGS...]
  * Each --scheduler-arg is passed to every scheduler the stack starts, each
- * --vmhost-arg to vmhost. --internet: the stack's test internet
+ * --vmhost-arg to every vmhost. --nodes N: N nodes (cp_stack_options.nodes,
+ * default 1). --shared-store: every vmhost suspends into one snapshot
+ * store, AIRLOCK_TEST_SNAPSHOT_STORE (cp_stack_options.shared_store).
+ * --internet: the stack's test internet
  * (cp_stack.h); the program also gets AIRLOCK_TEST_UPSTREAM_LOG (the
  * upstream's request log, a JSON line each), AIRLOCK_TEST_UPSTREAM_HOST and
  * AIRLOCK_TEST_UPSTREAM_HTTP_PORT/_HTTPS_PORT. */
@@ -41,6 +46,24 @@ static void export_int(const char *name, int value)
     setenv(name, text, 1);
 }
 
+/* AIRLOCK_TEST_NODES and AIRLOCK_TEST_NODE_<i>_*: every node's. */
+static void export_nodes(const struct cp_stack *st)
+{
+    export_int("AIRLOCK_TEST_NODES", (int)st->n_nodes);
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct cp_node *node = &st->nodes[i];
+        char name[64];
+#define NODE_ENV(suffix) (snprintf(name, sizeof(name), "AIRLOCK_TEST_NODE_%zu_" suffix, i), name)
+        setenv(NODE_ENV("ID"), node->id, 1);
+        setenv(NODE_ENV("DATA_DIR"), node->vmhost.data_dir, 1);
+        setenv(NODE_ENV("VMHOST_ADDR"), node->vmhost.addr, 1);
+        setenv(NODE_ENV("VMHOST_LOG"), node->vmhost.log_path, 1);
+        export_int(NODE_ENV("VMHOST_PID"), (int)node->vmhost.pid);
+        setenv(NODE_ENV("EGRESS_ADDR"), node->egress_addr, 1);
+#undef NODE_ENV
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *scheduler_args[MAX_SCHEDULER_ARGS + 1] = { NULL };
@@ -52,6 +75,12 @@ int main(int argc, char **argv)
         if (first < argc && strcmp(argv[first], "--internet") == 0) {
             opts.internet = true;
             first++;
+        } else if (first < argc && strcmp(argv[first], "--shared-store") == 0) {
+            opts.shared_store = true;
+            first++;
+        } else if (first + 1 < argc && strcmp(argv[first], "--nodes") == 0) {
+            opts.nodes = (unsigned)atoi(argv[first + 1]);
+            first += 2;
         } else if (first + 1 < argc && strcmp(argv[first], "--scheduler-arg") == 0 &&
                    n_sched < MAX_SCHEDULER_ARGS) {
             scheduler_args[n_sched++] = argv[first + 1];
@@ -65,7 +94,8 @@ int main(int argc, char **argv)
         }
     }
     if (first >= argc) {
-        fprintf(stderr, "usage: cp_harness [--internet] [--vmhost-arg ARG]... "
+        fprintf(stderr, "usage: cp_harness [--internet] [--nodes N] [--shared-store] "
+                        "[--vmhost-arg ARG]... "
                         "[--scheduler-arg ARG]... PROGRAM [ARGS...]\n");
         return 2;
     }
@@ -81,8 +111,10 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_URL", st.gateway_url, 1);
     setenv("AIRLOCK_GRPC_ADDR", st.grpc_addr, 1);
     setenv("AIRLOCK_ADMIN_KEY", st.admin_key, 1);
-    setenv("AIRLOCK_TEST_VMHOST_DIR", st.vmhost.data_dir, 1);
+    const struct cp_node *first_node = &st.nodes[0];
+    setenv("AIRLOCK_TEST_VMHOST_DIR", first_node->vmhost.data_dir, 1);
     setenv("AIRLOCK_TEST_STACK_DIR", st.dir, 1);
+    setenv("AIRLOCK_TEST_SNAPSHOT_STORE", st.snapshot_store, 1);
     setenv("AIRLOCK_TEST_CONTROL", control.path, 1);
     /* For tests that start a gateway of their own beside the stack's. */
     setenv("AIRLOCK_TEST_SCHEDULER_ADDR", st.scheduler_addr, 1);
@@ -90,10 +122,11 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
     setenv("AIRLOCK_TEST_NATS_CREDENTIALS_DIR", st.nats_creds_dir, 1);
     setenv("AIRLOCK_TEST_PKI_DIR", st.pki_dir, 1);
-    setenv("AIRLOCK_TEST_EGRESS_ADDR", st.egress_addr, 1);
-    setenv("AIRLOCK_TEST_VMHOST_ADDR", st.vmhost.addr, 1);
-    setenv("AIRLOCK_TEST_VMHOST_LOG", st.vmhost.log_path, 1);
-    export_int("AIRLOCK_TEST_VMHOST_PID", (int)st.vmhost.pid);
+    setenv("AIRLOCK_TEST_EGRESS_ADDR", first_node->egress_addr, 1);
+    setenv("AIRLOCK_TEST_VMHOST_ADDR", first_node->vmhost.addr, 1);
+    setenv("AIRLOCK_TEST_VMHOST_LOG", first_node->vmhost.log_path, 1);
+    export_int("AIRLOCK_TEST_VMHOST_PID", (int)first_node->vmhost.pid);
+    export_nodes(&st);
     export_int("AIRLOCK_TEST_GATEWAY_PID", (int)st.gateway_pid);
     setenv("AIRLOCK_TEST_DATABASE_URL", st.pg.url, 1);
     if (opts.internet) {

@@ -9,10 +9,13 @@
 
 #include "tls_credentials.h"
 
-/* The stack's node, and one more with a NATS user but no vmhost: the node
- * another node's credentials must not speak for. */
+/* The stack's nodes (cp_stack.h): the first always runs; the others have
+ * a NATS user and identities always, and run in a stack of more nodes.
+ * In a one-node stack CP_OTHER_NODE_ID is the node another node's
+ * credentials must not speak for. */
 #define CP_NODE_ID "cp-node"
 #define CP_OTHER_NODE_ID "cp-node-b"
+#define CP_THIRD_NODE_ID "cp-node-c"
 
 /* Connects to url as the user in creds_file ("user:password"; NULL: no
  * user) with tls's certificate (NULL: plain TCP); on_error (may be NULL)

@@ -64,27 +64,43 @@ static int run_script(struct cp_stack *st, const char *const argv[], const char 
     return 0;
 }
 
-/* The internal PKI, as make up makes it (scripts/internal-pki.sh): a CA and
- * a certificate for nats-server and each identity, the other node's too
- * (only tests use it). This process and what it starts from here on act as
- * CP_NODE_ID's vmhost (as vmhostctl does on a node): AIRLOCK_INTERNAL_CA/
- * _CERT/_KEY name its files; every service gets its own with flags. */
-static int make_pki(struct cp_stack *st)
+/* Every node a stack may run, in order (cp_stack.nodes). */
+static const char *const node_ids[CP_STACK_MAX_NODES] = { CP_NODE_ID, CP_OTHER_NODE_ID,
+                                                          CP_THIRD_NODE_ID };
+
+/* AIRLOCK_INTERNAL_CA/_CERT/_KEY name node id's vmhost identity: what this
+ * process (itest's client of that node's vmhost) and what it starts from
+ * here on present. */
+static int act_as_node(const struct cp_stack *st, const char *id)
 {
+    char name[64];
     struct cp_tls node;
-    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0 ||
-        cp_tls_of(st->pki_dir, "vmhost-" CP_NODE_ID, &node) < 0)
-        return -1;
-    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "nats",
-                           "gateway", "scheduler", "vault", "vmhost:" CP_NODE_ID,
-                           "egress:" CP_NODE_ID, "vmhost:" CP_OTHER_NODE_ID,
-                           "egress:" CP_OTHER_NODE_ID, NULL };
-    if (run_script(st, argv, "pki.log") < 0)
+    snprintf(name, sizeof(name), "vmhost-%s", id);
+    if (cp_tls_of(st->pki_dir, name, &node) < 0)
         return -1;
     setenv(INTERNAL_CA_ENV, node.ca, 1);
     setenv(INTERNAL_CERT_ENV, node.cert, 1);
     setenv(INTERNAL_KEY_ENV, node.key, 1);
     return 0;
+}
+
+/* The internal PKI, as make up makes it (scripts/internal-pki.sh): a CA and
+ * a certificate for nats-server and each identity, every node's whether it
+ * runs or not (tests use the others'). This process and what it starts
+ * from here on act as CP_NODE_ID's vmhost (as vmhostctl does on a node);
+ * every service gets its own with flags. */
+static int make_pki(struct cp_stack *st)
+{
+    if (fs_path(st->pki_dir, sizeof(st->pki_dir), "%s/pki", st->dir) < 0)
+        return -1;
+    const char *argv[] = { "/bin/sh", AIRLOCK_INTERNAL_PKI_SCRIPT, st->pki_dir, "nats",
+                           "gateway", "scheduler", "vault", "vmhost:" CP_NODE_ID,
+                           "egress:" CP_NODE_ID, "vmhost:" CP_OTHER_NODE_ID,
+                           "egress:" CP_OTHER_NODE_ID, "vmhost:" CP_THIRD_NODE_ID,
+                           "egress:" CP_THIRD_NODE_ID, NULL };
+    if (run_script(st, argv, "pki.log") < 0)
+        return -1;
+    return act_as_node(st, CP_NODE_ID);
 }
 
 size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct cp_tls *t,
@@ -99,23 +115,24 @@ size_t cp_stack_tls_append(const struct cp_stack *st, const char *name, struct c
 }
 
 /* One user per identity with only its subjects, as make up makes them
- * (scripts/nats-users.sh): the scheduler, the gateway, and each node —
- * CP_NODE_ID, which the stack runs, and CP_OTHER_NODE_ID, whose user only
- * tests use. The passwords go into a config file (0600), never on a
- * command line. With TLS as the nats identity of the stack's PKI. */
+ * (scripts/nats-users.sh): the scheduler, the gateway, and every node the
+ * stack may run (one that does not run: a user only tests use). The
+ * passwords go into a config file (0600), never on a command line. With
+ * TLS as the nats identity of the stack's PKI. */
 static int write_nats_config(struct cp_stack *st, char *path, size_t pathlen)
 {
     if (fs_path(st->nats_creds_dir, sizeof(st->nats_creds_dir), "%s/nats-credentials",
                 st->dir) < 0 ||
         fs_path(path, pathlen, "%s/nats.conf", st->dir) < 0)
         return -1;
-    const char *argv[10] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT };
+    const char *argv[12] = { "/bin/sh", AIRLOCK_NATS_USERS_SCRIPT };
     size_t n = 2;
     if (st->pki_dir[0]) {
         argv[n++] = "--tls";
         argv[n++] = st->pki_dir;
     }
-    const char *rest[] = { st->nats_creds_dir, path, CP_NODE_ID, CP_OTHER_NODE_ID, NULL };
+    const char *rest[] = { st->nats_creds_dir, path, CP_NODE_ID, CP_OTHER_NODE_ID,
+                           CP_THIRD_NODE_ID, NULL };
     memcpy(argv + n, rest, sizeof(rest));
     return run_script(st, argv, "nats-users.log");
 }
@@ -213,32 +230,38 @@ static int make_uplink(struct cp_stack *st)
     return 0;
 }
 
-int cp_stack_start_egress(struct cp_stack *st)
+int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node)
 {
-    char ns_path[128], state_dir[PATH_MAX];
+    char ns_path[128], state_dir[PATH_MAX], suffix[64] = "";
+    if (node != &st->nodes[0])
+        snprintf(suffix, sizeof(suffix), "-%s", node->id);
     netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
-    fs_path(st->egress_addr, sizeof(st->egress_addr), "unix:%s/egress.sock", st->dir);
-    fs_path(state_dir, sizeof(state_dir), "%s/egress-state", st->dir);
-    unlink(st->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
+    fs_path(node->egress_addr, sizeof(node->egress_addr), "unix:%s/egress%s.sock", st->dir,
+            suffix);
+    fs_path(state_dir, sizeof(state_dir), "%s/egress-state%s", st->dir, suffix);
+    snprintf(node->egress_log, sizeof(node->egress_log), "egress%s.log", suffix);
+    unlink(node->egress_addr + 5); /* a stopped one's socket: readiness is its reappearance */
+    char identity[64];
+    snprintf(identity, sizeof(identity), "egress-%s", node->id);
     struct cp_tls tls;
     /* With vault and a state dir, as make up and the chart run it: every
      * attach issues a sandbox CA that the guest installs at its session
      * init, kept across an egress restart. */
     const char *argv[24] = { AIRLOCK_EGRESS_BIN,
-                             "--listen", st->egress_addr,
+                             "--listen", node->egress_addr,
                              "--upstream-dns", st->internet ? NETLAB_DNS : "127.0.0.1:53",
                              "--uplink-netns", ns_path,
                              "--vault", st->vault_addr,
                              "--state-dir", state_dir,
                              "--internal-token-file", st->token_file };
-    size_t n = cp_stack_tls_append(st, "egress-" CP_NODE_ID, &tls, argv, 13);
+    size_t n = cp_stack_tls_append(st, identity, &tls, argv, 13);
     if (st->internet) {
         argv[n++] = "--upstream-ca";
         argv[n++] = st->upstream.ca_path;
     }
     argv[n] = NULL;
-    st->egress_pid = test_spawn(argv, st->dir, "egress.log");
-    return wait_for_socket(st->egress_pid, st->egress_addr + 5, st, "egress.log");
+    node->egress_pid = test_spawn(argv, st->dir, node->egress_log);
+    return wait_for_socket(node->egress_pid, node->egress_addr + 5, st, node->egress_log);
 }
 
 static int free_port(void)
@@ -341,17 +364,63 @@ int cp_stack_start_gateway(struct cp_stack *st)
     return wait_until(st->gateway_pid, gateway_ready, st, "gateway.log");
 }
 
+/* Starts node's egress and vmhost, joined to NATS as node->id, with the
+ * options' vmhost flags. itest's client of the vmhost presents that node's
+ * identity (a vmhost takes its own API's calls from its own node only). */
+static int start_node(struct cp_stack *st, struct cp_node *node, const char *const *vmhost_extra)
+{
+    if (cp_stack_start_egress(st, node) < 0)
+        return -1;
+    char identity[64], user[64];
+    snprintf(identity, sizeof(identity), "vmhost-%s", node->id);
+    snprintf(user, sizeof(user), "node-%s", node->id);
+    cp_stack_nats_credentials(st, user, node->nats_creds, sizeof(node->nats_creds));
+    const char *args[] = { "--nats",   st->nats_url,      "--node-id", node->id,
+                           "--egress", node->egress_addr, "--internal-token-file",
+                           st->token_file, "--nats-credentials-file", node->nats_creds };
+    size_t n = sizeof(args) / sizeof(*args);
+    memcpy(node->vmhost_args, args, sizeof(args));
+    n = cp_stack_tls_append(st, identity, &node->vmhost_tls, node->vmhost_args, n);
+    if (st->snapshot_store[0]) {
+        node->vmhost_args[n++] = "--snapshot-store";
+        node->vmhost_args[n++] = st->snapshot_store;
+    }
+    for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
+        node->vmhost_args[n++] = vmhost_extra[i];
+    node->vmhost_args[n] = NULL;
+    if (st->pki_dir[0] && act_as_node(st, node->id) < 0)
+        return -1;
+    int rc = itest_vmhost_start(&node->vmhost, node->vmhost_args);
+    /* From here on this process acts as the first node again. */
+    if (st->pki_dir[0] && act_as_node(st, CP_NODE_ID) < 0)
+        return -1;
+    return rc;
+}
+
 int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
 {
     static const struct cp_stack_options defaults;
     if (!opts)
         opts = &defaults;
-    const char *const *vmhost_extra = opts->vmhost_args;
     memset(st, 0, sizeof(*st));
     st->scheduler_args = opts->scheduler_args;
     st->internet = opts->internet;
+    st->n_nodes = opts->nodes ? opts->nodes : 1;
+    if (st->n_nodes > CP_STACK_MAX_NODES) {
+        fprintf(stderr, "cp_stack: %zu nodes, at most %d\n", st->n_nodes, CP_STACK_MAX_NODES);
+        return -1;
+    }
+    for (size_t i = 0; i < st->n_nodes; i++)
+        st->nodes[i].id = node_ids[i];
     if (test_temp_dir(st->dir, sizeof(st->dir), "airlock-cp") < 0)
         return -1;
+    if (opts->shared_store &&
+        (snprintf(st->snapshot_store, sizeof(st->snapshot_store), "%s/snapshot-store", st->dir) >=
+             (int)sizeof(st->snapshot_store) ||
+         mkdir(st->snapshot_store, 0700) < 0)) {
+        fprintf(stderr, "cp_stack: cannot make %s/snapshot-store\n", st->dir);
+        return -1;
+    }
     cp_current = st;
     test_cleanup_install(cp_cleanup);
     if (make_internal_token(st) < 0 || (!opts->plaintext && make_pki(st) < 0))
@@ -363,22 +432,11 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         rc = start_vault(st);
     if (rc == 0)
         rc = make_uplink(st);
-    if (rc == 0)
-        rc = cp_stack_start_egress(st);
     if (rc != 0)
         return rc;
-    cp_stack_nats_credentials(st, "node-" CP_NODE_ID, st->node_creds, sizeof(st->node_creds));
-    const char *vmhost_args[] = { "--nats",   st->nats_url,    "--node-id", CP_NODE_ID,
-                                  "--egress", st->egress_addr, "--internal-token-file",
-                                  st->token_file, "--nats-credentials-file", st->node_creds };
-    size_t n = sizeof(vmhost_args) / sizeof(*vmhost_args);
-    memcpy(st->vmhost_args, vmhost_args, sizeof(vmhost_args));
-    n = cp_stack_tls_append(st, "vmhost-" CP_NODE_ID, &st->vmhost_tls, st->vmhost_args, n);
-    for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
-        st->vmhost_args[n++] = vmhost_extra[i];
-    st->vmhost_args[n] = NULL;
-    if (itest_vmhost_start(&st->vmhost, st->vmhost_args) < 0)
-        return -1;
+    for (size_t i = 0; i < st->n_nodes; i++)
+        if (start_node(st, &st->nodes[i], opts->vmhost_args) < 0)
+            return -1;
     /* After itest installed its handlers: ours stop the whole stack. */
     test_cleanup_install(cp_cleanup);
     if (cp_stack_start_scheduler(st, false) < 0)
@@ -399,10 +457,13 @@ int cp_stack_stop(struct cp_stack *st)
         rc = -1;
     if (test_stop_pid(&st->standby_pid, st->dir, "scheduler2.log", true) < 0)
         rc = -1;
-    if (st->vmhost.data_dir[0] && itest_vmhost_stop(&st->vmhost) < 0)
-        rc = -1;
-    if (test_stop_pid(&st->egress_pid, st->dir, "egress.log", true) < 0)
-        rc = -1;
+    for (size_t i = st->n_nodes; i-- > 0;) {
+        struct cp_node *node = &st->nodes[i];
+        if (node->vmhost.data_dir[0] && itest_vmhost_stop(&node->vmhost) < 0)
+            rc = -1;
+        if (test_stop_pid(&node->egress_pid, st->dir, node->egress_log, true) < 0)
+            rc = -1;
+    }
     if (upstream_stop(&st->upstream) < 0)
         rc = -1;
     if (st->internet)

@@ -4,21 +4,29 @@
  * nothing a sandbox does can leave the machine), airlock-vmhost
  * (tests/integration/support/itest, joined to NATS), airlock-scheduler and
  * airlock-gateway on free 127.0.0.1 ports (REST and the public gRPC API).
+ * One node (an egress and a vmhost) by default, CP_NODE_ID; with
+ * cp_stack_options.nodes up to CP_STACK_MAX_NODES, a local cluster: node i
+ * is cp_stack.nodes[i] (CP_NODE_ID, CP_OTHER_NODE_ID, CP_THIRD_NODE_ID),
+ * each with its own vmhost data directory (itest's), egress socket, log and
+ * state dir, identities and NATS user.
  * Always with a fresh internal token (internal_token.h): every service gets
  * --internal-token-file, and
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
  * it starts later (a test's own gateway, vmhostctl) presents it too.
  * nats-server has a user per identity with only its subjects, as make up
  * writes them: DIR/nats-credentials/{scheduler,gateway,node-CP_NODE_ID,
- * node-CP_OTHER_NODE_ID} ("user:password", 0400); each service gets its
- * own with --nats-credentials-file.
+ * node-CP_OTHER_NODE_ID,node-CP_THIRD_NODE_ID} ("user:password", 0400),
+ * whether or not those nodes run; each service gets its own with
+ * --nats-credentials-file.
  *
  * Unless plaintext (cp_stack_options), mutual TLS between the services as
  * make up runs them: the internal PKI (scripts/internal-pki.sh) is DIR/pki
- * (cp_pki.h): every service gets its identity's --internal-ca/
- * --internal-cert/--internal-key (vmhost, which itest starts, and the
- * tools a test runs against it, through AIRLOCK_INTERNAL_CA/_CERT/_KEY in
- * this process's environment: node CP_NODE_ID's, as vmhostctl on a node).
+ * (cp_pki.h), with every node's identities whether or not it runs: every
+ * service gets its identity's --internal-ca/--internal-cert/--internal-key
+ * (vmhost, which itest starts, and the tools a test runs against it,
+ * through AIRLOCK_INTERNAL_CA/_CERT/_KEY in this process's environment:
+ * node CP_NODE_ID's, as vmhostctl on a node; itest's own client of each
+ * further node presents that node's).
  * nats-server serves TLS as `nats` and wants a client certificate of that
  * CA (nats-users.sh --tls).
  *
@@ -45,6 +53,7 @@
 #include "upstream.h"
 
 #define CP_STACK_MAX_VMHOST_ARGS 8
+#define CP_STACK_MAX_NODES 3
 
 /* The test internet's upstream: other.test resolves to NETLAB_WEB2 in
  * netlab's DNS; these ports are free there. */
@@ -58,27 +67,44 @@ struct cp_stack_options {
     bool internet;                     /* netlab's namespaces and the upstream (above) */
     bool plaintext; /* no internal PKI: the services speak gRPC without TLS (the bench's
                        comparison) */
+    unsigned nodes; /* egress + vmhost pairs, 1 (also for 0) to CP_STACK_MAX_NODES */
+    bool shared_store; /* every vmhost suspends into DIR/snapshot-store, as make up's do
+                          (docs/snapshot-store.md) */
+};
+
+/* One node of the stack. The first one's files keep the names a
+ * one-node stack has always had (egress.sock, egress.log, egress-state);
+ * another's carry its id (egress-ID.sock, egress-ID.log, egress-state-ID).
+ * cp_harness hands node i to a test as AIRLOCK_TEST_NODE_<i>_ID,
+ * _DATA_DIR, _VMHOST_ADDR, _VMHOST_PID, _VMHOST_LOG and _EGRESS_ADDR, and
+ * their count as AIRLOCK_TEST_NODES. */
+struct cp_node {
+    const char *id;                 /* its --node-id */
+    pid_t egress_pid;
+    char egress_addr[PATH_MAX + 8]; /* unix:DIR/egress[-ID].sock */
+    char egress_log[64];            /* in DIR */
+    char nats_creds[PATH_MAX + 64]; /* node-ID's */
+    struct cp_tls vmhost_tls;
+    /* it joins NATS as node ID, uses its egress and the token, + the options' */
+    const char *vmhost_args[19 + CP_STACK_MAX_VMHOST_ARGS];
+    struct itest_vmhost vmhost;     /* its data dir: itest's /tmp/airlock-itest-* */
 };
 
 struct cp_stack {
     char dir[PATH_MAX];           /* everything lives under here */
+    char snapshot_store[PATH_MAX]; /* DIR/snapshot-store with shared_store, else "" */
     char token_file[PATH_MAX];    /* the internal token (0600) every part is given */
     char internal_token[64];
     char nats_creds_dir[PATH_MAX]; /* a "user:password" file per NATS user */
-    struct cp_tls vmhost_tls;
-    char node_creds[PATH_MAX + 64]; /* the vmhost's */
     char pki_dir[PATH_MAX];       /* the internal CA and every identity's files */
     struct pg_test pg;
     pid_t nats_pid;
     char nats_url[64];
-    struct itest_vmhost vmhost;
-    /* it joins NATS as node cp-node, uses our egress and token, + cp_stack_start_with's */
-    const char *vmhost_args[17 + CP_STACK_MAX_VMHOST_ARGS];
+    size_t n_nodes;
+    struct cp_node nodes[CP_STACK_MAX_NODES]; /* [0]: CP_NODE_ID, the one-node stack's */
     pid_t vault_pid;
     char vault_addr[PATH_MAX + 8];
-    pid_t egress_pid;
-    char egress_addr[PATH_MAX + 8];
-    char uplink_ns[64];           /* egress dials from here: no route anywhere */
+    char uplink_ns[64];           /* every egress dials from here: no route anywhere */
     bool internet;                /* netlab is up and egress dials from its uplink */
     struct upstream upstream;     /* with internet */
     const char *const *scheduler_args; /* extra flags of every scheduler, NULL-terminated */
@@ -114,7 +140,8 @@ int cp_stack_start_gateway(struct cp_stack *st);
  * "node-" CP_NODE_ID ...): 0, or -1 when it does not fit. */
 int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char *out,
                               size_t outlen);
-/* (Re)starts egress on its socket and state dir (sandbox CAs kept). */
-int cp_stack_start_egress(struct cp_stack *st);
+/* (Re)starts a node's egress on its socket and state dir (sandbox CAs
+ * kept). */
+int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node);
 
 #endif

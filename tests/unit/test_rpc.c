@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -670,6 +672,33 @@ static void test_start_fails_on_bad_address(void **state)
     assert_non_null(strstr(err, "/nonexistent-dir/x.sock"));
 }
 
+/* A second server on a unix socket another one serves (two nodes given
+ * one address) is refused and leaves the first one serving; a socket
+ * nobody serves (a run that died) is taken over. */
+static void test_start_refuses_a_live_socket(void **state)
+{
+    struct fixture *f = *state;
+    char err[512] = "";
+    assert_null(rpc_server_start(f->addr, test_methods, 1, NULL, NULL, err, sizeof(err)));
+    assert_non_null(strstr(err, f->addr + 5));
+    assert_non_null(strstr(err, "in use"));
+    test_unary_echo(state);
+
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s/stale.sock", f->dir);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    close(fd); /* the file stays, nobody listens */
+    char addr[160];
+    snprintf(addr, sizeof(addr), "unix:%s", a.sun_path);
+    struct rpc_server *srv = rpc_server_start(addr, test_methods, 1, NULL, NULL, err,
+                                              sizeof(err));
+    if (!srv)
+        fail_msg("a stale socket was not taken over: %s", err);
+    rpc_server_stop(srv);
+}
+
 #define FIXTURE_TEST(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
@@ -691,6 +720,7 @@ int main(void)
         FIXTURE_TEST(test_unary_without_answer),
         FIXTURE_TEST(test_stop_with_stream_in_flight),
         cmocka_unit_test(test_start_fails_on_bad_address),
+        FIXTURE_TEST(test_start_refuses_a_live_socket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
