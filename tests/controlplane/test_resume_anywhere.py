@@ -96,8 +96,7 @@ def check_moved_when_its_node_dies(key):
     lifecycle(key, sid, "suspend", "suspended")
 
     home_i = index_of(home)
-    answer = control("kill vmhost %d" % home_i)
-    check(answer.startswith("ok"), "kill -9 node %s's vmhost (%s)" % (home, answer))
+    check(control("kill vmhost %d" % home_i), "kill -9 node %s's vmhost" % home)
     b = lifecycle(key, sid, "resume", "running")
     check(b.get("node") == other, "resumed on the other node %s (got %s)" % (other, b.get("node")))
     check(row(sid)[0] == other and row(sid)[2] == "",
@@ -112,8 +111,7 @@ def check_moved_when_its_node_dies(key):
           % (lines, pid_before, count_before))
 
     # The dead node returns: its stale suspended copy goes, the sandbox stays.
-    answer = control("start vmhost %d" % home_i)
-    check(answer.startswith("ok"), "node %s's vmhost starts again (%s)" % (home, answer))
+    check(control("start vmhost %d" % home_i), "node %s's vmhost starts again" % home)
     check(poll(lambda: not sandbox_dir_exists(NODES[home_i], sid), limit_s=120),
           "reconciliation removed the stale copy of %s on %s" % (sid, home))
     check(row(sid)[:2] == (other, "running"), "the sandbox still runs on %s (%s)"
@@ -176,7 +174,7 @@ def check_no_node_left(key):
     lifecycle(key, sid, "suspend", "suspended")
     killed = range(len(NODES))
     for i in killed:
-        control("kill vmhost %d" % i)
+        check(control("kill vmhost %d" % i), "kill -9 node %d's vmhost" % i)
     st, _, b = call("POST", "/v1/sandboxes/%s/resume" % sid, key=key)
     message = str(b.get("error", b))
     check(st == 503 and home in message and sid in message,
@@ -184,7 +182,7 @@ def check_no_node_left(key):
           % (st, b))
     check(row(sid)[:2] == (home, "suspended"), "it stays suspended on %s (%s)" % (home, row(sid)))
     for i in killed:
-        control("start vmhost %d" % i)
+        check(control("start vmhost %d" % i), "node %d's vmhost starts again" % i)
     lifecycle(key, sid, "resume", "running")
     call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
 
