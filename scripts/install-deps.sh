@@ -12,8 +12,18 @@ libbtrfsutil-dev btrfs-progs libnl-3-dev libnl-route-3-dev libseccomp-dev
 libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev
 qemu-system-x86 mmdebstrap busybox-static e2fsprogs cpio procps
 postgresql nftables libnftables-dev iproute2 python3-grpcio python3-grpc-tools
-python3-yaml curl clang libclang-rt-14-dev
+python3-yaml curl clang libclang-rt-14-dev nodejs
 "
+
+# Test tools from the npm registry, pinned, under one prefix the tests know
+# (tests/CMakeLists.txt): s3rver, an S3-compatible server, for the
+# snapshot store's S3 backend (docs/snapshot-store.md).
+TEST_TOOLS=/usr/local/lib/airlock-test-tools
+NPM_TOOLS="s3rver@3.7.1"
+
+npm_tools_present() {
+    [ -x "$TEST_TOOLS/node_modules/.bin/s3rver" ]
+}
 
 missing=""
 for p in $PACKAGES; do
@@ -21,6 +31,9 @@ for p in $PACKAGES; do
         missing="$missing $p"
     fi
 done
+# npm: Debian's package, unless the nodejs installed brings its own (as
+# NodeSource's does, which conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 
 # The guest image builder asks apt for package versions and downloads the
 # kernel package, so the package lists must exist even when nothing is
@@ -29,7 +42,7 @@ lists_present() {
     ls /var/lib/apt/lists/ 2>/dev/null | grep -q '_Packages'
 }
 
-if [ -z "$missing" ] && lists_present; then
+if [ -z "$missing" ] && lists_present && npm_tools_present; then
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -44,4 +57,10 @@ if [ -n "$missing" ]; then
     echo "install-deps: installing$missing"
     # shellcheck disable=SC2086
     apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing
+fi
+if ! npm_tools_present; then
+    echo "install-deps: npm install $NPM_TOOLS into $TEST_TOOLS"
+    mkdir -p "$TEST_TOOLS"
+    # shellcheck disable=SC2086
+    npm install --prefix "$TEST_TOOLS" --no-audit --no-fund --loglevel=error $NPM_TOOLS
 fi

@@ -61,10 +61,14 @@ static void usage(FILE *out)
             "  --ready-timeout MS   boot-to-guest-ready limit (default 60000)\n"
             "  --store-size-gb N    size of DATA_DIR/store.btrfs, made when DATA_DIR is not on\n"
             "                       btrfs (default %d, sparse)\n"
-            "  --snapshot-store DIR the snapshot store the nodes share (a directory every node\n"
-            "                       mounts): suspends go there, so any node resumes them\n"
-            "                       (docs/snapshot-store.md; env AIRLOCK_SNAPSHOT_STORE;\n"
-            "                       unset: suspends stay on this node)\n"
+            "  --snapshot-store DIR|s3://BUCKET[/PREFIX]\n"
+            "                       the snapshot store the nodes share (a directory every node\n"
+            "                       mounts, or an S3-compatible bucket): suspends go there, so\n"
+            "                       any node resumes them (docs/snapshot-store.md; env\n"
+            "                       AIRLOCK_SNAPSHOT_STORE; unset: suspends stay on this node)\n"
+            "  --snapshot-store-endpoint URL, --snapshot-store-region R (default us-east-1),\n"
+            "  --snapshot-store-credentials FILE (ACCESS_KEY_ID:SECRET_ACCESS_KEY, 0600)\n"
+            "                       an s3:// store's server, signing region and keys\n"
             "  --cold-boot          no template snapshot: every sandbox boots its kernel\n"
             "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
             "                       for creates without an id (default 0: none)\n"
@@ -168,6 +172,9 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "node-id", required_argument, NULL, 'I' },
         { "store-size-gb", required_argument, NULL, 's' },
         { "snapshot-store", required_argument, NULL, 'Z' },
+        { "snapshot-store-endpoint", required_argument, NULL, 'E' },
+        { "snapshot-store-region", required_argument, NULL, 'H' },
+        { "snapshot-store-credentials", required_argument, NULL, 'X' },
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
         { "egress", required_argument, NULL, 'e' },
@@ -249,6 +256,9 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             }
             break;
         case 'Z': a->cfg.snapshot_store = optarg; break;
+        case 'E': a->cfg.snapshot_store_endpoint = optarg; break;
+        case 'H': a->cfg.snapshot_store_region = optarg; break;
+        case 'X': a->cfg.snapshot_store_credentials = optarg; break;
         case 'c': a->cfg.cold_boot = true; break;
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'e': a->cfg.egress_addr = optarg; break;

@@ -11,13 +11,15 @@
 #include "fsutil.h"
 #include "snapshot_store_internal.h"
 
-int snapshot_store_open(const char *location, struct snapshot_store **out,
+int snapshot_store_open(const struct snapshot_store_config *cfg, struct snapshot_store **out,
                         struct airlock_error *e)
 {
     struct snapshot_store *st = calloc(1, sizeof(*st));
     if (!st)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
-    if (snapshot_store_dir_open(location, st, e) < 0) {
+    int rc = strncmp(cfg->location, "s3://", 5) == 0 ? snapshot_store_s3_open(cfg, st, e)
+                                                      : snapshot_store_dir_open(cfg->location, st, e);
+    if (rc < 0) {
         free(st);
         return -1;
     }
@@ -122,10 +124,4 @@ int snapshot_store_remove_set(struct snapshot_store *st, const char *prefix,
                               struct airlock_error *e)
 {
     return st->ops->remove_set(st, prefix, e);
-}
-
-int snapshot_store_list_sets(struct snapshot_store *st, const char *prefix, char ***names,
-                             size_t *n, struct airlock_error *e)
-{
-    return st->ops->list_sets(st, prefix, names, n, e);
 }

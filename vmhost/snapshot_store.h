@@ -11,7 +11,8 @@
  * checked.
  *
  * Backends behind an ops table (snapshot_store_internal.h): a directory
- * shared by the nodes (NFS, CephFS, a ReadWriteMany volume). */
+ * shared by the nodes (NFS, CephFS, a ReadWriteMany volume), or a bucket
+ * of an S3-compatible object store ("s3://BUCKET[/PREFIX]"). */
 #ifndef AIRLOCK_SNAPSHOT_STORE_H
 #define AIRLOCK_SNAPSHOT_STORE_H
 
@@ -23,9 +24,23 @@
 struct snapshot_store;
 struct snapshot_upload;
 
-/* Opens the store at location (a directory's absolute path), checking
- * that it can be written. INVALID_ARGUMENT or UNAVAILABLE naming it. */
-int snapshot_store_open(const char *location, struct snapshot_store **out,
+struct snapshot_store_config {
+    /* A directory's absolute path, or "s3://BUCKET[/PREFIX]". */
+    const char *location;
+    /* S3 only: the endpoint ("https://s3.eu-west-1.amazonaws.com", or a
+     * compatible server's URL; buckets are addressed by path), the region
+     * requests are signed for (NULL: us-east-1), a file holding
+     * "ACCESS_KEY_ID:SECRET_ACCESS_KEY" (private to its owner), and a
+     * local directory where objects are staged on their way. */
+    const char *endpoint;
+    const char *region;
+    const char *credentials_file;
+    const char *spool_dir;
+};
+
+/* Opens the store, checking that it can be written to. INVALID_ARGUMENT
+ * or UNAVAILABLE naming it. */
+int snapshot_store_open(const struct snapshot_store_config *cfg, struct snapshot_store **out,
                         struct airlock_error *e);
 void snapshot_store_close(struct snapshot_store *st);
 /* The location, for logs and errors. */
@@ -56,9 +71,5 @@ bool snapshot_store_exists(struct snapshot_store *st, const char *name);
  * set); nothing there is not an error. */
 int snapshot_store_remove_set(struct snapshot_store *st, const char *prefix,
                               struct airlock_error *e);
-/* The names of the object sets directly under prefix ("templates" →
- * "<key>-<build>"), complete or not; free each and the array. */
-int snapshot_store_list_sets(struct snapshot_store *st, const char *prefix, char ***names,
-                             size_t *n, struct airlock_error *e);
 
 #endif

@@ -4,9 +4,9 @@
  * (".<base>.up-XXXXXX"), fsynced, renamed over the name and the directory
  * fsynced, so a reader sees the old object or the whole new one. A
  * crash leaves only the hidden temporary file, which no name refers to. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,45 +177,6 @@ static int dir_remove_set(struct snapshot_store *st, const char *prefix, struct 
     return 0;
 }
 
-static int dir_list_sets(struct snapshot_store *st, const char *prefix, char ***names, size_t *n,
-                         struct airlock_error *e)
-{
-    char path[PATH_MAX];
-    *names = NULL;
-    *n = 0;
-    if (object_path(st, prefix, path, sizeof(path), e) < 0)
-        return -1;
-    DIR *d = opendir(path);
-    if (!d)
-        return errno == ENOENT ? 0
-                               : airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                                                   "snapshot store %s: list %s: %s", st->where,
-                                                   prefix, strerror(errno));
-    size_t cap = 0;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue; /* ., .., uploads in progress */
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **grown = realloc(*names, cap * sizeof(**names));
-            if (!grown) {
-                rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
-                break;
-            }
-            *names = grown;
-        }
-        if (!((*names)[*n] = strdup(de->d_name))) {
-            rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
-            break;
-        }
-        (*n)++;
-    }
-    closedir(d);
-    return rc;
-}
-
 static void dir_close(struct snapshot_store *st)
 {
     (void)st;
@@ -229,7 +190,6 @@ static const struct snapshot_store_ops dir_ops = {
     .open_object = dir_open_object,
     .exists = dir_exists,
     .remove_set = dir_remove_set,
-    .list_sets = dir_list_sets,
     .close = dir_close,
 };
 

@@ -14,8 +14,6 @@ struct snapshot_store_ops {
                        struct airlock_error *e);
     bool (*exists)(struct snapshot_store *st, const char *name);
     int (*remove_set)(struct snapshot_store *st, const char *prefix, struct airlock_error *e);
-    int (*list_sets)(struct snapshot_store *st, const char *prefix, char ***names, size_t *n,
-                     struct airlock_error *e);
     void (*close)(struct snapshot_store *st);
 };
 
@@ -32,7 +30,10 @@ struct snapshot_store {
     void *backend;
 };
 
-/* A directory shared by the nodes. */
+/* A directory shared by the nodes (snapshot_store_dir.c). */
 int snapshot_store_dir_open(const char *dir, struct snapshot_store *st, struct airlock_error *e);
+/* An S3-compatible object store (snapshot_store_s3.c). */
+int snapshot_store_s3_open(const struct snapshot_store_config *cfg, struct snapshot_store *st,
+                           struct airlock_error *e);
 
 #endif

@@ -166,7 +166,12 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
     pthread_mutex_init(&vh->snapshots_lock, NULL);
     struct airlock_error store_e;
-    if (cfg->snapshot_store && snapshot_store_open(cfg->snapshot_store, &vh->snapshots, &store_e) < 0) {
+    struct snapshot_store_config store_cfg = { .location = cfg->snapshot_store,
+                                               .endpoint = cfg->snapshot_store_endpoint,
+                                               .region = cfg->snapshot_store_region,
+                                               .credentials_file = cfg->snapshot_store_credentials,
+                                               .spool_dir = vh->store.root };
+    if (cfg->snapshot_store && snapshot_store_open(&store_cfg, &vh->snapshots, &store_e) < 0) {
         snprintf(err, errlen, "%s", store_e.message);
         goto fail;
     }

@@ -60,9 +60,13 @@ struct vmhost_config {
     unsigned sandbox_max_memory_mb;
     unsigned template_sizes_max; /* sizes of the default template with a snapshot here; the
                                     least recently used one no sandbox holds goes; 0: default */
-    /* The snapshot store the nodes share (snapshot_store.h): a directory.
-     * NULL: suspends stay on this node. */
+    /* The snapshot store the nodes share (snapshot_store.h): a directory
+     * or "s3://BUCKET[/PREFIX]" with the S3 settings. NULL: suspends stay
+     * on this node. */
     const char *snapshot_store;
+    const char *snapshot_store_endpoint;
+    const char *snapshot_store_region;
+    const char *snapshot_store_credentials;
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
     struct node_budget_config budget; /* the vCPUs and memory VMs may hold (node_budget.h) */
 };

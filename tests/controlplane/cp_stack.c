@@ -264,20 +264,6 @@ int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node)
     return wait_for_socket(node->egress_pid, node->egress_addr + 5, st, node->egress_log);
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(a);
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* Polls until cond holds, the process dies or the start timeout passes. */
 static int wait_until(pid_t pid, bool (*cond)(struct cp_stack *), struct cp_stack *st,
                       const char *log_name)
@@ -441,10 +427,10 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
     test_cleanup_install(cp_cleanup);
     if (cp_stack_start_scheduler(st, false) < 0)
         return -1;
-    int port = free_port();
+    int port = test_free_port();
     snprintf(st->gateway_listen, sizeof(st->gateway_listen), "127.0.0.1:%d", port);
     snprintf(st->gateway_url, sizeof(st->gateway_url), "http://127.0.0.1:%d", port);
-    snprintf(st->grpc_addr, sizeof(st->grpc_addr), "127.0.0.1:%d", free_port());
+    snprintf(st->grpc_addr, sizeof(st->grpc_addr), "127.0.0.1:%d", test_free_port());
     return cp_stack_start_gateway(st);
 }
 

@@ -31,6 +31,7 @@
 #include "itest.h"
 #include "itest_assert.h"
 #include "itest_group.h"
+#include "itest_shared_store.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
 
@@ -64,44 +65,8 @@ static int group_teardown(void **state)
 static grpc_status_code resume_from(struct itest_vmhost *vh, const char *id, const char *object,
                                     char **details)
 {
-    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
-    req.id = (char *)id;
-    req.store_object = (char *)object;
-    return itest_call(vh, ITEST_METHOD("ResumeSandbox"), &req.base,
-                      &airlock__vmhost__v1__sandbox__descriptor, details);
-}
-
-static void must_resume_from(struct itest_vmhost *vh, const char *id, const char *object)
-{
-    char *details = NULL;
-    if (resume_from(vh, id, object, &details) != GRPC_STATUS_OK) {
-        itest_vmhost_print_log_tail(vh);
-        fail_msg("ResumeSandbox %s from %s: %s", id, object, details ? details : "?");
-    }
-    free(details);
-    Airlock__Vmhost__V1__Sandbox *sb = itest_assert_get(vh, id);
-    assert_int_equal(sb->state, STATE(RUNNING));
-    protobuf_c_message_free_unpacked(&sb->base, NULL);
-}
-
-/* Suspends id on vh; its store object (malloc'd). */
-static char *suspend_to_store(struct itest_vmhost *vh, const char *id)
-{
-    grpc_status_code st;
-    char *details = NULL;
-    Airlock__Vmhost__V1__Sandbox *sb =
-        itest_sandbox_call(vh, ITEST_METHOD("SuspendSandbox"), id, &st, &details);
-    if (st != GRPC_STATUS_OK) {
-        itest_vmhost_print_log_tail(vh);
-        fail_msg("SuspendSandbox %s: %s", id, details ? details : "?");
-    }
-    free(details);
-    assert_int_equal(sb->state, STATE(SUSPENDED));
-    assert_true(strncmp(sb->store_object, "sandboxes/", 10) == 0);
-    assert_non_null(strstr(sb->store_object, id));
-    char *object = strdup(sb->store_object);
-    protobuf_c_message_free_unpacked(&sb->base, NULL);
-    return object;
+    return itest_call_with_object(vh, ITEST_METHOD("ResumeSandbox"), id, object,
+                                  &airlock__vmhost__v1__sandbox__descriptor, details);
 }
 
 static bool store_has(const char *object, const char *file)
@@ -124,64 +89,15 @@ static long long manifest_field(const char *object, const char *name, const char
     return v;
 }
 
-struct workload {
-    char pids[128];
-    long counter;
-    char secret[64];
-};
-
-static void workload_start(struct itest_vmhost *vh, const char *id)
-{
-    free(itest_assert_sh(
-        vh, id,
-        "setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/counter.tmp;"
-        " mv /root/counter.tmp /root/counter; sleep 0.2; done' </dev/null >/dev/null 2>&1 &"
-        " echo $! > /root/pids;"
-        "setsid python3 -c 'import os, time\n"
-        "secret = os.urandom(8).hex()\n"
-        "while True:\n"
-        "    open(\"/root/py.tmp\", \"w\").write(secret)\n"
-        "    os.rename(\"/root/py.tmp\", \"/root/py.txt\")\n"
-        "    time.sleep(0.2)\n' </dev/null >/dev/null 2>&1 & echo $! >> /root/pids;"
-        "head -c 4M /dev/urandom > /root/blob; sha256sum /root/blob > /root/blob.sum;"
-        "for i in $(seq 600); do [ -s /root/py.txt ] && [ -s /root/counter ] && break;"
-        " sleep 0.1; done; sleep 0.5"));
-}
-
-static void workload_read(struct itest_vmhost *vh, const char *id, struct workload *w)
-{
-    char *out = itest_assert_sh(vh, id,
-                                "cat /root/pids | tr '\\n' ,; echo; cat /root/counter;"
-                                " cat /root/py.txt; echo; sha256sum -c --quiet /root/blob.sum"
-                                " && echo blob-ok");
-    char blob[16] = "";
-    assert_int_equal(sscanf(out, "%127s %ld %63s %15s", w->pids, &w->counter, w->secret, blob),
-                     4);
-    assert_string_equal(blob, "blob-ok");
-    free(out);
-}
-
-/* The same processes with the same memory, moving on. */
-static void workload_carried_on(struct itest_vmhost *vh, const char *id,
-                                const struct workload *before)
-{
-    free(itest_assert_sh(vh, id, "sleep 1"));
-    struct workload after;
-    workload_read(vh, id, &after);
-    assert_string_equal(after.pids, before->pids);
-    assert_string_equal(after.secret, before->secret);
-    assert_true(after.counter > before->counter);
-}
-
 static void test_suspend_on_a_resume_on_b_and_back(void **state)
 {
     (void)state;
     char *id = itest_assert_create(&itest_vh);
-    workload_start(&itest_vh, id);
-    struct workload before;
-    workload_read(&itest_vh, id, &before);
+    itest_workload_start(&itest_vh, id);
+    struct itest_workload before;
+    itest_workload_read(&itest_vh, id, &before);
 
-    char *object = suspend_to_store(&itest_vh, id);
+    char *object = itest_assert_suspend_to_store(&itest_vh, id);
     assert_true(store_has(object, "manifest.json"));
     assert_true(store_has(object, "state.delta"));
     assert_true(store_has(object, "disk.delta"));
@@ -200,11 +116,11 @@ static void test_suspend_on_a_resume_on_b_and_back(void **state)
     assert_int_equal(itest_count_qemus(itest_vh.data_dir), 0);
     assert_false(itest_netns_exists(id));
 
-    must_resume_from(&node_b, id, object);
-    workload_carried_on(&node_b, id, &before);
+    itest_assert_resume_from(&node_b, id, object);
+    itest_assert_workload_carried_on(&node_b, id, &before);
     /* Running again: the store forgot the suspend. */
     assert_false(store_has(object, "manifest.json"));
-    workload_read(&node_b, id, &before);
+    itest_workload_read(&node_b, id, &before);
 
     /* A still holds its own suspended copy until told to delete it (the
      * scheduler does); that leaves B's sandbox alone. */
@@ -212,13 +128,13 @@ static void test_suspend_on_a_resume_on_b_and_back(void **state)
     assert_int_equal(on_a->state, STATE(SUSPENDED));
     protobuf_c_message_free_unpacked(&on_a->base, NULL);
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
-    workload_read(&node_b, id, &before);
+    itest_workload_read(&node_b, id, &before);
 
     /* And back: B's suspend (against B's template build) resumes on A. */
-    char *again = suspend_to_store(&node_b, id);
+    char *again = itest_assert_suspend_to_store(&node_b, id);
     assert_string_not_equal(again, object);
-    must_resume_from(&itest_vh, id, again);
-    workload_carried_on(&itest_vh, id, &before);
+    itest_assert_resume_from(&itest_vh, id, again);
+    itest_assert_workload_carried_on(&itest_vh, id, &before);
     assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
     assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
     assert_false(itest_netns_exists(id));
@@ -243,7 +159,7 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     (void)state;
     char *id = itest_assert_create(&itest_vh);
     free(itest_assert_sh(&itest_vh, id, "echo kept > /root/kept"));
-    char *object = suspend_to_store(&itest_vh, id);
+    char *object = itest_assert_suspend_to_store(&itest_vh, id);
 
     char *details = NULL;
     /* Another sandbox's object, and one that does not exist. */
@@ -289,28 +205,17 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     free(id);
 }
 
-/* SandboxRef {id, store_object} on method; the status, details malloc'd. */
-static grpc_status_code call_with_object(struct itest_vmhost *vh, const char *method,
-                                         const char *id, const char *object,
-                                         const ProtobufCMessageDescriptor *resp, char **details)
-{
-    Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
-    req.id = (char *)id;
-    req.store_object = (char *)object;
-    return itest_call(vh, method, &req.base, resp, details);
-}
-
 static void test_take_moves_a_suspended_sandbox(void **state)
 {
     (void)state;
     char *id = itest_assert_create(&itest_vh);
     free(itest_assert_sh(&itest_vh, id, "echo moved > /root/moved"));
-    char *object = suspend_to_store(&itest_vh, id);
+    char *object = itest_assert_suspend_to_store(&itest_vh, id);
     char *details = NULL;
     for (int attempt = 0; attempt < 2; attempt++) { /* the second is a retry */
-        grpc_status_code st = call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, object,
-                                               &airlock__vmhost__v1__sandbox__descriptor,
-                                               &details);
+        grpc_status_code st =
+            itest_call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, object,
+                                   &airlock__vmhost__v1__sandbox__descriptor, &details);
         if (st != GRPC_STATUS_OK) {
             itest_vmhost_print_log_tail(&node_b);
             fail_msg("TakeSandbox %s: %s", id, details ? details : "?");
@@ -324,8 +229,8 @@ static void test_take_moves_a_suspended_sandbox(void **state)
     protobuf_c_message_free_unpacked(&on_b->base, NULL);
     assert_true(itest_sandbox_path_exists(&node_b, id, "sandbox.json"));
     /* A lets go of its copy; the store keeps the set B now holds. */
-    assert_int_equal(call_with_object(&itest_vh, ITEST_METHOD("DeleteSandbox"), id, object,
-                                      &airlock__vmhost__v1__empty__descriptor, NULL),
+    assert_int_equal(itest_call_with_object(&itest_vh, ITEST_METHOD("DeleteSandbox"), id,
+                                            object, &airlock__vmhost__v1__empty__descriptor, NULL),
                      GRPC_STATUS_OK);
     assert_true(store_has(object, "manifest.json"));
     /* B's own now: it survives a kill -9 of B, and resumes from B's copy. */
@@ -338,8 +243,8 @@ static void test_take_moves_a_suspended_sandbox(void **state)
     assert_false(store_has(object, "manifest.json"));
     assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
     /* Without a store object, or for a sandbox B holds, Take is refused. */
-    assert_int_equal(call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, "",
-                                      &airlock__vmhost__v1__sandbox__descriptor, NULL),
+    assert_int_equal(itest_call_with_object(&node_b, ITEST_METHOD("TakeSandbox"), id, "",
+                                            &airlock__vmhost__v1__sandbox__descriptor, NULL),
                      GRPC_STATUS_INVALID_ARGUMENT);
     free(object);
     free(id);

@@ -23,6 +23,9 @@ bool test_have_root(const char *program, const char *why);
 /* mkdtemp("/tmp/<prefix>-XXXXXX"), world-searchable. 0 or -1. */
 int test_temp_dir(char *dir, size_t len, const char *prefix);
 
+/* A TCP port on 127.0.0.1 free a moment ago, or -1. */
+int test_free_port(void);
+
 /* Starts argv with stdout+stderr appended to dir/log_name. */
 pid_t test_spawn(const char *const argv[], const char *dir, const char *log_name);
 

@@ -1,0 +1,35 @@
+/* What the shared snapshot store's tests share (test_vmhost_shared_store*,
+ * docs/snapshot-store.md): the calls that name a store object, and a
+ * workload whose processes, memory and files must survive a move. */
+#ifndef AIRLOCK_ITEST_SHARED_STORE_H
+#define AIRLOCK_ITEST_SHARED_STORE_H
+
+#include "itest.h"
+
+/* method with SandboxRef {id, store_object}; the status, details malloc'd
+ * (may be NULL). */
+grpc_status_code itest_call_with_object(struct itest_vmhost *vh, const char *method,
+                                        const char *id, const char *object,
+                                        const ProtobufCMessageDescriptor *resp, char **details);
+
+/* SuspendSandbox must succeed into the store: the object (malloc'd). */
+char *itest_assert_suspend_to_store(struct itest_vmhost *vh, const char *id);
+
+/* ResumeSandbox naming object must succeed, leaving id running on vh. */
+void itest_assert_resume_from(struct itest_vmhost *vh, const char *id, const char *object);
+
+/* A counting shell loop and a python process holding a random value
+ * (their pids), and 4 MiB of random bytes with their checksum. */
+struct itest_workload {
+    char pids[128];
+    long counter;
+    char secret[64];
+};
+void itest_workload_start(struct itest_vmhost *vh, const char *id);
+/* Reads it; the bytes must match their checksum. */
+void itest_workload_read(struct itest_vmhost *vh, const char *id, struct itest_workload *w);
+/* The same processes with the same value, counting on. */
+void itest_assert_workload_carried_on(struct itest_vmhost *vh, const char *id,
+                                      const struct itest_workload *before);
+
+#endif
