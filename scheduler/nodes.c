@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
+#include "node_request.h"
 #include "rpc_err.h"
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
@@ -70,6 +72,7 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
                  natsMsg_GetSubject(msg), hb->node_id);
         goto out;
     }
+    node_liveness_heard(&s->liveness, hb->node_id, hb->started_unix_ms, clock_monotonic_ms());
     char capacity[16], sandboxes[16], free_mb[32], started[32], dead_after[16];
     char vcpus_limit[16], vcpus_committed[16], memory_limit[32], memory_committed[32];
     snprintf(vcpus_limit, sizeof(vcpus_limit), "%u", hb->vcpus_limit);
@@ -219,18 +222,10 @@ int nodes_call(struct scheduler *s, const char *node_id, node_op op, const Proto
         return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     protobuf_c_message_pack(req, buf);
     natsMsg *resp = NULL;
-    natsStatus ns = natsConnection_Request(&resp, s->nc, subject, buf, (int)len, timeout_ms);
+    int rc = node_request(s, node_id, op, subject, buf, (int)len, timeout_ms, &resp, e);
     free(buf);
-    if (ns == NATS_NO_RESPONDERS)
-        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                                 "node %s is not answering (no responders on %s)", node_id,
-                                 subject);
-    if (ns == NATS_TIMEOUT)
-        return airlock_error_set(e, AIRLOCK_ERR_TIMEOUT, "node %s did not answer %s within %d ms",
-                                 node_id, node_op_name(op), timeout_ms);
-    if (ns != NATS_OK)
-        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: request %s: %s", subject,
-                                 natsStatus_GetText(ns));
+    if (rc < 0)
+        return rc;
     return nodes_reply_take(node_id, op, resp, reply, e);
 }
 

@@ -45,6 +45,7 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
+    node_liveness_init(&s->liveness);
     if (db_open_pool(&s->db, cfg->database_url, SCHEDULER_DB_CONNS, err, errlen) < 0)
         return -1;
     if (db_migrate(&s->db, &scheduler_schema, tenancy_bootstrap, (void *)cfg->data_dir, err,
@@ -59,6 +60,7 @@ fail_nats:
     natsConnection_Destroy(s->nc);
 fail_db:
     db_close(&s->db);
+    node_liveness_free(&s->liveness);
     return -1;
 }
 
@@ -76,6 +78,7 @@ void scheduler_shutdown(struct scheduler *s)
         natsConnection_Destroy(s->nc);
     }
     db_close(&s->db);
+    node_liveness_free(&s->liveness);
     /* Frees NATS.c's global state (threads, pools) for leak checkers. */
     nats_CloseAndWait(1000);
 }

@@ -96,7 +96,7 @@ struct create_timing {
 
 /* Records a create that failed on the node: creating → error when the node
  * may still have it, else creating → deleting → deleted with the reason. */
-static void create_failed(struct scheduler *s, const char *id, enum airlock_err refused,
+static void create_failed(struct scheduler *s, const char *id, bool maybe_made,
                           const struct transition_note *failed)
 {
     struct airlock_error e;
@@ -104,10 +104,10 @@ static void create_failed(struct scheduler *s, const char *id, enum airlock_err 
      * no capacity, ...) undid everything, and so did a create no node could
      * be asked for: the sandbox never was. It leaves only its audit rows
      * (creating → deleting → deleted with the reason) and frees its
-     * idempotency key for a retry. A node that did not answer in time may
-     * still have it: that one is an error for a delete (or the reconciler)
-     * to clean up. */
-    bool never_made = refused != AIRLOCK_ERR_TIMEOUT;
+     * idempotency key for a retry. A node that did not answer (in time, or
+     * at all: it died meanwhile) may still have it: that one is an error
+     * for a delete (or the reconciler) to clean up. */
+    bool never_made = !maybe_made;
     int recorded = service_transition(s, id, SANDBOX_CREATING,
                                       never_made ? SANDBOX_DELETING : SANDBOX_ERROR, failed, &e);
     if (recorded == 0 && never_made &&
@@ -157,11 +157,20 @@ static int create_on_node(struct scheduler *s, PGresult **row,
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (rc == 0)
         return service_transition_row(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, row, e);
+    bool maybe_made = rc == NODES_UNANSWERED;
     /* The reason, recorded with the failed create; the caller is told
      * whose create it was too. */
     airlock_error_prefix(e, "create on node %s failed: ", node[0] ? node : "(none)");
     struct transition_note failed = { note->who, e->message, note->request_id };
-    create_failed(s, id, e->class, &failed);
+    create_failed(s, id, maybe_made, &failed);
+    if (maybe_made) { /* what the caller can do about it */
+        char why[sizeof(e->message)];
+        snprintf(why, sizeof(why), "%s", e->message);
+        airlock_error_set(e, e->class,
+                          "%.3600s; the sandbox is left in error: delete it (a VM the node "
+                          "may have made is removed when the node is reconciled)",
+                          why);
+    }
     return airlock_error_prefix(e, "sandbox %s: ", id);
 }
 

@@ -162,8 +162,18 @@ void rpc_channel_close(struct rpc_channel *ch)
     grpc_shutdown();
 }
 
+bool rpc_channel_ready(struct rpc_channel *ch)
+{
+    struct channel_gen *g = channel_gen_for_call(ch);
+    bool ready = grpc_channel_check_connectivity_state(g->channel, 0) == GRPC_CHANNEL_READY;
+    gen_unref(g);
+    return ready;
+}
+
 int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
 {
+    if (rpc_channel_ready(ch)) /* the common case costs no queue */
+        return 0;
     gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     struct channel_gen *g = channel_gen_for_call(ch);

@@ -7,6 +7,7 @@
 #include <grpc/grpc.h>
 #include <grpc/status.h>
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tls_credentials.h"
@@ -36,6 +37,11 @@ void rpc_channel_close(struct rpc_channel *ch);
  * it is, -1 when the server could not be reached in time. Lets a tool fail
  * fast before a call that has no deadline of its own. */
 int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms);
+
+/* Whether the channel is connected now (no attempt to connect). After a
+ * call failed UNAVAILABLE, false tells a lost connection from a server
+ * that answered UNAVAILABLE itself. */
+bool rpc_channel_ready(struct rpc_channel *ch);
 
 /* Starts a call; timeout_ms <= 0 means no deadline. Waits for the server to
  * become reachable (wait-for-ready) within the deadline. NULL only when out

@@ -1,0 +1,28 @@
+/* One NATS request to a node and the wait for its answer (nodes_call's
+ * transport). The wait ends at timeout_ms, or within a second once the
+ * answer can no longer come: the node stopped heartbeating or restarted
+ * (node_liveness.h), or this scheduler lost its NATS connection (a reply
+ * sent meanwhile is lost). So an operation in flight when a node, its
+ * vmhost or nats-server dies fails in seconds, not after the long timeout
+ * a VM's boot or a suspend may need. */
+#ifndef AIRLOCK_SCHEDULER_NODE_REQUEST_H
+#define AIRLOCK_SCHEDULER_NODE_REQUEST_H
+
+#include "airlock_error.h"
+#include "node_op.h"
+#include "scheduler.h"
+
+/* How often a waiting request looks at its node and the connection. */
+#define NODE_REQUEST_CHECK_MS 500
+
+/* Sends data on subject (op of node_id, for the messages) and waits for
+ * one answer: 0 with *msg (the node's reply; natsMsg_Destroy), else
+ * NODES_UNSENT (-1: the node certainly did not get it: unavailable, "no
+ * responders") or NODES_UNANSWERED (-2: it went out and no answer came:
+ * timeout when timeout_ms passed, unavailable when the node or NATS
+ * went away; the node may have acted on it), with e. */
+int node_request(struct scheduler *s, const char *node_id, node_op op, const char *subject,
+                 const void *data, int len, int timeout_ms, natsMsg **msg,
+                 struct airlock_error *e);
+
+#endif
