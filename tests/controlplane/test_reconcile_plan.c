@@ -65,6 +65,16 @@ static void test_stuck_sandboxes(void **state)
     expect(SANDBOX_CREATING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
     expect(SANDBOX_CREATING, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
     expect(SANDBOX_CREATING, true, on_node(SANDBOX_CREATING), RECONCILE_KEEP, 0);
+    /* A create cut off by a killed vmhost after its VM existed, not
+     * running: no caller got it, so it goes, and the row fails. */
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_PAUSED), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_SUSPENDED), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_CREATING, true, BUSY, RECONCILE_KEEP, 0);
+    /* Not stuck: the scheduler that asked may still be waiting. */
+    expect(SANDBOX_CREATING, false, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_SUSPENDING, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
     expect(SANDBOX_DELETING, true, ABSENT, RECONCILE_MOVE, SANDBOX_DELETED);
     expect(SANDBOX_DELETING, true, on_node(SANDBOX_RUNNING), RECONCILE_DELETE_ON_NODE,
            SANDBOX_DELETED);
