@@ -89,6 +89,32 @@ static void test_stuck_sandboxes(void **state)
     expect(SANDBOX_RESUMING, true, on_node(SANDBOX_ERROR), RECONCILE_MOVE, SANDBOX_ERROR);
 }
 
+static void test_when_stuck(void **state)
+{
+    (void)state;
+    /* Past any node request's time: stuck whatever the node shows. */
+    assert_true(reconcile_stuck(true, true, &ABSENT));
+    assert_true(reconcile_stuck(true, true, &BUSY));
+    /* The node's part is over (a killed scheduler, a failed commit):
+     * stuck after the short wait already. */
+    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
+                                                                          SANDBOX_RUNNING }));
+    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
+                                                                          SANDBOX_SUSPENDED }));
+    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
+                                                                          SANDBOX_ERROR }));
+    /* Still at work on the node, or not begun there: wait. */
+    assert_false(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
+                                                                           SANDBOX_SUSPENDING }));
+    assert_false(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
+                                                                           SANDBOX_CREATING }));
+    assert_false(reconcile_stuck(false, true, &BUSY));
+    assert_false(reconcile_stuck(false, true, &ABSENT));
+    /* Young: the scheduler may be about to commit. */
+    assert_false(reconcile_stuck(false, false, &(struct reconcile_node_view){ true, false,
+                                                                            SANDBOX_RUNNING }));
+}
+
 static void test_invariants_everywhere(void **state)
 {
     (void)state;
@@ -123,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settled_sandboxes),
         cmocka_unit_test(test_stuck_sandboxes),
+        cmocka_unit_test(test_when_stuck),
         cmocka_unit_test(test_invariants_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
