@@ -1,6 +1,6 @@
 /* Which nodes this scheduler still hears, in memory: each heartbeat
- * (nodes.c) notes when its node was heard and which vmhost process sent
- * it. A request waiting for a node's answer (node_request.c) asks here,
+ * (node_heard.c) notes when its node was heard and which vmhost process
+ * sent it. A request waiting for a node's answer (node_request.c) asks here,
  * so that a node that died or restarted ends the wait within seconds
  * instead of at the request's full timeout. Every replica follows every
  * heartbeat, so each knows for its own requests. */

@@ -13,23 +13,35 @@ static uint64_t reconnects(natsConnection *nc, natsStatistics *stats)
     return n;
 }
 
-/* Why the answer can no longer come, in why; false while it still may. */
-static bool answer_lost(struct scheduler *s, const char *node_id, const struct node_seen *seen,
-                        natsStatistics *stats, uint64_t reconnects_then, char *why,
-                        size_t whylen)
+void node_watch_begin(struct scheduler *s, const char *node_id, struct node_watch *w)
+{
+    w->seen = node_liveness_seen(&s->liveness, node_id);
+    w->stats = NULL;
+    natsStatistics_Create(&w->stats);
+    w->reconnects = reconnects(s->nc, w->stats);
+}
+
+bool node_watch_lost(struct scheduler *s, const char *node_id, struct node_watch *w, char *why,
+                     size_t whylen)
 {
     if (natsConnection_Status(s->nc) != NATS_CONN_STATUS_CONNECTED ||
-        reconnects(s->nc, stats) != reconnects_then) {
+        reconnects(s->nc, w->stats) != w->reconnects) {
         snprintf(why, whylen, "the scheduler lost its connection to NATS");
         return true;
     }
     char node_why[128];
-    if (node_liveness_lost(&s->liveness, node_id, seen, clock_monotonic_ms(), node_why,
+    if (node_liveness_lost(&s->liveness, node_id, &w->seen, clock_monotonic_ms(), node_why,
                            sizeof(node_why))) {
         snprintf(why, whylen, "node %s stopped answering (%s)", node_id, node_why);
         return true;
     }
     return false;
+}
+
+void node_watch_end(struct node_watch *w)
+{
+    natsStatistics_Destroy(w->stats);
+    w->stats = NULL;
 }
 
 int node_request(struct scheduler *s, const char *node_id, node_op op, const char *subject,
@@ -42,10 +54,8 @@ int node_request(struct scheduler *s, const char *node_id, node_op op, const cha
                                  "the scheduler is not connected to NATS (reconnecting): node %s "
                                  "cannot be asked to %s",
                                  node_id, node_op_name(op));
-    struct node_seen seen = node_liveness_seen(&s->liveness, node_id);
-    natsStatistics *stats = NULL;
-    natsStatistics_Create(&stats);
-    uint64_t reconnects_then = reconnects(s->nc, stats);
+    struct node_watch watch;
+    node_watch_begin(s, node_id, &watch);
     natsInbox *inbox = NULL;
     natsSubscription *sub = NULL;
     natsStatus ns = natsInbox_Create(&inbox);
@@ -88,7 +98,7 @@ int node_request(struct scheduler *s, const char *node_id, node_op op, const cha
                               node_id, node_op_name(op), natsStatus_GetText(ns));
             break;
         }
-        if (answer_lost(s, node_id, &seen, stats, reconnects_then, why, sizeof(why))) {
+        if (node_watch_lost(s, node_id, &watch, why, sizeof(why))) {
             airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
                               "%s while carrying out %s (asked %lld ms before); it may or may "
                               "not have done it",
@@ -99,6 +109,6 @@ int node_request(struct scheduler *s, const char *node_id, node_op op, const cha
 out:
     natsSubscription_Destroy(sub);
     natsInbox_Destroy(inbox);
-    natsStatistics_Destroy(stats);
+    node_watch_end(&watch);
     return rc;
 }

@@ -15,6 +15,23 @@
 /* How often a waiting request looks at its node and the connection. */
 #define NODE_REQUEST_CHECK_MS 500
 
+/* What a wait for a node's answers watches: the node as this scheduler
+ * heard it, and its own NATS connection, when the request went out. */
+struct node_watch {
+    struct node_seen seen;
+    natsStatistics *stats;
+    uint64_t reconnects;
+};
+
+void node_watch_begin(struct scheduler *s, const char *node_id, struct node_watch *w);
+/* Whether an answer from node_id can no longer come: it stopped
+ * heartbeating or restarted, or the connection dropped or reconnected
+ * since node_watch_begin (a reply sent meanwhile is lost); true with why
+ * ("node N stopped answering (its heartbeat stopped 6 s ago)"). */
+bool node_watch_lost(struct scheduler *s, const char *node_id, struct node_watch *w, char *why,
+                     size_t whylen);
+void node_watch_end(struct node_watch *w);
+
 /* Sends data on subject (op of node_id, for the messages) and waits for
  * one answer: 0 with *msg (the node's reply; natsMsg_Destroy), else
  * NODES_UNSENT (-1: the node certainly did not get it: unavailable, "no

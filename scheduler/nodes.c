@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "log.h"
 #include "node_request.h"
 #include "rpc_err.h"
@@ -72,7 +71,6 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
                  natsMsg_GetSubject(msg), hb->node_id);
         goto out;
     }
-    node_liveness_heard(&s->liveness, hb->node_id, hb->started_unix_ms, clock_monotonic_ms());
     char capacity[16], sandboxes[16], free_mb[32], started[32], dead_after[16];
     char vcpus_limit[16], vcpus_committed[16], memory_limit[32], memory_committed[32];
     snprintf(vcpus_limit, sizeof(vcpus_limit), "%u", hb->vcpus_limit);

@@ -40,6 +40,7 @@ struct scheduler {
     struct db db;
     natsConnection *nc;
     natsSubscription *heartbeats;
+    natsSubscription *heard;       /* node_heard.h */
     struct node_liveness liveness; /* the nodes heard, for requests waiting on them */
 };
 
