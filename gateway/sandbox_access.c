@@ -79,16 +79,7 @@ int gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage 
                                  service, GW_CONNECT_WAIT_MS / 1000);
     char *details = NULL;
     grpc_status_code st = rpc_unary(ch, method, req, resp_desc, resp, &details, timeout_ms);
-    int rc = 0;
-    if (st == GRPC_STATUS_UNAVAILABLE && !rpc_channel_ready(ch))
-        /* The connection went, not an answer: the service died or
-         * restarted in the middle of the call. */
-        rc = airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                               "the %s stopped answering during the call (%s): it may or may "
-                               "not have done it; try again",
-                               service, details && *details ? details : "connection lost");
-    else if (st != GRPC_STATUS_OK)
-        rc = airlock_error_from_status(e, st, details);
+    int rc = st == GRPC_STATUS_OK ? 0 : airlock_error_from_status(e, st, details);
     free(details);
     return rc;
 }

@@ -64,8 +64,9 @@ int gw_id_check(const char *id, struct airlock_error *e);
 int gw_path_check(const char *path, const char *name, struct airlock_error *e);
 
 /* rpc_unary on ch (the scheduler, vault or a vmhost); its failure as e.
- * A service not connected within GW_CONNECT_WAIT_MS, or whose connection
- * was lost during the call, is unavailable with a message naming it. */
+ * A service not connected within GW_CONNECT_WAIT_MS is unavailable with a
+ * message naming it (as is one whose connection went during the call:
+ * rpc_client.h). */
 int gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
              const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp, int timeout_ms,
              struct airlock_error *e);

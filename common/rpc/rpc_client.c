@@ -32,6 +32,7 @@ struct rpc_channel {
     pthread_mutex_t mu;
     struct channel_gen *cur; /* under mu */
     char *target;
+    char *name; /* the server's identity, else the target: in messages */
     char server_dns[PEER_IDENTITY_DNS_MAX]; /* with tls: the name the server must have */
     struct tls_credentials *tls;
     grpc_metadata auth; /* "authorization: Bearer …" */
@@ -39,6 +40,7 @@ struct rpc_channel {
 };
 
 struct rpc_stream {
+    const struct rpc_channel *ch;
     grpc_call *call;
     grpc_completion_queue *cq;
     struct channel_gen *gen;
@@ -113,7 +115,8 @@ struct rpc_channel *rpc_channel_open(const char *target, const struct rpc_channe
         return NULL;
     grpc_init();
     pthread_mutex_init(&ch->mu, NULL);
-    if (!(ch->target = strdup(target)))
+    if (!(ch->target = strdup(target)) ||
+        !(ch->name = strdup(auth && auth->server ? auth->server : target)))
         goto fail;
     if (auth && auth->tls) {
         struct peer_identity server;
@@ -142,6 +145,7 @@ fail:
         grpc_slice_unref(ch->auth.value);
     pthread_mutex_destroy(&ch->mu);
     free(ch->target);
+    free(ch->name);
     free(ch);
     grpc_shutdown();
     return NULL;
@@ -158,11 +162,13 @@ void rpc_channel_close(struct rpc_channel *ch)
     }
     pthread_mutex_destroy(&ch->mu);
     free(ch->target);
+    free(ch->name);
     free(ch);
     grpc_shutdown();
 }
 
-bool rpc_channel_ready(struct rpc_channel *ch)
+/* Whether the channel is connected now (no attempt to connect). */
+static bool channel_ready(struct rpc_channel *ch)
 {
     struct channel_gen *g = channel_gen_for_call(ch);
     bool ready = grpc_channel_check_connectivity_state(g->channel, 0) == GRPC_CHANNEL_READY;
@@ -172,7 +178,7 @@ bool rpc_channel_ready(struct rpc_channel *ch)
 
 int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
 {
-    if (rpc_channel_ready(ch)) /* the common case costs no queue */
+    if (channel_ready(ch)) /* the common case costs no queue */
         return 0;
     gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
@@ -194,11 +200,34 @@ int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
     return state == GRPC_CHANNEL_READY ? 0 : -1;
 }
 
+/* A call that failed UNAVAILABLE because its connection went (the server
+ * died or restarted in the middle: the channel is no longer ready), not
+ * because the server answered so: *details names the server and says the
+ * outcome is unknown, instead of gRPC's "Socket closed". */
+static void name_lost_connection(const struct rpc_channel *ch, grpc_channel *channel,
+                                 grpc_status_code st, char **details)
+{
+    if (st != GRPC_STATUS_UNAVAILABLE || !details ||
+        grpc_channel_check_connectivity_state(channel, 0) == GRPC_CHANNEL_READY)
+        return;
+    const char *was = *details && **details ? *details : "no detail";
+    size_t len = strlen(ch->name) + strlen(was) + 128;
+    char *now = malloc(len);
+    if (!now)
+        return;
+    snprintf(now, len,
+             "%s went away during the call (%s): it may or may not have carried it out",
+             ch->name, was);
+    free(*details);
+    *details = now;
+}
+
 struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, int timeout_ms)
 {
     struct rpc_stream *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
+    s->ch = ch;
     s->cq = grpc_completion_queue_create_for_pluck(NULL);
     grpc_metadata_array_init(&s->initial_metadata);
     grpc_slice method_slice = grpc_slice_from_copied_string(method);
@@ -312,6 +341,7 @@ grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details)
         grpc_completion_queue_pluck(s->cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (details)
         *details = rpc_wire_slice_strdup(status_details);
+    name_lost_connection(s->ch, s->gen->channel, status, details);
 
     grpc_slice_unref(status_details);
     grpc_metadata_array_destroy(&trailing_metadata);
@@ -377,6 +407,7 @@ grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const Pro
         grpc_completion_queue_pluck(cq, TAG_STATUS, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (details)
         *details = rpc_wire_slice_strdup(status_details);
+    name_lost_connection(ch, gen->channel, status, details);
     if (!ran) {
         status = unary_fail(GRPC_STATUS_INTERNAL, details, "the call could not start");
     } else if (status == GRPC_STATUS_OK && !received) {

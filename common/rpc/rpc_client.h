@@ -38,11 +38,6 @@ void rpc_channel_close(struct rpc_channel *ch);
  * fast before a call that has no deadline of its own. */
 int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms);
 
-/* Whether the channel is connected now (no attempt to connect). After a
- * call failed UNAVAILABLE, false tells a lost connection from a server
- * that answered UNAVAILABLE itself. */
-bool rpc_channel_ready(struct rpc_channel *ch);
-
 /* Starts a call; timeout_ms <= 0 means no deadline. Waits for the server to
  * become reachable (wait-for-ready) within the deadline. NULL only when out
  * of memory. */
@@ -60,7 +55,9 @@ void rpc_stream_cancel(struct rpc_stream *s);
 /* Half-closes if not done yet, reads and drops responses not yet received,
  * waits for the status and frees the stream (cancel first to abandon an
  * endless stream). *details (malloc'd, may be NULL) gets the status
- * message; details itself may be NULL. A response that does not parse ends
+ * message; details itself may be NULL. UNAVAILABLE because the connection
+ * went during the call (the server died or restarted) says so, naming the
+ * server (its identity, else the target), here and in rpc_unary. A response that does not parse ends
  * the call with INTERNAL "response is not a valid <Message>". */
 grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details);
 
