@@ -70,7 +70,7 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
         return 0;
     const char *node_error;
     struct reconcile_node_view view = node_view(list, id, &node_error);
-    bool stuck = reconcile_stuck(past_node_timeout, past_settled, &view);
+    bool stuck = reconcile_stuck(db_state, past_node_timeout, past_settled, &view);
     struct reconcile_step step = reconcile_plan(db_state, stuck, &view);
     if (step.kind == RECONCILE_KEEP)
         return 0;

@@ -72,14 +72,17 @@ static struct reconcile_step plan_stuck(enum sandbox_state db_state,
     return keep();
 }
 
-bool reconcile_stuck(bool past_node_timeout, bool past_settled,
+bool reconcile_stuck(enum sandbox_state db_state, bool past_node_timeout, bool past_settled,
                      const struct reconcile_node_view *node)
 {
     if (past_node_timeout)
         return true;
-    return past_settled && node->present && !node->busy &&
-           (node->state == SANDBOX_RUNNING || node->state == SANDBOX_PAUSED ||
-            node->state == SANDBOX_SUSPENDED || node->state == SANDBOX_ERROR);
+    if (!past_settled)
+        return false;
+    if (!node->present)
+        return db_state != SANDBOX_CREATING;
+    return !node->busy && (node->state == SANDBOX_RUNNING || node->state == SANDBOX_PAUSED ||
+                           node->state == SANDBOX_SUSPENDED || node->state == SANDBOX_ERROR);
 }
 
 struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,

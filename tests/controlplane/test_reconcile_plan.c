@@ -89,30 +89,33 @@ static void test_stuck_sandboxes(void **state)
     expect(SANDBOX_RESUMING, true, on_node(SANDBOX_ERROR), RECONCILE_MOVE, SANDBOX_ERROR);
 }
 
+static bool stuck_on(enum sandbox_state db, bool past_node_timeout, bool past_settled,
+                     struct reconcile_node_view node)
+{
+    return reconcile_stuck(db, past_node_timeout, past_settled, &node);
+}
+
 static void test_when_stuck(void **state)
 {
     (void)state;
     /* Past any node request's time: stuck whatever the node shows. */
-    assert_true(reconcile_stuck(true, true, &ABSENT));
-    assert_true(reconcile_stuck(true, true, &BUSY));
+    assert_true(stuck_on(SANDBOX_CREATING, true, true, ABSENT));
+    assert_true(stuck_on(SANDBOX_SUSPENDING, true, true, BUSY));
     /* The node's part is over (a killed scheduler, a failed commit):
      * stuck after the short wait already. */
-    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
-                                                                          SANDBOX_RUNNING }));
-    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
-                                                                          SANDBOX_SUSPENDED }));
-    assert_true(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
-                                                                          SANDBOX_ERROR }));
-    /* Still at work on the node, or not begun there: wait. */
-    assert_false(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
-                                                                           SANDBOX_SUSPENDING }));
-    assert_false(reconcile_stuck(false, true, &(struct reconcile_node_view){ true, false,
-                                                                           SANDBOX_CREATING }));
-    assert_false(reconcile_stuck(false, true, &BUSY));
-    assert_false(reconcile_stuck(false, true, &ABSENT));
+    assert_true(stuck_on(SANDBOX_CREATING, false, true, on_node(SANDBOX_RUNNING)));
+    assert_true(stuck_on(SANDBOX_SUSPENDING, false, true, on_node(SANDBOX_SUSPENDED)));
+    assert_true(stuck_on(SANDBOX_RESUMING, false, true, on_node(SANDBOX_ERROR)));
+    assert_true(stuck_on(SANDBOX_DELETING, false, true, ABSENT)); /* deleted there */
+    assert_true(stuck_on(SANDBOX_SUSPENDING, false, true, ABSENT)); /* gone */
+    /* Still at work on the node, or a create not begun there: wait. */
+    assert_false(stuck_on(SANDBOX_SUSPENDING, false, true, on_node(SANDBOX_SUSPENDING)));
+    assert_false(stuck_on(SANDBOX_CREATING, false, true, on_node(SANDBOX_CREATING)));
+    assert_false(stuck_on(SANDBOX_DELETING, false, true, BUSY));
+    assert_false(stuck_on(SANDBOX_CREATING, false, true, ABSENT));
     /* Young: the scheduler may be about to commit. */
-    assert_false(reconcile_stuck(false, false, &(struct reconcile_node_view){ true, false,
-                                                                            SANDBOX_RUNNING }));
+    assert_false(stuck_on(SANDBOX_CREATING, false, false, on_node(SANDBOX_RUNNING)));
+    assert_false(stuck_on(SANDBOX_DELETING, false, false, ABSENT));
 }
 
 static void test_invariants_everywhere(void **state)
