@@ -163,14 +163,9 @@ static int create_on_node(struct scheduler *s, PGresult **row,
     airlock_error_prefix(e, "create on node %s failed: ", node[0] ? node : "(none)");
     struct transition_note failed = { note->who, e->message, note->request_id };
     create_failed(s, id, maybe_made, &failed);
-    if (maybe_made) { /* what the caller can do about it */
-        char why[sizeof(e->message)];
-        snprintf(why, sizeof(why), "%s", e->message);
-        airlock_error_set(e, e->class,
-                          "%.3600s; the sandbox is left in error: delete it (a VM the node "
-                          "may have made is removed when the node is reconciled)",
-                          why);
-    }
+    if (maybe_made) /* what the caller can do about it */
+        airlock_error_suffix(e, "; the sandbox is left in error: delete it (a VM the node may "
+                                "have made is removed when the node is reconciled)");
     return airlock_error_prefix(e, "sandbox %s: ", id);
 }
 
@@ -383,6 +378,13 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         gone_note.why = why;
         note = &gone_note;
         rc = 0;
+    }
+    if (rc == NODES_UNANSWERED && two_step) {
+        /* The node may have done it: the row stays in the state recorded
+         * first, which reconciliation finishes the way the node shows
+         * it once the node answers again. */
+        return airlock_error_suffix(e, "; the sandbox stays %s until the node is reconciled",
+                                    sandbox_state_name(plan.first));
     }
     if (rc < 0) {
         if (two_step && op != SANDBOX_OP_DELETE) {

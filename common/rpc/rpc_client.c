@@ -176,29 +176,39 @@ static bool channel_ready(struct rpc_channel *ch)
     return ready;
 }
 
+/* Whether channel leaves state `from` before deadline. */
+static bool state_changes(grpc_channel *channel, grpc_connectivity_state from,
+                          gpr_timespec deadline)
+{
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_channel_watch_connectivity_state(channel, from, deadline, cq, TAG_START);
+    grpc_event ev =
+        grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_shutdown(cq);
+    grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_completion_queue_destroy(cq);
+    return ev.success; /* else the deadline passed without a change */
+}
+
 int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
 {
     if (channel_ready(ch)) /* the common case costs no queue */
         return 0;
     gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     struct channel_gen *g = channel_gen_for_call(ch);
     grpc_connectivity_state state = grpc_channel_check_connectivity_state(g->channel, 1);
-    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN) {
-        grpc_channel_watch_connectivity_state(g->channel, state, deadline, cq, TAG_START);
-        grpc_event ev =
-            grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (!ev.success) /* deadline passed without a change */
-            break;
+    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN &&
+           state_changes(g->channel, state, deadline))
         /* An idle channel must be asked again to connect. */
         state = grpc_channel_check_connectivity_state(g->channel, 1);
-    }
-    grpc_completion_queue_shutdown(cq);
-    grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    grpc_completion_queue_destroy(cq);
     gen_unref(g);
     return state == GRPC_CHANNEL_READY ? 0 : -1;
 }
+
+/* How long a channel that failed a call UNAVAILABLE while still ready is
+ * given to show a lost connection: the transport fails the calls before
+ * the channel's state catches up. Only such failures wait it. */
+#define LOST_CONNECTION_WAIT_MS 250
 
 /* A call that failed UNAVAILABLE because its connection went (the server
  * died or restarted in the middle: the channel is no longer ready), not
@@ -208,7 +218,9 @@ static void name_lost_connection(const struct rpc_channel *ch, grpc_channel *cha
                                  grpc_status_code st, char **details)
 {
     if (st != GRPC_STATUS_UNAVAILABLE || !details ||
-        grpc_channel_check_connectivity_state(channel, 0) == GRPC_CHANNEL_READY)
+        (grpc_channel_check_connectivity_state(channel, 0) == GRPC_CHANNEL_READY &&
+         !state_changes(channel, GRPC_CHANNEL_READY,
+                        rpc_wire_deadline(LOST_CONNECTION_WAIT_MS))))
         return;
     const char *was = *details && **details ? *details : "no detail";
     size_t len = strlen(ch->name) + strlen(was) + 128;
