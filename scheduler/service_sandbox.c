@@ -107,10 +107,9 @@ static void create_failed(struct scheduler *s, const char *id, bool maybe_made,
      * idempotency key for a retry. A node that did not answer (in time, or
      * at all: it died meanwhile) may still have it: that one is an error
      * for a delete (or the reconciler) to clean up. */
-    bool never_made = !maybe_made;
     int recorded = service_transition(s, id, SANDBOX_CREATING,
-                                      never_made ? SANDBOX_DELETING : SANDBOX_ERROR, failed, &e);
-    if (recorded == 0 && never_made &&
+                                      maybe_made ? SANDBOX_ERROR : SANDBOX_DELETING, failed, &e);
+    if (recorded == 0 && !maybe_made &&
         (recorded = service_transition(s, id, SANDBOX_DELETING, SANDBOX_DELETED, failed, &e)) == 0)
         recorded = store_sandbox_release_key(&s->db, id, &e);
     if (recorded < 0)
@@ -142,8 +141,10 @@ static int create_on_node(struct scheduler *s, PGresult **row,
     if (rc == 0 && !node[0])
         rc = nodes_place(s, id, node, sizeof(node), e);
     Airlock__Node__V1__NodeReply *reply = NULL;
+    bool maybe_made = false; /* an attempt went out unanswered */
     for (int attempt = 1; rc == 0 && attempt <= CREATE_ATTEMPTS; attempt++) {
         rc = nodes_call(s, node, NODE_OP(CREATE), &creq.base, s->cfg.node_timeout_ms, &reply, e);
+        maybe_made = maybe_made || rc == NODES_UNANSWERED;
         if (rc == 0 || e->class != AIRLOCK_ERR_TIMEOUT)
             break;
         log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
@@ -157,7 +158,6 @@ static int create_on_node(struct scheduler *s, PGresult **row,
         protobuf_c_message_free_unpacked(&reply->base, NULL);
     if (rc == 0)
         return service_transition_row(s, id, SANDBOX_CREATING, SANDBOX_RUNNING, note, row, e);
-    bool maybe_made = rc == NODES_UNANSWERED;
     /* The reason, recorded with the failed create; the caller is told
      * whose create it was too. */
     airlock_error_prefix(e, "create on node %s failed: ", node[0] ? node : "(none)");
