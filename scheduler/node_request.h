@@ -1,8 +1,8 @@
 /* One NATS request to a node and the wait for its answer (nodes_call's
- * transport). The wait ends at timeout_ms, or within a second once the
- * answer can no longer come: the node stopped heartbeating or restarted
- * (node_liveness.h), or this scheduler lost its NATS connection (a reply
- * sent meanwhile is lost). So an operation in flight when a node, its
+ * transport). The wait ends at timeout_ms, or as soon as (looked at every
+ * NODE_REQUEST_CHECK_MS) the answer can no longer come: the node stopped
+ * heartbeating or restarted (node_liveness.h), or this scheduler lost its
+ * NATS connection (a reply sent meanwhile is lost). So an operation in flight when a node, its
  * vmhost or nats-server dies fails in seconds, not after the long timeout
  * a VM's boot or a suspend may need. */
 #ifndef AIRLOCK_SCHEDULER_NODE_REQUEST_H
