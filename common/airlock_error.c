@@ -28,6 +28,23 @@ int airlock_error_prefix(struct airlock_error *e, const char *fmt, ...)
     return -1;
 }
 
+int airlock_error_suffix(struct airlock_error *e, const char *fmt, ...)
+{
+    char tail[sizeof(e->message)];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tail, sizeof(tail), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    size_t len = strnlen(e->message, sizeof(e->message) - 1), tail_len = strlen(tail);
+    size_t room = sizeof(e->message) - 1 - tail_len;
+    if (len > room) /* the message is cut, not what follows it */
+        len = room;
+    memcpy(e->message + len, tail, tail_len + 1);
+    return -1;
+}
+
 int airlock_error_classify(struct airlock_error *e, enum airlock_err class)
 {
     e->message[sizeof(e->message) - 1] = '\0'; /* whatever the writer did */

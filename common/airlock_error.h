@@ -63,6 +63,12 @@ int airlock_error_set(struct airlock_error *e, enum airlock_err class, const cha
 int airlock_error_prefix(struct airlock_error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Puts the formatted text after the message ("...; try again"), keeping
+ * the class; a message too long for both is cut, the text kept. Returns
+ * -1. */
+int airlock_error_suffix(struct airlock_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Sets the class of a message a lower-level function already wrote into
  * e->message (its char *err, size_t errlen). Returns -1. */
 int airlock_error_classify(struct airlock_error *e, enum airlock_err class);

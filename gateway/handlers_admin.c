@@ -52,13 +52,11 @@ static enum MHD_Result admin_call(struct gw_request *r, const char *method,
                                   json_t *(*to_json)(const ProtobufCMessage *resp))
 {
     ProtobufCMessage *resp = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(r->gw->scheduler, method, req, resp_desc, &resp, &details,
-                                    GW_SCHEDULER_TIMEOUT_MS);
-    enum MHD_Result rc = st != GRPC_STATUS_OK ? reply_grpc_error(r, st, details)
+    struct airlock_error e;
+    int called = gw_unary(r->gw->scheduler, method, req, resp_desc, &resp, GW_SCHEDULER_TIMEOUT_MS, &e);
+    enum MHD_Result rc = called < 0 ? reply_airlock_error(r, &e)
                          : to_json           ? reply_json(r, status, to_json(resp))
                                              : reply_empty(r, status);
-    free(details);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     return rc;

@@ -19,17 +19,15 @@ enum MHD_Result gw_scheduler_call(struct gw_request *r, const char *method, Prot
                                   json_t *(*to_json)(const ProtobufCMessage *), unsigned ok_status)
 {
     ProtobufCMessage *resp = NULL;
-    char *details = NULL;
-    grpc_status_code st = rpc_unary(r->gw->scheduler, method, req, resp_desc, &resp, &details,
-                                    timeout_ms);
+    struct airlock_error e;
+    int called = gw_unary(r->gw->scheduler, method, req, resp_desc, &resp, timeout_ms, &e);
     enum MHD_Result rc;
-    if (st != GRPC_STATUS_OK)
-        rc = reply_grpc_error(r, st, details);
+    if (called < 0)
+        rc = reply_airlock_error(r, &e);
     else if (ok_status == 204)
         rc = reply_empty(r, 204);
     else
         rc = reply_json(r, ok_status, to_json(resp));
-    free(details);
     if (resp)
         protobuf_c_message_free_unpacked(resp, NULL);
     return rc;

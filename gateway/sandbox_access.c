@@ -57,10 +57,26 @@ int gw_path_check(const char *path, const char *name, struct airlock_error *e)
     return 0;
 }
 
+/* "scheduler" of "/airlock.scheduler.v1.Scheduler/GetSandbox": the
+ * service's name in messages. */
+static void service_of(const char *method, char *name, size_t namelen)
+{
+    const char *dot = strchr(method, '.');
+    const char *from = dot ? dot + 1 : method;
+    snprintf(name, namelen, "%.*s", (int)strcspn(from, "./"), from);
+}
+
 int gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
              const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp, int timeout_ms,
              struct airlock_error *e)
 {
+    char service[32];
+    service_of(method, service, sizeof(service));
+    if (rpc_channel_wait_ready(ch, GW_CONNECT_WAIT_MS) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
+                                 "the %s is not reachable (no connection within %d s): it is "
+                                 "down or restarting; try again",
+                                 service, GW_CONNECT_WAIT_MS / 1000);
     char *details = NULL;
     grpc_status_code st = rpc_unary(ch, method, req, resp_desc, resp, &details, timeout_ms);
     int rc = st == GRPC_STATUS_OK ? 0 : airlock_error_from_status(e, st, details);
@@ -95,6 +111,13 @@ int gw_sandbox_node_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sa
     if (!*ch)
         return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
                                  "node %s of sandbox %s is not reachable", sb->node_id, sb->id);
+    /* Streams (exec, files) have no deadline to end a wait for a vmhost
+     * that is down. */
+    if (rpc_channel_wait_ready(*ch, GW_CONNECT_WAIT_MS) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
+                                 "the vmhost of node %s (sandbox %s's) is not reachable (no "
+                                 "connection within %d s): it is down or restarting; try again",
+                                 sb->node_id, sb->id, GW_CONNECT_WAIT_MS / 1000);
     return 0;
 }
 

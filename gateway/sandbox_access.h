@@ -23,6 +23,11 @@
 #define GW_SCHEDULER_TIMEOUT_MS 30000
 #define GW_CREATE_TIMEOUT_MS 300000 /* a create boots a VM (TCG: seconds) */
 #define GW_IDLE_TIMEOUT_MAX_S (365u * 86400) /* and ttl_s */
+/* gRPC waits for a service that is down (wait-for-ready) until the call's
+ * deadline, minutes for a create: a request gives up on a service it has
+ * no connection to after this instead, and says which one. Long enough
+ * for a restart. */
+#define GW_CONNECT_WAIT_MS 5000
 
 /* Who makes a call, once authenticated: what every scheduler request
  * names. The strings belong to the caller of these functions. */
@@ -58,7 +63,10 @@ int gw_id_check(const char *id, struct airlock_error *e);
  * otherwise. */
 int gw_path_check(const char *path, const char *name, struct airlock_error *e);
 
-/* rpc_unary on ch (the scheduler or a vmhost); its failure as e. */
+/* rpc_unary on ch (the scheduler, vault or a vmhost); its failure as e.
+ * A service not connected within GW_CONNECT_WAIT_MS is unavailable with a
+ * message naming it (as is one whose connection went during the call:
+ * rpc_client.h). */
 int gw_unary(struct rpc_channel *ch, const char *method, const ProtobufCMessage *req,
              const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp, int timeout_ms,
              struct airlock_error *e);

@@ -50,13 +50,15 @@ static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, 
 /* One database row of the node against the node's list; 1 when it
  * changed the sandbox, else 0. */
 static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V1__NodeReply *list,
-                          const char *id, const char *state_name, bool stuck)
+                          const char *id, const char *state_name, bool past_node_timeout,
+                          bool past_settled)
 {
     enum sandbox_state db_state;
     if (sandbox_state_parse(state_name, &db_state) < 0)
         return 0;
     const char *node_error;
     struct reconcile_node_view view = node_view(list, id, &node_error);
+    bool stuck = reconcile_stuck(db_state, past_node_timeout, past_settled, &view);
     struct reconcile_step step = reconcile_plan(db_state, stuck, &view);
     if (step.kind == RECONCILE_KEEP)
         return 0;
@@ -135,14 +137,16 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
 static int reconcile_node(struct scheduler *s, const char *node)
 {
     struct airlock_error e;
-    char stuck_after[16];
+    char stuck_after[16], settled_after[16];
     /* Longer than a create may take with its retry. */
     snprintf(stuck_after, sizeof(stuck_after), "%d", 2 * s->cfg.node_timeout_ms / 1000 + 30);
-    const char *params[] = { node, stuck_after };
+    snprintf(settled_after, sizeof(settled_after), "%d", RECONCILE_SETTLED_AFTER_S);
+    const char *params[] = { node, stuck_after, settled_after };
     PGresult *rows = db_query(&s->db,
-                              "SELECT id, state, updated_at < now() - make_interval(secs => $2::integer)"
+                              "SELECT id, state, updated_at < now() - make_interval(secs => $2::integer),"
+                              " updated_at < now() - make_interval(secs => $3::integer)"
                               " FROM sandboxes WHERE node_id = $1 AND state <> 'deleted'",
-                              2, params, AIRLOCK_ERROR_MSG(&e));
+                              3, params, AIRLOCK_ERROR_MSG(&e));
     if (!rows) {
         log_warn("reconcile: database", "node=%s error=\"%s\"", node, e.message);
         return -1;
@@ -159,7 +163,8 @@ static int reconcile_node(struct scheduler *s, const char *node)
     int n = PQntuples(rows), changed = 0;
     for (int i = 0; i < n; i++)
         changed += reconcile_row(s, node, list, PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1),
-                                 PQgetvalue(rows, i, 2)[0] == 't');
+                                 PQgetvalue(rows, i, 2)[0] == 't',
+                                 PQgetvalue(rows, i, 3)[0] == 't');
     for (size_t v = 0; v < list->n_sandboxes; v++) {
         bool in_rows = false;
         for (int i = 0; i < n && !in_rows; i++)

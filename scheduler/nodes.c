@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "node_request.h"
 #include "rpc_err.h"
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
@@ -249,18 +250,10 @@ int nodes_call(struct scheduler *s, const char *node_id, node_op op, const Proto
         return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     protobuf_c_message_pack(req, buf);
     natsMsg *resp = NULL;
-    natsStatus ns = natsConnection_Request(&resp, s->nc, subject, buf, (int)len, timeout_ms);
+    int rc = node_request(s, node_id, op, subject, buf, (int)len, timeout_ms, &resp, e);
     free(buf);
-    if (ns == NATS_NO_RESPONDERS)
-        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                                 "node %s is not answering (no responders on %s)", node_id,
-                                 subject);
-    if (ns == NATS_TIMEOUT)
-        return airlock_error_set(e, AIRLOCK_ERR_TIMEOUT, "node %s did not answer %s within %d ms",
-                                 node_id, node_op_name(op), timeout_ms);
-    if (ns != NATS_OK)
-        return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: request %s: %s", subject,
-                                 natsStatus_GetText(ns));
+    if (rc < 0)
+        return rc;
     return nodes_reply_take(node_id, op, resp, reply, e);
 }
 

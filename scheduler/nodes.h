@@ -65,11 +65,15 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
 bool nodes_gone(struct scheduler *s, const char *node_id, char *since, size_t sincelen,
                 struct airlock_error *e);
 
-/* One request to a node: 0 with *reply (free with
- * protobuf_c_message_free_unpacked), or -1 with e: the node's own refusal
- * (its status classified, its message), unavailable when no node answers
- * (NATS "no responders": the node is down), timeout when it answered too
- * late. */
+/* One request to a node (node_request.h): 0 with *reply (free with
+ * protobuf_c_message_free_unpacked), or < 0 with e: -1 (NODES_UNSENT) for
+ * the node's own refusal (its status classified, its message) or a
+ * request no node got (unavailable: NATS "no responders", the node is
+ * down); -2 (NODES_UNANSWERED) when it went out and no answer came:
+ * timeout when it answered too late, unavailable when the node or NATS
+ * went away meanwhile. After -2 the node may have acted on it. */
+#define NODES_UNSENT -1
+#define NODES_UNANSWERED -2
 int nodes_call(struct scheduler *s, const char *node_id, node_op op, const ProtobufCMessage *req,
                int timeout_ms, Airlock__Node__V1__NodeReply **reply, struct airlock_error *e);
 

@@ -55,12 +55,34 @@ static struct reconcile_step plan_stuck(enum sandbox_state db_state,
         return keep();
     if (node->state == SANDBOX_ERROR)
         return move(SANDBOX_ERROR, "the node reports the sandbox failed");
+    /* A create cut off half way (vmhost killed while it handed out a
+     * paused warm-pool VM) leaves a VM no caller ever got, and creating
+     * may only become running: it fails like a create that timed out,
+     * without its VM. */
+    if (db_state == SANDBOX_CREATING &&
+        (node->state == SANDBOX_PAUSED || node->state == SANDBOX_SUSPENDED))
+        return (struct reconcile_step){ RECONCILE_DELETE_ON_NODE, SANDBOX_ERROR,
+                                        "an unfinished create: the node held the VM but not "
+                                        "running; deleted there" };
     /* What the node shows, if the state machine allows it from here. */
     enum sandbox_state to = node->state;
     if (to != db_state && sandbox_transition_allowed(db_state, to) &&
         (to == SANDBOX_RUNNING || to == SANDBOX_PAUSED || to == SANDBOX_SUSPENDED))
         return move(to, "an unfinished operation: the node shows the sandbox like this");
     return keep();
+}
+
+bool reconcile_stuck(enum sandbox_state db_state, bool past_node_timeout, bool past_settled,
+                     const struct reconcile_node_view *node)
+{
+    if (past_node_timeout)
+        return true;
+    if (!past_settled)
+        return false;
+    if (!node->present)
+        return db_state != SANDBOX_CREATING;
+    return !node->busy && (node->state == SANDBOX_RUNNING || node->state == SANDBOX_PAUSED ||
+                           node->state == SANDBOX_SUSPENDED || node->state == SANDBOX_ERROR);
 }
 
 struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,

@@ -35,8 +35,26 @@ struct reconcile_step {
     const char *why;           /* for the transition's audit row */
 };
 
-/* stuck: the row has been in its state longer than any request to a node
- * may take. */
+/* A transitional row whose node already shows the sandbox settled
+ * (running, paused, suspended, error) is stuck after this long: the node's
+ * part is over (it shows creating, suspending, ... while it works), and a
+ * scheduler that still meant to commit would have done so within
+ * milliseconds; so a row a killed scheduler left, or one whose commit
+ * failed with PostgreSQL, is finished at the first pass after 30 s. */
+#define RECONCILE_SETTLED_AFTER_S 30
+
+/* Whether a row in transitional db_state is stuck (left by a scheduler
+ * that stopped, or by a commit that failed): past_node_timeout when it has
+ * been in its state longer than any request to a node may take (two node
+ * timeouts and 30 s: a create and its retry), past_settled when longer
+ * than RECONCILE_SETTLED_AFTER_S, which is enough when the node shows it
+ * settled, or does not have it (anything but a create: a delete done, a
+ * sandbox gone). A create the node does not have may not have begun
+ * there yet (a template to fetch): only past_node_timeout. */
+bool reconcile_stuck(enum sandbox_state db_state, bool past_node_timeout, bool past_settled,
+                     const struct reconcile_node_view *node);
+
+/* stuck: reconcile_stuck's answer for a transitional row. */
 struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,
                                      const struct reconcile_node_view *node);
 

@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "nats_credentials.h"
+#include "node_heard.h"
 #include "nodes.h"
 #include "scheduler_schema.h"
 #include "tenancy.h"
@@ -45,6 +46,7 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
+    node_liveness_init(&s->liveness);
     if (db_open_pool(&s->db, cfg->database_url, SCHEDULER_DB_CONNS, err, errlen) < 0)
         return -1;
     if (db_migrate(&s->db, &scheduler_schema, tenancy_bootstrap, (void *)cfg->data_dir, err,
@@ -52,30 +54,38 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
         goto fail_db;
     if (nats_connect(s, err, errlen) < 0)
         goto fail_db;
-    if (nodes_follow_heartbeats(s, err, errlen) < 0)
+    if (node_heard_follow(s, err, errlen) < 0 || nodes_follow_heartbeats(s, err, errlen) < 0)
         goto fail_nats;
     return 0;
 fail_nats:
     natsConnection_Destroy(s->nc);
 fail_db:
     db_close(&s->db);
+    node_liveness_free(&s->liveness);
     return -1;
+}
+
+/* Drain, not unsubscribe: it waits until no callback still uses the
+ * database or the liveness table. */
+static void drain(natsSubscription *sub)
+{
+    if (!sub)
+        return;
+    if (natsSubscription_Drain(sub) == NATS_OK)
+        natsSubscription_WaitForDrainCompletion(sub, 2000);
+    natsSubscription_Destroy(sub);
 }
 
 void scheduler_shutdown(struct scheduler *s)
 {
-    if (s->heartbeats) {
-        /* Drain, not unsubscribe: it waits until no heartbeat callback
-         * still uses the database. */
-        if (natsSubscription_Drain(s->heartbeats) == NATS_OK)
-            natsSubscription_WaitForDrainCompletion(s->heartbeats, 2000);
-        natsSubscription_Destroy(s->heartbeats);
-    }
+    drain(s->heartbeats);
+    drain(s->heard);
     if (s->nc) {
         natsConnection_Close(s->nc);
         natsConnection_Destroy(s->nc);
     }
     db_close(&s->db);
+    node_liveness_free(&s->liveness);
     /* Frees NATS.c's global state (threads, pools) for leak checkers. */
     nats_CloseAndWait(1000);
 }

@@ -8,6 +8,7 @@
 
 #include "db.h"
 #include "nats_credentials.h"
+#include "node_liveness.h"
 #include "quota.h"
 
 struct tls_credentials;
@@ -39,6 +40,8 @@ struct scheduler {
     struct db db;
     natsConnection *nc;
     natsSubscription *heartbeats;
+    natsSubscription *heard;       /* node_heard.h */
+    struct node_liveness liveness; /* the nodes heard, for requests waiting on them */
 };
 
 /* Connects to PostgreSQL (migrating and bootstrapping the admin key) and

@@ -11,7 +11,8 @@
 #include "sandbox_store.h"
 
 /* ResumeSandbox on node naming the store object: a node that holds the
- * sandbox resumes its own copy, another takes it from the store. */
+ * sandbox resumes its own copy, another takes it from the store.
+ * nodes_call's result (NODES_UNANSWERED: the node may have done it). */
 static int resume_on(struct scheduler *s, const char *node, const char *id, const char *stored,
                      struct airlock_error *e)
 {
@@ -60,12 +61,15 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
     bool alive = *node && !nodes_gone(s, node, since, sizeof(since), &gone_e);
     bool own = alive && store_node_takes_work(&s->db, node, "it resumes elsewhere", &drain_e) == 0;
     if (own) {
-        if (resume_on(s, node, id, stored, e) == 0)
+        int rc = resume_on(s, node, id, stored, e);
+        if (rc == 0)
             return store_sandbox_set_stored(&s->db, id, node, "", e);
-        /* Only a clean no: a node that did not answer in time may still
-         * be resuming it. */
-        if (e->class != AIRLOCK_ERR_CAPACITY && e->class != AIRLOCK_ERR_UNAVAILABLE)
-            return -1;
+        /* Only a clean no moves it: a node that got the request and did
+         * not answer may be resuming it (the row stays resuming for
+         * reconciliation). */
+        if (rc == NODES_UNANSWERED ||
+            (e->class != AIRLOCK_ERR_CAPACITY && e->class != AIRLOCK_ERR_UNAVAILABLE))
+            return rc;
         snprintf(why, sizeof(why), "its node %s %s: %.1500s", node,
                  e->class == AIRLOCK_ERR_CAPACITY ? "has no room" : "does not answer", e->message);
     } else if (alive) {
@@ -87,9 +91,10 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
         airlock_error_prefix(e, "sandbox %s cannot resume: %s; ", id, why);
         return -1;
     }
-    if (resume_on(s, other, id, stored, e) < 0) {
+    int rc = resume_on(s, other, id, stored, e);
+    if (rc < 0) {
         airlock_error_prefix(e, "sandbox %s (%s) did not resume on node %s: ", id, why, other);
-        return -1;
+        return rc;
     }
     log_info("sandbox resumed on another node", "sandbox=%s from=%s to=%s why=\"%s\"", id, node,
              other, why);

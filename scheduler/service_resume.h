@@ -18,7 +18,8 @@
  * store as `stored`) whose row names node (which may be ""): node gets
  * where it runs now, and the row says so, without the store object. The
  * caller commits resuming → running. CAPACITY when no node has room,
- * naming why its own could not. */
+ * naming why its own could not; NODES_UNANSWERED (nodes.h) when the node
+ * asked got the request and did not answer: it may have resumed it. */
 int service_resume_stored(struct scheduler *s, const char *id, const char *stored, char *node,
                           size_t nodelen, struct airlock_error *e);
 

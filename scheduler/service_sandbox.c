@@ -98,7 +98,7 @@ struct create_timing {
 
 /* Records a create that failed on the node: creating → error when the node
  * may still have it, else creating → deleting → deleted with the reason. */
-static void create_failed(struct scheduler *s, const char *id, enum airlock_err refused,
+static void create_failed(struct scheduler *s, const char *id, bool maybe_made,
                           const struct transition_note *failed)
 {
     struct airlock_error e;
@@ -106,13 +106,12 @@ static void create_failed(struct scheduler *s, const char *id, enum airlock_err 
      * no capacity, ...) undid everything, and so did a create no node could
      * be asked for: the sandbox never was. It leaves only its audit rows
      * (creating → deleting → deleted with the reason) and frees its
-     * idempotency key for a retry. A node that did not answer in time may
-     * still have it: that one is an error for a delete (or the reconciler)
-     * to clean up. */
-    bool never_made = refused != AIRLOCK_ERR_TIMEOUT;
+     * idempotency key for a retry. A node that did not answer (in time, or
+     * at all: it died meanwhile) may still have it: that one is an error
+     * for a delete (or the reconciler) to clean up. */
     int recorded = service_transition(s, id, SANDBOX_CREATING,
-                                      never_made ? SANDBOX_DELETING : SANDBOX_ERROR, failed, &e);
-    if (recorded == 0 && never_made &&
+                                      maybe_made ? SANDBOX_ERROR : SANDBOX_DELETING, failed, &e);
+    if (recorded == 0 && !maybe_made &&
         (recorded = service_transition(s, id, SANDBOX_DELETING, SANDBOX_DELETED, failed, &e)) == 0)
         recorded = store_sandbox_release_key(&s->db, id, &e);
     if (recorded < 0)
@@ -144,8 +143,10 @@ static int create_on_node(struct scheduler *s, PGresult **row,
     if (rc == 0 && !node[0])
         rc = nodes_place(s, id, node, sizeof(node), e);
     Airlock__Node__V1__NodeReply *reply = NULL;
+    bool maybe_made = false; /* an attempt went out unanswered */
     for (int attempt = 1; rc == 0 && attempt <= CREATE_ATTEMPTS; attempt++) {
         rc = nodes_call(s, node, NODE_OP(CREATE), &creq.base, s->cfg.node_timeout_ms, &reply, e);
+        maybe_made = maybe_made || rc == NODES_UNANSWERED;
         if (rc == 0 || e->class != AIRLOCK_ERR_TIMEOUT)
             break;
         log_warn("create timed out, retrying", "request=%s sandbox=%s node=%s attempt=%d",
@@ -163,7 +164,10 @@ static int create_on_node(struct scheduler *s, PGresult **row,
      * whose create it was too. */
     airlock_error_prefix(e, "create on node %s failed: ", node[0] ? node : "(none)");
     struct transition_note failed = { note->who, e->message, note->request_id };
-    create_failed(s, id, e->class, &failed);
+    create_failed(s, id, maybe_made, &failed);
+    if (maybe_made) /* what the caller can do about it */
+        airlock_error_suffix(e, "; the sandbox is left in error: delete it (a VM the node may "
+                                "have made is removed when the node is reconciled)");
     return airlock_error_prefix(e, "sandbox %s: ", id);
 }
 
@@ -400,6 +404,13 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         gone_note.why = why;
         note = &gone_note;
         rc = 0;
+    }
+    if (rc == NODES_UNANSWERED && two_step) {
+        /* The node may have done it: the row stays in the state recorded
+         * first, which reconciliation finishes the way the node shows
+         * it once the node answers again. */
+        return airlock_error_suffix(e, "; the sandbox stays %s until the node is reconciled",
+                                    sandbox_state_name(plan.first));
     }
     if (rc < 0) {
         if (two_step && op != SANDBOX_OP_DELETE) {

@@ -11,14 +11,14 @@
 #include "clock.h"
 #include "log.h"
 #include "rpc_err.h"
+#include "node_request.h"
 #include "nodes.h"
 #include "rpc_client.h"
 #include "scheduler_service.h"
 #include "template_store.h"
 
-/* How long a quiet build may go before the node's liveness is checked,
- * and how long any build may take. */
-#define BUILD_IDLE_CHECK_MS 10000
+/* How long any build may take; a quiet one is given up as soon as its node
+ * or NATS is gone (node_request.h). */
 #define BUILD_MAX_MS (TEMPLATE_BUILD_MAX_S * 1000)
 
 typedef Airlock__Scheduler__V1__BuildTemplateEvent BuildEvent;
@@ -82,18 +82,23 @@ static int follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
                         struct airlock_error *e)
 {
     int64_t deadline = clock_monotonic_ms() + BUILD_MAX_MS;
-    while (clock_monotonic_ms() < deadline) {
+    struct node_watch watch;
+    node_watch_begin(b->s, b->node, &watch);
+    int rc = 1; /* until the build ends */
+    char why[256];
+    while (rc == 1 && clock_monotonic_ms() < deadline) {
         natsMsg *msg = NULL;
-        natsStatus ns = natsSubscription_NextMsg(&msg, b->events, BUILD_IDLE_CHECK_MS);
+        natsStatus ns = natsSubscription_NextMsg(&msg, b->events, NODE_REQUEST_CHECK_MS);
         if (ns == NATS_TIMEOUT) {
-            if (!store_node_alive(&b->s->db, b->node, b->s->cfg.node_dead_after_s))
-                return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                                         "node %s stopped answering during the build", b->node);
+            if (node_watch_lost(b->s, b->node, &watch, why, sizeof(why)))
+                rc = airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "%s during the build", why);
             continue;
         }
-        if (ns != NATS_OK)
-            return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: build events: %s",
-                                     natsStatus_GetText(ns));
+        if (ns != NATS_OK) {
+            rc = airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "nats: build events: %s",
+                                   natsStatus_GetText(ns));
+            continue;
+        }
         const char *subject = natsMsg_GetSubject(msg);
         size_t sl = strlen(subject);
         bool done = sl > 5 && strcmp(subject + sl - 5, ".done") == 0;
@@ -109,18 +114,20 @@ static int follow_build(struct build *b, Airlock__Node__V1__NodeReply **result,
             natsMsg_Destroy(msg);
             continue;
         }
-        int rc = nodes_reply_take(b->node, NODE_OP(TEMPLATE_BUILD), msg, result, e);
+        rc = nodes_reply_take(b->node, NODE_OP(TEMPLATE_BUILD), msg, result, e);
         if (rc == 0 && !(*result)->template_) {
             airlock__node__v1__node_reply__free_unpacked(*result, NULL);
             *result = NULL;
             rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL,
                                    "node %s sent a build result without the template", b->node);
         }
-        return rc;
     }
-    return airlock_error_set(e, AIRLOCK_ERR_TIMEOUT,
-                             "the build on node %s took longer than %d minutes", b->node,
-                             BUILD_MAX_MS / 60000);
+    node_watch_end(&watch);
+    if (rc == 1)
+        rc = airlock_error_set(e, AIRLOCK_ERR_TIMEOUT,
+                               "the build on node %s took longer than %d minutes", b->node,
+                               BUILD_MAX_MS / 60000);
+    return rc;
 }
 
 /* Sends the build to b->node and relays it; the row becomes ready. */

@@ -206,19 +206,3 @@ int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t
     PQclear(res);
     return rc;
 }
-
-bool store_node_alive(struct db *db, const char *node, int dead_after_s)
-{
-    struct airlock_error e;
-    char dead_after[16];
-    snprintf(dead_after, sizeof(dead_after), "%d", dead_after_s);
-    const char *params[] = { node, dead_after };
-    PGresult *res = db_query(db,
-                             "SELECT 1 FROM nodes WHERE id = $1"
-                             " AND last_seen > now() - make_interval(secs => $2::integer)",
-                             2, params, AIRLOCK_ERROR_MSG(&e));
-    /* A database hiccup is not the node's death: keep waiting. */
-    bool alive = !res || PQntuples(res) == 1;
-    PQclear(res);
-    return alive;
-}

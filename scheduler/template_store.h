@@ -69,9 +69,6 @@ int store_template_mark_deleted(struct db *db, const char *id, struct airlock_er
  * Capacity when there is none. */
 int store_template_pick_node(struct db *db, int dead_after_s, char *node, size_t len,
                              struct airlock_error *e);
-/* Whether node was heard from within dead_after_s (true when the database
- * cannot say). */
-bool store_node_alive(struct db *db, const char *node, int dead_after_s);
 
 /* For display: a template id without its "<project>." prefix. */
 const char *template_display_name(const char *id, const char *project_id);

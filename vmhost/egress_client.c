@@ -7,9 +7,11 @@
 #include "rpc_client.h"
 
 #define EGRESS_CLIENT_METHOD(name) "/airlock.egress.v1.Egress/" name
-/* Attach opens sockets in a namespace: milliseconds. The bound only keeps a
- * wedged egress from hanging sandbox creation forever. */
-#define EGRESS_CLIENT_TIMEOUT_MS 10000
+/* Attach opens sockets in a namespace: milliseconds. The bound keeps a
+ * wedged or dead egress (gRPC waits for a server that is down until the
+ * deadline) from holding a sandbox's create for long: it fails within
+ * seconds, naming egress (scheduler/README.md "Faults"). */
+#define EGRESS_CLIENT_TIMEOUT_MS 5000
 
 struct egress_client {
     struct rpc_channel *ch;

@@ -32,6 +32,7 @@ struct rpc_channel {
     pthread_mutex_t mu;
     struct channel_gen *cur; /* under mu */
     char *target;
+    char *name; /* the server's identity, else the target: in messages */
     char server_dns[PEER_IDENTITY_DNS_MAX]; /* with tls: the name the server must have */
     struct tls_credentials *tls;
     grpc_metadata auth; /* "authorization: Bearer …" */
@@ -39,6 +40,7 @@ struct rpc_channel {
 };
 
 struct rpc_stream {
+    const struct rpc_channel *ch;
     grpc_call *call;
     grpc_completion_queue *cq;
     struct channel_gen *gen;
@@ -113,7 +115,8 @@ struct rpc_channel *rpc_channel_open(const char *target, const struct rpc_channe
         return NULL;
     grpc_init();
     pthread_mutex_init(&ch->mu, NULL);
-    if (!(ch->target = strdup(target)))
+    if (!(ch->target = strdup(target)) ||
+        !(ch->name = strdup(auth && auth->server ? auth->server : target)))
         goto fail;
     if (auth && auth->tls) {
         struct peer_identity server;
@@ -142,6 +145,7 @@ fail:
         grpc_slice_unref(ch->auth.value);
     pthread_mutex_destroy(&ch->mu);
     free(ch->target);
+    free(ch->name);
     free(ch);
     grpc_shutdown();
     return NULL;
@@ -158,30 +162,76 @@ void rpc_channel_close(struct rpc_channel *ch)
     }
     pthread_mutex_destroy(&ch->mu);
     free(ch->target);
+    free(ch->name);
     free(ch);
     grpc_shutdown();
 }
 
-int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
+/* Whether the channel is connected now (no attempt to connect). */
+static bool channel_ready(struct rpc_channel *ch)
 {
-    gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     struct channel_gen *g = channel_gen_for_call(ch);
-    grpc_connectivity_state state = grpc_channel_check_connectivity_state(g->channel, 1);
-    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN) {
-        grpc_channel_watch_connectivity_state(g->channel, state, deadline, cq, TAG_START);
-        grpc_event ev =
-            grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (!ev.success) /* deadline passed without a change */
-            break;
-        /* An idle channel must be asked again to connect. */
-        state = grpc_channel_check_connectivity_state(g->channel, 1);
-    }
+    bool ready = grpc_channel_check_connectivity_state(g->channel, 0) == GRPC_CHANNEL_READY;
+    gen_unref(g);
+    return ready;
+}
+
+/* Whether channel leaves state `from` before deadline. */
+static bool state_changes(grpc_channel *channel, grpc_connectivity_state from,
+                          gpr_timespec deadline)
+{
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_channel_watch_connectivity_state(channel, from, deadline, cq, TAG_START);
+    grpc_event ev =
+        grpc_completion_queue_pluck(cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     grpc_completion_queue_shutdown(cq);
     grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     grpc_completion_queue_destroy(cq);
+    return ev.success; /* else the deadline passed without a change */
+}
+
+int rpc_channel_wait_ready(struct rpc_channel *ch, int timeout_ms)
+{
+    if (channel_ready(ch)) /* the common case costs no queue */
+        return 0;
+    gpr_timespec deadline = rpc_wire_deadline(timeout_ms);
+    struct channel_gen *g = channel_gen_for_call(ch);
+    grpc_connectivity_state state = grpc_channel_check_connectivity_state(g->channel, 1);
+    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_SHUTDOWN &&
+           state_changes(g->channel, state, deadline))
+        /* An idle channel must be asked again to connect. */
+        state = grpc_channel_check_connectivity_state(g->channel, 1);
     gen_unref(g);
     return state == GRPC_CHANNEL_READY ? 0 : -1;
+}
+
+/* How long a channel that failed a call UNAVAILABLE while still ready is
+ * given to show a lost connection: the transport fails the calls before
+ * the channel's state catches up. Only such failures wait it. */
+#define LOST_CONNECTION_WAIT_MS 250
+
+/* A call that failed UNAVAILABLE because its connection went (the server
+ * died or restarted in the middle: the channel is no longer ready), not
+ * because the server answered so: *details names the server and says the
+ * outcome is unknown, instead of gRPC's "Socket closed". */
+static void name_lost_connection(const struct rpc_channel *ch, grpc_channel *channel,
+                                 grpc_status_code st, char **details)
+{
+    if (st != GRPC_STATUS_UNAVAILABLE || !details ||
+        (grpc_channel_check_connectivity_state(channel, 0) == GRPC_CHANNEL_READY &&
+         !state_changes(channel, GRPC_CHANNEL_READY,
+                        rpc_wire_deadline(LOST_CONNECTION_WAIT_MS))))
+        return;
+    const char *was = *details && **details ? *details : "no detail";
+    size_t len = strlen(ch->name) + strlen(was) + 128;
+    char *now = malloc(len);
+    if (!now)
+        return;
+    snprintf(now, len,
+             "%s went away during the call (%s): it may or may not have carried it out",
+             ch->name, was);
+    free(*details);
+    *details = now;
 }
 
 struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, int timeout_ms)
@@ -189,6 +239,7 @@ struct rpc_stream *rpc_stream_open(struct rpc_channel *ch, const char *method, i
     struct rpc_stream *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
+    s->ch = ch;
     s->cq = grpc_completion_queue_create_for_pluck(NULL);
     grpc_metadata_array_init(&s->initial_metadata);
     grpc_slice method_slice = grpc_slice_from_copied_string(method);
@@ -302,6 +353,7 @@ grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details)
         grpc_completion_queue_pluck(s->cq, TAG_START, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (details)
         *details = rpc_wire_slice_strdup(status_details);
+    name_lost_connection(s->ch, s->gen->channel, status, details);
 
     grpc_slice_unref(status_details);
     grpc_metadata_array_destroy(&trailing_metadata);
@@ -367,6 +419,7 @@ grpc_status_code rpc_unary(struct rpc_channel *ch, const char *method, const Pro
         grpc_completion_queue_pluck(cq, TAG_STATUS, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (details)
         *details = rpc_wire_slice_strdup(status_details);
+    name_lost_connection(ch, gen->channel, status, details);
     if (!ran) {
         status = unary_fail(GRPC_STATUS_INTERNAL, details, "the call could not start");
     } else if (status == GRPC_STATUS_OK && !received) {

@@ -7,6 +7,7 @@
 #include <grpc/grpc.h>
 #include <grpc/status.h>
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tls_credentials.h"
@@ -54,7 +55,9 @@ void rpc_stream_cancel(struct rpc_stream *s);
 /* Half-closes if not done yet, reads and drops responses not yet received,
  * waits for the status and frees the stream (cancel first to abandon an
  * endless stream). *details (malloc'd, may be NULL) gets the status
- * message; details itself may be NULL. A response that does not parse ends
+ * message; details itself may be NULL. UNAVAILABLE because the connection
+ * went during the call (the server died or restarted) says so, naming the
+ * server (its identity, else the target), here and in rpc_unary. A response that does not parse ends
  * the call with INTERNAL "response is not a valid <Message>". */
 grpc_status_code rpc_stream_finish(struct rpc_stream *s, char **details);
 

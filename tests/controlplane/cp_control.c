@@ -51,6 +51,39 @@ static int kill_now(pid_t *pid)
     return 0;
 }
 
+/* The pid of the part of the stack named name that runs as one process
+ * of the harness's (egress: node's), or NULL. */
+static pid_t *part_pid(struct cp_stack *st, struct cp_node *node, const char *name)
+{
+    if (strcmp(name, "scheduler") == 0)
+        return &st->scheduler_pid;
+    if (strcmp(name, "standby") == 0)
+        return &st->standby_pid;
+    if (strcmp(name, "gateway") == 0)
+        return &st->gateway_pid;
+    if (strcmp(name, "egress") == 0)
+        return &node->egress_pid;
+    if (strcmp(name, "vault") == 0)
+        return &st->vault_pid;
+    if (strcmp(name, "nats") == 0)
+        return &st->nats_pid;
+    return NULL;
+}
+
+/* Starts part name of part_pid's (not running). */
+static int part_start(struct cp_stack *st, struct cp_node *node, const char *name)
+{
+    if (strcmp(name, "scheduler") == 0 || strcmp(name, "standby") == 0)
+        return cp_stack_start_scheduler(st, strcmp(name, "standby") == 0);
+    if (strcmp(name, "gateway") == 0)
+        return cp_stack_start_gateway(st);
+    if (strcmp(name, "egress") == 0)
+        return cp_stack_start_egress(st, node);
+    if (strcmp(name, "vault") == 0)
+        return cp_stack_start_vault(st);
+    return cp_stack_start_nats(st);
+}
+
 /* The node an egress or vmhost command names by a trailing index ("kill
  * vmhost 1"; none: the first), cut off cmd; NULL when there is no such node. */
 static struct cp_node *command_node(struct cp_stack *st, char *cmd)
@@ -72,6 +105,7 @@ static void run_command_line(struct cp_stack *st, char *cmd, char *out, size_t o
         return;
     }
     int rc = -1;
+    pid_t *pid;
     if (strcmp(cmd, "restart scheduler") == 0)
         rc = test_stop_pid(&st->scheduler_pid, st->dir, "scheduler.log", true) < 0
                  ? -1
@@ -92,14 +126,14 @@ static void run_command_line(struct cp_stack *st, char *cmd, char *out, size_t o
         rc = node->vmhost.pid > 0 ? (itest_vmhost_crash(&node->vmhost), 0) : -1;
     else if (strcmp(cmd, "start vmhost") == 0)
         rc = node->vmhost.pid > 0 ? -1 : itest_vmhost_respawn(&node->vmhost, node->vmhost_args);
-    else if (strcmp(cmd, "kill scheduler") == 0)
-        rc = kill_now(&st->scheduler_pid);
-    else if (strcmp(cmd, "kill standby") == 0)
-        rc = kill_now(&st->standby_pid);
-    else if (strcmp(cmd, "start scheduler") == 0)
-        rc = st->scheduler_pid > 0 ? -1 : cp_stack_start_scheduler(st, false);
-    else if (strcmp(cmd, "start standby") == 0)
-        rc = st->standby_pid > 0 ? -1 : cp_stack_start_scheduler(st, true);
+    else if (strcmp(cmd, "kill postgres") == 0)
+        rc = pg_test_crash(&st->pg);
+    else if (strcmp(cmd, "start postgres") == 0)
+        rc = st->pg.started ? -1 : pg_test_start_again(&st->pg);
+    else if (strncmp(cmd, "kill ", 5) == 0 && (pid = part_pid(st, node, cmd + 5)))
+        rc = kill_now(pid);
+    else if (strncmp(cmd, "start ", 6) == 0 && (pid = part_pid(st, node, cmd + 6)))
+        rc = *pid > 0 ? -1 : part_start(st, node, cmd + 6);
     else if (strcmp(cmd, "pids") == 0)
         rc = 0;
     else {

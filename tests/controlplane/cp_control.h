@@ -12,9 +12,15 @@
  *                               the same data dir (it re-adopts what it finds)
  *   kill vmhost | start vmhost  the two halves, for a test that changes the
  *                               data dir in between
- *   kill scheduler|standby      SIGKILL, nothing started
- *   start scheduler|standby     start, wait until it answers (standby: a second
- *                               replica on the same database and NATS)
+ *   kill scheduler|standby|gateway|egress|vault|nats
+ *                               SIGKILL, nothing started
+ *   start scheduler|standby|gateway|egress|vault|nats
+ *                               start, wait until it answers (standby: a second
+ *                               replica on the same database and NATS; nats: on
+ *                               its old port, where the clients reconnect)
+ *   kill postgres               pg_ctl stop -m immediate (every server process
+ *                               quits at once, no checkpoint: a crash)
+ *   start postgres              start it again (crash recovery)
  *   pids                        "ok scheduler=N standby=N gateway=N vmhost=N" (0 = not running)
  *
  * The egress and vmhost commands act on the first node (CP_NODE_ID), or on

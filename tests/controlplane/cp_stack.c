@@ -143,14 +143,17 @@ int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char 
     return fs_path(out, outlen, "%s/%s", st->nats_creds_dir, user);
 }
 
-static int start_nats(struct cp_stack *st)
+int cp_stack_start_nats(struct cp_stack *st)
 {
     if (access(NATS_SERVER, X_OK) != 0)
         return 77;
-    char conf[PATH_MAX];
+    char conf[PATH_MAX], port[16] = "-1"; /* a free one the first time */
     if (write_nats_config(st, conf, sizeof(conf)) < 0)
         return -1;
-    const char *argv[] = { NATS_SERVER, "-c", conf, "-a", "127.0.0.1", "-p", "-1",
+    /* Again: on its port, where the clients reconnect. */
+    if (st->nats_url[0])
+        snprintf(port, sizeof(port), "%s", strrchr(st->nats_url, ':') + 1);
+    const char *argv[] = { NATS_SERVER, "-c", conf, "-a", "127.0.0.1", "-p", port,
                        "--ports_file_dir", st->dir, NULL };
     st->nats_pid = test_spawn(argv, st->dir, "nats.log");
     char ports[PATH_MAX];
@@ -192,11 +195,12 @@ static int wait_for_socket(pid_t pid, const char *path, struct cp_stack *st, con
     return -1;
 }
 
-static int start_vault(struct cp_stack *st)
+int cp_stack_start_vault(struct cp_stack *st)
 {
     char key[PATH_MAX];
     fs_path(st->vault_addr, sizeof(st->vault_addr), "unix:%s/vault.sock", st->dir);
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
+    unlink(st->vault_addr + 5); /* a killed one's socket: readiness is its reappearance */
     struct cp_tls tls;
     const char *argv[16] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
                              "--listen", st->vault_addr, "--internal-token-file", st->token_file };
@@ -413,9 +417,9 @@ int cp_stack_start(struct cp_stack *st, const struct cp_stack_options *opts)
         return -1;
     int rc = pg_test_start(&st->pg, st->dir);
     if (rc == 0)
-        rc = start_nats(st);
+        rc = cp_stack_start_nats(st);
     if (rc == 0)
-        rc = start_vault(st);
+        rc = cp_stack_start_vault(st);
     if (rc == 0)
         rc = make_uplink(st);
     if (rc != 0)

@@ -143,5 +143,9 @@ int cp_stack_nats_credentials(const struct cp_stack *st, const char *user, char 
 /* (Re)starts a node's egress on its socket and state dir (sandbox CAs
  * kept). */
 int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node);
+/* (Re)starts nats-server (again on the port it had: st->nats_url) and
+ * vault (on its socket); 77 when nats-server is not installed. */
+int cp_stack_start_nats(struct cp_stack *st);
+int cp_stack_start_vault(struct cp_stack *st);
 
 #endif

@@ -65,6 +65,16 @@ static void test_stuck_sandboxes(void **state)
     expect(SANDBOX_CREATING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
     expect(SANDBOX_CREATING, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
     expect(SANDBOX_CREATING, true, on_node(SANDBOX_CREATING), RECONCILE_KEEP, 0);
+    /* A create cut off by a killed vmhost after its VM existed, not
+     * running: no caller got it, so it goes, and the row fails. */
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_PAUSED), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_CREATING, true, on_node(SANDBOX_SUSPENDED), RECONCILE_DELETE_ON_NODE,
+           SANDBOX_ERROR);
+    expect(SANDBOX_CREATING, true, BUSY, RECONCILE_KEEP, 0);
+    /* Not stuck: the scheduler that asked may still be waiting. */
+    expect(SANDBOX_CREATING, false, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_SUSPENDING, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
     expect(SANDBOX_DELETING, true, ABSENT, RECONCILE_MOVE, SANDBOX_DELETED);
     expect(SANDBOX_DELETING, true, on_node(SANDBOX_RUNNING), RECONCILE_DELETE_ON_NODE,
            SANDBOX_DELETED);
@@ -77,6 +87,35 @@ static void test_stuck_sandboxes(void **state)
     expect(SANDBOX_RESUMING, true, on_node(SANDBOX_SUSPENDED), RECONCILE_MOVE, SANDBOX_SUSPENDED);
     expect(SANDBOX_RESUMING, true, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
     expect(SANDBOX_RESUMING, true, on_node(SANDBOX_ERROR), RECONCILE_MOVE, SANDBOX_ERROR);
+}
+
+static bool stuck_on(enum sandbox_state db, bool past_node_timeout, bool past_settled,
+                     struct reconcile_node_view node)
+{
+    return reconcile_stuck(db, past_node_timeout, past_settled, &node);
+}
+
+static void test_when_stuck(void **state)
+{
+    (void)state;
+    /* Past any node request's time: stuck whatever the node shows. */
+    assert_true(stuck_on(SANDBOX_CREATING, true, true, ABSENT));
+    assert_true(stuck_on(SANDBOX_SUSPENDING, true, true, BUSY));
+    /* The node's part is over (a killed scheduler, a failed commit):
+     * stuck after the short wait already. */
+    assert_true(stuck_on(SANDBOX_CREATING, false, true, on_node(SANDBOX_RUNNING)));
+    assert_true(stuck_on(SANDBOX_SUSPENDING, false, true, on_node(SANDBOX_SUSPENDED)));
+    assert_true(stuck_on(SANDBOX_RESUMING, false, true, on_node(SANDBOX_ERROR)));
+    assert_true(stuck_on(SANDBOX_DELETING, false, true, ABSENT)); /* deleted there */
+    assert_true(stuck_on(SANDBOX_SUSPENDING, false, true, ABSENT)); /* gone */
+    /* Still at work on the node, or a create not begun there: wait. */
+    assert_false(stuck_on(SANDBOX_SUSPENDING, false, true, on_node(SANDBOX_SUSPENDING)));
+    assert_false(stuck_on(SANDBOX_CREATING, false, true, on_node(SANDBOX_CREATING)));
+    assert_false(stuck_on(SANDBOX_DELETING, false, true, BUSY));
+    assert_false(stuck_on(SANDBOX_CREATING, false, true, ABSENT));
+    /* Young: the scheduler may be about to commit. */
+    assert_false(stuck_on(SANDBOX_CREATING, false, false, on_node(SANDBOX_RUNNING)));
+    assert_false(stuck_on(SANDBOX_DELETING, false, false, ABSENT));
 }
 
 static void test_invariants_everywhere(void **state)
@@ -113,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settled_sandboxes),
         cmocka_unit_test(test_stuck_sandboxes),
+        cmocka_unit_test(test_when_stuck),
         cmocka_unit_test(test_invariants_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,10 +31,39 @@ static int run_as_postgres(const char *const argv[], char *err, size_t errlen)
     return run_command(full, "/", NULL, err, errlen);
 }
 
+int pg_test_start_again(struct pg_test *pg)
+{
+    char err[4096], opts[PATH_MAX + 64], log[PATH_MAX];
+    fs_path(opts, sizeof(opts), "-k %s -p 5432 -c listen_addresses=''", pg->dir);
+    fs_path(log, sizeof(log), "%s/postgres.log", pg->dir);
+    const char *start[] = { PG_BIN "/pg_ctl", "-D", pg->data, "-o", opts, "-l", log, "-w",
+                            "start", NULL };
+    if (run_as_postgres(start, err, sizeof(err)) < 0) {
+        fprintf(stderr, "pg_test: %s\n", err);
+        test_print_log_tail(pg->dir, "postgres.log");
+        return -1;
+    }
+    pg->started = true;
+    return 0;
+}
+
+int pg_test_crash(struct pg_test *pg)
+{
+    const char *stop[] = { PG_BIN "/pg_ctl", "-D", pg->data, "-m", "immediate", "-w", "stop",
+                           NULL };
+    char err[1024];
+    if (!pg->started || run_as_postgres(stop, err, sizeof(err)) < 0) {
+        fprintf(stderr, "pg_test: %s\n", pg->started ? err : "not running");
+        return -1;
+    }
+    pg->started = false;
+    return 0;
+}
+
 int pg_test_start(struct pg_test *pg, const char *dir)
 {
     struct passwd *pw = getpwnam("postgres");
-    char err[4096], opts[PATH_MAX + 64], log[PATH_MAX];
+    char err[4096];
     snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
     if (!pw)
         return 77;
@@ -51,16 +80,8 @@ int pg_test_start(struct pg_test *pg, const char *dir)
         fprintf(stderr, "pg_test: %s\n", err);
         return -1;
     }
-    fs_path(opts, sizeof(opts), "-k %s -p 5432 -c listen_addresses=''", pg->dir);
-    fs_path(log, sizeof(log), "%s/postgres.log", pg->dir);
-    const char *start[] = { PG_BIN "/pg_ctl", "-D", pg->data, "-o", opts, "-l", log, "-w",
-                            "start", NULL };
-    if (run_as_postgres(start, err, sizeof(err)) < 0) {
-        fprintf(stderr, "pg_test: %s\n", err);
-        test_print_log_tail(pg->dir, "postgres.log");
+    if (pg_test_start_again(pg) < 0)
         return -1;
-    }
-    pg->started = true;
     const char *createdb[] = { PG_BIN "/createdb", "-h", pg->dir, "-p", "5432", "-U", "airlock",
                                "airlock", NULL };
     if (run_as_postgres(createdb, err, sizeof(err)) < 0) {

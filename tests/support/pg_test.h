@@ -24,6 +24,14 @@ void pg_test_stop(struct pg_test *pg);
  * server restarts. 0 or -1 after printing why. */
 int pg_test_restart(struct pg_test *pg);
 
+/* pg_ctl stop -m immediate: every process of the server quits at once
+ * without a checkpoint (clients' connections drop; the next start runs
+ * crash recovery), as when the server is killed. 0 or -1 after printing
+ * why. */
+int pg_test_crash(struct pg_test *pg);
+/* Starts it again on the same data dir and socket after pg_test_crash. */
+int pg_test_start_again(struct pg_test *pg);
+
 /* Prints the last 4000 bytes of dir/name to stderr. */
 void test_print_log_tail(const char *dir, const char *name);
 

@@ -62,6 +62,22 @@ static void prefix_cuts_the_inner_message_first(void **state)
     assert_memory_equal(e.message, "ctx: yyy", 8);
 }
 
+static void suffix_follows_and_survives_a_long_message(void **state)
+{
+    (void)state;
+    struct airlock_error e = { 0 };
+    airlock_error_set(&e, AIRLOCK_ERR_UNAVAILABLE, "node n stopped answering");
+    assert_int_equal(airlock_error_suffix(&e, "; %s", "try again"), -1);
+    assert_string_equal(e.message, "node n stopped answering; try again");
+    assert_int_equal(e.class, AIRLOCK_ERR_UNAVAILABLE);
+    static char big[AIRLOCK_ERROR_MESSAGE_SIZE];
+    memset(big, 'y', sizeof(big) - 1);
+    airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "%s", big);
+    airlock_error_suffix(&e, "; delete it");
+    assert_int_equal(strlen(e.message), AIRLOCK_ERROR_MESSAGE_SIZE - 1);
+    assert_string_equal(e.message + strlen(e.message) - 11, "; delete it");
+}
+
 static void prefix_longer_than_the_size_is_cut(void **state)
 {
     (void)state;
@@ -163,6 +179,7 @@ int main(void)
         cmocka_unit_test(set_cuts_a_long_message),
         cmocka_unit_test(prefix_puts_context_in_front_and_keeps_the_class),
         cmocka_unit_test(prefix_cuts_the_inner_message_first),
+        cmocka_unit_test(suffix_follows_and_survives_a_long_message),
         cmocka_unit_test(prefix_longer_than_the_size_is_cut),
         cmocka_unit_test(classify_keeps_a_lower_level_message),
         cmocka_unit_test(clear_forgets_it),
