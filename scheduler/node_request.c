@@ -81,7 +81,9 @@ int node_request(struct scheduler *s, const char *node_id, node_op op, const cha
         ns = natsSubscription_NextMsg(msg, sub,
                                       (int64_t)(left < NODE_REQUEST_CHECK_MS ? left
                                                                               : NODE_REQUEST_CHECK_MS));
-        if (ns == NATS_OK && natsMsg_IsNoResponders(*msg)) {
+        /* NextMsg answers the server's "no responders" as a status (a
+         * message carrying it in older NATS.c): nobody got the request. */
+        if (ns == NATS_NO_RESPONDERS || (ns == NATS_OK && natsMsg_IsNoResponders(*msg))) {
             natsMsg_Destroy(*msg);
             *msg = NULL;
             rc = airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,

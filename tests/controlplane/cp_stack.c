@@ -236,7 +236,7 @@ static int make_uplink(struct cp_stack *st)
 
 int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node)
 {
-    char ns_path[128], state_dir[PATH_MAX], suffix[64] = "";
+    char ns_path[128], state_dir[PATH_MAX], suffix[32] = ""; /* "-" and a node id */
     if (node != &st->nodes[0])
         snprintf(suffix, sizeof(suffix), "-%s", node->id);
     netns_path(st->uplink_ns, ns_path, sizeof(ns_path));
