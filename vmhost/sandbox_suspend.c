@@ -203,13 +203,19 @@ fail:
 int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
 {
     /* Already suspended by vmhost's stop: the request only makes it a
-     * suspend the control plane knows of (no resume on first use). */
+     * suspend the control plane knows of (no resume on first use), and,
+     * with a shared store, puts it there as any suspend (a failed upload
+     * leaves it as it was). */
     pthread_mutex_lock(&sb->lock);
     bool by_stop = sb->state == SB_SUSPENDED && sb->stop_suspended_from;
-    sb->stop_suspended_from = by_stop ? 0 : sb->stop_suspended_from;
     pthread_mutex_unlock(&sb->lock);
     if (!by_stop)
         return suspend(sb, false, e);
+    if (sb->vh->snapshots && upload(sb, e) < 0)
+        return -1;
+    pthread_mutex_lock(&sb->lock);
+    sb->stop_suspended_from = 0;
+    pthread_mutex_unlock(&sb->lock);
     if (sandbox_record_save(sb, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     return 0;

@@ -1,11 +1,8 @@
 #include "cp_stack.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -301,14 +298,7 @@ static bool standby_ready(struct cp_stack *st)
 
 static bool gateway_ready(struct cp_stack *st)
 {
-    int port = atoi(strrchr(st->gateway_url, ':') + 1);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok;
+    return test_port_answers(atoi(strrchr(st->gateway_url, ':') + 1));
 }
 
 static void cp_cleanup(void)

@@ -324,6 +324,21 @@ def main():
     st, _, body = call("GET", "/v1/projects/%s/quotas" % b["id"], key=KA)
     expect_error(st, body, 403, "permission_denied", "own project", "A reading B's quotas")
 
+    # ---- nodes (admin; docs/api.md "Nodes"; in depth: controlplane.nodes) ----
+    st, _, body = call("GET", "/v1/nodes", key=ADMIN)
+    check(st == 200 and len(body.get("nodes", [])) >= 1, "GET /v1/nodes: %s %s" % (st, body))
+    nid = body["nodes"][0]["id"] if st == 200 and body.get("nodes") else "none"
+    st, _, body = call("GET", "/v1/nodes/%s" % nid, key=ADMIN)
+    check(st == 200 and body.get("id") == nid and body.get("state") == "active",
+          "GET /v1/nodes/%s: %s %s" % (nid, st, body))
+    st, _, body = call("POST", "/v1/nodes/%s/drain" % nid, key=ADMIN)
+    expect_error(st, body, 409, "conflict", "last live active node", "draining the only node")
+    st, _, body = call("POST", "/v1/nodes/%s/undrain" % nid, key=ADMIN)
+    check(st == 200 and body.get("state") == "active",
+          "undrain of an active node answers it: %s %s" % (st, body))
+    st, _, body = call("GET", "/v1/nodes", key=KA)
+    expect_error(st, body, 403, "permission_denied", "admin", "a project key listing nodes")
+
     # ---- metrics: every route has been served at least once ----
     # A request is counted when the gateway has finished sending it, which
     # can be just after the client already has the body: scrape until the

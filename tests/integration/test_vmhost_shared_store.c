@@ -9,7 +9,8 @@
  * fails the suspend (RESOURCE_EXHAUSTED naming it) and the sandbox keeps
  * running; TakeSandbox moves a suspended sandbox to B as B's own
  * (suspended, recorded, surviving a kill -9 of B), a retry answers it, and
- * A's delete naming the set leaves it in the store. Each vmhost built its
+ * A's delete naming the set leaves it in the store; a sandbox a clean stop
+ * of A suspended locally goes to the store at its suspend request. Each vmhost built its
  * own default template, so B fetches A's build from the store and A
  * fetches B's. */
 #include <setjmp.h>
@@ -61,13 +62,6 @@ static int group_teardown(void **state)
     return rc;
 }
 
-/* ResumeSandbox naming the store object; the status, details malloc'd. */
-static grpc_status_code resume_from(struct itest_vmhost *vh, const char *id, const char *object,
-                                    char **details)
-{
-    return itest_call_with_object(vh, ITEST_METHOD("ResumeSandbox"), id, object,
-                                  &airlock__vmhost__v1__sandbox__descriptor, details);
-}
 
 static bool store_has(const char *object, const char *file)
 {
@@ -163,14 +157,14 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
 
     char *details = NULL;
     /* Another sandbox's object, and one that does not exist. */
-    assert_int_equal(resume_from(&node_b, id, "sandboxes/someone-else/1", &details),
+    assert_int_equal(itest_resume_from(&node_b, id, "sandboxes/someone-else/1", &details),
                      GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(details, "someone-else"));
     free(details);
     details = NULL;
     char missing[256];
     snprintf(missing, sizeof(missing), "sandboxes/%s/1", id);
-    itest_assert_status_naming(resume_from(&node_b, id, missing, &details), &details,
+    itest_assert_status_naming(itest_resume_from(&node_b, id, missing, &details), &details,
                                GRPC_STATUS_NOT_FOUND, missing);
 
     /* A corrupt memory delta: refused, nothing left on B. */
@@ -181,7 +175,7 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     flip_byte(path, st.st_size / 2);
     char named[300];
     snprintf(named, sizeof(named), "%s/state.delta", object);
-    itest_assert_status_naming(resume_from(&node_b, id, object, &details), &details,
+    itest_assert_status_naming(itest_resume_from(&node_b, id, object, &details), &details,
                                GRPC_STATUS_DATA_LOSS, named);
     grpc_status_code gst;
     Airlock__Vmhost__V1__Sandbox *gone =
@@ -250,6 +244,28 @@ static void test_take_moves_a_suspended_sandbox(void **state)
     free(id);
 }
 
+/* A clean stop suspends its running sandboxes locally (the control plane
+ * believes they run); a suspend request for one then puts it into the
+ * store like any suspend. */
+static void test_suspend_after_a_clean_stop_goes_to_the_store(void **state)
+{
+    (void)state;
+    char *id = itest_assert_create(&itest_vh);
+    free(itest_assert_sh(&itest_vh, id, "echo stopped > /root/stopped"));
+    const char *const args[] = { "--snapshot-store", store_dir, NULL };
+    assert_int_equal(itest_vmhost_restart_with(&itest_vh, args), 0);
+    char *object = itest_assert_suspend_to_store(&itest_vh, id);
+    assert_true(store_has(object, "manifest.json"));
+    itest_assert_resume_from(&node_b, id, object);
+    char *out = itest_assert_sh(&node_b, id, "cat /root/stopped");
+    assert_string_equal(out, "stopped\n");
+    free(out);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, id), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
+    free(object);
+    free(id);
+}
+
 static void test_full_store_keeps_the_sandbox_running(void **state)
 {
     (void)state;
@@ -282,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_suspend_on_a_resume_on_b_and_back),
         cmocka_unit_test(test_corrupt_unknown_and_foreign_objects),
         cmocka_unit_test(test_take_moves_a_suspended_sandbox),
+        cmocka_unit_test(test_suspend_after_a_clean_stop_goes_to_the_store),
         cmocka_unit_test(test_full_store_keeps_the_sandbox_running),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

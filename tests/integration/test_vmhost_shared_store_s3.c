@@ -14,13 +14,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,24 +42,13 @@ static char endpoint[64];
 static char port_text[16];
 static pid_t s3rver_pid;
 
-static bool port_answers(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok;
-}
-
 static int s3rver_start(void)
 {
     const char *argv[] = { AIRLOCK_S3RVER_BIN, "--directory", data_dir, "--address", "127.0.0.1",
                            "--port", port_text, "--configure-bucket", BUCKET, "--silent", NULL };
     s3rver_pid = test_spawn(argv, dir, "s3rver.log");
     for (int waited = 0; s3rver_pid > 0 && waited < S3RVER_START_MS; waited += 100) {
-        if (port_answers(atoi(port_text)))
+        if (test_port_answers(atoi(port_text)))
             return 0;
         usleep(100 * 1000);
     }
@@ -129,12 +115,6 @@ static bool bucket_has(const char *object, const char *file)
     return access(path, F_OK) == 0;
 }
 
-static grpc_status_code resume_from(struct itest_vmhost *vh, const char *id, const char *object,
-                                    char **details)
-{
-    return itest_call_with_object(vh, ITEST_METHOD("ResumeSandbox"), id, object,
-                                  &airlock__vmhost__v1__sandbox__descriptor, details);
-}
 
 static void test_suspend_on_a_resume_on_b(void **state)
 {
@@ -175,7 +155,7 @@ static void test_corrupt_object_is_refused(void **state)
     close(fd);
     char *details = NULL, named[300];
     snprintf(named, sizeof(named), "%s/state.delta", object);
-    itest_assert_status_naming(resume_from(&node_b, id, object, &details), &details,
+    itest_assert_status_naming(itest_resume_from(&node_b, id, object, &details), &details,
                                GRPC_STATUS_DATA_LOSS, named);
     assert_false(itest_sandbox_path_exists(&node_b, id, ""));
     itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));

@@ -116,3 +116,14 @@ int test_free_port(void)
         close(fd);
     return port;
 }
+
+bool test_port_answers(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}

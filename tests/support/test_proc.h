@@ -25,6 +25,8 @@ int test_temp_dir(char *dir, size_t len, const char *prefix);
 
 /* A TCP port on 127.0.0.1 free a moment ago, or -1. */
 int test_free_port(void);
+/* Whether something accepts connections on 127.0.0.1:port. */
+bool test_port_answers(int port);
 
 /* Starts argv with stdout+stderr appended to dir/log_name. */
 pid_t test_spawn(const char *const argv[], const char *dir, const char *log_name);

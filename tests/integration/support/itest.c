@@ -311,6 +311,11 @@ static int itest_vmhost_terminate(struct itest_vmhost *vh)
 
 int itest_vmhost_restart(struct itest_vmhost *vh)
 {
+    return itest_vmhost_restart_with(vh, NULL);
+}
+
+int itest_vmhost_restart_with(struct itest_vmhost *vh, const char *const extra_args[])
+{
     if (itest_vmhost_terminate(vh) < 0)
         return -1;
     /* The store's loop device goes a moment after the unmount: the new
@@ -319,7 +324,7 @@ int itest_vmhost_restart(struct itest_vmhost *vh)
         fprintf(stderr, "itest: vmhost left a mount or loop device under %s\n", vh->data_dir);
         return -1;
     }
-    return itest_vmhost_spawn(vh, NULL, ITEST_RESTART_TIMEOUT_MS);
+    return itest_vmhost_spawn(vh, extra_args, ITEST_RESTART_TIMEOUT_MS);
 }
 
 int itest_vmhost_stop(struct itest_vmhost *vh)

@@ -49,6 +49,8 @@ int itest_vmhost_crash_and_restart(struct itest_vmhost *vh);
  * that must exit 0, then a new vmhost on the same data directory. */
 int itest_vmhost_restart(struct itest_vmhost *vh);
 /* The same, the new one with extra arguments (like itest_vmhost_start). */
+int itest_vmhost_restart_with(struct itest_vmhost *vh, const char *const extra_args[]);
+/* The same, the new one with extra arguments (like itest_vmhost_start). */
 int itest_vmhost_crash_and_restart_with(struct itest_vmhost *vh, const char *const extra_args[]);
 /* The two halves, for a test that changes the data directory in between:
  * kill -9 (its VMs keep running), and start on the same data directory. */

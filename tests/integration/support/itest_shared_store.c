@@ -23,6 +23,13 @@ grpc_status_code itest_call_with_object(struct itest_vmhost *vh, const char *met
     return itest_call(vh, method, &req.base, resp, details);
 }
 
+grpc_status_code itest_resume_from(struct itest_vmhost *vh, const char *id, const char *object,
+                                   char **details)
+{
+    return itest_call_with_object(vh, ITEST_METHOD("ResumeSandbox"), id, object,
+                                  &airlock__vmhost__v1__sandbox__descriptor, details);
+}
+
 char *itest_assert_suspend_to_store(struct itest_vmhost *vh, const char *id)
 {
     grpc_status_code st;
@@ -45,9 +52,7 @@ char *itest_assert_suspend_to_store(struct itest_vmhost *vh, const char *id)
 void itest_assert_resume_from(struct itest_vmhost *vh, const char *id, const char *object)
 {
     char *details = NULL;
-    if (itest_call_with_object(vh, ITEST_METHOD("ResumeSandbox"), id, object,
-                               &airlock__vmhost__v1__sandbox__descriptor,
-                               &details) != GRPC_STATUS_OK) {
+    if (itest_resume_from(vh, id, object, &details) != GRPC_STATUS_OK) {
         itest_vmhost_print_log_tail(vh);
         fail_msg("ResumeSandbox %s from %s: %s", id, object, details ? details : "?");
     }

@@ -12,6 +12,10 @@ grpc_status_code itest_call_with_object(struct itest_vmhost *vh, const char *met
                                         const char *id, const char *object,
                                         const ProtobufCMessageDescriptor *resp, char **details);
 
+/* ResumeSandbox naming the store object; the status, details malloc'd. */
+grpc_status_code itest_resume_from(struct itest_vmhost *vh, const char *id, const char *object,
+                                   char **details);
+
 /* SuspendSandbox must succeed into the store: the object (malloc'd). */
 char *itest_assert_suspend_to_store(struct itest_vmhost *vh, const char *id);
 
