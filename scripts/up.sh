@@ -319,4 +319,5 @@ while [ $n -le "$NODES" ]; do
     echo "  $(node_id $n): data $dir, vmhost $dir/vmhost.sock (log $dir/vmhost.log), egress $dir/egress.sock (log $dir/egress.log)"
     n=$((n + 1))
 done
+echo "shared snapshot store (suspends; any node resumes them): $SHARED_STORE"
 echo "Stop everything with: make down"
