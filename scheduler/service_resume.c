@@ -2,9 +2,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint_store.h"
 #include "log.h"
 #include "node_store.h"
 #include "nodes.h"
@@ -42,13 +42,11 @@ static void drop_old_copy(struct scheduler *s, const char *node, const char *id,
  * not move (it would lose them) until they go to the store too. */
 static int checkpoints_on(struct scheduler *s, const char *id, struct airlock_error *e)
 {
-    const char *params[] = { id };
-    PGresult *res = db_query(&s->db, "SELECT count(*) FROM checkpoints WHERE sandbox_id = $1", 1,
-                             params, AIRLOCK_ERROR_MSG(e));
-    if (!res)
-        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-    int n = atoi(PQgetvalue(res, 0, 0));
-    PQclear(res);
+    PGresult *rows;
+    if (store_checkpoint_list(&s->db, id, &rows, e) < 0)
+        return -1;
+    int n = PQntuples(rows);
+    PQclear(rows);
     return n;
 }
 

@@ -65,21 +65,26 @@ static void flush_out(struct delta_writer *w)
     w->out_len = 0;
 }
 
+/* len bytes into buf (*used of cap taken), flush(w) each time it fills. */
+static void append(struct delta_writer *w, unsigned char *buf, size_t *used, size_t cap,
+                   const void *data, size_t len, void (*flush)(struct delta_writer *))
+{
+    const unsigned char *p = data;
+    while (len && !w->failed) {
+        size_t n = cap - *used < len ? cap - *used : len;
+        memcpy(buf + *used, p, n);
+        *used += n;
+        p += n;
+        len -= n;
+        if (*used == cap)
+            flush(w);
+    }
+}
+
 static void emit(struct delta_writer *w, const void *data, size_t len)
 {
     EVP_DigestUpdate(w->sha, data, len);
-    const unsigned char *p = data;
-    while (len && !w->failed) {
-        size_t n = DELTA_OUT_BUF - w->out_len;
-        if (n > len)
-            n = len;
-        memcpy(w->out + w->out_len, p, n);
-        w->out_len += n;
-        p += n;
-        len -= n;
-        if (w->out_len == DELTA_OUT_BUF)
-            flush_out(w);
-    }
+    append(w, w->out, &w->out_len, DELTA_OUT_BUF, data, len, flush_out);
 }
 
 static void emit_record(struct delta_writer *w, char type, uint64_t a, uint64_t b, int nargs)
@@ -138,18 +143,7 @@ void delta_writer_literal(struct delta_writer *w, const void *data, size_t len)
 {
     flush_pending(w);
     w->stats->literal_bytes += len;
-    const unsigned char *p = data;
-    while (len) {
-        size_t n = DELTA_LITERAL_RUN - w->lit_len;
-        if (n > len)
-            n = len;
-        memcpy(w->lit + w->lit_len, p, n);
-        w->lit_len += n;
-        p += n;
-        len -= n;
-        if (w->lit_len == DELTA_LITERAL_RUN)
-            flush_literal(w);
-    }
+    append(w, w->lit, &w->lit_len, DELTA_LITERAL_RUN, data, len, flush_literal);
 }
 
 void delta_writer_copy(struct delta_writer *w, uint64_t base_off, uint64_t len)

@@ -19,13 +19,10 @@
 #include "template_version.h"
 #include "vmhost.h"
 
-#define MANIFEST "manifest.json"
-#define MANIFEST_MAX (1u << 20)
-
 /* One file of the set: its name there, where it comes from, its base. */
 struct set_file {
-    const char *key;  /* in the manifest's "files" */
-    const char *object;
+    const char *key;    /* in the manifest's "files" */
+    const char *object; /* its name in the set */
     enum snapshot_delta_kind kind;
 };
 
@@ -84,20 +81,19 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
             goto fail;
         step_ms[i] = clock_monotonic_ms() - t0;
         json_object_set_new(files, set_files[i].key,
-                            json_pack("{s:s, s:s, s:I, s:I, s:I}", "object", set_files[i].object,
-                                      "sha256", sha, "size", (json_int_t)st.target_bytes,
-                                      "stored", (json_int_t)st.delta_bytes, "literal",
+                            json_pack("{s:s, s:I, s:I, s:I}", "sha256", sha, "size",
+                                      (json_int_t)st.target_bytes, "stored",
+                                      (json_int_t)st.delta_bytes, "literal",
                                       (json_int_t)st.literal_bytes));
         stored += st.delta_bytes;
         size += st.target_bytes;
     }
     m = manifest_of(sb, build, files);
-    char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-    snprintf(name, sizeof(name), "%s/%s", set, MANIFEST);
-    int rc = text ? snapshot_store_put(vh->snapshots, name, text, strlen(text), e)
-                  : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
-    free(text);
-    if (rc < 0)
+    if (!m) {
+        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
+        goto fail;
+    }
+    if (snapshot_store_put_manifest(vh->snapshots, set, m, e) < 0)
         goto fail;
     json_decref(files);
     json_decref(m);
@@ -146,13 +142,8 @@ struct suspend_manifest {
 static int manifest_read(struct vmhost *vh, const char *id, const char *set,
                          struct suspend_manifest *m, struct airlock_error *e)
 {
-    char name[300], *text = NULL;
-    size_t len;
-    snprintf(name, sizeof(name), "%s/%s", set, MANIFEST);
-    if (snapshot_store_get(vh->snapshots, name, MANIFEST_MAX, &text, &len, e) < 0)
+    if (snapshot_store_get_manifest(vh->snapshots, set, &m->root, e) < 0)
         return -1;
-    m->root = json_loadb(text, len, 0, NULL);
-    free(text);
     const char *kind = json_string_value(json_object_get(m->root, "kind"));
     const char *sid = json_string_value(json_object_get(m->root, "id"));
     m->template_name = json_string_value(json_object_get(m->root, "template"));
@@ -166,8 +157,8 @@ static int manifest_read(struct vmhost *vh, const char *id, const char *set,
     if (!kind || strcmp(kind, "suspend") != 0 || !sid || !m->template_name || !m->key ||
         !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                 "snapshot store %s: %s is not a suspend manifest",
-                                 snapshot_store_where(vh->snapshots), name);
+                                 "snapshot store %s: %s's manifest is not a suspend's",
+                                 snapshot_store_where(vh->snapshots), set);
     if (strcmp(sid, id) != 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "snapshot store object %s is sandbox %s's, not %s", set, sid, id);

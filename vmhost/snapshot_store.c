@@ -3,6 +3,7 @@
 #include "snapshot_store.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,67 +58,94 @@ void snapshot_upload_abort(struct snapshot_upload *u)
         u->st->ops->upload_abort(u);
 }
 
-int snapshot_store_put(struct snapshot_store *st, const char *name, const void *data, size_t len,
-                       struct airlock_error *e)
+#define MANIFEST "manifest.json"
+#define MANIFEST_MAX (1u << 20)
+
+static void manifest_name(const char *set, char *out, size_t outlen)
 {
-    struct snapshot_upload *u;
-    int fd;
-    if (snapshot_upload_begin(st, name, &u, &fd, e) < 0)
-        return -1;
-    if (fs_write_all(fd, data, len) < 0) {
-        int err = errno;
-        snapshot_upload_abort(u);
-        return airlock_error_set(e, err == ENOSPC || err == EDQUOT ? AIRLOCK_ERR_CAPACITY
-                                                                   : AIRLOCK_ERR_UNAVAILABLE,
-                                 "snapshot store %s: write %s: %s", st->where, name,
-                                 strerror(err));
-    }
-    return snapshot_upload_commit(u, e);
+    snprintf(out, outlen, "%s/" MANIFEST, set);
 }
 
-int snapshot_store_get(struct snapshot_store *st, const char *name, size_t max, char **data,
-                       size_t *len, struct airlock_error *e)
+int snapshot_store_put_manifest(struct snapshot_store *st, const char *set, const json_t *m,
+                                struct airlock_error *e)
 {
+    char name[1100];
+    manifest_name(set, name, sizeof(name));
+    char *text = json_dumps(m, JSON_COMPACT);
+    if (!text)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest %s: out of memory", name);
+    struct snapshot_upload *u;
+    int fd, rc = -1;
+    if (snapshot_upload_begin(st, name, &u, &fd, e) < 0)
+        goto out;
+    if (fs_write_all(fd, text, strlen(text)) < 0) {
+        int err = errno;
+        snapshot_upload_abort(u);
+        airlock_error_set(e, err == ENOSPC || err == EDQUOT ? AIRLOCK_ERR_CAPACITY
+                                                            : AIRLOCK_ERR_UNAVAILABLE,
+                          "snapshot store %s: write %s: %s", st->where, name, strerror(err));
+        goto out;
+    }
+    rc = snapshot_upload_commit(u, e);
+out:
+    free(text);
+    return rc;
+}
+
+int snapshot_store_get_manifest(struct snapshot_store *st, const char *set, json_t **out,
+                                struct airlock_error *e)
+{
+    char name[1100];
+    manifest_name(set, name, sizeof(name));
     int fd;
+    *out = NULL;
     if (st->ops->open_object(st, name, &fd, e) < 0)
         return -1;
     struct stat sb;
+    char *text = NULL;
     int rc = -1;
-    if (fstat(fd, &sb) < 0 || (size_t)sb.st_size > max) {
+    if (fstat(fd, &sb) < 0 || (size_t)sb.st_size > MANIFEST_MAX) {
         airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                          "snapshot store %s: object %s is larger than %zu bytes", st->where,
-                          name, max);
+                          "snapshot store %s: %s is larger than %u bytes", st->where, name,
+                          MANIFEST_MAX);
         goto out;
     }
-    *len = (size_t)sb.st_size;
-    *data = malloc(*len + 1);
-    if (!*data) {
+    size_t len = (size_t)sb.st_size;
+    if (!(text = malloc(len + 1))) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
         goto out;
     }
-    if (pread(fd, *data, *len, 0) != (ssize_t)*len) {
+    if (pread(fd, text, len, 0) != (ssize_t)len) {
         airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE, "snapshot store %s: read %s: %s",
                           st->where, name, strerror(errno));
-        free(*data);
-        *data = NULL;
         goto out;
     }
-    (*data)[*len] = '\0';
+    *out = json_loadb(text, len, 0, NULL);
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS, "snapshot store %s: %s is not a manifest",
+                          st->where, name);
+        goto out;
+    }
     rc = 0;
 out:
+    free(text);
     close(fd);
     return rc;
+}
+
+bool snapshot_store_has_set(struct snapshot_store *st, const char *set)
+{
+    char name[1100];
+    manifest_name(set, name, sizeof(name));
+    return st->ops->exists(st, name);
 }
 
 int snapshot_store_open_object(struct snapshot_store *st, const char *name, int *fd,
                                struct airlock_error *e)
 {
     return st->ops->open_object(st, name, fd, e);
-}
-
-bool snapshot_store_exists(struct snapshot_store *st, const char *name)
-{
-    return st->ops->exists(st, name);
 }
 
 int snapshot_store_remove_set(struct snapshot_store *st, const char *prefix,

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "airlock_error.h"
 
 struct snapshot_store;
@@ -56,17 +58,19 @@ int snapshot_upload_commit(struct snapshot_upload *u, struct airlock_error *e);
 /* Drops an upload: nothing is left. */
 void snapshot_upload_abort(struct snapshot_upload *u);
 
-/* Writes a small object (a manifest) in one go, atomically. */
-int snapshot_store_put(struct snapshot_store *st, const char *name, const void *data, size_t len,
-                       struct airlock_error *e);
-/* Reads a small object whole (at most max bytes); NOT_FOUND naming it
- * when it does not exist. */
-int snapshot_store_get(struct snapshot_store *st, const char *name, size_t max, char **data,
-                       size_t *len, struct airlock_error *e);
+/* Writes set's manifest.json, which completes the set (written last),
+ * atomically. */
+int snapshot_store_put_manifest(struct snapshot_store *st, const char *set, const json_t *m,
+                                struct airlock_error *e);
+/* Reads set's manifest: NOT_FOUND naming it when the set is absent or
+ * incomplete, DATA_LOSS when it is not a JSON object (of at most 1 MiB). */
+int snapshot_store_get_manifest(struct snapshot_store *st, const char *set, json_t **out,
+                                struct airlock_error *e);
+/* Whether set is complete: its manifest exists. */
+bool snapshot_store_has_set(struct snapshot_store *st, const char *set);
 /* Opens an object for reading from its start: close *fd after. */
 int snapshot_store_open_object(struct snapshot_store *st, const char *name, int *fd,
                                struct airlock_error *e);
-bool snapshot_store_exists(struct snapshot_store *st, const char *name);
 /* Removes every object whose name starts with prefix + "/" (an object
  * set); nothing there is not an error. */
 int snapshot_store_remove_set(struct snapshot_store *st, const char *prefix,

@@ -183,7 +183,6 @@ static void dir_close(struct snapshot_store *st)
 }
 
 static const struct snapshot_store_ops dir_ops = {
-    .kind = "directory",
     .upload_begin = dir_upload_begin,
     .upload_commit = dir_upload_commit,
     .upload_abort = dir_upload_abort,

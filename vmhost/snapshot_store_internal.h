@@ -5,7 +5,6 @@
 #include "snapshot_store.h"
 
 struct snapshot_store_ops {
-    const char *kind;
     int (*upload_begin)(struct snapshot_store *st, const char *name,
                         struct snapshot_upload **out, int *fd, struct airlock_error *e);
     int (*upload_commit)(struct snapshot_upload *u, struct airlock_error *e);

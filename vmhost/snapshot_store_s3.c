@@ -293,7 +293,6 @@ static void s3_close(struct snapshot_store *st)
 }
 
 static const struct snapshot_store_ops s3_ops = {
-    .kind = "s3",
     .upload_begin = s3_upload_begin,
     .upload_commit = s3_upload_commit,
     .upload_abort = s3_upload_abort,

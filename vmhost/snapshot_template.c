@@ -14,8 +14,9 @@
 #include "snapshot_delta.h"
 #include "vmhost.h"
 
-#define SNAPSHOT_MANIFEST "manifest.json"
-#define SNAPSHOT_MANIFEST_MAX (1u << 20)
+/* A fetched build's copy of its manifest, written last: the local copy
+ * is complete when it is there (as a template directory is). */
+#define FETCHED_MANIFEST "manifest.json"
 #define TEMPLATE_SHARED_DIR "shared" /* under store/templates */
 
 /* The files of a template snapshot, by their name in it. */
@@ -65,14 +66,8 @@ static int publish_locked(struct vmhost *vh, const struct template_snapshot *t, 
     m = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:O}", "format", 1, "kind", "template",
                   "key", t->key, "build", build, "vcpus", (int)t->vcpus, "memory_mb",
                   (int)t->memory_mb, "files", files);
-    char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
-    if (!text) {
-        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
-        goto out;
-    }
-    snprintf(name, sizeof(name), "%s/%s", set, SNAPSHOT_MANIFEST);
-    rc = snapshot_store_put(vh->snapshots, name, text, strlen(text), e);
-    free(text);
+    rc = m ? snapshot_store_put_manifest(vh->snapshots, set, m, e)
+           : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
 out:
     json_decref(files);
     json_decref(m);
@@ -82,12 +77,11 @@ out:
 int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot *t,
                               const char *build, struct airlock_error *e)
 {
-    char set[256], manifest[300];
+    char set[256];
     snprintf(set, sizeof(set), "templates/%s-%s", t->key, build);
-    snprintf(manifest, sizeof(manifest), "%s/%s", set, SNAPSHOT_MANIFEST);
     pthread_mutex_lock(&vh->snapshots_lock);
     int rc = 0;
-    if (!snapshot_store_exists(vh->snapshots, manifest)) {
+    if (!snapshot_store_has_set(vh->snapshots, set)) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = publish_locked(vh, t, set, build, e);
@@ -110,18 +104,15 @@ static int fetch_into(struct vmhost *vh, const char *set, const char *dir,
                       struct airlock_error *e)
 {
     char name[512];
-    char *text = NULL;
-    size_t len;
-    snprintf(name, sizeof(name), "%s/%s", set, SNAPSHOT_MANIFEST);
-    if (snapshot_store_get(vh->snapshots, name, SNAPSHOT_MANIFEST_MAX, &text, &len, e) < 0)
+    json_t *m;
+    if (snapshot_store_get_manifest(vh->snapshots, set, &m, e) < 0)
         return -1;
-    json_t *m = json_loadb(text, len, 0, NULL);
-    free(text);
     json_t *files = json_object_get(m, "files");
     int rc = -1;
     if (!json_is_object(files)) {
-        airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS, "snapshot store %s: %s is not a template "
-                          "manifest", snapshot_store_where(vh->snapshots), name);
+        airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                          "snapshot store %s: %s's manifest is not a template's",
+                          snapshot_store_where(vh->snapshots), set);
         goto out;
     }
     for (size_t i = 0; i < N_TEMPLATE_FILES; i++) {
@@ -141,7 +132,7 @@ static int fetch_into(struct vmhost *vh, const char *set, const char *dir,
     }
     char path[PATH_MAX];
     char *dump = json_dumps(m, JSON_COMPACT);
-    rc = dump && fs_path(path, sizeof(path), "%s/%s", dir, SNAPSHOT_MANIFEST) == 0
+    rc = dump && fs_path(path, sizeof(path), "%s/%s", dir, FETCHED_MANIFEST) == 0
              ? fs_write_file_atomic(path, dump, strlen(dump), 0600, AIRLOCK_ERROR_MSG(e))
              : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "out of memory");
     free(dump);
@@ -158,7 +149,7 @@ int snapshot_template_fetch(struct vmhost *vh, const char *key, const char *buil
     if (fs_path(shared, sizeof(shared), "%s/%s", vh->store.templates_dir, TEMPLATE_SHARED_DIR) <
             0 ||
         fs_path(dir, sizeof(dir), "%s/%s-%s", shared, key, build) < 0 ||
-        fs_path(manifest, sizeof(manifest), "%s/%s", dir, SNAPSHOT_MANIFEST) < 0 ||
+        fs_path(manifest, sizeof(manifest), "%s/%s", dir, FETCHED_MANIFEST) < 0 ||
         fs_path(disk, PATH_MAX, "%s/disk.ext4", dir) < 0 ||
         fs_path(mem, PATH_MAX, "%s/mem", dir) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template path too long");

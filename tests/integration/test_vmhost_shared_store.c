@@ -19,13 +19,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -137,17 +135,6 @@ static void test_suspend_on_a_resume_on_b_and_back(void **state)
     free(id);
 }
 
-static void flip_byte(const char *path, off_t at)
-{
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    unsigned char b;
-    assert_int_equal(pread(fd, &b, 1, at), 1);
-    b ^= 0xa5;
-    assert_int_equal(pwrite(fd, &b, 1, at), 1);
-    close(fd);
-}
-
 static void test_corrupt_unknown_and_foreign_objects(void **state)
 {
     (void)state;
@@ -170,9 +157,7 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     /* A corrupt memory delta: refused, nothing left on B. */
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s/state.delta", store_dir, object);
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    flip_byte(path, st.st_size / 2);
+    itest_flip_middle_byte(path);
     char named[300];
     snprintf(named, sizeof(named), "%s/state.delta", object);
     itest_assert_status_naming(itest_resume_from(&node_b, id, object, &details), &details,
@@ -188,7 +173,7 @@ static void test_corrupt_unknown_and_foreign_objects(void **state)
     assert_int_equal(itest_count_qemus(node_b.data_dir), 0);
     /* The store keeps the set; A resumes its own copy. */
     assert_true(store_has(object, "manifest.json"));
-    flip_byte(path, st.st_size / 2);
+    itest_flip_middle_byte(path);
     itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), id, STATE(RUNNING));
     char *kept = itest_assert_sh(&itest_vh, id, "cat /root/kept");
     assert_string_equal(kept, "kept\n");

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,15 +143,7 @@ static void test_corrupt_object_is_refused(void **state)
     char *object = itest_assert_suspend_to_store(&itest_vh, id);
     char path[PATH_MAX * 2];
     object_file(object, "state.delta", path, sizeof(path));
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    unsigned char b;
-    assert_int_equal(pread(fd, &b, 1, st.st_size / 2), 1);
-    b ^= 0x3c;
-    assert_int_equal(pwrite(fd, &b, 1, st.st_size / 2), 1);
-    close(fd);
+    itest_flip_middle_byte(path);
     char *details = NULL, named[300];
     snprintf(named, sizeof(named), "%s/state.delta", object);
     itest_assert_status_naming(itest_resume_from(&node_b, id, object, &details), &details,

@@ -4,9 +4,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "itest_assert.h"
 #include "itest_shared_store.h"
@@ -102,4 +105,17 @@ void itest_assert_workload_carried_on(struct itest_vmhost *vh, const char *id,
     assert_string_equal(after.pids, before->pids);
     assert_string_equal(after.secret, before->secret);
     assert_true(after.counter > before->counter);
+}
+
+void itest_flip_middle_byte(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, st.st_size / 2), 1);
+    b ^= 0xa5;
+    assert_int_equal(pwrite(fd, &b, 1, st.st_size / 2), 1);
+    close(fd);
 }

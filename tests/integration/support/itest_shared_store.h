@@ -22,6 +22,10 @@ char *itest_assert_suspend_to_store(struct itest_vmhost *vh, const char *id);
 /* ResumeSandbox naming object must succeed, leaving id running on vh. */
 void itest_assert_resume_from(struct itest_vmhost *vh, const char *id, const char *object);
 
+/* Flips the bits of the byte in the middle of path, a store's object:
+ * corrupt once, whole again when called twice. */
+void itest_flip_middle_byte(const char *path);
+
 /* A counting shell loop and a python process holding a random value
  * (their pids), and 4 MiB of random bytes with their checksum. */
 struct itest_workload {
