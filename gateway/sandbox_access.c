@@ -98,7 +98,8 @@ int gw_sandbox_channel(struct gateway *gw, const Airlock__Scheduler__V1__Sandbox
                        const char *what, struct rpc_channel **ch, struct airlock_error *e)
 {
     *ch = NULL;
-    if (strcmp(sb->state, "running") != 0)
+    /* A migrating guest runs on its source until the switchover. */
+    if (strcmp(sb->state, "running") != 0 && strcmp(sb->state, "migrating") != 0)
         return airlock_error_set(e, AIRLOCK_ERR_STATE, "sandbox %s is %s; %s needs running", sb->id,
                                  sb->state, what);
     return gw_sandbox_node_channel(gw, sb, ch, e);

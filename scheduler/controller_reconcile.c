@@ -40,7 +40,7 @@ static struct reconcile_node_view node_view(Airlock__Node__V1__NodeReply *list, 
         case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_RESUMING: v.state = SANDBOX_RESUMING; break;
         case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_DELETING: v.state = SANDBOX_DELETING; break;
         case AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_ERROR: v.state = SANDBOX_ERROR; break;
-        default: v.busy = true; break; /* checkpointing, restoring */
+        default: v.busy = true; break; /* checkpointing, restoring, migrating */
         }
         break;
     }
@@ -88,11 +88,12 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
     return 1;
 }
 
-/* creating, suspending, resuming, deleting: a request may be at work. */
+/* creating, suspending, resuming, deleting, migrating: a request may be
+ * at work. */
 static bool transient(enum sandbox_state s)
 {
     return s == SANDBOX_CREATING || s == SANDBOX_SUSPENDING || s == SANDBOX_RESUMING ||
-           s == SANDBOX_DELETING;
+           s == SANDBOX_DELETING || s == SANDBOX_MIGRATING;
 }
 
 /* A VM on the node without a live row of this node: deleted when its row

@@ -216,6 +216,23 @@ static const char *const migrations[] = {
     /* 9: a suspended sandbox's snapshot in the shared snapshot store
      * (vmhost --snapshot-store): any live node resumes it from there. */
     "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
+    /* 10: a sandbox migrating live to another node (a drain) holds its VM:
+     * it counts against its project's quotas as a running one does. */
+    "CREATE OR REPLACE FUNCTION quota_usage(p text, stale_build_s integer) RETURNS bigint[]"
+    " LANGUAGE plpgsql STABLE AS $$"
+    " DECLARE s bigint[]; c bigint; t bigint[];"
+    " BEGIN"
+    "  SELECT ARRAY[count(*), coalesce(sum(cpus), 0), coalesce(sum(memory_mb), 0)] INTO s"
+    "    FROM sandboxes WHERE project_id = p"
+    "    AND state IN ('creating', 'running', 'paused', 'suspending', 'resuming', 'error',"
+    "                  'migrating');"
+    "  SELECT count(*) INTO c FROM checkpoints k JOIN sandboxes b ON b.id = k.sandbox_id"
+    "    WHERE b.project_id = p AND b.state <> 'deleted';"
+    "  SELECT ARRAY[count(*), count(*) FILTER (WHERE state = 'building')] INTO t"
+    "    FROM templates WHERE project_id = p AND (state = 'ready' OR (state = 'building'"
+    "    AND created_at > now() - make_interval(secs => stale_build_s)));"
+    "  RETURN s || c || t;"
+    " END $$;",
 };
 
 const struct db_schema scheduler_schema = {

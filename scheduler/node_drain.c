@@ -1,6 +1,7 @@
-/* Draining a node: what can leave it without its VM running elsewhere
- * leaves through the shared snapshot store (docs/snapshot-store.md), then
- * the node is judged drained or not. */
+/* Draining a node: running sandboxes migrate live to other nodes
+ * (node_migrate.h), paused and suspended ones leave through the shared
+ * snapshot store (docs/snapshot-store.md), then the node is judged drained
+ * or not. */
 #include "node_drain.h"
 
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "log.h"
 #include "node_store.h"
+#include "node_migrate.h"
 #include "nodes.h"
 #include "sandbox_store.h"
 #include "scheduler_service.h"
@@ -56,18 +58,17 @@ static void move_suspended(struct scheduler *s, const char *node_id, const char 
                  id, left, e.message);
 }
 
-/* Moves what can leave node_id without live migration: paused sandboxes
+/* Moves what is on node_id: running sandboxes migrate live, paused ones
  * are suspended (into the store, when the node has one), suspended ones
- * with a suspend in the store go to other nodes. Running ones need live
- * migration between nodes: not yet (docs/STATUS.md), so they hold the
- * node in draining. */
+ * with a suspend in the store go to other nodes. What cannot move (no
+ * room elsewhere, a node without a store) holds the node in draining. */
 static void move_off(struct scheduler *s, const char *node_id)
 {
     struct airlock_error e;
     const char *params[] = { node_id };
     PGresult *rows = db_query(&s->db,
                               "SELECT id, project_id, state, store_object FROM sandboxes"
-                              " WHERE node_id = $1 AND state IN ('paused', 'suspended')"
+                              " WHERE node_id = $1 AND state IN ('running', 'paused', 'suspended')"
                               " ORDER BY id",
                               1, params, AIRLOCK_ERROR_MSG(&e));
     if (!rows) {
@@ -76,7 +77,9 @@ static void move_off(struct scheduler *s, const char *node_id)
     }
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id = PQgetvalue(rows, i, 0);
-        if (strcmp(PQgetvalue(rows, i, 2), "paused") == 0) {
+        if (strcmp(PQgetvalue(rows, i, 2), "running") == 0) {
+            node_migrate_running(s, node_id, id);
+        } else if (strcmp(PQgetvalue(rows, i, 2), "paused") == 0) {
             struct transition_note note = { DRAIN_ACTOR, "its node is draining", "" };
             char on[128];
             if (service_sandbox_op(s, PQgetvalue(rows, i, 1), id, SANDBOX_OP_SUSPEND, &note, on,

@@ -64,6 +64,7 @@ bool node_held_by(enum sandbox_state s)
     case SANDBOX_SUSPENDING:
     case SANDBOX_SUSPENDED:
     case SANDBOX_RESUMING:
+    case SANDBOX_MIGRATING:
         return true;
     default:
         /* deleting: on its way out; error: its VM is gone (the reconciler

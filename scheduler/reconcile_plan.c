@@ -93,6 +93,7 @@ struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,
     case SANDBOX_SUSPENDING:
     case SANDBOX_RESUMING:
     case SANDBOX_DELETING:
+    case SANDBOX_MIGRATING:
         return stuck ? plan_stuck(db_state, node) : keep();
     case SANDBOX_DELETED:
         return keep();

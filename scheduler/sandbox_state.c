@@ -8,7 +8,7 @@ static const char *const state_names[SANDBOX_STATE_COUNT] = {
     [SANDBOX_PAUSED] = "paused",         [SANDBOX_SUSPENDING] = "suspending",
     [SANDBOX_SUSPENDED] = "suspended",   [SANDBOX_RESUMING] = "resuming",
     [SANDBOX_DELETING] = "deleting",     [SANDBOX_DELETED] = "deleted",
-    [SANDBOX_ERROR] = "error",
+    [SANDBOX_ERROR] = "error",          [SANDBOX_MIGRATING] = "migrating",
 };
 
 static const char *const op_names[SANDBOX_OP_COUNT] = {
@@ -31,14 +31,16 @@ static const char *const op_names[SANDBOX_OP_COUNT] = {
 #define DG SANDBOX_DELETING
 #define DD SANDBOX_DELETED
 #define E SANDBOX_ERROR
+#define M SANDBOX_MIGRATING
 
 /* allowed[from][to]. Besides the design's edges: an interrupted suspend
  * returns to where it came from (suspending → running|paused) and a failed
  * resume leaves the snapshot in place (resuming → suspended), so a node
- * that refuses an operation does not strand a sandbox. */
+ * that refuses an operation does not strand a sandbox; a drain's live
+ * migration passes migrating. */
 static const bool allowed[SANDBOX_STATE_COUNT][SANDBOX_STATE_COUNT] = {
     [C] = { [R] = true, [DG] = true, [E] = true },
-    [R] = { [P] = true, [SG] = true, [DG] = true, [E] = true },
+    [R] = { [P] = true, [SG] = true, [DG] = true, [E] = true, [M] = true },
     [P] = { [R] = true, [SG] = true, [DG] = true, [E] = true },
     [SG] = { [SD] = true, [R] = true, [P] = true, [DG] = true, [E] = true },
     [SD] = { [RS] = true, [DG] = true, [E] = true },
@@ -46,6 +48,9 @@ static const bool allowed[SANDBOX_STATE_COUNT][SANDBOX_STATE_COUNT] = {
     [DG] = { [DD] = true, [E] = true },
     [DD] = { 0 },
     [E] = { [DG] = true },
+    /* Back to running where it is or on the node it moved to
+     * (scheduler/node_migrate.c). */
+    [M] = { [R] = true, [E] = true },
 };
 
 const char *sandbox_state_name(enum sandbox_state s)

@@ -20,6 +20,7 @@ enum sandbox_state {
     SANDBOX_DELETING,
     SANDBOX_DELETED,
     SANDBOX_ERROR,
+    SANDBOX_MIGRATING, /* live migration to another node (a drain): no operation meanwhile */
     SANDBOX_STATE_COUNT,
 };
 

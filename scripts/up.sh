@@ -250,6 +250,9 @@ while [ $n -le "$NODES" ]; do
             --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
             --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$id.crt" \
             --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE"
+        # Nodes on one machine need sandbox namespace names of their own: a
+        # sandbox migrating live between them exists on both for a moment.
+        [ $n -eq 1 ] || set -- "$@" --netns-prefix "airlock-$id-"
         start "$vmhost" "$dir/vmhost.log" "$VMHOST" "$@"
         wait_for "$vmhost" "$dir/vmhost.log" test -S "$dir/vmhost.sock"
         echo "$vmhost running (pid $(cat "$RUN/$vmhost.pid")), node $id, data $dir, log: $dir/vmhost.log"

@@ -3,6 +3,7 @@
 #include "file_delta_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,9 +269,12 @@ static int copy_range(int base_fd, uint64_t off, int target_fd, uint64_t pos, ui
     return 0;
 }
 
+/* base_fd == target_fd: the delta changes the file in place, so its
+ * copies must be of the same offset (the blocks encoder's are). */
 static int apply_records(struct delta_reader *r, int base_fd, uint64_t base_size, int target_fd,
                          uint64_t size, struct file_delta_stats *stats, unsigned char *buf)
 {
+    bool in_place = base_fd == target_fd;
     uint64_t pos = 0;
     for (;;) {
         unsigned char type, args[16];
@@ -311,10 +315,26 @@ static int apply_records(struct delta_reader *r, int base_fd, uint64_t base_size
                          (unsigned long long)base_size);
                 return -1;
             }
-            if (copy_range(base_fd, off, target_fd, pos, len, buf, r->err, r->errlen) < 0)
+            if (in_place && off != pos) {
+                snprintf(r->err, r->errlen,
+                         "the delta moves %llu bytes from %llu to %llu: not a file's own change",
+                         (unsigned long long)len, (unsigned long long)off,
+                         (unsigned long long)pos);
+                return -1;
+            }
+            if (!in_place &&
+                copy_range(base_fd, off, target_fd, pos, len, buf, r->err, r->errlen) < 0)
                 return -1;
             stats->copied_bytes += len;
         } else {
+            /* A new file reads zero there already; a changed one gets a hole. */
+            if (in_place && len &&
+                fallocate(target_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)pos,
+                          (off_t)len) < 0) {
+                snprintf(r->err, r->errlen, "zero %llu bytes at %llu: %s",
+                         (unsigned long long)len, (unsigned long long)pos, strerror(errno));
+                return -1;
+            }
             stats->zero_bytes += len;
         }
         pos += len;
@@ -377,4 +397,10 @@ out:
     EVP_MD_CTX_free(r.sha);
     free(buf);
     return rc;
+}
+
+int file_delta_apply_in_place(int delta_fd, int fd, const char *expected_sha256_hex,
+                              struct file_delta_stats *stats, char *err, size_t errlen)
+{
+    return file_delta_apply(delta_fd, fd, fd, expected_sha256_hex, stats, err, errlen);
 }

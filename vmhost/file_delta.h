@@ -57,4 +57,12 @@ int file_delta_encode_pages(int target_fd, int base_fd, int out_fd, char sha256_
 int file_delta_apply(int delta_fd, int base_fd, int target_fd, const char *expected_sha256_hex,
                      struct file_delta_stats *stats, char *err, size_t errlen);
 
+/* The same with base_fd == target_fd: a blocks delta against the file's
+ * present contents changes it in place (copies of the same offset are
+ * left alone, zeros punched). A live migration's last disk changes go
+ * into the disk the target's QEMU already has open. On failure the file
+ * is partly changed. */
+int file_delta_apply_in_place(int delta_fd, int fd, const char *expected_sha256_hex,
+                              struct file_delta_stats *stats, char *err, size_t errlen);
+
 #endif

@@ -69,6 +69,12 @@ static void usage(FILE *out)
             "  --snapshot-store-endpoint URL, --snapshot-store-region R (default us-east-1),\n"
             "  --snapshot-store-credentials FILE (ACCESS_KEY_ID:SECRET_ACCESS_KEY, 0600)\n"
             "                       an s3:// store's server, signing region and keys\n"
+            "  --migration-addr HOST  where this node takes live migrations from other nodes\n"
+            "                       (a drain's running sandboxes): an address of this machine the\n"
+            "                       other nodes reach; a port of its own per migration (default\n"
+            "                       127.0.0.1: nodes on this machine only)\n"
+            "  --netns-prefix P     sandbox network namespaces are P<sandbox id> (default\n"
+            "                       airlock-); nodes sharing a machine each need their own\n"
             "  --cold-boot          no template snapshot: every sandbox boots its kernel\n"
             "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
             "                       for creates without an id (default 0: none)\n"
@@ -175,6 +181,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "snapshot-store-endpoint", required_argument, NULL, 'E' },
         { "snapshot-store-region", required_argument, NULL, 'H' },
         { "snapshot-store-credentials", required_argument, NULL, 'X' },
+        { "migration-addr", required_argument, NULL, 'A' },
+        { "netns-prefix", required_argument, NULL, 'x' },
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
         { "egress", required_argument, NULL, 'e' },
@@ -259,6 +267,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'E': a->cfg.snapshot_store_endpoint = optarg; break;
         case 'H': a->cfg.snapshot_store_region = optarg; break;
         case 'X': a->cfg.snapshot_store_credentials = optarg; break;
+        case 'A': a->cfg.migration_addr = optarg; break;
+        case 'x': a->cfg.netns_prefix = optarg; break;
         case 'c': a->cfg.cold_boot = true; break;
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'e': a->cfg.egress_addr = optarg; break;

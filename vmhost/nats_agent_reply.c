@@ -54,6 +54,9 @@ void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kin
     case OP_ANSWER_CHECKPOINT:
         r.checkpoint = e.checkpoints[0];
         break;
+    case OP_ANSWER_MIGRATION:
+        r.migration = &e.migration;
+        break;
     case OP_ANSWER_EMPTY:
     case OP_ANSWER_CHECKPOINTS: /* no node operation lists checkpoints */
         break;

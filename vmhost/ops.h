@@ -14,6 +14,7 @@
 
 #include "airlock_error.h"
 #include "checkpoint.h"
+#include "migration_channel.h"
 #include "node_op.h"
 #include "sandbox.h"
 #include "vmhost.h"
@@ -26,6 +27,7 @@ enum op_answer_kind {
     OP_ANSWER_FORKS,         /* made by a fork */
     OP_ANSWER_CHECKPOINT,    /* checkpoints[0] of sandbox_id */
     OP_ANSWER_CHECKPOINTS,   /* of sandbox_id, a listing */
+    OP_ANSWER_MIGRATION,     /* migration: a live migration's step */
 };
 
 /* What an operation answered, before an API encodes it as its table
@@ -36,6 +38,12 @@ struct op_answer {
     char sandbox_id[65];
     struct checkpoint_info *checkpoints;
     size_t n_checkpoints;
+    struct {
+        char store_object[SANDBOX_STORE_OBJECT_SIZE];
+        char address[MIGRATION_ADDR_SIZE];
+        char token[MIGRATION_TOKEN_SIZE];
+        int64_t stopped_ms;
+    } migration;
 };
 
 /* Drops the answer's references and frees what it holds. */
@@ -102,6 +110,16 @@ int op_checkpoint_restore(struct vmhost *vh, const ProtobufCMessage *req, struct
                           struct airlock_error *e);
 int op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
                     struct airlock_error *e);
+int op_migrate_begin(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                     struct airlock_error *e);
+int op_migrate_prepare(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                       struct airlock_error *e);
+int op_migrate_send(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                    struct airlock_error *e);
+int op_migrate_finish(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                      struct airlock_error *e);
+int op_migrate_abort(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                     struct airlock_error *e);
 int op_pool_set(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
                 struct airlock_error *e);
 int op_template_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
@@ -127,6 +145,7 @@ struct op_encoded {
     Airlock__Vmhost__V1__Checkpoint *checkpoint_msgs;
     Airlock__Vmhost__V1__Checkpoint **checkpoints;
     size_t n_checkpoints;
+    Airlock__Vmhost__V1__Migration migration;
 };
 
 /* 0, or -1 when out of memory (e freed). */

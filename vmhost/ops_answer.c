@@ -48,6 +48,7 @@ static Airlock__Vmhost__V1__SandboxState state_msg(enum sb_state s)
     MAP(RESUMING);
     MAP(CHECKPOINTING);
     MAP(RESTORING);
+    MAP(MIGRATING);
     MAP(ERROR);
     MAP(DELETING);
     MAP(DELETED);
@@ -111,6 +112,13 @@ int op_answer_encode(const struct op_answer *a, struct op_encoded *e)
     }
     e->n_sandboxes = ns;
     e->n_checkpoints = nc;
+    Airlock__Vmhost__V1__Migration m = AIRLOCK__VMHOST__V1__MIGRATION__INIT;
+    m.id = (char *)a->sandbox_id;
+    m.store_object = (char *)a->migration.store_object;
+    m.address = (char *)a->migration.address;
+    m.token = (char *)a->migration.token;
+    m.stopped_ms = a->migration.stopped_ms;
+    e->migration = m;
     return 0;
 }
 

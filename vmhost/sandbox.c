@@ -211,7 +211,8 @@ struct guest_channel *sandbox_channel(struct sandbox *sb, struct airlock_error *
 {
     pthread_mutex_lock(&sb->lock);
     struct guest_channel *ch = NULL;
-    if (sb->state == SB_RUNNING && sb->channel) {
+    /* A migrating guest runs until the switchover. */
+    if ((sb->state == SB_RUNNING || sb->state == SB_MIGRATING) && sb->channel) {
         ch = sb->channel;
         guest_channel_ref(ch);
     } else if (sb->state == SB_ERROR) {

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "sandbox_build.h"
 #include "sandbox_internal.h"
+#include "sandbox_migrate.h"
 #include "sandbox_shared_store.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"
@@ -17,6 +18,7 @@ static void sandbox_teardown(struct sandbox *sb)
     pthread_mutex_lock(&sb->lock);
     sandbox_transition(sb, SB_DELETING);
     pthread_mutex_unlock(&sb->lock);
+    sandbox_migrate_drop(sb);
     sandbox_drop_vm(sb);
     sandbox_network_down(sb);
     char err[512];
@@ -42,6 +44,15 @@ void sandbox_unreserve(struct sandbox *sb)
     sandbox_discard(sb);
 }
 
+void sandbox_remove(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->vh->lock);
+    sandbox_registry_remove_locked(sb->vh, sb);
+    pthread_mutex_unlock(&sb->vh->lock);
+    sandbox_teardown(sb);
+    sandbox_put(sb); /* the registry's */
+}
+
 void sandbox_abandon(struct sandbox *sb, const char *err)
 {
     log_warn("sandbox create failed", "sandbox=%s error=\"%.300s\"", sb->id, err);
@@ -56,8 +67,15 @@ int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
     /* A sandbox being created, suspended, resumed, checkpointed or restored
      * is owned by that operation (which uses its VM without holding
      * sb->lock). */
-    enum sb_state busy = sb ? sb->state : SB_RUNNING;
-    if (sb_state_busy(busy)) {
+    enum sb_state busy = SB_RUNNING;
+    bool stepping = false; /* a migration's step is using its VM */
+    if (sb) {
+        pthread_mutex_lock(&sb->lock);
+        busy = sb->state;
+        stepping = sandbox_migrate_busy_locked(sb);
+        pthread_mutex_unlock(&sb->lock);
+    }
+    if (sb_state_busy(busy) || stepping) {
         pthread_mutex_unlock(&vh->lock);
         return airlock_error_set(e, AIRLOCK_ERR_STATE,
                                  "sandbox %s is %s; delete it when that has finished", id,

@@ -47,6 +47,9 @@ struct sandbox {
     /* Its suspend snapshot's object set in the shared snapshot store
      * (sandbox_shared_store.h); "" when it has none. Under lock. */
     char store_object[SANDBOX_STORE_OBJECT_SIZE];
+    /* A live migration this node takes part in (sandbox_migrate.c); NULL
+     * when none. Under lock. */
+    struct sandbox_migration *migration;
 
     pthread_mutex_t lock;        /* state, error, vm, channel, activity, store_object */
     pthread_mutex_t exec_lock;   /* execs; held while ExecInput writes */
@@ -120,6 +123,9 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
 /* sandbox_delete.c. Undoes a create (or a hand-out) that failed after
  * sandbox_reserve(): out of the registry, then as sandbox_discard(). */
 void sandbox_abandon(struct sandbox *sb, const char *err);
+/* Out of the registry, torn down (as a delete), and the registry's
+ * reference dropped; the caller keeps its own. */
+void sandbox_remove(struct sandbox *sb);
 /* The same without the failure's log line: a create refused before
  * anything was made (the node's budget), which its caller reports. */
 void sandbox_unreserve(struct sandbox *sb);

@@ -68,9 +68,26 @@ static const char nft_ruleset_fmt[] =
     "  }\n"
     "}\n";
 
+/* Set once at start (sandbox_net_set_prefix), before any thread reads it. */
+static char ns_prefix[SANDBOX_NET_PREFIX_MAX + 1] = SANDBOX_NET_NS_PREFIX;
+
+int sandbox_net_set_prefix(const char *prefix, char *err, size_t errlen)
+{
+    size_t n = strlen(prefix);
+    if (n == 0 || n > SANDBOX_NET_PREFIX_MAX ||
+        strspn(prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
+        snprintf(err, errlen,
+                 "network namespace prefix \"%s\": 1 to %d letters, digits, '_', '.' or '-'",
+                 prefix, SANDBOX_NET_PREFIX_MAX);
+        return -1;
+    }
+    memcpy(ns_prefix, prefix, n + 1);
+    return 0;
+}
+
 static int sandbox_net_ns_name(const char *sandbox_id, char *buf, size_t buflen)
 {
-    int n = snprintf(buf, buflen, "%s%s", SANDBOX_NET_NS_PREFIX, sandbox_id);
+    int n = snprintf(buf, buflen, "%s%s", ns_prefix, sandbox_id);
     return n < 0 || (size_t)n >= buflen ? -1 : 0;
 }
 

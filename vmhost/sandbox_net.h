@@ -1,4 +1,5 @@
-/* A sandbox's network: a named namespace airlock-<id> holding loopback and
+/* A sandbox's network: a named namespace airlock-<id> (the prefix is
+ * vmhost's --netns-prefix) holding loopback and
  * a persistent TAP device (tap0, gateway address and MAC from
  * sandbox_netdefs.h) for the VM's virtio-net NIC, and nftables rules that
  * send all guest TCP to egress's transparent listener, UDP/53 to its DNS
@@ -20,6 +21,13 @@ struct sandbox_net_counters {
     uint64_t dropped_other; /* other protocols, unredirected packets, forwarding */
     uint64_t dropped_spoofed; /* from the TAP with a source other than the guest's */
 };
+
+/* Namespaces are named prefix + sandbox id from here on (default
+ * SANDBOX_NET_NS_PREFIX). Nodes sharing a machine need prefixes of their
+ * own: a sandbox moving between them exists on both for a while. Called
+ * once, at start, before any other sandbox_net call. */
+#define SANDBOX_NET_PREFIX_MAX 40
+int sandbox_net_set_prefix(const char *prefix, char *err, size_t errlen);
 
 /* Builds the namespace, the TAP and the rules. On failure nothing is left. */
 int sandbox_net_create(const char *sandbox_id, char *err, size_t errlen);

@@ -33,11 +33,17 @@ static const struct set_file set_files[] = {
 };
 #define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
 
-static json_t *manifest_of(struct sandbox *sb, const char *build, json_t *files)
+/* A set's kind: a suspend's (state.delta: the whole VM), or a live
+ * migration's first pass (disk and policy only: the memory streams). */
+#define KIND_SUSPEND "suspend"
+#define KIND_MIGRATION "migration"
+
+static json_t *manifest_of(struct sandbox *sb, const char *kind, const char *build,
+                           json_t *files)
 {
     const struct template_snapshot *t = &sb->tmpl->snap;
     return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format", 1,
-                     "kind", "suspend", "id", sb->id, "template", sb->template_name,
+                     "kind", kind, "id", sb->id, "template", sb->template_name,
                      "template_key", t->key, "template_build", build, "vcpus", (int)sb->vcpus,
                      "memory_mb", (int)sb->memory_mb, "project_id", sb->project_id,
                      "created_unix_ms", (json_int_t)sb->created_unix_ms, "suspended_unix_ms",
@@ -72,6 +78,8 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
     for (size_t i = 0; i < N_SET_FILES; i++) {
         if (i == 2 && access(policy, F_OK) != 0)
             continue; /* no policy: deny everything */
+        if (!paths[i])
+            continue; /* a migration's: no state */
         char sha[65];
         struct file_delta_stats st;
         snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
@@ -88,7 +96,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
         stored += st.delta_bytes;
         size += st.target_bytes;
     }
-    m = manifest_of(sb, build, files);
+    m = manifest_of(sb, state ? KIND_SUSPEND : KIND_MIGRATION, build, files);
     if (!m) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
         goto fail;
@@ -100,7 +108,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
     pthread_mutex_lock(&sb->lock);
     snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
     pthread_mutex_unlock(&sb->lock);
-    log_info("sandbox suspend stored",
+    log_info(state ? "sandbox suspend stored" : "sandbox migration's first pass stored",
              "sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld state_ms=%lld bytes=%llu "
              "of=%llu",
              sb->id, set, (long long)(clock_monotonic_ms() - started),
@@ -112,7 +120,8 @@ fail:
     json_decref(m);
     struct airlock_error ignored;
     snapshot_store_remove_set(vh->snapshots, set, &ignored);
-    airlock_error_prefix(e, "store the suspend of sandbox %s: ", sb->id);
+    airlock_error_prefix(e, "store the %s of sandbox %s: ", state ? "suspend" : "migration",
+                         sb->id);
     return -1;
 }
 
@@ -137,9 +146,10 @@ struct suspend_manifest {
     unsigned vcpus, memory_mb;
     int64_t created_unix_ms;
     json_t *files;
+    bool migration; /* KIND_MIGRATION */
 };
 
-static int manifest_read(struct vmhost *vh, const char *id, const char *set,
+static int manifest_read(struct vmhost *vh, const char *id, const char *set, const char *want,
                          struct suspend_manifest *m, struct airlock_error *e)
 {
     if (snapshot_store_get_manifest(vh->snapshots, set, &m->root, e) < 0)
@@ -154,11 +164,11 @@ static int manifest_read(struct vmhost *vh, const char *id, const char *set,
     m->memory_mb = (unsigned)json_integer_value(json_object_get(m->root, "memory_mb"));
     m->created_unix_ms = json_integer_value(json_object_get(m->root, "created_unix_ms"));
     m->files = json_object_get(m->root, "files");
-    if (!kind || strcmp(kind, "suspend") != 0 || !sid || !m->template_name || !m->key ||
+    if (!kind || strcmp(kind, want) != 0 || !sid || !m->template_name || !m->key ||
         !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                 "snapshot store %s: %s's manifest is not a suspend's",
-                                 snapshot_store_where(vh->snapshots), set);
+                                 "snapshot store %s: %s's manifest is not a %s's",
+                                 snapshot_store_where(vh->snapshots), set, want);
     if (strcmp(sid, id) != 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "snapshot store object %s is sandbox %s's, not %s", set, sid, id);
@@ -202,8 +212,8 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
     const char *bases[N_SET_FILES] = { base_disk, base_mem, NULL };
     for (size_t i = 0; i < N_SET_FILES; i++) {
         json_t *f = json_object_get(m->files, set_files[i].key);
-        if (!f && i == 2)
-            continue; /* no policy: deny everything */
+        if (!f && (i == 2 || m->migration))
+            continue; /* no policy: deny everything; a migration's has no state */
         const char *sha = json_string_value(json_object_get(f, "sha256"));
         char name[300], path[PATH_MAX];
         snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
@@ -226,8 +236,8 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
  * away (its first record is the running one: a crash before leaves a
  * directory without a record, which the next start removes, and the store
  * still holds the suspend — so nothing is synced). */
-static int import(struct vmhost *vh, const char *id, const char *object, bool kept,
-                  struct sandbox **out, struct airlock_error *e)
+static int import(struct vmhost *vh, const char *id, const char *object, const char *kind,
+                  bool kept, struct sandbox **out, struct airlock_error *e)
 {
     char prefix[128];
     snprintf(prefix, sizeof(prefix), "sandboxes/%s/", id);
@@ -245,7 +255,8 @@ static int import(struct vmhost *vh, const char *id, const char *object, bool ke
     struct template_version *t = NULL;
     struct sandbox *sb = NULL;
     char disk[PATH_MAX], mem[PATH_MAX];
-    if (manifest_read(vh, id, object, &m, e) < 0 ||
+    m.migration = strcmp(kind, KIND_MIGRATION) == 0;
+    if (manifest_read(vh, id, object, kind, &m, e) < 0 ||
         template_acquire(vh, m.template_name, m.vcpus, m.memory_mb, &t, e) < 0 ||
         bases_of(vh, &m, t, disk, mem, e) < 0)
         goto fail;
@@ -293,7 +304,7 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
                                 struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox *sb;
-    if (import(vh, id, object, false, &sb, e) < 0)
+    if (import(vh, id, object, KIND_SUSPEND, false, &sb, e) < 0)
         return -1;
     if (sandbox_resume(sb, e) < 0) {
         sandbox_unreserve(sb); /* as in import: the store keeps the set */
@@ -303,12 +314,18 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
     return 0;
 }
 
+int sandbox_shared_store_receive(struct vmhost *vh, const char *id, const char *object,
+                                 struct sandbox **out, struct airlock_error *e)
+{
+    return import(vh, id, object, KIND_MIGRATION, false, out, e);
+}
+
 int sandbox_shared_store_take(struct vmhost *vh, const char *id, const char *object,
                               struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox *sb = sandbox_get(vh, id);
     if (!sb)
-        return import(vh, id, object, true, out, e);
+        return import(vh, id, object, KIND_SUSPEND, true, out, e);
     pthread_mutex_lock(&sb->lock);
     bool same = sb->state == SB_SUSPENDED && strcmp(sb->store_object, object) == 0;
     enum sb_state state = sb->state;

@@ -15,7 +15,8 @@ struct sandbox;
 struct vmhost;
 
 /* During a suspend, once its files (state, disk) are complete: uploads
- * them, and sb->store_object names the set. Nothing is left in the store
+ * them, and sb->store_object names the set. state NULL: a live
+ * migration's first pass (sandbox_migrate.h), the disk and policy only. Nothing is left in the store
  * on failure (CAPACITY when it is full, UNAVAILABLE when unreachable). */
 int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
                             struct airlock_error *e);
@@ -30,6 +31,13 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
  * nothing and the store keeps the set. */
 int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *object,
                                 struct sandbox **out, struct airlock_error *e);
+
+/* A live migration's first pass (sandbox_migrate.h): sandbox id from the
+ * set into the registry as a suspended sandbox, in memory only, its disk
+ * in DIR/suspend/disk.ext4, for the migration to start it. Errors as for
+ * resume. */
+int sandbox_shared_store_receive(struct vmhost *vh, const char *id, const char *object,
+                                 struct sandbox **out, struct airlock_error *e);
 
 /* Its set leaves the store (the VM runs again, or it is deleted), unless
  * it is keep (NULL/"": none; the sandbox lives on from it elsewhere);

@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "sandbox_internal.h"
+#include "sandbox_migrate.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"
 
@@ -18,6 +19,15 @@ static int keep_for_restart(struct sandbox *sb)
     pthread_mutex_lock(&sb->lock);
     enum sb_state s = sb->state;
     pthread_mutex_unlock(&sb->lock);
+    /* A live migration ends here: the source's guest runs again (and is
+     * suspended below); a copy being received stops (without a record,
+     * its directory goes at the next start). */
+    if (s == SB_MIGRATING && sandbox_migrate_abort(sb, &e) == 0) {
+        pthread_mutex_lock(&sb->lock);
+        s = sb->state;
+        pthread_mutex_unlock(&sb->lock);
+    }
+    sandbox_migrate_drop(sb);
     if ((s == SB_RUNNING || s == SB_PAUSED) && sandbox_suspend_for_stop(sb, &e) < 0) {
         log_error("cannot suspend the sandbox at stop: it keeps running for the next vmhost "
                   "to adopt",

@@ -12,6 +12,7 @@ static const char *const names[SB_STATE_COUNT] = {
     [SB_RESUMING] = "resuming",
     [SB_CHECKPOINTING] = "checkpointing",
     [SB_RESTORING] = "restoring",
+    [SB_MIGRATING] = "migrating",
     [SB_ERROR] = "error",
     [SB_DELETING] = "deleting",
     [SB_DELETED] = "deleted",
@@ -26,7 +27,7 @@ static const unsigned moves[SB_STATE_COUNT] = {
     [SB_CREATING] = TO(SB_RUNNING) | TO(SB_PAUSED) | TO(SB_SUSPENDED) | TO(SB_ERROR) |
                     TO(SB_DELETING),
     [SB_RUNNING] = TO(SB_PAUSED) | TO(SB_SUSPENDING) | TO(SB_CHECKPOINTING) | TO(SB_RESTORING) |
-                   TO(SB_ERROR) | TO(SB_DELETING),
+                   TO(SB_MIGRATING) | TO(SB_ERROR) | TO(SB_DELETING),
     [SB_PAUSED] = TO(SB_RUNNING) | TO(SB_SUSPENDING) | TO(SB_RESTORING) | TO(SB_ERROR) |
                   TO(SB_DELETING),
     /* Done, or back to where it came from. */
@@ -37,6 +38,8 @@ static const unsigned moves[SB_STATE_COUNT] = {
     [SB_RESUMING] = TO(SB_RUNNING) | TO(SB_SUSPENDED) | TO(SB_ERROR) | TO(SB_DELETING),
     [SB_CHECKPOINTING] = TO(SB_RUNNING) | TO(SB_ERROR) | TO(SB_DELETING),
     [SB_RESTORING] = TO(SB_RUNNING) | TO(SB_ERROR) | TO(SB_DELETING),
+    /* Back to running when it was aborted; deleted once it runs elsewhere. */
+    [SB_MIGRATING] = TO(SB_RUNNING) | TO(SB_ERROR) | TO(SB_DELETING),
     /* A restore replaces the VM; a resume whose new QEMU died leaves the
      * snapshot untouched: suspended again. */
     [SB_ERROR] = TO(SB_RESTORING) | TO(SB_SUSPENDED) | TO(SB_DELETING),

@@ -6,6 +6,7 @@
  *   (none) -> creating -> running <-> paused
  *   running|paused -> suspending -> suspended -> resuming -> running
  *   running -> checkpointing -> running
+ *   running -> migrating -> running (aborted) | deleting (moved away)
  *   running|paused|error -> restoring -> running | error
  *   any live state -> error (QEMU died); any -> deleting -> deleted
  *
@@ -28,6 +29,7 @@ enum sb_state {
     SB_RESUMING,
     SB_CHECKPOINTING,
     SB_RESTORING,
+    SB_MIGRATING,       /* live migration to another node (sandbox_migrate.h) */
     SB_ERROR,
     SB_DELETING,
     SB_DELETED,

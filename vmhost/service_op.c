@@ -20,6 +20,9 @@ static void send_answer(struct rpc_call *call, enum op_answer_kind kind, const s
     case OP_ANSWER_SANDBOX:
         rpc_call_send(call, &e.sandboxes[0]->base);
         break;
+    case OP_ANSWER_MIGRATION:
+        rpc_call_send(call, &e.migration.base);
+        break;
     case OP_ANSWER_SANDBOXES: {
         Airlock__Vmhost__V1__ListSandboxesResponse m =
             AIRLOCK__VMHOST__V1__LIST_SANDBOXES_RESPONSE__INIT;

@@ -24,13 +24,15 @@ static long long ms_now(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* qmp_lock held. Reads events until the MIGRATION event says how it ended. */
-static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms, char *err,
-                                 size_t errlen)
+/* qmp_lock held. Reads events until the MIGRATION event says the
+ * migration reached status want ("completed", or "pre-switchover" for a
+ * live one) or ended otherwise. */
+static int wait_migration_status_locked(struct vm *vm, const char *what, const char *want,
+                                        int timeout_ms, char *err, size_t errlen)
 {
     long long deadline = ms_now() + timeout_ms;
     for (;;) {
-        if (strcmp(vm->migration_status, "completed") == 0)
+        if (strcmp(vm->migration_status, want) == 0)
             return 0;
         if (strcmp(vm->migration_status, "failed") == 0 ||
             strcmp(vm->migration_status, "cancelled") == 0) {
@@ -47,11 +49,18 @@ static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms
         long long left = deadline - ms_now();
         char qerr[256];
         if (left <= 0 || qmp_wait_event(&vm->qmp, (int)left, qerr, sizeof(qerr)) < 0) {
-            snprintf(err, errlen, "%s did not complete within %d ms (last status \"%s\"): %s",
-                     what, timeout_ms, vm->migration_status, left <= 0 ? "timeout" : qerr);
+            snprintf(err, errlen, "%s did not reach %s within %d ms (last status \"%s\"): %s",
+                     what, want, timeout_ms, vm->migration_status,
+                     left <= 0 ? "timeout" : qerr);
             return -1;
         }
     }
+}
+
+static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms, char *err,
+                                 size_t errlen)
+{
+    return wait_migration_status_locked(vm, what, "completed", timeout_ms, err, errlen);
 }
 
 /* Outgoing migrations of a stopped VM: without a limit QEMU would throttle
@@ -59,12 +68,15 @@ static int wait_migration_locked(struct vm *vm, const char *what, int timeout_ms
  * target that means nothing here. */
 #define VM_MIGRATE_MAX_BANDWIDTH (64ull << 30)
 
-/* qmp_lock held. */
-static int set_capabilities_locked(struct vm *vm, bool ignore_shared, char *err, size_t errlen)
+/* qmp_lock held. pause: stop before the switchover (a live migration's
+ * source, which must finish the disk first). */
+static int set_capabilities_locked(struct vm *vm, bool ignore_shared, bool pause, char *err,
+                                   size_t errlen)
 {
-    json_t *args = json_pack("{s:[{s:s, s:b}, {s:s, s:b}]}", "capabilities", "capability",
-                             "x-ignore-shared", "state", ignore_shared, "capability", "events",
-                             "state", 1);
+    json_t *args = json_pack("{s:[{s:s, s:b}, {s:s, s:b}, {s:s, s:b}]}", "capabilities",
+                             "capability", "x-ignore-shared", "state", ignore_shared,
+                             "capability", "events", "state", 1, "capability",
+                             "pause-before-switchover", "state", pause);
     int rc = qmp_execute(&vm->qmp, "migrate-set-capabilities", args, NULL, 2000, err, errlen);
     json_decref(args);
     return rc;
@@ -76,7 +88,7 @@ static int migrate_locked(struct vm *vm, const char *command, const char *uri, b
                           int timeout_ms, char *err, size_t errlen)
 {
     vm->migration_status[0] = '\0';
-    if (set_capabilities_locked(vm, ignore_shared, err, errlen) < 0)
+    if (set_capabilities_locked(vm, ignore_shared, false, err, errlen) < 0)
         return -1;
     if (strcmp(command, "migrate") == 0) {
         json_t *params = json_pack("{s:I}", "max-bandwidth", (json_int_t)VM_MIGRATE_MAX_BANDWIDTH);
@@ -181,5 +193,91 @@ int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms,
 {
     if (vm_load_state(vm, state_path, true, timeout_ms, err, errlen) < 0)
         return -1;
+    return vm_qmp_command(vm, "cont", NULL, err, errlen);
+}
+
+/* ---- live migration between nodes (sandbox_migrate.c) ----
+ * The guest runs while its RAM is copied, again and again for what it
+ * dirtied, until the rest fits in the downtime; then QEMU stops it and
+ * waits (pause-before-switchover) for the caller to finish the disk. The
+ * stream goes to fd, a socketpair end vmhost relays (migration_channel.h). */
+
+/* What the last round may take with the guest stopped: QEMU sizes its
+ * rounds by it. */
+#define VM_LIVE_DOWNTIME_MS 100
+
+int vm_migrate_live_out(struct vm *vm, int fd, int timeout_ms, char *err, size_t errlen)
+{
+    json_t *fdargs = json_pack("{s:s}", "fdname", "live-out");
+    json_t *params = json_pack("{s:I, s:I}", "max-bandwidth",
+                               (json_int_t)VM_MIGRATE_MAX_BANDWIDTH, "downtime-limit",
+                               (json_int_t)VM_LIVE_DOWNTIME_MS);
+    json_t *args = json_pack("{s:s}", "uri", "fd:live-out");
+    pthread_mutex_lock(&vm->qmp_lock);
+    vm->migration_status[0] = '\0';
+    int rc = qmp_execute_fd(&vm->qmp, "getfd", fdargs, fd, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = set_capabilities_locked(vm, false, true, err, errlen);
+    if (rc == 0)
+        rc = qmp_execute(&vm->qmp, "migrate-set-parameters", params, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = qmp_execute(&vm->qmp, "migrate", args, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = wait_migration_status_locked(vm, "live migration", "pre-switchover", timeout_ms,
+                                          err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(fdargs);
+    json_decref(params);
+    json_decref(args);
+    return rc;
+}
+
+int vm_migrate_live_continue(struct vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+    json_t *args = json_pack("{s:s}", "state", "pre-switchover");
+    pthread_mutex_lock(&vm->qmp_lock);
+    int rc = qmp_execute(&vm->qmp, "migrate-continue", args, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = wait_migration_locked(vm, "live migration", timeout_ms, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(args);
+    return rc == 0 ? wait_migration_finalized(vm, timeout_ms, err, errlen) : -1;
+}
+
+int vm_migrate_live_in(struct vm *vm, int fd, char *err, size_t errlen)
+{
+    json_t *fdargs = json_pack("{s:s}", "fdname", "live-in");
+    json_t *args = json_pack("{s:s}", "uri", "fd:live-in");
+    pthread_mutex_lock(&vm->qmp_lock);
+    vm->migration_status[0] = '\0';
+    int rc = qmp_execute_fd(&vm->qmp, "getfd", fdargs, fd, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = set_capabilities_locked(vm, false, false, err, errlen);
+    if (rc == 0)
+        rc = qmp_execute(&vm->qmp, "migrate-incoming", args, NULL, 2000, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    json_decref(fdargs);
+    json_decref(args);
+    return rc;
+}
+
+int vm_migrate_live_in_wait(struct vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&vm->qmp_lock);
+    int rc = wait_migration_locked(vm, "incoming live migration", timeout_ms, err, errlen);
+    pthread_mutex_unlock(&vm->qmp_lock);
+    return rc;
+}
+
+int vm_migrate_live_abort(struct vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+    char state[32];
+    /* In flight: cancelled, and QEMU runs the guest again itself; after
+     * the switchover (postmigrate) a cont takes its disk back. */
+    if (vm_settle_migration(vm, timeout_ms, err, errlen) < 0 ||
+        vm_run_state(vm, state, sizeof(state), err, errlen) < 0)
+        return -1;
+    if (strcmp(state, "running") == 0)
+        return 0;
     return vm_qmp_command(vm, "cont", NULL, err, errlen);
 }

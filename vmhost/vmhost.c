@@ -159,6 +159,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (!vh->cfg.template_sizes_max)
         vh->cfg.template_sizes_max = VMHOST_DEFAULT_TEMPLATE_SIZES_MAX;
     pthread_mutex_init(&vh->lock, NULL);
+    if (cfg->netns_prefix && sandbox_net_set_prefix(cfg->netns_prefix, err, errlen) < 0)
+        return -1;
     if (node_budget_new(&cfg->budget, &vh->budget, err, errlen) < 0)
         goto fail_budget;
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)

@@ -67,6 +67,10 @@ struct vmhost_config {
     const char *snapshot_store_endpoint;
     const char *snapshot_store_region;
     const char *snapshot_store_credentials;
+    /* Where other nodes' live migrations come in (sandbox_migrate.h):
+     * an address of this machine; NULL: 127.0.0.1. */
+    const char *migration_addr;
+    const char *netns_prefix;   /* sandbox_net_set_prefix; NULL: the default */
     struct jailer_config jail;  /* uid range, preload (jail.h); dirs default under data_dir */
     struct node_budget_config budget; /* the vCPUs and memory VMs may hold (node_budget.h) */
 };

@@ -9,6 +9,12 @@
  *   suspend / resume, no store on C: the same sandbox work on one node
  *   bytes stored per suspend   the suspend's deltas (state + disk + policy)
  *                              beside the 16 MiB the guest dirtied
+ *   live migration             A to B while the guest runs and keeps writing
+ *                              (memory and a synced file): total, from the
+ *                              first pass to the target's answer, and the
+ *                              time the guest was stopped (the source's
+ *                              switchover, then the target's finish: an
+ *                              upper bound of what the guest sees)
  *   vmhost's own stages        from A's and B's logs: template publish, the
  *                              disk's and the state's deltas; B's base
  *                              (template fetch), rebuilt files, the resume
@@ -93,7 +99,94 @@ static int dirty(struct itest_vmhost *vh, const char *id)
 
 struct store_series {
     struct bench_series *suspend, *resume, *local_suspend, *local_resume, *stored;
+    struct bench_series *migrate_total, *migrate_stopped;
 };
+
+/* A migration step on vh: 0 with *out (freed by the caller), or -1. */
+static int migrate_step(struct itest_vmhost *vh, const char *method, const ProtobufCMessage *req,
+                        const ProtobufCMessageDescriptor *resp, ProtobufCMessage **out)
+{
+    char *details = NULL;
+    *out = NULL;
+    grpc_status_code st = rpc_unary(vh->ch, method, req, resp, out, &details, 300000);
+    if (st != GRPC_STATUS_OK)
+        fprintf(stderr, "bench: %s: %s %s\n", method, rpc_status_name(st), details ? details : "");
+    free(details);
+    return st == GRPC_STATUS_OK ? 0 : -1;
+}
+
+/* Live migration of id from a to b, as the scheduler's drain does it. */
+static int migrate(struct itest_vmhost *a, struct itest_vmhost *b, const char *id,
+                   const struct store_series *s)
+{
+    Airlock__Vmhost__V1__SandboxRef ref = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    ref.id = (char *)id;
+    Airlock__Vmhost__V1__Migration req = AIRLOCK__VMHOST__V1__MIGRATION__INIT;
+    req.id = (char *)id;
+    ProtobufCMessage *begun = NULL, *prepared = NULL, *sent = NULL, *finished = NULL;
+    const ProtobufCMessageDescriptor *mig = &airlock__vmhost__v1__migration__descriptor;
+    int rc = -1;
+    double t0 = bench_now_ms();
+    if (migrate_step(a, ITEST_METHOD("MigrateBegin"), &ref.base, mig, &begun) < 0)
+        goto out;
+    req.store_object = ((Airlock__Vmhost__V1__Migration *)begun)->store_object;
+    req.peer_node = "a";
+    if (migrate_step(b, ITEST_METHOD("MigratePrepare"), &req.base, mig, &prepared) < 0)
+        goto out;
+    req.store_object = "";
+    req.peer_node = "b";
+    req.address = ((Airlock__Vmhost__V1__Migration *)prepared)->address;
+    req.token = ((Airlock__Vmhost__V1__Migration *)prepared)->token;
+    if (migrate_step(a, ITEST_METHOD("MigrateSend"), &req.base, mig, &sent) < 0)
+        goto out;
+    double t_sent = bench_now_ms();
+    if (migrate_step(b, ITEST_METHOD("MigrateFinish"), &ref.base,
+                     &airlock__vmhost__v1__sandbox__descriptor, &finished) < 0)
+        goto out;
+    double t_done = bench_now_ms();
+    bench_series_add(s->migrate_total, t_done - t0);
+    bench_series_add(s->migrate_stopped,
+                     (double)((Airlock__Vmhost__V1__Migration *)sent)->stopped_ms +
+                         (t_done - t_sent));
+    rc = bench_delete(a, id);
+out:
+    if (rc < 0) {
+        /* Given up on both sides: the guest runs on A. */
+        itest_call(a, ITEST_METHOD("MigrateAbort"), &ref.base,
+                   &airlock__vmhost__v1__empty__descriptor, NULL);
+        itest_call(b, ITEST_METHOD("MigrateAbort"), &ref.base,
+                   &airlock__vmhost__v1__empty__descriptor, NULL);
+    }
+    ProtobufCMessage *msgs[] = { begun, prepared, sent, finished };
+    for (size_t i = 0; i < 4; i++)
+        if (msgs[i])
+            protobuf_c_message_free_unpacked(msgs[i], NULL);
+    return rc;
+}
+
+/* A guest that keeps writing while it moves: memory and a synced file. */
+#define BUSY_SCRIPT                                                                      \
+    "setsid sh -c 'while true; do head -c 256K /dev/urandom > /dev/shm/busy;"           \
+    " date >> /root/synced; sync; sleep 0.1; done' </dev/null >/dev/null 2>&1 &"
+
+static int round_migrated(struct itest_vmhost *a, struct itest_vmhost *b,
+                          const struct store_series *s)
+{
+    char *id = bench_create(a, NULL);
+    if (!id)
+        return -1;
+    int rc = -1;
+    struct itest_exec_result r;
+    itest_sh(a, id, BUSY_SCRIPT, &r);
+    bool busy = r.status == GRPC_STATUS_OK && r.exited && r.exit_code == 0;
+    itest_exec_result_free(&r);
+    if (busy && dirty(a, id) == 0 && migrate(a, b, id, s) == 0 && bench_exec_true(b, id) == 0)
+        rc = bench_delete(b, id);
+    else
+        bench_delete(a, id);
+    free(id);
+    return rc;
+}
 
 /* One round on the shared store: A → B. */
 static int round_moved(struct itest_vmhost *a, struct itest_vmhost *b, const char *store,
@@ -152,11 +245,15 @@ int bench_section_store(struct bench_ctx *ctx)
     if (!mkdtemp(store))
         return -1;
     const char *const args[] = { "--snapshot-store", store, NULL };
+    /* B's namespaces are named apart from A's: a migrating sandbox has one
+     * on each node for a moment. */
+    const char *const args_b[] = { "--snapshot-store", store, "--netns-prefix", "airlock-b-",
+                                   NULL };
     struct itest_vmhost a, b, c;
     int rc = -1;
     bool started_a = false, started_b = false, started_c = false;
     if (!(started_a = itest_vmhost_start(&a, args) == 0) ||
-        !(started_b = itest_vmhost_start(&b, args) == 0) ||
+        !(started_b = itest_vmhost_start(&b, args_b) == 0) ||
         !(started_c = itest_vmhost_start(&c, NULL) == 0))
         goto out;
     struct bench_report *r = ctx->report;
@@ -166,14 +263,19 @@ int bench_section_store(struct bench_ctx *ctx)
         .local_suspend = bench_report_series(r, "ms", "reference: suspend, no store"),
         .local_resume = bench_report_series(r, "ms", "reference: resume on the same node"),
         .stored = bench_report_series(r, "MiB", "stored per suspend (the guest dirtied 16)"),
+        .migrate_total = bench_report_series(r, "ms", "live migration A → B: total"),
+        .migrate_stopped = bench_report_series(r, "ms", "live migration: guest stopped (at most)"),
     };
     int rounds = bench_env_count("AIRLOCK_BENCH_STORE_ROUNDS", 5);
     long mark_a = bench_log_mark(a.log_path), mark_b = bench_log_mark(b.log_path);
     rc = 0;
     /* Interleaved, so both see the same host. */
     for (int i = 0; i < rounds && rc == 0; i++)
-        if (round_moved(&a, &b, store, &s) < 0 || round_local(&c, &s) < 0)
+        if (round_moved(&a, &b, store, &s) < 0 || round_local(&c, &s) < 0 ||
+            round_migrated(&a, &b, &s) < 0)
             rc = -1;
+    bench_series_note(s.migrate_stopped, "source switchover to the target's answer: the last "
+                                         "memory, the disk's changes, cont, guest init");
     bench_series_note(s.resume, "includes fetching node A's template build once (round 1)");
     static const char *const stored[] = { "sandbox suspend stored", NULL };
     static const struct bench_stage suspend_stages[] = {
@@ -193,7 +295,20 @@ int bench_section_store(struct bench_ctx *ctx)
         { "ms", "  node B: resume of the rebuilt suspend" },
         { NULL, NULL },
     };
+    static const char *const sent[] = { "sandbox migration sent", NULL };
+    static const struct bench_stage sent_stages[] = {
+        { "ms", "  node A: migration sent (memory while running, then the switchover)" },
+        { "stopped_ms", "  node A: guest stopped there" },
+        { NULL, NULL },
+    };
+    static const char *const finished[] = { "sandbox migration finished", NULL };
+    static const struct bench_stage finish_stages[] = {
+        { "ms", "  node B: finish (last bytes, cont, guest init)" },
+        { NULL, NULL },
+    };
     bench_log_series(r, a.log_path, mark_a, stored, suspend_stages);
+    bench_log_series(r, a.log_path, mark_a, sent, sent_stages);
+    bench_log_series(r, b.log_path, mark_b, finished, finish_stages);
     bench_log_series(r, b.log_path, mark_b, taken, take_stages);
     bench_log_series(r, b.log_path, mark_b, resumed, resume_stages);
 out:

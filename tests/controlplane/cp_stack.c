@@ -365,6 +365,13 @@ static int start_node(struct cp_stack *st, struct cp_node *node, const char *con
         node->vmhost_args[n++] = "--snapshot-store";
         node->vmhost_args[n++] = st->snapshot_store;
     }
+    /* Nodes on one machine need namespace names of their own (a sandbox
+     * migrating lives on two at once); the first keeps the default. */
+    if (strcmp(node->id, CP_NODE_ID) != 0) {
+        snprintf(node->netns_prefix, sizeof(node->netns_prefix), "airlock-%s-", node->id);
+        node->vmhost_args[n++] = "--netns-prefix";
+        node->vmhost_args[n++] = node->netns_prefix;
+    }
     for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
         node->vmhost_args[n++] = vmhost_extra[i];
     node->vmhost_args[n] = NULL;

@@ -85,8 +85,9 @@ struct cp_node {
     char egress_log[64];            /* in DIR */
     char nats_creds[PATH_MAX + 64]; /* node-ID's */
     struct cp_tls vmhost_tls;
+    char netns_prefix[80];          /* airlock-ID- beside the first node: one machine */
     /* it joins NATS as node ID, uses its egress and the token, + the options' */
-    const char *vmhost_args[19 + CP_STACK_MAX_VMHOST_ARGS];
+    const char *vmhost_args[21 + CP_STACK_MAX_VMHOST_ARGS];
     struct itest_vmhost vmhost;     /* its data dir: itest's /tmp/airlock-itest-* */
 };
 

@@ -106,7 +106,9 @@ def main():
               "no VM left on %s (QEMUs: %s)" % (node["id"], qemus_under(node["dir"])))
         left = [d for s in mine for d in sandbox_dirs(node, s)]
         check(not left, "no sandbox directory left on %s: %s" % (node["id"], left))
-    netns = [s for s in placed if os.path.exists("/run/netns/airlock-" + s)]
+    # Each node names its namespaces with its own prefix (airlock-, airlock-<node>-).
+    netns = [n for n in os.listdir("/run/netns") for s in placed
+             if n.startswith("airlock-") and n.endswith("-" + s)]
     check(not netns, "no sandbox namespace left on any node: %s" % netns)
     report_and_exit()
 

@@ -68,8 +68,8 @@ static void test_names_round_trip(void **state)
 static void test_which_sandboxes_hold_a_node(void **state)
 {
     (void)state;
-    static const char *const holding[] = { "creating", "running",   "paused",
-                                           "suspending", "suspended", "resuming" };
+    static const char *const holding[] = { "creating",  "running",  "paused",   "suspending",
+                                           "suspended", "resuming", "migrating" };
     for (int s = 0; s < SANDBOX_STATE_COUNT; s++) {
         bool want = false;
         for (size_t i = 0; i < sizeof(holding) / sizeof(*holding); i++)

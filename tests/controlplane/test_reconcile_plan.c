@@ -75,6 +75,13 @@ static void test_stuck_sandboxes(void **state)
     /* Not stuck: the scheduler that asked may still be waiting. */
     expect(SANDBOX_CREATING, false, on_node(SANDBOX_PAUSED), RECONCILE_KEEP, 0);
     expect(SANDBOX_SUSPENDING, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
+    /* A drain's live migration the scheduler did not finish: its source
+     * runs the guest again (an abort), or still holds it mid-step. */
+    expect(SANDBOX_MIGRATING, false, BUSY, RECONCILE_KEEP, 0);
+    expect(SANDBOX_MIGRATING, true, BUSY, RECONCILE_KEEP, 0);
+    expect(SANDBOX_MIGRATING, true, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
+    expect(SANDBOX_MIGRATING, false, on_node(SANDBOX_RUNNING), RECONCILE_KEEP, 0);
+    expect(SANDBOX_MIGRATING, true, ABSENT, RECONCILE_MOVE, SANDBOX_ERROR);
     expect(SANDBOX_DELETING, true, ABSENT, RECONCILE_MOVE, SANDBOX_DELETED);
     expect(SANDBOX_DELETING, true, on_node(SANDBOX_RUNNING), RECONCILE_DELETE_ON_NODE,
            SANDBOX_DELETED);

@@ -23,6 +23,7 @@ static const char *const expected_edges[] = {
     "resuming>running",   "resuming>suspended",  "resuming>deleting",  "resuming>error",
     "deleting>deleted",   "deleting>error",
     "error>deleting",
+    "running>migrating",  "migrating>running",   "migrating>error",
 };
 
 static bool edge_expected(const char *from, const char *to)

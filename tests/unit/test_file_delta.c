@@ -204,6 +204,57 @@ static void holes_stay_holes(void **state)
     assert_true((uint64_t)out.st_blocks * 512 < 100ull * PG);
 }
 
+/* A live migration's last pass: the target's disk holds the first pass
+ * (the base) and becomes the source's disk in place: changed pages
+ * written, zeroed ones punched, the rest untouched. */
+static void in_place_changes_only_what_differs(void **state)
+{
+    struct files *f = *state;
+    unsigned char page[PG];
+    for (unsigned i = 0; i < 16; i++) {
+        fill_random(page, PG, 700 + i);
+        pwrite_all(f->base, page, PG, (off_t)i * PG);
+        pwrite_all(f->out, page, PG, (off_t)i * PG); /* the target's copy of the base */
+        if (i == 5)
+            fill_random(page, PG, 7777);
+        if (i == 9)
+            memset(page, 0, PG);
+        pwrite_all(f->target, page, PG, (off_t)i * PG);
+    }
+    char sha[65], err[256];
+    struct file_delta_stats st;
+    assert_int_equal(file_delta_encode_blocks(f->target, f->base, f->delta, sha, &st, err,
+                                              sizeof(err)), 0);
+    assert_int_equal(st.literal_bytes, PG);
+    assert_int_equal(lseek(f->delta, 0, SEEK_SET), 0);
+    assert_int_equal(file_delta_apply_in_place(f->delta, f->out, sha, &st, err, sizeof(err)), 0);
+    assert_same_files(f->target, f->out);
+}
+
+/* A pages delta copies from other offsets: in place it would read what
+ * it already overwrote, so it is refused. */
+static void in_place_refuses_moved_pages(void **state)
+{
+    struct files *f = *state;
+    unsigned char page[PG];
+    fill_random(page, PG, 1);
+    pwrite_all(f->base, page, PG, 0);
+    pwrite_all(f->out, page, PG, 0);
+    fill_random(page, PG, 2);
+    pwrite_all(f->base, page, PG, PG);
+    pwrite_all(f->out, page, PG, PG);
+    pwrite_all(f->target, page, PG, 0); /* page 1 of the base at offset 0 */
+    fill_random(page, PG, 1);
+    pwrite_all(f->target, page, PG, PG);
+    char sha[65], err[256];
+    struct file_delta_stats st;
+    assert_int_equal(file_delta_encode_pages(f->target, f->base, f->delta, sha, &st, err,
+                                             sizeof(err)), 0);
+    assert_int_equal(lseek(f->delta, 0, SEEK_SET), 0);
+    assert_int_equal(file_delta_apply_in_place(f->delta, f->out, sha, &st, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "moves"));
+}
+
 /* A delta of a small changed file, for the refusals below. */
 static void small_delta(struct files *f, char sha[65])
 {
@@ -287,6 +338,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stream_pages_are_copies, setup, teardown),
         cmocka_unit_test_setup_teardown(disk_blocks_at_the_same_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(holes_stay_holes, setup, teardown),
+        cmocka_unit_test_setup_teardown(in_place_changes_only_what_differs, setup, teardown),
+        cmocka_unit_test_setup_teardown(in_place_refuses_moved_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(a_corrupt_delta_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_truncated_delta_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_foreign_checksum_is_refused, setup, teardown),

@@ -19,7 +19,7 @@ struct move {
 
 /* Every move vmhost makes (the sites: sandbox.c, sandbox_pause.c,
  * sandbox_build.c, sandbox_delete.c, sandbox_vm.c, sandbox_suspend.c,
- * checkpoint.c, checkpoint_restore.c,
+ * checkpoint.c, checkpoint_restore.c, sandbox_migrate.c,
  * sandbox_adopt.c). */
 static const struct move made[] = {
     { SB_NONE, SB_CREATING },
@@ -39,6 +39,8 @@ static const struct move made[] = {
     { SB_RESUMING, SB_ERROR },       { SB_CHECKPOINTING, SB_ERROR },
     { SB_RUNNING, SB_DELETING },     { SB_ERROR, SB_DELETING },
     { SB_SUSPENDED, SB_DELETING },   { SB_CREATING, SB_DELETING },
+    { SB_RUNNING, SB_MIGRATING },    { SB_MIGRATING, SB_RUNNING },
+    { SB_MIGRATING, SB_DELETING },   { SB_MIGRATING, SB_ERROR },
     { SB_DELETING, SB_DELETED },
 };
 
@@ -58,6 +60,9 @@ static const struct move refused[] = {
     { SB_DELETING, SB_ERROR },
     { SB_RUNNING, SB_CREATING },
     { SB_RUNNING, SB_NONE },
+    { SB_PAUSED, SB_MIGRATING },       /* only a running guest migrates live */
+    { SB_MIGRATING, SB_PAUSED },
+    { SB_MIGRATING, SB_SUSPENDING },
 };
 
 static void test_every_move_made_is_allowed(void **state)
