@@ -138,6 +138,10 @@ static int conn_tls(struct conn *c, struct tls_credentials *tls, bool server,
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "migration TLS with %s, %s, %s: %s",
                                  f->cert, f->key, f->ca, ssl_why(buf, sizeof(buf)));
     SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    /* No resumption: each migration is one connection, and tickets the
+     * source never reads would make its close a reset. */
+    if (server)
+        SSL_CTX_set_num_tickets(c->ctx, 0);
     c->ssl = SSL_new(c->ctx);
     if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "migration TLS: out of memory");
@@ -321,7 +325,8 @@ static int incoming_relay(struct migration_incoming *in, struct airlock_error *e
                                   "the migration ended without the disk's last changes");
                 goto out;
             }
-            rc = 0;
+            /* The source learns the stream arrived whole. */
+            rc = frame_write(&in->c, FRAME_END, NULL, 0, e);
             goto out;
         default:
             airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS, "an unknown migration frame 0x%02x",
@@ -498,6 +503,14 @@ static void *outgoing_thread(void *arg)
         if (rc == 1)
             rc = frame_write(&o->c, FRAME_END, NULL, 0, &o->result) < 0 ? -1 : 1;
         pthread_mutex_unlock(&o->lock);
+        /* Sent: the target answers once it has it all (and nothing is
+         * left unread here, so the close is no reset). */
+        unsigned char ack[5];
+        if (rc == 1 && conn_read(&o->c, ack, sizeof(ack), &o->result) < 0)
+            rc = -1;
+        else if (rc == 1 && ack[0] != FRAME_END)
+            rc = airlock_error_set(&o->result, AIRLOCK_ERR_DATA_LOSS,
+                                   "the target did not confirm the migration stream");
         if (rc != 0) {
             o->rc = rc < 0 ? -1 : 0;
             /* QEMU must not wait on a relay that stopped: its writes fail. */

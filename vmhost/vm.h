@@ -115,13 +115,16 @@ int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms,
                           size_t errlen);
 
 /* Live migration to another node (sandbox_migrate.c). The source: sends
- * the running guest into fd and returns once QEMU stopped it before the
- * switchover (the disk can be finished then); continue sends the rest and
+ * the guest into fd — while it runs when live, else stopped first (all of
+ * its memory copied with the guest standing still) — and returns once QEMU
+ * stopped it before the switchover (the disk can be finished then);
+ * continue sends the rest and
  * waits for the end (the VM stays stopped, postmigrate); abort, at any
  * point before the target runs it, runs the guest here again. The
  * target, started with incoming: loads from fd in the background; wait
  * for the end, then cont. */
-int vm_migrate_live_out(struct vm *vm, int fd, int timeout_ms, char *err, size_t errlen);
+int vm_migrate_live_out(struct vm *vm, int fd, bool live, int timeout_ms, char *err,
+                        size_t errlen);
 int vm_migrate_live_continue(struct vm *vm, int timeout_ms, char *err, size_t errlen);
 int vm_migrate_live_abort(struct vm *vm, int timeout_ms, char *err, size_t errlen);
 int vm_migrate_live_in(struct vm *vm, int fd, char *err, size_t errlen);

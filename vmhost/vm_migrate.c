@@ -206,8 +206,12 @@ int vm_restore_full_state(struct vm *vm, const char *state_path, int timeout_ms,
  * rounds by it. */
 #define VM_LIVE_DOWNTIME_MS 100
 
-int vm_migrate_live_out(struct vm *vm, int fd, int timeout_ms, char *err, size_t errlen)
+int vm_migrate_live_out(struct vm *vm, int fd, bool live, int timeout_ms, char *err,
+                        size_t errlen)
 {
+    /* Stopped first, the copy is a suspend's, into a socket. */
+    if (!live && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
+        return -1;
     json_t *fdargs = json_pack("{s:s}", "fdname", "live-out");
     json_t *params = json_pack("{s:I, s:I}", "max-bandwidth",
                                (json_int_t)VM_MIGRATE_MAX_BANDWIDTH, "downtime-limit",
