@@ -36,12 +36,14 @@ static void controller_pass(struct controller *c)
     /* Reconcile first: a sandbox the node lost is not suspended or
      * deleted on it. */
     controller_reconcile_pass(c->s);
+    controller_lost_pass(c->s);
     controller_ttl_pass(c->s);
     controller_idle_pass(c->s);
     /* After the deletes and suspends above, which may leave a draining
      * node holding nothing. */
     controller_drain_pass(c->s);
     controller_pool_pass(c->s, &c->pools);
+    controller_checkpoint_pass(c->s);
 }
 
 static void *controller_main(void *arg)

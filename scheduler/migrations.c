@@ -216,6 +216,12 @@ static const char *const migrations[] = {
     /* 9: a suspended sandbox's snapshot in the shared snapshot store
      * (vmhost --snapshot-store): any live node resumes it from there. */
     "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
+    /* 10: a lost node (issue 16 item 4). A checkpoint's set in the shared
+     * snapshot store ('' = only on its node): a lost sandbox is restored
+     * from it on another node. checkpoint_every_s: the period of the
+     * sandbox's automatic checkpoints (controller_checkpoint.c; 0 = none). */
+    "ALTER TABLE checkpoints ADD COLUMN store_object text NOT NULL DEFAULT '';"
+    "ALTER TABLE sandboxes ADD COLUMN checkpoint_every_s integer NOT NULL DEFAULT 0;",
 };
 
 const struct db_schema scheduler_schema = {

@@ -33,19 +33,31 @@ static const struct set_file set_files[] = {
 };
 #define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
 
-static json_t *manifest_of(struct sandbox *sb, const char *build, json_t *files)
+/* kind: "suspend" or "checkpoint" (checkpoint: its name, else NULL). */
+static json_t *manifest_of(struct sandbox *sb, const char *checkpoint, const char *build,
+                           json_t *files)
 {
     const struct template_snapshot *t = &sb->tmpl->snap;
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format", 1,
-                     "kind", "suspend", "id", sb->id, "template", sb->template_name,
-                     "template_key", t->key, "template_build", build, "vcpus", (int)sb->vcpus,
-                     "memory_mb", (int)sb->memory_mb, "project_id", sb->project_id,
-                     "created_unix_ms", (json_int_t)sb->created_unix_ms, "suspended_unix_ms",
-                     (json_int_t)clock_realtime_ms(), "files", files);
+    json_t *m = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format",
+                          1, "kind", checkpoint ? "checkpoint" : "suspend", "id", sb->id,
+                          "template", sb->template_name, "template_key", t->key,
+                          "template_build", build, "vcpus", (int)sb->vcpus, "memory_mb",
+                          (int)sb->memory_mb, "project_id", sb->project_id, "created_unix_ms",
+                          (json_int_t)sb->created_unix_ms,
+                          checkpoint ? "checkpointed_unix_ms" : "suspended_unix_ms",
+                          (json_int_t)clock_realtime_ms(), "files", files);
+    if (m && checkpoint && json_object_set_new(m, "checkpoint", json_string(checkpoint)) < 0) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
 }
 
-int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
-                            struct airlock_error *e)
+/* sb's state and disk (and its policy) as object set `set`, against its
+ * template's build (published first); checkpoint: its name, NULL for a
+ * suspend. Nothing is left in the store on failure. */
+static int upload_set(struct sandbox *sb, const char *set, const char *checkpoint,
+                      const char *state, const char *disk, struct airlock_error *e)
 {
     struct vmhost *vh = sb->vh;
     if (!sb->tmpl)
@@ -54,9 +66,8 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
                                  "template can go to the snapshot store",
                                  sb->id);
     int64_t started = clock_monotonic_ms();
-    char build[SNAPSHOT_BUILD_ID_LEN + 1], set[SANDBOX_STORE_OBJECT_SIZE], name[300];
+    char build[SNAPSHOT_BUILD_ID_LEN + 1], name[300];
     char policy[PATH_MAX];
-    snprintf(set, sizeof(set), "sandboxes/%s/%lld", sb->id, (long long)clock_realtime_ms());
     if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, SANDBOX_POLICY_FILE) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
     if (snapshot_template_build_id(&sb->tmpl->snap, build, e) < 0 ||
@@ -88,7 +99,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
         stored += st.delta_bytes;
         size += st.target_bytes;
     }
-    m = manifest_of(sb, build, files);
+    m = manifest_of(sb, checkpoint, build, files);
     if (!m) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
         goto fail;
@@ -97,10 +108,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
         goto fail;
     json_decref(files);
     json_decref(m);
-    pthread_mutex_lock(&sb->lock);
-    snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
-    pthread_mutex_unlock(&sb->lock);
-    log_info("sandbox suspend stored",
+    log_info(checkpoint ? "sandbox checkpoint stored" : "sandbox suspend stored",
              "sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld state_ms=%lld bytes=%llu "
              "of=%llu",
              sb->id, set, (long long)(clock_monotonic_ms() - started),
@@ -112,8 +120,68 @@ fail:
     json_decref(m);
     struct airlock_error ignored;
     snapshot_store_remove_set(vh->snapshots, set, &ignored);
-    airlock_error_prefix(e, "store the suspend of sandbox %s: ", sb->id);
+    if (checkpoint)
+        airlock_error_prefix(e, "store checkpoint %s of sandbox %s: ", checkpoint, sb->id);
+    else
+        airlock_error_prefix(e, "store the suspend of sandbox %s: ", sb->id);
     return -1;
+}
+
+int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
+                                struct airlock_error *e)
+{
+    char set[SANDBOX_STORE_OBJECT_SIZE];
+    snprintf(set, sizeof(set), "sandboxes/%s/%lld", sb->id, (long long)clock_realtime_ms());
+    if (upload_set(sb, set, NULL, state, disk, e) < 0)
+        return -1;
+    pthread_mutex_lock(&sb->lock);
+    snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
+    pthread_mutex_unlock(&sb->lock);
+    return 0;
+}
+
+/* checkpoints/<id>/<name>, or "" when the name does not fit. */
+static void checkpoint_set(const char *id, const char *name, char set[SANDBOX_STORE_OBJECT_SIZE])
+{
+    if (snprintf(set, SANDBOX_STORE_OBJECT_SIZE, "checkpoints/%s/%s", id, name) >=
+        SANDBOX_STORE_OBJECT_SIZE)
+        set[0] = '\0';
+}
+
+int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
+                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        struct airlock_error *e)
+{
+    checkpoint_set(sb->id, name, set);
+    if (!set[0])
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "checkpoint %s: name too long", name);
+    if (upload_set(sb, set, name, state, disk, e) < 0) {
+        set[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int sandbox_shared_store_drop_checkpoint(struct sandbox *sb, const char *name,
+                                         struct airlock_error *e)
+{
+    char set[SANDBOX_STORE_OBJECT_SIZE];
+    checkpoint_set(sb->id, name, set);
+    if (!sb->vh->snapshots || !set[0] || !snapshot_store_has_set(sb->vh->snapshots, set))
+        return 0;
+    if (snapshot_store_remove_set(sb->vh->snapshots, set, e) < 0)
+        return -1;
+    return 1;
+}
+
+void sandbox_shared_store_forget_checkpoints(struct sandbox *sb)
+{
+    char prefix[SANDBOX_STORE_OBJECT_SIZE];
+    snprintf(prefix, sizeof(prefix), "checkpoints/%s", sb->id);
+    struct airlock_error e;
+    if (sb->vh->snapshots && snapshot_store_remove_set(sb->vh->snapshots, prefix, &e) < 0)
+        log_warn("cannot remove checkpoints from the snapshot store", "sandbox=%s error=\"%s\"",
+                 sb->id, e.message);
 }
 
 void sandbox_shared_store_forget(struct sandbox *sb, const char *keep)
@@ -137,6 +205,7 @@ struct suspend_manifest {
     unsigned vcpus, memory_mb;
     int64_t created_unix_ms;
     json_t *files;
+    bool checkpoint; /* a checkpoint's set (kept), not a suspend's (used once) */
 };
 
 static int manifest_read(struct vmhost *vh, const char *id, const char *set,
@@ -154,10 +223,13 @@ static int manifest_read(struct vmhost *vh, const char *id, const char *set,
     m->memory_mb = (unsigned)json_integer_value(json_object_get(m->root, "memory_mb"));
     m->created_unix_ms = json_integer_value(json_object_get(m->root, "created_unix_ms"));
     m->files = json_object_get(m->root, "files");
-    if (!kind || strcmp(kind, "suspend") != 0 || !sid || !m->template_name || !m->key ||
+    m->checkpoint = kind && strcmp(kind, "checkpoint") == 0;
+    if (!kind || (strcmp(kind, "suspend") != 0 && !m->checkpoint) || !sid || !m->template_name ||
+        !m->key ||
         !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                 "snapshot store %s: %s's manifest is not a suspend's",
+                                 "snapshot store %s: %s's manifest is not a suspend's or "
+                                 "a checkpoint's",
                                  snapshot_store_where(vh->snapshots), set);
     if (strcmp(sid, id) != 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
@@ -226,19 +298,33 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
  * away (its first record is the running one: a crash before leaves a
  * directory without a record, which the next start removes, and the store
  * still holds the suspend — so nothing is synced). */
+/* Whether object is one of sandbox id's sets: a suspend
+ * (sandboxes/<id>/<generation>) or a checkpoint (checkpoints/<id>/<name>). */
+static bool set_of(const char *id, const char *object)
+{
+    static const char *const roots[] = { "sandboxes", "checkpoints" };
+    for (size_t i = 0; i < 2; i++) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "%s/%s/", roots[i], id);
+        size_t n = strlen(prefix);
+        if (strncmp(object, prefix, n) == 0 && object[n] && !strchr(object + n, '/'))
+            return true;
+    }
+    return false;
+}
+
 static int import(struct vmhost *vh, const char *id, const char *object, bool kept,
                   struct sandbox **out, struct airlock_error *e)
 {
-    char prefix[128];
-    snprintf(prefix, sizeof(prefix), "sandboxes/%s/", id);
     if (!vh->snapshots)
         return airlock_error_set(e, AIRLOCK_ERR_STATE,
                                  "sandbox %s is not on this node, which has no snapshot store "
                                  "(--snapshot-store) to take it from",
                                  id);
-    if (strncmp(object, prefix, strlen(prefix)) != 0 || strchr(object + strlen(prefix), '/'))
+    if (!set_of(id, object))
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
-                                 "%s is not a suspend of sandbox %s in the snapshot store",
+                                 "%s is not a suspend or checkpoint of sandbox %s in the "
+                                 "snapshot store",
                                  object, id);
     int64_t started = clock_monotonic_ms();
     struct suspend_manifest m = { 0 };
@@ -262,7 +348,10 @@ static int import(struct vmhost *vh, const char *id, const char *object, bool ke
     if (materialize(sb, object, &m, disk, mem, kept, e) < 0)
         goto fail;
     pthread_mutex_lock(&sb->lock);
-    snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
+    /* A suspend's set is used once (it goes once the VM runs); a
+     * checkpoint's stays, as the checkpoint. */
+    if (!m.checkpoint)
+        snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
     sandbox_transition(sb, SB_SUSPENDED);
     if (kept)
         sb->recorded_state = SB_SUSPENDED;

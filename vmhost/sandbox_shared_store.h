@@ -10,6 +10,7 @@
 #define AIRLOCK_SANDBOX_SHARED_STORE_H
 
 #include "airlock_error.h"
+#include "sandbox.h"
 
 struct sandbox;
 struct vmhost;
@@ -20,8 +21,24 @@ struct vmhost;
 int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
                             struct airlock_error *e);
 
+/* Checkpoint name of sb (its state and disk files, complete and synced)
+ * as set checkpoints/<id>/<name>, named in set ("" on failure, when
+ * nothing is left in the store). Kept until the checkpoint or the sandbox
+ * is deleted; ResumeSandbox naming it brings the sandbox back from it on
+ * any node (a lost node's sandbox). */
+int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
+                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        struct airlock_error *e);
+/* Checkpoint name's set leaves the store: 1 when it was there, 0 when
+ * not (or the node has no store), -1 with e when it could not go. */
+int sandbox_shared_store_drop_checkpoint(struct sandbox *sb, const char *name,
+                                         struct airlock_error *e);
+/* Every checkpoint set of sb leaves the store (the sandbox is deleted); a
+ * failure is only logged. */
+void sandbox_shared_store_forget_checkpoints(struct sandbox *sb);
+
 /* Resumes sandbox id, which this node does not hold, from the store's
- * object set: taken into the registry as a suspended sandbox of this
+ * object set (a suspend's, or a checkpoint's, which the store keeps): taken into the registry as a suspended sandbox of this
  * node, then resumed as its own are (*out, running, with the caller's
  * reference). Its template must be here with the same key; the build its
  * deltas need is fetched when this node has another. EXISTS when the id
