@@ -1,6 +1,8 @@
-/* Suspended sandboxes in the shared snapshot store (snapshot_store.h,
- * docs/snapshot-store.md), so any node can resume them:
- * sandboxes/<id>/<generation>/ holds disk.delta (the disk against its
+/* Suspended sandboxes and full checkpoints in the shared snapshot store
+ * (snapshot_store.h, docs/snapshot-store.md), so any node can resume them
+ * (a checkpoint: a lost node's sandbox, restored elsewhere):
+ * sandboxes/<id>/<generation>/ (a suspend) and checkpoints/<id>/<name>/
+ * (a checkpoint) hold disk.delta (the disk against its
  * template's disk), state.delta (the migration stream against the
  * template's memory file) and, last, manifest.json: what the sandbox is
  * (template, its key and build, size, project, creation time, network
