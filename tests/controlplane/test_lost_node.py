@@ -2,6 +2,8 @@
 """A lost node through the public API (issue 16 item 4): two nodes share a
 snapshot store (cp_harness --nodes 2 --shared-store;
 docs/snapshot-store.md "A lost node").
+- Node A's vmhost alone killed (its VMs run on, as in a network split):
+  its running sandbox turns lost, and is running again once A answers.
 - On node A: a running sandbox with a full checkpoint (listed as stored,
   its set in the store), one created with checkpoint_every_s (periodic
   checkpoints appear, and only the newest stays), a suspended one, and a
@@ -116,6 +118,30 @@ def check_bad_input(key):
           "checkpoint_every_s 86401 -> 400 naming the field (got %s %s)" % (st, b))
 
 
+def check_split(key):
+    """Node A silent while its VMs run on (only its vmhost killed, as a
+    network split would look): the running sandbox turns lost, and when A
+    answers again with the VM it is running again, its process alive."""
+    drain(B, "drain")
+    sid = create(key)
+    drain(B, "undrain")
+    sh(key, sid, "setsid sh -c 'while true; do sleep 1; done' </dev/null >/dev/null 2>&1 &"
+                 " echo $! > /root/pid")
+    pid = sh(key, sid, "cat /root/pid").strip()
+    check(control("kill vmhost 0"), "kill -9 node %s's vmhost (its VMs run on)" % A)
+    check(poll(lambda: get(key, sid).get("state") == "lost", limit_s=120),
+          "%s turns lost while node A is silent (%s)" % (sid, get(key, sid).get("state")))
+    check(control("start vmhost 0"), "node %s's vmhost starts again" % A)
+    check(poll(lambda: get(key, sid).get("state") == "running", limit_s=120),
+          "node A answers with the VM: %s is running again (%s)"
+          % (sid, get(key, sid).get("state")))
+    out = sh(key, sid, "kill -0 $(cat /root/pid) && cat /root/pid").strip()
+    check(out == pid and get(key, sid).get("node") == A,
+          "on %s, its process alive (%r, was %r)" % (A, out, pid))
+    st, _, b = call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+    check(st == 204, "delete %s -> 204 (got %s %s)" % (sid, st, b))
+
+
 def make_sandboxes(key):
     """Everything on A (B drained meanwhile): (named, periodic, suspended,
     bare) ids; the first auto checkpoint's name."""
@@ -187,6 +213,7 @@ def main():
     check(len(NODES) == 2, "two nodes (%d)" % len(NODES))
     _, key = new_project_key("lost")
     check_bad_input(key)
+    check_split(key)
     named, periodic, suspended, bare = make_sandboxes(key)
     auto_name = autos(key, periodic)[0]["name"] if autos(key, periodic) else ""
 
