@@ -331,20 +331,17 @@ int checkpoint_delete(struct sandbox *sb, const char *name, struct airlock_error
     pthread_mutex_unlock(&sb->lock);
     if (renamed < 0 && saved != ENOENT)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", final, strerror(saved));
-    /* Its set in the store: also one whose node was lost, this node
-     * holding the sandbox restored from the store without the files. */
+    if (renamed == 0 && fs_remove_tree(doomed, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    /* Its set in the store, also when only the store has it: a lost
+     * node's checkpoint of a sandbox restored here from the store. */
     int stored = sandbox_shared_store_drop_checkpoint(sb, name, e);
     if (stored < 0)
         return -1;
-    if (renamed < 0) {
-        if (!stored)
-            return not_found(sb, name, e);
-        log_info("checkpoint deleted", "sandbox=%s checkpoint=%s where=store", sb->id, name);
-        return 0;
-    }
-    if (fs_remove_tree(doomed, AIRLOCK_ERROR_MSG(e)) < 0)
-        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    log_info("checkpoint deleted", "sandbox=%s checkpoint=%s", sb->id, name);
+    if (renamed < 0 && !stored)
+        return not_found(sb, name, e);
+    log_info("checkpoint deleted", "sandbox=%s checkpoint=%s here=%d stored=%d", sb->id, name,
+             renamed == 0, stored);
     return 0;
 }
 

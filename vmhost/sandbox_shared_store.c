@@ -33,7 +33,7 @@ static const struct set_file set_files[] = {
 };
 #define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
 
-/* kind: "suspend" or "checkpoint" (checkpoint: its name, else NULL). */
+/* A suspend's manifest, or (checkpoint: its name) a checkpoint's. */
 static json_t *manifest_of(struct sandbox *sb, const char *checkpoint, const char *build,
                            json_t *files)
 {
@@ -208,7 +208,24 @@ struct suspend_manifest {
     bool checkpoint; /* a checkpoint's set (kept), not a suspend's (used once) */
 };
 
-static int manifest_read(struct vmhost *vh, const char *id, const char *set,
+/* What object is of sandbox id's: "suspend" (sandboxes/<id>/<generation>),
+ * "checkpoint" (checkpoints/<id>/<name>), or NULL when neither. */
+static const char *set_kind(const char *id, const char *object)
+{
+    static const char *const roots[][2] = { { "sandboxes", "suspend" },
+                                            { "checkpoints", "checkpoint" } };
+    for (size_t i = 0; i < sizeof(roots) / sizeof(*roots); i++) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "%s/%s/", roots[i][0], id);
+        size_t n = strlen(prefix);
+        if (strncmp(object, prefix, n) == 0 && object[n] && !strchr(object + n, '/'))
+            return roots[i][1];
+    }
+    return NULL;
+}
+
+/* want: set_kind's answer for set, which its manifest must say too. */
+static int manifest_read(struct vmhost *vh, const char *id, const char *set, const char *want,
                          struct suspend_manifest *m, struct airlock_error *e)
 {
     if (snapshot_store_get_manifest(vh->snapshots, set, &m->root, e) < 0)
@@ -223,14 +240,12 @@ static int manifest_read(struct vmhost *vh, const char *id, const char *set,
     m->memory_mb = (unsigned)json_integer_value(json_object_get(m->root, "memory_mb"));
     m->created_unix_ms = json_integer_value(json_object_get(m->root, "created_unix_ms"));
     m->files = json_object_get(m->root, "files");
-    m->checkpoint = kind && strcmp(kind, "checkpoint") == 0;
-    if (!kind || (strcmp(kind, "suspend") != 0 && !m->checkpoint) || !sid || !m->template_name ||
-        !m->key ||
-        !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
+    m->checkpoint = strcmp(want, "checkpoint") == 0;
+    if (!kind || strcmp(kind, want) != 0 || !sid || !m->template_name || !m->key || !m->build ||
+        !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                 "snapshot store %s: %s's manifest is not a suspend's or "
-                                 "a checkpoint's",
-                                 snapshot_store_where(vh->snapshots), set);
+                                 "snapshot store %s: %s's manifest is not a %s's",
+                                 snapshot_store_where(vh->snapshots), set, want);
     if (strcmp(sid, id) != 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "snapshot store object %s is sandbox %s's, not %s", set, sid, id);
@@ -298,21 +313,6 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
  * away (its first record is the running one: a crash before leaves a
  * directory without a record, which the next start removes, and the store
  * still holds the suspend — so nothing is synced). */
-/* Whether object is one of sandbox id's sets: a suspend
- * (sandboxes/<id>/<generation>) or a checkpoint (checkpoints/<id>/<name>). */
-static bool set_of(const char *id, const char *object)
-{
-    static const char *const roots[] = { "sandboxes", "checkpoints" };
-    for (size_t i = 0; i < 2; i++) {
-        char prefix[128];
-        snprintf(prefix, sizeof(prefix), "%s/%s/", roots[i], id);
-        size_t n = strlen(prefix);
-        if (strncmp(object, prefix, n) == 0 && object[n] && !strchr(object + n, '/'))
-            return true;
-    }
-    return false;
-}
-
 static int import(struct vmhost *vh, const char *id, const char *object, bool kept,
                   struct sandbox **out, struct airlock_error *e)
 {
@@ -321,7 +321,8 @@ static int import(struct vmhost *vh, const char *id, const char *object, bool ke
                                  "sandbox %s is not on this node, which has no snapshot store "
                                  "(--snapshot-store) to take it from",
                                  id);
-    if (!set_of(id, object))
+    const char *kind = set_kind(id, object);
+    if (!kind)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "%s is not a suspend or checkpoint of sandbox %s in the "
                                  "snapshot store",
@@ -331,7 +332,7 @@ static int import(struct vmhost *vh, const char *id, const char *object, bool ke
     struct template_version *t = NULL;
     struct sandbox *sb = NULL;
     char disk[PATH_MAX], mem[PATH_MAX];
-    if (manifest_read(vh, id, object, &m, e) < 0 ||
+    if (manifest_read(vh, id, object, kind, &m, e) < 0 ||
         template_acquire(vh, m.template_name, m.vcpus, m.memory_mb, &t, e) < 0 ||
         bases_of(vh, &m, t, disk, mem, e) < 0)
         goto fail;
