@@ -33,8 +33,8 @@ int store_checkpoint_insert(struct db *db, const char *sandbox_id, const char *n
  * found. State naming the sandbox (and name) when there is none. */
 int store_checkpoint_stored(struct db *db, const char *sandbox_id, const char *name, char *set,
                             size_t setlen, char *found, size_t foundlen, struct airlock_error *e);
-/* The sandbox's periodic checkpoints but keep, oldest first (column 0:
- * the name). */
+/* The sandbox's periodic checkpoints but keep ("": all), oldest first
+ * (column 0: the name). */
 int store_checkpoint_older_auto(struct db *db, const char *sandbox_id, const char *keep,
                                 PGresult **older, struct airlock_error *e);
 int store_checkpoint_delete(struct db *db, const char *sandbox_id, const char *name,

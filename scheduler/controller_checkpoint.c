@@ -12,21 +12,17 @@
 #include "controller_jobs.h"
 #include "log.h"
 #include "nodes.h"
+#include "quota_store.h"
 #include "service_checkpoint.h"
 
 /* Per pass: each checkpoint stops its VM for a moment and asks a node. */
 #define CHECKPOINT_BATCH "10"
 
-/* Deletes sandbox id's periodic checkpoints but keep, on node and in the
- * database; one that stays is tried again after the next. */
-static void drop_older(struct scheduler *s, const char *node, const char *id, const char *keep)
+/* Deletes older (rows of store_checkpoint_older_auto) on node and in the
+ * database; one that stays is tried again after the next checkpoint. */
+static void drop_older(struct scheduler *s, const char *node, const char *id, PGresult *older)
 {
-    PGresult *older;
     struct airlock_error e;
-    if (store_checkpoint_older_auto(&s->db, id, keep, &older, &e) < 0) {
-        log_warn("periodic checkpoints: database", "sandbox=%s error=\"%s\"", id, e.message);
-        return;
-    }
     for (int i = 0; i < PQntuples(older); i++) {
         const char *name = PQgetvalue(older, i, 0);
         int rc = service_checkpoint_drop_on_node(s, node, id, name, &e);
@@ -36,12 +32,24 @@ static void drop_older(struct scheduler *s, const char *node, const char *id, co
         log_warn("older periodic checkpoint not deleted", "sandbox=%s checkpoint=%s error=\"%s\"",
                  id, name, e.message);
     }
-    PQclear(older);
 }
 
+/* A new periodic checkpoint replaces the older ones: the project's
+ * checkpoints quota is asked for the difference only (none once there is
+ * one), and before the node stops the VM, so a project at its limit is
+ * not checkpointed (and the checkpoint deleted again) on every pass. */
 static void checkpoint_one(struct scheduler *s, const char *id, const char *project_id,
                            const char *node)
 {
+    struct airlock_error e;
+    PGresult *older;
+    if (store_checkpoint_older_auto(&s->db, id, "", &older, &e) < 0) {
+        log_warn("periodic checkpoints: database", "sandbox=%s error=\"%s\"", id, e.message);
+        return;
+    }
+    struct quota_ask ask;
+    store_checkpoint_ask(project_id, &s->cfg.quota_defaults, &ask);
+    ask.request.v[QUOTA_CHECKPOINTS] = PQntuples(older) > 0 ? 0 : 1;
     char name[32];
     snprintf(name, sizeof(name), CHECKPOINT_AUTO_PREFIX "%lld", (long long)clock_realtime_ms());
     Airlock__Vmhost__V1__CreateCheckpointRequest req =
@@ -50,23 +58,25 @@ static void checkpoint_one(struct scheduler *s, const char *id, const char *proj
     req.name = name;
     req.kind = AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL;
     Airlock__Node__V1__NodeReply *reply = NULL;
-    struct airlock_error e;
-    int rc = nodes_call(s, node, NODE_OP(CHECKPOINT), &req.base, s->cfg.node_timeout_ms, &reply,
+    int rc = store_quota_admits(&s->db, &ask, &e);
+    if (rc == 0)
+        rc = nodes_call(s, node, NODE_OP(CHECKPOINT), &req.base, s->cfg.node_timeout_ms, &reply,
                         &e);
     if (rc == 0 && !reply->checkpoint)
         rc = airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "node %s answered without it", node);
     if (rc == 0)
-        rc = service_checkpoint_record(s, project_id, node, reply->checkpoint, "full", &e);
+        rc = service_checkpoint_record(s, &ask, node, reply->checkpoint, "full", &e);
     if (rc == 0) {
         log_info("periodic checkpoint", "sandbox=%s checkpoint=%s node=%s stored=%d", id, name,
                  node, *reply->checkpoint->store_object != '\0');
-        drop_older(s, node, id, name);
+        drop_older(s, node, id, older);
     } else {
         log_warn("periodic checkpoint failed", "sandbox=%s checkpoint=%s node=%s error=\"%s\"",
                  id, name, node, e.message);
     }
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
+    PQclear(older);
 }
 
 void controller_checkpoint_pass(struct scheduler *s)

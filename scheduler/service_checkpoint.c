@@ -83,14 +83,12 @@ int service_checkpoint_drop_on_node(struct scheduler *s, const char *node, const
     return rc;
 }
 
-int service_checkpoint_record(struct scheduler *s, const char *project_id, const char *node,
+int service_checkpoint_record(struct scheduler *s, const struct quota_ask *ask, const char *node,
                               const Airlock__Vmhost__V1__Checkpoint *c, const char *kind,
                               struct airlock_error *e)
 {
-    struct quota_ask ask;
-    store_checkpoint_ask(project_id, &s->cfg.quota_defaults, &ask);
     int rc = store_checkpoint_insert(&s->db, c->sandbox_id, c->name, kind, c->created_unix_ms,
-                                     c->store_object, &ask, e);
+                                     c->store_object, ask, e);
     struct airlock_error drop_e; /* e is the caller's answer */
     if (rc < 0 && e->class == AIRLOCK_ERR_QUOTA &&
         service_checkpoint_drop_on_node(s, node, c->sandbox_id, c->name, &drop_e) < 0)
@@ -117,8 +115,10 @@ int checkpoint_create_done(struct op_run *r)
     c.kind = kind_full(req) ? "full" : "disk";
     c.created_unix_ms = made->created_unix_ms;
     c.stored = *made->store_object != '\0';
-    int rc = service_checkpoint_record(r->s, r->project_id, store_sandbox_node(r->row, 0), made,
-                                       c.kind, &r->err);
+    struct quota_ask ask;
+    store_checkpoint_ask(r->project_id, &r->s->cfg.quota_defaults, &ask);
+    int rc = service_checkpoint_record(r->s, &ask, store_sandbox_node(r->row, 0), made, c.kind,
+                                       &r->err);
     if (rc == 0)
         rpc_call_reply(r->call, &c.base);
     return rc;
