@@ -16,7 +16,8 @@
 #define CLI_EXIT_USAGE 2
 
 #define CLI_CREATE_USAGE \
-    "[--template T] [--cpus N] [--memory MiB] [--idle-timeout S] [--ttl S]"
+    "[--template T] [--cpus N] [--memory MiB] [--idle-timeout S] [--ttl S]" \
+    " [--checkpoint-every S]"
 
 struct cli {
     const char *url;

@@ -17,6 +17,7 @@ int cmd_create(struct cli *c, int argc, char **argv)
         { "memory", required_argument, NULL, 'm' },
         { "idle-timeout", required_argument, NULL, 'i' },
         { "ttl", required_argument, NULL, 'l' },
+        { "checkpoint-every", required_argument, NULL, 'k' },
         { NULL, 0, NULL, 0 },
     };
     /* The JSON field each number option sets. */
@@ -29,6 +30,8 @@ int cmd_create(struct cli *c, int argc, char **argv)
         { 'm', "memory", "memory_mb", 65536 },
         { 'i', "idle-timeout", "idle_timeout_s", CREATE_SECONDS_MAX },
         { 'l', "ttl", "ttl_s", CREATE_SECONDS_MAX },
+        /* The scheduler names its own range (10..86400). */
+        { 'k', "checkpoint-every", "checkpoint_every_s", CREATE_SECONDS_MAX },
     };
     json_t *body = json_object();
     int opt;

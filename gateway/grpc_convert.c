@@ -108,6 +108,15 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
     metadata_entries(a, sb, m);
     m->idle_timeout_s = sb->idle_timeout_s;
     m->ttl_s = sb->ttl_s;
+    m->checkpoint_every_s = sb->checkpoint_every_s;
+    if (strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
+        m->restore_point = grpc_arena_alloc(a, sizeof(*m->restore_point));
+        if (!m->restore_point)
+            return NULL;
+        airlock__v1__restore_point__init(m->restore_point);
+        m->restore_point->checkpoint = sb->restore_point;
+        m->restore_point->created_at = rfc3339(a, sb->restore_point_unix_ms);
+    }
     m->created_at = rfc3339(a, sb->created_unix_ms);
     m->updated_at = rfc3339(a, sb->updated_unix_ms);
     m->error = sb->error;
@@ -160,6 +169,7 @@ Airlock__V1__Checkpoint *grpc_checkpoint_msg(struct grpc_arena *a,
     m->name = c->name;
     m->kind = c->kind;
     m->created_at = rfc3339(a, c->created_unix_ms);
+    m->stored = c->stored;
     return m;
 }
 

@@ -33,6 +33,7 @@ void grpc_create_sandbox(struct grpc_request *r)
     req.memory_mb = in->memory_mb;
     req.idle_timeout_s = in->idle_timeout_s;
     req.ttl_s = in->ttl_s;
+    req.checkpoint_every_s = in->checkpoint_every_s;
     req.idempotency_key = in->idempotency_key;
     req.n_env = in->n_env;
     req.n_metadata = in->n_metadata;

@@ -6,12 +6,13 @@
 #include "reply.h"
 #include "route_handlers.h"
 
-/* {"name":…,"kind":"disk|full","created_at":RFC3339} */
+/* {"name":…,"kind":"disk|full","created_at":RFC3339,"stored":bool} */
 static json_t *checkpoint_json(const Airlock__Scheduler__V1__Checkpoint *c)
 {
     char created[40];
     reply_rfc3339(c->created_unix_ms, created, sizeof(created));
-    return json_pack("{s:s,s:s,s:s}", "name", c->name, "kind", c->kind, "created_at", created);
+    return json_pack("{s:s,s:s,s:s,s:b}", "name", c->name, "kind", c->kind, "created_at", created,
+                     "stored", c->stored);
 }
 
 enum MHD_Result gw_scheduler_call(struct gw_request *r, const char *method, ProtobufCMessage *req,

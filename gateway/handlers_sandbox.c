@@ -1,6 +1,7 @@
 /* Sandboxes: create, list, get, delete, pause, resume, suspend — control
  * calls on the scheduler — and the lookups the data routes share. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,17 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
                           metadata ? metadata : json_object(), "idle_timeout_s",
                           (json_int_t)sb->idle_timeout_s, "created_at", created, "updated_at",
                           updated);
-    if (j)
+    if (j) {
         json_object_set_new(j, "ttl_s", json_integer(sb->ttl_s));
+        json_object_set_new(j, "checkpoint_every_s", json_integer(sb->checkpoint_every_s));
+    }
+    /* Lost with its node: what a restore without a checkpoint uses. */
+    if (j && strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
+        char at[40];
+        reply_rfc3339(sb->restore_point_unix_ms, at, sizeof(at));
+        json_object_set_new(j, "restore_point", json_pack("{s:s,s:s}", "checkpoint",
+                                                          sb->restore_point, "created_at", at));
+    }
     if (j && *sb->error)
         json_object_set_new(j, "error", json_string(sb->error));
     json_t *network = sb->network ? policy_json_from_proto(sb->network, "network", err,
@@ -185,19 +195,20 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         { "template", JF_STRING },      { "cpus", JF_UINT },
         { "memory_mb", JF_UINT },       { "env", JF_STRING_MAP },
         { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
-        { "ttl_s", JF_UINT },
+        { "ttl_s", JF_UINT },           { "checkpoint_every_s", JF_UINT },
         { "network", JF_OBJECT },
     };
     json_t *body;
     struct airlock_error e;
-    uint64_t cpus, memory_mb, idle, ttl;
+    uint64_t cpus, memory_mb, idle, ttl, every;
     if (json_input_parse(r->body.data, r->body.len, fields, sizeof(fields) / sizeof(*fields), &body,
                          &e) < 0)
         return reply_airlock_error(r, &e);
     if (json_input_uint(body, "cpus", 16, 0, &cpus, &e) < 0 ||
         json_input_uint(body, "memory_mb", 65536, 0, &memory_mb, &e) < 0 ||
         json_input_uint(body, "idle_timeout_s", GW_IDLE_TIMEOUT_MAX_S, 0, &idle, &e) < 0 ||
-        json_input_uint(body, "ttl_s", GW_IDLE_TIMEOUT_MAX_S, 0, &ttl, &e) < 0) {
+        json_input_uint(body, "ttl_s", GW_IDLE_TIMEOUT_MAX_S, 0, &ttl, &e) < 0 ||
+        json_input_uint(body, "checkpoint_every_s", UINT32_MAX, 0, &every, &e) < 0) {
         json_decref(body);
         return reply_airlock_error(r, &e);
     }
@@ -209,6 +220,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     req.memory_mb = (uint32_t)memory_mb;
     req.idle_timeout_s = (uint32_t)idle;
     req.ttl_s = (uint32_t)ttl;
+    req.checkpoint_every_s = (uint32_t)every; /* its range: the scheduler's */
     req.idempotency_key = (char *)(idem ? idem : "");
     /* Pointing into body, which outlives the call. */
     req.env = (void *)string_map_from_json(

@@ -14,6 +14,7 @@ struct controller {
     struct controller_leader leader;
     struct controller_pools pools;
     int64_t next_full_reconcile_ms; /* monotonic */
+    int64_t leading_since_ms;       /* monotonic: when this replica began to lead */
     pthread_t thread;
 
     pthread_mutex_t lock;
@@ -33,15 +34,23 @@ static void controller_pass(struct controller *c)
         controller_reconcile_flag_all(c->s);
         c->next_full_reconcile_ms = now + (int64_t)c->s->cfg.reconcile_interval_s * 1000;
     }
+    if (!was_leader)
+        c->leading_since_ms = now;
     /* Reconcile first: a sandbox the node lost is not suspended or
      * deleted on it. */
     controller_reconcile_pass(c->s);
+    /* After a control plane that was down, every node's last heartbeat is
+     * old until the nodes are heard again: a new leader judges silence
+     * only once it has led that long itself. */
+    if (now - c->leading_since_ms >= (int64_t)c->s->cfg.node_dead_after_s * 1000)
+        controller_lost_pass(c->s);
     controller_ttl_pass(c->s);
     controller_idle_pass(c->s);
     /* After the deletes and suspends above, which may leave a draining
      * node holding nothing. */
     controller_drain_pass(c->s);
     controller_pool_pass(c->s, &c->pools);
+    controller_checkpoint_pass(c->s);
 }
 
 static void *controller_main(void *arg)

@@ -40,6 +40,14 @@ void controller_ttl_pass(struct scheduler *s);
 /* Suspends running or paused sandboxes idle longer than idle_timeout_s. */
 void controller_idle_pass(struct scheduler *s);
 
+/* Running and paused sandboxes of nodes silent past --node-dead-after-s
+ * become lost (controller_lost.c). */
+void controller_lost_pass(struct scheduler *s);
+
+/* A full checkpoint of each running sandbox whose checkpoint_every_s has
+ * passed since its newest periodic one; older periodic ones go. */
+void controller_checkpoint_pass(struct scheduler *s);
+
 /* drain_step (node_drain.h) on every draining or drained node. */
 void controller_drain_pass(struct scheduler *s);
 

@@ -66,7 +66,9 @@ static int reconcile_row(struct scheduler *s, const char *node, Airlock__Node__V
     char why[1400];
     snprintf(why, sizeof(why), "%s (node %s)%s%.1000s", step.why, node, *node_error ? ": " : "",
              node_error);
-    if (step.kind == RECONCILE_DELETE_ON_NODE && nodes_delete_sandbox(s, node, id, NULL, &e) < 0) {
+    bool row_stays = step.to != SANDBOX_DELETED; /* and keeps its checkpoints in the store */
+    if (step.kind == RECONCILE_DELETE_ON_NODE &&
+        nodes_delete_sandbox(s, node, id, NULL, row_stays, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", id, node,
                  e.message);
         return 0;
@@ -115,7 +117,8 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
     enum sandbox_state state = SANDBOX_CREATING;
     bool moved = known && !deleted && sandbox_state_parse(PQgetvalue(res, 0, 0), &state) == 0 &&
                  !transient(state) && strcmp(PQgetvalue(res, 0, 1), node) != 0;
-    /* A moved sandbox may live on from its suspend in the store. */
+    /* A moved sandbox may live on from its suspend in the store, and from
+     * its checkpoints there (a lost one restored elsewhere). */
     char keep[256] = "";
     if (moved)
         snprintf(keep, sizeof(keep), "%s", PQgetvalue(res, 0, 2));
@@ -124,7 +127,7 @@ static int reconcile_unknown_vm(struct scheduler *s, const char *node,
         return 0; /* another node's, being moved: not this node's to judge yet */
     if (!known && clock_realtime_ms() - vm->created_unix_ms < (int64_t)s->cfg.reconcile_grace_s * 1000)
         return 0;
-    if (nodes_delete_sandbox(s, node, vm->id, keep, &e) < 0) {
+    if (nodes_delete_sandbox(s, node, vm->id, keep, moved, &e) < 0) {
         log_warn("reconcile: delete on node failed", "sandbox=%s node=%s error=\"%s\"", vm->id,
                  node, e.message);
         return 0;

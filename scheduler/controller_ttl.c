@@ -15,7 +15,7 @@ void controller_ttl_pass(struct scheduler *s)
     struct airlock_error e;
     PGresult *rows = db_query(&s->db,
                               "SELECT id, project_id, ttl_s FROM sandboxes"
-                              " WHERE ttl_s > 0 AND state IN ('running', 'paused', 'suspended', 'error')"
+                              " WHERE ttl_s > 0 AND state IN ('running', 'paused', 'suspended', 'error', 'lost')"
                               " AND created_at < now() - make_interval(secs => ttl_s)"
                               " ORDER BY created_at LIMIT " TTL_BATCH,
                               0, NULL, AIRLOCK_ERROR_MSG(&e));

@@ -216,7 +216,13 @@ static const char *const migrations[] = {
     /* 9: a suspended sandbox's snapshot in the shared snapshot store
      * (vmhost --snapshot-store): any live node resumes it from there. */
     "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
-    /* 10: a sandbox migrating live to another node (a drain) holds its VM:
+    /* 10: a lost node (issue 16 item 4). A checkpoint's set in the shared
+     * snapshot store ('' = only on its node): a lost sandbox is restored
+     * from it on another node. checkpoint_every_s: the period of the
+     * sandbox's automatic checkpoints (controller_checkpoint.c; 0 = none). */
+    "ALTER TABLE checkpoints ADD COLUMN store_object text NOT NULL DEFAULT '';"
+    "ALTER TABLE sandboxes ADD COLUMN checkpoint_every_s integer NOT NULL DEFAULT 0;",
+    /* 11: a sandbox migrating live to another node (a drain) holds its VM:
      * it counts against its project's quotas as a running one does. */
     "CREATE OR REPLACE FUNCTION quota_usage(p text, stale_build_s integer) RETURNS bigint[]"
     " LANGUAGE plpgsql STABLE AS $$"

@@ -53,7 +53,7 @@ static void move_suspended(struct scheduler *s, const char *node_id, const char 
                  id);
     else
         log_info("drain: suspended sandbox moved", "sandbox=%s from=%s to=%s", id, node_id, to);
-    if (moved >= 0 && nodes_delete_sandbox(s, left, id, stored, &e) < 0)
+    if (moved >= 0 && nodes_delete_sandbox(s, left, id, stored, true, &e) < 0)
         log_warn("drain: a copy stays until reconciliation", "sandbox=%s node=%s error=\"%s\"",
                  id, left, e.message);
 }

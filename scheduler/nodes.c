@@ -280,11 +280,12 @@ int nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
 }
 
 int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *id,
-                         const char *keep_stored, struct airlock_error *e)
+                         const char *keep_stored, bool moved, struct airlock_error *e)
 {
     Airlock__Vmhost__V1__SandboxRef req = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
     req.id = (char *)id;
     req.store_object = (char *)(keep_stored ? keep_stored : "");
+    req.keep_checkpoints = moved;
     Airlock__Node__V1__NodeReply *reply = NULL;
     int rc = nodes_call(s, node_id, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, e);
     if (reply)

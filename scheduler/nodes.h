@@ -79,10 +79,11 @@ int nodes_call(struct scheduler *s, const char *node_id, node_op op, const Proto
 
 /* Deletes sandbox id on node_id; keep_stored (NULL: none) is its suspend
  * in the shared snapshot store, which the node then leaves there (the
- * sandbox lives on from it elsewhere). 0 also when the node has no such
- * sandbox. */
+ * sandbox lives on from it elsewhere). moved: the sandbox lives on (on
+ * another node, or as a row that keeps it), so its checkpoints in the
+ * store stay. 0 also when the node has no such sandbox. */
 int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *id,
-                         const char *keep_stored, struct airlock_error *e);
+                         const char *keep_stored, bool moved, struct airlock_error *e);
 
 /* A NodeReply in msg (destroyed here), as nodes_call answers it: OK with
  * *reply, or its refusal in e. op names the request in errors. */

@@ -24,6 +24,19 @@ static struct reconcile_step plan_error(const struct reconcile_node_view *node)
     return keep();
 }
 
+/* A lost sandbox (its node went silent) whose node answers again: if it
+ * still runs the VM, the sandbox is what the node shows (nothing was lost
+ * after all); else it stays lost, for a restore from its checkpoint. A
+ * lost sandbox restored elsewhere is no longer this node's row: the
+ * node's copy is an unknown VM, deleted (controller_reconcile.c). */
+static struct reconcile_step plan_lost(const struct reconcile_node_view *node)
+{
+    if (node->present && !node->busy &&
+        (node->state == SANDBOX_RUNNING || node->state == SANDBOX_PAUSED))
+        return move(node->state, "the lost node is back and still holds the sandbox's VM");
+    return keep();
+}
+
 /* A settled sandbox: only a VM that is gone or broken changes it. */
 static struct reconcile_step plan_settled(enum sandbox_state db_state,
                                           const struct reconcile_node_view *node)
@@ -97,6 +110,8 @@ struct reconcile_step reconcile_plan(enum sandbox_state db_state, bool stuck,
         return stuck ? plan_stuck(db_state, node) : keep();
     case SANDBOX_DELETED:
         return keep();
+    case SANDBOX_LOST:
+        return plan_lost(node);
     default:
         return plan_settled(db_state, node);
     }

@@ -8,7 +8,8 @@ static const char *const state_names[SANDBOX_STATE_COUNT] = {
     [SANDBOX_PAUSED] = "paused",         [SANDBOX_SUSPENDING] = "suspending",
     [SANDBOX_SUSPENDED] = "suspended",   [SANDBOX_RESUMING] = "resuming",
     [SANDBOX_DELETING] = "deleting",     [SANDBOX_DELETED] = "deleted",
-    [SANDBOX_ERROR] = "error",          [SANDBOX_MIGRATING] = "migrating",
+    [SANDBOX_ERROR] = "error",           [SANDBOX_LOST] = "lost",
+    [SANDBOX_MIGRATING] = "migrating",
 };
 
 static const char *const op_names[SANDBOX_OP_COUNT] = {
@@ -31,23 +32,28 @@ static const char *const op_names[SANDBOX_OP_COUNT] = {
 #define DG SANDBOX_DELETING
 #define DD SANDBOX_DELETED
 #define E SANDBOX_ERROR
+#define L SANDBOX_LOST
 #define M SANDBOX_MIGRATING
 
 /* allowed[from][to]. Besides the design's edges: an interrupted suspend
  * returns to where it came from (suspending → running|paused) and a failed
  * resume leaves the snapshot in place (resuming → suspended), so a node
- * that refuses an operation does not strand a sandbox; a drain's live
+ * that refuses an operation does not strand a sandbox. A running or paused
+ * sandbox whose node went silent is lost; from there a restore elsewhere
+ * goes through resuming (and back to lost when it fails), and the node's
+ * return with the VM makes it running or paused again. A drain's live
  * migration passes migrating. */
 static const bool allowed[SANDBOX_STATE_COUNT][SANDBOX_STATE_COUNT] = {
     [C] = { [R] = true, [DG] = true, [E] = true },
-    [R] = { [P] = true, [SG] = true, [DG] = true, [E] = true, [M] = true },
-    [P] = { [R] = true, [SG] = true, [DG] = true, [E] = true },
+    [R] = { [P] = true, [SG] = true, [DG] = true, [E] = true, [L] = true, [M] = true },
+    [P] = { [R] = true, [SG] = true, [DG] = true, [E] = true, [L] = true },
     [SG] = { [SD] = true, [R] = true, [P] = true, [DG] = true, [E] = true },
     [SD] = { [RS] = true, [DG] = true, [E] = true },
-    [RS] = { [R] = true, [SD] = true, [DG] = true, [E] = true },
+    [RS] = { [R] = true, [SD] = true, [DG] = true, [E] = true, [L] = true },
     [DG] = { [DD] = true, [E] = true },
     [DD] = { 0 },
     [E] = { [DG] = true },
+    [L] = { [RS] = true, [R] = true, [P] = true, [DG] = true, [E] = true },
     /* Back to running where it is or on the node it moved to
      * (scheduler/node_migrate.c). */
     [M] = { [R] = true, [E] = true },
@@ -83,7 +89,7 @@ bool sandbox_transition_allowed(enum sandbox_state from, enum sandbox_state to)
 
 bool sandbox_transition_admitted(enum sandbox_state from, enum sandbox_state to)
 {
-    return from == SD && to == RS;
+    return (from == SD || from == L) && to == RS;
 }
 
 /* The state an operation moves a sandbox in `from` to first, or -1. */
@@ -102,7 +108,10 @@ static int op_first_state(enum sandbox_op op, enum sandbox_state from)
         return sandbox_transition_allowed(from, DG) ? DG : -1;
     case SANDBOX_OP_CHECKPOINT:
     case SANDBOX_OP_FORK: return from == R ? R : -1;
-    case SANDBOX_OP_RESTORE: return from == R || from == P ? R : -1;
+    case SANDBOX_OP_RESTORE:
+        if (from == L)
+            return RS; /* on another node, from the store */
+        return from == R || from == P ? R : -1;
     case SANDBOX_OP_SET_NETWORK: return from == R || from == P ? (int)from : -1;
     case SANDBOX_OP_COUNT: break;
     }
@@ -114,7 +123,8 @@ static enum sandbox_state op_done_state(enum sandbox_op op, enum sandbox_state f
     switch (op) {
     case SANDBOX_OP_SUSPEND: return SD;
     case SANDBOX_OP_DELETE: return DD;
-    case SANDBOX_OP_RESUME: return R;
+    case SANDBOX_OP_RESUME:
+    case SANDBOX_OP_RESTORE: return R;
     default: return first;
     }
 }

@@ -20,6 +20,11 @@ enum sandbox_state {
     SANDBOX_DELETING,
     SANDBOX_DELETED,
     SANDBOX_ERROR,
+    /* Its node went silent past --node-dead-after-s while it ran: its VM
+     * may be gone. Restore brings it back from a checkpoint in the shared
+     * store on another node (through resuming); the node's return with the
+     * VM still there makes it what the node shows again. */
+    SANDBOX_LOST,
     SANDBOX_MIGRATING, /* live migration to another node (a drain): no operation meanwhile */
     SANDBOX_STATE_COUNT,
 };
@@ -31,7 +36,7 @@ enum sandbox_op {
     SANDBOX_OP_SUSPEND,
     SANDBOX_OP_DELETE,
     SANDBOX_OP_CHECKPOINT, /* running stays running */
-    SANDBOX_OP_RESTORE,    /* running or paused → running */
+    SANDBOX_OP_RESTORE,    /* running or paused → running; lost → resuming → running */
     SANDBOX_OP_FORK,       /* running stays running; the forks are new sandboxes */
     SANDBOX_OP_SET_NETWORK, /* running or paused stays: egress is attached in both */
     SANDBOX_OP_COUNT,
@@ -47,8 +52,8 @@ const char *sandbox_op_name(enum sandbox_op op);
 bool sandbox_transition_allowed(enum sandbox_state from, enum sandbox_state to);
 
 /* Whether from → to asks the project's quotas (quota_store.h) for the
- * sandbox's vCPUs and memory again: a suspended sandbox resuming, whose
- * VM starts anew (a suspended one counts for none). The other ways into a
+ * sandbox's vCPUs and memory again: a suspended or lost sandbox resuming,
+ * whose VM starts anew (a suspended or lost one counts for none). The other ways into a
  * state that counts are no one's request (the reconciler finding a
  * suspended sandbox lost: error) and are not refused. */
 bool sandbox_transition_admitted(enum sandbox_state from, enum sandbox_state to);

@@ -19,9 +19,15 @@
     " (extract(epoch from s.created_at) * 1000)::bigint,"                                 \
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
-    " coalesce(s.network::text, ''), s.ttl_s, s.store_object"
-#define SANDBOX_COLUMN_COUNT 17
-#define SANDBOX_JOINS(rows) rows " s LEFT JOIN nodes n ON n.id = s.node_id"
+    " coalesce(s.network::text, ''), s.ttl_s, s.store_object, s.checkpoint_every_s,"     \
+    " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0)"
+#define SANDBOX_COLUMN_COUNT 20
+/* rp: its restore point, the newest checkpoint in the shared store. */
+#define SANDBOX_JOINS(rows)                                                               \
+    rows " s LEFT JOIN nodes n ON n.id = s.node_id"                                       \
+    " LEFT JOIN LATERAL (SELECT c.name, c.created_at FROM checkpoints c"                  \
+    "   WHERE c.sandbox_id = s.id AND c.store_object <> ''"                               \
+    "   ORDER BY c.created_at DESC, c.name DESC LIMIT 1) rp ON true"
 #define SANDBOX_FROM(rows) " FROM " SANDBOX_JOINS(rows)
 #define SANDBOX_SELECT "SELECT" SANDBOX_COLUMNS SANDBOX_FROM("sandboxes")
 
@@ -94,6 +100,9 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
     msg->error = PQgetvalue(res, row, 10);
     msg->idle_timeout_s = (uint32_t)atoi(PQgetvalue(res, row, 13));
     msg->ttl_s = (uint32_t)atoi(PQgetvalue(res, row, 15));
+    msg->checkpoint_every_s = (uint32_t)atoi(PQgetvalue(res, row, 17));
+    msg->restore_point = PQgetvalue(res, row, 18);
+    msg->restore_point_unix_ms = atoll(PQgetvalue(res, row, 19));
     for (int c = 0; c < 3; c++) {
         const char *text = PQgetvalue(res, row, json_column_index[c]);
         out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
@@ -287,11 +296,12 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                          const struct transition_note *note, struct sandbox_event *created,
                          PGresult **row, bool *existing, struct airlock_error *e)
 {
-    char cpus[16], memory[16], idle[16], ttl[16], dead_after[16];
+    char cpus[16], memory[16], idle[16], ttl[16], dead_after[16], every[16];
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
     snprintf(memory, sizeof(memory), "%u", req->memory_mb);
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
     snprintf(ttl, sizeof(ttl), "%u", req->ttl_s);
+    snprintf(every, sizeof(every), "%u", req->checkpoint_every_s);
     snprintf(dead_after, sizeof(dead_after), "%d", node_dead_after_s);
     struct quota_ask ask = { req->project_id, { { 0 } }, quota_defaults };
     quota_sandboxes(1, req->cpus, req->memory_mb, &ask.request);
@@ -307,7 +317,7 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                              memory,      text.env,        text.metadata,  idle,
                              req->idempotency_key, note->who, note->request_id,
                              text.network ? text.network : "", ttl, dead_after,
-                             quota.request, quota.defaults };
+                             quota.request, quota.defaults, every };
     /* One round trip: the quota gate, the template check, the placement
      * (NULL when no node has room: create_on_node says why), the sandbox
      * and its first transition, atomically, answered with the row. A
@@ -317,15 +327,16 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         db, "sandbox_insert",
         "WITH" QUOTA_GATE("$2", "$15", "$16") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
-        "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, node_id)"
+        "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, checkpoint_every_s,"
+        "   node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, "
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer, "
         NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
-        16, params, AIRLOCK_ERROR_MSG(e));
+        17, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (admitted_written(res)) {

@@ -41,6 +41,11 @@ void service_sandbox_msgs_free(struct sandbox_msgs *m);
 int service_transition(struct scheduler *s, const char *id, enum sandbox_state from,
                        enum sandbox_state to, const struct transition_note *note,
                        struct airlock_error *e);
+/* The same, only if the project's quotas admit ask (quota when not): a
+ * transition sandbox_transition_admitted() names. */
+int service_transition_admitted(struct scheduler *s, const char *id, enum sandbox_state from,
+                                enum sandbox_state to, const struct transition_note *note,
+                                const struct quota_ask *ask, struct airlock_error *e);
 /* The same, answered with the sandbox as committed in *row (PQclear it). */
 int service_transition_row(struct scheduler *s, const char *id, enum sandbox_state from,
                            enum sandbox_state to, const struct transition_note *note,

@@ -9,10 +9,13 @@
 
 #include "checkpoint_store.h"
 #include "log.h"
+#include "nodes.h"
 #include "rpc_err.h"
 #include "sandbox_store.h"
 #include "scheduler_service.h"
+#include "service_checkpoint.h"
 #include "service_op.h"
+#include "service_resume.h"
 
 /* field: how the caller named it ("name", "checkpoint"). */
 static bool checkpoint_name_valid(const char *field, const char *name, struct airlock_error *e)
@@ -66,17 +69,32 @@ int checkpoint_create_request(struct op_run *r, union op_node_request *u)
     return 0;
 }
 
-/* A checkpoint the node made that could not be recorded, deleted there. */
-static void checkpoint_unrecorded_drop(struct op_run *r)
+int service_checkpoint_drop_on_node(struct scheduler *s, const char *node, const char *id,
+                                    const char *name, struct airlock_error *e)
 {
-    const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
     Airlock__Vmhost__V1__CheckpointRequest del = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
-    del.sandbox_id = req->sandbox_id;
-    del.name = req->name;
-    struct airlock_error e; /* r->err is the call's answer */
-    if (service_call_node(r->s, r->row, NODE_OP(CHECKPOINT_DELETE), &del.base, NULL, &e) < 0)
+    del.sandbox_id = (char *)id;
+    del.name = (char *)name;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    int rc = nodes_call(s, node, NODE_OP(CHECKPOINT_DELETE), &del.base, s->cfg.node_timeout_ms,
+                        &reply, e);
+    if (reply)
+        protobuf_c_message_free_unpacked(&reply->base, NULL);
+    return rc;
+}
+
+int service_checkpoint_record(struct scheduler *s, const struct quota_ask *ask, const char *node,
+                              const Airlock__Vmhost__V1__Checkpoint *c, const char *kind,
+                              struct airlock_error *e)
+{
+    int rc = store_checkpoint_insert(&s->db, c->sandbox_id, c->name, kind, c->created_unix_ms,
+                                     c->store_object, ask, e);
+    struct airlock_error drop_e; /* e is the caller's answer */
+    if (rc < 0 && e->class == AIRLOCK_ERR_QUOTA &&
+        service_checkpoint_drop_on_node(s, node, c->sandbox_id, c->name, &drop_e) < 0)
         log_warn("unrecorded checkpoint not deleted", "sandbox=%s checkpoint=%s error=\"%s\"",
-                 req->sandbox_id, req->name, e.message);
+                 c->sandbox_id, c->name, drop_e.message);
+    return rc;
 }
 
 /* The node's checkpoint recorded, and answered; one the quotas refuse now
@@ -85,23 +103,24 @@ static void checkpoint_unrecorded_drop(struct op_run *r)
 int checkpoint_create_done(struct op_run *r)
 {
     const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
-    if (!r->reply->checkpoint)
+    const Airlock__Vmhost__V1__Checkpoint *made = r->reply->checkpoint;
+    if (!made || strcmp(made->sandbox_id, req->sandbox_id) != 0 ||
+        strcmp(made->name, req->name) != 0)
         return airlock_error_set(&r->err, AIRLOCK_ERR_INTERNAL,
-                                 "node %s answered checkpoint without one",
+                                 "node %s answered checkpoint without this one",
                                  store_sandbox_node(r->row, 0));
     Airlock__Scheduler__V1__Checkpoint c = AIRLOCK__SCHEDULER__V1__CHECKPOINT__INIT;
     c.sandbox_id = req->sandbox_id;
     c.name = req->name;
     c.kind = kind_full(req) ? "full" : "disk";
-    c.created_unix_ms = r->reply->checkpoint->created_unix_ms;
+    c.created_unix_ms = made->created_unix_ms;
+    c.stored = *made->store_object != '\0';
     struct quota_ask ask;
     store_checkpoint_ask(r->project_id, &r->s->cfg.quota_defaults, &ask);
-    int rc = store_checkpoint_insert(&r->s->db, req->sandbox_id, c.name, c.kind, c.created_unix_ms,
-                                     &ask, &r->err);
+    int rc = service_checkpoint_record(r->s, &ask, store_sandbox_node(r->row, 0), made, c.kind,
+                                       &r->err);
     if (rc == 0)
         rpc_call_reply(r->call, &c.base);
-    else if (r->err.class == AIRLOCK_ERR_QUOTA)
-        checkpoint_unrecorded_drop(r);
     return rc;
 }
 
@@ -201,9 +220,53 @@ int checkpoint_delete_done(struct op_run *r)
     return 0;
 }
 
+/* No checkpoint: a lost sandbox's newest in the store. */
 bool checkpoint_restore_valid(struct op_run *r)
 {
-    return checkpoint_name_valid("checkpoint", checkpoint_req(r)->name, &r->err);
+    const char *name = checkpoint_req(r)->name;
+    return !*name || checkpoint_name_valid("checkpoint", name, &r->err);
+}
+
+int checkpoint_restore_request(struct op_run *r, union op_node_request *u)
+{
+    if (!*checkpoint_req(r)->name)
+        return airlock_error_set(&r->err, AIRLOCK_ERR_INVALID,
+                                 "checkpoint: required (only a lost sandbox is restored from its "
+                                 "newest checkpoint without one)");
+    return checkpoint_named_request(r, u);
+}
+
+/* Its node is gone: on another node, from the checkpoint's set in the
+ * shared store (service_resume.h), through resuming; a failure leaves it
+ * lost. */
+int checkpoint_restore_lost(struct op_run *r)
+{
+    const Airlock__Scheduler__V1__CheckpointRequest *req = checkpoint_req(r);
+    char set[256], name[72], node[128];
+    snprintf(node, sizeof(node), "%s", store_sandbox_node(r->row, 0));
+    if (store_checkpoint_stored(&r->s->db, r->sandbox_id, req->name, set, sizeof(set), name,
+                                sizeof(name), &r->err) < 0)
+        return -1;
+    /* A lost sandbox counts for none of the project's vCPUs and memory. */
+    struct quota_ask ask = { r->project_id, { { 0 } }, &r->s->cfg.quota_defaults };
+    store_sandbox_ask(r->row, 0, 1, &ask.request);
+    if (service_transition_admitted(r->s, r->sandbox_id, r->from, r->plan.first, &r->note, &ask,
+                                    &r->err) < 0)
+        return -1;
+    int rc = service_restore_lost(r->s, r->sandbox_id, name, set, node, sizeof(node), &r->err);
+    struct transition_note back = r->note;
+    back.why = rc < 0 ? r->err.message : r->note.why;
+    struct airlock_error e; /* r->err is the call's answer */
+    if (service_transition(r->s, r->sandbox_id, r->plan.first,
+                           rc < 0 ? SANDBOX_LOST : r->plan.done, &back, rc < 0 ? &e : &r->err) < 0) {
+        if (rc < 0)
+            log_warn("restore failed and the sandbox is not lost again", "sandbox=%s error=\"%s\"",
+                     r->sandbox_id, e.message);
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    return service_reply_sandbox_now(r->call, r->s, r->project_id, r->sandbox_id, &r->err);
 }
 
 /* Internal (the class of the node's refusal): the node stopped the VM and

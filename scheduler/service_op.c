@@ -30,8 +30,8 @@ const struct service_op service_ops[] = {
        .done = checkpoint_delete_done),
     OP("RestoreCheckpoint", "restore", checkpoint_request, RESTORE, checkpoint_request,
        .plan = SANDBOX_OP_RESTORE, .valid = checkpoint_restore_valid,
-       .node_request = checkpoint_named_request, .refused = checkpoint_restore_refused,
-       .done = checkpoint_restore_done),
+       .node_request = checkpoint_restore_request, .refused = checkpoint_restore_refused,
+       .done = checkpoint_restore_done, .lost = checkpoint_restore_lost),
     OP("ForkSandbox", "fork", fork_sandbox_request, FORK, fork_sandbox_request,
        .plan = SANDBOX_OP_FORK, .valid = fork_valid, .admit = fork_admit,
        .node_request = fork_request, .done = fork_done),
@@ -108,6 +108,8 @@ static int op_run_stages(const struct service_op *op, struct op_run *r)
     int rc = op->lookup ? op->lookup(r)
                         : service_sandbox_for_op(r->s, r->project_id, r->sandbox_id, op->plan,
                                                  &r->row, &r->plan, &r->from, &r->err);
+    if (rc == 0 && op->lost && r->from == SANDBOX_LOST)
+        return op->lost(r);
     if (rc == 0 && op->admit)
         rc = op->admit(r);
     if (rc < 0)

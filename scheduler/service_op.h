@@ -81,6 +81,10 @@ struct service_op {
     void (*refused)(struct op_run *r);
     /* Once the node has done it: records it and answers the call. */
     int (*done)(struct op_run *r);
+    /* A lost sandbox (its node silent: the node stages cannot run): the
+     * whole op elsewhere, answering the call; NULL when the state machine
+     * refuses the op on a lost sandbox anyway. */
+    int (*lost)(struct op_run *r);
 };
 
 extern const struct service_op service_ops[];
@@ -108,6 +112,8 @@ int checkpoint_named_request(struct op_run *r, union op_node_request *u);
 void checkpoint_delete_refused(struct op_run *r);
 int checkpoint_delete_done(struct op_run *r);
 bool checkpoint_restore_valid(struct op_run *r);
+int checkpoint_restore_request(struct op_run *r, union op_node_request *u);
+int checkpoint_restore_lost(struct op_run *r);
 void checkpoint_restore_refused(struct op_run *r);
 int checkpoint_restore_done(struct op_run *r);
 bool fork_valid(struct op_run *r);

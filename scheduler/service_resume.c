@@ -33,7 +33,7 @@ static void drop_old_copy(struct scheduler *s, const char *node, const char *id,
                           const char *stored)
 {
     struct airlock_error e;
-    if (nodes_delete_sandbox(s, node, id, stored, &e) < 0)
+    if (nodes_delete_sandbox(s, node, id, stored, true, &e) < 0)
         log_warn("the old node keeps a copy of a moved sandbox until reconciliation",
                  "sandbox=%s node=%s error=\"%s\"", id, node, e.message);
 }
@@ -100,6 +100,31 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
         return -1;
     if (alive)
         drop_old_copy(s, node, id, stored);
+    snprintf(node, nodelen, "%s", other);
+    return 0;
+}
+
+int service_restore_lost(struct scheduler *s, const char *id, const char *checkpoint,
+                         const char *set, char *node, size_t nodelen, struct airlock_error *e)
+{
+    char other[128];
+    if (nodes_place_elsewhere(s, id, node, other, sizeof(other), e) < 0) {
+        airlock_error_prefix(e, "sandbox %s (lost with node %s) cannot be restored: ", id, node);
+        return -1;
+    }
+    /* The node takes the checkpoint's set as a suspend of its own and
+     * resumes it; the store keeps the set, as the checkpoint. */
+    int rc = resume_on(s, other, id, set, e);
+    if (rc < 0) {
+        airlock_error_prefix(e, "sandbox %s (lost with node %s) was not restored from checkpoint "
+                                "%s on node %s: ",
+                             id, node, checkpoint, other);
+        return rc;
+    }
+    log_info("lost sandbox restored on another node", "sandbox=%s from=%s to=%s checkpoint=%s",
+             id, node, other, checkpoint);
+    if (store_sandbox_set_stored(&s->db, id, other, "", e) < 0)
+        return -1;
     snprintf(node, nodelen, "%s", other);
     return 0;
 }

@@ -23,4 +23,14 @@
 int service_resume_stored(struct scheduler *s, const char *id, const char *stored, char *node,
                           size_t nodelen, struct airlock_error *e);
 
+/* The node's part of restoring lost sandbox id (its node silent past
+ * --node-dead-after-s) from checkpoint `checkpoint`, whose set in the
+ * shared store is `set`, on another live node with room: node (the lost
+ * one) gets the new one, and the row says so. The caller commits
+ * resuming → running (or back to lost). CAPACITY naming the sandbox when
+ * no other live node has room. The lost node's copy, if it ever returns,
+ * goes by reconciliation (a row settled on another node). */
+int service_restore_lost(struct scheduler *s, const char *id, const char *checkpoint,
+                         const char *set, char *node, size_t nodelen, struct airlock_error *e);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint_store.h"
 #include "clock.h"
 #include "events.h"
 #include "log.h"
@@ -40,6 +41,13 @@ int service_transition(struct scheduler *s, const char *id, enum sandbox_state f
                        struct airlock_error *e)
 {
     return transition(s, id, from, to, note, NULL, NULL, e);
+}
+
+int service_transition_admitted(struct scheduler *s, const char *id, enum sandbox_state from,
+                                enum sandbox_state to, const struct transition_note *note,
+                                const struct quota_ask *ask, struct airlock_error *e)
+{
+    return transition(s, id, from, to, note, ask, NULL, e);
 }
 
 int service_transition_row(struct scheduler *s, const char *id, enum sandbox_state from,
@@ -79,6 +87,16 @@ static bool create_request_valid(const struct scheduler_config *cfg,
     if (req->memory_mb < 128 || req->memory_mb > 65536) {
         airlock_error_set(e, AIRLOCK_ERR_INVALID, "memory_mb: %u is not in 128..65536",
                           req->memory_mb);
+        return false;
+    }
+    /* A full checkpoint stops the VM for its migration and uploads it:
+     * not more often than every 10 s. */
+    if (req->checkpoint_every_s != 0 &&
+        (req->checkpoint_every_s < CHECKPOINT_EVERY_MIN_S ||
+         req->checkpoint_every_s > CHECKPOINT_EVERY_MAX_S)) {
+        airlock_error_set(e, AIRLOCK_ERR_INVALID, "checkpoint_every_s: %u is not 0 or %d..%d",
+                          req->checkpoint_every_s, CHECKPOINT_EVERY_MIN_S,
+                          CHECKPOINT_EVERY_MAX_S);
         return false;
     }
     if (strlen(req->idempotency_key) > 200) {

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_internal.h"
+#include "sandbox_shared_store.h"
 #include "sandbox_stop.h"
 
 #define CHECKPOINT_SYNC_TIMEOUT_MS 60000
@@ -199,6 +200,26 @@ fail:;
     return airlock_error_classify(e, class);
 }
 
+/* A full checkpoint into the shared store too, before it is answered, so
+ * it outlives the node (a lost node's sandbox comes back from it
+ * elsewhere). A disk checkpoint, or one of a cold-booted sandbox (no
+ * template build for deltas), stays on the node. A failed upload takes
+ * the local checkpoint back: a checkpoint answered is in the store. */
+static int store_named(struct sandbox *sb, const char *name, char set[SANDBOX_STORE_OBJECT_SIZE],
+                       struct airlock_error *e)
+{
+    char dir[PATH_MAX], ignored[256];
+    struct checkpoint_files f;
+    if (checkpoint_dir(sb, "", name, dir, sizeof(dir), e) < 0 || checkpoint_files_at(&f, dir, e) < 0)
+        return -1;
+    if (sandbox_shared_store_put_checkpoint(sb, name, f.state, f.disk, set, e) == 0)
+        return 0;
+    if (fs_remove_tree(dir, ignored, sizeof(ignored)) < 0)
+        log_warn("cannot remove a checkpoint the store refused", "sandbox=%s checkpoint=%s "
+                 "error=\"%s\"", sb->id, name, ignored);
+    return -1;
+}
+
 int checkpoint_create(struct sandbox *sb, const char *name, enum checkpoint_kind kind,
                       struct checkpoint_info *out, struct airlock_error *e)
 {
@@ -209,6 +230,9 @@ int checkpoint_create(struct sandbox *sb, const char *name, enum checkpoint_kind
     if (rc < 0 || (rc = begin(sb, kind == CHECKPOINT_FULL, &vm, &ch, e)) < 0)
         return rc;
     rc = write_named(sb, vm, ch, name, kind == CHECKPOINT_FULL, e);
+    out->store_object[0] = '\0';
+    if (rc == 0 && kind == CHECKPOINT_FULL && sb->vh->snapshots && sb->tmpl)
+        rc = store_named(sb, name, out->store_object, e);
     end(sb, ch);
     if (rc < 0) {
         log_warn("checkpoint failed", "sandbox=%s checkpoint=%s error=\"%s\"", sb->id, name,
@@ -265,6 +289,7 @@ int checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
         }
         struct checkpoint_info *ci = &(*out)[(*n)++];
         snprintf(ci->name, sizeof(ci->name), "%.64s", ent->d_name); /* valid: at most 64 */
+        ci->store_object[0] = '\0'; /* the scheduler's record names it */
         char state[PATH_MAX];
         ci->kind = fs_path(state, sizeof(state), "%s/state", path) == 0 && access(state, F_OK) == 0
                        ? CHECKPOINT_FULL
@@ -304,14 +329,19 @@ int checkpoint_delete(struct sandbox *sb, const char *name, struct airlock_error
     int renamed = rename(final, doomed);
     int saved = errno;
     pthread_mutex_unlock(&sb->lock);
-    if (renamed < 0) {
-        if (saved == ENOENT)
-            return not_found(sb, name, e);
+    if (renamed < 0 && saved != ENOENT)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", final, strerror(saved));
-    }
-    if (fs_remove_tree(doomed, AIRLOCK_ERROR_MSG(e)) < 0)
+    if (renamed == 0 && fs_remove_tree(doomed, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    log_info("checkpoint deleted", "sandbox=%s checkpoint=%s", sb->id, name);
+    /* Its set in the store, also when only the store has it: a lost
+     * node's checkpoint of a sandbox restored here from the store. */
+    int stored = sandbox_shared_store_drop_checkpoint(sb, name, e);
+    if (stored < 0)
+        return -1;
+    if (renamed < 0 && !stored)
+        return not_found(sb, name, e);
+    log_info("checkpoint deleted", "sandbox=%s checkpoint=%s here=%d stored=%d", sb->id, name,
+             renamed == 0, stored);
     return 0;
 }
 

@@ -25,6 +25,9 @@ struct checkpoint_info {
     char name[65];
     enum checkpoint_kind kind;
     int64_t created_unix_ms;
+    /* Its set in the shared snapshot store (a full checkpoint on a node
+     * with --snapshot-store); "" when it is only here. */
+    char store_object[SANDBOX_STORE_OBJECT_SIZE];
 };
 
 /* A pinned or temporary checkpoint: dir holds disk.ext4 and, when full,
@@ -40,12 +43,15 @@ struct checkpoint_files {
 };
 
 /* Only a running sandbox can be checkpointed (AIRLOCK_ERR_STATE naming its
- * state); a taken name is AIRLOCK_ERR_EXISTS. The VM continues afterwards. */
+ * state); a taken name is AIRLOCK_ERR_EXISTS. The VM continues afterwards.
+ * A full one also goes into the shared snapshot store when the node has
+ * one (out->store_object); a failed upload fails the checkpoint. */
 int checkpoint_create(struct sandbox *sb, const char *name, enum checkpoint_kind kind,
                       struct checkpoint_info *out, struct airlock_error *e);
 /* Sorted by name; *out malloc'd (NULL when none). */
 int checkpoint_list(struct sandbox *sb, struct checkpoint_info **out, size_t *n,
                     struct airlock_error *e);
+/* Here and in the shared store; NOT_FOUND when neither has it. */
 int checkpoint_delete(struct sandbox *sb, const char *name, struct airlock_error *e);
 
 /* Hard links of checkpoint name's files (AIRLOCK_ERR_NOT_FOUND naming it). */

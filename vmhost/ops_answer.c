@@ -88,6 +88,7 @@ static void checkpoint_msg(const char *sandbox_id, const struct checkpoint_info 
     m->kind = ci->kind == CHECKPOINT_FULL ? AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL
                                           : AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_DISK;
     m->created_unix_ms = ci->created_unix_ms;
+    m->store_object = (char *)ci->store_object;
 }
 
 int op_answer_encode(const struct op_answer *a, struct op_encoded *e)

@@ -86,9 +86,10 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
 /* Stops the VM, removes every file of the sandbox and drops it from the
  * registry. Works in any state. Its suspend in the shared snapshot store
  * goes too, unless it is keep_stored (NULL/"": none): the sandbox lives on
- * from there, on another node. */
+ * from there, on another node; so do its checkpoints there, unless
+ * keep_checkpoints (it lives on elsewhere, restored from one). */
 int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
-                   struct airlock_error *e);
+                   bool keep_checkpoints, struct airlock_error *e);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
  * guest clock is set); resume also brings a suspended sandbox back (a new

@@ -60,7 +60,7 @@ void sandbox_abandon(struct sandbox *sb, const char *err)
 }
 
 int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
-                   struct airlock_error *e)
+                   bool keep_checkpoints, struct airlock_error *e)
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = sandbox_registry_find_locked(vh, id);
@@ -87,6 +87,8 @@ int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
     if (!sb)
         return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
     sandbox_shared_store_forget(sb, keep_stored); /* its suspend in the shared store */
+    if (!keep_checkpoints)
+        sandbox_shared_store_forget_checkpoints(sb);
     sandbox_teardown(sb);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);

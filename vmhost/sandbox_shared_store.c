@@ -33,25 +33,42 @@ static const struct set_file set_files[] = {
 };
 #define N_SET_FILES (sizeof(set_files) / sizeof(set_files[0]))
 
-/* A set's kind: a suspend's (state.delta: the whole VM), or a live
- * migration's first pass (disk and policy only: the memory streams). */
-#define KIND_SUSPEND "suspend"
-#define KIND_MIGRATION "migration"
+/* The kinds of set: where each lives in the store (<root>/<id>/<name>),
+ * what its manifest calls it, and when it was made. A migration's is a
+ * live migration's first pass (sandbox_migrate.h): disk and policy only,
+ * the memory streams between the nodes. */
+struct set_kind {
+    const char *root, *kind, *time_key;
+};
+static const struct set_kind SUSPEND = { "sandboxes", "suspend", "suspended_unix_ms" };
+static const struct set_kind CHECKPOINT = { "checkpoints", "checkpoint", "checkpointed_unix_ms" };
+static const struct set_kind MIGRATION = { "migrations", "migration", "stored_unix_ms" };
 
-static json_t *manifest_of(struct sandbox *sb, const char *kind, const char *build,
-                           json_t *files)
+/* A set's manifest (checkpoint: its name, for a checkpoint's). */
+static json_t *manifest_of(struct sandbox *sb, const struct set_kind *kind,
+                           const char *checkpoint, const char *build, json_t *files)
 {
     const struct template_snapshot *t = &sb->tmpl->snap;
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format", 1,
-                     "kind", kind, "id", sb->id, "template", sb->template_name,
-                     "template_key", t->key, "template_build", build, "vcpus", (int)sb->vcpus,
-                     "memory_mb", (int)sb->memory_mb, "project_id", sb->project_id,
-                     "created_unix_ms", (json_int_t)sb->created_unix_ms, "suspended_unix_ms",
-                     (json_int_t)clock_realtime_ms(), "files", files);
+    json_t *m = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:O}", "format",
+                          1, "kind", kind->kind, "id", sb->id, "template", sb->template_name,
+                          "template_key", t->key, "template_build", build, "vcpus",
+                          (int)sb->vcpus, "memory_mb", (int)sb->memory_mb, "project_id",
+                          sb->project_id, "created_unix_ms", (json_int_t)sb->created_unix_ms,
+                          kind->time_key, (json_int_t)clock_realtime_ms(), "files", files);
+    if (m && checkpoint && json_object_set_new(m, "checkpoint", json_string(checkpoint)) < 0) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
 }
 
-int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
-                            struct airlock_error *e)
+/* sb's state (NULL for a migration's) and disk (and its policy) as object
+ * set `set` of kind, against its template's build (published first);
+ * checkpoint: its name for a checkpoint's. Nothing is left in the store
+ * on failure. */
+static int upload_set(struct sandbox *sb, const char *set, const struct set_kind *kind,
+                      const char *checkpoint, const char *state, const char *disk,
+                      struct airlock_error *e)
 {
     struct vmhost *vh = sb->vh;
     if (!sb->tmpl)
@@ -60,9 +77,8 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
                                  "template can go to the snapshot store",
                                  sb->id);
     int64_t started = clock_monotonic_ms();
-    char build[SNAPSHOT_BUILD_ID_LEN + 1], set[SANDBOX_STORE_OBJECT_SIZE], name[300];
+    char build[SNAPSHOT_BUILD_ID_LEN + 1], name[300];
     char policy[PATH_MAX];
-    snprintf(set, sizeof(set), "sandboxes/%s/%lld", sb->id, (long long)clock_realtime_ms());
     if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, SANDBOX_POLICY_FILE) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
     if (snapshot_template_build_id(&sb->tmpl->snap, build, e) < 0 ||
@@ -96,7 +112,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
         stored += st.delta_bytes;
         size += st.target_bytes;
     }
-    m = manifest_of(sb, state ? KIND_SUSPEND : KIND_MIGRATION, build, files);
+    m = manifest_of(sb, kind, checkpoint, build, files);
     if (!m) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
         goto fail;
@@ -105,13 +121,9 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
         goto fail;
     json_decref(files);
     json_decref(m);
-    pthread_mutex_lock(&sb->lock);
-    snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
-    pthread_mutex_unlock(&sb->lock);
-    log_info(state ? "sandbox suspend stored" : "sandbox migration's first pass stored",
-             "sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld state_ms=%lld bytes=%llu "
+    log_info("sandbox set stored", "kind=%s sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld state_ms=%lld bytes=%llu "
              "of=%llu",
-             sb->id, set, (long long)(clock_monotonic_ms() - started),
+             kind->kind, sb->id, set, (long long)(clock_monotonic_ms() - started),
              (long long)(published - started), (long long)step_ms[0], (long long)step_ms[1],
              (unsigned long long)stored, (unsigned long long)size);
     return 0;
@@ -120,9 +132,69 @@ fail:
     json_decref(m);
     struct airlock_error ignored;
     snapshot_store_remove_set(vh->snapshots, set, &ignored);
-    airlock_error_prefix(e, "store the %s of sandbox %s: ", state ? "suspend" : "migration",
-                         sb->id);
+    if (checkpoint)
+        airlock_error_prefix(e, "store checkpoint %s of sandbox %s: ", checkpoint, sb->id);
+    else
+        airlock_error_prefix(e, "store the %s of sandbox %s: ", kind->kind, sb->id);
     return -1;
+}
+
+int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
+                                struct airlock_error *e)
+{
+    const struct set_kind *kind = state ? &SUSPEND : &MIGRATION;
+    char set[SANDBOX_STORE_OBJECT_SIZE];
+    snprintf(set, sizeof(set), "%s/%s/%lld", kind->root, sb->id, (long long)clock_realtime_ms());
+    if (upload_set(sb, set, kind, NULL, state, disk, e) < 0)
+        return -1;
+    pthread_mutex_lock(&sb->lock);
+    snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
+    pthread_mutex_unlock(&sb->lock);
+    return 0;
+}
+
+/* checkpoints/<id>/<name>, or "" when the name does not fit. */
+static void checkpoint_set(const char *id, const char *name, char set[SANDBOX_STORE_OBJECT_SIZE])
+{
+    if (snprintf(set, SANDBOX_STORE_OBJECT_SIZE, "checkpoints/%s/%s", id, name) >=
+        SANDBOX_STORE_OBJECT_SIZE)
+        set[0] = '\0';
+}
+
+int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
+                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        struct airlock_error *e)
+{
+    checkpoint_set(sb->id, name, set);
+    if (!set[0])
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "checkpoint %s: name too long", name);
+    if (upload_set(sb, set, &CHECKPOINT, name, state, disk, e) < 0) {
+        set[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int sandbox_shared_store_drop_checkpoint(struct sandbox *sb, const char *name,
+                                         struct airlock_error *e)
+{
+    char set[SANDBOX_STORE_OBJECT_SIZE];
+    checkpoint_set(sb->id, name, set);
+    if (!sb->vh->snapshots || !set[0] || !snapshot_store_has_set(sb->vh->snapshots, set))
+        return 0;
+    if (snapshot_store_remove_set(sb->vh->snapshots, set, e) < 0)
+        return -1;
+    return 1;
+}
+
+void sandbox_shared_store_forget_checkpoints(struct sandbox *sb)
+{
+    char prefix[SANDBOX_STORE_OBJECT_SIZE];
+    snprintf(prefix, sizeof(prefix), "checkpoints/%s", sb->id);
+    struct airlock_error e;
+    if (sb->vh->snapshots && snapshot_store_remove_set(sb->vh->snapshots, prefix, &e) < 0)
+        log_warn("cannot remove checkpoints from the snapshot store", "sandbox=%s error=\"%s\"",
+                 sb->id, e.message);
 }
 
 void sandbox_shared_store_forget(struct sandbox *sb, const char *keep)
@@ -146,11 +218,28 @@ struct suspend_manifest {
     unsigned vcpus, memory_mb;
     int64_t created_unix_ms;
     json_t *files;
-    bool migration; /* KIND_MIGRATION */
+    const struct set_kind *kind;
 };
 
-static int manifest_read(struct vmhost *vh, const char *id, const char *set, const char *want,
-                         struct suspend_manifest *m, struct airlock_error *e)
+/* Which of kinds (NULL-terminated) object is, a set of sandbox id's; NULL
+ * when none. */
+static const struct set_kind *set_kind_of(const char *id, const char *object,
+                                          const struct set_kind *const *kinds)
+{
+    for (size_t i = 0; kinds[i]; i++) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "%s/%s/", kinds[i]->root, id);
+        size_t n = strlen(prefix);
+        if (strncmp(object, prefix, n) == 0 && object[n] && !strchr(object + n, '/'))
+            return kinds[i];
+    }
+    return NULL;
+}
+
+/* want: set_kind_of's answer for set, which its manifest must say too. */
+static int manifest_read(struct vmhost *vh, const char *id, const char *set,
+                         const struct set_kind *want, struct suspend_manifest *m,
+                         struct airlock_error *e)
 {
     if (snapshot_store_get_manifest(vh->snapshots, set, &m->root, e) < 0)
         return -1;
@@ -164,11 +253,12 @@ static int manifest_read(struct vmhost *vh, const char *id, const char *set, con
     m->memory_mb = (unsigned)json_integer_value(json_object_get(m->root, "memory_mb"));
     m->created_unix_ms = json_integer_value(json_object_get(m->root, "created_unix_ms"));
     m->files = json_object_get(m->root, "files");
-    if (!kind || strcmp(kind, want) != 0 || !sid || !m->template_name || !m->key ||
-        !m->build || !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
+    m->kind = want;
+    if (!kind || strcmp(kind, want->kind) != 0 || !sid || !m->template_name || !m->key || !m->build ||
+        !m->project_id || !m->vcpus || !m->memory_mb || !json_is_object(m->files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
                                  "snapshot store %s: %s's manifest is not a %s's",
-                                 snapshot_store_where(vh->snapshots), set, want);
+                                 snapshot_store_where(vh->snapshots), set, want->kind);
     if (strcmp(sid, id) != 0)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                  "snapshot store object %s is sandbox %s's, not %s", set, sid, id);
@@ -212,7 +302,7 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
     const char *bases[N_SET_FILES] = { base_disk, base_mem, NULL };
     for (size_t i = 0; i < N_SET_FILES; i++) {
         json_t *f = json_object_get(m->files, set_files[i].key);
-        if (!f && (i == 2 || m->migration))
+        if (!f && (i == 2 || m->kind == &MIGRATION))
             continue; /* no policy: deny everything; a migration's has no state */
         const char *sha = json_string_value(json_object_get(f, "sha256"));
         char name[300], path[PATH_MAX];
@@ -236,26 +326,25 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
  * away (its first record is the running one: a crash before leaves a
  * directory without a record, which the next start removes, and the store
  * still holds the suspend — so nothing is synced). */
-static int import(struct vmhost *vh, const char *id, const char *object, const char *kind,
-                  bool kept, struct sandbox **out, struct airlock_error *e)
+static int import(struct vmhost *vh, const char *id, const char *object,
+                  const struct set_kind *const *kinds, bool kept, struct sandbox **out,
+                  struct airlock_error *e)
 {
-    char prefix[128];
-    snprintf(prefix, sizeof(prefix), "sandboxes/%s/", id);
     if (!vh->snapshots)
         return airlock_error_set(e, AIRLOCK_ERR_STATE,
                                  "sandbox %s is not on this node, which has no snapshot store "
                                  "(--snapshot-store) to take it from",
                                  id);
-    if (strncmp(object, prefix, strlen(prefix)) != 0 || strchr(object + strlen(prefix), '/'))
+    const struct set_kind *kind = set_kind_of(id, object, kinds);
+    if (!kind)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID,
-                                 "%s is not a suspend of sandbox %s in the snapshot store",
-                                 object, id);
+                                 "%s is not a %s%s of sandbox %s in the snapshot store", object,
+                                 kinds[0]->kind, kinds[1] ? " or checkpoint" : "", id);
     int64_t started = clock_monotonic_ms();
     struct suspend_manifest m = { 0 };
     struct template_version *t = NULL;
     struct sandbox *sb = NULL;
     char disk[PATH_MAX], mem[PATH_MAX];
-    m.migration = strcmp(kind, KIND_MIGRATION) == 0;
     if (manifest_read(vh, id, object, kind, &m, e) < 0 ||
         template_acquire(vh, m.template_name, m.vcpus, m.memory_mb, &t, e) < 0 ||
         bases_of(vh, &m, t, disk, mem, e) < 0)
@@ -273,7 +362,10 @@ static int import(struct vmhost *vh, const char *id, const char *object, const c
     if (materialize(sb, object, &m, disk, mem, kept, e) < 0)
         goto fail;
     pthread_mutex_lock(&sb->lock);
-    snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
+    /* A suspend's or migration's set is used once (it goes once the VM
+     * runs); a checkpoint's stays, as the checkpoint. */
+    if (m.kind != &CHECKPOINT)
+        snprintf(sb->store_object, sizeof(sb->store_object), "%s", object);
     sandbox_transition(sb, SB_SUSPENDED);
     if (kept)
         sb->recorded_state = SB_SUSPENDED;
@@ -300,11 +392,14 @@ fail:
     return -1;
 }
 
+/* What a resume or take starts from. */
+static const struct set_kind *const kept_kinds[] = { &SUSPEND, &CHECKPOINT, NULL };
+
 int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *object,
                                 struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox *sb;
-    if (import(vh, id, object, KIND_SUSPEND, false, &sb, e) < 0)
+    if (import(vh, id, object, kept_kinds, false, &sb, e) < 0)
         return -1;
     if (sandbox_resume(sb, e) < 0) {
         sandbox_unreserve(sb); /* as in import: the store keeps the set */
@@ -317,7 +412,8 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
 int sandbox_shared_store_receive(struct vmhost *vh, const char *id, const char *object,
                                  struct sandbox **out, struct airlock_error *e)
 {
-    return import(vh, id, object, KIND_MIGRATION, false, out, e);
+    static const struct set_kind *const kinds[] = { &MIGRATION, NULL };
+    return import(vh, id, object, kinds, false, out, e);
 }
 
 int sandbox_shared_store_take(struct vmhost *vh, const char *id, const char *object,
@@ -325,7 +421,7 @@ int sandbox_shared_store_take(struct vmhost *vh, const char *id, const char *obj
 {
     struct sandbox *sb = sandbox_get(vh, id);
     if (!sb)
-        return import(vh, id, object, KIND_SUSPEND, true, out, e);
+        return import(vh, id, object, kept_kinds, true, out, e);
     pthread_mutex_lock(&sb->lock);
     bool same = sb->state == SB_SUSPENDED && strcmp(sb->store_object, object) == 0;
     enum sb_state state = sb->state;

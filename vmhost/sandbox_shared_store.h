@@ -1,6 +1,9 @@
-/* Suspended sandboxes in the shared snapshot store (snapshot_store.h,
- * docs/snapshot-store.md), so any node can resume them:
- * sandboxes/<id>/<generation>/ holds disk.delta (the disk against its
+/* Suspended sandboxes and full checkpoints in the shared snapshot store
+ * (snapshot_store.h, docs/snapshot-store.md), so any node can resume them
+ * (a checkpoint: a lost node's sandbox, restored elsewhere):
+ * sandboxes/<id>/<generation>/ (a suspend), checkpoints/<id>/<name>/
+ * (a checkpoint) and migrations/<id>/<generation>/ (a live migration's
+ * first pass: no state) hold disk.delta (the disk against its
  * template's disk), state.delta (the migration stream against the
  * template's memory file) and, last, manifest.json: what the sandbox is
  * (template, its key and build, size, project, creation time, network
@@ -10,19 +13,37 @@
 #define AIRLOCK_SANDBOX_SHARED_STORE_H
 
 #include "airlock_error.h"
+#include "sandbox.h"
 
 struct sandbox;
 struct vmhost;
 
 /* During a suspend, once its files (state, disk) are complete: uploads
  * them, and sb->store_object names the set. state NULL: a live
- * migration's first pass (sandbox_migrate.h), the disk and policy only. Nothing is left in the store
- * on failure (CAPACITY when it is full, UNAVAILABLE when unreachable). */
+ * migration's first pass (sandbox_migrate.h), the disk and policy only.
+ * Nothing is left in the store on failure (CAPACITY when it is full,
+ * UNAVAILABLE when unreachable). */
 int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
-                            struct airlock_error *e);
+                                struct airlock_error *e);
+
+/* Checkpoint name of sb (its state and disk files, complete and synced)
+ * as set checkpoints/<id>/<name>, named in set ("" on failure, when
+ * nothing is left in the store). Kept until the checkpoint or the sandbox
+ * is deleted; ResumeSandbox naming it brings the sandbox back from it on
+ * any node (a lost node's sandbox). */
+int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
+                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        struct airlock_error *e);
+/* Checkpoint name's set leaves the store: 1 when it was there, 0 when
+ * not (or the node has no store), -1 with e when it could not go. */
+int sandbox_shared_store_drop_checkpoint(struct sandbox *sb, const char *name,
+                                         struct airlock_error *e);
+/* Every checkpoint set of sb leaves the store (the sandbox is deleted); a
+ * failure is only logged. */
+void sandbox_shared_store_forget_checkpoints(struct sandbox *sb);
 
 /* Resumes sandbox id, which this node does not hold, from the store's
- * object set: taken into the registry as a suspended sandbox of this
+ * object set (a suspend's, or a checkpoint's, which the store keeps): taken into the registry as a suspended sandbox of this
  * node, then resumed as its own are (*out, running, with the caller's
  * reference). Its template must be here with the same key; the build its
  * deltas need is fetched when this node has another. EXISTS when the id

@@ -48,10 +48,13 @@ def main():
     check(rc == 0 and sid.startswith("sb_"), "create prints the id: %d %r %r" % (rc, out, err))
     if rc != 0:
         return
-    rc, out, err = airlock("--json", "create", "--idle-timeout", "600", "--ttl", "3600", key=key)
+    rc, out, err = airlock("--json", "create", "--idle-timeout", "600", "--ttl", "3600",
+                           "--checkpoint-every", "600", key=key)
     timed = json.loads(out) if rc == 0 else {}
-    check(timed.get("idle_timeout_s") == 600 and timed.get("ttl_s") == 3600,
-          "create --idle-timeout --ttl: the answer shows both: %d %r %r" % (rc, out, err))
+    check(timed.get("idle_timeout_s") == 600 and timed.get("ttl_s") == 3600
+          and timed.get("checkpoint_every_s") == 600,
+          "create --idle-timeout --ttl --checkpoint-every: the answer shows them: %d %r %r"
+          % (rc, out, err))
     if timed:
         rc, _, err = airlock("rm", timed["id"], key=key)
         check(rc == 0, "rm of the timed sandbox: %d %r" % (rc, err))

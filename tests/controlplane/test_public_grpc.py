@@ -233,6 +233,8 @@ def check_bad_input(a):
         (pb.CreateSandboxRequest(network=pb.NetworkPolicy(default="maybe")), "network.default",
          "default neither deny nor allow"),
         (pb.CreateSandboxRequest(idempotency_key="k" * 201), "idempotency_key", "a long key"),
+        (pb.CreateSandboxRequest(checkpoint_every_s=5), "checkpoint_every_s",
+         "a short checkpoint period"),
     ]:
         expect_error(lambda: a.CreateSandbox(request), inval, fragment, "CreateSandbox with " + what)
     expect_error(lambda: a.GetSandbox(pb.SandboxRequest(id="BAD ID!")), inval, "malformed",
@@ -495,6 +497,16 @@ def check_controllers(a):
         except grpc.RpcError as e:
             return e.code() == grpc.StatusCode.NOT_FOUND
     check(poll(gone, limit_s=180, every_s=0.5), "a sandbox past its ttl_s is deleted (NOT_FOUND)")
+
+    every = a.CreateSandbox(pb.CreateSandboxRequest(checkpoint_every_s=10, network=POLICY))
+    check(every.checkpoint_every_s == 10, "CreateSandbox with checkpoint_every_s: %s"
+          % every.checkpoint_every_s)
+    ref = pb.SandboxRequest(id=every.id)
+    autos = poll(lambda: [c for c in a.ListCheckpoints(ref).checkpoints
+                          if c.name.startswith("auto-") and c.kind == "full"],
+                 limit_s=180, every_s=0.5)
+    check(autos, "the controller makes a periodic full checkpoint (auto-<ms>)")
+    a.DeleteSandbox(ref)
 
 
 def check_gateway_restart(a, sid):

@@ -59,6 +59,20 @@ static void test_settled_sandboxes(void **state)
     expect(SANDBOX_ERROR, false, BUSY, RECONCILE_KEEP, 0);
 }
 
+/* A lost node that answers again: its VM, if still there, makes the
+ * sandbox what the node shows; anything else leaves it lost, for a
+ * restore from its checkpoint. */
+static void test_lost_sandboxes(void **state)
+{
+    (void)state;
+    expect(SANDBOX_LOST, false, on_node(SANDBOX_RUNNING), RECONCILE_MOVE, SANDBOX_RUNNING);
+    expect(SANDBOX_LOST, true, on_node(SANDBOX_PAUSED), RECONCILE_MOVE, SANDBOX_PAUSED);
+    expect(SANDBOX_LOST, false, ABSENT, RECONCILE_KEEP, 0);
+    expect(SANDBOX_LOST, false, on_node(SANDBOX_ERROR), RECONCILE_KEEP, 0);
+    expect(SANDBOX_LOST, false, on_node(SANDBOX_SUSPENDED), RECONCILE_KEEP, 0);
+    expect(SANDBOX_LOST, false, BUSY, RECONCILE_KEEP, 0);
+}
+
 static void test_stuck_sandboxes(void **state)
 {
     (void)state;
@@ -158,6 +172,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_settled_sandboxes),
+        cmocka_unit_test(test_lost_sandboxes),
         cmocka_unit_test(test_stuck_sandboxes),
         cmocka_unit_test(test_when_stuck),
         cmocka_unit_test(test_invariants_everywhere),

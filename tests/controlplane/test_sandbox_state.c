@@ -23,6 +23,9 @@ static const char *const expected_edges[] = {
     "resuming>running",   "resuming>suspended",  "resuming>deleting",  "resuming>error",
     "deleting>deleted",   "deleting>error",
     "error>deleting",
+    "running>lost",       "paused>lost",         "resuming>lost",
+    "lost>resuming",      "lost>running",        "lost>paused",        "lost>deleting",
+    "lost>error",
     "running>migrating",  "migrating>running",   "migrating>error",
 };
 
@@ -91,10 +94,13 @@ static const struct plan_case plans[] = {
     { SANDBOX_OP_DELETE, SANDBOX_RESUMING, true, SANDBOX_DELETING, SANDBOX_DELETED, true },
     { SANDBOX_OP_DELETE, SANDBOX_DELETING, true, SANDBOX_DELETING, SANDBOX_DELETED, false },
     { SANDBOX_OP_DELETE, SANDBOX_ERROR, true, SANDBOX_DELETING, SANDBOX_DELETED, true },
+    { SANDBOX_OP_DELETE, SANDBOX_LOST, true, SANDBOX_DELETING, SANDBOX_DELETED, true },
     { SANDBOX_OP_CHECKPOINT, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_FORK, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_RESTORE, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_RESTORE, SANDBOX_PAUSED, true, SANDBOX_RUNNING, SANDBOX_RUNNING, true },
+    /* A lost node's sandbox comes back elsewhere, from the store. */
+    { SANDBOX_OP_RESTORE, SANDBOX_LOST, true, SANDBOX_RESUMING, SANDBOX_RUNNING, true },
     { SANDBOX_OP_SET_NETWORK, SANDBOX_RUNNING, true, SANDBOX_RUNNING, SANDBOX_RUNNING, false },
     { SANDBOX_OP_SET_NETWORK, SANDBOX_PAUSED, true, SANDBOX_PAUSED, SANDBOX_PAUSED, false },
 };
@@ -152,15 +158,28 @@ static void test_refusal_message(void **state)
     assert_non_null(strstr(msg, "is deleted; delete needs creating or running"));
 }
 
-/* Only a resume from suspended asks the quotas: every other edge into a
- * state that counts is no one's request or counted already. */
+/* Only a resume from suspended or a restore of a lost sandbox asks the
+ * quotas (neither counts): every other edge into a state that counts is
+ * no one's request or counted already. */
 static void test_quota_admitted_edges(void **state)
 {
     (void)state;
     for (int from = 0; from < SANDBOX_STATE_COUNT; from++)
         for (int to = 0; to < SANDBOX_STATE_COUNT; to++)
             assert_int_equal(sandbox_transition_admitted(from, to),
-                             from == SANDBOX_SUSPENDED && to == SANDBOX_RESUMING);
+                             (from == SANDBOX_SUSPENDED || from == SANDBOX_LOST) &&
+                                 to == SANDBOX_RESUMING);
+}
+
+static void test_restore_refusal_names_lost(void **state)
+{
+    (void)state;
+    struct sandbox_plan p;
+    char msg[512];
+    assert_int_equal(sandbox_op_plan(SANDBOX_OP_RESTORE, SANDBOX_SUSPENDED, "sb_1", &p, msg,
+                                     sizeof(msg)),
+                     -1);
+    assert_string_equal(msg, "sandbox sb_1 is suspended; restore needs running or paused or lost");
 }
 
 int main(void)
@@ -171,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_every_op_in_every_state),
         cmocka_unit_test(test_refusal_message),
         cmocka_unit_test(test_quota_admitted_edges),
+        cmocka_unit_test(test_restore_refusal_names_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

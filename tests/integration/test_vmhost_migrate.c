@@ -85,7 +85,7 @@ static Airlock__Vmhost__V1__Migration *begin(const char *id)
               &airlock__vmhost__v1__migration__descriptor, &out, &details),
          &itest_vh, "MigrateBegin", details);
     Airlock__Vmhost__V1__Migration *m = (void *)out;
-    assert_true(strncmp(m->store_object, "sandboxes/", 10) == 0);
+    assert_true(strncmp(m->store_object, "migrations/", 11) == 0);
     return m;
 }
 
