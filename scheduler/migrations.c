@@ -216,6 +216,13 @@ static const char *const migrations[] = {
     /* 9: a suspended sandbox's snapshot in the shared snapshot store
      * (vmhost --snapshot-store): any live node resumes it from there. */
     "ALTER TABLE sandboxes ADD COLUMN store_object text NOT NULL DEFAULT '';",
+    /* 10: taken by another branch (issue 16's lost nodes); this no-op
+     * holds its place until the two meet. */
+    "DO $$ BEGIN END $$;",
+    /* 11: a named template version's set in the shared snapshot store
+     * ('' = not published): any live node with room can create its
+     * sandboxes, fetching it first (docs/templates.md "Across nodes"). */
+    "ALTER TABLE templates ADD COLUMN store_object text NOT NULL DEFAULT '';",
 };
 
 const struct db_schema scheduler_schema = {
