@@ -25,6 +25,7 @@
 #include "itest_group.h"
 #include "itest_shared_store.h"
 #include "itest_template.h"
+#include "rpc_client.h"
 
 typedef Airlock__Vmhost__V1__TemplateSpec TemplateSpec;
 typedef Airlock__Vmhost__V1__TemplateFile TemplateFile;
@@ -106,6 +107,17 @@ static char *create_on(struct itest_vmhost *vh, const char *tmpl, const char *se
     return itest_create_sandbox_with(vh, &req, st, details);
 }
 
+static char *must_create_on(struct itest_vmhost *vh, const char *tmpl, const char *set)
+{
+    grpc_status_code st;
+    char *details = NULL;
+    char *id = create_on(vh, tmpl, set, &st, &details);
+    if (!id)
+        fail_msg("create of %s: %s %s", tmpl, rpc_status_name(st), details ? details : "");
+    free(details);
+    return id;
+}
+
 static grpc_status_code delete_template(struct itest_vmhost *vh, const char *ref,
                                         const char *set)
 {
@@ -178,17 +190,13 @@ static void test_built_on_a_created_on_b(void **state)
     itest_flip_middle_byte(path);
 
     /* Whole again: B fetches it and creates from it, and keeps it. */
-    char *id = create_on(&node_b, "itest-anywhere:1", set, &st, &details);
-    if (!id)
-        fail_msg("create on B: %s", details ? details : "");
+    char *id = must_create_on(&node_b, "itest-anywhere:1", set);
     assert_has_template(&node_b, id);
     assert_int_equal(fs_path(path, sizeof(path),
                              "%s/store/templates/named/itest-anywhere/1/manifest.json",
                              node_b.data_dir), 0);
     assert_int_equal(access(path, F_OK), 0);
-    char *again = create_on(&node_b, "itest-anywhere", set, &st, &details);
-    if (!again)
-        fail_msg("second create on B: %s", details ? details : "");
+    char *again = must_create_on(&node_b, "itest-anywhere", set);
     assert_int_equal(itest_delete_sandbox(&node_b, again), GRPC_STATUS_OK);
     assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
 
@@ -208,11 +216,7 @@ static void test_named_sandbox_resumes_where_its_template_is_not(void **state)
 {
     (void)state;
     char *set = build_on_a("itest-mover");
-    grpc_status_code st;
-    char *details = NULL;
-    char *id = create_on(&itest_vh, "itest-mover", "", &st, &details);
-    if (!id)
-        fail_msg("create on A: %s", details ? details : "");
+    char *id = must_create_on(&itest_vh, "itest-mover", "");
     free(itest_assert_sh(&itest_vh, id, "echo moved > /root/moved"));
     char *object = itest_assert_suspend_to_store(&itest_vh, id);
     assert_false(keeps_any(&node_b, "itest-mover"));
