@@ -66,10 +66,9 @@ static int publish_locked(struct vmhost *vh, const struct template_snapshot *t, 
     m = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:O}", "format", 1, "kind", "template",
                   "key", t->key, "build", build, "vcpus", (int)t->vcpus, "memory_mb",
                   (int)t->memory_mb, "files", files);
-    if (m && named && json_object_set(m, "named", named) < 0)
-        json_decref(m), m = NULL;
-    rc = m ? snapshot_store_put_manifest(vh->snapshots, set, m, e)
-           : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
+    bool built = m && (!named || json_object_set(m, "named", named) == 0);
+    rc = built ? snapshot_store_put_manifest(vh->snapshots, set, m, e)
+               : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
 out:
     json_decref(files);
     json_decref(m);
