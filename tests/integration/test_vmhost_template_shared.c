@@ -4,7 +4,8 @@
  * names no set (NOT_FOUND), a set the store lacks (NOT_FOUND naming it)
  * and a corrupt memory delta (DATA_LOSS naming the object), keeping
  * nothing each time; then creates from it with the template's file, env,
- * workdir and start command, keeping it as its own version; a delete
+ * workdir and start command, keeping it as its own version (across a
+ * restart, when creates name no set); a delete
  * naming the set removes B's copy and the set. A sandbox of a named
  * template suspended on A resumes on B, which fetches the template. */
 #include <setjmp.h>
@@ -34,13 +35,15 @@ typedef Airlock__Vmhost__V1__TemplateSpec__EnvEntry EnvEntry;
 static struct itest_vmhost node_b;
 static char store_dir[64] = "/tmp/airlock-template-store-XXXXXX";
 
+static const char *const store_args[] = { "--snapshot-store", store_dir, NULL };
+
 static int group_setup(void **state)
 {
     (void)state;
     if (!mkdtemp(store_dir))
         return -1;
-    const char *const args[] = { "--snapshot-store", store_dir, NULL };
-    if (itest_vmhost_start(&itest_vh, args) < 0 || itest_vmhost_start(&node_b, args) < 0)
+    if (itest_vmhost_start(&itest_vh, store_args) < 0 ||
+        itest_vmhost_start(&node_b, store_args) < 0)
         return -1;
     return 0;
 }
@@ -196,9 +199,12 @@ static void test_built_on_a_created_on_b(void **state)
                              "%s/store/templates/named/itest-anywhere/1/manifest.json",
                              node_b.data_dir), 0);
     assert_int_equal(access(path, F_OK), 0);
-    char *again = must_create_on(&node_b, "itest-anywhere", set);
-    assert_int_equal(itest_delete_sandbox(&node_b, again), GRPC_STATUS_OK);
     assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
+    /* B's own version now: loaded again at its restart, no set needed. */
+    assert_int_equal(itest_vmhost_restart_with(&node_b, store_args), 0);
+    char *again = must_create_on(&node_b, "itest-anywhere", "");
+    assert_has_template(&node_b, again);
+    assert_int_equal(itest_delete_sandbox(&node_b, again), GRPC_STATUS_OK);
 
     /* Deleted with its set: B's copy and the store's go; A's stays until
      * A is told. */
