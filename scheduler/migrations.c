@@ -239,6 +239,10 @@ static const char *const migrations[] = {
     "    AND created_at > now() - make_interval(secs => stale_build_s)));"
     "  RETURN s || c || t;"
     " END $$;",
+    /* 12: a named template version's set in the shared snapshot store
+     * ('' = not published): any live node with room can create its
+     * sandboxes, fetching it first (docs/templates.md "Across nodes"). */
+    "ALTER TABLE templates ADD COLUMN store_object text NOT NULL DEFAULT '';",
 };
 
 const struct db_schema scheduler_schema = {

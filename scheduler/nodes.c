@@ -168,8 +168,9 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
             rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is gone", sandbox_id);
         else if (strcmp(PQgetvalue(res, 0, 1), "default") != 0)
             rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                                   "no live node that has template %s has room for a sandbox of "
-                                   "%s vCPUs and %s MiB",
+                                   "no live node that has template %s (or can fetch it from the "
+                                   "shared snapshot store) has room for a sandbox of %s vCPUs "
+                                   "and %s MiB",
                                    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
                                    PQgetvalue(res, 0, 3));
         else

@@ -21,16 +21,26 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
     "(" n ".last_seen > now() - make_interval(secs => " dead_after "::integer)" \
     " AND " n ".drain = 'active')"
 
+/* An SQL condition, never NULL (it is also a sort key): node n has
+ * template `tpl` (an SQL expression): it is "default", n built it, or n's
+ * heartbeat lists it. */
+#define NODES_HAS_TEMPLATE(n, tpl)                                                        \
+    "coalesce(" tpl " = 'default' OR " tpl " = ANY(" n ".templates)"                      \
+    " OR " n ".id = (SELECT t.node_id FROM templates t WHERE t.id = " tpl "), false)"
+
 /* An SQL subquery: the id of the node taking work (NODES_TAKING_WORK)
  * whose budget (vmhost/node_budget.h)
  * has room for `cpus` vCPUs and `memory` MiB, with a free record slot,
- * that has template `tpl` (SQL expressions, the sizes integers), and is
- * not node `except` (a text expression; '' for none), the one with the
- * most memory left first; NULL when none has room. Creates in
+ * that can serve template `tpl` (SQL expressions, the sizes integers), and is
+ * not node `except` (a text expression; '' for none): nodes that have the
+ * template first, then the one with the most memory left; NULL when none
+ * has room. Creates in
  * flight count against a node until its heartbeat shows them
  * (conservative: for a moment they may count twice). The node checks
  * again, and refuses what does not fit. A named template lives on the
- * nodes that built it or report it (docs/templates.md). */
+ * nodes that built it or report it; one published to the shared snapshot
+ * store (templates.store_object) can go to any node, which fetches it
+ * (docs/templates.md "Across nodes"). */
 #define NODES_PLACEMENT(tpl, cpus, memory, dead_after, except)                            \
     "(SELECT n.id FROM nodes n CROSS JOIN LATERAL"                                        \
     "  (SELECT count(*) AS sandboxes, coalesce(sum(p.cpus), 0) AS cpus,"                  \
@@ -41,9 +51,11 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
     "    AND n.capacity > n.sandboxes + inflight.sandboxes"                               \
     "    AND n.vcpus_committed + inflight.cpus + " cpus " <= n.vcpus_limit"                \
     "    AND n.memory_committed_mb + inflight.memory_mb + " memory " <= n.memory_limit_mb" \
-    "    AND (" tpl " = 'default' OR " tpl " = ANY(n.templates)"                          \
-    "         OR n.id = (SELECT t.node_id FROM templates t WHERE t.id = " tpl "))"        \
-    "  ORDER BY n.memory_limit_mb - n.memory_committed_mb - inflight.memory_mb DESC,"     \
+    "    AND (" NODES_HAS_TEMPLATE("n", tpl)                                                \
+    "         OR EXISTS (SELECT 1 FROM templates t WHERE t.id = " tpl                      \
+    "                    AND t.store_object <> ''))"                                      \
+    "  ORDER BY " NODES_HAS_TEMPLATE("n", tpl) " DESC,"                                   \
+    "    n.memory_limit_mb - n.memory_committed_mb - inflight.memory_mb DESC,"            \
     "    n.vcpus_limit - n.vcpus_committed - inflight.cpus DESC, n.id LIMIT 1)"
 
 /* Assigns sandbox_id (not placed when it was inserted) to NODES_PLACEMENT's

@@ -158,6 +158,11 @@ static int create_on_node(struct scheduler *s, PGresult **row,
     creq.project_id = (char *)req->project_id;
     /* The stored policy, not the request's: a retry may carry none. */
     creq.policy = stored.msg.network;
+    /* A node that lacks a published template fetches it from there. */
+    char tmpl_set[TEMPLATE_ID_SIZE] = "";
+    if (rc == 0 && strcmp(creq.template_, TEMPLATE_DEFAULT_NAME) != 0)
+        rc = store_template_object_of(&s->db, creq.template_, tmpl_set, sizeof(tmpl_set), e);
+    creq.template_store_object = tmpl_set;
     if (rc == 0 && !node[0])
         rc = nodes_place(s, id, node, sizeof(node), e);
     Airlock__Node__V1__NodeReply *reply = NULL;

@@ -2,7 +2,8 @@
  * GetTemplate, DeleteTemplate (docs/templates.md). A build goes to the
  * live node with the most free memory, which publishes its log and result
  * on a NATS subject of this call (protos/node.proto template_build);
- * sandboxes of the template are then placed on that node. */
+ * sandboxes of the template are then placed on a node that has it, or on
+ * any node when it was published to the shared snapshot store. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,7 +177,8 @@ static int run_build(struct build *b, Airlock__Vmhost__V1__TemplateSpec *spec,
     if (rc < 0)
         return rc;
     rc = store_template_ready(&b->s->db, b->id, result->template_->cpus,
-                              result->template_->memory_mb, result->template_->build_ms, e);
+                              result->template_->memory_mb, result->template_->build_ms,
+                              result->template_->store_object, e);
     airlock__node__v1__node_reply__free_unpacked(result, NULL);
     return rc;
 }
@@ -350,31 +352,52 @@ void service_template_list(struct rpc_call *call, void *ctx)
     PQclear(rows);
 }
 
-/* Each version off its node, then marked deleted. A node that does not
- * answer keeps its copy (logged): the version is gone for the project. */
+/* Deletes template id on node, and its set from the shared store when
+ * stored is not empty. A node that does not answer keeps its copy
+ * (logged); one that has none is fine. */
+static int delete_on_node(struct scheduler *s, const char *id, const char *node,
+                          const char *stored, struct airlock_error *e)
+{
+    Airlock__Vmhost__V1__TemplateRef ref = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
+    ref.name = (char *)id;
+    ref.store_object = (char *)stored;
+    Airlock__Node__V1__NodeReply *reply = NULL;
+    int rc = nodes_call(s, node, NODE_OP(TEMPLATE_DELETE), &ref.base, s->cfg.node_timeout_ms,
+                        &reply, e);
+    if (reply)
+        airlock__node__v1__node_reply__free_unpacked(reply, NULL);
+    if (rc < 0 && (e->class == AIRLOCK_ERR_UNAVAILABLE || e->class == AIRLOCK_ERR_TIMEOUT)) {
+        log_warn("template left on an unreachable node", "template=%s node=%s error=\"%s\"", id,
+                 node, e->message);
+        return 1;
+    }
+    return rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND ? rc : 0;
+}
+
+/* Each version off the nodes that have it (the builder, those that
+ * fetched it) and out of the shared store, then marked deleted. */
 static int delete_versions(struct scheduler *s, PGresult *rows, struct airlock_error *e)
 {
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id = store_template_id(rows, i), *node = store_template_node(rows, i);
-        Airlock__Vmhost__V1__TemplateRef ref = AIRLOCK__VMHOST__V1__TEMPLATE_REF__INIT;
-        ref.name = (char *)id;
-        Airlock__Node__V1__NodeReply *reply = NULL;
-        int rc = *node ? nodes_call(s, node, NODE_OP(TEMPLATE_DELETE), &ref.base,
-                                    s->cfg.node_timeout_ms, &reply, e)
-                       : 0;
-        if (reply)
-            airlock__node__v1__node_reply__free_unpacked(reply, NULL);
-        bool unreachable =
-            rc < 0 && (e->class == AIRLOCK_ERR_UNAVAILABLE || e->class == AIRLOCK_ERR_TIMEOUT);
-        if (unreachable)
-            log_warn("template left on an unreachable node", "template=%s node=%s error=\"%s\"", id,
-                     node, e->message);
-        else if (rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND)
+        const char *stored = store_template_object(rows, i);
+        PGresult *holders = NULL;
+        int rc = store_template_holders(&s->db, id, node, &holders, e);
+        bool forgotten = !*stored; /* whether a node took the set out of the store */
+        for (int h = 0; rc >= 0 && h < PQntuples(holders); h++) {
+            rc = delete_on_node(s, id, PQgetvalue(holders, h, 0), stored, e);
+            forgotten = forgotten || rc == 0;
+        }
+        PQclear(holders);
+        if (rc < 0)
             return rc;
+        if (!forgotten)
+            log_warn("template left in the snapshot store: no node that has it answered",
+                     "template=%s set=%s", id, stored);
         rc = store_template_mark_deleted(&s->db, id, e);
         if (rc < 0)
             return rc;
-        log_info("template deleted", "template=%s node=%s", id, node);
+        log_info("template deleted", "template=%s node=%s set=%s", id, node, stored);
     }
     return 0;
 }

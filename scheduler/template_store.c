@@ -10,8 +10,8 @@
 /* Column order is what store_template_msg() reads. */
 #define TEMPLATE_SELECT                                                                   \
     "SELECT name, version, project_id, coalesce(node_id, ''), cpus, memory_mb,"           \
-    " spec::text, (extract(epoch from created_at) * 1000)::bigint, build_ms, id"          \
-    " FROM templates"
+    " spec::text, (extract(epoch from created_at) * 1000)::bigint, build_ms, id,"         \
+    " store_object FROM templates"
 
 /* A new version can lose the race for its number to a concurrent build of
  * the same name (the unique index says so): it tries the next one. */
@@ -92,17 +92,18 @@ int store_template_begin(struct db *db, const char *project_id, const char *name
 }
 
 int store_template_ready(struct db *db, const char *id, unsigned cpus, unsigned memory_mb,
-                         unsigned build_ms, struct airlock_error *e)
+                         unsigned build_ms, const char *store_object, struct airlock_error *e)
 {
     char c[16], m[16], b[16];
     snprintf(c, sizeof(c), "%u", cpus);
     snprintf(m, sizeof(m), "%u", memory_mb);
     snprintf(b, sizeof(b), "%u", build_ms);
-    const char *params[] = { id, c, m, b };
+    const char *params[] = { id, c, m, b, store_object };
     PGresult *res = db_query(db,
                              "UPDATE templates SET state = 'ready', cpus = $2::integer,"
-                             " memory_mb = $3::integer, build_ms = $4::integer WHERE id = $1",
-                             4, params, AIRLOCK_ERROR_MSG(e));
+                             " memory_mb = $3::integer, build_ms = $4::integer,"
+                             " store_object = $5 WHERE id = $1",
+                             5, params, AIRLOCK_ERROR_MSG(e));
     bool done = res != NULL;
     PQclear(res);
     return done ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
@@ -153,6 +154,34 @@ const char *store_template_id(PGresult *res, int row)
 const char *store_template_node(PGresult *res, int row)
 {
     return PQgetvalue(res, row, 3);
+}
+
+const char *store_template_object(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, 10);
+}
+
+int store_template_object_of(struct db *db, const char *id, char *out, size_t len,
+                             struct airlock_error *e)
+{
+    const char *params[] = { id };
+    PGresult *res = db_query(db, "SELECT store_object FROM templates WHERE id = $1", 1, params,
+                             AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    snprintf(out, len, "%s", PQntuples(res) ? PQgetvalue(res, 0, 0) : "");
+    PQclear(res);
+    return 0;
+}
+
+int store_template_holders(struct db *db, const char *id, const char *builder, PGresult **out,
+                           struct airlock_error *e)
+{
+    const char *params[] = { id, builder };
+    *out = db_query(db,
+                    "SELECT id FROM nodes WHERE id = $2 OR $1 = ANY(templates) ORDER BY id", 2,
+                    params, AIRLOCK_ERROR_MSG(e));
+    return *out ? 0 : airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
 }
 
 int store_template_user(struct db *db, const char *project_id, const char *name, unsigned version,

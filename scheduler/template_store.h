@@ -43,9 +43,10 @@ int store_template_begin(struct db *db, const char *project_id, const char *name
                          const char *node_id, const char *spec_json,
                          const struct quota_values *quota_defaults, char *id, size_t idlen,
                          unsigned *version, struct airlock_error *e);
-/* building -> ready with the size and build time the node reported. */
+/* building -> ready with the size, build time and shared-store set
+ * ("" = not published) the node reported. */
 int store_template_ready(struct db *db, const char *id, unsigned cpus, unsigned memory_mb,
-                         unsigned build_ms, struct airlock_error *e);
+                         unsigned build_ms, const char *store_object, struct airlock_error *e);
 /* A failed build's row goes (no sandbox ever named it). */
 void store_template_abort(struct db *db, const char *id);
 
@@ -57,6 +58,16 @@ void store_template_msg(PGresult *res, int row, Airlock__Scheduler__V1__Template
 /* Columns of a store_template_find row. */
 const char *store_template_id(PGresult *res, int row);
 const char *store_template_node(PGresult *res, int row);
+const char *store_template_object(PGresult *res, int row);
+
+/* Template id's set in the shared snapshot store into out ("" = none, or
+ * no such template). */
+int store_template_object_of(struct db *db, const char *id, char *out, size_t len,
+                             struct airlock_error *e);
+/* The nodes that may hold template id: builder and every node whose
+ * heartbeat lists it (fetched copies), one id per row. */
+int store_template_holders(struct db *db, const char *id, const char *builder, PGresult **out,
+                           struct airlock_error *e);
 
 /* A sandbox (not deleted) made from name's version (0 = any of them):
  * its id, or "" when none. */

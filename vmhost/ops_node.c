@@ -1,6 +1,7 @@
 /* The node's template and warm-pool operations (ops.h). */
 #include "ops.h"
 #include "template_registry.h"
+#include "template_shared.h"
 
 /* The scheduler's warm-pool target for "default" or a named template (its
  * newest version, or name:N). */
@@ -17,5 +18,16 @@ int op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op
 {
     const Airlock__Vmhost__V1__TemplateRef *req = (const void *)msg;
     (void)out;
-    return template_delete(vh, req->name, e);
+    /* One in use stays everywhere; one this node lacks still leaves the
+     * store (the node that built it may be gone). */
+    int rc = template_delete(vh, req->name, e);
+    if ((rc == 0 || e->class == AIRLOCK_ERR_NOT_FOUND) && *req->store_object) {
+        struct airlock_error fe;
+        airlock_error_clear(&fe);
+        if (template_shared_forget(vh, req->store_object, &fe) < 0) {
+            *e = fe;
+            return -1;
+        }
+    }
+    return rc;
 }

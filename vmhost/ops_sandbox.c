@@ -18,6 +18,7 @@ create_params(const Airlock__Vmhost__V1__CreateSandboxRequest *req)
     return (struct sandbox_create_params){
         .id = req->id,
         .template_name = req->template_,
+        .template_store_object = req->template_store_object,
         .vcpus = req->vcpus,
         .memory_mb = req->memory_mb,
         .policy = req->policy,

@@ -50,6 +50,7 @@ struct sandbox_exec {
 struct sandbox_create_params {
     const char *id;              /* NULL/empty = generate */
     const char *template_name;   /* NULL/empty = "default"; "name" or "name:N" (named) */
+    const char *template_store_object; /* NULL/empty = none; else fetched if missing */
     unsigned vcpus;              /* 0 = the template's (default: 1) */
     unsigned memory_mb;          /* 0 = the template's (default: 512) */
     const Airlock__Egress__V1__Policy *policy; /* NULL = deny everything */

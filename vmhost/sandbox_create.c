@@ -10,6 +10,7 @@
 #include "sandbox_build.h"
 #include "sandbox_pool.h"
 #include "template_registry.h"
+#include "template_shared.h"
 #include "warm_pool.h"
 
 #define SANDBOX_MIN_MEMORY_MB 128
@@ -45,7 +46,8 @@ int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, str
         return rc;
     /* The template version (NULL: cold boot) decides the size. */
     struct template_version *t;
-    rc = template_acquire(vh, p->template_name, p->vcpus, p->memory_mb, &t, e);
+    rc = template_acquire_shared(vh, p->template_name, p->vcpus, p->memory_mb,
+                                 p->template_store_object, &t, e);
     if (rc < 0)
         return rc;
     /* A pooled VM takes the id asked for (sandbox_pool.h); an id in use

@@ -16,6 +16,7 @@
 #include "snapshot_delta.h"
 #include "snapshot_template.h"
 #include "template_registry.h"
+#include "template_shared.h"
 #include "template_version.h"
 #include "vmhost.h"
 
@@ -82,7 +83,7 @@ static int upload_set(struct sandbox *sb, const char *set, const struct set_kind
     if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, SANDBOX_POLICY_FILE) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
     if (snapshot_template_build_id(&sb->tmpl->snap, build, e) < 0 ||
-        snapshot_template_publish(vh, &sb->tmpl->snap, build, e) < 0)
+        snapshot_template_publish(vh, &sb->tmpl->snap, build, NULL, e) < 0)
         return -1;
     /* Where the time went, per file, for the log (make bench shows it). */
     int64_t step_ms[N_SET_FILES] = { 0 }, published = clock_monotonic_ms();
@@ -345,8 +346,12 @@ static int import(struct vmhost *vh, const char *id, const char *object,
     struct template_version *t = NULL;
     struct sandbox *sb = NULL;
     char disk[PATH_MAX], mem[PATH_MAX];
-    if (manifest_read(vh, id, object, kind, &m, e) < 0 ||
-        template_acquire(vh, m.template_name, m.vcpus, m.memory_mb, &t, e) < 0 ||
+    char tmpl_set[TEMPLATE_SET_SIZE];
+    if (manifest_read(vh, id, object, kind, &m, e) < 0)
+        goto fail;
+    /* A named template this node lacks comes from the store as well. */
+    snprintf(tmpl_set, sizeof(tmpl_set), "templates/%s-%s", m.key, m.build);
+    if (template_acquire_shared(vh, m.template_name, m.vcpus, m.memory_mb, tmpl_set, &t, e) < 0 ||
         bases_of(vh, &m, t, disk, mem, e) < 0)
         goto fail;
     int64_t based = clock_monotonic_ms(); /* a template fetch is in it */

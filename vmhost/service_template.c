@@ -31,6 +31,8 @@ void template_view_take(struct vmhost *vh, struct template_version *t, struct te
     if (!tj)
         return; /* the default template: no spec */
     m->workdir = (char *)t->workdir;
+    const char *stored = json_string_value(json_object_get(t->manifest, "store_object"));
+    m->store_object = (char *)(stored ? stored : "");
     const char *start = json_string_value(json_object_get(tj, "start_cmd"));
     m->start_cmd = (char *)(start ? start : "");
     json_int_t built = json_integer_value(json_object_get(t->manifest, "built_unix_ms"));

@@ -45,7 +45,7 @@ int snapshot_template_build_id(const struct template_snapshot *t, char build[17]
 }
 
 static int publish_locked(struct vmhost *vh, const struct template_snapshot *t, const char *set,
-                          const char *build, struct airlock_error *e)
+                          const char *build, json_t *named, struct airlock_error *e)
 {
     char name[512];
     json_t *files = json_object();
@@ -66,8 +66,9 @@ static int publish_locked(struct vmhost *vh, const struct template_snapshot *t, 
     m = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:O}", "format", 1, "kind", "template",
                   "key", t->key, "build", build, "vcpus", (int)t->vcpus, "memory_mb",
                   (int)t->memory_mb, "files", files);
-    rc = m ? snapshot_store_put_manifest(vh->snapshots, set, m, e)
-           : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
+    bool built = m && (!named || json_object_set(m, "named", named) == 0);
+    rc = built ? snapshot_store_put_manifest(vh->snapshots, set, m, e)
+               : airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "template manifest: out of memory");
 out:
     json_decref(files);
     json_decref(m);
@@ -75,7 +76,7 @@ out:
 }
 
 int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot *t,
-                              const char *build, struct airlock_error *e)
+                              const char *build, json_t *named, struct airlock_error *e)
 {
     char set[256];
     snprintf(set, sizeof(set), "templates/%s-%s", t->key, build);
@@ -84,7 +85,7 @@ int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot 
     if (!snapshot_store_has_set(vh->snapshots, set)) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        rc = publish_locked(vh, t, set, build, e);
+        rc = publish_locked(vh, t, set, build, named, e);
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         if (rc == 0)
@@ -99,37 +100,46 @@ int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot 
     return rc;
 }
 
-/* The store's template set into dir (made here), each file checked. */
-static int fetch_into(struct vmhost *vh, const char *set, const char *dir,
-                      struct airlock_error *e)
+int snapshot_template_fetch_files(struct vmhost *vh, const char *set, const json_t *m,
+                                  const char *dir, struct airlock_error *e)
 {
     char name[512];
-    json_t *m;
-    if (snapshot_store_get_manifest(vh->snapshots, set, &m, e) < 0)
-        return -1;
     json_t *files = json_object_get(m, "files");
-    int rc = -1;
-    if (!json_is_object(files)) {
-        airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                          "snapshot store %s: %s's manifest is not a template's",
-                          snapshot_store_where(vh->snapshots), set);
-        goto out;
-    }
+    if (!json_is_object(files))
+        return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                                 "snapshot store %s: %s's manifest is not a template's",
+                                 snapshot_store_where(vh->snapshots), set);
     for (size_t i = 0; i < N_TEMPLATE_FILES; i++) {
         const char *sha = json_string_value(
             json_object_get(json_object_get(files, template_files[i]), "sha256"));
         char path[PATH_MAX];
         snprintf(name, sizeof(name), "%s/%s.delta", set, template_files[i]);
-        if (!sha) {
-            airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                              "snapshot store %s: template %s has no checksum for %s",
-                              snapshot_store_where(vh->snapshots), set, template_files[i]);
-            goto out;
-        }
-        if (fs_path(path, sizeof(path), "%s/%s", dir, template_files[i]) < 0 ||
-            snapshot_delta_get(vh->snapshots, name, sha, NULL, path, true, e) < 0)
-            goto out;
+        if (!sha)
+            return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                                     "snapshot store %s: template %s has no checksum for %s",
+                                     snapshot_store_where(vh->snapshots), set, template_files[i]);
+        if (fs_path(path, sizeof(path), "%s/%s", dir, template_files[i]) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", dir);
+        if (snapshot_delta_get(vh->snapshots, name, sha, NULL, path, true, e) < 0)
+            return -1;
+        /* Every sandbox's jail maps the memory file as its own uid (jail.c). */
+        if (strcmp(template_files[i], "mem") == 0 && chmod(path, 0644) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "chmod %s: %s", path,
+                                     strerror(errno));
     }
+    return 0;
+}
+
+/* The store's template set into dir (made here), each file checked. */
+static int fetch_into(struct vmhost *vh, const char *set, const char *dir,
+                      struct airlock_error *e)
+{
+    json_t *m;
+    if (snapshot_store_get_manifest(vh->snapshots, set, &m, e) < 0)
+        return -1;
+    int rc = -1;
+    if (snapshot_template_fetch_files(vh, set, m, dir, e) < 0)
+        goto out;
     char path[PATH_MAX];
     char *dump = json_dumps(m, JSON_COMPACT);
     rc = dump && fs_path(path, sizeof(path), "%s/%s", dir, FETCHED_MANIFEST) == 0

@@ -8,6 +8,8 @@
 #ifndef AIRLOCK_SNAPSHOT_TEMPLATE_H
 #define AIRLOCK_SNAPSHOT_TEMPLATE_H
 
+#include <jansson.h>
+
 #include "airlock_error.h"
 #include "template.h"
 
@@ -19,9 +21,17 @@ struct vmhost;
 int snapshot_template_build_id(const struct template_snapshot *t, char build[17],
                                struct airlock_error *e);
 
-/* Makes sure t is in the store (a no-op when its manifest is there). */
+/* Makes sure t is in the store (a no-op when its manifest is there).
+ * named (NULL for the default template) is a named version's own
+ * manifest (template_shared.h), kept in the set's as "named". */
 int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot *t,
-                              const char *build, struct airlock_error *e);
+                              const char *build, json_t *named, struct airlock_error *e);
+
+/* The three files of the store's template set (its manifest m) into the
+ * existing directory dir, each checked against m's checksum; DATA_LOSS
+ * naming the object that fails. The caller removes dir on failure. */
+int snapshot_template_fetch_files(struct vmhost *vh, const char *set, const json_t *m,
+                                  const char *dir, struct airlock_error *e);
 
 /* The local copy of the store's key-build: disk and mem get its paths
  * (fetched and checked first when this node has none). NOT_FOUND when the

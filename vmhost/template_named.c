@@ -14,8 +14,9 @@
 #include "fsutil.h"
 #include "log.h"
 #include "strbuf.h"
+#include "template_shared.h"
+#include "vmhost.h"
 
-#define TEMPLATE_NAMED_DIR "named"
 /* A run command may install things for a while; the guest kills it after. */
 #define TEMPLATE_RUN_TIMEOUT_MS (30 * 60 * 1000)
 
@@ -277,6 +278,7 @@ int template_build_named(struct vmhost *vh, const Airlock__Vmhost__V1__BuildTemp
         return -1;
     int64_t started_ms = clock_realtime_ms(), t0 = clock_monotonic_ms();
     struct named_build b = { .spec = spec, .log = log, .log_arg = log_arg };
+    bool store_failed = false; /* the store's error keeps its class (full, unreachable) */
     struct guest_image img = vh->image;
     img.hold_fd = -1; /* borrows vh's hold; image_with_packages takes its own */
     char base_disk[PATH_MAX], final_dir[PATH_MAX];
@@ -290,6 +292,17 @@ int template_build_named(struct vmhost *vh, const Airlock__Vmhost__V1__BuildTemp
                        AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     guest_image_release(&img); /* the store's copy of its rootfs is all the version reads */
+    /* In the shared store before anyone hears of it: a node that lacks
+     * it can fetch it as soon as the build is answered. */
+    char set[TEMPLATE_SET_SIZE];
+    if (vh->snapshots) {
+        if (template_shared_publish(vh, final_dir, set, e) < 0) {
+            fs_remove_tree(final_dir, NULL, 0);
+            store_failed = true;
+            goto fail;
+        }
+        logf_line(&b, "published to the snapshot store: %s", set);
+    }
     if (template_publish(vh, final_dir, spec->warm_pool, out, e) < 0) {
         fs_remove_tree(final_dir, NULL, 0);
         goto fail;
@@ -302,7 +315,8 @@ int template_build_named(struct vmhost *vh, const Airlock__Vmhost__V1__BuildTemp
     return 0;
 fail:
     /* A spec the build could not follow is the caller's; the rest is ours. */
-    airlock_error_classify(e, b.spec_failed ? AIRLOCK_ERR_INVALID : AIRLOCK_ERR_INTERNAL);
+    if (!store_failed)
+        airlock_error_classify(e, b.spec_failed ? AIRLOCK_ERR_INVALID : AIRLOCK_ERR_INTERNAL);
     log_warn("template build failed", "template=%s:%u error=\"%s\"", spec->name, version,
              e->message);
     guest_image_release(&img);

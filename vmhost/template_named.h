@@ -11,7 +11,9 @@
  *      the background;
  *   5. sync, snapshot (template.h), manifest.json with what execs need
  *      (env, workdir) and the spec minus file contents, renamed into
- *      store/templates/named/<name>/<version>/ and registered.
+ *      store/templates/named/<name>/<version>/;
+ *   6. with a shared snapshot store, published there (template_shared.h)
+ *      before it is registered and answered.
  *
  * Every line of progress goes to the caller's log function. A failure at
  * any step leaves nothing: no build directory, VM, namespace or version. */

@@ -13,8 +13,6 @@
 #include "log.h"
 #include "warm_pool.h"
 
-#define TEMPLATE_NAMED_DIR "named"
-
 struct reservation {
     char name[TEMPLATE_NAME_MAX + 1];
     unsigned version;
@@ -95,6 +93,26 @@ static int version_env(struct template_version *t, json_t *env)
     return 0;
 }
 
+int template_key_fits(struct vmhost *vh, const char *image, unsigned vcpus, unsigned memory_mb,
+                      const char *key, char *err, size_t errlen)
+{
+    struct guest_image img = { .hash = "" };
+    snprintf(img.hash, sizeof(img.hash), "%s", image);
+    struct template_spec spec;
+    char now[65];
+    template_default_spec(vh, vcpus, memory_mb, &spec);
+    spec.image = &img;
+    if (template_snapshot_key(&spec, now, err, errlen) < 0)
+        return -1;
+    if (strcmp(now, key) != 0) {
+        snprintf(err, errlen, "built for another QEMU, accelerator or host (key %.16s, this "
+                              "node's %.16s)",
+                 key, now);
+        return -1;
+    }
+    return 0;
+}
+
 /* A named version from its directory; with check_key, refused unless its
  * snapshot can be restored on this host as it is today. */
 static struct template_version *version_load(struct template_registry *r, const char *dir,
@@ -135,20 +153,11 @@ static struct template_version *version_load(struct template_registry *r, const 
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    if (check_key) {
-        struct guest_image img = { .hash = "" };
-        snprintf(img.hash, sizeof(img.hash), "%s", image);
-        struct template_spec spec;
-        char now[65];
-        template_default_spec(r->vh, t->snap.vcpus, t->snap.memory_mb, &spec);
-        spec.image = &img;
-        if (template_snapshot_key(&spec, now, err, errlen) < 0)
-            goto fail;
-        if (strcmp(now, key) != 0) {
-            snprintf(err, errlen, "%s was built for another QEMU, accelerator or host; build it "
-                                  "again", t->ref);
-            goto fail;
-        }
+    char why[512];
+    if (check_key && template_key_fits(r->vh, image, t->snap.vcpus, t->snap.memory_mb, key, why,
+                                       sizeof(why)) < 0) {
+        snprintf(err, errlen, "%s: %s; build it again", t->ref, why);
+        goto fail;
     }
     return t;
 fail:

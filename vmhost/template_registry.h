@@ -20,6 +20,9 @@
 #include "template.h"
 #include "template_version.h"
 
+/* Named versions live in store/templates/named/<name>/<version>/. */
+#define TEMPLATE_NAMED_DIR "named"
+
 struct template_registry;
 
 /* Registers the default template (vh->tmpl, unless --cold-boot) and loads
@@ -73,6 +76,12 @@ void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb
 int template_reserve(struct vmhost *vh, const char *name, unsigned version, unsigned *out,
                      struct airlock_error *e);
 void template_unreserve(struct vmhost *vh, const char *name, unsigned version);
+
+/* Whether a snapshot of key (made from image hash `image` at that size)
+ * can be restored on this host as it is today; else -1 with err saying so
+ * ("another QEMU, accelerator or host"). */
+int template_key_fits(struct vmhost *vh, const char *image, unsigned vcpus, unsigned memory_mb,
+                      const char *key, char *err, size_t errlen);
 
 /* Loads the version built in dir (store/templates/named/<name>/<version>),
  * registers it (its reservation ends), starts its pool with warm_pool VMs

@@ -26,6 +26,7 @@
 #include "itest.h"
 #include "itest_assert.h"
 #include "itest_group.h"
+#include "itest_template.h"
 
 #define TEMPLATE "itest-tpl"
 #define POOL_FILL_TIMEOUT_MS 180000
@@ -33,63 +34,6 @@
 typedef Airlock__Vmhost__V1__TemplateSpec TemplateSpec;
 typedef Airlock__Vmhost__V1__TemplateFile TemplateFile;
 typedef Airlock__Vmhost__V1__TemplateSpec__EnvEntry EnvEntry;
-
-struct build_result {
-    grpc_status_code status;
-    char *details;
-    char *log;                               /* every log line, '\n'-joined */
-    Airlock__Vmhost__V1__BuildTemplateEvent *done; /* the last event, if done */
-};
-
-static void build_result_free(struct build_result *r)
-{
-    free(r->details);
-    free(r->log);
-    if (r->done)
-        protobuf_c_message_free_unpacked(&r->done->base, NULL);
-}
-
-static void build(const TemplateSpec *spec, struct build_result *r)
-{
-    memset(r, 0, sizeof(*r));
-    Airlock__Vmhost__V1__BuildTemplateRequest req = AIRLOCK__VMHOST__V1__BUILD_TEMPLATE_REQUEST__INIT;
-    req.spec = (TemplateSpec *)spec;
-    struct rpc_stream *s =
-        rpc_stream_open(itest_vh.ch, ITEST_METHOD("BuildTemplate"), ITEST_CALL_TIMEOUT_MS);
-    assert_non_null(s);
-    rpc_stream_send(s, &req.base);
-    rpc_stream_close_send(s);
-    size_t len = 0;
-    r->log = calloc(1, 1);
-    Airlock__Vmhost__V1__BuildTemplateEvent *ev;
-    while (rpc_stream_recv(s, &airlock__vmhost__v1__build_template_event__descriptor,
-                           (ProtobufCMessage **)&ev) == 1) {
-        if (ev->event_case == AIRLOCK__VMHOST__V1__BUILD_TEMPLATE_EVENT__EVENT_LOG) {
-            size_t n = strlen(ev->log);
-            r->log = realloc(r->log, len + n + 2);
-            memcpy(r->log + len, ev->log, n);
-            len += n;
-            r->log[len++] = '\n';
-            r->log[len] = '\0';
-            protobuf_c_message_free_unpacked(&ev->base, NULL);
-        } else {
-            if (r->done)
-                protobuf_c_message_free_unpacked(&r->done->base, NULL);
-            r->done = ev;
-        }
-    }
-    r->status = rpc_stream_finish(s, &r->details);
-}
-
-static void must_build(const TemplateSpec *spec, struct build_result *r)
-{
-    build(spec, r);
-    if (r->status != GRPC_STATUS_OK || !r->done) {
-        itest_vmhost_print_log_tail(&itest_vh);
-        fail_msg("BuildTemplate %s: %s %s\nlog:\n%s", spec->name, rpc_status_name(r->status),
-                 r->details ? r->details : "", r->log);
-    }
-}
 
 /* The spec the tests build: one file, two run commands, env, workdir,
  * a start command and a size other than the default's. */
@@ -213,8 +157,8 @@ static void test_build_and_create(void **state)
     assert_int_equal(
         fs_path(templates_dir, sizeof(templates_dir), "%s/store/templates", itest_vh.data_dir), 0);
     TemplateSpec spec = spec_v1();
-    struct build_result r;
-    must_build(&spec, &r);
+    struct itest_build r;
+    itest_must_build(&itest_vh, &spec, &r);
     /* The run commands' output (stdout and stderr) is the build log. */
     assert_non_null(strstr(r.log, "| building-marker\n"));
     assert_non_null(strstr(r.log, "| to-stderr\n"));
@@ -228,7 +172,7 @@ static void test_build_and_create(void **state)
     assert_string_equal(t->workdir, "/opt/app");
     assert_int_equal(t->n_env, 1);
     assert_string_equal(t->env[0]->value, "hello-template");
-    build_result_free(&r);
+    itest_build_free(&r);
 
     char *id = must_create_from(TEMPLATE);
     Airlock__Vmhost__V1__Sandbox *sb = get_sandbox(id);
@@ -269,10 +213,10 @@ static void test_versions_and_pool(void **state)
     EnvEntry *v2_env[] = { &v2 };
     spec.env = v2_env;
     spec.warm_pool = 1;
-    struct build_result r;
-    must_build(&spec, &r);
+    struct itest_build r;
+    itest_must_build(&itest_vh, &spec, &r);
     assert_string_equal(r.done->done->ref, TEMPLATE ":2");
-    build_result_free(&r);
+    itest_build_free(&r);
 
     /* Its pool fills; "name" takes the newest version, from the pool. */
     Airlock__Vmhost__V1__Template *t = NULL;
@@ -385,12 +329,12 @@ static void test_bad_specs_leave_nothing(void **state)
     cases[4].field = "memory_mb";
     cases[4].spec.memory_mb = 16;
     for (size_t i = 0; i < 5; i++) {
-        struct build_result r;
-        build(&cases[i].spec, &r);
+        struct itest_build r;
+        itest_build(&itest_vh, &cases[i].spec, &r);
         assert_null(r.done);
         itest_assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT,
                                    cases[i].field);
-        build_result_free(&r);
+        itest_build_free(&r);
     }
     /* A run command that fails: its output is logged, the build fails
      * naming it, and nothing of it remains. */
@@ -399,13 +343,13 @@ static void test_bad_specs_leave_nothing(void **state)
     spec.name = "failing-build";
     spec.n_run = 1;
     spec.run = failing;
-    struct build_result r;
-    build(&spec, &r);
+    struct itest_build r;
+    itest_build(&itest_vh, &spec, &r);
     assert_null(r.done);
     assert_non_null(strstr(r.log, "| before-failing\n"));
     itest_assert_status_naming(r.status, &r.details, GRPC_STATUS_INVALID_ARGUMENT,
                                "run[0] (echo before-failing; exit 3): exited with code 3");
-    build_result_free(&r);
+    itest_build_free(&r);
     char dir[PATH_MAX];
     assert_int_equal(fs_path(dir, sizeof(dir), "%s/named/failing-build", templates_dir), 0);
     assert_int_equal(access(dir, F_OK), -1);
@@ -422,11 +366,11 @@ static void test_packages(void **state)
     spec.name = "with-jq";
     spec.n_packages = 1;
     spec.packages = packages;
-    struct build_result r;
-    must_build(&spec, &r);
+    struct itest_build r;
+    itest_must_build(&itest_vh, &spec, &r);
     assert_non_null(strstr(r.log, "rootfs: the default image's packages and jq"));
     assert_int_equal(r.done->done->n_packages, 1);
-    build_result_free(&r);
+    itest_build_free(&r);
     char *id = must_create_from("with-jq");
     char *out = sh_out(id, "echo '{\"a\":[1,2]}' | jq -c .a");
     assert_string_equal(out, "[1,2]\n");
