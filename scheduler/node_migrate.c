@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "checkpoint_store.h"
 #include "clock.h"
 #include "log.h"
 #include "nodes.h"
@@ -87,6 +88,19 @@ int node_migrate_running(struct scheduler *s, const char *node_id, const char *i
     char to[128] = "";
     if (failed_recently(id))
         return -1;
+    /* Checkpoints live on the node that made them (a full one also in the
+     * store, for a lost node): moving the sandbox would orphan them. */
+    PGresult *cps;
+    if (store_checkpoint_list(&s->db, id, &cps, &e) < 0)
+        return -1;
+    int n_cps = PQntuples(cps);
+    PQclear(cps);
+    if (n_cps > 0) {
+        note_failure(id);
+        log_warn("drain: a running sandbox with checkpoints stays (they live on its node)",
+                 "sandbox=%s node=%s checkpoints=%d", id, node_id, n_cps);
+        return -1;
+    }
     if (nodes_place_elsewhere(s, id, node_id, to, sizeof(to), &e) < 0) {
         note_failure(id);
         log_warn("drain: a running sandbox has nowhere to go", "sandbox=%s node=%s error=\"%s\"",
@@ -132,7 +146,7 @@ int node_migrate_running(struct scheduler *s, const char *node_id, const char *i
         service_transition(s, id, SANDBOX_MIGRATING, SANDBOX_RUNNING, &note, &e) < 0)
         log_error("drain: a migrated sandbox's row not updated: reconciliation settles it",
                   "sandbox=%s to=%s error=\"%s\"", id, to, e.message);
-    if (nodes_delete_sandbox(s, node_id, id, NULL, &e) < 0)
+    if (nodes_delete_sandbox(s, node_id, id, NULL, true, &e) < 0)
         log_warn("drain: the source keeps a stopped copy until reconciliation",
                  "sandbox=%s node=%s error=\"%s\"", id, node_id, e.message);
     log_info("drain: running sandbox migrated", "sandbox=%s from=%s to=%s ms=%lld stopped_ms=%lld",

@@ -297,7 +297,7 @@ int bench_section_store(struct bench_ctx *ctx)
     };
     static const char *const sent[] = { "sandbox migration sent", NULL };
     static const struct bench_stage sent_stages[] = {
-        { "ms", "  node A: migration sent (memory while running, then the switchover)" },
+        { "ms", "  node A: migration sent (the memory, then the switchover)" },
         { "stopped_ms", "  node A: guest stopped there" },
         { NULL, NULL },
     };
