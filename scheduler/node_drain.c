@@ -4,6 +4,7 @@
  * or not. */
 #include "node_drain.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,8 +98,14 @@ int drain_step(struct scheduler *s, const char *node_id, struct airlock_error *e
 {
     struct node_msgs read;
     int rc = store_nodes_read(&s->db, node_id, s->cfg.node_dead_after_s, &read, e);
-    if (rc == 0 && read.nodes[0].drain == NODE_DRAINING && read.nodes[0].msg.live) {
+    /* One mover at a time (a drain request runs a step too, beside the
+     * controller's): another would work from rows read before the first
+     * moved them. The one that runs sees everything on its pass. */
+    static pthread_mutex_t moving = PTHREAD_MUTEX_INITIALIZER;
+    if (rc == 0 && read.nodes[0].drain == NODE_DRAINING && read.nodes[0].msg.live &&
+        pthread_mutex_trylock(&moving) == 0) {
         move_off(s, node_id);
+        pthread_mutex_unlock(&moving);
         node_msgs_free(&read);
         rc = store_nodes_read(&s->db, node_id, s->cfg.node_dead_after_s, &read, e);
     }

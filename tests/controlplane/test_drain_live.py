@@ -66,7 +66,8 @@ WORKLOAD = ("setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/n; sl
             "    time.sleep(0.2)\n' </dev/null >/dev/null 2>&1 & echo $! >> /root/pids;"
             " setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i >> /root/synced; sync;"
             " sleep 0.1; done' </dev/null >/dev/null 2>&1 &"
-            " echo kept > /root/file; sleep 1")
+            " echo kept > /root/file;"
+            " for i in $(seq 300); do [ -s /root/v ] && [ -s /root/n ] && break; sleep 0.1; done")
 
 READ = ("cat /root/pids | tr '\\n' ,; echo; cat /root/n; cat /root/v; echo; cat /root/file;"
         " for p in $(cat /root/pids); do kill -0 $p || echo dead; done")
