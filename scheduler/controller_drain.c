@@ -16,7 +16,7 @@ void controller_drain_pass(struct scheduler *s)
         return;
     }
     for (int i = 0; i < PQntuples(rows); i++)
-        if (drain_step(s, PQgetvalue(rows, i, 0), &e) < 0)
+        if (drain_step(s, PQgetvalue(rows, i, 0), true, &e) < 0)
             log_warn("drain step failed", "node=%s error=\"%s\"", PQgetvalue(rows, i, 0),
                      e.message);
     PQclear(rows);

@@ -94,15 +94,14 @@ static void move_off(struct scheduler *s, const char *node_id)
     PQclear(rows);
 }
 
-int drain_step(struct scheduler *s, const char *node_id, struct airlock_error *e)
+int drain_step(struct scheduler *s, const char *node_id, bool move, struct airlock_error *e)
 {
     struct node_msgs read;
     int rc = store_nodes_read(&s->db, node_id, s->cfg.node_dead_after_s, &read, e);
-    /* One mover at a time (a drain request runs a step too, beside the
-     * controller's): another would work from rows read before the first
-     * moved them. The one that runs sees everything on its pass. */
+    /* One mover at a time (a step may outlast a controller pass): another
+     * would work from rows read before the first moved them. */
     static pthread_mutex_t moving = PTHREAD_MUTEX_INITIALIZER;
-    if (rc == 0 && read.nodes[0].drain == NODE_DRAINING && read.nodes[0].msg.live &&
+    if (move && rc == 0 && read.nodes[0].drain == NODE_DRAINING && read.nodes[0].msg.live &&
         pthread_mutex_trylock(&moving) == 0) {
         move_off(s, node_id);
         pthread_mutex_unlock(&moving);

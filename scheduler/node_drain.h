@@ -4,14 +4,18 @@
 #ifndef AIRLOCK_SCHEDULER_NODE_DRAIN_H
 #define AIRLOCK_SCHEDULER_NODE_DRAIN_H
 
+#include <stdbool.h>
+
 #include "airlock_error.h"
 #include "scheduler.h"
 
-/* One step of draining node_id: moves what it can of its sandboxes off it
- * (paused and suspended ones through the shared snapshot store; running
- * ones need live migration, not yet: see node_drain.c), then marks it
- * drained when no sandbox holds it any more (node_held_by), or draining
- * again when one does. An active node is left alone. 0, or -1 with e. */
-int drain_step(struct scheduler *s, const char *node_id, struct airlock_error *e);
+/* One step of draining node_id: with move, moves what it can of its
+ * sandboxes off it (running ones live, node_migrate.h; paused and
+ * suspended ones through the shared snapshot store), then marks it drained
+ * when no sandbox holds it any more (node_held_by), or draining again when
+ * one does. DrainNode takes a step without move (its answer says drained
+ * at once for an empty node, and never waits on migrations); the
+ * controller's moves. An active node is left alone. 0, or -1 with e. */
+int drain_step(struct scheduler *s, const char *node_id, bool move, struct airlock_error *e);
 
 #endif

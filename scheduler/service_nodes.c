@@ -80,7 +80,7 @@ static int node_drain_op(struct scheduler *s, const Airlock__Scheduler__V1__Node
                  req->request_id, req->id, node_drain_op_name(op), node_drain_name(from),
                  node_drain_name(to), service_actor(req->actor));
     }
-    if (to == NODE_DRAINING && drain_step(s, req->id, e) < 0)
+    if (to == NODE_DRAINING && drain_step(s, req->id, false, e) < 0)
         log_warn("drain step failed", "node=%s error=\"%s\"", req->id, e->message);
     return 0;
 }
