@@ -17,43 +17,14 @@ usage: test_drain_live.py
 No timing assertions."""
 import os
 
-from rest_client import (ADMIN, call, check, new_project_key, poll, psql, report_and_exit)
-
-
-def node_env(i, name):
-    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
-
-
-NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR")}
-         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
+from cluster import NODES, drain, node_state, sandbox_dirs, sh
+from rest_client import call, check, new_project_key, poll, psql, report_and_exit
 
 
 def row(sid):
     out = psql("SELECT coalesce(node_id, '') || '|' || state FROM sandboxes WHERE id = :'id'",
                id=sid)
     return tuple(out.strip().split("|")) if out.strip() else None
-
-
-def sh(key, sid, script):
-    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sid, key=key,
-                    body={"cmd": ["sh", "-c", script]})
-    check(st == 200 and r.get("exit_code") == 0, "exec %r in %s (got %s %s)" % (script, sid, st, r))
-    return r.get("stdout", "") if st == 200 else ""
-
-
-def set_drain(node_id, op):
-    st, _, b = call("POST", "/v1/nodes/%s/%s" % (node_id, op), key=ADMIN)
-    check(st == 200, "%s %s -> 200 (got %s %s)" % (op, node_id, st, b))
-
-
-def node_state(node_id):
-    st, _, b = call("GET", "/v1/nodes/%s" % node_id, key=ADMIN)
-    return b.get("state") if st == 200 else None
-
-
-def sandbox_dirs(node, sid):
-    return [d for d in (os.path.join(node["dir"], "store", "sandboxes", sid),
-                        os.path.join(node["dir"], "sandboxes", sid)) if os.path.exists(d)]
 
 
 WORKLOAD = ("setsid sh -c 'i=0; while true; do i=$((i+1)); echo $i > /root/n; sleep 0.2; done'"
@@ -87,7 +58,7 @@ def read(key, sid):
 def check_running_sandboxes_move_live(key):
     a, b, c = (n["id"] for n in NODES)
     for other in (b, c):
-        set_drain(other, "drain")
+        drain(other, "drain")
         check(poll(lambda: node_state(other) == "drained", limit_s=60), "%s drained" % other)
     sids = []
     for n in range(3):
@@ -100,9 +71,9 @@ def check_running_sandboxes_move_live(key):
         sh(key, sid, WORKLOAD)
         before[sid] = read(key, sid)
     for other in (b, c):
-        set_drain(other, "undrain")
+        drain(other, "undrain")
 
-    set_drain(a, "drain")
+    drain(a, "drain")
     check(poll(lambda: node_state(a) == "drained", limit_s=600),
           "%s turns drained once its running sandboxes moved (now %s)" % (a, node_state(a)))
     for sid in sids:
@@ -135,7 +106,7 @@ def check_running_sandboxes_move_live(key):
         st, _, body = call("POST", "/v1/sandboxes/%s/%s" % (moved, op), key=key)
         check(st == 200 and body.get("state") == want,
               "%s a moved sandbox -> %s (got %s %s)" % (op, want, st, body))
-    set_drain(a, "undrain")
+    drain(a, "undrain")
     for sid in sids:
         call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
 

@@ -15,18 +15,10 @@ No timing assertions."""
 import os
 import time
 
+from cluster import NODES, sandbox_dirs
 from rest_client import call, check, new_project_key, poll, psql, report_and_exit
 
 CREATES = 6
-
-
-def node_env(i, name):
-    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
-
-
-NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR"),
-          "log": node_env(i, "VMHOST_LOG")}
-         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
 
 
 def heartbeats():
@@ -50,13 +42,6 @@ def qemus_under(directory):
         except OSError:
             continue
     return pids
-
-
-def sandbox_dirs(node, sid):
-    """The sandbox's directories that exist in the node's store (the data
-    dir itself on btrfs, else its loop-mounted store/)."""
-    return [d for d in (os.path.join(node["dir"], "store", "sandboxes", sid),
-                        os.path.join(node["dir"], "sandboxes", sid)) if os.path.exists(d)]
 
 
 def logged(node, sid):

@@ -30,17 +30,11 @@ import os
 import signal
 import subprocess
 
-from rest_client import (ADMIN, call, check, control, new_project_key, poll, psql,
+from cluster import NODES, STORE, drain, sandbox_dirs
+from rest_client import (call, check, control, new_project_key, poll, psql,
                          report_and_exit)
 
 
-def node_env(i, name):
-    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
-
-
-NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR")}
-         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
-STORE = os.environ["AIRLOCK_TEST_SNAPSHOT_STORE"]
 A, B = NODES[0]["id"], NODES[1]["id"]
 
 
@@ -60,12 +54,6 @@ def qemus_of(node):
         except (OSError, ValueError):
             continue
     return pids
-
-
-def sandbox_dir_exists(node, sid):
-    return any(os.path.exists(d) for d in (
-        os.path.join(node["dir"], "store", "sandboxes", sid),
-        os.path.join(node["dir"], "sandboxes", sid)))
 
 
 def stored_set(sid, name):
@@ -102,11 +90,6 @@ def autos(key, sid):
 def node_started(node_id):
     """The start of the node's vmhost process, as its heartbeats say."""
     return psql("SELECT started_unix_ms FROM nodes WHERE id = :'id'", id=node_id)
-
-
-def drain(node_id, op):
-    st, _, b = call("POST", "/v1/nodes/%s/%s" % (node_id, op), key=ADMIN)
-    check(st == 200, "%s %s -> 200 (got %s %s)" % (op, node_id, st, b))
 
 
 def check_bad_input(key):
@@ -254,7 +237,7 @@ def main():
     # A returns: the restored sandboxes' stale copies go, their sets stay.
     check(control("start egress 0") and control("start vmhost 0"),
           "node %s's egress and vmhost start again" % A)
-    check(poll(lambda: not sandbox_dir_exists(NODES[0], named), limit_s=120),
+    check(poll(lambda: not sandbox_dirs(NODES[0], named), limit_s=120),
           "reconciliation removed %s's stale copy on %s" % (named, A))
     check(stored_set(named, "c1"), "checkpoint c1 stays in the store")
     check(get(key, named).get("node") == B and get(key, bare).get("state") == "lost",

@@ -21,17 +21,8 @@ No timing assertions."""
 import os
 import time
 
-from rest_client import (ADMIN, call, check, control, new_project_key, poll, psql,
-                         report_and_exit)
-
-
-def node_env(i, name):
-    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
-
-
-NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR")}
-         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
-STORE = os.environ["AIRLOCK_TEST_SNAPSHOT_STORE"]
+from cluster import NODES, STORE, drain, node_state, sandbox_dirs, sh
+from rest_client import call, check, control, new_project_key, poll, psql, report_and_exit
 
 
 def index_of(node_id):
@@ -43,19 +34,6 @@ def row(sid):
     out = psql("SELECT coalesce(node_id, '') || '|' || state || '|' || store_object"
                " FROM sandboxes WHERE id = :'id'", id=sid)
     return tuple(out.strip().split("|")) if out.strip() else None
-
-
-def sandbox_dir_exists(node, sid):
-    return any(os.path.exists(d) for d in (
-        os.path.join(node["dir"], "store", "sandboxes", sid),
-        os.path.join(node["dir"], "sandboxes", sid)))
-
-
-def sh(key, sid, script):
-    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sid, key=key,
-                    body={"cmd": ["sh", "-c", script]})
-    check(st == 200 and r.get("exit_code") == 0, "exec %r in %s (got %s %s)" % (script, sid, st, r))
-    return r.get("stdout", "") if st == 200 else ""
 
 
 def lifecycle(key, sid, op, want_state):
@@ -112,23 +90,12 @@ def check_moved_when_its_node_dies(key):
 
     # The dead node returns: its stale suspended copy goes, the sandbox stays.
     check(control("start vmhost %d" % home_i), "node %s's vmhost starts again" % home)
-    check(poll(lambda: not sandbox_dir_exists(NODES[home_i], sid), limit_s=120),
+    check(poll(lambda: not sandbox_dirs(NODES[home_i], sid), limit_s=120),
           "reconciliation removed the stale copy of %s on %s" % (sid, home))
     check(row(sid)[:2] == (other, "running"), "the sandbox still runs on %s (%s)"
           % (other, row(sid)))
     sh(key, sid, "true")
     call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
-
-
-def drain(node_id, op="drain"):
-    st, _, b = call("POST", "/v1/nodes/%s/%s" % (node_id, op), key=ADMIN)
-    check(st == 200, "%s %s -> 200 (got %s %s)" % (op, node_id, st, b))
-    return b
-
-
-def node_state(node_id):
-    st, _, b = call("GET", "/v1/nodes/%s" % node_id, key=ADMIN)
-    return b.get("state") if st == 200 else None
 
 
 def check_drain_moves_paused_and_suspended(key):
@@ -156,7 +123,7 @@ def check_drain_moves_paused_and_suspended(key):
     for sid in sids:
         check(row(sid)[:2] == (b, "suspended"),
               "%s moved to %s, suspended (%s)" % (sid, b, row(sid)))
-        check(not sandbox_dir_exists(NODES[0], sid), "%s's copy left %s" % (sid, a))
+        check(not sandbox_dirs(NODES[0], sid), "%s's copy left %s" % (sid, a))
     lifecycle(key, suspended, "resume", "running")
     check(sh(key, suspended, "cat /root/file") == "one\n", "its file came along")
     lifecycle(key, paused, "resume", "running")

@@ -21,17 +21,9 @@ No timing assertions."""
 import os
 import threading
 
-from rest_client import ADMIN, call, check, new_project_key, poll, psql, report_and_exit
+from cluster import NODES, STORE, drain, node_state, sh
+from rest_client import call, check, new_project_key, poll, psql, report_and_exit
 
-
-def node_env(i, name):
-    return os.environ["AIRLOCK_TEST_NODE_%d_%s" % (i, name)]
-
-
-NODES = [{"id": node_env(i, "ID"), "dir": node_env(i, "DATA_DIR"),
-          "log": node_env(i, "VMHOST_LOG")}
-         for i in range(int(os.environ["AIRLOCK_TEST_NODES"]))]
-STORE = os.environ["AIRLOCK_TEST_SNAPSHOT_STORE"]
 
 GOOD = {
     "name": "shared-good",
@@ -70,23 +62,6 @@ def fetched_lines(node, template_id):
     with open(node["log"], errors="replace") as f:
         return sum(1 for line in f if "template fetched from the snapshot store" in line
                    and "template=%s " % template_id in line)
-
-
-def drain(node_id, op="drain"):
-    st, _, b = call("POST", "/v1/nodes/%s/%s" % (node_id, op), key=ADMIN)
-    check(st == 200, "%s %s -> 200 (got %s %s)" % (op, node_id, st, b))
-
-
-def node_state(node_id):
-    st, _, b = call("GET", "/v1/nodes/%s" % node_id, key=ADMIN)
-    return b.get("state") if st == 200 else None
-
-
-def sh(key, sid, script):
-    st, _, r = call("POST", "/v1/sandboxes/%s/exec" % sid, key=key,
-                    body={"cmd": ["sh", "-c", script]})
-    check(st == 200 and r.get("exit_code") == 0, "exec %r in %s (got %s %s)" % (script, sid, st, r))
-    return r.get("stdout", "") if st == 200 else ""
 
 
 def build(key, project, spec):

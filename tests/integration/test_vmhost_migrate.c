@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
 #include "itest_group.h"
@@ -36,25 +35,13 @@ static char store_dir[64] = "/tmp/airlock-migrate-store-XXXXXX";
 static int group_setup(void **state)
 {
     (void)state;
-    if (!mkdtemp(store_dir))
-        return -1;
-    const char *const args_a[] = { "--snapshot-store", store_dir, NULL };
-    const char *const args_b[] = { "--snapshot-store", store_dir, "--netns-prefix",
-                                   "airlock-b-", NULL };
-    if (itest_vmhost_start(&itest_vh, args_a) < 0 || itest_vmhost_start(&node_b, args_b) < 0)
-        return -1;
-    return 0;
+    const char *const b_args[] = { "--netns-prefix", "airlock-b-", NULL };
+    return itest_store_pair_start(store_dir, &node_b, b_args);
 }
 
 static int group_teardown(void **state)
 {
-    int rc = itest_vmhost_stop(&node_b) < 0 ? -1 : 0;
-    if (itest_group_teardown(state) < 0)
-        rc = -1;
-    char err[256];
-    if (fs_remove_tree(store_dir, err, sizeof(err)) < 0)
-        rc = -1;
-    return rc;
+    return itest_store_pair_stop(store_dir, &node_b, state);
 }
 
 /* One step: its status; *out its answer when OK (else NULL). */

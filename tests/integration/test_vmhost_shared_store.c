@@ -26,7 +26,6 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
 #include "itest_group.h"
@@ -40,24 +39,13 @@ static char store_dir[64] = "/tmp/airlock-shared-store-XXXXXX";
 static int group_setup(void **state)
 {
     (void)state;
-    if (!mkdtemp(store_dir))
-        return -1;
-    const char *const args[] = { "--snapshot-store", store_dir, NULL };
-    if (itest_vmhost_start(&itest_vh, args) < 0 || itest_vmhost_start(&node_b, args) < 0)
-        return -1;
-    return 0;
+    return itest_store_pair_start(store_dir, &node_b, NULL);
 }
 
 static int group_teardown(void **state)
 {
-    int rc = itest_vmhost_stop(&node_b) < 0 ? -1 : 0;
-    if (itest_group_teardown(state) < 0)
-        rc = -1;
     umount2(store_dir, MNT_DETACH); /* the full-store test's, if it failed midway */
-    char err[256];
-    if (fs_remove_tree(store_dir, err, sizeof(err)) < 0)
-        rc = -1;
-    return rc;
+    return itest_store_pair_stop(store_dir, &node_b, state);
 }
 
 

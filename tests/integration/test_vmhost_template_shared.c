@@ -40,23 +40,12 @@ static const char *const store_args[] = { "--snapshot-store", store_dir, NULL };
 static int group_setup(void **state)
 {
     (void)state;
-    if (!mkdtemp(store_dir))
-        return -1;
-    if (itest_vmhost_start(&itest_vh, store_args) < 0 ||
-        itest_vmhost_start(&node_b, store_args) < 0)
-        return -1;
-    return 0;
+    return itest_store_pair_start(store_dir, &node_b, NULL);
 }
 
 static int group_teardown(void **state)
 {
-    int rc = itest_vmhost_stop(&node_b) < 0 ? -1 : 0;
-    if (itest_group_teardown(state) < 0)
-        rc = -1;
-    char err[256];
-    if (fs_remove_tree(store_dir, err, sizeof(err)) < 0)
-        rc = -1;
-    return rc;
+    return itest_store_pair_stop(store_dir, &node_b, state);
 }
 
 /* A spec with a file, env, workdir and a start command. */

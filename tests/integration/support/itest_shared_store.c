@@ -11,10 +11,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "itest_assert.h"
+#include "itest_group.h"
 #include "itest_shared_store.h"
 
 #define STATE(s) AIRLOCK__VMHOST__V1__SANDBOX_STATE__SANDBOX_STATE_##s
+
+int itest_store_pair_start(char *dir, struct itest_vmhost *b, const char *const b_extra[])
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    const char *args[32] = { "--snapshot-store", dir };
+    size_t n = 2;
+    for (size_t i = 0; b_extra && b_extra[i] && n < 31; i++)
+        args[n++] = b_extra[i];
+    args[n] = NULL;
+    const char *const a_args[] = { "--snapshot-store", dir, NULL };
+    if (itest_vmhost_start(&itest_vh, a_args) < 0 || itest_vmhost_start(b, args) < 0)
+        return -1;
+    return 0;
+}
+
+int itest_store_pair_stop(const char *dir, struct itest_vmhost *b, void **state)
+{
+    int rc = itest_vmhost_stop(b) < 0 ? -1 : 0;
+    if (itest_group_teardown(state) < 0)
+        rc = -1;
+    char err[256];
+    if (fs_remove_tree(dir, err, sizeof(err)) < 0) {
+        fprintf(stderr, "itest: remove %s: %s\n", dir, err);
+        rc = -1;
+    }
+    return rc;
+}
 
 grpc_status_code itest_call_with_object(struct itest_vmhost *vh, const char *method,
                                         const char *id, const char *object,

@@ -6,6 +6,14 @@
 
 #include "itest.h"
 
+/* Two vmhosts sharing a store directory made from dir (a mkdtemp
+ * template, filled in): itest_vh (A) and b, b with extra arguments after
+ * its store's (NULL: none). 0, or -1 after printing why. */
+int itest_store_pair_start(char *dir, struct itest_vmhost *b, const char *const b_extra[]);
+/* Stops b, then itest_vh (itest_group_teardown), and removes dir: 0, or
+ * -1 when any of it failed. */
+int itest_store_pair_stop(const char *dir, struct itest_vmhost *b, void **state);
+
 /* method with SandboxRef {id, store_object}; the status, details malloc'd
  * (may be NULL). */
 grpc_status_code itest_call_with_object(struct itest_vmhost *vh, const char *method,
