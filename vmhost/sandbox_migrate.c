@@ -334,8 +334,8 @@ int sandbox_migrate_send(struct sandbox *sb, const char *addr, const char *token
                                  e) < 0)
         goto fail;
     /* Under TCG, QEMU 7.2's copy of a running guest lost some of what the
-     * guest wrote meanwhile (its kernel crashed on the target in about one
-     * migration in eight, docs/snapshot-store.md): there the guest stands
+     * guest wrote meanwhile (its kernel crashed on the target in one
+     * migration of eight, docs/snapshot-store.md): there the guest stands
      * still for the whole copy, as for a suspend. */
     bool live = sb->vh->accel == VM_ACCEL_KVM;
     int64_t stopped = clock_monotonic_ms();
