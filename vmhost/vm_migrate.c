@@ -82,43 +82,53 @@ static int set_capabilities_locked(struct vm *vm, bool ignore_shared, bool pause
     return rc;
 }
 
-/* qmp_lock held. Starts a migration with command (migrate or
- * migrate-incoming) to/from uri and waits for it to complete. */
-static int migrate_locked(struct vm *vm, const char *command, const char *uri, bool ignore_shared,
-                          int timeout_ms, char *err, size_t errlen)
+/* How a migration starts (start_locked). */
+struct migration_start {
+    const char *command;  /* "migrate" or "migrate-incoming" */
+    const char *fdname;   /* QEMU's name of the fd it gets: the uri is fd:<fdname> */
+    bool ignore_shared;   /* x-ignore-shared: device state only */
+    bool pause;           /* pause-before-switchover (a live migration's source) */
+    int downtime_ms;      /* an outgoing one's downtime-limit; 0: QEMU's own */
+};
+
+/* qmp_lock held. Hands QEMU fd (it gets its own copy) and starts the
+ * migration; the caller waits for the status it needs. */
+static int start_locked(struct vm *vm, const struct migration_start *m, int fd, char *err,
+                        size_t errlen)
 {
     vm->migration_status[0] = '\0';
-    if (set_capabilities_locked(vm, ignore_shared, false, err, errlen) < 0)
-        return -1;
-    if (strcmp(command, "migrate") == 0) {
-        json_t *params = json_pack("{s:I}", "max-bandwidth", (json_int_t)VM_MIGRATE_MAX_BANDWIDTH);
-        int prc = qmp_execute(&vm->qmp, "migrate-set-parameters", params, NULL, 2000, err, errlen);
-        json_decref(params);
-        if (prc < 0)
-            return -1;
-    }
+    char uri[64];
+    snprintf(uri, sizeof(uri), "fd:%s", m->fdname);
+    json_t *fdargs = json_pack("{s:s}", "fdname", m->fdname);
+    json_t *params = json_pack("{s:I}", "max-bandwidth", (json_int_t)VM_MIGRATE_MAX_BANDWIDTH);
     json_t *args = json_pack("{s:s}", "uri", uri);
-    int rc = qmp_execute(&vm->qmp, command, args, NULL, 2000, err, errlen);
+    bool outgoing = strcmp(m->command, "migrate") == 0;
+    if (m->downtime_ms)
+        json_object_set_new(params, "downtime-limit", json_integer(m->downtime_ms));
+    int rc = qmp_execute_fd(&vm->qmp, "getfd", fdargs, fd, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = set_capabilities_locked(vm, m->ignore_shared, m->pause, err, errlen);
+    if (rc == 0 && outgoing)
+        rc = qmp_execute(&vm->qmp, "migrate-set-parameters", params, NULL, 2000, err, errlen);
+    if (rc == 0)
+        rc = qmp_execute(&vm->qmp, m->command, args, NULL, 2000, err, errlen);
+    json_decref(fdargs);
+    json_decref(params);
     json_decref(args);
-    if (rc < 0)
-        return -1;
-    return wait_migration_locked(vm, command, timeout_ms, err, errlen);
+    return rc;
 }
 
-/* Hands QEMU fd under fdname (it gets its own copy), then runs command
- * (migrate or migrate-incoming) on "fd:fdname". */
+/* command (migrate or migrate-incoming) on fd, waited for until it
+ * completes. */
 static int migrate_fd(struct vm *vm, const char *command, const char *fdname, int fd,
                       bool ignore_shared, int timeout_ms, char *err, size_t errlen)
 {
-    char uri[64];
-    snprintf(uri, sizeof(uri), "fd:%s", fdname);
-    json_t *args = json_pack("{s:s}", "fdname", fdname);
+    struct migration_start m = { command, fdname, ignore_shared, false, 0 };
     pthread_mutex_lock(&vm->qmp_lock);
-    int rc = qmp_execute_fd(&vm->qmp, "getfd", args, fd, NULL, 2000, err, errlen);
+    int rc = start_locked(vm, &m, fd, err, errlen);
     if (rc == 0)
-        rc = migrate_locked(vm, command, uri, ignore_shared, timeout_ms, err, errlen);
+        rc = wait_migration_locked(vm, command, timeout_ms, err, errlen);
     pthread_mutex_unlock(&vm->qmp_lock);
-    json_decref(args);
     return rc;
 }
 
@@ -212,27 +222,13 @@ int vm_migrate_live_out(struct vm *vm, int fd, bool live, int timeout_ms, char *
     /* Stopped first, the copy is a suspend's, into a socket. */
     if (!live && vm_qmp_command(vm, "stop", NULL, err, errlen) < 0)
         return -1;
-    json_t *fdargs = json_pack("{s:s}", "fdname", "live-out");
-    json_t *params = json_pack("{s:I, s:I}", "max-bandwidth",
-                               (json_int_t)VM_MIGRATE_MAX_BANDWIDTH, "downtime-limit",
-                               (json_int_t)VM_LIVE_DOWNTIME_MS);
-    json_t *args = json_pack("{s:s}", "uri", "fd:live-out");
+    struct migration_start m = { "migrate", "live-out", false, true, VM_LIVE_DOWNTIME_MS };
     pthread_mutex_lock(&vm->qmp_lock);
-    vm->migration_status[0] = '\0';
-    int rc = qmp_execute_fd(&vm->qmp, "getfd", fdargs, fd, NULL, 2000, err, errlen);
-    if (rc == 0)
-        rc = set_capabilities_locked(vm, false, true, err, errlen);
-    if (rc == 0)
-        rc = qmp_execute(&vm->qmp, "migrate-set-parameters", params, NULL, 2000, err, errlen);
-    if (rc == 0)
-        rc = qmp_execute(&vm->qmp, "migrate", args, NULL, 2000, err, errlen);
+    int rc = start_locked(vm, &m, fd, err, errlen);
     if (rc == 0)
         rc = wait_migration_status_locked(vm, "live migration", "pre-switchover", timeout_ms,
                                           err, errlen);
     pthread_mutex_unlock(&vm->qmp_lock);
-    json_decref(fdargs);
-    json_decref(params);
-    json_decref(args);
     return rc;
 }
 
@@ -250,18 +246,10 @@ int vm_migrate_live_continue(struct vm *vm, int timeout_ms, char *err, size_t er
 
 int vm_migrate_live_in(struct vm *vm, int fd, char *err, size_t errlen)
 {
-    json_t *fdargs = json_pack("{s:s}", "fdname", "live-in");
-    json_t *args = json_pack("{s:s}", "uri", "fd:live-in");
+    struct migration_start m = { "migrate-incoming", "live-in", false, false, 0 };
     pthread_mutex_lock(&vm->qmp_lock);
-    vm->migration_status[0] = '\0';
-    int rc = qmp_execute_fd(&vm->qmp, "getfd", fdargs, fd, NULL, 2000, err, errlen);
-    if (rc == 0)
-        rc = set_capabilities_locked(vm, false, false, err, errlen);
-    if (rc == 0)
-        rc = qmp_execute(&vm->qmp, "migrate-incoming", args, NULL, 2000, err, errlen);
+    int rc = start_locked(vm, &m, fd, err, errlen);
     pthread_mutex_unlock(&vm->qmp_lock);
-    json_decref(fdargs);
-    json_decref(args);
     return rc;
 }
 
