@@ -55,6 +55,10 @@ struct gateway_config {
      * on gateway_reload_tls; the gRPC API from public_tls. */
     const char *tls_cert_file, *tls_key_file;
     struct tls_credentials *public_tls;
+    /* Sandbox ports are served as <port>-<sandbox id>.<public_domain>
+     * (a wildcard DNS record points there; "localhost" by default, which
+     * browsers resolve to this machine). Also what E2B's SDK is told. */
+    const char *public_domain;
 };
 
 struct gateway {

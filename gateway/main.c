@@ -54,7 +54,9 @@ static void usage(FILE *out)
             "  --max-connections-per-ip N  the same from one address, 0 = no cap (default 0)\n"
             "  --tls-cert FILE        serve the public API over TLS only: PEM certificate and\n"
             "  --tls-key FILE         its chain, and its PEM key; both or neither (env\n"
-            "                         AIRLOCK_TLS_CERT, AIRLOCK_TLS_KEY); reread on SIGHUP\n",
+            "                         AIRLOCK_TLS_CERT, AIRLOCK_TLS_KEY); reread on SIGHUP\n"
+            "  --public-domain NAME   sandbox ports answer as PORT-ID.NAME (a wildcard DNS\n"
+            "                         record; env AIRLOCK_PUBLIC_DOMAIN, default localhost)\n",
             GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX,
             RATE_LIMIT_DEFAULT_PER_KEY_MILLI / 1000, RATE_LIMIT_MAX, RATE_LIMIT_DEFAULT_BURST,
             GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS);
@@ -135,6 +137,7 @@ int main(int argc, char **argv)
         { "max-connections-per-ip", required_argument, NULL, 'p' },
         { "tls-cert", required_argument, NULL, 'e' },
         { "tls-key", required_argument, NULL, 'K' },
+        { "public-domain", required_argument, NULL, 'D' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -149,6 +152,7 @@ int main(int argc, char **argv)
     const char *token_file = NULL, *nats_creds_file = NULL;
     struct tls_files tls_files = { 0 };
     const char *env_tls_cert = getenv("AIRLOCK_TLS_CERT"), *env_tls_key = getenv("AIRLOCK_TLS_KEY");
+    const char *env_domain = getenv("AIRLOCK_PUBLIC_DOMAIN");
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -159,6 +163,7 @@ int main(int argc, char **argv)
         .max_connections = GATEWAY_MAX_CONNECTIONS,
         .tls_cert_file = env_tls_cert && *env_tls_cert ? env_tls_cert : NULL,
         .tls_key_file = env_tls_key && *env_tls_key ? env_tls_key : NULL,
+        .public_domain = env_domain && *env_domain ? env_domain : "localhost",
     };
     const char *max_execs = NULL, *max_conns = NULL, *max_conns_ip = NULL;
     const char *rate = NULL, *burst = NULL;
@@ -184,6 +189,7 @@ int main(int argc, char **argv)
         case 'p': max_conns_ip = optarg; break;
         case 'e': cfg.tls_cert_file = optarg; break;
         case 'K': cfg.tls_key_file = optarg; break;
+        case 'D': cfg.public_domain = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -17,12 +17,15 @@ python3-yaml curl clang libclang-rt-14-dev nodejs
 
 # Test tools from the npm registry, pinned, under one prefix the tests know
 # (tests/CMakeLists.txt): s3rver, an S3-compatible server, for the
-# snapshot store's S3 backend (docs/snapshot-store.md).
+# snapshot store's S3 backend (docs/snapshot-store.md); e2b, E2B's
+# official JavaScript SDK, unchanged, which the E2B-compatible API is
+# tested with (docs/e2b.md).
 TEST_TOOLS=/usr/local/lib/airlock-test-tools
-NPM_TOOLS="s3rver@3.7.1"
+NPM_TOOLS="s3rver@3.7.1 e2b@2.51.0"
 
 npm_tools_present() {
-    [ -x "$TEST_TOOLS/node_modules/.bin/s3rver" ]
+    [ -x "$TEST_TOOLS/node_modules/.bin/s3rver" ] &&
+        [ -f "$TEST_TOOLS/node_modules/e2b/package.json" ]
 }
 
 missing=""
