@@ -12,7 +12,7 @@ libbtrfsutil-dev btrfs-progs libnl-3-dev libnl-route-3-dev libseccomp-dev
 libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev
 qemu-system-x86 mmdebstrap busybox-static e2fsprogs cpio procps
 postgresql nftables libnftables-dev iproute2 python3-grpcio python3-grpc-tools
-python3-yaml curl clang libclang-rt-14-dev nodejs
+python3-yaml curl clang libclang-rt-14-dev nodejs python3-mypy
 "
 
 # Test tools from the npm registry, pinned, under one prefix the tests know
