@@ -1,0 +1,20 @@
+"""A client of airlock's REST API (docs/api.md), standard library only.
+
+    from airlock import Client
+    c = Client("http://127.0.0.1:7070", api_key)
+    sb = c.sandboxes.create()
+    print(c.exec.run(sb.id, ["uname", "-a"]).stdout_text)
+"""
+from .client import Client
+from .errors import AirlockError
+from .sse import SseEvent, parse_sse
+from .streams import ExecStream
+from .types import (Checkpoint, ExecEvent, ExecResult, Exit, FileInfo, Output, Process,
+                    RestorePoint, Sandbox, Template)
+
+__all__ = [
+    "AirlockError", "Checkpoint", "Client", "ExecEvent", "ExecResult", "ExecStream", "Exit",
+    "FileInfo", "Output", "Process", "RestorePoint", "Sandbox", "SseEvent", "Template",
+    "parse_sse",
+]
+__version__ = "0.1.0"
