@@ -152,6 +152,28 @@ def check_sandbox(key, other, sid, suite):
     e2b_error(e2b("DELETE", "/sandboxes/" + sid, key), 404, sid, "kill again")
 
 
+def check_create_mapping(key, sid):
+    """What a create's fields become in airlock (its own /v1 API)."""
+    ak = "ak_" + key[4:]
+    st, _, sb = call("GET", "/v1/sandboxes/" + sid, key=ak)
+    check(st == 200 and sb.get("network", {}).get("default") == "allow",
+          "E2B's default: internet allowed (network %s)" % sb.get("network"))
+    st, _, made = e2b("POST", "/sandboxes", key,
+                      {"templateID": "base", "timeout": 300, "allow_internet_access": False,
+                       "envVars": {"GREETING": "hi there"}, "secure": True})
+    check(st == 201 and made.get("sandboxID", "").startswith("sb_"), "raw create: 201 (%s)" % st)
+    if st != 201:
+        return
+    sid2 = made["sandboxID"]
+    st, _, sb = call("GET", "/v1/sandboxes/" + sid2, key=ak)
+    check(sb.get("network", {}).get("default") in ("deny", None) and sb.get("network") is not None,
+          "allow_internet_access false: deny everything (network %s)" % sb.get("network"))
+    st, _, out = call("POST", "/v1/sandboxes/%s/exec" % sid2, key=ak,
+                      body={"cmd": ["sh", "-c", "echo \"$GREETING\""]})
+    check(st == 200 and out.get("stdout") == "hi there\n", "envVars reach execs (%s)" % out)
+    check(e2b("DELETE", "/sandboxes/" + sid2, key)[0] == 204, "raw create's sandbox killed")
+
+
 def main():
     _, key = new_project_key("e2b-a")
     _, other_key = new_project_key("e2b-b")
@@ -169,6 +191,7 @@ def main():
 
     kept = run_sdk(key, other)
     if kept:
+        check_create_mapping(key, kept[0])
         check_sandbox(key, other, *kept)
 
     # airlock's own API keeps its shape beside E2B's.
