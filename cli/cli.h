@@ -83,5 +83,6 @@ int cmd_project(struct cli *c, int argc, char **argv); /* admin */
 int cmd_key(struct cli *c, int argc, char **argv);     /* admin */
 int cmd_quota(struct cli *c, int argc, char **argv);   /* set: admin */
 int cmd_node(struct cli *c, int argc, char **argv);    /* admin */
+int cmd_e2b_key(struct cli *c, int argc, char **argv); /* no server asked */
 
 #endif

@@ -44,6 +44,8 @@ static void usage(FILE *out)
             "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n"
             "  quota show PROJECT                               limits and usage (a project key:\n"
             "                                                   its own project)\n"
+            "  e2b-key                                          the key as E2B's SDKs take it\n"
+            "                                                   (E2B_API_KEY; docs/e2b.md)\n"
             "admin key only:\n"
             "  project ls | project create NAME                 create prints the id\n"
             "  key ls PROJECT | key create PROJECT [--name N]   create prints the secret (once)\n"
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
         return cmd_quota(&c, cargc, cargv);
     if (strcmp(cmd, "node") == 0)
         return cmd_node(&c, cargc, cargv);
+    if (strcmp(cmd, "e2b-key") == 0)
+        return cmd_e2b_key(&c, cargc, cargv);
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "suspend") == 0 ||
         strcmp(cmd, "rm") == 0)
         return cmd_lifecycle(&c, cmd, cargc, cargv);

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "e2b_reply.h"
+#include "e2b_routes.h"
 #include "grpc_api.h"
 #include "key_revocations.h"
 #include "log.h"
@@ -35,10 +37,14 @@ static void authenticate(struct gw_request *r)
 {
     struct key_principal p;
     struct airlock_error e;
-    char why[256];
-    if (gw_authenticate(r->gw,
-                        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
-                        "missing \"Authorization: Bearer <key>\" header", &p, &e) < 0) {
+    char why[256], e2b_bearer[E2B_BEARER_MAX];
+    bool e2b = r->route->auth == GW_AUTH_E2B;
+    const char *authorization =
+        e2b ? e2b_authorization(r->conn, e2b_bearer, sizeof(e2b_bearer))
+            : MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (gw_authenticate(r->gw, authorization,
+                        e2b ? E2B_KEY_MISSING : "missing \"Authorization: Bearer <key>\" header",
+                        &p, &e) < 0) {
         gw_request_fail_error(r, &e);
     } else if (rate_limit_take(&r->gw->rates, p.key_id, &r->retry_after_s, why, sizeof(why)) < 0) {
         gw_request_fail(r, 429, "rate_limited", "%s", why);
@@ -72,7 +78,10 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     gw_metrics_begin(&gw->metrics);
     bool path_known;
     struct gw_path_params params = { "", "", "" };
-    r->route = gw_route_match(method, url, &params, &path_known);
+    /* E2B's API (e2b_routes.h) has the paths outside /v1/. */
+    r->e2b = e2b_path(url);
+    r->route = r->e2b ? e2b_route_match(method, url, &params, &path_known)
+                      : gw_route_match(method, url, &params, &path_known);
     memcpy(r->path_id, params.id, sizeof(r->path_id));
     memcpy(r->path_pid, params.pid, sizeof(r->path_pid));
     memcpy(r->path_name, params.name, sizeof(r->path_name));
@@ -126,6 +135,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return MHD_YES;
     }
+    if (r->pending_status && r->e2b)
+        return e2b_reply_error(r, r->pending_status, "%s", r->pending_message);
     if (r->pending_status)
         return reply_error(r, r->pending_status, r->pending_code, "%s", r->pending_message);
     if (strbuf_failed(&r->body))
@@ -144,8 +155,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->route && r->route->upload_cleanup)
         r->route->upload_cleanup(r);
     int64_t us = clock_monotonic_us() - r->started_us, ms = us / 1000;
-    int route_index = r->route ? (int)(r->route - gw_routes) : -1;
-    gw_metrics_end(&gw->metrics, route_index, r->status, ms);
+    gw_metrics_end(&gw->metrics, gw_route_index(r->route), r->status, ms);
     log_info("http request",
              "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld us=%lld auth_us=%lld%s",
              r->id,

@@ -106,6 +106,7 @@ struct gw_request {
     char pending_code[32];
     char pending_message[1024];
     unsigned retry_after_s;       /* rate limited: sent as Retry-After */
+    bool e2b;                     /* E2B's API (e2b_routes.h): its error shape */
 
     void *upload;                 /* streaming-upload routes: their state */
     unsigned status;              /* what was answered, for logs/metrics */

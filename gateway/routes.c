@@ -1,5 +1,6 @@
 #include "routes.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,16 +111,32 @@ static bool pattern_matches(const char *pattern, const char *path, struct gw_pat
     return *p == '\0' && *s == '\0';
 }
 
-const struct gw_route *gw_route_match(const char *method, const char *path,
-                                      struct gw_path_params *params, bool *path_known)
+const struct gw_route *gw_route_match_in(const struct gw_route *table, size_t n,
+                                         const char *method, const char *path,
+                                         struct gw_path_params *params, bool *path_known)
 {
     *path_known = false;
-    for (size_t i = 0; i < gw_routes_count; i++) {
-        if (!pattern_matches(gw_routes[i].pattern, path, params))
+    for (size_t i = 0; i < n; i++) {
+        if (!pattern_matches(table[i].pattern, path, params))
             continue;
-        if (strcmp(gw_routes[i].method, method) == 0)
-            return &gw_routes[i];
+        if (strcmp(table[i].method, method) == 0)
+            return &table[i];
         *path_known = true;
     }
     return NULL;
+}
+
+const struct gw_route *gw_route_match(const char *method, const char *path,
+                                      struct gw_path_params *params, bool *path_known)
+{
+    return gw_route_match_in(gw_routes, gw_routes_count, method, path, params, path_known);
+}
+
+int gw_route_index(const struct gw_route *route)
+{
+    /* As addresses: routes of other tables are not elements of this one. */
+    uintptr_t at = (uintptr_t)route, first = (uintptr_t)gw_routes;
+    if (!route || at < first || at >= (uintptr_t)(gw_routes + gw_routes_count))
+        return -1;
+    return (int)((at - first) / sizeof(*gw_routes));
 }

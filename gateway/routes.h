@@ -14,6 +14,7 @@ enum gw_auth {
     GW_AUTH_NONE,     /* /healthz, /metrics */
     GW_AUTH_KEY,      /* any valid API key; scoped to its project */
     GW_AUTH_ADMIN,    /* the admin key only */
+    GW_AUTH_E2B,      /* E2B's API (e2b_routes.h): X-API-Key e2b_…, scoped as KEY */
 };
 
 struct gw_route {
@@ -46,5 +47,11 @@ struct gw_path_params {
  * another method (405 rather than 404). */
 const struct gw_route *gw_route_match(const char *method, const char *path,
                                       struct gw_path_params *params, bool *path_known);
+/* The same in another table of n routes (e2b_routes.c). */
+const struct gw_route *gw_route_match_in(const struct gw_route *table, size_t n,
+                                         const char *method, const char *path,
+                                         struct gw_path_params *params, bool *path_known);
+/* route's index in gw_routes (metrics), -1 for a route of another table. */
+int gw_route_index(const struct gw_route *route);
 
 #endif

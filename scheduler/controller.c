@@ -45,6 +45,7 @@ static void controller_pass(struct controller *c)
     if (now - c->leading_since_ms >= (int64_t)c->s->cfg.node_dead_after_s * 1000)
         controller_lost_pass(c->s);
     controller_ttl_pass(c->s);
+    controller_deadline_pass(c->s);
     controller_idle_pass(c->s);
     /* After the deletes and suspends above, which may leave a draining
      * node holding nothing. */

@@ -37,6 +37,10 @@ void controller_reconcile_flag_all(struct scheduler *s);
 /* Deletes sandboxes older than their ttl_s. */
 void controller_ttl_pass(struct scheduler *s);
 
+/* Deletes or suspends running and paused sandboxes past their deadline
+ * (expires_at, on_timeout). */
+void controller_deadline_pass(struct scheduler *s);
+
 /* Suspends running or paused sandboxes idle longer than idle_timeout_s. */
 void controller_idle_pass(struct scheduler *s);
 

@@ -243,6 +243,14 @@ static const char *const migrations[] = {
      * ('' = not published): any live node with room can create its
      * sandboxes, fetching it first (docs/templates.md "Across nodes"). */
     "ALTER TABLE templates ADD COLUMN store_object text NOT NULL DEFAULT '';",
+    /* 14 (13 is another branch's): a deadline of the sandbox's own,
+     * settable after its create (E2B's timeout, docs/e2b.md): past it,
+     * while running or paused, the deadline controller deletes or
+     * suspends it (on_timeout). NULL = none. */
+    "ALTER TABLE sandboxes ADD COLUMN expires_at timestamptz,"
+    "  ADD COLUMN on_timeout text NOT NULL DEFAULT 'delete'"
+    "  CHECK (on_timeout IN ('delete', 'suspend'));"
+    "CREATE INDEX sandboxes_expiring ON sandboxes (expires_at) WHERE expires_at IS NOT NULL;",
 };
 
 const struct db_schema scheduler_schema = {

@@ -20,8 +20,9 @@
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
     " coalesce(s.network::text, ''), s.ttl_s, s.store_object, s.checkpoint_every_s,"     \
-    " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0)"
-#define SANDBOX_COLUMN_COUNT 20
+    " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0),"  \
+    " coalesce((extract(epoch from s.expires_at) * 1000)::bigint, 0), s.on_timeout"
+#define SANDBOX_COLUMN_COUNT 22
 /* rp: its restore point, the newest checkpoint in the shared store. */
 #define SANDBOX_JOINS(rows)                                                               \
     rows " s LEFT JOIN nodes n ON n.id = s.node_id"                                       \
@@ -103,6 +104,8 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
     msg->checkpoint_every_s = (uint32_t)atoi(PQgetvalue(res, row, 17));
     msg->restore_point = PQgetvalue(res, row, 18);
     msg->restore_point_unix_ms = atoll(PQgetvalue(res, row, 19));
+    msg->expires_unix_ms = atoll(PQgetvalue(res, row, 20));
+    msg->on_timeout = PQgetvalue(res, row, 21);
     for (int c = 0; c < 3; c++) {
         const char *text = PQgetvalue(res, row, json_column_index[c]);
         out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
@@ -296,7 +299,8 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                          const struct transition_note *note, struct sandbox_event *created,
                          PGresult **row, bool *existing, struct airlock_error *e)
 {
-    char cpus[16], memory[16], idle[16], ttl[16], dead_after[16], every[16];
+    char cpus[16], memory[16], idle[16], ttl[16], dead_after[16], every[16], timeout[16];
+    snprintf(timeout, sizeof(timeout), "%u", req->timeout_s);
     snprintf(cpus, sizeof(cpus), "%u", req->cpus);
     snprintf(memory, sizeof(memory), "%u", req->memory_mb);
     snprintf(idle, sizeof(idle), "%u", req->idle_timeout_s);
@@ -317,7 +321,8 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                              memory,      text.env,        text.metadata,  idle,
                              req->idempotency_key, note->who, note->request_id,
                              text.network ? text.network : "", ttl, dead_after,
-                             quota.request, quota.defaults, every };
+                             quota.request, quota.defaults, every, timeout,
+                             *req->on_timeout ? req->on_timeout : "delete" };
     /* One round trip: the quota gate, the template check, the placement
      * (NULL when no node has room: create_on_node says why), the sandbox
      * and its first transition, atomically, answered with the row. A
@@ -328,15 +333,17 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         "WITH" QUOTA_GATE("$2", "$15", "$16") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, checkpoint_every_s,"
-        "   node_id)"
+        "   expires_at, on_timeout, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer, "
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer,"
+        "   CASE WHEN $18::integer > 0 THEN now() + make_interval(secs => $18::integer) END,"
+        "   $19, "
         NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
-        17, params, AIRLOCK_ERROR_MSG(e));
+        19, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (admitted_written(res)) {
@@ -471,11 +478,33 @@ int store_sandbox_set_network(struct db *db, const char *project_id, const char 
     return 0;
 }
 
+int store_sandbox_set_timeout(struct db *db, const char *project_id, const char *id,
+                              uint32_t timeout_s, bool extend_only, struct airlock_error *e)
+{
+    char secs[16];
+    snprintf(secs, sizeof(secs), "%u", timeout_s);
+    const char *params[] = { project_id, id, secs, extend_only ? "t" : "f" };
+    PGresult *res = db_query(
+        db,
+        "UPDATE sandboxes SET updated_at = now(), expires_at ="
+        "   CASE WHEN $4::boolean AND expires_at > now() + make_interval(secs => $3::integer)"
+        "   THEN expires_at ELSE now() + make_interval(secs => $3::integer) END"
+        " WHERE project_id = $1 AND id = $2 AND state <> 'deleted' RETURNING id",
+        4, params, AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    int updated = PQntuples(res);
+    PQclear(res);
+    return updated ? 0 : sandbox_not_found(e, id);
+}
+
 /* store_transition's compare-and-set on the state, $1..$6 its
- * parameters; the statement ends the CTE s. */
+ * parameters; the statement ends the CTE s. A suspended sandbox keeps no
+ * deadline (E2B's paused ones do not expire; its connect sets a new one). */
 #define TRANSITION_UPDATE                                                                   \
     " s AS (UPDATE sandboxes SET state = $3, updated_at = now(),"                           \
-    "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END"                                 \
+    "   error = CASE WHEN $3 = 'error' THEN $6 ELSE '' END,"                                \
+    "   expires_at = CASE WHEN $3 = 'suspended' THEN NULL ELSE expires_at END"              \
     "   WHERE id = $1 AND state = $2"
 #define TRANSITION_AUDIT_ROW AUDIT_ROW("$4", "$2", "$3", "$6", "$5")
 

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "airlock_error.h"
 #include "db.h"
@@ -115,6 +116,12 @@ int store_sandbox_move_suspended(struct db *db, const char *id, const char *from
  * for a foreign or deleted one. */
 int store_sandbox_set_network(struct db *db, const char *project_id, const char *id,
                               const char *policy_text, struct airlock_error *e);
+
+/* Moves the sandbox's deadline to timeout_s from now; with extend_only a
+ * later one stays. Not found for a foreign or deleted one. (A transition
+ * to suspended drops it: store_transition.) */
+int store_sandbox_set_timeout(struct db *db, const char *project_id, const char *id,
+                              uint32_t timeout_s, bool extend_only, struct airlock_error *e);
 
 /* from → to, checked against the state machine and committed with its
  * audit row; *committed describes it and, when row is not NULL, *row is

@@ -112,6 +112,7 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause, PEER_GATEWAY },
     { SCHEDULER_METHOD("ResumeSandbox"), service_sandbox_resume, PEER_GATEWAY },
     { SCHEDULER_METHOD("SuspendSandbox"), service_sandbox_suspend, PEER_GATEWAY },
+    { SCHEDULER_METHOD("SetSandboxTimeout"), service_sandbox_set_timeout, PEER_GATEWAY },
     { SCHEDULER_METHOD("ListCheckpoints"), service_checkpoint_list, PEER_GATEWAY },
     { SCHEDULER_METHOD("SetWarmPool"), service_warm_pool_set, PEER_GATEWAY },
     { SCHEDULER_METHOD("GetWarmPool"), service_warm_pool_get, PEER_GATEWAY },
@@ -121,7 +122,7 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete, PEER_GATEWAY },
 };
 
-#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 31 */
+#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 32 */
 #define SCHEDULER_METHOD_MAX 80  /* SCHEDULER_METHOD("") and the longest name */
 
 /* own_methods and the table's, made once (both are fixed). */

@@ -76,6 +76,8 @@ void service_node_undrain(struct rpc_call *call, void *ctx);
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);
+/* service_timeout.c */
+void service_sandbox_set_timeout(struct rpc_call *call, void *ctx);
 void service_sandbox_delete(struct rpc_call *call, void *ctx);
 void service_sandbox_pause(struct rpc_call *call, void *ctx);
 void service_sandbox_resume(struct rpc_call *call, void *ctx);

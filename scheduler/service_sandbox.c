@@ -99,6 +99,12 @@ static bool create_request_valid(const struct scheduler_config *cfg,
                           CHECKPOINT_EVERY_MAX_S);
         return false;
     }
+    if (*req->on_timeout && strcmp(req->on_timeout, "delete") != 0 &&
+        strcmp(req->on_timeout, "suspend") != 0) {
+        airlock_error_set(e, AIRLOCK_ERR_INVALID, "on_timeout: \"%s\" is not delete or suspend",
+                          req->on_timeout);
+        return false;
+    }
     if (strlen(req->idempotency_key) > 200) {
         airlock_error_set(e, AIRLOCK_ERR_INVALID, "idempotency_key: longer than 200 bytes");
         return false;

@@ -1,0 +1,152 @@
+// E2B's own JS SDK (npm e2b) against airlock's E2B-compatible API
+// (docs/e2b.md): a sandbox's whole life through the SDK's calls, with
+// E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY (e2b_<hex>) from
+// test_e2b_api.py. E2B_TEST_OTHER_KEY: another project's key.
+// Prints "ok   …" / "FAIL …" per check, then "KEEP <id>": the sandbox left
+// running for the driver's raw HTTP checks. Exit status 1 on a failure.
+'use strict';
+const e2b = require('/usr/local/lib/airlock-test-tools/node_modules/e2b');
+const { Sandbox } = e2b;
+
+const failures = [];
+function check(cond, what) {
+  console.log((cond ? 'ok   ' : 'FAIL ') + what);
+  if (!cond) failures.push(what);
+}
+
+// The error a promise rejects with (null when it resolves).
+async function rejection(promise) {
+  try {
+    await promise;
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+// Polls fn (async) until it returns something true; bounds a hang only.
+async function poll(fn, limitMs = 180000) {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await fn();
+    if (v || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function listAll(query, limit) {
+  const pager = Sandbox.list({ query, limit });
+  const pages = [];
+  while (pager.hasNext) pages.push(await pager.nextItems());
+  return pages;
+}
+
+const ids = (items) => items.map((s) => s.sandboxId).sort();
+
+async function main() {
+  const suite = 'e2b-' + process.pid;
+  const tenMinutes = 600000;
+
+  // Create: template, timeout, metadata, envs; and the default template.
+  const a = await Sandbox.create('base', { timeoutMs: tenMinutes, metadata: { suite, role: 'a' },
+                                           envs: { GREETING: 'hi' } });
+  const b = await Sandbox.create({ timeoutMs: tenMinutes, metadata: { suite, role: 'b' } });
+  const c = await Sandbox.create('base', { timeoutMs: tenMinutes, metadata: { suite, role: 'c' },
+                                           lifecycle: { onTimeout: 'pause' } });
+  check(a.sandboxId.startsWith('sb_') && b.sandboxId !== a.sandboxId, 'create: three sandboxes');
+  check(a.envdAccessToken === process.env.E2B_API_KEY,
+        'create: envdAccessToken is the caller\'s key');
+  check(a.sandboxDomain === process.env.E2B_TEST_DOMAIN,
+        'create: sandboxDomain is the gateway\'s public domain (' + a.sandboxDomain + ')');
+
+  const info = await Sandbox.getInfo(a.sandboxId);
+  check(info.state === 'running' && info.templateId === 'base' && info.metadata.role === 'a',
+        'getInfo: running, base, its metadata (' + JSON.stringify(info) + ')');
+  const lifetime = info.endAt.getTime() - info.startedAt.getTime();
+  check(lifetime > 500000 && lifetime <= tenMinutes + 60000,
+        'getInfo: endAt is the timeout after the start (' + lifetime + ' ms)');
+  check(info.cpuCount >= 1 && info.memoryMB >= 128, 'getInfo: size');
+  const infoC = await Sandbox.getInfo(c.sandboxId);
+  check(infoC.lifecycle && infoC.lifecycle.onTimeout === 'pause',
+        'getInfo: autoPause shows as onTimeout pause');
+
+  // v2 listing: 3 sandboxes of this suite in pages of 2.
+  const pages = await listAll({ metadata: { suite } }, 2);
+  check(pages.length === 2 && pages[0].length === 2 && pages[1].length === 1,
+        'list: pages of 2 over 3 (' + pages.map((p) => p.length) + ')');
+  check(JSON.stringify(ids(pages.flat())) ===
+            JSON.stringify(ids([a, b, c])), 'list: the pages hold the three, once each');
+  const onlyA = (await listAll({ metadata: { suite, role: 'a' } }))[0];
+  check(onlyA.length === 1 && onlyA[0].sandboxId === a.sandboxId, 'list: metadata filter');
+
+  // Pause (airlock's suspend) and the state filter.
+  check(await Sandbox.pause(b.sandboxId) === true, 'pause: paused');
+  check(await Sandbox.pause(b.sandboxId) === false, 'pause again: already paused (409)');
+  check((await Sandbox.getInfo(b.sandboxId)).state === 'paused', 'getInfo: paused');
+  const paused = (await listAll({ metadata: { suite }, state: ['paused'] })).flat();
+  const running = (await listAll({ metadata: { suite }, state: ['running'] })).flat();
+  check(JSON.stringify(ids(paused)) === JSON.stringify([b.sandboxId]), 'list: state paused');
+  check(JSON.stringify(ids(running)) === JSON.stringify(ids([a, c])), 'list: state running');
+
+  // Connect resumes a paused one.
+  const b2 = await Sandbox.connect(b.sandboxId, { timeoutMs: tenMinutes });
+  check(b2.sandboxId === b.sandboxId && (await b2.getInfo()).state === 'running',
+        'connect: resumed');
+
+  // setTimeout moves the deadline.
+  await a.setTimeout(120000);
+  const endA = (await Sandbox.getInfo(a.sandboxId)).endAt.getTime();
+  check(endA < info.endAt.getTime(), 'setTimeout: a shorter timeout moves endAt earlier');
+
+  // Metrics: none collected (docs/e2b.md), answered as E2B does before its first sample.
+  const metrics = await Sandbox.getMetrics(a.sandboxId);
+  check(Array.isArray(metrics) && metrics.length === 0, 'getMetrics: an empty list');
+
+  // Timeouts acted on: c (onTimeout pause) is paused, b killed.
+  await c.setTimeout(1000);
+  await b2.setTimeout(1000);
+  const cPaused = await poll(async () => (await Sandbox.getInfo(c.sandboxId)).state === 'paused');
+  check(cPaused, 'timeout with onTimeout pause: paused');
+  const bGone = await poll(async () =>
+    (await rejection(Sandbox.getInfo(b.sandboxId))) instanceof e2b.SandboxNotFoundError);
+  check(bGone, 'timeout: killed (getInfo: SandboxNotFoundError)');
+  const c2 = await Sandbox.connect(c.sandboxId, { timeoutMs: tenMinutes });
+  check((await c2.getInfo()).state === 'running', 'connect after an auto-pause: running');
+
+  // Kill.
+  check(await Sandbox.kill(a.sandboxId) === true, 'kill: killed');
+  check(await Sandbox.kill(a.sandboxId) === false, 'kill again: not found');
+  check((await rejection(Sandbox.getInfo(a.sandboxId))) instanceof e2b.SandboxNotFoundError,
+        'getInfo after kill: SandboxNotFoundError');
+  const left = (await listAll({ metadata: { suite } })).flat();
+  check(JSON.stringify(ids(left)) === JSON.stringify([c.sandboxId]),
+        'list after kill and timeout: only the third');
+
+  // Errors as the SDK sees them.
+  const badKey = await rejection(Sandbox.create('base', { apiKey: 'e2b_' + '0'.repeat(64) }));
+  check(badKey instanceof e2b.AuthenticationError, 'wrong key: AuthenticationError (' + badKey + ')');
+  const other = process.env.E2B_TEST_OTHER_KEY;
+  check((await rejection(Sandbox.getInfo(c.sandboxId, { apiKey: other })))
+            instanceof e2b.SandboxNotFoundError, 'another project\'s key: not found');
+  check(await Sandbox.kill(c.sandboxId, { apiKey: other }) === false,
+        'another project\'s key cannot kill it');
+  const publicTraffic = await rejection(
+      Sandbox.create('base', { network: { allowPublicTraffic: false } }));
+  check(publicTraffic && /network\.allowPublicTraffic is not supported yet/.test(publicTraffic.message),
+        'unsupported field: 400 naming it (' + publicTraffic + ')');
+  const noTemplate = await rejection(Sandbox.create('no-such-template'));
+  check(noTemplate && /no-such-template/.test(noTemplate.message),
+        'unknown template: refused naming it (' + noTemplate + ')');
+
+  console.log('KEEP ' + c.sandboxId + ' ' + suite);
+}
+
+main().then(() => {
+  if (failures.length) {
+    console.log(failures.length + ' check(s) failed');
+    process.exit(1);
+  }
+}, (err) => {
+  console.log('FAIL uncaught: ' + (err && err.stack ? err.stack : err));
+  process.exit(1);
+});
