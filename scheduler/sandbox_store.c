@@ -20,8 +20,9 @@
     " (extract(epoch from s.updated_at) * 1000)::bigint,"                                 \
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
     " coalesce(s.network::text, ''), s.ttl_s, s.store_object, s.checkpoint_every_s,"     \
-    " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0)"
-#define SANDBOX_COLUMN_COUNT 20
+    " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0),"  \
+    " s.public_ports, s.traffic_token"
+#define SANDBOX_COLUMN_COUNT 22
 /* rp: its restore point, the newest checkpoint in the shared store. */
 #define SANDBOX_JOINS(rows)                                                               \
     rows " s LEFT JOIN nodes n ON n.id = s.node_id"                                       \
@@ -103,6 +104,8 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
     msg->checkpoint_every_s = (uint32_t)atoi(PQgetvalue(res, row, 17));
     msg->restore_point = PQgetvalue(res, row, 18);
     msg->restore_point_unix_ms = atoll(PQgetvalue(res, row, 19));
+    msg->public_ports = PQgetvalue(res, row, 20)[0] == 't';
+    msg->traffic_token = PQgetvalue(res, row, 21);
     for (int c = 0; c < 3; c++) {
         const char *text = PQgetvalue(res, row, json_column_index[c]);
         out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
@@ -172,6 +175,23 @@ int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGr
         db, "sandbox_get",
         SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
         AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        return sandbox_not_found(e, id);
+    }
+    *out = res;
+    return 0;
+}
+
+int store_sandbox_get_any_project(struct db *db, const char *id, PGresult **out,
+                                  struct airlock_error *e)
+{
+    const char *params[] = { id };
+    PGresult *res = db_query_prepared(db, "sandbox_get_any_project",
+                                      SANDBOX_SELECT " WHERE s.id = $1 AND s.state <> 'deleted'",
+                                      1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) != 1) {
@@ -317,7 +337,8 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                              memory,      text.env,        text.metadata,  idle,
                              req->idempotency_key, note->who, note->request_id,
                              text.network ? text.network : "", ttl, dead_after,
-                             quota.request, quota.defaults, every };
+                             quota.request, quota.defaults, every,
+                             req->public_ports ? "true" : "false" };
     /* One round trip: the quota gate, the template check, the placement
      * (NULL when no node has room: create_on_node says why), the sandbox
      * and its first transition, atomically, answered with the row. A
@@ -328,15 +349,16 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         "WITH" QUOTA_GATE("$2", "$15", "$16") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, checkpoint_every_s,"
-        "   node_id)"
+        "   public_ports, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
-        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer, "
+        "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer,"
+        "   $18::boolean, "
         NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
-        17, params, AIRLOCK_ERROR_MSG(e));
+        18, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (admitted_written(res)) {
@@ -382,9 +404,9 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
         db,
         "WITH" QUOTA_GATE("(SELECT project_id FROM sandboxes WHERE id = $2)", "$6", "$7") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
-        "   node_id, env, metadata, idle_timeout_s, ttl_s, network)"
+        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports)"
         "   SELECT f.id, p.project_id, 'running', p.template, p.cpus, p.memory_mb, p.node_id,"
-        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network"
+        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports"
         "   FROM sandboxes p, unnest($1::text[]) f(id) WHERE p.id = $2 AND" QUOTA_ADMITTED
         "   RETURNING *),"
         AUDIT_ROW("$3", "NULL", "'running'", "$4", "$5") ADMITTED_ANSWER
