@@ -17,7 +17,7 @@
 
 #define CLI_CREATE_USAGE \
     "[--template T] [--cpus N] [--memory MiB] [--idle-timeout S] [--ttl S]" \
-    " [--checkpoint-every S]"
+    " [--checkpoint-every S] [--public-ports]"
 
 struct cli {
     const char *url;
@@ -75,6 +75,7 @@ int cmd_cp(struct cli *c, int argc, char **argv);
 int cmd_checkpoint(struct cli *c, int argc, char **argv);
 int cmd_restore(struct cli *c, int argc, char **argv);
 int cmd_fork(struct cli *c, int argc, char **argv);
+int cmd_port(struct cli *c, int argc, char **argv);
 int cmd_logs(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_template(struct cli *c, int argc, char **argv);

@@ -1,4 +1,4 @@
-/* checkpoint, restore, fork: one REST call each. */
+/* checkpoint, restore, fork, port: one REST call each. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,4 +120,27 @@ int cmd_fork(struct cli *c, int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     return post_to_sandbox(c, argv[optind], "fork", body, 201, print_fork_ids);
+}
+
+static void print_url(const char *id, json_t *answer)
+{
+    (void)id;
+    printf("%s\n", json_string_value(json_object_get(answer, "url")));
+}
+
+/* The URL of a port through the gateway (docs/ports.md). */
+int cmd_port(struct cli *c, int argc, char **argv)
+{
+    static const struct body_option opts[] = {
+        { "expires", "expires_in_s", 7 * 24 * 3600 },
+    };
+    json_t *body = json_object();
+    if (parse_body_options(argc, argv, opts, 1, body) < 0 || argc - optind != 2) {
+        fprintf(stderr, "usage: airlock port ID PORT [--expires SECONDS]\n");
+        json_decref(body);
+        return CLI_EXIT_USAGE;
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "ports/%.16s/url", argv[optind + 1]);
+    return post_to_sandbox(c, argv[optind], what, body, 200, print_url);
 }

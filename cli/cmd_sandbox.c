@@ -18,6 +18,7 @@ int cmd_create(struct cli *c, int argc, char **argv)
         { "idle-timeout", required_argument, NULL, 'i' },
         { "ttl", required_argument, NULL, 'l' },
         { "checkpoint-every", required_argument, NULL, 'k' },
+        { "public-ports", no_argument, NULL, 'p' },
         { NULL, 0, NULL, 0 },
     };
     /* The JSON field each number option sets. */
@@ -39,6 +40,10 @@ int cmd_create(struct cli *c, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         if (opt == 't') {
             json_object_set_new(body, "template", json_string(optarg));
+            continue;
+        }
+        if (opt == 'p') {
+            json_object_set_new(body, "public_ports", json_true());
             continue;
         }
         size_t i = 0;

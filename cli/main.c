@@ -33,6 +33,8 @@ static void usage(FILE *out)
             "  checkpoint ID NAME [--kind disk|full]            disk (default): restore cold-boots\n"
             "  restore ID NAME\n"
             "  fork ID [--count N] [--checkpoint NAME]          prints the new sandboxes' ids\n"
+            "  port ID PORT [--expires SECONDS]                 the port's URL through the gateway\n"
+            "                                                   (signed unless its ports are public)\n"
             "  shell ID [-- CMD [ARG...]]                       interactive shell on a PTY; exits with its code\n"
             "  logs [--tail BYTES] ID                           the sandbox's console output\n"
             "  template build -f SPEC.json                      build log on stderr, prints name:version\n"
@@ -128,6 +130,8 @@ int main(int argc, char **argv)
         return cmd_restore(&c, cargc, cargv);
     if (strcmp(cmd, "fork") == 0)
         return cmd_fork(&c, cargc, cargv);
+    if (strcmp(cmd, "port") == 0)
+        return cmd_port(&c, cargc, cargv);
     if (strcmp(cmd, "shell") == 0)
         return cmd_shell(&c, cargc, cargv);
     if (strcmp(cmd, "logs") == 0)

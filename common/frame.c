@@ -175,6 +175,7 @@ bool frame_is_from_guest(const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_INFO:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS:
         return true;
     default:
         return false;
@@ -189,6 +190,7 @@ bool frame_is_terminal(const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_INFO:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS:
         return true;
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES:
         return f->dir_entries && f->dir_entries->done;

@@ -29,6 +29,8 @@ typedef Airlock__Guest__V1__GuestFrame GuestFrame;
  * tens of MiB of structures on the receiving side. */
 #define AIRLOCK_DIR_BATCH_ENTRIES 1024u
 #define AIRLOCK_PROCESS_LIST_MAX 16384u
+/* Most ports one ListeningPorts frame carries (guest/listening_ports.c). */
+#define AIRLOCK_LISTENING_PORTS_MAX 256u
 
 enum frame_status {
     FRAME_OK = 0,        /* a frame was decoded */

@@ -39,10 +39,15 @@ static json_t *base_json(const Sandbox *sb)
 json_t *e2b_sandbox_json(const Sandbox *sb, const char *domain, const char *access_token)
 {
     json_t *j = base_json(sb);
+    /* E2B shows the traffic token only when the ports need it
+     * (network.allowPublicTraffic false); airlock takes it in E2B's
+     * header (docs/ports.md). */
     if (j)
-        /* Sandbox ports' tokens are not there yet: the SDK sends none. */
-        json_object_update_new(j, json_pack("{s:s,s:n,s:s}", "envdAccessToken", access_token,
-                                            "trafficAccessToken", "domain", domain));
+        json_object_update_new(j, json_pack("{s:s,s:o,s:s}", "envdAccessToken", access_token,
+                                            "trafficAccessToken",
+                                            sb->public_ports ? json_null()
+                                                             : json_string(sb->traffic_token),
+                                            "domain", domain));
     return j;
 }
 

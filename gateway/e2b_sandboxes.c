@@ -109,11 +109,12 @@ static int create_unsupported(json_t *body, struct airlock_error *e)
     const char *key;
     json_t *value;
     json_object_foreach(json_object_get(body, "network"), key, value) {
-        if (strcmp(key, "allowPublicTraffic") == 0)
+        if (strcmp(key, "allowPublicTraffic") != 0)
             return airlock_error_set(e, AIRLOCK_ERR_INVALID,
-                                     "network.allowPublicTraffic is not supported yet");
-        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
-                                 "network.%s is not supported: allow_internet_access is", key);
+                                     "network.%s is not supported: allow_internet_access is", key);
+        if (!json_is_boolean(value))
+            return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                     "network.allowPublicTraffic: must be true or false");
     }
     static const char *const refused[] = { "mcp", "iam" };
     for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
@@ -169,6 +170,9 @@ enum MHD_Result e2b_sandbox_create(struct gw_request *r)
                                 ? AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_ALLOW
                                 : AIRLOCK__EGRESS__V1__DEFAULT_ACTION__DEFAULT_ACTION_DENY;
     req.network = &policy;
+    /* E2B's ports are public unless network.allowPublicTraffic is false. */
+    json_t *public_traffic = json_object_get(json_object_get(body, "network"), "allowPublicTraffic");
+    req.public_ports = !public_traffic || json_is_true(public_traffic);
     struct gw_caller caller = gw_request_caller(r);
     Sandbox *sb = NULL;
     int created = !req.env || !req.metadata

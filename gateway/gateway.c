@@ -11,6 +11,7 @@
 #include "e2b_reply.h"
 #include "e2b_routes.h"
 #include "grpc_api.h"
+#include "ingress.h"
 #include "key_revocations.h"
 #include "log.h"
 #include "nats_credentials.h"
@@ -77,7 +78,7 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
     bool path_known;
-    struct gw_path_params params = { "", "", "" };
+    struct gw_path_params params = { "", "", "", "" };
     /* E2B's API (e2b_routes.h) has the paths outside /v1/. */
     r->e2b = e2b_path(url);
     r->route = r->e2b ? e2b_route_match(method, url, &params, &path_known)
@@ -85,6 +86,7 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     memcpy(r->path_id, params.id, sizeof(r->path_id));
     memcpy(r->path_pid, params.pid, sizeof(r->path_pid));
     memcpy(r->path_name, params.name, sizeof(r->path_name));
+    memcpy(r->path_port, params.port, sizeof(r->path_port));
     if (!r->route) {
         if (path_known)
             gw_request_fail(r, 405, "invalid_argument", "method %s is not allowed on %s", method, url);
@@ -246,6 +248,10 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "listen address %s is not an IPv4 address", cfg->listen_host);
         goto fail;
     }
+    /* In plain HTTP the ingress listens and hands the API's connections
+     * over (ingress.h); with TLS libmicrohttpd listens itself, and sandbox
+     * ports are not served (docs/ports.md). */
+    bool own_listener = cfg->tls_cert_file == NULL;
     /* HTTPS only when configured: the certificate comes from
      * tls_certs_retrieve at each handshake, so a reload needs no restart. */
     bool tls = cfg->tls_cert_file != NULL;
@@ -258,8 +264,9 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     /* Thread per connection: handlers block on gRPC and stream readers
      * block on the next exec event without holding up other requests. */
     gw->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                      MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0),
-                                  cfg->listen_port, NULL, NULL, on_request, gw,
+                                      MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0) |
+                                      (own_listener ? MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC : 0),
+                                  own_listener ? 0 : cfg->listen_port, NULL, NULL, on_request, gw,
                                   MHD_OPTION_ARRAY, tls_options,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw,
@@ -271,7 +278,12 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
         snprintf(err, errlen, "cannot listen on %s:%u", cfg->listen_host, cfg->listen_port);
         goto fail;
     }
+    if (own_listener && !(gw->ingress = ingress_start(gw, err, errlen))) {
+        MHD_stop_daemon(gw->daemon);
+        goto fail;
+    }
     if (cfg->grpc_listen && grpc_api_start(gw, cfg->grpc_listen, err, errlen) < 0) {
+        ingress_stop(gw->ingress);
         MHD_stop_daemon(gw->daemon);
         goto fail;
     }
@@ -302,6 +314,7 @@ void gateway_stop(struct gateway *gw)
     /* Streams first: each ends with an error event while its connection
      * is still open. */
     live_streams_stop(&gw->streams, GW_STOP_STREAMS_MS);
+    ingress_stop(gw->ingress); /* no new connection; relays to sandbox ports end */
     grpc_api_stop(gw);
     MHD_stop_daemon(gw->daemon);
     tls_certs_free(); /* after the listener: no handshake is left to use them */

@@ -27,6 +27,7 @@
 #include "vmhost_pool.h"
 
 struct tls_credentials;
+struct ingress;
 
 struct gateway_config {
     const char *listen_host;   /* 127.0.0.1 */
@@ -75,6 +76,9 @@ struct gateway {
     atomic_bool stopping;         /* ends open /v1/events streams */
     struct live_streams streams;  /* SSE responses in flight, ended first at stop */
     struct MHD_Daemon *daemon;
+    /* The listener in front of daemon that routes sandbox ports
+     * (ingress.h); NULL with TLS, where daemon listens itself. */
+    struct ingress *ingress;
     struct grpc_api *grpc;        /* NULL when not served */
 };
 
@@ -89,6 +93,7 @@ struct gw_request {
     char path_id[160];            /* the {id} segment of the route, if any */
     char path_pid[32];            /* the {pid} segment (processes), if any */
     char path_name[160];          /* the {name} segment (checkpoints, secrets), if any */
+    char path_port[16];           /* the {port} segment (sandbox ports), if any */
     int64_t started_us;
     int64_t auth_us;              /* the scheduler's Authenticate (part of the request's ms) */
 

@@ -45,6 +45,8 @@ static const struct grpc_method {
     { SANDBOXES("Exec"), &airlock__v1__exec_request__descriptor, grpc_exec },
     { SANDBOXES("StartProcess"), &airlock__v1__exec_request__descriptor, grpc_start_process },
     { SANDBOXES("ListProcesses"), &airlock__v1__sandbox_request__descriptor, grpc_list_processes },
+    { SANDBOXES("ListPorts"), &airlock__v1__sandbox_request__descriptor, grpc_list_ports },
+    { SANDBOXES("GetPortUrl"), &airlock__v1__get_port_url_request__descriptor, grpc_get_port_url },
     { SANDBOXES("AttachProcess"), &airlock__v1__process_request__descriptor, grpc_attach_process },
     { SANDBOXES("WriteProcessStdin"), &airlock__v1__write_process_stdin_request__descriptor,
       grpc_write_process_stdin },

@@ -83,6 +83,8 @@ void grpc_set_network_policy(struct grpc_request *r);
 void grpc_exec(struct grpc_request *r);
 void grpc_start_process(struct grpc_request *r);
 void grpc_list_processes(struct grpc_request *r);
+void grpc_list_ports(struct grpc_request *r);      /* grpc_ports.c */
+void grpc_get_port_url(struct grpc_request *r);
 void grpc_attach_process(struct grpc_request *r);
 void grpc_write_process_stdin(struct grpc_request *r);
 void grpc_signal_process(struct grpc_request *r);

@@ -109,6 +109,8 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
     m->idle_timeout_s = sb->idle_timeout_s;
     m->ttl_s = sb->ttl_s;
     m->checkpoint_every_s = sb->checkpoint_every_s;
+    m->public_ports = sb->public_ports;
+    m->traffic_token = sb->traffic_token;
     if (strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
         m->restore_point = grpc_arena_alloc(a, sizeof(*m->restore_point));
         if (!m->restore_point)

@@ -34,6 +34,7 @@ void grpc_create_sandbox(struct grpc_request *r)
     req.idle_timeout_s = in->idle_timeout_s;
     req.ttl_s = in->ttl_s;
     req.checkpoint_every_s = in->checkpoint_every_s;
+    req.public_ports = in->public_ports;
     req.idempotency_key = in->idempotency_key;
     req.n_env = in->n_env;
     req.n_metadata = in->n_metadata;

@@ -29,6 +29,8 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
     if (j) {
         json_object_set_new(j, "ttl_s", json_integer(sb->ttl_s));
         json_object_set_new(j, "checkpoint_every_s", json_integer(sb->checkpoint_every_s));
+        json_object_set_new(j, "public_ports", json_boolean(sb->public_ports));
+        json_object_set_new(j, "traffic_token", json_string(sb->traffic_token));
     }
     /* Lost with its node: what a restore without a checkpoint uses. */
     if (j && strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
@@ -196,7 +198,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         { "memory_mb", JF_UINT },       { "env", JF_STRING_MAP },
         { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
         { "ttl_s", JF_UINT },           { "checkpoint_every_s", JF_UINT },
-        { "network", JF_OBJECT },
+        { "network", JF_OBJECT },       { "public_ports", JF_BOOL },
     };
     json_t *body;
     struct airlock_error e;
@@ -221,6 +223,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     req.idle_timeout_s = (uint32_t)idle;
     req.ttl_s = (uint32_t)ttl;
     req.checkpoint_every_s = (uint32_t)every; /* its range: the scheduler's */
+    req.public_ports = json_is_true(json_object_get(body, "public_ports"));
     req.idempotency_key = (char *)(idem ? idem : "");
     /* Pointing into body, which outlives the call. */
     req.env = (void *)string_map_from_json(
@@ -297,9 +300,20 @@ static enum MHD_Result sandbox_op(struct gw_request *r, const char *method, unsi
     return rc;
 }
 
+/* A running sandbox's GET also lists the ports in use (docs/ports.md);
+ * when its node cannot tell, the sandbox is answered without them. */
 enum MHD_Result handle_sandbox_get(struct gw_request *r)
 {
-    return sandbox_op(r, SCHEDULER_METHOD("GetSandbox"), 200);
+    Airlock__Scheduler__V1__Sandbox *sb = NULL;
+    struct airlock_error e;
+    if (sandbox_call(r, SCHEDULER_METHOD("GetSandbox"), &sb, &e) < 0)
+        return reply_airlock_error(r, &e);
+    json_t *j = gw_sandbox_json(sb);
+    json_t *ports = j && strcmp(sb->state, "running") == 0 ? gw_ports_json(r, sb->id, &e) : NULL;
+    if (ports)
+        json_object_set_new(j, "ports", ports);
+    protobuf_c_message_free_unpacked(&sb->base, NULL);
+    return reply_json(r, 200, j);
 }
 
 enum MHD_Result handle_sandbox_delete(struct gw_request *r)

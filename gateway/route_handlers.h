@@ -55,6 +55,11 @@ enum MHD_Result handle_checkpoint_list(struct gw_request *r);
 enum MHD_Result handle_checkpoint_delete(struct gw_request *r);
 enum MHD_Result handle_checkpoint_restore(struct gw_request *r);
 enum MHD_Result handle_sandbox_fork(struct gw_request *r);
+/* handlers_ports.c; gw_ports_json: the running sandbox's ports as the
+ * API shows them (also in its GET), NULL with e. */
+enum MHD_Result handle_ports_list(struct gw_request *r);
+enum MHD_Result handle_port_url(struct gw_request *r);
+json_t *gw_ports_json(struct gw_request *r, const char *id, struct airlock_error *e);
 enum MHD_Result handle_events(struct gw_request *r);
 enum MHD_Result handle_template_build(struct gw_request *r);
 enum MHD_Result handle_template_list(struct gw_request *r);

@@ -62,6 +62,8 @@ const struct gw_route gw_routes[] = {
     ROUTE("DELETE", "/v1/sandboxes/{id}/checkpoints/{name}", KEY, handle_checkpoint_delete),
     ROUTE("POST", "/v1/sandboxes/{id}/restore", KEY, handle_checkpoint_restore),
     ROUTE("POST", "/v1/sandboxes/{id}/fork", KEY, handle_sandbox_fork),
+    ROUTE("GET", "/v1/sandboxes/{id}/ports", KEY, handle_ports_list),
+    ROUTE("POST", "/v1/sandboxes/{id}/ports/{port}/url", KEY, handle_port_url),
     ROUTE("GET", "/v1/events", KEY, handle_events),
     ROUTE("POST", "/v1/templates", KEY, handle_template_build),
     ROUTE("GET", "/v1/templates", KEY, handle_template_list),
@@ -97,6 +99,9 @@ static bool pattern_matches(const char *pattern, const char *path, struct gw_pat
             } else if (strncmp(p, "{name}", 6) == 0) {
                 field = params->name;
                 size = sizeof(params->name);
+            } else if (strncmp(p, "{port}", 6) == 0) {
+                field = params->port;
+                size = sizeof(params->port);
             }
             snprintf(field, size, "%.*s", (int)n, s);
             p += strcspn(p, "}") + 1;

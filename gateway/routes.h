@@ -19,7 +19,7 @@ enum gw_auth {
 
 struct gw_route {
     const char *method;
-    const char *pattern;  /* "/v1/sandboxes/{id}/exec": {id}, {pid} and {name} are path segments */
+    const char *pattern;  /* "/v1/sandboxes/{id}/exec": {id}, {pid}, {name}, {port}: path segments */
     enum gw_auth auth;
     /* Answers the request once its body is in (queues a response). */
     enum MHD_Result (*handle)(struct gw_request *r);
@@ -34,12 +34,13 @@ struct gw_route {
 extern const struct gw_route gw_routes[];
 extern const size_t gw_routes_count;
 
-/* The {id}, {pid} and {name} segments of a matched path ("" when
+/* The {id}, {pid}, {name} and {port} segments of a matched path ("" when
  * absent). */
 struct gw_path_params {
     char id[160];
     char pid[32];
     char name[160];
+    char port[16];
 };
 
 /* The route for method + path, with its segments copied into params. NULL

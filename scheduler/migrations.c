@@ -243,7 +243,14 @@ static const char *const migrations[] = {
      * ('' = not published): any live node with room can create its
      * sandboxes, fetching it first (docs/templates.md "Across nodes"). */
     "ALTER TABLE templates ADD COLUMN store_object text NOT NULL DEFAULT '';",
-    /* 14 (13 is another branch's): a deadline of the sandbox's own,
+    /* 13: sandbox ports (docs/ports.md): public, or reached with the
+     * sandbox's traffic token, 244 random bits (two v4 UUIDs) drawn per
+     * row, so every existing sandbox gets its own and every new one
+     * (forks too) a fresh one. */
+    "ALTER TABLE sandboxes ADD COLUMN public_ports boolean NOT NULL DEFAULT false;"
+    "ALTER TABLE sandboxes ADD COLUMN traffic_token text NOT NULL"
+    "  DEFAULT ('tt_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''));",
+    /* 14: a deadline of the sandbox's own,
      * settable after its create (E2B's timeout, docs/e2b.md): past it,
      * while running or paused, the deadline controller deletes or
      * suspends it (on_timeout). NULL = none. */

@@ -21,8 +21,9 @@
     " s.error, s.env::text, s.metadata::text, s.idle_timeout_s,"                          \
     " coalesce(s.network::text, ''), s.ttl_s, s.store_object, s.checkpoint_every_s,"     \
     " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0),"  \
-    " coalesce((extract(epoch from s.expires_at) * 1000)::bigint, 0), s.on_timeout"
-#define SANDBOX_COLUMN_COUNT 22
+    " coalesce((extract(epoch from s.expires_at) * 1000)::bigint, 0), s.on_timeout,"          \
+    " s.public_ports, s.traffic_token"
+#define SANDBOX_COLUMN_COUNT 24
 /* rp: its restore point, the newest checkpoint in the shared store. */
 #define SANDBOX_JOINS(rows)                                                               \
     rows " s LEFT JOIN nodes n ON n.id = s.node_id"                                       \
@@ -106,6 +107,8 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
     msg->restore_point_unix_ms = atoll(PQgetvalue(res, row, 19));
     msg->expires_unix_ms = atoll(PQgetvalue(res, row, 20));
     msg->on_timeout = PQgetvalue(res, row, 21);
+    msg->public_ports = PQgetvalue(res, row, 22)[0] == 't';
+    msg->traffic_token = PQgetvalue(res, row, 23);
     for (int c = 0; c < 3; c++) {
         const char *text = PQgetvalue(res, row, json_column_index[c]);
         out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
@@ -175,6 +178,23 @@ int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGr
         db, "sandbox_get",
         SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
         AIRLOCK_ERROR_MSG(e));
+    if (!res)
+        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        return sandbox_not_found(e, id);
+    }
+    *out = res;
+    return 0;
+}
+
+int store_sandbox_get_any_project(struct db *db, const char *id, PGresult **out,
+                                  struct airlock_error *e)
+{
+    const char *params[] = { id };
+    PGresult *res = db_query_prepared(db, "sandbox_get_any_project",
+                                      SANDBOX_SELECT " WHERE s.id = $1 AND s.state <> 'deleted'",
+                                      1, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) != 1) {
@@ -322,7 +342,8 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                              req->idempotency_key, note->who, note->request_id,
                              text.network ? text.network : "", ttl, dead_after,
                              quota.request, quota.defaults, every, timeout,
-                             *req->on_timeout ? req->on_timeout : "delete" };
+                             *req->on_timeout ? req->on_timeout : "delete",
+                             req->public_ports ? "true" : "false" };
     /* One round trip: the quota gate, the template check, the placement
      * (NULL when no node has room: create_on_node says why), the sandbox
      * and its first transition, atomically, answered with the row. A
@@ -333,17 +354,17 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
         "WITH" QUOTA_GATE("$2", "$15", "$16") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, checkpoint_every_s,"
-        "   expires_at, on_timeout, node_id)"
+        "   expires_at, on_timeout, public_ports, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
         "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer,"
         "   CASE WHEN $18::integer > 0 THEN now() + make_interval(secs => $18::integer) END,"
-        "   $19, "
+        "   $19, $20::boolean, "
         NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
         AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
-        19, params, AIRLOCK_ERROR_MSG(e));
+        20, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (admitted_written(res)) {
@@ -389,9 +410,9 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
         db,
         "WITH" QUOTA_GATE("(SELECT project_id FROM sandboxes WHERE id = $2)", "$6", "$7") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
-        "   node_id, env, metadata, idle_timeout_s, ttl_s, network)"
+        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports)"
         "   SELECT f.id, p.project_id, 'running', p.template, p.cpus, p.memory_mb, p.node_id,"
-        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network"
+        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports"
         "   FROM sandboxes p, unnest($1::text[]) f(id) WHERE p.id = $2 AND" QUOTA_ADMITTED
         "   RETURNING *),"
         AUDIT_ROW("$3", "NULL", "'running'", "$4", "$5") ADMITTED_ANSWER

@@ -60,6 +60,10 @@ void store_sandbox_ask(PGresult *res, int row, int64_t n, struct quota_values *r
 
 int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
                       struct airlock_error *e);
+/* Any project's sandbox: for the gateway's ingress, which a sandbox's
+ * traffic token opens, not a project's key. */
+int store_sandbox_get_any_project(struct db *db, const char *id, PGresult **out,
+                                  struct airlock_error *e);
 int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
                        struct airlock_error *e);
 

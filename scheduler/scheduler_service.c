@@ -107,6 +107,7 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("UndrainNode"), service_node_undrain, PEER_GATEWAY },
     { SCHEDULER_METHOD("CreateSandbox"), service_sandbox_create, PEER_GATEWAY },
     { SCHEDULER_METHOD("GetSandbox"), service_sandbox_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetSandboxForIngress"), service_sandbox_get_for_ingress, PEER_GATEWAY },
     { SCHEDULER_METHOD("ListSandboxes"), service_sandbox_list, PEER_GATEWAY },
     { SCHEDULER_METHOD("DeleteSandbox"), service_sandbox_delete, PEER_GATEWAY },
     { SCHEDULER_METHOD("PauseSandbox"), service_sandbox_pause, PEER_GATEWAY },

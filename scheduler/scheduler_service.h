@@ -75,6 +75,7 @@ void service_node_undrain(struct rpc_call *call, void *ctx);
 
 void service_sandbox_create(struct rpc_call *call, void *ctx);
 void service_sandbox_get(struct rpc_call *call, void *ctx);
+void service_sandbox_get_for_ingress(struct rpc_call *call, void *ctx);
 void service_sandbox_list(struct rpc_call *call, void *ctx);
 /* service_timeout.c */
 void service_sandbox_set_timeout(struct rpc_call *call, void *ctx);

@@ -286,6 +286,23 @@ void service_sandbox_get(struct rpc_call *call, void *ctx)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
+void service_sandbox_get_for_ingress(struct rpc_call *call, void *ctx)
+{
+    struct scheduler *s = ctx;
+    Airlock__Scheduler__V1__SandboxRef *req =
+        (void *)rpc_call_recv_request(call, &airlock__scheduler__v1__sandbox_ref__descriptor);
+    if (!req)
+        return;
+    PGresult *row = NULL;
+    struct airlock_error e;
+    if (store_sandbox_get_any_project(&s->db, req->id, &row, &e) == 0)
+        service_reply_sandbox(call, row);
+    else
+        rpc_call_finish_error(call, &e);
+    PQclear(row);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
 void service_sandbox_list(struct rpc_call *call, void *ctx)
 {
     struct scheduler *s = ctx;

@@ -314,6 +314,8 @@ Try it:
   or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key) AIRLOCK_URL=$SCHEME://$GATEWAY_ADDR
       $BUILD_DIR/cli/airlock create
   (https with a private CA: curl --cacert CA, airlock --ca-file CA or AIRLOCK_CA_FILE=CA)
+  a server on port P in sandbox ID: $BUILD_DIR/cli/airlock port ID P prints its URL,
+      http://P-ID.${AIRLOCK_PUBLIC_DOMAIN:-localhost}:${GATEWAY_ADDR##*:}/ (docs/ports.md; plain HTTP only)
 EOT
 echo "nodes ($NODES; make down stops them all):"
 n=1

@@ -189,6 +189,8 @@ static bool frame_over_entry_limit(const GuestFrame *f)
         return f->dir_entries->n_entries > AIRLOCK_DIR_BATCH_ENTRIES;
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST)
         return f->process_list->n_processes > AIRLOCK_PROCESS_LIST_MAX;
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS)
+        return f->listening_ports->n_ports > AIRLOCK_LISTENING_PORTS_MAX;
     return false;
 }
 

@@ -27,7 +27,9 @@
  * otherwise drop silently (no forwarding here): only TCP and UDP/53 pass.
  * Those are redirected to egress's listeners; the input chain accepts only
  * what was redirected (ct status dnat), so a guest dialling the listener
- * ports directly is dropped as well. The TAP carries the guest's own
+ * ports directly is dropped as well, and the answers to connections the
+ * host side opened to the guest (vmhost's PortForward: ct direction
+ * reply), which the guest cannot start by itself. The TAP carries the guest's own
  * address only: a packet from any other source (spoofed) is dropped first.
  * (Tests' veth stand-ins are not the TAP and keep their own addresses.) */
 static const char nft_ruleset_fmt[] =
@@ -60,6 +62,7 @@ static const char nft_ruleset_fmt[] =
     "    iifname \"lo\" accept\n"
     "    meta l4proto tcp tcp dport %d ct status dnat accept\n"
     "    meta l4proto udp udp dport %d ct status dnat accept\n"
+    "    ct direction reply ct state established accept\n"
     "    counter name \"dropped_other\" drop\n"
     "  }\n"
     "  chain forward {\n"

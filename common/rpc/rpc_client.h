@@ -1,6 +1,9 @@
 /* A small blocking gRPC client on the gRPC C core with protobuf-c messages.
  * One rpc_stream per call; unary calls are rpc_unary(). Thread-safe per
- * channel; a stream belongs to one thread at a time. */
+ * channel; a stream belongs to one thread at a time, except that one
+ * thread may send (rpc_stream_send, rpc_stream_close_send) while another
+ * receives (rpc_stream_recv) on a bidirectional stream: each waits on its
+ * own tag. */
 #ifndef AIRLOCK_RPC_CLIENT_H
 #define AIRLOCK_RPC_CLIENT_H
 

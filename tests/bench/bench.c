@@ -60,6 +60,7 @@ static const struct {
     { "egress", section_egress },
     { "jail", bench_section_jail },
     { "store", bench_section_store },
+    { "ports", bench_section_ports },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

@@ -58,5 +58,6 @@ int bench_section_idle(struct bench_ctx *ctx);
 int bench_section_controlplane(struct bench_ctx *ctx);
 int bench_section_jail(struct bench_ctx *ctx);
 int bench_section_store(struct bench_ctx *ctx);
+int bench_section_ports(struct bench_ctx *ctx);
 
 #endif

@@ -480,27 +480,8 @@ static int events(struct cp *c)
 
 static int project_key(struct cp *c)
 {
-    struct bench_rest admin;
-    json_t *p = NULL, *k = NULL;
-    int rc = -1;
-    if (bench_rest_init(&admin, c->st.gateway_url, c->st.admin_key) < 0 ||
-        bench_rest_call(&admin, NULL, "POST", "/v1/projects", "{\"name\":\"bench\"}", &p) != 201)
-        goto out;
-    const char *id = json_string_value(json_object_get(p, "id"));
-    char path[160];
-    snprintf(path, sizeof(path), "/v1/projects/%s/keys", id ? id : "");
-    if (!id || bench_rest_call(&admin, NULL, "POST", path, "{}", &k) != 201)
-        goto out;
-    const char *key = json_string_value(json_object_get(k, "key"));
-    snprintf(c->project, sizeof(c->project), "%s", id);
-    if (key && bench_rest_init(&c->rest, c->st.gateway_url, key) == 0)
-        rc = 0;
-out:
-    if (rc < 0)
-        fprintf(stderr, "bench: cannot make a project and key\n");
-    json_decref(p);
-    json_decref(k);
-    return rc;
+    return bench_rest_project(c->st.gateway_url, c->st.admin_key, &c->rest, c->project,
+                              sizeof(c->project));
 }
 
 /* ---- what mutual TLS between the services costs ---- */

@@ -63,3 +63,29 @@ int bench_rest_open_sse(const struct bench_rest *r, const char *path, struct htt
     http_close(resp);
     return -1;
 }
+
+int bench_rest_project(const char *url, const char *admin_key, struct bench_rest *r, char *project,
+                       size_t projectlen)
+{
+    struct bench_rest admin;
+    json_t *p = NULL, *k = NULL;
+    int rc = -1;
+    if (bench_rest_init(&admin, url, admin_key) < 0 ||
+        bench_rest_call(&admin, NULL, "POST", "/v1/projects", "{\"name\":\"bench\"}", &p) != 201)
+        goto out;
+    const char *id = json_string_value(json_object_get(p, "id"));
+    char path[160];
+    snprintf(path, sizeof(path), "/v1/projects/%s/keys", id ? id : "");
+    if (!id || bench_rest_call(&admin, NULL, "POST", path, "{}", &k) != 201)
+        goto out;
+    const char *key = json_string_value(json_object_get(k, "key"));
+    snprintf(project, projectlen, "%s", id);
+    if (key && bench_rest_init(r, url, key) == 0)
+        rc = 0;
+out:
+    if (rc < 0)
+        fprintf(stderr, "bench: cannot make a project and key\n");
+    json_decref(p);
+    json_decref(k);
+    return rc;
+}

@@ -23,6 +23,11 @@ int bench_rest_init(struct bench_rest *r, const char *url, const char *key);
 int bench_rest_call(const struct bench_rest *r, struct http_conn *conn, const char *method,
                     const char *path, const char *body, json_t **out);
 
+/* A new project (named "bench") and a key of it, made with the admin
+ * key: r speaks with that key, project gets the id. 0 or -1. */
+int bench_rest_project(const char *url, const char *admin_key, struct bench_rest *r, char *project,
+                       size_t projectlen);
+
 /* GET path as text/event-stream; 0 with resp open on a 200, else -1. */
 int bench_rest_open_sse(const struct bench_rest *r, const char *path, struct http_response *resp);
 

@@ -130,10 +130,10 @@ async function main() {
             instanceof e2b.SandboxNotFoundError, 'another project\'s key: not found');
   check(await Sandbox.kill(c.sandboxId, { apiKey: other }) === false,
         'another project\'s key cannot kill it');
-  const publicTraffic = await rejection(
-      Sandbox.create('base', { network: { allowPublicTraffic: false } }));
-  check(publicTraffic && /network\.allowPublicTraffic is not supported yet/.test(publicTraffic.message),
-        'unsupported field: 400 naming it (' + publicTraffic + ')');
+  const denyOut = await rejection(
+      Sandbox.create('base', { network: { denyOut: ['0.0.0.0/0'] } }));
+  check(denyOut && /network\.denyOut/.test(denyOut.message),
+        'unsupported field: 400 naming it (' + denyOut + ')');
   const noTemplate = await rejection(Sandbox.create('no-such-template'));
   check(noTemplate && /no-such-template/.test(noTemplate.message),
         'unknown template: refused naming it (' + noTemplate + ')');

@@ -71,8 +71,8 @@ def check_refusals(key):
     for body, fragment in [
             ({"templateID": "base", "mcp": {"srv": {}}}, "mcp is not supported"),
             ({"templateID": "base", "bogus": 1}, "bogus"),
-            ({"templateID": "base", "network": {"allowPublicTraffic": False}},
-             "network.allowPublicTraffic is not supported yet"),
+            ({"templateID": "base", "network": {"allowPublicTraffic": "no"}},
+             "network.allowPublicTraffic: must be true or false"),
             ({"templateID": "base", "network": {"denyOut": ["0.0.0.0/0"]}}, "network.denyOut"),
             ({"templateID": "base", "autoPauseMemory": False}, "autoPauseMemory"),
             ({"templateID": "base", "autoResume": {"enabled": True}}, "autoResume"),

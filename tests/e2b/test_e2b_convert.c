@@ -75,9 +75,17 @@ static void shapes(void **state)
         json_string_value(json_object_get(json_object_get(detail, "lifecycle"), "onTimeout")),
         "pause");
     json_decref(detail);
+    sb.public_ports = true;
     json_t *created = e2b_sandbox_json(&sb, "example.test", "e2b_k");
     assert_true(json_is_null(json_object_get(created, "trafficAccessToken")));
     assert_string_equal(json_string_value(json_object_get(created, "envdAccessToken")), "e2b_k");
+    json_decref(created);
+    /* network.allowPublicTraffic false: the token the ports then need. */
+    sb.public_ports = false;
+    sb.traffic_token = "tt_secret";
+    created = e2b_sandbox_json(&sb, "example.test", "e2b_k");
+    assert_string_equal(json_string_value(json_object_get(created, "trafficAccessToken")),
+                        "tt_secret");
     json_decref(created);
 }
 

@@ -6,7 +6,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 
 #include "test_guestd_client.h"
@@ -267,6 +271,42 @@ static void test_session_init_bad_input(void **state)
     assert_non_null(strstr(msg, "bad name;rm"));
 }
 
+/* ListPortsRequest: a TCP listener this test opens on loopback shows up,
+ * with the address it is bound to; a port nothing listens on does not. */
+static void test_list_ports(void **state)
+{
+    struct gd *d = *state;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(addr);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    unsigned port = ntohs(addr.sin_port);
+    Airlock__Guest__V1__ListPortsRequest r = AIRLOCK__GUEST__V1__LIST_PORTS_REQUEST__INIT;
+    gd_send_body(d, 1, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST_PORTS, &r);
+    GuestFrame *f = gd_next(d, 1);
+    assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS);
+    bool found = false;
+    for (size_t i = 0; i < f->listening_ports->n_ports; i++) {
+        const Airlock__Guest__V1__ListeningPort *p = f->listening_ports->ports[i];
+        if (p->port == port) {
+            found = true;
+            assert_string_equal(p->address, "127.0.0.1");
+        }
+        if (i > 0) /* sorted by port */
+            assert_true(f->listening_ports->ports[i - 1]->port <= p->port);
+    }
+    assert_true(found);
+    frame_free(f);
+    close(fd);
+    gd_send_body(d, 2, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST_PORTS, &r);
+    f = gd_next(d, 2);
+    for (size_t i = 0; i < f->listening_ports->n_ports; i++)
+        assert_int_not_equal(f->listening_ports->ports[i]->port, port);
+    frame_free(f);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, gd_setup, gd_teardown)
 
 int main(void)
@@ -283,6 +323,7 @@ int main(void)
         T(test_set_hostname),
         T(test_session_init),
         T(test_session_init_bad_input),
+        T(test_list_ports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
