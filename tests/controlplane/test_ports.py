@@ -173,9 +173,9 @@ def check_websocket(sid, token):
         frame = bytes([0x81]) + (bytes([0x80 | len(text)]) if len(text) < 126 else
                                  bytes([0xFE]) + len(text).to_bytes(2, "big"))
         s.sendall(frame + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(text)))
-        rest = head.split(b"\r\n\r\n", 1)[1] if not echoed else b""
-        data = rest
-        while len(data) < 4 + len(text):
+        data = head.split(b"\r\n\r\n", 1)[1] if not echoed else b""
+        want = (2 if len(text) < 126 else 4) + len(text)
+        while len(data) < want:
             got = s.recv(65536)
             if not got:
                 break
