@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -337,6 +339,8 @@ void port_proxy_start(struct gateway *gw, struct port_relays *relays, int fd,
 {
     int flags = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* the relay's reads and writes block */
+    int one = 1; /* bytes go on as they come: the two ends do their own batching */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     struct relay *c = calloc(1, sizeof(*c));
     pthread_mutex_lock(&relays->mu);
     bool admitted = c && relays->n < relays->max && !relays->stopping;

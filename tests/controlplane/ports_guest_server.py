@@ -7,6 +7,7 @@ import base64
 import hashlib
 import http.server
 import os
+import socket
 import socketserver
 import sys
 
@@ -15,6 +16,12 @@ WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # Head and body go out in two writes: without this, a kept
+        # connection waits out the client's delayed ACK on each answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def answer(self, status, body, ctype="text/plain"):
         self.send_response(status)

@@ -204,6 +204,7 @@ def main():
     check_processes(base, KA)
     check_file_ops(base, KA)
     check_checkpoints(base, sid, KA, KB)
+    check_ports(base, sid, KA)
 
     # ---- state machine through the API ----
     st, _, body = call("POST", base + "/resume", key=KA)
@@ -537,6 +538,17 @@ def check_full_checkpoint(base, key):
     call("POST", base + "/exec", key=key, body={"cmd": ["sh", "-c", "kill $(cat /root/sleeper.pid)"]})
     st, _, _ = call("DELETE", base + "/checkpoints/with-memory", key=key)
     check(st == 204, "delete the full checkpoint")
+
+
+def check_ports(base, sid, key):
+    """The ports routes' shapes (controlplane.ports drives them through the
+    ingress to servers in the guest)."""
+    st, _, body = call("GET", base + "/ports", key=key)
+    check(st == 200 and isinstance(body.get("ports"), list), "GET ports: %s %s" % (st, body))
+    st, _, body = call("POST", base + "/ports/8080/url", key=key, body={})
+    check(st == 200 and body.get("url", "").startswith("http://8080-%s." % sid) and
+          "airlock_signature=" in body["url"] and "expires_at" in body,
+          "POST ports/8080/url: a signed URL (%s %s)" % (st, body))
 
 
 def check_checkpoints(base, sid, key, key_b):
