@@ -32,6 +32,8 @@ void mkdir_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void remove_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void rename_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void chmod_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
+/* watch.c */
+void watch_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 /* system.c */
 void health_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void set_clock_request(struct guestd *g, uint32_t id, const GuestFrame *frame);

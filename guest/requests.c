@@ -36,6 +36,7 @@ static const struct request_kind {
     { BODY(REMOVE), remove_request, true },
     { BODY(RENAME), rename_request, true },
     { BODY(CHMOD), chmod_request, true },
+    { BODY(WATCH), watch_request, true },
     { BODY(HEALTH_REQUEST), health_request, false },
     { BODY(SET_CLOCK), set_clock_request, false },
     { BODY(ADD_ENTROPY), add_entropy_request, false },

@@ -182,13 +182,16 @@ static void channel_late_frame_locked(struct guest_channel *ch, const GuestFrame
         c->other_left = c->payload_left = 0;
 }
 
-/* Entries beyond what one frame may carry (see AIRLOCK_DIR_BATCH_ENTRIES). */
+/* Entries beyond what one frame may carry (see AIRLOCK_DIR_BATCH_ENTRIES,
+ * AIRLOCK_WATCH_BATCH_EVENTS). */
 static bool frame_over_entry_limit(const GuestFrame *f)
 {
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES)
         return f->dir_entries->n_entries > AIRLOCK_DIR_BATCH_ENTRIES;
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST)
         return f->process_list->n_processes > AIRLOCK_PROCESS_LIST_MAX;
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WATCH_EVENTS)
+        return f->watch_events->n_events > AIRLOCK_WATCH_BATCH_EVENTS;
     return false;
 }
 
