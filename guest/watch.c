@@ -12,7 +12,10 @@
  * A recursive watch adds a watch for every directory below the root, and
  * for each one created or moved in later; entries a new directory already
  * holds when its watch is added are reported as created, since no event
- * could tell of them. A directory moved away takes its watches along. */
+ * could tell of them. A directory moved away takes its watches along; one
+ * moved within the tree is watched again under its new name, its entries
+ * reported as created there (events on the old watch that the kernel
+ * queued after the move are dropped, and the walk stands in for them). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -309,7 +312,7 @@ static void watch_event(struct watch_stream *w, const struct inotify_event *ev)
     watch_queue_push(&w->q, type, path, is_dir, now);
     if (w->recursive && is_dir) {
         if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
-            int err = watch_tree(w, path, ev->mask & IN_CREATE);
+            int err = watch_tree(w, path, true);
             if (err == ENOSPC || err == ENOMEM)
                 watch_queue_overflow(&w->q, now); /* part of the tree goes unwatched */
         } else if (ev->mask & IN_MOVED_FROM) {
