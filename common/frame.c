@@ -156,6 +156,10 @@ size_t frame_payload_bytes(const GuestFrame *f)
         return f->output ? f->output->data.len : 0;
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DATA:
         return f->data ? f->data->data.len : 0;
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WATCH_EVENTS:
+        /* Events have no byte payload: their encoded size stands in, so a
+         * watch is paced by the window like output (guest.proto). */
+        return f->watch_events ? protobuf_c_message_get_packed_size(&f->watch_events->base) : 0;
     default:
         return 0;
     }
@@ -176,6 +180,7 @@ bool frame_is_from_guest(const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WATCH_EVENTS:
         return true;
     default:
         return false;

@@ -31,6 +31,8 @@ typedef Airlock__Guest__V1__GuestFrame GuestFrame;
 #define AIRLOCK_PROCESS_LIST_MAX 16384u
 /* Most ports one ListeningPorts frame carries (guest/listening_ports.c). */
 #define AIRLOCK_LISTENING_PORTS_MAX 256u
+/* Most events one WatchEvents frame may carry (the same reason). */
+#define AIRLOCK_WATCH_BATCH_EVENTS 256u
 
 enum frame_status {
     FRAME_OK = 0,        /* a frame was decoded */
@@ -73,7 +75,8 @@ void frame_free(GuestFrame *f);
  * while the fd is full. Returns 0 or -1 with errno set. */
 int frame_write_fd(int fd, const GuestFrame *f);
 
-/* Payload bytes a frame carries for flow-control accounting. */
+/* Payload bytes a frame carries for flow-control accounting (a
+ * WatchEvents frame: its events' encoded size). */
 size_t frame_payload_bytes(const GuestFrame *f);
 
 /* True for the kinds of frame the guest may send (answers, output, credit,

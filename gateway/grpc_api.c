@@ -59,6 +59,7 @@ static const struct grpc_method {
     { SANDBOXES("MakeDir"), &airlock__v1__make_dir_request__descriptor, grpc_make_dir },
     { SANDBOXES("RemoveFile"), &airlock__v1__path_request__descriptor, grpc_remove_file },
     { SANDBOXES("RenameFile"), &airlock__v1__rename_file_request__descriptor, grpc_rename_file },
+    { SANDBOXES("WatchDir"), &airlock__v1__path_request__descriptor, grpc_watch_dir },
     { SANDBOXES("CreateCheckpoint"), &airlock__v1__create_checkpoint_request__descriptor,
       grpc_create_checkpoint },
     { SANDBOXES("ListCheckpoints"), &airlock__v1__sandbox_request__descriptor,

@@ -95,6 +95,7 @@ void grpc_stat_file(struct grpc_request *r);
 void grpc_make_dir(struct grpc_request *r);
 void grpc_remove_file(struct grpc_request *r);
 void grpc_rename_file(struct grpc_request *r);
+void grpc_watch_dir(struct grpc_request *r); /* grpc_watch.c */
 void grpc_create_checkpoint(struct grpc_request *r);
 void grpc_list_checkpoints(struct grpc_request *r);
 void grpc_delete_checkpoint(struct grpc_request *r);

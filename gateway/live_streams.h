@@ -1,5 +1,5 @@
-/* The SSE responses in flight (exec output, process re-attach,
- * /v1/events), so a stopping gateway can end each with a last "error"
+/* The SSE responses in flight (exec output, process re-attach, directory
+ * watches, /v1/events), so a stopping gateway can end each with a last "error"
  * event before the HTTP server closes its connections: gRPC relays blocked
  * on their backend are cancelled, event streams notice gw->stopping, and
  * the stop waits (bounded) until every response has been sent. Without

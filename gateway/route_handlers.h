@@ -42,6 +42,7 @@ enum MHD_Result handle_file_put(struct gw_request *r);
 enum MHD_Result handle_file_get(struct gw_request *r);
 enum MHD_Result handle_file_list(struct gw_request *r);
 enum MHD_Result handle_file_stat(struct gw_request *r);
+enum MHD_Result handle_file_watch(struct gw_request *r); /* handlers_watch.c */
 enum MHD_Result handle_file_mkdir(struct gw_request *r);
 enum MHD_Result handle_file_remove(struct gw_request *r);
 enum MHD_Result handle_file_rename(struct gw_request *r);

@@ -47,6 +47,7 @@ const struct gw_route gw_routes[] = {
     ROUTE("DELETE", "/v1/sandboxes/{id}/files", KEY, handle_file_remove),
     ROUTE("GET", "/v1/sandboxes/{id}/files/list", KEY, handle_file_list),
     ROUTE("GET", "/v1/sandboxes/{id}/files/stat", KEY, handle_file_stat),
+    ROUTE("GET", "/v1/sandboxes/{id}/files/watch", KEY, handle_file_watch),
     ROUTE("POST", "/v1/sandboxes/{id}/files/mkdir", KEY, handle_file_mkdir),
     ROUTE("POST", "/v1/sandboxes/{id}/files/rename", KEY, handle_file_rename),
     ROUTE("POST", "/v1/sandboxes/{id}/processes", KEY, handle_process_start),

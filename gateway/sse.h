@@ -1,7 +1,7 @@
 /* Server-sent events: formatting ("event: NAME\ndata: JSON\n\n") into a
  * pending buffer that a libmicrohttpd content reader hands out piece by
  * piece, and the streaming response itself. Shared by exec output,
- * process re-attach and /v1/events. */
+ * process re-attach, directory watches (sse_relay.c) and /v1/events. */
 #ifndef AIRLOCK_GATEWAY_SSE_H
 #define AIRLOCK_GATEWAY_SSE_H
 

@@ -13,6 +13,21 @@ const char *gw_file_type_name(Airlock__Guest__V1__FileType t)
     }
 }
 
+const char *gw_watch_event_name(Airlock__Guest__V1__WatchEventType t)
+{
+#define W(x) AIRLOCK__GUEST__V1__WATCH_EVENT_TYPE__WATCH_EVENT_##x
+    switch (t) {
+    case W(CREATE): return "create";
+    case W(WRITE): return "write";
+    case W(REMOVE): return "remove";
+    case W(RENAME): return "rename";
+    case W(CHMOD): return "chmod";
+    case W(OVERFLOW): return "overflow";
+    default: return "unknown";
+    }
+#undef W
+}
+
 static const struct {
     const char *name;
     int number;

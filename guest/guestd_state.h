@@ -22,6 +22,7 @@ struct guestd {
     struct process_table *processes;
     struct list_node streams; /* open streams (stream.h) */
     size_t nstreams;
+    unsigned nwatches; /* directory watches open (watch.c), within its cap */
     int64_t started_ms; /* monotonic */
     int64_t last_activity_unix_ms;
     bool configure_network; /* guestd_options */

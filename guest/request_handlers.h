@@ -34,6 +34,8 @@ void rename_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void chmod_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 /* listening_ports.c */
 void list_ports_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
+/* watch.c */
+void watch_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 /* system.c */
 void health_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void set_clock_request(struct guestd *g, uint32_t id, const GuestFrame *frame);

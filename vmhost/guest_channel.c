@@ -182,7 +182,8 @@ static void channel_late_frame_locked(struct guest_channel *ch, const GuestFrame
         c->other_left = c->payload_left = 0;
 }
 
-/* Entries beyond what one frame may carry (see AIRLOCK_DIR_BATCH_ENTRIES). */
+/* Entries beyond what one frame may carry (see AIRLOCK_DIR_BATCH_ENTRIES,
+ * AIRLOCK_WATCH_BATCH_EVENTS). */
 static bool frame_over_entry_limit(const GuestFrame *f)
 {
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES)
@@ -191,6 +192,8 @@ static bool frame_over_entry_limit(const GuestFrame *f)
         return f->process_list->n_processes > AIRLOCK_PROCESS_LIST_MAX;
     if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS)
         return f->listening_ports->n_ports > AIRLOCK_LISTENING_PORTS_MAX;
+    if (f->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WATCH_EVENTS)
+        return f->watch_events->n_events > AIRLOCK_WATCH_BATCH_EVENTS;
     return false;
 }
 

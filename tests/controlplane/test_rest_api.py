@@ -489,6 +489,9 @@ def check_file_ops(base, key):
     check(st == 204, "remove a directory recursively")
     st, _, body = call("GET", base + "/files/stat?path=/root/d", key=key)
     expect_error(st, body, 404, "not_found", "/root/d", "stat after remove")
+    # Watches' events: controlplane.watch; here the route's refusal.
+    st, _, body = call("GET", base + "/files/watch?path=/root/d", key=key)
+    expect_error(st, body, 404, "not_found", "/root/d", "watch a removed directory")
     for method, path, payload, fragment in [
         ("GET", base + "/files/stat", None, "path"),
         ("POST", base + "/files/mkdir", {}, "path"),
