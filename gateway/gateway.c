@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "envd_routes.h"
 #include "grpc_api.h"
 #include "key_revocations.h"
 #include "log.h"
@@ -70,6 +71,8 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     r->started_us = clock_monotonic_us();
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
+    if (envd_request_begin(r, method, url))
+        return r; /* E2B's in-sandbox API: its own table, auth and errors */
     bool path_known;
     struct gw_path_params params = { "", "", "" };
     r->route = gw_route_match(method, url, &params, &path_known);
@@ -126,6 +129,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return MHD_YES;
     }
+    if (r->pending_status && r->envd_path[0])
+        return envd_reply_pending(r);
     if (r->pending_status)
         return reply_error(r, r->pending_status, r->pending_code, "%s", r->pending_message);
     if (strbuf_failed(&r->body))
@@ -144,7 +149,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->route && r->route->upload_cleanup)
         r->route->upload_cleanup(r);
     int64_t us = clock_monotonic_us() - r->started_us, ms = us / 1000;
-    int route_index = r->route ? (int)(r->route - gw_routes) : -1;
+    int route_index = r->route && !r->envd_path[0] ? (int)(r->route - gw_routes) : -1;
     gw_metrics_end(&gw->metrics, route_index, r->status, ms);
     log_info("http request",
              "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld us=%lld auth_us=%lld%s",
