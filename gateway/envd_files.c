@@ -41,6 +41,8 @@ struct files_upload {
     struct MHD_PostProcessor *form;  /* NULL: a raw body */
     struct rpc_stream *stream;       /* the file being written */
     char *path;                      /* its path */
+    char *part_name;                 /* its part's filename */
+    uint64_t part_len;               /* bytes of it so far */
     json_t *written;                 /* entries of the files done */
     struct airlock_error e;
     bool failed;
@@ -63,7 +65,8 @@ static void finish_file(struct files_upload *u)
     }
     u->stream = NULL;
     free(u->path);
-    u->path = NULL;
+    free(u->part_name);
+    u->path = u->part_name = NULL;
 }
 
 static int start_file(struct files_upload *u, const char *path)
@@ -99,11 +102,22 @@ static enum MHD_Result form_part(void *cls, enum MHD_ValueKind kind, const char 
         u->failed = true;
         return MHD_NO;
     }
-    if (off == 0) { /* a new part */
+    filename = filename ? filename : "";
+    /* A part begins at offset 0; libmicrohttpd may call with 0 bytes
+     * there before its data, which is the same part. */
+    if (!u->stream ||
+        (off == 0 && (u->part_len > 0 || strcmp(filename, u->part_name) != 0))) {
         finish_file(u);
         if (u->failed || start_file(u, u->query_path ? u->query_path : filename) < 0)
             return MHD_NO;
+        if (!(u->part_name = strdup(filename))) {
+            airlock_error_set(&u->e, AIRLOCK_ERR_INTERNAL, "out of memory");
+            u->failed = true;
+            return MHD_NO;
+        }
+        u->part_len = 0;
     }
+    u->part_len += size;
     file_write_chunk(u->stream, data, size);
     return MHD_YES;
 }
@@ -189,6 +203,7 @@ void envd_files_post_cleanup(struct gw_request *r)
     if (u->stream)
         file_write_abort(u->stream); /* cut short: vmhost installs nothing */
     free(u->path);
+    free(u->part_name);
     json_decref(u->written);
     free(u);
     r->upload = NULL;

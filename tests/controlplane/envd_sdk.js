@@ -51,8 +51,14 @@ async function commands(sbx) {
   check(seenOut.join('') === 'o1\no2\no3\n', 'onStdout streams stdout ' + JSON.stringify(seenOut));
   check(seenErr.join('') === 'e1\ne2\ne3\n', 'onStderr streams stderr ' + JSON.stringify(seenErr));
 
-  const bg = await sbx.commands.run('echo started; sleep 600', { background: true });
+  let bgOut = '';
+  const bg = await sbx.commands.run('echo started; sleep 600', {
+    background: true, onStdout: (d) => { bgOut += d; } });
   check(typeof bg.pid === 'number' && bg.pid > 1, 'background: a numeric pid ' + bg.pid);
+  // Killed only once it printed (a bound on a hang, not a timing check).
+  for (let i = 0; i < 600 && !bgOut.includes('started'); i++)
+    await new Promise((res) => setTimeout(res, 100));
+  check(bgOut === 'started\n', 'background: onStdout streams while it runs ' + JSON.stringify(bgOut));
   const listed = await sbx.commands.list();
   const mine = listed.find((p) => p.pid === bg.pid);
   check(mine && mine.cmd === '/bin/bash' && mine.args.join(' ') === '-l -c echo started; sleep 600',

@@ -173,8 +173,9 @@ def check_streams():
     check(stream_ok(fs) and events(fs, "keepalive") and output(fs, "stdout") == "done\n",
           "a quiet stream gets keepalive events as asked (%s)" % fs)
 
-    # A tagged process: started, left running (the client reads only up to
-    # start), then found by tag.
+    # A tagged process: started, left running (the client reads up to its
+    # first output, so it is not signalled before it printed), then found
+    # by tag.
     conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=600)
     conn.request("POST", "/process.Process/Start", body=envelope(
         {"process": {"cmd": "/bin/sh", "args": ["-c", "echo tagged; sleep 600"]}, "tag": "srv-1",
@@ -182,9 +183,14 @@ def check_streams():
         headers={"E2b-Sandbox-Id": SID, "E2b-Sandbox-Port": "49983", "X-Access-Token": TOKEN,
                  "Content-Type": "application/connect+json"})
     resp = conn.getresponse()
-    head = resp.read(5)
-    first = json.loads(resp.read(struct.unpack(">BI", head)[1]))
+    first, printed = None, None
+    for _ in range(2):
+        head = resp.read(5)
+        msg = json.loads(resp.read(struct.unpack(">BI", head)[1]))
+        first, printed = (msg, None) if first is None else (first, msg)
     conn.close()
+    check(printed == {"event": {"data": {"stdout": b64("tagged\n")}}},
+          "the tagged process's first output (%s)" % printed)
     pid = first["event"]["start"]["pid"]
     st, _, body = unary("/process.Process/List", {})
     tagged = [p for p in body.get("processes", []) if p.get("tag") == "srv-1"]
