@@ -289,8 +289,8 @@ static json_t *start_as_exec_body(json_t *msg, struct airlock_error *e)
         return NULL;
     }
     json_t *argv = json_pack("[s]", cmd);
-    json_array_extend(argv, json_object_get(config, "args") ? json_object_get(config, "args")
-                                                            : json_array());
+    if (json_object_get(config, "args"))
+        json_array_extend(argv, json_object_get(config, "args"));
     json_t *body = json_pack("{s:o,s:b}", "cmd", argv, "tty", pty != NULL);
     if (json_object_get(config, "envs"))
         json_object_set(body, "env", json_object_get(config, "envs"));
