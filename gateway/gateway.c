@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "e2b_reply.h"
 #include "e2b_routes.h"
+#include "envd_routes.h"
 #include "grpc_api.h"
 #include "ingress.h"
 #include "key_revocations.h"
@@ -77,6 +78,8 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     r->started_us = clock_monotonic_us();
     random_id("req_", 8, r->id, sizeof(r->id));
     gw_metrics_begin(&gw->metrics);
+    if (envd_request_begin(r, method, url))
+        return r; /* E2B's in-sandbox API: its own table, auth and errors */
     bool path_known;
     struct gw_path_params params = { "", "", "", "" };
     /* E2B's API (e2b_routes.h) has the paths outside /v1/. */
@@ -137,6 +140,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return MHD_YES;
     }
+    if (r->pending_status && r->envd_path[0])
+        return envd_reply_pending(r);
     if (r->pending_status && r->e2b)
         return e2b_reply_error(r, r->pending_status, "%s", r->pending_message);
     if (r->pending_status)

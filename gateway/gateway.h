@@ -94,6 +94,7 @@ struct gw_request {
     char path_pid[32];            /* the {pid} segment (processes), if any */
     char path_name[160];          /* the {name} segment (checkpoints, secrets), if any */
     char path_port[16];           /* the {port} segment (sandbox ports), if any */
+    char envd_path[64];           /* envd's API (envd_routes.h): the path; "" otherwise */
     int64_t started_us;
     int64_t auth_us;              /* the scheduler's Authenticate (part of the request's ms) */
 

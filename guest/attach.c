@@ -33,12 +33,16 @@ static void attach_pump(struct attach_stream *a)
         a->cursor = ring_start(&p->output);
     while (a->cursor < limit && a->window > 0) {
         size_t want = a->window < sizeof(buf) ? (size_t)a->window : sizeof(buf);
-        if (limit - a->cursor < want)
-            want = (size_t)(limit - a->cursor);
+        uint64_t chunk_end;
+        int fd = process_output_fd(p, a->cursor, &chunk_end); /* one fd per chunk */
+        if (chunk_end > limit)
+            chunk_end = limit;
+        if (chunk_end - a->cursor < want)
+            want = (size_t)(chunk_end - a->cursor);
         size_t n = ring_read(&p->output, a->cursor, buf, want);
         if (n == 0)
             break;
-        guestd_send_output(g, a->base.id, 1, buf, n);
+        guestd_send_output(g, a->base.id, fd, buf, n);
         a->cursor += n;
         a->window -= n;
     }

@@ -34,11 +34,43 @@ static size_t bg_output_budget(void *owner)
     return SIZE_MAX; /* the ring never blocks the program */
 }
 
+/* Records a switch to fd at the ring's end; the oldest mark goes when
+ * the table is full or the ring no longer holds anything before the
+ * next one. */
+static void note_fd(struct bg_process *p, int fd)
+{
+    int last = p->n_marks ? p->marks[p->n_marks - 1].fd : 1;
+    if (fd == last)
+        return;
+    size_t drop = 0;
+    while (drop + 1 < p->n_marks && p->marks[drop + 1].pos <= ring_start(&p->output))
+        drop++;
+    if (p->n_marks - drop == PROCESS_FD_MARKS)
+        drop++;
+    memmove(p->marks, p->marks + drop, (p->n_marks - drop) * sizeof(*p->marks));
+    p->n_marks -= drop;
+    p->marks[p->n_marks++] = (struct fd_mark){ p->output.total, (uint8_t)fd };
+}
+
+int process_output_fd(const struct bg_process *p, uint64_t pos, uint64_t *until)
+{
+    int fd = 1;
+    *until = UINT64_MAX;
+    for (size_t i = 0; i < p->n_marks; i++) {
+        if (p->marks[i].pos > pos) {
+            *until = p->marks[i].pos;
+            break;
+        }
+        fd = p->marks[i].fd;
+    }
+    return fd;
+}
+
 static void bg_on_output(void *owner, int fd, const uint8_t *data, size_t len)
 {
-    (void)fd;
     struct bg_process *p = owner;
     guestd_touch(p->table->g);
+    note_fd(p, fd);
     if (ring_append(&p->output, data, len) < 0)
         log_warn("out of memory for process output", "pid=%d", (int)p->pid);
     wake_attachers(p);
@@ -52,6 +84,7 @@ static void bg_free(struct bg_process *p)
     for (size_t i = 0; i < p->argc; i++)
         free(p->argv[i].data);
     free(p->argv);
+    free(p->tag);
     free(p);
 }
 
@@ -138,7 +171,8 @@ int process_table_start(struct process_table *t, const struct spawn_spec *spec,
     p->table = t;
     p->pty = r->pty;
     p->started_unix_ms = unix_now_ms();
-    if (copy_argv(p, r) < 0)
+    p->tag = strdup(r->tag ? r->tag : "");
+    if (!p->tag || copy_argv(p, r) < 0)
         goto nomem;
     struct guestd *g = t->g;
     int err = child_start(&p->child, g->loop, g->reaper, spec, r->timeout_ms, &bg_child_owner,
@@ -206,6 +240,7 @@ void process_list_request(struct guestd *g, uint32_t id, const GuestFrame *frame
             pi->exit_code = guestd_exit_code(p->wait_status, &pi->signal);
         pi->started_unix_ms = p->started_unix_ms;
         pi->pty = p->pty;
+        pi->tag = p->tag;
         ptrs[i++] = pi;
     }
     Airlock__Guest__V1__ProcessList list = AIRLOCK__GUEST__V1__PROCESS_LIST__INIT;

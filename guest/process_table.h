@@ -1,7 +1,8 @@
 /* Background processes: they outlive the stream and the session that
- * started them; their output (stdout and stderr interleaved) goes to a ring
- * of the last PROCESS_RING_BYTES for attach. Exited entries keep their exit
- * status and ring until PROCESS_MAX_EXITED newer ones exited. */
+ * started them; their output (stdout and stderr interleaved, the switches
+ * between them marked) goes to a ring of the last PROCESS_RING_BYTES for
+ * attach. Exited entries keep their exit status and ring until
+ * PROCESS_MAX_EXITED newer ones exited. */
 #ifndef GUESTD_PROCESS_TABLE_H
 #define GUESTD_PROCESS_TABLE_H
 
@@ -16,6 +17,9 @@
 #define PROCESS_RING_BYTES (1u << 20)
 #define PROCESS_STDIN_MAX (1u << 20)
 #define PROCESS_MAX_EXITED 64
+/* Stdout/stderr switches remembered per process: past this many within
+ * the ring, the oldest switch's bytes are replayed as stdout. */
+#define PROCESS_FD_MARKS 256
 
 struct guestd;
 struct process_table;
@@ -35,12 +39,20 @@ struct bg_process {
     ProtobufCBinaryData *argv;
     size_t argc;
     bool pty;
+    char *tag; /* ExecRequest.tag ("" when none) */
     int64_t started_unix_ms;
     struct child child;
     bool running; /* false once exited and its output finished */
     int wait_status;
     bool timed_out;
     struct ring output;
+    /* Ring positions where the output switches between stdout (1) and
+     * stderr (2), oldest first: attach keeps the two apart. */
+    struct fd_mark {
+        uint64_t pos;
+        uint8_t fd;
+    } marks[PROCESS_FD_MARKS];
+    size_t n_marks;
     struct list_node attachers; /* process_attacher: attach streams following it */
 };
 
@@ -52,6 +64,9 @@ void process_table_free(struct process_table *t);
 int process_table_start(struct process_table *t, const struct spawn_spec *spec,
                         const Airlock__Guest__V1__ExecRequest *r, pid_t *pid, char *msg,
                         size_t msglen);
+/* The fd (1 or 2) of the output byte at ring position pos, and the
+ * position where the next switch begins (UINT64_MAX: none). */
+int process_output_fd(const struct bg_process *p, uint64_t pos, uint64_t *until);
 /* For a request on stream id naming pid: the process, or NULL after
  * answering ESRCH "no process N". */
 struct bg_process *process_table_find_or_reply(struct guestd *g, uint32_t id, pid_t pid);

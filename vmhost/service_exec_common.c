@@ -88,6 +88,7 @@ bool guest_exec_request_translate(struct rpc_call *call, const Airlock__Vmhost__
     out->msg.rows = req->rows ? req->rows : 24;
     out->msg.cols = req->cols ? req->cols : 80;
     out->msg.stdin_open = req->stdin_open || req->stdin.len > 0;
+    out->msg.tag = req->tag;
     return true;
 }
 

@@ -48,6 +48,8 @@ struct rpc_stream {
     bool send_closed;
     bool recv_ended;
     bool got_initial_metadata;
+    bool recv_pending;           /* a TAG_RECV batch started, not plucked yet */
+    grpc_byte_buffer *recv_buf;  /* where that batch puts its message */
     grpc_metadata_array initial_metadata;
 };
 
@@ -283,37 +285,61 @@ int rpc_stream_close_send(struct rpc_stream *s)
     return stream_run_batch(s, &op, 1, TAG_SEND) ? 0 : -1;
 }
 
+/* Next raw response into *out (NULL at the end of the stream): 1, or 0
+ * when deadline passed first (the receive stays pending for the next
+ * call). */
+static int stream_recv_buffer_until(struct rpc_stream *s, gpr_timespec deadline,
+                                    grpc_byte_buffer **out)
+{
+    *out = NULL;
+    if (s->recv_ended)
+        return 1;
+    if (!s->recv_pending) {
+        grpc_op ops[2];
+        size_t n = 0;
+        if (!s->got_initial_metadata) {
+            s->got_initial_metadata = true;
+            ops[n++] = (grpc_op){.op = GRPC_OP_RECV_INITIAL_METADATA,
+                                 .data.recv_initial_metadata.recv_initial_metadata =
+                                     &s->initial_metadata};
+        }
+        s->recv_buf = NULL;
+        ops[n++] = (grpc_op){.op = GRPC_OP_RECV_MESSAGE,
+                             .data.recv_message.recv_message = &s->recv_buf};
+        if (grpc_call_start_batch(s->call, ops, n, TAG_RECV, NULL) != GRPC_CALL_OK) {
+            s->recv_ended = true;
+            return 1;
+        }
+        s->recv_pending = true;
+    }
+    grpc_event ev = grpc_completion_queue_pluck(s->cq, TAG_RECV, deadline, NULL);
+    if (ev.type == GRPC_QUEUE_TIMEOUT)
+        return 0;
+    s->recv_pending = false;
+    if (!(ev.type == GRPC_OP_COMPLETE && ev.success) && s->recv_buf) {
+        grpc_byte_buffer_destroy(s->recv_buf);
+        s->recv_buf = NULL;
+    }
+    if (!s->recv_buf)
+        s->recv_ended = true;
+    *out = s->recv_buf;
+    s->recv_buf = NULL;
+    return 1;
+}
+
 /* Next raw response, or NULL at the end of the stream. */
 static grpc_byte_buffer *stream_recv_buffer(struct rpc_stream *s)
 {
-    if (s->recv_ended)
-        return NULL;
-    grpc_byte_buffer *buf = NULL;
-    grpc_op ops[2];
-    size_t n = 0;
-    if (!s->got_initial_metadata) {
-        s->got_initial_metadata = true;
-        ops[n++] = (grpc_op){.op = GRPC_OP_RECV_INITIAL_METADATA,
-                             .data.recv_initial_metadata.recv_initial_metadata =
-                                 &s->initial_metadata};
-    }
-    ops[n++] = (grpc_op){.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &buf};
-    if (!stream_run_batch(s, ops, n, TAG_RECV) && buf) {
-        grpc_byte_buffer_destroy(buf);
-        buf = NULL;
-    }
-    if (!buf)
-        s->recv_ended = true;
+    grpc_byte_buffer *buf;
+    stream_recv_buffer_until(s, gpr_inf_future(GPR_CLOCK_REALTIME), &buf);
     return buf;
 }
 
-int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
-                    ProtobufCMessage **out)
+/* The message in buf (destroyed here): 1 with *out, or 0 after ending the
+ * call when it does not parse. */
+static int stream_unpack(struct rpc_stream *s, grpc_byte_buffer *buf,
+                         const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
 {
-    *out = NULL;
-    grpc_byte_buffer *buf = stream_recv_buffer(s);
-    if (!buf)
-        return 0;
     *out = rpc_wire_unpack(buf, desc);
     grpc_byte_buffer_destroy(buf);
     if (*out)
@@ -323,6 +349,26 @@ int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc
     grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, reason, NULL);
     s->recv_ended = true;
     return 0;
+}
+
+int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+                    ProtobufCMessage **out)
+{
+    *out = NULL;
+    grpc_byte_buffer *buf = stream_recv_buffer(s);
+    return buf ? stream_unpack(s, buf, desc, out) : 0;
+}
+
+int rpc_stream_recv_wait(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+                         ProtobufCMessage **out, int timeout_ms)
+{
+    *out = NULL;
+    grpc_byte_buffer *buf;
+    gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+                                         gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
+    if (!stream_recv_buffer_until(s, deadline, &buf))
+        return -1;
+    return buf ? stream_unpack(s, buf, desc, out) : 0;
 }
 
 void rpc_stream_cancel(struct rpc_stream *s)

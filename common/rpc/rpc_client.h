@@ -52,6 +52,10 @@ int rpc_stream_close_send(struct rpc_stream *s);
  * of the response stream or on failure. */
 int rpc_stream_recv(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
                     ProtobufCMessage **out);
+/* rpc_stream_recv waiting at most timeout_ms: -1 when nothing came in
+ * that time (the receive stays pending: call again, or finish). */
+int rpc_stream_recv_wait(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+                         ProtobufCMessage **out, int timeout_ms);
 /* Cancels the call from the client side (the server sees cancellation).
  * Unlike the other stream calls, safe from any thread. */
 void rpc_stream_cancel(struct rpc_stream *s);

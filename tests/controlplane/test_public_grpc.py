@@ -284,7 +284,7 @@ def check_processes(a, sid):
     check(listed and listed[0].running, "ListProcesses shows it running")
     a.WriteProcessStdin(pb.WriteProcessStdinRequest(id=sid, pid=p.pid, data=b"hello\n"))
     a.WriteProcessStdin(pb.WriteProcessStdinRequest(id=sid, pid=p.pid, eof=True))
-    # Attach replays the ring (one for both streams) and follows to the exit.
+    # Attach replays the ring (stdout and stderr as written) and follows to the exit.
     out, x = events_output(a.AttachProcess(pb.ProcessRequest(id=sid, pid=p.pid)))
     check(out == b"started\nhello\ndone\n" and x is not None and x.exit_code == 0,
           "AttachProcess replays and follows to the exit: %r %s" % (out, x))

@@ -423,10 +423,11 @@ def check_processes(base, key):
     # Re-attach replays what it printed so far and follows it to its exit.
     st, hdrs, raw = call("GET", procs + "/output", key=key, raw=True)
     events = sse_events(raw) if st == 200 else []
-    # The guest keeps one ring for both streams: a re-attach reports it as stdout.
+    # The guest's ring keeps which stream each byte came from.
     out = "".join(e[1].get("data", "") for e in events if e[0] == "stdout")
+    err = "".join(e[1].get("data", "") for e in events if e[0] == "stderr")
     check(st == 200 and hdrs.get("Content-Type") == "text/event-stream"
-          and out == "started\nhello\ndone\n"
+          and out == "started\nhello\n" and err == "done\n"
           and events[-1] == ("exit", {"exit_code": 0, "signal": 0, "timed_out": False}),
           "re-attach to the output: %s %s" % (st, events))
     st, _, lst = call("GET", base + "/processes", key=key)

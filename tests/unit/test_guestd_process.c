@@ -116,13 +116,14 @@ static void test_attach_replay(void **state)
         gd_collect(d, id, &r);
         assert_int_equal(r.err, 0);
         assert_false(r.exited);
-        if (strlen(r.out) == 8)
+        if (r.out_len + r.err_len == 8)
             break;
         gd_exec_result_free(&r);
         usleep(10000);
     }
-    assert_non_null(strstr(r.out, "out\n"));
-    assert_non_null(strstr(r.out, "err\n"));
+    /* The ring keeps which stream each byte came from. */
+    assert_string_equal(r.out, "out\n");
+    assert_string_equal(r.errout, "err\n");
     gd_exec_result_free(&r);
     send_signal(d, 2, pid, SIGKILL);
     assert_int_equal(gd_result(d, 2, NULL, 0), 0);
