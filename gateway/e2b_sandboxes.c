@@ -284,9 +284,11 @@ enum MHD_Result e2b_sandbox_connect(struct gw_request *r)
     uint64_t timeout;
     int ok = memory_supported(body, &e);
     if (ok == 0)
-        ok = timeout_field(body, "timeout", 0, GW_IDLE_TIMEOUT_MAX_S, 0, &timeout, &e);
+        ok = timeout_field(body, "timeout", 0, GW_IDLE_TIMEOUT_MAX_S, E2B_DEFAULT_TIMEOUT_S,
+                           &timeout, &e);
     json_decref(body);
-    /* "TTL is only extended" (E2B's spec). */
+    /* "TTL is only extended" (E2B's spec); the SDK's Sandbox.connect
+     * without timeoutMs sends none. */
     return ok < 0 ? e2b_reply_airlock_error(r, &e) : resume(r, timeout, true, true);
 }
 

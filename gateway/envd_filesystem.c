@@ -1,8 +1,8 @@
 /* envd's filesystem.Filesystem on the sandbox's vmhost file calls: Stat
  * (StatFile), ListDir to a depth (ListDir per directory), MakeDir
  * (already_exists when it is there, as envd answers), Move (RenameFile)
- * and Remove (RemoveFile, recursive). Watching is not served yet
- * (envd_routes.c). Paths are absolute. */
+ * and Remove (RemoveFile, recursive); WatchDir is envd_watch.c. Paths
+ * are absolute. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 
 #include "connect_protocol.h"
 #include "envd_routes.h"
+#include "envd_stream.h"
 #include "exec_request.h"
 #include "reply.h"
 #include "rpc_err.h"
@@ -20,10 +21,6 @@ typedef Airlock__Guest__V1__ProcessInfo ProcessInfo;
 typedef Airlock__Vmhost__V1__ListProcessesResponse ProcessList;
 
 #define ENVD_TAG_MAX 256
-/* Keepalive events on a quiet stream, unless the client asks for another
- * interval (Keepalive-Ping-Interval, seconds), as envd sends them. */
-#define ENVD_KEEPALIVE_DEFAULT_S 50
-#define ENVD_KEEPALIVE_MAX_S 3600
 
 static const struct json_field selector_field[] = { { "process", JF_OBJECT } };
 
@@ -85,20 +82,7 @@ static int select_process(struct envd_call *c, json_t *selector, bool any_state,
 
 /* ---- event streams (Start, Connect) ---- */
 
-struct process_stream {
-    struct rpc_stream *stream; /* AttachProcess; NULL once finished */
-    bool pty;
-    int keepalive_ms;
-    struct strbuf out;         /* envelopes not yet handed to MHD */
-    size_t off;
-    struct live_streams *streams;
-    struct live_stream live;   /* a stopping gateway cancels stream through it */
-};
-
-static json_t *event(const char *kind, json_t *value)
-{
-    return json_pack("{s:{s:o}}", "event", kind, value);
-}
+static const struct envd_stream_kind process_kind;
 
 /* Go's os.ProcessState wording, which envd reports: "exit status 1",
  * "signal: killed". */
@@ -115,148 +99,61 @@ static json_t *end_event(const Airlock__Vmhost__V1__ExecExit *x)
                             x->signal == 0, "status", status);
     if (x->timed_out)
         json_object_set_new(end, "error", json_string("the process ran past its timeout"));
-    return event("end", end);
+    return envd_event(&process_kind, "end", end);
 }
 
-/* Appends the envelopes of ev; true after the last (end). */
-static bool append_event(struct process_stream *ps, const Airlock__Vmhost__V1__ExecEvent *ev)
+/* owner: whether the process has a PTY (its output is "pty" data). */
+static bool append_event(struct strbuf *out, const ProtobufCMessage *msg, void *owner)
 {
+    const Airlock__Vmhost__V1__ExecEvent *ev = (const void *)msg;
+    const bool *pty = owner;
     switch (ev->event_case) {
     case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_OUTPUT: {
-        const char *fd = ps->pty ? "pty" : ev->output->fd == 2 ? "stderr" : "stdout";
+        const char *fd = *pty ? "pty" : ev->output->fd == 2 ? "stderr" : "stdout";
         json_t *data = json_pack("{s:o}", fd,
                                  reply_base64(ev->output->data.data, ev->output->data.len));
-        connect_envelope_json(&ps->out, event("data", data));
+        connect_envelope_json(out, envd_event(&process_kind, "data", data));
         return false;
     }
     case AIRLOCK__VMHOST__V1__EXEC_EVENT__EVENT_EXIT:
-        connect_envelope_json(&ps->out, end_event(ev->exit));
+        connect_envelope_json(out, end_event(ev->exit));
         return true;
     default:
         return false;
     }
 }
 
-/* Ends the upstream call and appends the end-stream: {} after the
- * process's end, else the error that cut the stream short. */
-static void stream_finish(struct process_stream *ps, bool ended)
-{
-    char *details = NULL;
-    live_streams_detach(ps->streams, &ps->live);
-    grpc_status_code st = rpc_stream_finish(ps->stream, &details);
-    ps->stream = NULL;
-    struct airlock_error e;
-    if (ended)
-        connect_end_stream(&ps->out, NULL, NULL);
-    else if (live_streams_stopping(ps->streams))
-        connect_end_stream(&ps->out, "unavailable",
-                           "the gateway is shutting down; the process goes on: Connect to it "
-                           "again");
-    else {
-        airlock_error_from_status(&e, st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st,
-                                  details && *details ? details
-                                                      : "the process's stream ended without "
-                                                        "its end event");
-        connect_end_stream(&ps->out, connect_code_name(e.class), e.message);
-    }
-    free(details);
-}
-
-static void stream_next(struct process_stream *ps)
-{
-    Airlock__Vmhost__V1__ExecEvent *ev = NULL;
-    int got = rpc_stream_recv_wait(ps->stream, &airlock__vmhost__v1__exec_event__descriptor,
-                                   (ProtobufCMessage **)&ev, ps->keepalive_ms);
-    if (got < 0) {
-        connect_envelope_json(&ps->out, event("keepalive", json_object()));
-        return;
-    }
-    if (got == 0) {
-        stream_finish(ps, false);
-        return;
-    }
-    bool last = append_event(ps, ev);
-    protobuf_c_message_free_unpacked(&ev->base, NULL);
-    if (last)
-        stream_finish(ps, true);
-}
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    struct process_stream *ps = cls;
-    while (ps->off >= ps->out.len) {
-        ps->out.len = ps->off = 0;
-        if (!ps->stream)
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        stream_next(ps);
-        if (strbuf_failed(&ps->out))
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    size_t n = ps->out.len - ps->off < max ? ps->out.len - ps->off : max;
-    memcpy(buf, ps->out.data + ps->off, n);
-    ps->off += n;
-    return (ssize_t)n;
-}
-
-static void stream_free(void *cls)
-{
-    struct process_stream *ps = cls;
-    live_streams_detach(ps->streams, &ps->live);
-    if (ps->stream) {
-        /* The client went away: only the attach ends, as envd's process
-         * outlives its caller. */
-        rpc_stream_cancel(ps->stream);
-        rpc_stream_finish(ps->stream, NULL);
-    }
-    live_streams_remove(ps->streams, &ps->live);
-    strbuf_free(&ps->out);
-    free(ps);
-}
-
-static int keepalive_ms(struct gw_request *r)
-{
-    const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Keepalive-Ping-Interval");
-    long s = v ? strtol(v, NULL, 10) : 0;
-    if (s <= 0 || s > ENVD_KEEPALIVE_MAX_S)
-        s = ENVD_KEEPALIVE_DEFAULT_S;
-    return (int)s * 1000;
-}
+static const struct envd_stream_kind process_kind = {
+    .desc = &airlock__vmhost__v1__exec_event__descriptor,
+    .in_event_field = true,
+    .append = append_event,
+    .stopping = "the gateway is shutting down; the process goes on: Connect to it again",
+    .unfinished = "the process's stream ended without its end event",
+    .release = free,
+};
 
 /* Answers the call with process pid's events: start{pid}, then its
  * output and end as AttachProcess relays them (the output ring from its
  * start, so a fast process loses nothing). */
 static enum MHD_Result reply_events(struct gw_request *r, struct envd_call *c, int32_t pid, bool pty)
 {
-    struct process_stream *ps = calloc(1, sizeof(*ps));
-    struct rpc_stream *s = ps ? rpc_stream_open(c->ch, VMHOST_METHOD("AttachProcess"), 0) : NULL;
+    bool *owner = malloc(sizeof(*owner));
+    struct rpc_stream *s = owner ? rpc_stream_open(c->ch, VMHOST_METHOD("AttachProcess"), 0) : NULL;
     if (!s) {
-        free(ps);
+        free(owner);
         airlock_error_set(&c->e, AIRLOCK_ERR_INTERNAL, "out of memory");
         return envd_call_end(r, c, NULL);
     }
+    *owner = pty;
     Airlock__Vmhost__V1__AttachProcessRequest req = AIRLOCK__VMHOST__V1__ATTACH_PROCESS_REQUEST__INIT;
     req.sandbox_id = c->sb->id;
     req.pid = pid;
     req.follow = true;
     rpc_stream_send(s, &req.base);
     rpc_stream_close_send(s);
-    ps->stream = s;
-    ps->pty = pty;
-    ps->keepalive_ms = keepalive_ms(r);
-    ps->streams = &r->gw->streams;
-    if (!live_streams_add(ps->streams, &ps->live, s))
-        rpc_stream_cancel(s); /* stopping: the reader ends it with an error */
-    connect_envelope_json(&ps->out, event("start", json_pack("{s:i}", "pid", pid)));
     envd_call_free(c);
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, ps, stream_free);
-    if (!resp) {
-        stream_free(ps);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", CONNECT_STREAM_TYPE);
-    return reply_queue(r, 200, resp);
+    return envd_stream_reply(r, s, &process_kind, envd_event(&process_kind, "start", json_pack("{s:i}", "pid", pid)),
+                             owner);
 }
 
 /* {"cmd":[cmd,args…],"env":…,"cwd":…,"tty":…,"rows":…,"cols":…,

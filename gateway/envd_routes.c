@@ -35,7 +35,7 @@ const struct gw_route envd_routes[] = {
     CONNECT(FILESYSTEM, "MakeDir", envd_fs_make_dir),
     CONNECT(FILESYSTEM, "Move", envd_fs_move),
     CONNECT(FILESYSTEM, "Remove", envd_fs_remove),
-    CONNECT(FILESYSTEM, "WatchDir", envd_unimplemented),
+    CONNECT(FILESYSTEM, "WatchDir", envd_fs_watch_dir),
     CONNECT(FILESYSTEM, "CreateWatcher", envd_unimplemented),
     CONNECT(FILESYSTEM, "GetWatcherEvents", envd_unimplemented),
     CONNECT(FILESYSTEM, "RemoveWatcher", envd_unimplemented),
@@ -280,8 +280,8 @@ enum MHD_Result envd_unimplemented(struct gw_request *r)
     const char *method = strrchr(r->envd_path, '/') + 1;
     if (strncmp(r->envd_path, "/" FILESYSTEM "/", sizeof(FILESYSTEM) + 1) == 0)
         airlock_error_set(&e, AIRLOCK_ERR_UNIMPLEMENTED,
-                          "filesystem.Filesystem/%s: watching directories is not supported yet "
-                          "by airlock's envd API",
+                          "filesystem.Filesystem/%s: polling watchers are not supported; "
+                          "watch a directory with WatchDir",
                           method);
     else
         airlock_error_set(&e, AIRLOCK_ERR_UNIMPLEMENTED,

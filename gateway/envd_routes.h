@@ -92,6 +92,7 @@ enum MHD_Result envd_fs_list_dir(struct gw_request *r);
 enum MHD_Result envd_fs_make_dir(struct gw_request *r);
 enum MHD_Result envd_fs_move(struct gw_request *r);
 enum MHD_Result envd_fs_remove(struct gw_request *r);
+enum MHD_Result envd_fs_watch_dir(struct gw_request *r); /* envd_watch.c */
 enum MHD_Result envd_unimplemented(struct gw_request *r);
 enum MHD_Result envd_health(struct gw_request *r);
 enum MHD_Result envd_files_get(struct gw_request *r);

@@ -153,9 +153,9 @@ async function files(sbx) {
                     (e) => e instanceof FileNotFoundError, 'getInfo of a missing file: FileNotFoundError');
   await expectThrow(() => sbx.files.list('relative/dir'),
                     (e) => /must be absolute/.test(e.message), 'a relative path is refused by name');
-  await expectThrow(() => sbx.files.watchDir('/tmp', () => {}),
-                    (e) => /watching directories is not supported/.test(e.message),
-                    'watchDir names the missing feature');
+  await expectThrow(() => sbx.files.watchDir('/tmp/sdk/no-such-dir', () => {}),
+                    (e) => /no-such-dir/.test(e.message),
+                    'watchDir of a missing directory names it');
 }
 
 async function badInput(id) {

@@ -140,12 +140,19 @@ def check_connect_unary():
     st, _, body = unary("/process.Process/SendSignal", {"process": {"pid": 1}, "signal": "SIGNAL_SIGHUP"})
     check(st == 400 and "SIGNAL_SIGKILL" in body.get("message", ""),
           "SendSignal with an unsupported signal names the ones taken (%s %s)" % (st, body))
-    for path, word in (("/filesystem.Filesystem/WatchDir", "watching directories"),
-                       ("/filesystem.Filesystem/CreateWatcher", "watching directories"),
+    for path, word in (("/filesystem.Filesystem/CreateWatcher", "WatchDir"),
                        ("/process.Process/StreamInput", "SendInput")):
         st, _, body = unary(path, {})
         check(st == 501 and body.get("code") == "unimplemented" and word in body.get("message", ""),
               "%s: 501 unimplemented naming %r (%s %s)" % (path, word, st, body))
+    st, _, fs = streaming("/filesystem.Filesystem/WatchDir", {"path": "/no/such/dir"})
+    err = stream_error(fs)
+    check(st == 200 and err and err.get("code") == "not_found" and "/no/such/dir" in err.get("message", ""),
+          "WatchDir of a missing directory: an end-stream not_found naming it (%s %s)" % (st, fs))
+    st, _, fs = streaming("/filesystem.Filesystem/WatchDir", {"path": "/tmp", "includeEntry": True})
+    err = stream_error(fs)
+    check(err and err.get("code") == "unimplemented" and "includeEntry" in err.get("message", ""),
+          "WatchDir with includeEntry: unimplemented naming it (%s)" % fs)
     st, _, body = unary("/process.Process/Nope", {})
     check(st == 501 and body.get("code") == "unimplemented", "an unknown method is unimplemented")
 

@@ -3,8 +3,9 @@
 stack (cp_harness: PostgreSQL, nats-server, vmhost with real VMs,
 scheduler, gateway).
 
-E2B's own JS SDK (npm e2b, sdk_lifecycle.js) drives a sandbox's whole
-life; then raw HTTP checks what the SDK hides: status codes, E2B's error
+E2B's own JS SDK (npm e2b) does what an agent does with a sandbox
+(sdk_sandbox.js: commands, a PTY, files, a watch, a port, pause and
+connect) and drives sandboxes' whole life (sdk_lifecycle.js); then raw HTTP checks what the SDK hides: status codes, E2B's error
 shape {"code", "message"}, headers, refusals that create nothing, another
 project's key, and that airlock's /v1 API keeps its own shape.
 argv[1]: the airlock CLI (airlock e2b-key)."""
@@ -40,10 +41,12 @@ def e2b_error(got, status, fragment, what):
                                                                     st, body))
 
 
-def run_sdk(key, other_key):
+def run_sdk(script, key, other_key):
+    """Runs a JS program of E2B's SDK (its own checks); the sandbox it
+    names on a KEEP line."""
     env = dict(os.environ, E2B_API_URL=GATEWAY, E2B_SANDBOX_URL=GATEWAY, E2B_API_KEY=key,
                E2B_TEST_OTHER_KEY=other_key, E2B_TEST_DOMAIN="localhost")
-    proc = subprocess.run(["node", os.path.join(HERE, "sdk_lifecycle.js")], env=env,
+    proc = subprocess.run(["node", os.path.join(HERE, script)], env=env,
                           capture_output=True, text=True, timeout=1500)
     kept = None
     for line in proc.stdout.splitlines():
@@ -52,7 +55,7 @@ def run_sdk(key, other_key):
             kept = line.split()[1:3]
     if proc.stderr.strip():
         print("sdk stderr: " + proc.stderr.strip(), flush=True)
-    check(proc.returncode == 0, "the SDK's checks (sdk_lifecycle.js) pass")
+    check(proc.returncode == 0, "the SDK's checks (%s) pass" % script)
     return kept
 
 
@@ -189,7 +192,9 @@ def main():
     check(st == 200 and any(t["templateID"] == "base" for t in templates),
           "templates: base listed (%s)" % templates)
 
-    kept = run_sdk(key, other)
+    # An agent's use of a sandbox: commands, PTY, files, watch, ports.
+    run_sdk("sdk_sandbox.js", key, other)
+    kept = run_sdk("sdk_lifecycle.js", key, other)
     if kept:
         check_create_mapping(key, kept[0])
         check_sandbox(key, other, *kept)
