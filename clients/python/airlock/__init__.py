@@ -9,12 +9,13 @@ from .client import Client
 from .errors import AirlockError
 from .sse import SseEvent, parse_sse
 from .streams import ExecStream
-from .types import (Checkpoint, ExecEvent, ExecResult, Exit, FileInfo, Output, Process,
-                    RestorePoint, Sandbox, Template)
+from .types import (Checkpoint, ExecEvent, ExecResult, Exit, FileInfo, Output, Port, PortUrl,
+                    Process, RestorePoint, Sandbox, Template, WatchEvent)
+from .watch import WatchStream
 
 __all__ = [
     "AirlockError", "Checkpoint", "Client", "ExecEvent", "ExecResult", "ExecStream", "Exit",
-    "FileInfo", "Output", "Process", "RestorePoint", "Sandbox", "SseEvent", "Template",
-    "parse_sse",
+    "FileInfo", "Output", "Port", "PortUrl", "Process", "RestorePoint", "Sandbox", "SseEvent",
+    "Template", "WatchEvent", "WatchStream", "parse_sse",
 ]
 __version__ = "0.1.0"

@@ -9,16 +9,18 @@ from ._http import Transport
 from .checkpoints import Checkpoints
 from .exec import Exec
 from .files import Files
+from .ports import Ports
 from .processes import Processes
 from .sandboxes import Sandboxes
 from .templates import Templates
+from .watch import Watch
 
 
 class Client:
     """airlock's REST API (docs/api.md) at url with api_key (`ak_…`).
 
-    client.sandboxes, .exec, .processes, .files, .checkpoints, .templates
-    hold the calls; each raises AirlockError for an error answer. timeout:
+    client.sandboxes, .exec, .processes, .files, .checkpoints, .templates,
+    .ports, .watch hold the calls; each raises AirlockError for an error answer. timeout:
     seconds a plain call may wait for the gateway (streams have none).
     ca_file: a private CA for an https:// gateway."""
 
@@ -34,3 +36,5 @@ class Client:
         self.files = Files(self.transport)
         self.checkpoints = Checkpoints(self.transport)
         self.templates = Templates(self.transport)
+        self.ports = Ports(self.transport)
+        self.watch = Watch(self.transport)

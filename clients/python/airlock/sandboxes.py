@@ -16,17 +16,20 @@ class Sandboxes(Resource):
                idle_timeout_s: Optional[int] = None, ttl_s: Optional[int] = None,
                checkpoint_every_s: Optional[int] = None,
                network: Optional[Mapping[str, Any]] = None,
+               public_ports: Optional[bool] = None,
                idempotency_key: Optional[str] = None) -> Sandbox:
         """A new running sandbox (returns once its guest answers). Every
         option left None takes the API's default (docs/api.md): template
         "default", 1 vCPU, 512 MiB, the scheduler's idle timeout and TTL,
-        no periodic checkpoints, no network (deny everything). env applies
+        no periodic checkpoints, no network (deny everything), ports that
+        need its traffic token (public_ports=True: anyone). env applies
         to every exec in it and is never shown again. idempotency_key: a
         retry with the same key answers the same sandbox."""
         body = body_of(template=template, cpus=cpus, memory_mb=memory_mb, env=str_map(env),
                        metadata=str_map(metadata), idle_timeout_s=idle_timeout_s, ttl_s=ttl_s,
                        checkpoint_every_s=checkpoint_every_s,
-                       network=dict(network) if network is not None else None)
+                       network=dict(network) if network is not None else None,
+                       public_ports=public_ports)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
         return Sandbox.from_json(self._t.call("POST", path("v1", "sandboxes"), json_body=body,
                                               headers=headers))

@@ -48,6 +48,43 @@ class RestorePoint:
 
 
 @dataclass
+class Port:
+    """A TCP port something in a running sandbox listens on (GET
+    …/ports). reachable: bound to every address or the guest's own, so
+    the gateway reaches it; url: its address through the gateway
+    (unsigned)."""
+    port: int
+    address: str = ""
+    reachable: bool = False
+    url: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Port":
+        return cls(port=_int(d, "port"), address=_str(d, "address"),
+                   reachable=_bool(d, "reachable"), url=_str(d, "url"))
+
+
+@dataclass
+class PortUrl:
+    """A port's URL through the gateway; expires_at (RFC 3339) when it is
+    signed, else None."""
+    url: str
+    expires_at: Optional[str] = None
+
+
+@dataclass
+class WatchEvent:
+    """A change in a watched directory: type create, write, remove,
+    rename (the old name), chmod, or overflow (events were lost here;
+    path is the watched directory). path: absolute, bytes when it is not
+    UTF-8."""
+    type: str
+    path: Union[str, bytes]
+    is_dir: bool = False
+    time: str = ""
+
+
+@dataclass
 class Sandbox:
     """A sandbox (POST/GET /v1/sandboxes…). state: creating, running,
     paused, suspending, suspended, resuming, migrating, deleting, deleted,
@@ -67,6 +104,9 @@ class Sandbox:
     error: Optional[str] = None
     network: Optional[Dict[str, Any]] = None
     restore_point: Optional[RestorePoint] = None
+    public_ports: bool = False
+    traffic_token: str = ""
+    ports: List[Port] = field(default_factory=list)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -82,6 +122,9 @@ class Sandbox:
                    network=dict(net) if isinstance(net, dict) else None,
                    restore_point=RestorePoint(_str(rp, "checkpoint"), _str(rp, "created_at"))
                    if isinstance(rp, dict) else None,
+                   public_ports=_bool(d, "public_ports"),
+                   traffic_token=_str(d, "traffic_token"),
+                   ports=[Port.from_json(p) for p in d.get("ports") or [] if isinstance(p, dict)],
                    raw=dict(d))
 
 

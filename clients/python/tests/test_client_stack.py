@@ -5,11 +5,13 @@ real VMs; AIRLOCK_URL, AIRLOCK_ADMIN_KEY). One sandbox serves almost every
 case; a fork of it is the only other VM. argv[1]: the directory holding
 the airlock package. No timing assertions: limits only bound a hang."""
 import hashlib
+import http.client
 import io
 import os
 import sys
 import tempfile
 import time
+import urllib.parse
 
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -260,6 +262,47 @@ def check_fork(c, sid):
                  "fork of 17")
 
 
+def check_ports(c, sid):
+    """A server in the sandbox: listed, and fetched through the gateway
+    by its signed URL (a private port) with urllib."""
+    c.processes.start(sid, ["python3", "-m", "http.server", "8000", "--directory", "/root"])
+    ports = poll(lambda: [p for p in c.ports.list(sid) if p.port == 8000])
+    check(bool(ports) and ports[0].reachable and ports[0].url.startswith("http://8000-"),
+          "ports.list: 8000 listening, reachable: %r" % ports)
+    url = c.ports.url(sid, 8000, expires_in_s=300)
+    check("airlock_signature=" in url.url and url.expires_at is not None,
+          "ports.url: signed: %r" % url)
+    sb = c.sandboxes.get(sid)
+    check(not sb.public_ports and sb.traffic_token.startswith("tt_") and
+          any(p.port == 8000 for p in sb.ports), "the sandbox shows its token and ports: %r"
+          % sb.ports)
+    # The URL's host name is <port>-<id>.localhost: sent to the gateway
+    # with that Host (this test machine need not resolve it).
+    parts = urllib.parse.urlsplit(URL)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=120)
+    conn.request("GET", "/", headers={"Host": urllib.parse.urlsplit(url.url).netloc,
+                                      "Airlock-Traffic-Token": sb.traffic_token})
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    check(resp.status == 200 and b"mark" in body, "a port fetched through the gateway: %s %r"
+          % (resp.status, body[:100]))
+
+
+def check_watch(c, sid):
+    c.files.mkdir(sid, "/root/watched")
+    with c.watch.directory(sid, "/root/watched") as events:
+        c.files.write(sid, "/root/watched/a.txt", "x")
+        seen = None
+        for ev in events:
+            if ev.path == "/root/watched/a.txt" and ev.type == "create":
+                seen = ev
+                break
+    check(seen is not None and not seen.is_dir, "watch.directory: the file's create: %r" % seen)
+    expect_error(lambda: c.watch.directory(sid, "/root/no-such-dir"), 404, "not_found",
+                 "/root/no-such-dir", "watch of a missing directory")
+
+
 def check_lifecycle(c, sid):
     check(c.sandboxes.pause(sid).state == "paused", "pause")
     expect_error(lambda: c.exec.run(sid, ["true"]), 409, "conflict", "paused", "exec when paused")
@@ -290,6 +333,8 @@ def main():
         check_files(c, sb.id)
         check_checkpoints(c, sb.id)
         check_fork(c, sb.id)
+        check_ports(c, sb.id)
+        check_watch(c, sb.id)
         check_lifecycle(c, sb.id)
         check_templates(c)
     except AirlockError as e:
