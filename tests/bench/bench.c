@@ -61,6 +61,7 @@ static const struct {
     { "jail", bench_section_jail },
     { "store", bench_section_store },
     { "ports", bench_section_ports },
+    { "e2b", bench_section_e2b },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

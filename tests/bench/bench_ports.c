@@ -107,23 +107,9 @@ static int sandbox_serving(struct ports *p)
 static long get_once(struct ports *p, struct http_conn *conn)
 {
     const char *headers[] = { p->host_header[0] ? p->host_header : NULL, NULL };
-    struct http_request req = { .method = "GET", .path = p->path, .headers = headers,
-                                .body_fd = -1 };
-    struct http_response resp;
-    char err[256], buf[65536];
-    int rc = conn ? http_send_on(conn, &p->target, &req, &resp, err, sizeof(err))
-                  : http_send(&p->target, &req, &resp, err, sizeof(err));
-    if (rc < 0) {
-        fprintf(stderr, "bench: GET %s: %s\n", p->path, err);
-        return -1;
-    }
-    long total = 0;
-    ssize_t n;
-    while ((n = http_read_body(&resp, buf, sizeof(buf))) > 0)
-        total += n;
-    int status = resp.status;
-    http_close(&resp);
-    return n == 0 && status == 200 ? total : -1;
+    long got;
+    int status = bench_http_do(&p->target, conn, "GET", p->path, headers, NULL, 0, &got);
+    return status == 200 ? got : -1;
 }
 
 /* The series of p (requests: ms each; downloads: MB/s each), here or on a

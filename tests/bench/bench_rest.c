@@ -89,3 +89,30 @@ out:
     json_decref(k);
     return rc;
 }
+
+int bench_http_do(const struct http_target *t, struct http_conn *conn, const char *method,
+                  const char *path, const char *const *headers, const void *body, size_t len,
+                  long *got)
+{
+    struct http_request req = { .method = method, .path = path, .headers = headers,
+                                .body = body, .body_len = len, .body_fd = -1 };
+    struct http_response resp;
+    char err[256], buf[65536];
+    int rc = conn ? http_send_on(conn, t, &req, &resp, err, sizeof(err))
+                  : http_send(t, &req, &resp, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "bench: %s %s: %s\n", method, path, err);
+        return -1;
+    }
+    *got = 0;
+    ssize_t n;
+    while ((n = http_read_body(&resp, buf, sizeof(buf))) > 0)
+        *got += n;
+    int status = resp.status;
+    http_close(&resp);
+    if (n < 0) {
+        fprintf(stderr, "bench: %s %s: the answer broke off\n", method, path);
+        return -1;
+    }
+    return status;
+}

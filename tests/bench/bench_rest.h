@@ -23,6 +23,14 @@ int bench_rest_init(struct bench_rest *r, const char *url, const char *key);
 int bench_rest_call(const struct bench_rest *r, struct http_conn *conn, const char *method,
                     const char *path, const char *body, json_t **out);
 
+/* One request to t (on conn's kept connection, or one of its own when
+ * NULL) with the headers given (NULL-terminated, may be NULL) and body,
+ * its answer read to the end: the HTTP status with *got the body's
+ * bytes, or -1 after printing why. */
+int bench_http_do(const struct http_target *t, struct http_conn *conn, const char *method,
+                  const char *path, const char *const *headers, const void *body, size_t len,
+                  long *got);
+
 /* A new project (named "bench") and a key of it, made with the admin
  * key: r speaks with that key, project gets the id. 0 or -1. */
 int bench_rest_project(const char *url, const char *admin_key, struct bench_rest *r, char *project,
