@@ -170,14 +170,13 @@ void store_sandbox_ask(PGresult *res, int row, int64_t n, struct quota_values *r
     quota_sandboxes(n, atoll(PQgetvalue(res, row, 4)), atoll(PQgetvalue(res, row, 5)), request);
 }
 
-int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
-                      struct airlock_error *e)
+/* The one live sandbox id a prepared statement's WHERE names (params end
+ * with id), or not found. */
+static int sandbox_get_one(struct db *db, const char *stmt, const char *sql, int n,
+                           const char *const *params, const char *id, PGresult **out,
+                           struct airlock_error *e)
 {
-    const char *params[] = { project_id, id };
-    PGresult *res = db_query_prepared(
-        db, "sandbox_get",
-        SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
-        AIRLOCK_ERROR_MSG(e));
+    PGresult *res = db_query_prepared(db, stmt, sql, n, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     if (PQntuples(res) != 1) {
@@ -188,21 +187,23 @@ int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGr
     return 0;
 }
 
+int store_sandbox_get(struct db *db, const char *project_id, const char *id, PGresult **out,
+                      struct airlock_error *e)
+{
+    const char *params[] = { project_id, id };
+    return sandbox_get_one(
+        db, "sandbox_get",
+        SANDBOX_SELECT " WHERE s.project_id = $1 AND s.id = $2 AND s.state <> 'deleted'", 2, params,
+        id, out, e);
+}
+
 int store_sandbox_get_any_project(struct db *db, const char *id, PGresult **out,
                                   struct airlock_error *e)
 {
     const char *params[] = { id };
-    PGresult *res = db_query_prepared(db, "sandbox_get_any_project",
-                                      SANDBOX_SELECT " WHERE s.id = $1 AND s.state <> 'deleted'",
-                                      1, params, AIRLOCK_ERROR_MSG(e));
-    if (!res)
-        return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
-    if (PQntuples(res) != 1) {
-        PQclear(res);
-        return sandbox_not_found(e, id);
-    }
-    *out = res;
-    return 0;
+    return sandbox_get_one(db, "sandbox_get_any_project",
+                           SANDBOX_SELECT " WHERE s.id = $1 AND s.state <> 'deleted'", 1, params,
+                           id, out, e);
 }
 
 int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
