@@ -181,6 +181,7 @@ bool frame_is_from_guest(const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_HEALTH:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_WATCH_EVENTS:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS:
         return true;
     default:
         return false;
@@ -196,6 +197,7 @@ bool frame_is_terminal(const GuestFrame *f)
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_FILE_INFO:
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS:
+    case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS:
         return true;
     case AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_DIR_ENTRIES:
         return f->dir_entries && f->dir_entries->done;

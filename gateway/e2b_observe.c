@@ -1,6 +1,7 @@
-/* E2B's metrics and logs of a sandbox (docs/e2b.md). Metrics: airlock's
- * nodes collect no per-sandbox samples yet, so the list is empty, as
- * E2B's is before its first sample. Logs: the sandbox's console (its
+/* E2B's metrics and logs of a sandbox (docs/e2b.md). Metrics: one sample,
+ * taken now by the guest (vmhost GetSandboxMetrics: CPU busy since the
+ * previous sample, memory, disk), while the sandbox runs; none while it
+ * does not, since airlock keeps no history of samples. Logs: the sandbox's console (its
  * node's GetConsoleLog, as /v1/…/logs), a line per entry, stamped with
  * the time of the request (the console keeps no times). */
 #include <stdlib.h>
@@ -24,8 +25,35 @@ enum MHD_Result e2b_sandbox_metrics(struct gw_request *r)
                             &airlock__scheduler__v1__sandbox__descriptor,
                             (ProtobufCMessage **)&sb, &e) < 0)
         return e2b_reply_airlock_error(r, &e);
+    json_t *samples = json_array();
+    struct rpc_channel *ch;
+    Airlock__Guest__V1__Metrics *m = NULL;
+    Airlock__Vmhost__V1__SandboxRef ref = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    ref.id = sb->id;
+    int rc = 0;
+    if (strcmp(sb->state, "running") == 0 &&
+        (rc = gw_sandbox_channel(r->gw, sb, "metrics", &ch, &e)) == 0 &&
+        (rc = gw_unary(ch, VMHOST_METHOD("GetSandboxMetrics"), &ref.base,
+                       &airlock__guest__v1__metrics__descriptor, (ProtobufCMessage **)&m,
+                       GW_SCHEDULER_TIMEOUT_MS, &e)) == 0) {
+        char at[40];
+        reply_rfc3339(m->unix_ms, at, sizeof(at));
+        json_array_append_new(
+            samples, json_pack("{s:s,s:I,s:i,s:f,s:I,s:I,s:I,s:I,s:I}", "timestamp", at,
+                               "timestampUnix", (json_int_t)(m->unix_ms / 1000), "cpuCount",
+                               (int)m->cpu_count, "cpuUsedPct", m->cpu_used_pct, "memUsed",
+                               (json_int_t)m->mem_used, "memTotal", (json_int_t)m->mem_total,
+                               "memCache", (json_int_t)m->mem_cache, "diskUsed",
+                               (json_int_t)m->disk_used, "diskTotal",
+                               (json_int_t)m->disk_total));
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    }
     protobuf_c_message_free_unpacked(&sb->base, NULL);
-    return reply_json(r, 200, json_array());
+    if (rc < 0) {
+        json_decref(samples);
+        return e2b_reply_airlock_error(r, &e);
+    }
+    return reply_json(r, 200, samples);
 }
 
 /* The console's lines, oldest first, each as {timestamp, line}: v1 adds

@@ -25,6 +25,8 @@ struct guestd {
     unsigned nwatches; /* directory watches open (watch.c), within its cap */
     int64_t started_ms; /* monotonic */
     int64_t last_activity_unix_ms;
+    /* /proc/stat's CPU totals at the last MetricsRequest (metrics.c). */
+    unsigned long long cpu_busy_ticks, cpu_total_ticks;
     bool configure_network; /* guestd_options */
     bool network_configured; /* at boot; else retried at every Hello */
 };

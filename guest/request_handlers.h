@@ -32,6 +32,8 @@ void mkdir_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void remove_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void rename_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 void chmod_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
+/* metrics.c */
+void metrics_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 /* listening_ports.c */
 void list_ports_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 /* watch.c */

@@ -37,6 +37,7 @@ static const struct request_kind {
     { BODY(RENAME), rename_request, true },
     { BODY(CHMOD), chmod_request, true },
     { BODY(LIST_PORTS), list_ports_request, false },
+    { BODY(METRICS_REQUEST), metrics_request, false },
     { BODY(WATCH), watch_request, true },
     { BODY(HEALTH_REQUEST), health_request, false },
     { BODY(SET_CLOCK), set_clock_request, false },

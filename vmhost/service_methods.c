@@ -39,6 +39,7 @@ static const struct rpc_method own_methods[] = {
     { VMHOST_METHOD("WriteFile"), service_file_write, DATA_PATH },
     { VMHOST_METHOD("ListDir"), service_file_list, DATA_PATH },
     { VMHOST_METHOD("ListPorts"), service_list_ports, DATA_PATH },
+    { VMHOST_METHOD("GetSandboxMetrics"), service_sandbox_metrics, DATA_PATH },
     { VMHOST_METHOD("PortForward"), service_port_forward, DATA_PATH },
     { VMHOST_METHOD("WatchDir"), service_watch_dir, DATA_PATH },
     { VMHOST_METHOD("BuildTemplate"), service_build_template, NODE_CONTROL },

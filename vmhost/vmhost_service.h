@@ -97,6 +97,7 @@ void service_file_read(struct rpc_call *call, void *ctx);
 void service_file_write(struct rpc_call *call, void *ctx);
 void service_file_list(struct rpc_call *call, void *ctx);
 void service_list_ports(struct rpc_call *call, void *ctx);     /* service_ports.c */
+void service_sandbox_metrics(struct rpc_call *call, void *ctx); /* service_metrics.c */
 void service_port_forward(struct rpc_call *call, void *ctx);
 void service_watch_dir(struct rpc_call *call, void *ctx);    /* service_watch.c */
 void service_build_template(struct rpc_call *call, void *ctx);  /* service_template.c */

@@ -98,9 +98,13 @@ async function main() {
   const endA = (await Sandbox.getInfo(a.sandboxId)).endAt.getTime();
   check(endA < info.endAt.getTime(), 'setTimeout: a shorter timeout moves endAt earlier');
 
-  // Metrics: none collected (docs/e2b.md), answered as E2B does before its first sample.
+  // Metrics: one sample the guest takes now (docs/e2b.md).
   const metrics = await Sandbox.getMetrics(a.sandboxId);
-  check(Array.isArray(metrics) && metrics.length === 0, 'getMetrics: an empty list');
+  const m = metrics[0] || {};
+  check(metrics.length === 1 && m.cpuCount >= 1 && m.cpuUsedPct >= 0 && m.cpuUsedPct <= 100 &&
+        m.memUsed > 0 && m.memUsed < m.memTotal && m.memCache >= 0 && m.diskUsed > 0 &&
+        m.diskUsed < m.diskTotal && m.timestamp instanceof Date && !isNaN(m.timestamp),
+        'getMetrics: one sample of the guest now: ' + JSON.stringify(metrics));
 
   // Timeouts acted on: c (onTimeout pause) is paused, b killed.
   await c.setTimeout(1000);

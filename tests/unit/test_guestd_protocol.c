@@ -307,6 +307,27 @@ static void test_list_ports(void **state)
     frame_free(f);
 }
 
+/* MetricsRequest: this machine's CPUs, memory and root filesystem, in
+ * range; the second sample's CPU share is since the first. */
+static void test_metrics(void **state)
+{
+    struct gd *d = *state;
+    Airlock__Guest__V1__MetricsRequest r = AIRLOCK__GUEST__V1__METRICS_REQUEST__INIT;
+    for (uint32_t id = 1; id <= 2; id++) {
+        gd_send_body(d, id, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS_REQUEST, &r);
+        GuestFrame *f = gd_next(d, id);
+        assert_int_equal(f->body_case, AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS);
+        const Airlock__Guest__V1__Metrics *m = f->metrics;
+        assert_int_equal(m->cpu_count, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+        assert_true(m->cpu_used_pct >= 0 && m->cpu_used_pct <= 100);
+        assert_true(m->mem_used > 0 && m->mem_used < m->mem_total);
+        assert_true(m->mem_cache < m->mem_total);
+        assert_true(m->disk_used > 0 && m->disk_used <= m->disk_total);
+        assert_true(m->unix_ms > 0);
+        frame_free(f);
+    }
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, gd_setup, gd_teardown)
 
 int main(void)
@@ -324,6 +345,7 @@ int main(void)
         T(test_session_init),
         T(test_session_init_bad_input),
         T(test_list_ports),
+        T(test_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
