@@ -234,10 +234,15 @@ static int open_forward(struct relay *c, struct rpc_channel *ch)
     pthread_mutex_lock(&c->relays->mu);
     c->stream = NULL;
     pthread_mutex_unlock(&c->relays->mu);
+    if (stopping)
+        rpc_stream_cancel(s);
     char *details = NULL;
     grpc_status_code st = rpc_stream_finish(s, &details);
-    answer_forward_refused(c, st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st,
-                           details ? details : "the gateway is stopping");
+    if (stopping)
+        answer_error(c, 503, "unavailable", "the gateway is stopping; connect again");
+    else
+        answer_forward_refused(c, st == GRPC_STATUS_OK ? GRPC_STATUS_UNAVAILABLE : st,
+                               details ? details : "the port's relay ended before it began");
     free(details);
     return -1;
 }
