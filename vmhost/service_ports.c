@@ -36,34 +36,24 @@ static atomic_uint forwards_open;
 
 void service_list_ports(struct rpc_call *call, void *ctx)
 {
-    struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__ListPortsRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__list_ports_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    GuestFrame *ans = NULL;
-    if (!ch)
-        goto out;
     Airlock__Guest__V1__ListPortsRequest lp = AIRLOCK__GUEST__V1__LIST_PORTS_REQUEST__INIT;
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST_PORTS;
     f.list_ports = &lp;
-    ans = service_guest_call(call, sb, ch, &f);
-    if (!ans)
-        goto out;
-    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS) {
-        service_finish_from_result(call, ans);
-        goto out;
+    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, &f,
+                                        AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS);
+    if (ans) {
+        Airlock__Vmhost__V1__ListPortsResponse resp =
+            AIRLOCK__VMHOST__V1__LIST_PORTS_RESPONSE__INIT;
+        resp.n_ports = ans->listening_ports->n_ports;
+        resp.ports = ans->listening_ports->ports;
+        rpc_call_reply(call, &resp.base);
     }
-    Airlock__Vmhost__V1__ListPortsResponse resp = AIRLOCK__VMHOST__V1__LIST_PORTS_RESPONSE__INIT;
-    resp.n_ports = ans->listening_ports->n_ports;
-    resp.ports = ans->listening_ports->ports;
-    rpc_call_reply(call, &resp.base);
-out:
     frame_free(ans);
-    service_done(sb, ch);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -59,37 +59,25 @@ out:
 
 void service_process_list(struct rpc_call *call, void *ctx)
 {
-    struct vmhost *vh = ctx;
     Airlock__Vmhost__V1__ListProcessesRequest *req =
         (void *)rpc_call_recv_request(call, &airlock__vmhost__v1__list_processes_request__descriptor);
     if (!req)
         return;
-    struct sandbox *sb = NULL;
-    struct guest_channel *ch = service_running_sandbox(call, vh, req->sandbox_id, &sb);
-    GuestFrame *ans = NULL;
-    if (!ch)
-        goto out;
     Airlock__Guest__V1__ProcessListRequest plr = AIRLOCK__GUEST__V1__PROCESS_LIST_REQUEST__INIT;
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST_REQUEST;
     f.process_list_request = &plr;
-    ans = service_guest_call(call, sb, ch, &f);
-    if (!ans)
-        goto out;
-    if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST) {
-        service_finish_from_result(call, ans);
-        goto out;
+    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, &f,
+                                        AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST);
+    if (ans) {
+        /* The guest's list as it is: the API's ProcessInfo is guest.proto's. */
+        Airlock__Vmhost__V1__ListProcessesResponse resp =
+            AIRLOCK__VMHOST__V1__LIST_PROCESSES_RESPONSE__INIT;
+        resp.n_processes = ans->process_list->n_processes;
+        resp.processes = ans->process_list->processes;
+        rpc_call_reply(call, &resp.base);
     }
-    /* The guest's list as it is: the API's ProcessInfo is guest.proto's. */
-    Airlock__Vmhost__V1__ListProcessesResponse resp =
-        AIRLOCK__VMHOST__V1__LIST_PROCESSES_RESPONSE__INIT;
-    resp.n_processes = ans->process_list->n_processes;
-    resp.processes = ans->process_list->processes;
-    rpc_call_send(call, &resp.base);
-    rpc_call_finish(call, GRPC_STATUS_OK, NULL);
-out:
     frame_free(ans);
-    service_done(sb, ch);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

@@ -91,6 +91,21 @@ GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct
     return ans;
 }
 
+GuestFrame *service_guest_ask(struct rpc_call *call, struct vmhost *vh, const char *id,
+                              GuestFrame *req, Airlock__Guest__V1__GuestFrame__BodyCase want)
+{
+    struct sandbox *sb = NULL;
+    struct guest_channel *ch = service_running_sandbox(call, vh, id, &sb);
+    GuestFrame *ans = ch ? service_guest_call(call, sb, ch, req) : NULL;
+    service_done(sb, ch);
+    if (ans && ans->body_case != want) {
+        service_finish_from_result(call, ans);
+        frame_free(ans);
+        ans = NULL;
+    }
+    return ans;
+}
+
 void service_finish_empty(struct rpc_call *call, const GuestFrame *ans)
 {
     if (ans->body_case == AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT &&

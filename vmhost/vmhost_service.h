@@ -40,6 +40,13 @@ void service_finish_from_result(struct rpc_call *call, const GuestFrame *ans);
 GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct guest_channel *ch,
                                GuestFrame *req);
 
+/* The whole of a one-frame question to a running sandbox's guest: its
+ * answer when its body is want (free it with frame_free), else NULL after
+ * finishing the call (lookup failures, the guest's Result as its
+ * status). */
+GuestFrame *service_guest_ask(struct rpc_call *call, struct vmhost *vh, const char *id,
+                              GuestFrame *req, Airlock__Guest__V1__GuestFrame__BodyCase want);
+
 /* Answers Empty on Result{0}, the mapped error otherwise. */
 void service_finish_empty(struct rpc_call *call, const GuestFrame *ans);
 
