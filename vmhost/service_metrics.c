@@ -12,7 +12,7 @@ void service_sandbox_metrics(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS_REQUEST;
     f.metrics_request = &mr;
-    GuestFrame *ans = service_guest_ask(call, ctx, req->id, &f,
+    GuestFrame *ans = service_guest_ask(call, ctx, req->id, false, &f,
                                         AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_METRICS);
     if (ans)
         rpc_call_reply(call, &ans->metrics->base);

@@ -44,7 +44,7 @@ void service_list_ports(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LIST_PORTS;
     f.list_ports = &lp;
-    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, &f,
+    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, false, &f,
                                         AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_LISTENING_PORTS);
     if (ans) {
         Airlock__Vmhost__V1__ListPortsResponse resp =

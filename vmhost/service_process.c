@@ -67,7 +67,7 @@ void service_process_list(struct rpc_call *call, void *ctx)
     GuestFrame f = AIRLOCK__GUEST__V1__GUEST_FRAME__INIT;
     f.body_case = AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST_REQUEST;
     f.process_list_request = &plr;
-    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, &f,
+    GuestFrame *ans = service_guest_ask(call, ctx, req->sandbox_id, true, &f,
                                         AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_PROCESS_LIST);
     if (ans) {
         /* The guest's list as it is: the API's ProcessInfo is guest.proto's. */

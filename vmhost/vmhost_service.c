@@ -36,8 +36,13 @@ grpc_status_code service_status_from_errno(int err)
     }
 }
 
-struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmhost *vh,
-                                              const char *id, struct sandbox **sb_out)
+/* activity: the call counts as the sandbox's activity (the idle
+ * timeout), and wakes one vmhost's stop suspended; observing it (its
+ * ports in a GET, metrics) must do neither, or polling would keep it
+ * awake. */
+static struct guest_channel *running_sandbox(struct rpc_call *call, struct vmhost *vh,
+                                             const char *id, bool activity,
+                                             struct sandbox **sb_out)
 {
     *sb_out = NULL;
     if (!id || !*id) {
@@ -51,15 +56,23 @@ struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmho
     }
     struct airlock_error e = { 0 };
     /* A sandbox vmhost's stop suspended runs again for its first request. */
-    struct guest_channel *ch = sandbox_wake(sb, &e) == 0 ? sandbox_channel(sb, &e) : NULL;
+    struct guest_channel *ch =
+        !activity || sandbox_wake(sb, &e) == 0 ? sandbox_channel(sb, &e) : NULL;
     if (!ch) {
         rpc_call_finish_error(call, &e);
         sandbox_put(sb);
         return NULL;
     }
-    sandbox_touch(sb);
+    if (activity)
+        sandbox_touch(sb);
     *sb_out = sb;
     return ch;
+}
+
+struct guest_channel *service_running_sandbox(struct rpc_call *call, struct vmhost *vh,
+                                              const char *id, struct sandbox **sb_out)
+{
+    return running_sandbox(call, vh, id, true, sb_out);
 }
 
 void service_done(struct sandbox *sb, struct guest_channel *ch)
@@ -92,10 +105,11 @@ GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct
 }
 
 GuestFrame *service_guest_ask(struct rpc_call *call, struct vmhost *vh, const char *id,
-                              GuestFrame *req, Airlock__Guest__V1__GuestFrame__BodyCase want)
+                              bool activity, GuestFrame *req,
+                              Airlock__Guest__V1__GuestFrame__BodyCase want)
 {
     struct sandbox *sb = NULL;
-    struct guest_channel *ch = service_running_sandbox(call, vh, id, &sb);
+    struct guest_channel *ch = running_sandbox(call, vh, id, activity, &sb);
     GuestFrame *ans = ch ? service_guest_call(call, sb, ch, req) : NULL;
     service_done(sb, ch);
     if (ans && ans->body_case != want) {

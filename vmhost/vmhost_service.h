@@ -43,9 +43,11 @@ GuestFrame *service_guest_call(struct rpc_call *call, struct sandbox *sb, struct
 /* The whole of a one-frame question to a running sandbox's guest: its
  * answer when its body is want (free it with frame_free), else NULL after
  * finishing the call (lookup failures, the guest's Result as its
- * status). */
+ * status). activity: the question counts as the sandbox's activity (as
+ * service_running_sandbox does); false for observing it. */
 GuestFrame *service_guest_ask(struct rpc_call *call, struct vmhost *vh, const char *id,
-                              GuestFrame *req, Airlock__Guest__V1__GuestFrame__BodyCase want);
+                              bool activity, GuestFrame *req,
+                              Airlock__Guest__V1__GuestFrame__BodyCase want);
 
 /* Answers Empty on Result{0}, the mapped error otherwise. */
 void service_finish_empty(struct rpc_call *call, const GuestFrame *ans);
