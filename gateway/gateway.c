@@ -175,6 +175,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+/* A connection the ingress handed over has closed: its place under
+ * --max-connections is free again (ingress.h). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)conn;
+    (void)socket_context;
+    struct gateway *gw = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED && gw->ingress)
+        ingress_connection_closed(gw->ingress);
+}
+
 static void on_nats_connected(natsConnection *nc, void *closure)
 {
     (void)nc;
@@ -275,6 +287,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
                                   MHD_OPTION_ARRAY, tls_options,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, gw,
+                                  MHD_OPTION_NOTIFY_CONNECTION, on_connection, gw,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
                                   MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,

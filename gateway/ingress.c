@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,47 @@ struct ingress {
     struct pending *pending; /* oldest last */
     unsigned n_pending;
     struct port_relays *relays;
+    /* Connections held: waiting for their head, libmicrohttpd's and the
+     * relays. At --max-connections the listener stops accepting, so one
+     * more waits in the kernel's listen queue until one closes, as when
+     * libmicrohttpd listened itself. */
+    atomic_uint held;
+    bool accepting; /* the listener is armed (the ingress thread's) */
+    atomic_bool stopping;
 };
 
 /* Markers for the two fds that are not connections. */
 static char listen_marker, wake_marker;
+
+/* One place freed: re-arms the listener if the cap had stopped it. */
+static void release_place(struct ingress *in)
+{
+    atomic_fetch_sub(&in->held, 1);
+    uint64_t one = 1;
+    if (write(in->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        log_warn("ingress wake failed", "error=\"%s\"", strerror(errno));
+}
+
+void ingress_connection_closed(struct ingress *in)
+{
+    release_place(in);
+}
+
+static void relay_ended(void *arg)
+{
+    release_place(arg);
+}
+
+/* The listener armed while places are free, disarmed at the cap. */
+static void arm_listener(struct ingress *in)
+{
+    bool want = atomic_load(&in->held) < in->gw->cfg.max_connections;
+    if (want == in->accepting)
+        return;
+    struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.ptr = &listen_marker };
+    if (epoll_ctl(in->epoll_fd, EPOLL_CTL_MOD, in->listen_fd, &ev) == 0)
+        in->accepting = want;
+}
 
 static void pending_unlink(struct ingress *in, struct pending *p)
 {
@@ -63,8 +101,11 @@ static void pending_unlink(struct ingress *in, struct pending *p)
 static void to_api(struct ingress *in, int fd, const struct sockaddr_storage *addr,
                    socklen_t addrlen)
 {
-    if (MHD_add_connection(in->gw->daemon, fd, (const struct sockaddr *)addr, addrlen) != MHD_YES)
+    if (MHD_add_connection(in->gw->daemon, fd, (const struct sockaddr *)addr, addrlen) !=
+        MHD_YES) {
         log_warn("connection refused", "by=libmicrohttpd reason=\"%s\"", strerror(errno));
+        release_place(in); /* it never reached libmicrohttpd's books */
+    }
 }
 
 /* Routes p once its head is in; leaves it waiting otherwise. */
@@ -78,6 +119,7 @@ static void examine(struct ingress *in, struct pending *p)
         pending_unlink(in, p);
         close(p->fd);
         free(p);
+        release_place(in);
         return;
     }
     struct http_head h;
@@ -101,7 +143,7 @@ static void examine(struct ingress *in, struct pending *p)
 
 static void accept_all(struct ingress *in)
 {
-    for (;;) {
+    while (atomic_load(&in->held) < in->gw->cfg.max_connections) {
         struct sockaddr_storage addr;
         socklen_t addrlen = sizeof(addr);
         int fd = accept4(in->listen_fd, (struct sockaddr *)&addr, &addrlen,
@@ -113,6 +155,7 @@ static void accept_all(struct ingress *in)
                 return;
             continue;
         }
+        atomic_fetch_add(&in->held, 1);
         struct pending *p = in->n_pending < INGRESS_PENDING_MAX ? calloc(1, sizeof(*p)) : NULL;
         if (!p) {
             to_api(in, fd, &addr, addrlen);
@@ -158,14 +201,21 @@ static void *ingress_main(void *arg)
         struct epoll_event evs[64];
         int n = epoll_wait(in->epoll_fd, evs, 64, 1000);
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.ptr == &wake_marker)
-                return NULL;
+            if (evs[i].data.ptr == &wake_marker) {
+                uint64_t count;
+                if (atomic_load(&in->stopping))
+                    return NULL;
+                if (read(in->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+                    log_warn("ingress wake read failed", "error=\"%s\"", strerror(errno));
+                continue;
+            }
             if (evs[i].data.ptr == &listen_marker)
                 accept_all(in);
             else
                 examine(in, evs[i].data.ptr);
         }
         expire(in);
+        arm_listener(in);
     }
 }
 
@@ -200,11 +250,13 @@ struct ingress *ingress_start(struct gateway *gw, char *err, size_t errlen)
     in->listen_fd = listen_on(gw->cfg.listen_host, gw->cfg.listen_port, err, errlen);
     if (in->listen_fd < 0)
         goto fail;
-    in->relays = port_relays_new(gw->cfg.max_connections);
+    in->relays = port_relays_new(gw->cfg.max_connections, relay_ended, in);
+    in->accepting = true;
     in->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     in->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &listen_marker };
     struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &wake_marker };
+    gw->ingress = in; /* before any connection reaches libmicrohttpd's callbacks */
     if (!in->relays || in->epoll_fd < 0 || in->wake_fd < 0 ||
         epoll_ctl(in->epoll_fd, EPOLL_CTL_ADD, in->listen_fd, &lev) < 0 ||
         epoll_ctl(in->epoll_fd, EPOLL_CTL_ADD, in->wake_fd, &wev) < 0 ||
@@ -214,6 +266,7 @@ struct ingress *ingress_start(struct gateway *gw, char *err, size_t errlen)
     }
     return in;
 fail:
+    gw->ingress = NULL;
     port_relays_stop(in->relays);
     if (in->wake_fd >= 0)
         close(in->wake_fd);
@@ -229,6 +282,7 @@ void ingress_stop(struct ingress *in)
 {
     if (!in)
         return;
+    atomic_store(&in->stopping, true);
     uint64_t one = 1;
     if (write(in->wake_fd, &one, sizeof(one)) != sizeof(one))
         log_warn("ingress wake failed", "error=\"%s\"", strerror(errno));

@@ -13,9 +13,14 @@ struct gateway;
 struct ingress;
 
 /* Listens on the gateway's --listen address and hands connections to
- * gw->daemon (started without a listener of its own). NULL with err. */
+ * gw->daemon (started without a listener of its own); sets gw->ingress.
+ * NULL with err. */
 struct ingress *ingress_start(struct gateway *gw, char *err, size_t errlen);
 /* Stops accepting, closes connections still waiting, ends the relays. */
 void ingress_stop(struct ingress *in);
+
+/* libmicrohttpd closed a connection the ingress handed it (its
+ * MHD_OPTION_NOTIFY_CONNECTION): one place more under --max-connections. */
+void ingress_connection_closed(struct ingress *in);
 
 #endif

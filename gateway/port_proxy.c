@@ -50,9 +50,11 @@ struct port_relays {
     struct relay *list;
     unsigned n, max;
     bool stopping;
+    void (*on_end)(void *arg);
+    void *on_end_arg;
 };
 
-struct port_relays *port_relays_new(unsigned max)
+struct port_relays *port_relays_new(unsigned max, void (*on_end)(void *arg), void *arg)
 {
     struct port_relays *r = calloc(1, sizeof(*r));
     if (!r)
@@ -60,6 +62,8 @@ struct port_relays *port_relays_new(unsigned max)
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->idle, NULL);
     r->max = max;
+    r->on_end = on_end;
+    r->on_end_arg = arg;
     return r;
 }
 
@@ -311,6 +315,7 @@ static void relay_end(struct relay *c)
         pthread_cond_broadcast(&r->idle);
     pthread_mutex_unlock(&r->mu);
     free(c);
+    r->on_end(r->on_end_arg);
 }
 
 static void *relay_main(void *arg)
@@ -365,13 +370,15 @@ void port_proxy_start(struct gateway *gw, struct port_relays *relays, int fd,
     pthread_attr_destroy(&attr);
     if (started)
         return;
-    if (admitted)
-        relay_end(c);
-    else
-        free(c);
     /* Too many at once: the client may retry; nothing was read yet. */
     static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                "Retry-After: 1\r\nConnection: close\r\n\r\n";
     fs_send_all(fd, busy, sizeof(busy) - 1);
     close(fd);
+    if (admitted) {
+        relay_end(c);
+    } else {
+        free(c);
+        relays->on_end(relays->on_end_arg);
+    }
 }

@@ -16,8 +16,9 @@
 struct gateway;
 struct port_relays;
 
-/* Relays in flight, so a stopping gateway can end them. */
-struct port_relays *port_relays_new(unsigned max);
+/* Relays in flight, so a stopping gateway can end them. on_end(arg) runs
+ * once per connection handed to port_proxy_start, when it is closed. */
+struct port_relays *port_relays_new(unsigned max, void (*on_end)(void *arg), void *arg);
 /* Cancels every relay and waits until all have ended; frees. */
 void port_relays_stop(struct port_relays *r);
 
