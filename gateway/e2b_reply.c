@@ -31,10 +31,8 @@ enum MHD_Result e2b_reply_error(struct gw_request *r, unsigned status, const cha
     va_start(ap, fmt);
     vsnprintf(message, sizeof(message), fmt, ap);
     va_end(ap);
-    json_t *msg = json_string(message);
-    if (!msg) /* not UTF-8 (an echoed path): as reply_error does */
-        msg = json_string("(message was not valid UTF-8)");
-    return reply_json(r, status, json_pack("{s:i,s:o}", "code", (json_int_t)status, "message", msg));
+    return reply_json(r, status, json_pack("{s:i,s:o}", "code", (json_int_t)status, "message",
+                                           reply_message(message)));
 }
 
 enum MHD_Result e2b_reply_airlock_error(struct gw_request *r, const struct airlock_error *e)

@@ -49,13 +49,16 @@ enum MHD_Result reply_error(struct gw_request *r, unsigned status, const char *c
     va_start(ap, fmt);
     vsnprintf(message, sizeof(message), fmt, ap);
     va_end(ap);
+    return reply_json(r, status, json_pack("{s:{s:s,s:o}}", "error", "code", code, "message",
+                                           reply_message(message)));
+}
+
+json_t *reply_message(const char *message)
+{
     /* A message made of invalid UTF-8 (e.g. echoing a bad path) would
      * make jansson refuse the string: fall back to a generic one. */
     json_t *msg = json_string(message);
-    if (!msg)
-        msg = json_string("(message was not valid UTF-8)");
-    return reply_json(r, status,
-                      json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", msg));
+    return msg ? msg : json_string("(message was not valid UTF-8)");
 }
 
 unsigned reply_http_status(enum airlock_err class, const char **code)

@@ -18,6 +18,9 @@ enum MHD_Result reply_error(struct gw_request *r, unsigned status, const char *c
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* The error e, its message passed through. */
 enum MHD_Result reply_airlock_error(struct gw_request *r, const struct airlock_error *e);
+/* An error message as a JSON string, a generic one when it is not UTF-8
+ * (every error shape of the gateway's). */
+json_t *reply_message(const char *message);
 /* The error for a gRPC call another service failed (st, not OK): its
  * details passed through, or the status's name. */
 enum MHD_Result reply_grpc_error(struct gw_request *r, grpc_status_code st, const char *details);
