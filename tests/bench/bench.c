@@ -62,6 +62,7 @@ static const struct {
     { "store", bench_section_store },
     { "ports", bench_section_ports },
     { "e2b", bench_section_e2b },
+    { "volumes", bench_section_volumes },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 
