@@ -245,6 +245,8 @@ static void test_checkpoint_and_fork(void **state)
     assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("RestoreCheckpoint"), &cr.base,
                                 &airlock__vmhost__v1__sandbox__descriptor, &details),
                      GRPC_STATUS_OK);
+    free(details);
+    details = NULL;
     expect_out("vol-f", "cat /w/f", "one");
     free(sh("vol-f", "printf three > /w/f && sync"));
 
