@@ -314,11 +314,31 @@ int sandbox_volume_snapshot(struct vmhost *vh, const char *volume_id, const char
     return rc;
 }
 
+/* The file size bound of sb's QEMU, UINT64_MAX without a VM. */
+static uint64_t file_bound(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->lock);
+    uint64_t bound = sb->vm ? vm_max_file_bytes(sb->vm) : UINT64_MAX;
+    pthread_mutex_unlock(&sb->lock);
+    return bound;
+}
+
 int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_mb,
                         struct airlock_error *e)
 {
     int slot = -1;
     struct sandbox *sb = holder(vh, volume_id, &slot);
+    /* QEMU writes no file past the bound its start set (a jail's
+     * RLIMIT_FSIZE): beyond it the guest would get I/O errors. */
+    uint64_t bound = sb ? file_bound(sb) : UINT64_MAX;
+    if (size_mb > bound >> 20) {
+        airlock_error_set(e, AIRLOCK_ERR_STATE,
+                          "volume %s: sandbox %s's VM can take it up to %llu MiB; suspend the "
+                          "sandbox to grow it further",
+                          volume_id, sb->id, (unsigned long long)(bound >> 20));
+        sandbox_put(sb);
+        return -1;
+    }
     uint64_t size = 0;
     int rc = volume_grow(vh->volumes, volume_id, size_mb, &size, e);
     /* A stopped guest reads the new size when it runs again (its file
