@@ -111,6 +111,14 @@ static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop,
     return -1;
 }
 
+/* A suspend goes into the shared store when the node has one, unless the
+ * sandbox has volumes: they live on this node's store (docs/volumes.md),
+ * so only this node can resume it (its store_object stays ""). */
+static bool to_shared_store(struct sandbox *sb)
+{
+    return sb->vh->snapshots && !sandbox_volumes_any(sb);
+}
+
 static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
@@ -164,7 +172,7 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     /* Into the shared store before the record: a suspend answered is one
      * any node can resume. vmhost's own stop keeps it here (the control
      * plane believes those sandboxes run). */
-    if (sb->vh->snapshots && !by_stop && upload(sb, e) < 0) {
+    if (to_shared_store(sb) && !by_stop && upload(sb, e) < 0) {
         class = e->class;
         goto fail;
     }
@@ -219,7 +227,7 @@ int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
     pthread_mutex_unlock(&sb->lock);
     if (!by_stop)
         return suspend(sb, false, e);
-    if (sb->vh->snapshots && upload(sb, e) < 0)
+    if (to_shared_store(sb) && upload(sb, e) < 0)
         return -1;
     pthread_mutex_lock(&sb->lock);
     sb->stop_suspended_from = 0;

@@ -425,6 +425,11 @@ int sandbox_volumes_restore(struct sandbox *sb, const char *dir, struct airlock_
     return 0;
 }
 
+bool sandbox_volumes_any(struct sandbox *sb)
+{
+    return sb->volumes[0].used; /* slots fill from 0 */
+}
+
 size_t sandbox_volumes_writable(struct sandbox *sb)
 {
     size_t n = 0;

@@ -91,6 +91,8 @@ int sandbox_volumes_fork(struct sandbox *sb, const char *dir, char *const *new_i
                          size_t *used, Airlock__Vmhost__V1__VolumeAttachment msgs[VM_VOLUME_SLOTS],
                          Airlock__Vmhost__V1__VolumeAttachment *out[VM_VOLUME_SLOTS], size_t *n,
                          struct airlock_error *e);
+/* Whether sb has any volume attached. */
+bool sandbox_volumes_any(struct sandbox *sb);
 /* How many read-write volumes sb has. */
 size_t sandbox_volumes_writable(struct sandbox *sb);
 
