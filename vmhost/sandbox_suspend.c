@@ -111,6 +111,14 @@ static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop,
     return -1;
 }
 
+/* A suspend goes into the shared store when the node has one, unless the
+ * sandbox has volumes: they live on this node's store (docs/volumes.md),
+ * so only this node can resume it (its store_object stays ""). */
+static bool to_shared_store(struct sandbox *sb)
+{
+    return sb->vh->snapshots && !sandbox_volumes_any(sb);
+}
+
 static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
@@ -145,6 +153,14 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     /* Leftovers of an earlier attempt, or of a resume whose cleanup failed. */
     fs_remove_tree(p.tmp, ignored, sizeof(ignored));
     fs_remove_tree(p.dir, ignored, sizeof(ignored));
+    /* The guest's dirty pages of its volumes onto the images first, so a
+     * suspended sandbox deleted later leaves them as its guest last wrote
+     * them. Not a condition: a guest that does not answer keeps its
+     * volumes crash-consistent (ext4's journal) and is suspended anyway. */
+    struct airlock_error sync_e = { 0 };
+    if (was == SB_RUNNING && sandbox_volumes_sync(sb, &sync_e) < 0)
+        log_warn("volumes not synced before the suspend", "sandbox=%s error=\"%s\"", sb->id,
+                 sync_e.message);
     if (was == SB_RUNNING && vm_qmp_command(vm, "stop", NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     crash_point("suspend-stopped");
@@ -156,7 +172,7 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     /* Into the shared store before the record: a suspend answered is one
      * any node can resume. vmhost's own stop keeps it here (the control
      * plane believes those sandboxes run). */
-    if (sb->vh->snapshots && !by_stop && upload(sb, e) < 0) {
+    if (to_shared_store(sb) && !by_stop && upload(sb, e) < 0) {
         class = e->class;
         goto fail;
     }
@@ -211,7 +227,7 @@ int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
     pthread_mutex_unlock(&sb->lock);
     if (!by_stop)
         return suspend(sb, false, e);
-    if (sb->vh->snapshots && upload(sb, e) < 0)
+    if (to_shared_store(sb) && upload(sb, e) < 0)
         return -1;
     pthread_mutex_lock(&sb->lock);
     sb->stop_suspended_from = 0;
@@ -245,7 +261,9 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
         sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0 ||
         sandbox_guest_init(sb, sb->channel, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    return 0;
+    /* A cold boot (a DISK checkpoint's restore) mounted nothing; a loaded
+     * state has its mounts in the guest's memory. */
+    return state ? 0 : sandbox_volumes_mount(sb, e);
 }
 
 int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)

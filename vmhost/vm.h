@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,6 +24,10 @@ enum vm_accel { VM_ACCEL_AUTO = 0, VM_ACCEL_KVM, VM_ACCEL_TCG };
 const char *vm_accel_name(enum vm_accel a);
 /* Parses "kvm", "tcg" or "auto"; -1 on anything else. */
 int vm_accel_parse(const char *s, enum vm_accel *out);
+
+#define VM_VOLUME_SLOTS 4
+/* Slot N's disk has serial "airlock-vol<N>" (guestd finds it by it). */
+#define VM_VOLUME_SERIAL_PREFIX "airlock-vol"
 
 struct vm_config {
     const char *qemu_binary;   /* NULL = qemu-system-x86_64 from PATH */
@@ -58,6 +63,13 @@ struct vm_config {
     const char *netns;         /* jailed: the network namespace QEMU joins (a /run/netns path);
                                   NULL: a new empty one */
     size_t console_max_bytes;  /* console.log's bound; 0: VM_CONSOLE_DEFAULT_MAX_BYTES */
+    /* The volume slots (docs/volumes.md): every VM has VM_VOLUME_SLOTS
+     * virtio-blk disks after the root disk, serial "airlock-vol<N>", so a
+     * snapshot restores into any attachment of volumes (microvm has no
+     * hotplug). A slot's image (raw, read-write, cache=writeback: guest
+     * flushes reach the store), or NULL: an empty (0-byte) file of the VM's
+     * own in run_dir/vm. */
+    const char *volumes[VM_VOLUME_SLOTS];
 };
 
 /* A guest's console keeps this much of its newest output by default. */
@@ -83,6 +95,10 @@ int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen
 int vm_set_nice(struct vm *vm, int nice, char *err, size_t errlen);
 
 pid_t vm_pid(const struct vm *vm);
+/* The largest file QEMU may write (its RLIMIT_FSIZE: a jail's bound, which
+ * an attached volume cannot grow past while this QEMU runs); UINT64_MAX
+ * when unbounded or unknown. */
+uint64_t vm_max_file_bytes(const struct vm *vm);
 const char *vm_agent_socket(const struct vm *vm); /* run_dir/agent.sock */
 const char *vm_console_log(const struct vm *vm);  /* run_dir/console.log */
 
