@@ -9,6 +9,7 @@
 #include "sandbox_shared_store.h"
 #include "sandbox_network.h"
 #include "sandbox_record.h"
+#include "sandbox_volume.h"
 
 /* Stops what runs and removes what exists; the sandbox is already out of
  * the registry. */
@@ -89,6 +90,16 @@ int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
     pthread_mutex_unlock(&vh->lock);
     if (!sb)
         return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s not found", id);
+    /* What the guest wrote to its volumes and still holds in its page
+     * cache reaches the images before QEMU goes, as an unmount would; a
+     * guest that does not answer costs its last seconds of writes. A
+     * paused guest cannot answer: ext4 commits every 5 s, and a suspend
+     * syncs. */
+    struct airlock_error sync_e = { 0 };
+    if (busy == SB_RUNNING && sandbox_volumes_writable(sb) &&
+        sandbox_volumes_sync(sb, &sync_e) < 0)
+        log_warn("volumes not synced before the delete", "sandbox=%s error=\"%s\"", sb->id,
+                 sync_e.message);
     sandbox_shared_store_forget(sb, keep_stored); /* its suspend in the shared store */
     if (!keep_checkpoints)
         sandbox_shared_store_forget_checkpoints(sb);
