@@ -156,7 +156,7 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
     PGresult *res = db_query(&s->db,
                              "UPDATE sandboxes SET node_id = "
                              NODES_PLACEMENT("sandboxes.template", "sandboxes.cpus",
-                                             "sandboxes.memory_mb", "$2", "''")
+                                             "sandboxes.memory_mb", "$2", "''", "''")
                              " WHERE id = $1 RETURNING coalesce(node_id, ''), template, cpus,"
                              " memory_mb",
                              2, params, AIRLOCK_ERROR_MSG(e));
@@ -192,7 +192,8 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
     const char *params[] = { sandbox_id, dead_after, except };
     PGresult *res = db_query(&s->db,
                              "SELECT coalesce(" NODES_PLACEMENT("s.template", "s.cpus",
-                                                                "s.memory_mb", "$2", "$3::text")
+                                                                "s.memory_mb", "$2", "$3::text",
+                                                                "''")
                              ", ''), s.template, s.cpus, s.memory_mb FROM sandboxes s WHERE s.id = $1",
                              3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
