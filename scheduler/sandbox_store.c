@@ -421,6 +421,7 @@ out:
 }
 
 int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct fork_volume_records *volumes,
                        const struct quota_values *quota_defaults,
                        const struct transition_note *note, PGresult **rows,
                        struct airlock_error *e)
@@ -428,6 +429,8 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
     const char *parent_id = PQgetvalue(parent, 0, 0);
     struct quota_ask ask = { PQgetvalue(parent, 0, 1), { { 0 } }, quota_defaults };
     store_sandbox_ask(parent, 0, (int64_t)n, &ask.request);
+    ask.request.v[QUOTA_VOLUMES] = volumes->volumes;
+    ask.request.v[QUOTA_VOLUME_MB] = volumes->volume_mb;
     struct quota_ask_params quota;
     quota_ask_params(&ask, &quota);
     /* The ids as a text[]: they are the node's, [a-z0-9_-] only. */
@@ -442,22 +445,36 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
     }
     char why[200];
     snprintf(why, sizeof(why), "fork of %s", parent_id);
-    const char *params[] = { ids.data,     parent_id,     note->who,      why,
-                             note->request_id, quota.request, quota.defaults };
-    /* The quota gate, every fork and its first transition in one
-     * statement: all of them or none. */
+    const char *params[] = { ids.data,        parent_id,     note->who,      why,
+                             note->request_id, quota.request, quota.defaults, volumes->clones,
+                             volumes->columns };
+    /* The quota gate, every fork, its clones of volumes, its claims on
+     * them and its first transition in one statement: all of them or
+     * none (the claims' foreign keys see the clones: they are checked at
+     * the statement's end). */
     PGresult *res = db_query(
         db,
         "WITH" QUOTA_GATE("(SELECT project_id FROM sandboxes WHERE id = $2)", "$6", "$7") ","
+        " nv AS (INSERT INTO volumes (id, project_id, name, size_mb, node_id)"
+        "   SELECT x.id::uuid, v.project_id, x.name, v.size_mb, v.node_id"
+        "   FROM jsonb_to_recordset($8::jsonb) AS x(id text, name text, src text)"
+        "   JOIN volumes v ON v.id = x.src::uuid"
+        "   WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = $2) AND" QUOTA_ADMITTED
+        "   RETURNING id),"
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
-        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports)"
+        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports, volumes)"
         "   SELECT f.id, p.project_id, 'running', p.template, p.cpus, p.memory_mb, p.node_id,"
-        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports"
+        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports,"
+        "   coalesce($9::jsonb -> (array_position($1::text[], f.id) - 1), '[]')"
         "   FROM sandboxes p, unnest($1::text[]) f(id) WHERE p.id = $2 AND" QUOTA_ADMITTED
         "   RETURNING *),"
+        " a AS (INSERT INTO sandbox_volumes (sandbox_id, slot, volume_id, snapshot_id, path,"
+        "   read_only) SELECT s.id, v.slot, v.volume_id::uuid, NULLIF(v.snapshot_id, '')::uuid,"
+        "   v.path, v.read_only FROM s, jsonb_to_recordset(s.volumes)"
+        "   AS v(slot integer, volume_id text, snapshot_id text, path text, read_only boolean)),"
         AUDIT_ROW("$3", "NULL", "'running'", "$4", "$5") ADMITTED_ANSWER
         " ORDER BY array_position($1::text[], s.id)",
-        7, params, AIRLOCK_ERROR_MSG(e));
+        9, params, AIRLOCK_ERROR_MSG(e));
     strbuf_free(&ids);
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);

@@ -97,14 +97,25 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
  * so a retry with the key creates anew. */
 int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e);
 
+/* The volumes of forks (fork_volumes.h): what they take of the quotas,
+ * each fork's volumes column (a JSON array of them, in fork order) and
+ * the clones' rows (a JSON array of {"id","name","src"}). */
+struct fork_volume_records {
+    int64_t volumes, volume_mb;
+    const char *columns, *clones;
+};
+
 /* Inserts the n forks the node made of `parent` (a row of
  * store_sandbox_get) under fork_ids, all or none: running, in the
  * parent's project, on its node, with its template, size, env, metadata,
  * idle timeout, TTL (counted from their own creation) and egress policy,
- * each with a first transition saying whose fork it is; only if the
- * project's quotas admit n more sandboxes of the parent's size, else
- * quota. *rows: the forks in fork_ids' order (PQclear it). */
+ * each with a first transition saying whose fork it is, and with their
+ * volumes (their clones recorded as the project's volumes, on the
+ * parent's node, and claimed by them); only if the project's quotas admit
+ * n more sandboxes of the parent's size and the clones, else quota.
+ * *rows: the forks in fork_ids' order (PQclear it). */
 int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct fork_volume_records *volumes,
                        const struct quota_values *quota_defaults,
                        const struct transition_note *note, PGresult **rows,
                        struct airlock_error *e);
