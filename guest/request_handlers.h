@@ -48,5 +48,7 @@ void set_hostname_request(struct guestd *g, uint32_t id, const GuestFrame *frame
  * after every restore is hundreds of cold translations); -1 with errno. */
 int entropy_device_open(void);
 void session_init_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
+/* volume.c */
+void volume_request(struct guestd *g, uint32_t id, const GuestFrame *frame);
 
 #endif

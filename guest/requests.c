@@ -44,6 +44,7 @@ static const struct request_kind {
     { BODY(ADD_ENTROPY), add_entropy_request, false },
     { BODY(SET_HOSTNAME), set_hostname_request, false },
     { BODY(SESSION_INIT), session_init_request, false },
+    { BODY(VOLUME), volume_request, false },
 };
 #undef BODY
 

@@ -278,6 +278,15 @@ static int plan(struct jail *jl, const struct jail_spec *s, char *err, size_t er
     if (s->disk && (add_mount(jl, JAIL_BIND_FILE, s->disk, "/disk", true, err, errlen) < 0 ||
                     own(jl, s->disk, err, errlen) < 0))
         return -1;
+    for (unsigned i = 0; i < JAIL_VOLUMES; i++) {
+        if (!s->volumes[i])
+            continue;
+        /* Kept by the mount plan: string constants. */
+        static const char *const inside[JAIL_VOLUMES] = { "/vol0", "/vol1", "/vol2", "/vol3" };
+        if (add_mount(jl, JAIL_BIND_FILE, s->volumes[i], inside[i], true, err, errlen) < 0 ||
+            own(jl, s->volumes[i], err, errlen) < 0)
+            return -1;
+    }
     if (s->mem) {
         if (s->mem_writable && (ensure_file(s->mem, err, errlen) < 0 ||
                                 own(jl, s->mem, err, errlen) < 0))

@@ -42,6 +42,8 @@ void jailer_free(struct jailer *j);
  * sockets: QMP, the guest channel, the console), disk at /disk, mem at
  * /mem, kernel and initrd at /kernel and /initrd. Read-only: kernel, initrd, and mem unless
  * mem_writable (a template being built writes its memory file). */
+#define JAIL_VOLUMES 4
+
 struct jail_spec {
     const char *qemu_binary; /* absolute; must lie under /usr */
     const char *dir;
@@ -56,6 +58,9 @@ struct jail_spec {
     unsigned vcpus;
     unsigned memory_mb;
     unsigned long long max_file_bytes; /* RLIMIT_FSIZE: the largest file QEMU may write */
+    /* Volume images (docs/volumes.md) bound read-write at /vol<N> and
+     * handed to the uid; NULL: that slot has none. */
+    const char *volumes[JAIL_VOLUMES];
 };
 
 /* Claims a uid, makes the cgroup leaf, hands spec's writable files to the

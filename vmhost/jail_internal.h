@@ -13,8 +13,8 @@
 #include "jail_cgroup.h"
 #include "jail_filter.h"
 
-#define JAIL_MAX_MOUNTS 16
-#define JAIL_MAX_OWNED 5 /* files and the directory handed to the jail's uid */
+#define JAIL_MAX_MOUNTS (16 + JAIL_VOLUMES)
+#define JAIL_MAX_OWNED (5 + JAIL_VOLUMES) /* files and the directory handed to the jail's uid */
 
 enum jail_mount_kind {
     JAIL_BIND_DIR,

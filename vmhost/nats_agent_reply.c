@@ -57,6 +57,9 @@ void node_reply_answer(natsConnection *nc, natsMsg *msg, enum op_answer_kind kin
     case OP_ANSWER_MIGRATION:
         r.migration = &e.migration;
         break;
+    case OP_ANSWER_VOLUME:
+        r.volume = &e.volume;
+        break;
     case OP_ANSWER_EMPTY:
     case OP_ANSWER_CHECKPOINTS: /* no node operation lists checkpoints */
         break;

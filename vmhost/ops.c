@@ -45,6 +45,14 @@ const struct vmhost_op vmhost_ops[] = {
     OP(SET_POOL, NULL, airlock__node__v1__warm_pool, op_pool_set, EMPTY),
     OP(TEMPLATE_DELETE, "DeleteTemplate", airlock__vmhost__v1__template_ref, op_template_delete,
        EMPTY),
+    OP(VOLUME_GET, "GetVolume", airlock__vmhost__v1__volume_ref, op_volume_get, VOLUME),
+    OP(VOLUME_SNAPSHOT, "SnapshotVolume", airlock__vmhost__v1__volume_ref, op_volume_snapshot,
+       VOLUME),
+    OP(VOLUME_CLONE, "CloneVolume", airlock__vmhost__v1__volume_ref, op_volume_clone, VOLUME),
+    OP(VOLUME_GROW, "GrowVolume", airlock__vmhost__v1__volume_ref, op_volume_grow, VOLUME),
+    OP(VOLUME_DELETE, "DeleteVolume", airlock__vmhost__v1__volume_ref, op_volume_delete, EMPTY),
+    OP(VOLUME_SNAPSHOT_DELETE, "DeleteVolumeSnapshot", airlock__vmhost__v1__volume_ref,
+       op_volume_snapshot_delete, EMPTY),
 };
 
 const size_t vmhost_ops_count = sizeof(vmhost_ops) / sizeof(*vmhost_ops);

@@ -19,6 +19,7 @@
 #include "sandbox.h"
 #include "vmhost.h"
 #include "vmhost.pb-c.h"
+#include "volume_store.h"
 
 enum op_answer_kind {
     OP_ANSWER_EMPTY,
@@ -28,6 +29,7 @@ enum op_answer_kind {
     OP_ANSWER_CHECKPOINT,    /* checkpoints[0] of sandbox_id */
     OP_ANSWER_CHECKPOINTS,   /* of sandbox_id, a listing */
     OP_ANSWER_MIGRATION,     /* migration: a live migration's step */
+    OP_ANSWER_VOLUME,        /* volume */
 };
 
 /* What an operation answered, before an API encodes it as its table
@@ -44,6 +46,8 @@ struct op_answer {
         char token[MIGRATION_TOKEN_SIZE];
         int64_t stopped_ms;
     } migration;
+    struct volume_info volume;           /* has_volume */
+    bool has_volume;
 };
 
 /* Drops the answer's references and frees what it holds. */
@@ -124,6 +128,18 @@ int op_pool_set(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer
                 struct airlock_error *e);
 int op_template_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
                        struct airlock_error *e);
+int op_volume_get(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                  struct airlock_error *e);
+int op_volume_snapshot(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                       struct airlock_error *e);
+int op_volume_clone(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                    struct airlock_error *e);
+int op_volume_grow(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                   struct airlock_error *e);
+int op_volume_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op_answer *out,
+                     struct airlock_error *e);
+int op_volume_snapshot_delete(struct vmhost *vh, const ProtobufCMessage *req,
+                              struct op_answer *out, struct airlock_error *e);
 
 /* A Sandbox message over a view of sb (sandbox.h), so it can be sent after
  * the sandbox's locks are gone: vmhost's states mapped to the API's here
@@ -131,6 +147,8 @@ int op_template_delete(struct vmhost *vh, const ProtobufCMessage *req, struct op
 struct sandbox_snapshot {
     Airlock__Vmhost__V1__Sandbox msg;
     struct sandbox_view view;
+    Airlock__Vmhost__V1__VolumeAttachment volume_msgs[VM_VOLUME_SLOTS];
+    Airlock__Vmhost__V1__VolumeAttachment *volumes[VM_VOLUME_SLOTS];
 };
 
 void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out);
@@ -146,6 +164,8 @@ struct op_encoded {
     Airlock__Vmhost__V1__Checkpoint **checkpoints;
     size_t n_checkpoints;
     Airlock__Vmhost__V1__Migration migration;
+    Airlock__Vmhost__V1__Volume volume;
+    char **volume_snapshots;
 };
 
 /* 0, or -1 when out of memory (e freed). */

@@ -2,6 +2,7 @@
  * answers held, released and put in vmhost.proto's messages — the one
  * place vmhost's own states and checkpoint kinds become the API's. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops.h"
 
@@ -33,6 +34,7 @@ void op_answer_release(struct op_answer *a)
         sandbox_put(a->sandboxes[i]);
     free(a->sandboxes);
     free(a->checkpoints);
+    volume_info_free(&a->volume);
     *a = (struct op_answer){ 0 };
 }
 
@@ -77,6 +79,23 @@ void sandbox_snapshot_take(struct sandbox *sb, struct sandbox_snapshot *out)
     out->msg.restored = v->restored;
     out->msg.from_pool = v->from_pool;
     out->msg.store_object = v->store_object;
+    size_t n = 0;
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        struct sandbox_volume *sv = &v->volumes[i];
+        if (!sv->used)
+            continue;
+        Airlock__Vmhost__V1__VolumeAttachment *m = &out->volume_msgs[n];
+        airlock__vmhost__v1__volume_attachment__init(m);
+        m->volume_id = sv->volume_id;
+        m->snapshot_id = sv->snapshot_id;
+        m->path.data = (uint8_t *)sv->path;
+        m->path.len = strlen(sv->path);
+        m->read_only = sv->read_only;
+        m->name = sv->name;
+        out->volumes[n++] = m;
+    }
+    out->msg.volumes = out->volumes;
+    out->msg.n_volumes = n;
 }
 
 static void checkpoint_msg(const char *sandbox_id, const struct checkpoint_info *ci,
@@ -120,6 +139,23 @@ int op_answer_encode(const struct op_answer *a, struct op_encoded *e)
     m.token = (char *)a->migration.token;
     m.stopped_ms = a->migration.stopped_ms;
     e->migration = m;
+    airlock__vmhost__v1__volume__init(&e->volume);
+    if (a->has_volume) {
+        const struct volume_info *vi = &a->volume;
+        e->volume_snapshots = calloc(vi->n_snapshots ? vi->n_snapshots : 1, sizeof(char *));
+        if (!e->volume_snapshots) {
+            op_encoded_free(e);
+            return -1;
+        }
+        for (size_t i = 0; i < vi->n_snapshots; i++)
+            e->volume_snapshots[i] = (char *)vi->snapshots[i];
+        e->volume.id = (char *)vi->id;
+        e->volume.size_mb = vi->size_bytes >> 20;
+        e->volume.used_bytes = vi->used_bytes;
+        e->volume.attached_sandbox = (char *)vi->holder;
+        e->volume.snapshots = e->volume_snapshots;
+        e->volume.n_snapshots = vi->n_snapshots;
+    }
     return 0;
 }
 
@@ -129,5 +165,6 @@ void op_encoded_free(struct op_encoded *e)
     free(e->sandboxes);
     free(e->checkpoint_msgs);
     free(e->checkpoints);
+    free(e->volume_snapshots);
     *e = (struct op_encoded){ 0 };
 }

@@ -23,6 +23,8 @@ create_params(const Airlock__Vmhost__V1__CreateSandboxRequest *req)
         .memory_mb = req->memory_mb,
         .policy = req->policy,
         .project_id = req->project_id, /* whose secrets egress injects */
+        .volumes = req->volumes,
+        .n_volumes = req->n_volumes,
     };
 }
 

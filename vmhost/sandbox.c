@@ -304,6 +304,7 @@ void sandbox_view_take(struct sandbox *sb, struct sandbox_view *out)
     out->qemu_pid = sb->vm ? vm_pid(sb->vm) : 0;
     out->last_activity_unix_ms = sb->last_activity_unix_ms;
     memcpy(out->store_object, sb->store_object, sizeof(out->store_object));
+    memcpy(out->volumes, sb->volumes, sizeof(out->volumes));
     pthread_mutex_unlock(&sb->lock);
     /* An exec still streaming is activity now, however quiet its output
      * (the scheduler's idle controller reads this). */

@@ -29,6 +29,7 @@
 #include "egress.pb-c.h"
 #include "guest_channel.h"
 #include "sandbox_id.h"
+#include "sandbox_volume.h"
 #include "sb_state.h"
 #include "template.h"
 #include "vmhost.h"
@@ -55,6 +56,10 @@ struct sandbox_create_params {
     unsigned memory_mb;          /* 0 = the template's (default: 512) */
     const Airlock__Egress__V1__Policy *policy; /* NULL = deny everything */
     const char *project_id;      /* NULL/empty = none: no credentials injected */
+    /* Volumes attached at create, by slot (sandbox_volume.h); with any,
+     * the create restores a VM of its own (pooled VMs have empty slots). */
+    Airlock__Vmhost__V1__VolumeAttachment *const *volumes;
+    size_t n_volumes;
 };
 
 /* A running sandbox: a pooled VM handed out, or one built now (restored
@@ -140,6 +145,7 @@ struct sandbox_view {
     char store_object[SANDBOX_STORE_OBJECT_SIZE]; /* its suspend in the shared store; "" */
     /* now while an exec streams (the scheduler's idle controller reads it) */
     int64_t last_activity_unix_ms;
+    struct sandbox_volume volumes[VM_VOLUME_SLOTS]; /* by slot; .used */
 };
 
 void sandbox_view_take(struct sandbox *sb, struct sandbox_view *out);

@@ -146,6 +146,8 @@ static void adopt_one(struct vmhost *vh, const struct sandbox_record *r)
     snprintf(sb->template_name, sizeof(sb->template_name), "%s", r->template_name);
     snprintf(sb->project_id, sizeof(sb->project_id), "%s", r->project_id);
     snprintf(sb->store_object, sizeof(sb->store_object), "%s", r->store_object);
+    memcpy(sb->volumes, r->volumes, sizeof(sb->volumes));
+    sandbox_volumes_adopt(sb);
     /* The version it was restored from: its resumes, restores and forks
      * map that memory file. */
     struct airlock_error tmpl_e = { 0 };

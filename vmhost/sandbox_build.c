@@ -65,6 +65,11 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir, strerror(errno));
         goto fail;
     }
+    /* Before the VM: its slots point at the images (a fork's come with
+     * its sandbox, made by the fork). */
+    if ((rc = sandbox_volumes_attach(sb, p->volumes, p->n_volumes, e)) < 0)
+        goto fail;
+    int64_t volumes_ready = clock_monotonic_us();
     /* Restored from the template version's snapshot; without one (under
      * --cold-boot) the kernel boots. */
     sb->restored = t != NULL;
@@ -112,27 +117,34 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
         *out = sb;
         return 0;
     }
+    if ((rc = sandbox_volumes_mount(sb, e)) < 0)
+        goto fail;
+    int64_t mounted = clock_monotonic_us();
     int64_t initialized;
     if (sandbox_finish_create(sb, &initialized, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
+    sandbox_volumes_keep(sb);
     int64_t done = clock_monotonic_us();
     /* Where the time went: disk clone, network (+ egress, unless aside),
      * QEMU to QMP (with jail=on, the jail's setup too: jail_open, its
      * spawn, QEMU's seccomp filter), state load + cont (and the wait for an
      * attach aside, attach_wait_us), guestd's first answer, guest init,
-     * record. */
+     * record; with volumes, their attach (make, hold, reflink) and mount
+     * (the size notice and guestd's mount). */
     log_info("sandbox created",
              "sandbox=%s vcpus=%u memory_mb=%u accel=%s jail=%s from=%s us=%lld disk_us=%lld "
              "net_us=%lld qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld "
-             "init_us=%lld record_us=%lld",
+             "init_us=%lld record_us=%lld volumes=%u volumes_attach_us=%lld volumes_mount_us=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
              vh->jailer ? "on" : "off",
              b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
-             (long long)(done - started), (long long)(cloned - started),
+             (long long)(done - started), (long long)(cloned - volumes_ready),
              (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),
              (long long)(vm_running - qmp_ready), (long long)(attached - loaded),
              (long long)(guest_connected - vm_running),
-             (long long)(initialized - guest_connected), (long long)(done - initialized));
+             (long long)(initialized - mounted), (long long)(done - initialized),
+             (unsigned)p->n_volumes, (long long)(volumes_ready - started),
+             (long long)(mounted - guest_connected));
     *out = sb;
     return 0;
 

@@ -51,8 +51,11 @@ int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, str
     if (rc < 0)
         return rc;
     /* A pooled VM takes the id asked for (sandbox_pool.h); an id in use
-     * goes the build way, which answers that it exists. */
-    bool poolable = t && t->pool && !(p->id && *p->id && sandbox_id_taken(vh, p->id));
+     * goes the build way, which answers that it exists. One with volumes
+     * too: a pooled guest has its slots empty, and telling it of a disk
+     * after its hand-out costs what a restore of its own does. */
+    bool poolable = t && t->pool && !(p->id && *p->id && sandbox_id_taken(vh, p->id)) &&
+                    p->n_volumes == 0;
     struct warm_pool *pool = poolable ? t->pool : NULL;
     struct sandbox *sb = warm_pool_take(pool);
     if (sb) {

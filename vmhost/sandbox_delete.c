@@ -20,6 +20,9 @@ static void sandbox_teardown(struct sandbox *sb)
     pthread_mutex_unlock(&sb->lock);
     sandbox_migrate_drop(sb);
     sandbox_drop_vm(sb);
+    /* QEMU is gone: nothing writes the volumes any more. Never deleted
+     * (a failed create's new ones aside): they outlive the sandbox. */
+    sandbox_volumes_detach(sb);
     sandbox_network_down(sb);
     char err[512];
     if (fs_remove_tree(sb->dir, err, sizeof(err)) < 0)

@@ -10,6 +10,7 @@
 #include "node_budget.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "sandbox_volume.h"
 #include "vm.h"
 
 struct sandbox {
@@ -30,6 +31,10 @@ struct sandbox {
     int64_t created_unix_ms;
     char dir[PATH_MAX];
     char disk[PATH_MAX];
+    /* Its volume slots (sandbox_volume.h), set at create and by a
+     * restart's adoption; readers of other threads (answers) take lock. */
+    struct sandbox_volume volumes[VM_VOLUME_SLOTS];
+    bool volumes_made[VM_VOLUME_SLOTS]; /* by this create: deleted if it fails */
     /* One change of the network at a time: create, delete, policy and the
      * re-attach after an egress restart (egress_watch.h). */
     pthread_mutex_t net_lock;

@@ -172,6 +172,14 @@ int sandbox_migrate_begin(struct sandbox *sb, char *set, size_t setlen, struct a
         return airlock_error_set(e, AIRLOCK_ERR_STATE,
                                  "this node has no snapshot store (--snapshot-store) for a "
                                  "migration's disk");
+    /* Volumes live on this node's store (docs/volumes.md): the target
+     * would have nothing to put in the slots. */
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
+        if (sb->volumes[i].used)
+            return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                     "sandbox %s has volume %s attached; a sandbox with volumes "
+                                     "does not migrate yet",
+                                     sb->id, sb->volumes[i].name);
     struct sandbox_migration *m = migration_new(false);
     if (!m || fs_path(m->pass1, sizeof(m->pass1), "%s/migrate.pass1", sb->dir) < 0) {
         free(m);

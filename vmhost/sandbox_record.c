@@ -10,10 +10,17 @@
 #include "fsutil.h"
 #include "sandbox_internal.h"
 #include "sandbox_net.h"
+#include "volume_path.h"
 
 #define SANDBOX_RECORD_FORMAT 1
 #define SANDBOX_RECORD_MAX_BYTES (1 << 20)
 #define SANDBOX_POLICY_MAX_BYTES (4 << 20)
+
+static void copy_string(json_t *r, const char *key, char *out, size_t outlen)
+{
+    const char *s = json_string_value(json_object_get(r, key));
+    snprintf(out, outlen, "%s", s ? s : "");
+}
 
 /* What the record is made of, copied under sb->lock. */
 struct record_view {
@@ -24,6 +31,7 @@ struct record_view {
     bool egress_attached;
     char store_object[SANDBOX_STORE_OBJECT_SIZE];
     char error[sizeof(((struct sandbox *)0)->error)];
+    struct sandbox_volume volumes[VM_VOLUME_SLOTS];
 };
 
 /* False when there is nothing to write: being deleted, or not created yet
@@ -42,6 +50,7 @@ static bool take_view(struct sandbox *sb, struct record_view *v)
         v->stop_suspended_from = sb->stop_suspended_from;
         v->egress_attached = sb->egress_attached;
         memcpy(v->store_object, sb->store_object, sizeof(v->store_object));
+        memcpy(v->volumes, sb->volumes, sizeof(v->volumes));
         snprintf(v->error, sizeof(v->error), "%s", v->state == SB_ERROR ? sb->error : "");
         v->qemu_pid = 0;
         if (sb->vm && v->state != SB_ERROR && v->state != SB_SUSPENDED &&
@@ -50,6 +59,50 @@ static bool take_view(struct sandbox *sb, struct record_view *v)
     }
     pthread_mutex_unlock(&sb->lock);
     return write;
+}
+
+/* The volume slots: what a restart gives the VM again (sandbox_volume.h). */
+static json_t *volumes_json(const struct sandbox_volume *vols)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; a && i < VM_VOLUME_SLOTS; i++) {
+        const struct sandbox_volume *v = &vols[i];
+        if (v->used &&
+            json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:s}", "slot", (int)i,
+                                               "volume_id", v->volume_id, "snapshot_id",
+                                               v->snapshot_id, "name", v->name, "path", v->path,
+                                               "read_only", v->read_only, "image", v->image)) < 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* The record's volumes, checked: ids, slots and paths as a create checks
+ * them (a record is vmhost's own, but a path made of it is never trusted). */
+static const char *volumes_read(json_t *arr, struct sandbox_volume *out)
+{
+    size_t i;
+    json_t *j;
+    json_array_foreach(arr, i, j) {
+        json_int_t slot = json_integer_value(json_object_get(j, "slot"));
+        if (slot < 0 || slot >= VM_VOLUME_SLOTS || out[slot].used)
+            return "a bad volume slot";
+        struct sandbox_volume *v = &out[slot];
+        v->used = true;
+        copy_string(j, "volume_id", v->volume_id, sizeof(v->volume_id));
+        copy_string(j, "snapshot_id", v->snapshot_id, sizeof(v->snapshot_id));
+        copy_string(j, "name", v->name, sizeof(v->name));
+        copy_string(j, "path", v->path, sizeof(v->path));
+        copy_string(j, "image", v->image, sizeof(v->image));
+        v->read_only = json_is_true(json_object_get(j, "read_only"));
+        char msg[256];
+        if (!sandbox_id_valid(v->volume_id) || (*v->snapshot_id && !sandbox_id_valid(v->snapshot_id)) ||
+            volume_path_check(v->path, sizeof(v->path), msg, sizeof(msg)) < 0 || v->image[0] != '/')
+            return "a bad volume";
+    }
+    return NULL;
 }
 
 static json_t *record_json(const struct sandbox *sb, const struct record_view *v)
@@ -83,6 +136,7 @@ static json_t *record_json(const struct sandbox *sb, const struct record_view *v
                                              "start_time", (json_int_t)v->qemu_start_time,
                                              "qmp_socket", qmp, "agent_socket", agent));
     }
+    bad |= json_object_set_new(r, "volumes", volumes_json(v->volumes));
     if (v->state == SB_SUSPENDED) {
         char snap[PATH_MAX + 16];
         snprintf(snap, sizeof(snap), "%s/suspend", sb->dir);
@@ -142,11 +196,6 @@ bool sandbox_record_exists(const char *dir)
            access(path, F_OK) == 0;
 }
 
-static void copy_string(json_t *r, const char *key, char *out, size_t outlen)
-{
-    const char *s = json_string_value(json_object_get(r, key));
-    snprintf(out, outlen, "%s", s ? s : "");
-}
 
 int sandbox_record_read(const char *dir, struct sandbox_record *out, char *err, size_t errlen)
 {
@@ -182,9 +231,11 @@ int sandbox_record_read(const char *dir, struct sandbox_record *out, char *err, 
     out->created_unix_ms = json_integer_value(json_object_get(r, "created_unix_ms"));
     out->qemu_pid = (pid_t)json_integer_value(json_object_get(qemu, "pid"));
     out->qemu_start_time = (unsigned long long)json_integer_value(json_object_get(qemu, "start_time"));
+    const char *bad_volumes = volumes_read(json_object_get(r, "volumes"), out->volumes);
     const char *problem =
         json_integer_value(json_object_get(r, "format")) != SANDBOX_RECORD_FORMAT
             ? "an unknown format"
+        : bad_volumes ? bad_volumes
         : !sandbox_id_valid(out->id) || strcmp(out->id, base) != 0 ? "another sandbox's id"
         : !out->state                ? "no valid state"
         : !out->vcpus || !out->memory_mb ? "no valid size"

@@ -19,6 +19,7 @@
 
 #include "egress.pb-c.h"
 #include "sandbox.h"
+#include "sandbox_volume.h"
 
 #define SANDBOX_RECORD_FILE "sandbox.json"
 #define SANDBOX_POLICY_FILE "policy.pb"
@@ -41,6 +42,7 @@ struct sandbox_record {
     pid_t qemu_pid;                    /* 0: no VM */
     unsigned long long qemu_start_time;
     char store_object[SANDBOX_STORE_OBJECT_SIZE]; /* "" = none */
+    struct sandbox_volume volumes[VM_VOLUME_SLOTS]; /* by slot; .used */
 };
 
 /* Writes sb's record for its current state. A transient state (suspending,

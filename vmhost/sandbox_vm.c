@@ -40,6 +40,7 @@ int sandbox_start_vm(struct sandbox *sb, bool incoming, int nice, char *err, siz
         .netns = netns,
         .console_max_bytes = vh->cfg.console_max_bytes,
     };
+    sandbox_volume_images(sb, vc.volumes);
     struct vm *vm;
     int started_rc = vm_start(&vc, sandbox_on_vm_exit, sb, &vm, err, errlen);
     close(tap_fd); /* QEMU has its own copy */

@@ -41,6 +41,9 @@ static void send_answer(struct rpc_call *call, enum op_answer_kind kind, const s
     case OP_ANSWER_CHECKPOINT:
         rpc_call_send(call, &e.checkpoints[0]->base);
         break;
+    case OP_ANSWER_VOLUME:
+        rpc_call_send(call, &e.volume.base);
+        break;
     case OP_ANSWER_CHECKPOINTS: {
         Airlock__Vmhost__V1__ListCheckpointsResponse m =
             AIRLOCK__VMHOST__V1__LIST_CHECKPOINTS_RESPONSE__INIT;

@@ -15,8 +15,8 @@
 
 /* Bump when the template's QEMU command line or build steps change. */
 /* 2: the template VM has the NIC; 3: idle at the snapshot; 4: the NIC
- * without guest_announce (vm.c) */
-#define TEMPLATE_FORMAT_VERSION "4"
+ * without guest_announce (vm.c); 5: the volume slots (vm.h) */
+#define TEMPLATE_FORMAT_VERSION "5"
 
 int template_snapshot_key(const struct template_spec *spec, char key[65], char *err, size_t errlen)
 {

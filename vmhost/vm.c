@@ -38,11 +38,14 @@
 /* MiB; within the jail's memory overhead (vmhost/main.c) with QEMU's heap
  * and libraries (docs/jail.md). */
 #define VM_TCG_TB_MIB "128"
-#define VM_MAX_ARGS 64
+#define VM_MAX_ARGS 96
 /* The number the TAP fd gets in QEMU (the first after stdio). */
 #define VM_CHILD_TAP_FD 3
 /* A migration's state beyond guest RAM (devices, the stream's framing). */
 #define VM_JAIL_FILE_SLACK_BYTES (256ull << 20)
+/* How much an attached volume may grow without a restart of its QEMU:
+ * RLIMIT_FSIZE stays what the start set. */
+#define VM_JAIL_VOLUME_GROWTH 16ull
 
 /* Fast, quiet boot on microvm (see docs/vm-driver.md for each option). */
 #define VM_BASE_CMDLINE                                                                  \
@@ -274,7 +277,24 @@ static void kernel_cmdline(const struct vm_config *cfg, struct strbuf *out)
 struct vm_seen {
     const char *qemu, *mem, *kernel, *initrd, *console_sock, *disk, *qmp, *agent;
     char disk_relative[PATH_MAX];
+    char volumes[VM_VOLUME_SLOTS][PATH_MAX];
 };
+
+/* An empty volume slot's file: the VM's own, in its vm directory, which a
+ * jail binds at /vm and an unjailed QEMU has as its working directory (so
+ * the name stays valid when a pooled VM's directory is renamed). */
+#define VM_EMPTY_SLOT_NAME "slot%u.img"
+
+/* What QEMU sees of volume slot i: a jail's /vol<i> for an image, else the
+ * image's path; an empty slot's file in the vm directory. */
+static int seen_volume(const struct vm_config *cfg, const struct vm *vm, unsigned i, char *out,
+                       size_t len)
+{
+    if (!cfg->volumes[i])
+        return fs_path(out, len, "%s" VM_EMPTY_SLOT_NAME, vm->jail ? "/vm/" : "", i);
+    return fs_path(out, len, "%s", vm->jail ? jail_inside_path(vm->jail, cfg->volumes[i])
+                                            : cfg->volumes[i]);
+}
 
 static void seen_paths(const struct vm_config *cfg, const struct vm *vm, const char *qemu,
                        struct vm_seen *out)
@@ -310,6 +330,12 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, const ch
     kernel_cmdline(cfg, &cmdline);
     struct vm_seen seen;
     seen_paths(cfg, vm, qemu, &seen);
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
+        if (seen_volume(cfg, vm, i, seen.volumes[i], sizeof(seen.volumes[i])) < 0) {
+            strbuf_free(&cmdline);
+            snprintf(err, errlen, "volume slot %u: path too long", i);
+            return -1;
+        }
 
     arg_add(a, "%s", seen.qemu);
     /* ACPI stays on: without it microvm describes virtio-mmio devices on the
@@ -360,6 +386,15 @@ static int build_argv(const struct vm_config *cfg, const struct vm *vm, const ch
         arg_add(a, "id=root,file=%s,format=raw,if=none,cache=unsafe", seen.disk);
         arg_add(a, "-device");
         arg_add(a, "virtio-blk-device,drive=root");
+    }
+    /* After the root disk, so the guest's vda stays the root; writeback:
+     * a guest's flush (fsync, the journal's commits) reaches the store, so
+     * a volume is consistent whenever the guest says it is. */
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        arg_add(a, "-drive");
+        arg_add(a, "id=vol%u,file=%s,format=raw,if=none,cache=writeback", i, seen.volumes[i]);
+        arg_add(a, "-device");
+        arg_add(a, "virtio-blk-device,drive=vol%u,serial=" VM_VOLUME_SERIAL_PREFIX "%u", i, i);
     }
     arg_add(a, "-device");
     arg_add(a, "virtio-serial-device");
@@ -510,6 +545,39 @@ static int wait_for_sockets(struct vm *vm, size_t console_max_bytes, char *err, 
     }
 }
 
+/* The empty slots' 0-byte files, QEMU's to open read-write (so a template
+ * built with them has writable disks there, which restores then point at
+ * volumes): owned by whoever owns the vm directory, the jail's uid when
+ * jailed. Truncated: a guest cannot grow a disk, but a file is never
+ * trusted to be what an earlier run left. */
+static int make_empty_slots(const struct vm_config *cfg, const struct vm *vm, char *err,
+                            size_t errlen)
+{
+    struct stat dir;
+    if (stat(vm->vm_dir, &dir) < 0) {
+        snprintf(err, errlen, "stat %s: %s", vm->vm_dir, strerror(errno));
+        return -1;
+    }
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        if (cfg->volumes[i])
+            continue;
+        char path[PATH_MAX];
+        if (fs_path(path, sizeof(path), "%s/" VM_EMPTY_SLOT_NAME, vm->vm_dir, i) < 0) {
+            snprintf(err, errlen, "volume slot %u: path too long", i);
+            return -1;
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || fchown(fd, dir.st_uid, dir.st_gid) < 0) {
+            snprintf(err, errlen, "empty volume slot %s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        close(fd);
+    }
+    return 0;
+}
+
 static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
 {
     const char *missing = !cfg->incoming && !cfg->kernel   ? "kernel"
@@ -568,6 +636,13 @@ static int open_jail(const struct vm_config *cfg, struct vm *vm, const char *qem
     struct stat st;
     if (cfg->disk && stat(cfg->disk, &st) == 0 && (unsigned long long)st.st_size > largest)
         largest = (unsigned long long)st.st_size;
+    /* A volume grown later (GrowVolume) is bounded by its size now: a
+     * grow of an attached volume restarts nothing, so the bound leaves
+     * room for it (VM_JAIL_VOLUME_GROWTH). */
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
+        if (cfg->volumes[i] && stat(cfg->volumes[i], &st) == 0 &&
+            (unsigned long long)st.st_size * VM_JAIL_VOLUME_GROWTH > largest)
+            largest = (unsigned long long)st.st_size * VM_JAIL_VOLUME_GROWTH;
     struct jail_spec spec = {
         .qemu_binary = qemu,
         .dir = vm->vm_dir,
@@ -582,6 +657,9 @@ static int open_jail(const struct vm_config *cfg, struct vm *vm, const char *qem
         .memory_mb = cfg->memory_mb,
         .max_file_bytes = largest + VM_JAIL_FILE_SLACK_BYTES,
     };
+    _Static_assert(VM_VOLUME_SLOTS == JAIL_VOLUMES, "a jail binds every volume slot");
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
+        spec.volumes[i] = cfg->volumes[i];
     return jail_open(cfg->jailer, &spec, &vm->jail, err, errlen);
 }
 
@@ -606,6 +684,8 @@ int vm_start(const struct vm_config *cfg, vm_exit_fn on_exit, void *exit_arg, st
         goto fail;
     remove_runtime_files(vm); /* stale sockets from an earlier run make QEMU fail */
     if (cfg->jailer && open_jail(cfg, vm, qemu, err, errlen) < 0)
+        goto fail;
+    if (make_empty_slots(cfg, vm, err, errlen) < 0)
         goto fail;
     if (build_argv(cfg, vm, qemu, &argv, err, errlen) < 0)
         goto fail;

@@ -24,6 +24,10 @@ const char *vm_accel_name(enum vm_accel a);
 /* Parses "kvm", "tcg" or "auto"; -1 on anything else. */
 int vm_accel_parse(const char *s, enum vm_accel *out);
 
+#define VM_VOLUME_SLOTS 4
+/* Slot N's disk has serial "airlock-vol<N>" (guestd finds it by it). */
+#define VM_VOLUME_SERIAL_PREFIX "airlock-vol"
+
 struct vm_config {
     const char *qemu_binary;   /* NULL = qemu-system-x86_64 from PATH */
     enum vm_accel accel;       /* KVM or TCG (resolve AUTO with vm_accel_probe first) */
@@ -58,6 +62,13 @@ struct vm_config {
     const char *netns;         /* jailed: the network namespace QEMU joins (a /run/netns path);
                                   NULL: a new empty one */
     size_t console_max_bytes;  /* console.log's bound; 0: VM_CONSOLE_DEFAULT_MAX_BYTES */
+    /* The volume slots (docs/volumes.md): every VM has VM_VOLUME_SLOTS
+     * virtio-blk disks after the root disk, serial "airlock-vol<N>", so a
+     * snapshot restores into any attachment of volumes (microvm has no
+     * hotplug). A slot's image (raw, read-write, cache=writeback: guest
+     * flushes reach the store), or NULL: an empty (0-byte) file of the VM's
+     * own in run_dir/vm. */
+    const char *volumes[VM_VOLUME_SLOTS];
 };
 
 /* A guest's console keeps this much of its newest output by default. */

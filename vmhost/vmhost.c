@@ -1,4 +1,5 @@
 #include "vmhost.h"
+#include "volume_store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -166,6 +167,10 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         goto fail_store;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
+    if (volume_store_open(&vh->store, &vh->volumes, err, errlen) < 0) {
+        store_close(&vh->store);
+        goto fail_store;
+    }
     pthread_mutex_init(&vh->snapshots_lock, NULL);
     struct airlock_error store_e;
     struct snapshot_store_config store_cfg = { .location = cfg->snapshot_store,
@@ -236,6 +241,7 @@ fail:
     jailer_free(vh->jailer);
     egress_client_close(vh->egress);
     snapshot_store_close(vh->snapshots);
+    volume_store_free(vh->volumes);
     store_close(&vh->store);
 fail_store:
     node_budget_free(vh->budget);
@@ -252,6 +258,7 @@ void vmhost_shutdown(struct vmhost *vh)
     template_registry_close(vh);
     egress_client_close(vh->egress);
     snapshot_store_close(vh->snapshots);
+    volume_store_free(vh->volumes);
     store_close(&vh->store);
     guest_image_release(&vh->image);
     jailer_free(vh->jailer);

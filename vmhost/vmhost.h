@@ -19,6 +19,7 @@ struct warm_pool;
 struct template_registry;
 struct egress_client;
 struct snapshot_store;
+struct volume_store;
 
 /* The default template: what CreateSandbox gets without vcpus/memory_mb. */
 #define VMHOST_TEMPLATE_VCPUS 1
@@ -91,6 +92,7 @@ struct vmhost {
     struct jailer *jailer;      /* every QEMU's jail; NULL with cfg.no_jail */
     struct node_budget *budget; /* what the VMs hold of the node (node_budget.h) */
     struct snapshot_store *snapshots; /* NULL without cfg.snapshot_store */
+    struct volume_store *volumes;     /* STORE/volumes (volume_store.h) */
     pthread_mutex_t snapshots_lock;   /* one template publish or fetch at a time */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */

@@ -29,6 +29,7 @@ static const ProtobufCMessageDescriptor *grpc_answer_type(enum op_answer_kind k)
     case OP_ANSWER_CHECKPOINT: return &airlock__vmhost__v1__checkpoint__descriptor;
     case OP_ANSWER_CHECKPOINTS: return &airlock__vmhost__v1__list_checkpoints_response__descriptor;
     case OP_ANSWER_MIGRATION: return &airlock__vmhost__v1__migration__descriptor;
+    case OP_ANSWER_VOLUME: return &airlock__vmhost__v1__volume__descriptor;
     }
     return NULL;
 }
