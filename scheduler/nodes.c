@@ -194,13 +194,19 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
                              "SELECT coalesce(" NODES_PLACEMENT("s.template", "s.cpus",
                                                                 "s.memory_mb", "$2", "$3::text",
                                                                 "''")
-                             ", ''), s.template, s.cpus, s.memory_mb FROM sandboxes s WHERE s.id = $1",
+                             ", ''), s.template, s.cpus, s.memory_mb, s.volumes <> '[]'"
+                             " FROM sandboxes s WHERE s.id = $1",
                              3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     int rc = 0;
     if (PQntuples(res) != 1)
         rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is gone", sandbox_id);
+    else if (PQgetvalue(res, 0, 4)[0] == 't') /* their images are on its node alone */
+        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                               "sandbox %s has volumes, which are on node %s only: it runs "
+                               "nowhere else",
+                               sandbox_id, except);
     else if (!*PQgetvalue(res, 0, 0))
         rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
                                "no other live node%s%s has room for a sandbox of %s vCPUs and %s "

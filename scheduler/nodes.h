@@ -69,7 +69,8 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
 /* A node other than `except` for suspended sandbox_id to resume on (as
  * NODES_PLACEMENT chooses), into node_id; the row is not changed (the
  * resume there records it). Capacity naming the sandbox's size when none
- * has room. */
+ * has room, or saying so for a sandbox with volumes (their images are on
+ * `except` only). */
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
                           char *node_id, size_t idlen, struct airlock_error *e);
 
