@@ -16,7 +16,7 @@ import sys
 import grpc
 
 import grpc_stubs
-from rest_client import ADMIN, call, check, expect_error, new_project_key, report_and_exit
+from rest_client import ADMIN, call, check, expect_error, new_project_key, psql, report_and_exit
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/volumes.proto"])
@@ -34,8 +34,9 @@ def sh(sid, key, script):
     return r.get("exit_code"), r.get("stdout", ""), r.get("stderr", "")
 
 
-def create(key, volumes):
-    return call("POST", "/v1/sandboxes", key=key, body={"volumes": volumes})
+def create(key, volumes, idempotency_key=None):
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+    return call("POST", "/v1/sandboxes", key=key, body={"volumes": volumes}, headers=headers)
 
 
 def delete_sandbox(key, sid):
@@ -117,6 +118,23 @@ def check_bad_input(key, holder):
     expect_error(st, b, 409, "conflict", "only grows", "shrink")
 
 
+def check_node_down(key, node):
+    """A volume's sandbox goes to its node or nowhere: with that node
+    taking no work (draining, set in the table: the API refuses to drain
+    the last node), a create with it is 503 naming the node, and leaves
+    nothing."""
+    before = live_sandboxes(key)
+    check(psql("UPDATE nodes SET drain = 'draining' WHERE id = :'n'", n=node) == "UPDATE 1",
+          "node %s set draining" % node)
+    try:
+        st, _, b = create(key, [{"name": "copy", "path": "/copy"}])
+    finally:
+        psql("UPDATE nodes SET drain = 'active' WHERE id = :'n'", n=node)
+    expect_error(st, b, 503, "unavailable", node, "a create with a volume whose node takes no work")
+    check(live_sandboxes(key) == before and volume(key, "copy").get("attached_sandbox") is None,
+          "the refused create left no sandbox and no claim")
+
+
 def check_quotas(key, project):
     st, _, q = call("GET", "/v1/projects/%s/quotas" % project, key=key)
     used = q["quotas"]["volumes"]["used"] if st == 200 else -1
@@ -186,11 +204,16 @@ def main():
     st, _, c = call("POST", "/v1/volumes", key=key, body={"name": "copy", "from_snapshot": "work@s1"})
     check(st == 201 and c.get("node") == a.get("node") and c.get("from_snapshot") == "work@s1",
           "clone copy of work@s1: %s %s" % (st, c))
-    st, _, csb = create(key, [{"name": "copy", "path": "/copy"},
-                              {"name": "work@s1", "path": "/snap", "read_only": True}])
+    c_volumes = [{"name": "copy", "path": "/copy"},
+                 {"name": "work@s1", "path": "/snap", "read_only": True}]
+    st, _, csb = create(key, c_volumes, idempotency_key="c-once")
     cid = csb.get("id", "none")
     check(st == 201 and [m["name"] for m in csb.get("volumes", [])] == ["copy", "work@s1"],
           "sandbox C with the clone and the snapshot: %s %s" % (st, csb))
+    # A retry is the same sandbox, not a second holder refused.
+    st, _, again = create(key, c_volumes, idempotency_key="c-once")
+    check(st == 201 and again.get("id") == cid, "a retried create answers C again: %s %s"
+          % (st, again))
     rc, out, _ = sh(cid, key, "cat /copy/hello /snap/hello; echo x > /copy/hello; cat /copy/hello")
     check(rc == 0 and out == "written-by-a\nwritten-by-a\nx\n",
           "the clone and the snapshot hold s1's bytes, the clone takes writes: %r" % out)
@@ -201,6 +224,7 @@ def main():
     st, _, b = call("DELETE", "/v1/volumes/work/snapshots/s1", key=key)
     expect_error(st, b, 409, "conflict", cid, "delete work@s1 while C has it")
     delete_sandbox(key, cid)
+    check_node_down(key, a.get("node", ""))
 
     # ---- a fork gets its own clone ----
     st, _, forks = call("POST", "/v1/sandboxes/%s/fork" % bid, key=key, body={"count": 1})
