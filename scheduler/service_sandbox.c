@@ -153,8 +153,9 @@ static int create_place(struct scheduler *s, const char *id, const struct volume
     if (!*volumes->node)
         return nodes_place(s, id, node, nodelen, e);
     return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
-                             "node %s, where %s is, is not live or has no room for the sandbox",
-                             volumes->node, volumes->why_node);
+                             "volumes: %s is on node %s, which is not live, is draining or has "
+                             "no room for the sandbox; a sandbox with it runs only there",
+                             volumes->why_node, volumes->node);
 }
 
 /* The node's attachments from the stored volumes; the volumes it makes
