@@ -121,6 +121,9 @@ static int write_checkpoint(struct sandbox *sb, struct vm *vm, struct guest_chan
     int64_t saved = clock_monotonic_us();
     if (rc == 0 && store_clone_file(sb->disk, f->disk, err, errlen) < 0)
         rc = -1;
+    /* The volumes at the same instant as the disk (docs/volumes.md). */
+    if (rc == 0 && sandbox_volumes_checkpoint(sb, f->dir, durable, err, errlen) < 0)
+        rc = -1;
     int64_t cloned = clock_monotonic_us();
     /* After a completed migration QEMU still runs the VM on cont. */
     char cerr[256];
@@ -388,6 +391,8 @@ int checkpoint_pin(struct sandbox *sb, const char *name, struct checkpoint_files
     } else if (errno != ENOENT) { /* ENOENT: a disk checkpoint */
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src.state, strerror(errno));
     }
+    if (rc == 0)
+        rc = sandbox_volumes_pin(src.dir, out->dir, e);
     pthread_mutex_unlock(&sb->lock);
     if (rc < 0)
         checkpoint_unpin(out);

@@ -71,9 +71,12 @@ void checkpoint_unpin(struct checkpoint_files *f);
 int checkpoint_restore(struct sandbox *sb, const char *name, struct airlock_error *e);
 
 /* count (1..16) new sandboxes from checkpoint (NULL or "": a temporary full
- * checkpoint of the running sandbox); all or none. *out: count references. */
+ * checkpoint of the running sandbox); all or none. *out: count references.
+ * Fork i's clone of the parent's k-th read-write volume (by slot) is the
+ * new volume volume_ids[i * rw + k], made from the checkpoint's copy
+ * (exactly count * rw ids, else INVALID); a failed fork deletes them. */
 int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
-                 const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
-                 struct airlock_error *e);
+                 const Airlock__Egress__V1__Policy *policy, char *const *volume_ids,
+                 size_t n_volume_ids, struct sandbox ***out, struct airlock_error *e);
 
 #endif

@@ -89,7 +89,12 @@ int checkpoint_restore(struct sandbox *sb, const char *name, struct airlock_erro
     if (old_ch)
         guest_channel_close(old_ch);
     vm_free(old_vm); /* its hold stays, for the new VM */
-    rc = finish(sb, name, sandbox_start_from(sb, f.disk, f.full ? f.state : NULL, e), e);
+    /* The volumes go back with the disk: the guest's state (a FULL
+     * checkpoint's memory) was taken with them as they were then. */
+    rc = sandbox_volumes_restore(sb, f.dir, e);
+    if (rc == 0)
+        rc = sandbox_start_from(sb, f.disk, f.full ? f.state : NULL, e);
+    rc = finish(sb, name, rc, e);
     if (rc < 0) {
         log_warn("checkpoint restore failed", "sandbox=%s checkpoint=%s error=\"%s\"", sb->id, name,
                  e->message);

@@ -79,7 +79,8 @@ int op_sandbox_fork(struct vmhost *vh, const ProtobufCMessage *msg, struct op_an
     struct sandbox *sb;
     if (op_lookup(vh, req->sandbox_id, &sb, e) < 0)
         return -1;
-    int rc = sandbox_fork(sb, req->checkpoint, req->count, req->policy, &out->sandboxes, e);
+    int rc = sandbox_fork(sb, req->checkpoint, req->count, req->policy, req->volume_ids,
+                          req->n_volume_ids, &out->sandboxes, e);
     sandbox_put(sb);
     if (rc == 0)
         out->n_sandboxes = req->count;

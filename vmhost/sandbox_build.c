@@ -117,7 +117,8 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
         *out = sb;
         return 0;
     }
-    if ((rc = sandbox_volumes_mount(sb, e)) < 0)
+    /* A fork's loaded state has the volumes mounted already. */
+    if (!b->from_state && (rc = sandbox_volumes_mount(sb, e)) < 0)
         goto fail;
     int64_t mounted = clock_monotonic_us();
     int64_t initialized;

@@ -15,6 +15,7 @@
 #include "sandbox_internal.h"
 #include "sandbox_record.h"
 #include "template_version.h"
+#include "volume_store.h"
 
 #define FORK_MAX_COUNT 16
 
@@ -30,14 +31,32 @@ static void discard_forks(struct sandbox **forks, unsigned n)
     }
 }
 
+/* Deletes the volumes cloned for forks (after the forks are gone). */
+static void discard_clones(struct vmhost *vh, char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct airlock_error e = { 0 };
+        if (volume_delete(vh->volumes, ids[i], &e) < 0)
+            log_warn("cannot delete a volume clone after a failed fork", "volume=%s error=\"%s\"",
+                     ids[i], e.message);
+    }
+}
+
 int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
-                 const Airlock__Egress__V1__Policy *policy, struct sandbox ***out,
-                 struct airlock_error *e)
+                 const Airlock__Egress__V1__Policy *policy, char *const *volume_ids,
+                 size_t n_volume_ids, struct sandbox ***out, struct airlock_error *e)
 {
     int64_t started = clock_monotonic_ms();
     if (count < 1 || count > FORK_MAX_COUNT)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "count: %u is outside 1..%d", count,
                                  FORK_MAX_COUNT);
+    size_t rw = sandbox_volumes_writable(sb);
+    if (n_volume_ids != count * rw)
+        return airlock_error_set(e, AIRLOCK_ERR_INVALID,
+                                 "volume_ids: %u forks of a sandbox with %zu read-write volumes "
+                                 "need %zu, got %zu",
+                                 count, rw, count * rw, n_volume_ids);
+    size_t cloned = 0; /* of volume_ids */
     /* Without a policy of their own, forks get the parent's as it is now:
      * a fork is no way around the parent's network rules. */
     Airlock__Egress__V1__Policy *inherited = NULL;
@@ -65,6 +84,13 @@ int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
         .project_id = sb->project_id, /* forks are sandboxes of the same project */
     };
     for (; made < count; made++) {
+        /* Its volumes: clones of the checkpoint's copies, before its VM. */
+        Airlock__Vmhost__V1__VolumeAttachment vol_msgs[VM_VOLUME_SLOTS], *vols[VM_VOLUME_SLOTS];
+        rc = sandbox_volumes_fork(sb, f.dir, volume_ids, n_volume_ids, &cloned, vol_msgs, vols,
+                                  &p.n_volumes, e);
+        if (rc < 0)
+            break;
+        p.volumes = vols;
         /* The parent's template version: its memory file and exec defaults. */
         if (sb->tmpl)
             template_version_get(sb->tmpl);
@@ -82,6 +108,7 @@ int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
         log_warn("fork failed", "sandbox=%s made=%u of %u error=\"%s\"", sb->id, made, count,
                  e->message);
         discard_forks(forks, made);
+        discard_clones(sb->vh, volume_ids, cloned);
         free(forks);
         goto out;
     }

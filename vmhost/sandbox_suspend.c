@@ -253,7 +253,9 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
         sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0 ||
         sandbox_guest_init(sb, sb->channel, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    return 0;
+    /* A cold boot (a DISK checkpoint's restore) mounted nothing; a loaded
+     * state has its mounts in the guest's memory. */
+    return state ? 0 : sandbox_volumes_mount(sb, e);
 }
 
 int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)

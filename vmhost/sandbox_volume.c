@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "guest_channel.h"
 #include "log.h"
+#include "store.h"
 #include "sandbox_internal.h"
 #include "volume_path.h"
 
@@ -334,4 +336,108 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     if (sb)
         sandbox_put(sb);
     return rc;
+}
+
+/* dir/vol<slot>.img */
+static int slot_file(const char *dir, unsigned slot, char *out, size_t len)
+{
+    return snprintf(out, len, "%s/vol%u.img", dir, slot) < (int)len ? 0 : -1;
+}
+
+static bool writable(const struct sandbox_volume *v)
+{
+    return v->used && !v->read_only;
+}
+
+int sandbox_volumes_checkpoint(struct sandbox *sb, const char *dir, bool durable, char *err,
+                               size_t errlen)
+{
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        char dst[PATH_MAX];
+        if (!writable(&sb->volumes[i]))
+            continue;
+        if (slot_file(dir, i, dst, sizeof(dst)) < 0) {
+            snprintf(err, errlen, "%s: path too long", dir);
+            return -1;
+        }
+        if (store_clone_file(sb->volumes[i].image, dst, err, errlen) < 0 ||
+            (durable && fs_fsync_file(dst, err, errlen) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+int sandbox_volumes_pin(const char *src_dir, const char *dst_dir, struct airlock_error *e)
+{
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        char src[PATH_MAX], dst[PATH_MAX];
+        if (slot_file(src_dir, i, src, sizeof(src)) < 0 || slot_file(dst_dir, i, dst, sizeof(dst)) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", src_dir);
+        if (link(src, dst) < 0 && errno != ENOENT)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src, strerror(errno));
+    }
+    return 0;
+}
+
+int sandbox_volumes_restore(struct sandbox *sb, const char *dir, struct airlock_error *e)
+{
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        char src[PATH_MAX];
+        struct sandbox_volume *v = &sb->volumes[i];
+        if (!writable(v))
+            continue;
+        if (slot_file(dir, i, src, sizeof(src)) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", dir);
+        /* A checkpoint older than the volumes' support has none: kept. */
+        if (access(src, F_OK) < 0)
+            continue;
+        if (volume_replace(sb->vh->volumes, v->volume_id, src, e) < 0)
+            return airlock_error_prefix(e, "volume %s: ", v->name);
+    }
+    return 0;
+}
+
+size_t sandbox_volumes_writable(struct sandbox *sb)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
+        n += writable(&sb->volumes[i]);
+    return n;
+}
+
+int sandbox_volumes_fork(struct sandbox *sb, const char *dir, char *const *new_ids, size_t n_ids,
+                         size_t *used, Airlock__Vmhost__V1__VolumeAttachment msgs[VM_VOLUME_SLOTS],
+                         Airlock__Vmhost__V1__VolumeAttachment *out[VM_VOLUME_SLOTS], size_t *n,
+                         struct airlock_error *e)
+{
+    *n = 0;
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS && sb->volumes[i].used; i++) {
+        struct sandbox_volume *v = &sb->volumes[i];
+        Airlock__Vmhost__V1__VolumeAttachment *m = &msgs[i];
+        airlock__vmhost__v1__volume_attachment__init(m);
+        m->path.data = (uint8_t *)v->path;
+        m->path.len = strlen(v->path);
+        m->read_only = v->read_only;
+        m->volume_id = v->volume_id;
+        m->snapshot_id = v->snapshot_id;
+        m->name = v->name;
+        if (v->read_only && !*v->snapshot_id)
+            return airlock_error_set(e, AIRLOCK_ERR_STATE,
+                                     "volume %s is attached read-only as itself; a fork needs a "
+                                     "snapshot of it", v->name);
+        if (!v->read_only) {
+            char src[PATH_MAX];
+            if (*used >= n_ids)
+                return airlock_error_set(e, AIRLOCK_ERR_INVALID, "volume_ids: too few");
+            if (slot_file(dir, i, src, sizeof(src)) < 0)
+                return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", dir);
+            if (volume_clone_file(sb->vh->volumes, src, new_ids[*used], e) < 0)
+                return airlock_error_prefix(e, "clone of volume %s: ", v->name);
+            m->volume_id = new_ids[*used];
+            m->name = new_ids[*used];
+            (*used)++;
+        }
+        out[(*n)++] = m;
+    }
+    return 0;
 }

@@ -72,6 +72,28 @@ void sandbox_volume_images(struct sandbox *sb, const char *out[VM_VOLUME_SLOTS])
  * (a restart); a failure is logged (the volume was deleted by hand). */
 void sandbox_volumes_adopt(struct sandbox *sb);
 
+/* Checkpoints (docs/volumes.md "Lifecycle"): each read-write volume's
+ * image is reflinked into a checkpoint's directory as vol<N>.img while the
+ * VM is stopped (fsynced when durable); a pin links them along; a restore
+ * puts them back over the images before the new VM starts. */
+int sandbox_volumes_checkpoint(struct sandbox *sb, const char *dir, bool durable, char *err,
+                               size_t errlen);
+int sandbox_volumes_pin(const char *src_dir, const char *dst_dir, struct airlock_error *e);
+int sandbox_volumes_restore(struct sandbox *sb, const char *dir, struct airlock_error *e);
+
+/* A fork's attachments (fork i of a parent with these slots): each
+ * read-write volume cloned from the checkpoint's copy in dir into the next
+ * of new_ids (*used of them taken so far), each read-only snapshot attached
+ * again; out[] gets the messages (their strings point into sb and new_ids,
+ * holders of the strings outlive them). A read-only attach of a volume
+ * itself does not fork (STATE naming it). */
+int sandbox_volumes_fork(struct sandbox *sb, const char *dir, char *const *new_ids, size_t n_ids,
+                         size_t *used, Airlock__Vmhost__V1__VolumeAttachment msgs[VM_VOLUME_SLOTS],
+                         Airlock__Vmhost__V1__VolumeAttachment *out[VM_VOLUME_SLOTS], size_t *n,
+                         struct airlock_error *e);
+/* How many read-write volumes sb has. */
+size_t sandbox_volumes_writable(struct sandbox *sb);
+
 /* The volume operations that involve the sandbox holding the volume
  * (ops_volume.c). A snapshot of a volume a running sandbox has mounted
  * read-write is taken with its file system frozen (thawed on every path);

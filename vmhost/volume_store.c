@@ -344,14 +344,31 @@ int volume_clone(struct volume_store *vs, const char *id, const char *snapshot,
     return rc;
 }
 
-int volume_clone_image(struct volume_store *vs, const char *id, const char *new_id,
-                       struct airlock_error *e)
+int volume_clone_file(struct volume_store *vs, const char *src, const char *new_id,
+                      struct airlock_error *e)
 {
-    char src[PATH_MAX];
     pthread_mutex_lock(&vs->lock);
-    int rc = existing_image(vs, id, src, sizeof(src), e);
+    int rc = clone_volume_locked(vs, src, new_id, e);
+    pthread_mutex_unlock(&vs->lock);
+    return rc;
+}
+
+int volume_replace(struct volume_store *vs, const char *id, const char *src,
+                   struct airlock_error *e)
+{
+    char image[PATH_MAX], tmp[PATH_MAX];
+    pthread_mutex_lock(&vs->lock);
+    int rc = existing_image(vs, id, image, sizeof(image), e);
     if (rc == 0)
-        rc = clone_volume_locked(vs, src, new_id, e);
+        rc = vpath(vs, tmp, sizeof(tmp), id, "disk.img.restore", e);
+    if (rc == 0) {
+        unlink(tmp);
+        rc = clone_into(src, tmp, e);
+    }
+    if (rc == 0 && rename(tmp, image) < 0) {
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+    }
     pthread_mutex_unlock(&vs->lock);
     return rc;
 }

@@ -64,10 +64,15 @@ int volume_snapshot(struct volume_store *vs, const char *id, const char *snapsho
 int volume_clone(struct volume_store *vs, const char *id, const char *snapshot,
                  const char *new_id, struct airlock_error *e);
 
-/* new_id becomes a volume, a reflink of id's image as it is now (a fork's
- * clone, its source stopped or paused). */
-int volume_clone_image(struct volume_store *vs, const char *id, const char *new_id,
-                       struct airlock_error *e);
+/* new_id becomes a volume, a reflink of src (a checkpoint's copy of a
+ * volume: a fork's clone). */
+int volume_clone_file(struct volume_store *vs, const char *src, const char *new_id,
+                      struct airlock_error *e);
+
+/* id's image becomes a reflink of src (a checkpoint's copy of it, at a
+ * restore; no VM has the image open): all or nothing. */
+int volume_replace(struct volume_store *vs, const char *id, const char *src,
+                   struct airlock_error *e);
 
 /* The image grows (ftruncate) to size_mb: INVALID unless larger, CAPACITY
  * when the store has less free than the growth. *size_bytes gets the new

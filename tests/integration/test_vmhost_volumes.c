@@ -6,8 +6,10 @@
  * writes (EROFS); suspend/resume keeps data and writability; grows of an
  * attached and a detached volume show in the guest's df; a full volume is
  * ENOSPC in the guest while another volume of the same sandbox still
- * writes; bad input leaves no VM, namespace, sandbox or volume directory;
- * and a vmhost kill -9 + restart keeps the attachment, its hold and data. */
+ * writes; a FULL checkpoint's restore reverts the volume; each fork gets
+ * its own clone, named in the answer; bad input leaves no VM, namespace,
+ * sandbox or volume directory; and a vmhost kill -9 + restart keeps the
+ * attachment, its hold and data. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +224,74 @@ static void test_volume_lifecycle(void **state)
     assert_int_equal(itest_delete_sandbox(&itest_vh, "vol-c"), GRPC_STATUS_OK);
 }
 
+static void test_checkpoint_and_fork(void **state)
+{
+    (void)state;
+    const struct att a = { "vol-three", NULL, "/w", false, 32 };
+    create_ok("vol-f", &a, 1);
+    free(sh("vol-f", "printf one > /w/f && sync"));
+    char *details = NULL;
+    if (itest_create_checkpoint(&itest_vh, "vol-f", "c1",
+                                AIRLOCK__VMHOST__V1__CHECKPOINT_KIND__CHECKPOINT_KIND_FULL,
+                                &details) != GRPC_STATUS_OK)
+        fail_msg("checkpoint: %s", details ? details : "");
+    free(details);
+    details = NULL;
+    free(sh("vol-f", "printf two > /w/f && sync"));
+    /* A restore reverts the volume with the VM. */
+    Airlock__Vmhost__V1__CheckpointRequest cr = AIRLOCK__VMHOST__V1__CHECKPOINT_REQUEST__INIT;
+    cr.sandbox_id = "vol-f";
+    cr.name = "c1";
+    assert_int_equal(itest_call(&itest_vh, ITEST_METHOD("RestoreCheckpoint"), &cr.base,
+                                &airlock__vmhost__v1__sandbox__descriptor, &details),
+                     GRPC_STATUS_OK);
+    free(details);
+    details = NULL;
+    expect_out("vol-f", "cat /w/f", "one");
+    free(sh("vol-f", "printf three > /w/f && sync"));
+
+    /* A fork needs one new volume id per fork and read-write volume. */
+    Airlock__Vmhost__V1__ForkSandboxRequest fr = AIRLOCK__VMHOST__V1__FORK_SANDBOX_REQUEST__INIT;
+    char *ids[] = { "vol-f1", "vol-f2" };
+    fr.sandbox_id = "vol-f";
+    fr.count = 2;
+    fr.volume_ids = ids;
+    fr.n_volume_ids = 1;
+    itest_assert_status_naming(itest_call(&itest_vh, ITEST_METHOD("ForkSandbox"), &fr.base,
+                                          &airlock__vmhost__v1__fork_sandbox_response__descriptor,
+                                          &details),
+                               &details, GRPC_STATUS_INVALID_ARGUMENT, "volume_ids");
+    fr.n_volume_ids = 2;
+    Airlock__Vmhost__V1__ForkSandboxResponse *forks = NULL;
+    grpc_status_code st = rpc_unary(itest_vh.ch, ITEST_METHOD("ForkSandbox"), &fr.base,
+                                    &airlock__vmhost__v1__fork_sandbox_response__descriptor,
+                                    (ProtobufCMessage **)&forks, &details, ITEST_CALL_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        fail_msg("fork: %d %s", st, details ? details : "");
+    free(details);
+    assert_int_equal(forks->n_sandboxes, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(forks->sandboxes[i]->n_volumes, 1);
+        assert_string_equal(forks->sandboxes[i]->volumes[0]->volume_id, ids[i]);
+    }
+    /* Each fork has its own clone: writes diverge from the parent's. */
+    const char *f0 = forks->sandboxes[0]->id, *f1 = forks->sandboxes[1]->id;
+    expect_out(f0, "cat /w/f", "three");
+    free(sh(f0, "printf fork0 > /w/f && sync"));
+    expect_out(f1, "cat /w/f", "three");
+    expect_out("vol-f", "cat /w/f", "three");
+    Airlock__Vmhost__V1__Volume *v = get_volume("vol-f1");
+    assert_string_equal(v->attached_sandbox, f0);
+    protobuf_c_message_free_unpacked(&v->base, NULL);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, f0), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, f1), GRPC_STATUS_OK);
+    assert_int_equal(itest_delete_sandbox(&itest_vh, "vol-f"), GRPC_STATUS_OK);
+    protobuf_c_message_free_unpacked(&forks->base, NULL);
+    volume_ok(ITEST_METHOD("DeleteVolume"), "vol-f1", NULL, NULL, 0);
+    volume_ok(ITEST_METHOD("DeleteVolume"), "vol-f2", NULL, NULL, 0);
+    volume_ok(ITEST_METHOD("DeleteVolume"), "vol-three", NULL, NULL, 0);
+}
+
 static void test_bad_input_leaves_nothing(void **state)
 {
     (void)state;
@@ -296,6 +366,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_volume_lifecycle),
+        cmocka_unit_test(test_checkpoint_and_fork),
         cmocka_unit_test(test_bad_input_leaves_nothing),
         cmocka_unit_test(test_detached_grow_and_crash),
     };
