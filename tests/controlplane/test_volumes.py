@@ -133,6 +133,21 @@ def check_node_down(key, node):
     expect_error(st, b, 503, "unavailable", node, "a create with a volume whose node takes no work")
     check(live_sandboxes(key) == before and volume(key, "copy").get("attached_sandbox") is None,
           "the refused create left no sandbox and no claim")
+    # Volumes on two nodes cannot meet in one sandbox: copy moved (in the
+    # table) to a node long gone, which has its own row for the purpose.
+    psql("INSERT INTO nodes (id, vmhost_addr, capacity, sandboxes, free_memory_mb, accel,"
+         " last_seen) VALUES ('ghost-node', '', 0, 0, 0, 'tcg', now() - interval '1 day')")
+    moved = psql("UPDATE volumes SET node_id = 'ghost-node' WHERE name = 'copy'"
+                 " AND node_id = :'n'", n=node)
+    try:
+        st, _, b = create(key, [{"name": "work@s1", "path": "/s", "read_only": True},
+                                {"name": "copy", "path": "/copy"}])
+    finally:
+        psql("UPDATE volumes SET node_id = :'n' WHERE node_id = 'ghost-node'", n=node)
+        psql("DELETE FROM nodes WHERE id = 'ghost-node'")
+    check(moved == "UPDATE 1", "copy moved to ghost-node: %s" % moved)
+    expect_error(st, b, 409, "conflict", "ghost-node", "volumes on two nodes in one create")
+    check(live_sandboxes(key) == before, "nor did the create with volumes on two nodes")
 
 
 def check_quotas(key, project):
