@@ -19,7 +19,8 @@ import grpc_stubs
 from rest_client import ADMIN, call, check, expect_error, new_project_key, psql, report_and_exit
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
-grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/volumes.proto"])
+grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])  # imports volumes
+from airlock.v1 import sandboxes_pb2 as spb, sandboxes_pb2_grpc  # noqa: E402
 from airlock.v1 import volumes_pb2 as vpb, volumes_pb2_grpc  # noqa: E402
 
 LIMIT_S = 600
@@ -83,6 +84,30 @@ def check_grpc(channel, key):
             check(e.code() == code and fragment in e.details(),
                   "%s -> %s naming %r: %s %s" % (what, code, fragment, e.code(), e.details()))
     return stub, md
+
+
+def check_grpc_attach(channel, key):
+    """Sandboxes.CreateSandbox with volumes, shown in the Sandbox; a
+    refusal as a status naming the field."""
+    stub = sandboxes_pb2_grpc.SandboxesStub(channel)
+    md = [("authorization", "Bearer " + key)]
+    sb = stub.CreateSandbox(spb.CreateSandboxRequest(volumes=[
+        vpb.VolumeMount(name="copy", path="/copy"),
+        vpb.VolumeMount(name="work@s1", path="/s1", read_only=True)]), metadata=md,
+        timeout=LIMIT_S)
+    check([(m.name, m.path, m.read_only, m.slot) for m in sb.volumes]
+          == [("copy", "/copy", False, 0), ("work@s1", "/s1", True, 1)],
+          "gRPC CreateSandbox with volumes: %s" % sb)
+    rc, out, _ = sh(sb.id, key, "cat /copy/hello /s1/hello")
+    check(rc == 0 and out == "x\nwritten-by-a\n", "its guest has them mounted: %r" % out)
+    try:
+        stub.CreateSandbox(spb.CreateSandboxRequest(volumes=[
+            vpb.VolumeMount(name="copy", path="/proc/x")]), metadata=md, timeout=LIMIT_S)
+        check(False, "gRPC CreateSandbox with a system path: no error")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.INVALID_ARGUMENT and "volumes[0].path" in e.details(),
+              "gRPC CreateSandbox with a system path: %s %s" % (e.code(), e.details()))
+    stub.DeleteSandbox(spb.SandboxRequest(id=sb.id), metadata=md, timeout=LIMIT_S)
 
 
 def check_bad_input(key, holder):
@@ -240,6 +265,7 @@ def main():
     expect_error(st, b, 409, "conflict", cid, "delete work@s1 while C has it")
     delete_sandbox(key, cid)
     check_node_down(key, a.get("node", ""))
+    check_grpc_attach(channel, key)
 
     # ---- a fork gets its own clone ----
     st, _, forks = call("POST", "/v1/sandboxes/%s/fork" % bid, key=key, body={"count": 1})
