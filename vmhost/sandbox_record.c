@@ -67,11 +67,12 @@ static json_t *volumes_json(const struct sandbox_volume *vols)
     json_t *a = json_array();
     for (unsigned i = 0; a && i < VM_VOLUME_SLOTS; i++) {
         const struct sandbox_volume *v = &vols[i];
-        if (v->used &&
-            json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:s}", "slot", (int)i,
-                                               "volume_id", v->volume_id, "snapshot_id",
-                                               v->snapshot_id, "name", v->name, "path", v->path,
-                                               "read_only", v->read_only, "image", v->image)) < 0) {
+        if (!v->used)
+            continue;
+        json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:s}", "slot", (int)i, "volume_id",
+                              v->volume_id, "snapshot_id", v->snapshot_id, "name", v->name,
+                              "path", v->path, "read_only", v->read_only, "image", v->image);
+        if (json_array_append_new(a, j) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -98,7 +99,8 @@ static const char *volumes_read(json_t *arr, struct sandbox_volume *out)
         copy_string(j, "image", v->image, sizeof(v->image));
         v->read_only = json_is_true(json_object_get(j, "read_only"));
         char msg[256];
-        if (!sandbox_id_valid(v->volume_id) || (*v->snapshot_id && !sandbox_id_valid(v->snapshot_id)) ||
+        bool bad_snapshot = *v->snapshot_id && !sandbox_id_valid(v->snapshot_id);
+        if (!sandbox_id_valid(v->volume_id) || bad_snapshot ||
             volume_path_check(v->path, sizeof(v->path), msg, sizeof(msg)) < 0 || v->image[0] != '/')
             return "a bad volume";
     }

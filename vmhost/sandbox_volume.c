@@ -66,14 +66,13 @@ static int validate(Airlock__Vmhost__V1__VolumeAttachment *const *att, size_t n,
     return 0;
 }
 
-/* One slot: the volume made (when new) and held, or a snapshot's private
- * reflink made. */
+/* One slot into *v: the volume made (when new) and held, or a snapshot's
+ * private reflink made. *v says what to undo, also when it fails. */
 static int attach_one(struct sandbox *sb, unsigned slot,
                       const Airlock__Vmhost__V1__VolumeAttachment *a, bool *made,
-                      struct airlock_error *e)
+                      struct sandbox_volume *v, struct airlock_error *e)
 {
     struct volume_store *vs = sb->vh->volumes;
-    struct sandbox_volume *v = &sb->volumes[slot];
     *v = (struct sandbox_volume){ .used = true, .read_only = a->read_only };
     snprintf(v->volume_id, sizeof(v->volume_id), "%s", a->volume_id);
     snprintf(v->snapshot_id, sizeof(v->snapshot_id), "%s", a->snapshot_id);
@@ -109,7 +108,13 @@ int sandbox_volumes_attach(struct sandbox *sb, Airlock__Vmhost__V1__VolumeAttach
     if (validate(att, n, e) < 0)
         return -1;
     for (unsigned i = 0; i < n; i++) {
-        if (attach_one(sb, i, att[i], &sb->volumes_made[i], e) < 0) {
+        /* Filled aside: answers read the slots (under lock) meanwhile. */
+        struct sandbox_volume v;
+        int rc = attach_one(sb, i, att[i], &sb->volumes_made[i], &v, e);
+        pthread_mutex_lock(&sb->lock);
+        sb->volumes[i] = v;
+        pthread_mutex_unlock(&sb->lock);
+        if (rc < 0) {
             airlock_error_prefix(e, "volumes[%u] (%s): ", i, shown(att[i]));
             sandbox_volumes_detach(sb);
             return -1;
@@ -169,7 +174,8 @@ static int guest_volume(struct sandbox *sb, Airlock__Guest__V1__VolumeRequest *r
     enum guest_recv_status st = guest_call(ch, &f, VOLUME_GUEST_TIMEOUT_MS, &ans);
     if (st != GUEST_RECV_OK)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "slot %u: guest did not answer (%s)",
-                                 req->slot, st == GUEST_RECV_TIMEOUT ? "timeout" : "channel closed");
+                                 req->slot,
+                                 st == GUEST_RECV_TIMEOUT ? "timeout" : "channel closed");
     int rc = 0;
     if (ans->body_case != AIRLOCK__GUEST__V1__GUEST_FRAME__BODY_RESULT)
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "slot %u: guest answered frame body %d",
@@ -257,7 +263,8 @@ void sandbox_volumes_adopt(struct sandbox *sb)
     for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
         struct sandbox_volume *v = &sb->volumes[i];
         struct airlock_error e = { 0 };
-        if (v->used && !*v->snapshot_id && volume_hold(sb->vh->volumes, v->volume_id, sb->id, &e) < 0)
+        if (v->used && !*v->snapshot_id &&
+            volume_hold(sb->vh->volumes, v->volume_id, sb->id, &e) < 0)
             log_warn("sandbox's volume not held again", "sandbox=%s volume=%s error=\"%s\"", sb->id,
                      v->volume_id, e.message);
     }
@@ -314,11 +321,31 @@ int sandbox_volume_snapshot(struct vmhost *vh, const char *volume_id, const char
     return rc;
 }
 
+/* The file size bound of sb's QEMU, UINT64_MAX without a VM. */
+static uint64_t file_bound(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->lock);
+    uint64_t bound = sb->vm ? vm_max_file_bytes(sb->vm) : UINT64_MAX;
+    pthread_mutex_unlock(&sb->lock);
+    return bound;
+}
+
 int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_mb,
                         struct airlock_error *e)
 {
     int slot = -1;
     struct sandbox *sb = holder(vh, volume_id, &slot);
+    /* QEMU writes no file past the bound its start set (a jail's
+     * RLIMIT_FSIZE): beyond it the guest would get I/O errors. */
+    uint64_t bound = sb ? file_bound(sb) : UINT64_MAX;
+    if (size_mb > bound >> 20) {
+        airlock_error_set(e, AIRLOCK_ERR_STATE,
+                          "volume %s: sandbox %s's VM can take it up to %llu MiB; suspend the "
+                          "sandbox to grow it further",
+                          volume_id, sb->id, (unsigned long long)(bound >> 20));
+        sandbox_put(sb);
+        return -1;
+    }
     uint64_t size = 0;
     int rc = volume_grow(vh->volumes, volume_id, size_mb, &size, e);
     /* A stopped guest reads the new size when it runs again (its file
@@ -327,8 +354,8 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     if (rc == 0 && sb && guest_running(sb) && !sb->volumes[slot].read_only) {
         rc = notify_size(sb, (unsigned)slot, size, e);
         if (rc == 0)
-            rc = sandbox_volume_call(sb, (unsigned)slot, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW,
-                                     size, e);
+            rc = sandbox_volume_call(sb, (unsigned)slot,
+                                     AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW, size, e);
         if (rc < 0)
             airlock_error_prefix(e, "volume %s grew to %llu MiB; sandbox %s: ", volume_id,
                                  (unsigned long long)size_mb, sb->id);
@@ -371,7 +398,8 @@ int sandbox_volumes_pin(const char *src_dir, const char *dst_dir, struct airlock
 {
     for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
         char src[PATH_MAX], dst[PATH_MAX];
-        if (slot_file(src_dir, i, src, sizeof(src)) < 0 || slot_file(dst_dir, i, dst, sizeof(dst)) < 0)
+        if (slot_file(src_dir, i, src, sizeof(src)) < 0 ||
+            slot_file(dst_dir, i, dst, sizeof(dst)) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", src_dir);
         if (link(src, dst) < 0 && errno != ENOENT)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src, strerror(errno));

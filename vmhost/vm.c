@@ -744,6 +744,22 @@ fail:
     return -1;
 }
 
+uint64_t vm_max_file_bytes(const struct vm *vm)
+{
+    /* From /proc: prlimit(2) on a jailed QEMU is EPERM (not dumpable). */
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/limits", (int)vm->pid);
+    FILE *f = vm->pid > 0 ? fopen(path, "re") : NULL;
+    uint64_t bound = UINT64_MAX;
+    unsigned long long soft;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Max file size", 13) == 0 && sscanf(line + 13, "%llu", &soft) == 1)
+            bound = soft;
+    if (f)
+        fclose(f);
+    return bound;
+}
+
 /* One pass over QEMU's threads (d: its /proc/PID/task). 0 or -1 with err. */
 static int set_nice_pass(DIR *d, pid_t pid, int nice, char *err, size_t errlen)
 {

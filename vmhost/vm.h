@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -94,6 +95,10 @@ int vm_move_run_dir(struct vm *vm, const char *run_dir, char *err, size_t errlen
 int vm_set_nice(struct vm *vm, int nice, char *err, size_t errlen);
 
 pid_t vm_pid(const struct vm *vm);
+/* The largest file QEMU may write (its RLIMIT_FSIZE: a jail's bound, which
+ * an attached volume cannot grow past while this QEMU runs); UINT64_MAX
+ * when unbounded or unknown. */
+uint64_t vm_max_file_bytes(const struct vm *vm);
 const char *vm_agent_socket(const struct vm *vm); /* run_dir/agent.sock */
 const char *vm_console_log(const struct vm *vm);  /* run_dir/console.log */
 

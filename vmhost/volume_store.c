@@ -165,7 +165,8 @@ static int make_dir(struct volume_store *vs, const char *id, char *dir, size_t l
                     struct airlock_error *e)
 {
     char snaps[PATH_MAX];
-    if (vpath(vs, dir, len, id, NULL, e) < 0 || vpath(vs, snaps, sizeof(snaps), id, "snapshots", e) < 0)
+    if (vpath(vs, dir, len, id, NULL, e) < 0 ||
+        vpath(vs, snaps, sizeof(snaps), id, "snapshots", e) < 0)
         return -1;
     if (mkdir(dir, 0700) < 0) {
         if (errno == EEXIST)
@@ -202,8 +203,9 @@ static int format_image(const char *tmp, uint64_t size_mb, struct airlock_error 
                            tmp, NULL };
     if (run_command(argv, NULL, NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
-    return fs_fsync_file(tmp, AIRLOCK_ERROR_MSG(e)) < 0 ? airlock_error_classify(e, AIRLOCK_ERR_INTERNAL)
-                                                         : 0;
+    if (fs_fsync_file(tmp, AIRLOCK_ERROR_MSG(e)) < 0)
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    return 0;
 }
 
 int volume_make(struct volume_store *vs, const char *id, uint64_t size_mb, struct airlock_error *e)
@@ -325,7 +327,8 @@ static int clone_volume_locked(struct volume_store *vs, const char *src, const c
     char dir[PATH_MAX], image[PATH_MAX];
     if (check_id("new_volume_id", new_id, e) < 0 || make_dir(vs, new_id, dir, sizeof(dir), e) < 0)
         return -1;
-    if (vpath(vs, image, sizeof(image), new_id, "disk.img", e) < 0 || clone_into(src, image, e) < 0) {
+    if (vpath(vs, image, sizeof(image), new_id, "disk.img", e) < 0 ||
+        clone_into(src, image, e) < 0) {
         remove_dir(dir);
         return -1;
     }
@@ -387,7 +390,8 @@ int volume_grow(struct volume_store *vs, const char *id, uint64_t size_mb, uint6
     uint64_t want = size_mb * MIB;
     if (size_mb > VOLUME_MAX_SIZE_MB || want <= (uint64_t)st.st_size) {
         rc = airlock_error_set(e, AIRLOCK_ERR_INVALID,
-                               "size_mb: volume %s is %llu MiB; it only grows (to at most %llu MiB)",
+                               "size_mb: volume %s is %llu MiB; it only grows "
+                               "(to at most %llu MiB)",
                                id, (unsigned long long)((uint64_t)st.st_size / MIB),
                                (unsigned long long)VOLUME_MAX_SIZE_MB);
         goto out;

@@ -24,6 +24,9 @@
  *   store         the shared snapshot store: suspend to it on one node,
  *                 resume on another, bytes stored; a node without a store
  *                 beside it
+ *   volumes       creates without a volume, with a new one and with an
+ *                 existing one (docs/volumes.md), and clones of a 1 GiB
+ *                 and a 16 GiB volume's snapshot
  * Counts can be changed through the environment (AIRLOCK_BENCH_CREATES,
  * _ROUNDS, _BOOTS, _IDLE, _CP_CREATES, _JAIL_ROUNDS, ...; see each section). */
 #include <getopt.h>
@@ -62,6 +65,7 @@ static const struct {
     { "store", bench_section_store },
     { "ports", bench_section_ports },
     { "e2b", bench_section_e2b },
+    { "volumes", bench_section_volumes },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

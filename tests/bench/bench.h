@@ -7,6 +7,7 @@
 #define AIRLOCK_BENCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "bench_stats.h"
 #include "itest.h"
@@ -38,7 +39,14 @@ int bench_rounds(const struct bench_op *op, int workers, int rounds, struct benc
 
 /* vmhost calls; each returns 0 or -1 after printing the status. */
 char *bench_create(struct itest_vmhost *vh, const char *id); /* NULL id: the node names it */
+/* The same with one volume at /bench (made at size_mb when new). */
+char *bench_create_with_volume(struct itest_vmhost *vh, const char *id, const char *volume_id,
+                               uint64_t size_mb);
 int bench_delete(struct itest_vmhost *vh, const char *id);
+/* A VmHost volume method (ITEST_METHOD("CloneVolume"), ...) on VolumeRef
+ * {id, snapshot_id, new_id}: 0, or -1 after printing the status. */
+int bench_volume_call(struct itest_vmhost *vh, const char *method, const char *id,
+                      const char *snapshot_id, const char *new_id);
 /* ForkSandbox count 1 of the live sandbox id: the fork's id, or NULL. */
 char *bench_fork(struct itest_vmhost *vh, const char *id);
 int bench_sandbox_call(struct itest_vmhost *vh, const char *method, const char *id);
@@ -60,5 +68,6 @@ int bench_section_jail(struct bench_ctx *ctx);
 int bench_section_store(struct bench_ctx *ctx);
 int bench_section_ports(struct bench_ctx *ctx);
 int bench_section_e2b(struct bench_ctx *ctx);
+int bench_section_volumes(struct bench_ctx *ctx);
 
 #endif

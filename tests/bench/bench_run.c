@@ -86,8 +86,24 @@ int bench_rounds(const struct bench_op *op, int workers, int rounds, struct benc
 
 char *bench_create(struct itest_vmhost *vh, const char *id)
 {
+    return bench_create_with_volume(vh, id, NULL, 0);
+}
+
+char *bench_create_with_volume(struct itest_vmhost *vh, const char *id, const char *volume_id,
+                               uint64_t size_mb)
+{
     Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
     req.id = (char *)(id ? id : "");
+    Airlock__Vmhost__V1__VolumeAttachment att = AIRLOCK__VMHOST__V1__VOLUME_ATTACHMENT__INIT;
+    Airlock__Vmhost__V1__VolumeAttachment *atts[] = { &att };
+    if (volume_id) {
+        att.volume_id = (char *)volume_id;
+        att.path.data = (uint8_t *)"/bench";
+        att.path.len = strlen("/bench");
+        att.size_mb = size_mb;
+        req.volumes = atts;
+        req.n_volumes = 1;
+    }
     grpc_status_code st;
     char *details = NULL;
     char *got = itest_create_sandbox_with(vh, &req, &st, &details);
@@ -96,6 +112,26 @@ char *bench_create(struct itest_vmhost *vh, const char *id)
                 details ? details : "");
     free(details);
     return got;
+}
+
+int bench_volume_call(struct itest_vmhost *vh, const char *method, const char *id,
+                      const char *snapshot_id, const char *new_id)
+{
+    Airlock__Vmhost__V1__VolumeRef req = AIRLOCK__VMHOST__V1__VOLUME_REF__INIT;
+    req.volume_id = (char *)id;
+    req.snapshot_id = (char *)(snapshot_id ? snapshot_id : "");
+    req.new_volume_id = (char *)(new_id ? new_id : "");
+    bool empty = strstr(method, "Delete") != NULL;
+    char *details = NULL;
+    grpc_status_code st = itest_call(vh, method, &req.base,
+                                     empty ? &airlock__vmhost__v1__empty__descriptor
+                                           : &airlock__vmhost__v1__volume__descriptor,
+                                     &details);
+    if (st != GRPC_STATUS_OK)
+        fprintf(stderr, "bench: %s %s: %s: %s\n", method, id, rpc_status_name(st),
+                details ? details : "");
+    free(details);
+    return st == GRPC_STATUS_OK ? 0 : -1;
 }
 
 int bench_delete(struct itest_vmhost *vh, const char *id)

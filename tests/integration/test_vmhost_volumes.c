@@ -180,6 +180,10 @@ static void test_volume_lifecycle(void **state)
     volume_ok(ITEST_METHOD("GrowVolume"), "vol-one", NULL, NULL, 128);
     long grown = df_mb("vol-a", "/work");
     assert_true(grown > before + 40);
+    /* Past what the jail lets its QEMU write: refused, nothing grown. */
+    itest_assert_status_naming(volume_call(ITEST_METHOD("GrowVolume"), "vol-one", NULL, NULL,
+                                           64 * 1024, NULL, &details),
+                               &details, GRPC_STATUS_FAILED_PRECONDITION, "suspend");
 
     /* Suspend/resume: the data is there and still writable. */
     itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), "vol-a", STATE(SUSPENDED));

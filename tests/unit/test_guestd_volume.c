@@ -73,8 +73,10 @@ static void test_slots_and_ops(void **state)
     assert_int_equal(access(dir, F_OK), -1); /* nothing made for a missing disk */
     assert_int_equal(volume(d, 3, 99, 0, NULL, 0, msg, sizeof(msg)), EINVAL);
     static const Airlock__Guest__V1__VolumeOp ops[] = {
-        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_SYNC, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_FREEZE,
-        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_THAW, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW
+        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_SYNC,
+        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_FREEZE,
+        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_THAW,
+        AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW,
     };
     for (uint32_t i = 0; i < 4; i++) {
         assert_int_equal(volume(d, 10 + i, ops[i], 1, NULL, 0, msg, sizeof(msg)), ENOENT);
