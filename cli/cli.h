@@ -17,7 +17,7 @@
 
 #define CLI_CREATE_USAGE \
     "[--template T] [--cpus N] [--memory MiB] [--idle-timeout S] [--ttl S]" \
-    " [--checkpoint-every S] [--public-ports]"
+    " [--checkpoint-every S] [--public-ports] [--volume NAME:/PATH[:ro]]..."
 
 struct cli {
     const char *url;
@@ -84,6 +84,7 @@ int cmd_project(struct cli *c, int argc, char **argv); /* admin */
 int cmd_key(struct cli *c, int argc, char **argv);     /* admin */
 int cmd_quota(struct cli *c, int argc, char **argv);   /* set: admin */
 int cmd_node(struct cli *c, int argc, char **argv);    /* admin */
+int cmd_volume(struct cli *c, int argc, char **argv);
 int cmd_e2b_key(struct cli *c, int argc, char **argv); /* no server asked */
 
 #endif

@@ -12,7 +12,8 @@
 
 #define QUOTA_USAGE                                                                          \
     "usage: airlock quota show PROJECT | airlock quota set PROJECT --QUOTA N [--QUOTA N]...\n" \
-    "  QUOTA: sandboxes, vcpus, memory-mb, checkpoints, templates, template-builds\n"        \
+    "  QUOTA: sandboxes, vcpus, memory-mb, checkpoints, templates, template-builds, volumes,\n" \
+    "         volume-mb\n"                                                                    \
     "  N: a number, default (the scheduler's default again) or unlimited\n"
 
 static void print_quotas(json_t *answer)

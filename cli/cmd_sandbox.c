@@ -5,9 +5,31 @@
 #include <string.h>
 
 #include "cli.h"
+#include "volume_spec.h"
 
 /* The API's limit for idle_timeout_s and ttl_s (docs/api.md). */
 #define CREATE_SECONDS_MAX 31536000
+
+/* --volume NAME:/PATH[:ro] appended to the body's "volumes" (the
+ * scheduler judges the name and path); -1 after printing the problem. */
+static int add_volume(json_t *body, const char *text)
+{
+    char buf[VOLUME_REF_MAX + VOLUME_PATH_MAX + 8];
+    struct volume_mount_spec m;
+    struct airlock_error e;
+    if (volume_mount_parse(text, buf, sizeof(buf), &m, &e) < 0) {
+        fprintf(stderr, "airlock: %s\n", e.message);
+        return -1;
+    }
+    json_t *list = json_object_get(body, "volumes");
+    if (!list) {
+        list = json_array();
+        json_object_set_new(body, "volumes", list);
+    }
+    json_array_append_new(list, json_pack("{s:s,s:s,s:b}", "name", m.name, "path", m.path,
+                                          "read_only", m.read_only));
+    return 0;
+}
 
 int cmd_create(struct cli *c, int argc, char **argv)
 {
@@ -19,6 +41,7 @@ int cmd_create(struct cli *c, int argc, char **argv)
         { "ttl", required_argument, NULL, 'l' },
         { "checkpoint-every", required_argument, NULL, 'k' },
         { "public-ports", no_argument, NULL, 'p' },
+        { "volume", required_argument, NULL, 'v' },
         { NULL, 0, NULL, 0 },
     };
     /* The JSON field each number option sets. */
@@ -44,6 +67,13 @@ int cmd_create(struct cli *c, int argc, char **argv)
         }
         if (opt == 'p') {
             json_object_set_new(body, "public_ports", json_true());
+            continue;
+        }
+        if (opt == 'v') {
+            if (add_volume(body, optarg) < 0) {
+                json_decref(body);
+                return CLI_EXIT_USAGE;
+            }
             continue;
         }
         size_t i = 0;

@@ -44,6 +44,12 @@ static void usage(FILE *out)
             "                                                   prints the id; --plaintext: plain HTTP too\n"
             "  secret ls [--sandbox ID] | secret rm NAME [--sandbox ID]\n"
             "  secret unlock --key-file F [--ttl S] | secret lock        BYOK projects\n"
+            "  volume create NAME --size MiB | volume clone NAME VOLUME@SNAPSHOT\n"
+            "  volume ls | volume get NAME | volume rm NAME | volume grow NAME --size MiB\n"
+            "  volume snapshot NAME SNAPSHOT | volume snapshot rm NAME SNAPSHOT\n"
+            "                                                   persistent disks; attach with\n"
+            "                                                   create --volume NAME:/PATH[:ro]\n"
+            "                                                   (NAME@SNAPSHOT: read-only)\n"
             "  quota show PROJECT                               limits and usage (a project key:\n"
             "                                                   its own project)\n"
             "  e2b-key                                          the key as E2B's SDKs take it\n"
@@ -54,7 +60,8 @@ static void usage(FILE *out)
             "  key rm PROJECT KEY_ID                            revokes it at once\n"
             "  quota set PROJECT --QUOTA N [--QUOTA N]...       QUOTA: sandboxes vcpus\n"
             "                                                   memory-mb checkpoints templates\n"
-            "                                                   template-builds; N: a number,\n"
+            "                                                   template-builds volumes volume-mb;\n"
+            "                                                   N: a number,\n"
             "                                                   default or unlimited\n"
             "  node ls | node get ID                            nodes: state, capacity, sandboxes\n"
             "  node drain ID | node undrain ID                  no new work there / again\n");
@@ -146,6 +153,8 @@ int main(int argc, char **argv)
         return cmd_key(&c, cargc, cargv);
     if (strcmp(cmd, "quota") == 0)
         return cmd_quota(&c, cargc, cargv);
+    if (strcmp(cmd, "volume") == 0)
+        return cmd_volume(&c, cargc, cargv);
     if (strcmp(cmd, "node") == 0)
         return cmd_node(&c, cargc, cargv);
     if (strcmp(cmd, "e2b-key") == 0)

@@ -22,6 +22,7 @@
 #define TEMPLATES(name) "/airlock.v1.Templates/" name
 #define PROJECTS(name) "/airlock.v1.Projects/" name
 #define NODES(name) "/airlock.v1.Nodes/" name
+#define VOLUMES(name) "/airlock.v1.Volumes/" name
 
 static const struct grpc_method {
     const char *path;
@@ -92,6 +93,18 @@ static const struct grpc_method {
     { NODES("GetNode"), &airlock__v1__node_request__descriptor, grpc_get_node },
     { NODES("DrainNode"), &airlock__v1__node_request__descriptor, grpc_drain_node },
     { NODES("UndrainNode"), &airlock__v1__node_request__descriptor, grpc_undrain_node },
+    { VOLUMES("CreateVolume"), &airlock__v1__create_volume_request__descriptor,
+      grpc_create_volume },
+    { VOLUMES("ListVolumes"), &airlock__v1__list_volumes_request__descriptor, grpc_list_volumes },
+    { VOLUMES("GetVolume"), &airlock__v1__volume_request__descriptor, grpc_get_volume },
+    { VOLUMES("GrowVolume"), &airlock__v1__grow_volume_request__descriptor, grpc_grow_volume },
+    { VOLUMES("DeleteVolume"), &airlock__v1__volume_request__descriptor, grpc_delete_volume },
+    { VOLUMES("CreateVolumeSnapshot"), &airlock__v1__volume_snapshot_request__descriptor,
+      grpc_create_volume_snapshot },
+    { VOLUMES("ListVolumeSnapshots"), &airlock__v1__volume_request__descriptor,
+      grpc_list_volume_snapshots },
+    { VOLUMES("DeleteVolumeSnapshot"), &airlock__v1__volume_snapshot_request__descriptor,
+      grpc_delete_volume_snapshot },
 };
 
 #define GRPC_METHOD_COUNT (sizeof(grpc_methods) / sizeof(*grpc_methods))

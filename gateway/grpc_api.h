@@ -1,5 +1,5 @@
 /* The public gRPC API (protos/airlock/v1, docs/grpc-api.md):
- * services airlock.v1.Sandboxes, Templates, Projects, Nodes and Events, served by the
+ * services airlock.v1.Sandboxes, Templates, Projects, Nodes, Volumes and Events, served by the
  * gateway on a port of their own with the same API keys, the same scheduler
  * calls and the same direct vmhost streams as the REST API. */
 #ifndef AIRLOCK_GATEWAY_GRPC_API_H

@@ -17,6 +17,7 @@
 #include "airlock/v1/projects.pb-c.h"
 #include "airlock/v1/sandboxes.pb-c.h"
 #include "airlock/v1/templates.pb-c.h"
+#include "airlock/v1/volumes.pb-c.h"
 #include "gateway.h"
 #include "grpc_arena.h"
 #include "rpc_server.h"
@@ -116,5 +117,13 @@ void grpc_list_nodes(struct grpc_request *r);
 void grpc_get_node(struct grpc_request *r);
 void grpc_drain_node(struct grpc_request *r);
 void grpc_undrain_node(struct grpc_request *r);
+void grpc_create_volume(struct grpc_request *r); /* grpc_volumes.c */
+void grpc_list_volumes(struct grpc_request *r);
+void grpc_get_volume(struct grpc_request *r);
+void grpc_grow_volume(struct grpc_request *r);
+void grpc_delete_volume(struct grpc_request *r);
+void grpc_create_volume_snapshot(struct grpc_request *r);
+void grpc_list_volume_snapshots(struct grpc_request *r);
+void grpc_delete_volume_snapshot(struct grpc_request *r);
 
 #endif

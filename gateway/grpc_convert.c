@@ -111,6 +111,9 @@ Airlock__V1__Sandbox *grpc_sandbox_msg(struct grpc_arena *a, const Airlock__Sche
     m->checkpoint_every_s = sb->checkpoint_every_s;
     m->public_ports = sb->public_ports;
     m->traffic_token = sb->traffic_token;
+    /* The same message on both sides: the scheduler's mounts as they are. */
+    m->volumes = sb->volumes;
+    m->n_volumes = sb->n_volumes;
     if (strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
         m->restore_point = grpc_arena_alloc(a, sizeof(*m->restore_point));
         if (!m->restore_point)

@@ -36,6 +36,8 @@ void grpc_create_sandbox(struct grpc_request *r)
     req.checkpoint_every_s = in->checkpoint_every_s;
     req.public_ports = in->public_ports;
     req.idempotency_key = in->idempotency_key;
+    req.volumes = in->volumes; /* VolumeMount on both sides; the scheduler judges them */
+    req.n_volumes = in->n_volumes;
     req.n_env = in->n_env;
     req.n_metadata = in->n_metadata;
     struct airlock_error e;

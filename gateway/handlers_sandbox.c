@@ -11,6 +11,7 @@
 #include "route_handlers.h"
 #include "sandbox_id.h"
 #include "string_map_json.h"
+#include "volume_json.h"
 
 json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
 {
@@ -31,6 +32,7 @@ json_t *gw_sandbox_json(const Airlock__Scheduler__V1__Sandbox *sb)
         json_object_set_new(j, "checkpoint_every_s", json_integer(sb->checkpoint_every_s));
         json_object_set_new(j, "public_ports", json_boolean(sb->public_ports));
         json_object_set_new(j, "traffic_token", json_string(sb->traffic_token));
+        json_object_set_new(j, "volumes", gw_volume_mounts_json(sb->volumes, sb->n_volumes));
     }
     /* Lost with its node: what a restore without a checkpoint uses. */
     if (j && strcmp(sb->state, "lost") == 0 && *sb->restore_point) {
@@ -199,6 +201,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         { "metadata", JF_STRING_MAP },  { "idle_timeout_s", JF_UINT },
         { "ttl_s", JF_UINT },           { "checkpoint_every_s", JF_UINT },
         { "network", JF_OBJECT },       { "public_ports", JF_BOOL },
+        { "volumes", JF_ARRAY },
     };
     json_t *body;
     struct airlock_error e;
@@ -240,6 +243,9 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     int created;
     if (!req.env || !req.metadata) {
         created = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
+    } else if (gw_volume_mounts_from_json(json_object_get(body, "volumes"), &req.volumes,
+                                          &req.n_volumes, &e) < 0) {
+        created = -1;
     } else if (network &&
                policy_json_to_proto(network, "network", &policy, AIRLOCK_ERROR_MSG(&e)) < 0) {
         created = airlock_error_classify(&e, AIRLOCK_ERR_INVALID);
@@ -248,6 +254,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
         created = gw_sandbox_create(r->gw, &caller, &req, &sb, &e);
     }
     policy_json_release(&policy);
+    gw_volume_mounts_free(req.volumes);
     free(req.env);
     free(req.metadata);
     json_decref(body);

@@ -7,7 +7,7 @@
  * handlers_project_key.c (BYOK unlock) + handlers_orgs.c (vault),
  * handlers_warm_pool.c (warm-pool targets), handlers_template.c,
  * handlers_quota.c (a project's quotas), handlers_nodes.c (the nodes and
- * their drain state). */
+ * their drain state), handlers_volumes.c (volumes and their snapshots). */
 #ifndef AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 #define AIRLOCK_GATEWAY_ROUTE_HANDLERS_H
 
@@ -62,6 +62,14 @@ enum MHD_Result handle_ports_list(struct gw_request *r);
 enum MHD_Result handle_port_url(struct gw_request *r);
 json_t *gw_ports_json(struct gw_request *r, const char *id, struct airlock_error *e);
 enum MHD_Result handle_events(struct gw_request *r);
+enum MHD_Result handle_volume_create(struct gw_request *r);
+enum MHD_Result handle_volume_list(struct gw_request *r);
+enum MHD_Result handle_volume_get(struct gw_request *r);
+enum MHD_Result handle_volume_delete(struct gw_request *r);
+enum MHD_Result handle_volume_grow(struct gw_request *r);
+enum MHD_Result handle_volume_snapshot_create(struct gw_request *r);
+enum MHD_Result handle_volume_snapshot_list(struct gw_request *r);
+enum MHD_Result handle_volume_snapshot_delete(struct gw_request *r);
 enum MHD_Result handle_template_build(struct gw_request *r);
 enum MHD_Result handle_template_list(struct gw_request *r);
 enum MHD_Result handle_template_get(struct gw_request *r);

@@ -258,6 +258,90 @@ static const char *const migrations[] = {
     "  ADD COLUMN on_timeout text NOT NULL DEFAULT 'delete'"
     "  CHECK (on_timeout IN ('delete', 'suspend'));"
     "CREATE INDEX sandboxes_expiring ON sandboxes (expires_at) WHERE expires_at IS NOT NULL;",
+    /* 15: persistent volumes (docs/volumes.md "API"; volume_store.h).
+     * volumes: a project's, by name; node_id NULL until its first use
+     * (the node a sandbox first attaching it is placed on: its image is
+     * made there). volume_snapshots: a volume's, by name, with the size
+     * and node it had (node NULL: taken before the first use, so empty;
+     * a clone of it is a volume never used either). sandbox_volumes: the
+     * attachments of live sandboxes, by VM slot; a row is a claim, gone
+     * when its sandbox is deleted (the trigger: every path to deleted
+     * releases, whoever takes it). One holder of a volume itself (read-
+     * write or read-only: a VM writes its disk's journal even so) is
+     * sandbox_volumes_one_holder, a constraint, so two creates racing for
+     * one volume cannot both commit; its snapshots any number of times.
+     * The foreign keys keep a volume or snapshot that is attached from
+     * being deleted. sandboxes.volumes: the attachments as the create
+     * gave them (names, paths, ids; VolumeMount's JSON with the ids),
+     * kept with the row like its network, shown and sent to the node.
+     * The quotas gain volumes (count) and volume_mb (their sizes), the
+     * arrays' 7th and 8th values. */
+    "CREATE TABLE volumes ("
+    "  id uuid PRIMARY KEY,"
+    "  project_id text NOT NULL REFERENCES projects(id),"
+    "  name text NOT NULL,"
+    "  size_mb bigint NOT NULL CHECK (size_mb BETWEEN 1 AND 1048576),"
+    "  node_id text REFERENCES nodes(id),"
+    "  from_snapshot text NOT NULL DEFAULT '',"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  UNIQUE (project_id, name));"
+    "CREATE TABLE volume_snapshots ("
+    "  id uuid PRIMARY KEY,"
+    "  volume_id uuid NOT NULL REFERENCES volumes(id) ON DELETE CASCADE,"
+    "  name text NOT NULL,"
+    "  size_mb bigint NOT NULL,"
+    "  node_id text REFERENCES nodes(id),"
+    "  created_at timestamptz NOT NULL DEFAULT now(),"
+    "  UNIQUE (volume_id, name));"
+    "CREATE TABLE sandbox_volumes ("
+    "  sandbox_id text NOT NULL REFERENCES sandboxes(id),"
+    "  slot integer NOT NULL CHECK (slot BETWEEN 0 AND 3),"
+    "  volume_id uuid NOT NULL REFERENCES volumes(id),"
+    "  snapshot_id uuid REFERENCES volume_snapshots(id),"
+    "  path text NOT NULL,"
+    "  read_only boolean NOT NULL,"
+    "  PRIMARY KEY (sandbox_id, slot),"
+    "  CHECK (snapshot_id IS NULL OR read_only));"
+    "CREATE UNIQUE INDEX sandbox_volumes_one_holder ON sandbox_volumes (volume_id)"
+    "  WHERE snapshot_id IS NULL;"
+    "CREATE INDEX sandbox_volumes_by_volume ON sandbox_volumes (volume_id);"
+    "ALTER TABLE sandboxes ADD COLUMN volumes jsonb NOT NULL DEFAULT '[]';"
+    "CREATE FUNCTION sandbox_volumes_release() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    "  DELETE FROM sandbox_volumes WHERE sandbox_id = NEW.id;"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER sandboxes_release_volumes AFTER UPDATE OF state ON sandboxes"
+    "  FOR EACH ROW WHEN (NEW.state = 'deleted' AND OLD.state <> 'deleted')"
+    "  EXECUTE FUNCTION sandbox_volumes_release();"
+    "ALTER TABLE project_quotas ADD COLUMN volumes bigint, ADD COLUMN volume_mb bigint;"
+    "CREATE OR REPLACE FUNCTION quota_usage(p text, stale_build_s integer) RETURNS bigint[]"
+    " LANGUAGE plpgsql STABLE AS $$"
+    " DECLARE s bigint[]; c bigint; t bigint[]; v bigint[];"
+    " BEGIN"
+    "  SELECT ARRAY[count(*), coalesce(sum(cpus), 0), coalesce(sum(memory_mb), 0)] INTO s"
+    "    FROM sandboxes WHERE project_id = p"
+    "    AND state IN ('creating', 'running', 'paused', 'suspending', 'resuming', 'error',"
+    "                  'migrating');"
+    "  SELECT count(*) INTO c FROM checkpoints k JOIN sandboxes b ON b.id = k.sandbox_id"
+    "    WHERE b.project_id = p AND b.state <> 'deleted';"
+    "  SELECT ARRAY[count(*), count(*) FILTER (WHERE state = 'building')] INTO t"
+    "    FROM templates WHERE project_id = p AND (state = 'ready' OR (state = 'building'"
+    "    AND created_at > now() - make_interval(secs => stale_build_s)));"
+    "  SELECT ARRAY[count(*), coalesce(sum(size_mb), 0)] INTO v FROM volumes WHERE project_id = p;"
+    "  RETURN s || c || t || v;"
+    " END $$;"
+    "CREATE OR REPLACE FUNCTION quota_limits(p text, defaults bigint[]) RETURNS bigint[]"
+    " LANGUAGE plpgsql STABLE AS $$"
+    " DECLARE l bigint[];"
+    " BEGIN"
+    "  SELECT ARRAY[coalesce(q.sandboxes, defaults[1]), coalesce(q.vcpus, defaults[2]),"
+    "    coalesce(q.memory_mb, defaults[3]), coalesce(q.checkpoints, defaults[4]),"
+    "    coalesce(q.templates, defaults[5]), coalesce(q.template_builds, defaults[6]),"
+    "    coalesce(q.volumes, defaults[7]), coalesce(q.volume_mb, defaults[8])] INTO l"
+    "    FROM (SELECT 1) one LEFT JOIN project_quotas q ON q.project_id = p;"
+    "  RETURN l;"
+    " END $$;",
 };
 
 const struct db_schema scheduler_schema = {

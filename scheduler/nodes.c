@@ -156,7 +156,7 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
     PGresult *res = db_query(&s->db,
                              "UPDATE sandboxes SET node_id = "
                              NODES_PLACEMENT("sandboxes.template", "sandboxes.cpus",
-                                             "sandboxes.memory_mb", "$2", "''")
+                                             "sandboxes.memory_mb", "$2", "''", "''")
                              " WHERE id = $1 RETURNING coalesce(node_id, ''), template, cpus,"
                              " memory_mb",
                              2, params, AIRLOCK_ERROR_MSG(e));
@@ -192,14 +192,21 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
     const char *params[] = { sandbox_id, dead_after, except };
     PGresult *res = db_query(&s->db,
                              "SELECT coalesce(" NODES_PLACEMENT("s.template", "s.cpus",
-                                                                "s.memory_mb", "$2", "$3::text")
-                             ", ''), s.template, s.cpus, s.memory_mb FROM sandboxes s WHERE s.id = $1",
+                                                                "s.memory_mb", "$2", "$3::text",
+                                                                "''")
+                             ", ''), s.template, s.cpus, s.memory_mb, s.volumes <> '[]'"
+                             " FROM sandboxes s WHERE s.id = $1",
                              3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     int rc = 0;
     if (PQntuples(res) != 1)
         rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is gone", sandbox_id);
+    else if (PQgetvalue(res, 0, 4)[0] == 't') /* their images are on its node alone */
+        rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
+                               "sandbox %s has volumes, which are on node %s only: it runs "
+                               "nowhere else",
+                               sandbox_id, except);
     else if (!*PQgetvalue(res, 0, 0))
         rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
                                "no other live node%s%s has room for a sandbox of %s vCPUs and %s "

@@ -32,7 +32,8 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
  * whose budget (vmhost/node_budget.h)
  * has room for `cpus` vCPUs and `memory` MiB, with a free record slot,
  * that can serve template `tpl` (SQL expressions, the sizes integers), and is
- * not node `except` (a text expression; '' for none): nodes that have the
+ * not node `except` but is node `only` when that is not '' (text
+ * expressions; '' for none; `only`: the node of the sandbox's volumes): nodes that have the
  * template first, then the one with the most memory left; NULL when none
  * has room. Creates in
  * flight count against a node until its heartbeat shows them
@@ -41,13 +42,14 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
  * nodes that built it or report it; one published to the shared snapshot
  * store (templates.store_object) can go to any node, which fetches it
  * (docs/templates.md "Across nodes"). */
-#define NODES_PLACEMENT(tpl, cpus, memory, dead_after, except)                            \
+#define NODES_PLACEMENT(tpl, cpus, memory, dead_after, except, only)                      \
     "(SELECT n.id FROM nodes n CROSS JOIN LATERAL"                                        \
     "  (SELECT count(*) AS sandboxes, coalesce(sum(p.cpus), 0) AS cpus,"                  \
     "     coalesce(sum(p.memory_mb), 0) AS memory_mb FROM sandboxes p"                    \
     "   WHERE p.node_id = n.id AND p.state = 'creating') inflight"                        \
     "  WHERE " NODES_TAKING_WORK("n", dead_after)                                         \
     "    AND n.id <> " except                                                              \
+    "    AND (" only " = '' OR n.id = " only ")"                                          \
     "    AND n.capacity > n.sandboxes + inflight.sandboxes"                               \
     "    AND n.vcpus_committed + inflight.cpus + " cpus " <= n.vcpus_limit"                \
     "    AND n.memory_committed_mb + inflight.memory_mb + " memory " <= n.memory_limit_mb" \
@@ -67,7 +69,8 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
 /* A node other than `except` for suspended sandbox_id to resume on (as
  * NODES_PLACEMENT chooses), into node_id; the row is not changed (the
  * resume there records it). Capacity naming the sandbox's size when none
- * has room. */
+ * has room, or saying so for a sandbox with volumes (their images are on
+ * `except` only). */
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
                           char *node_id, size_t idlen, struct airlock_error *e);
 

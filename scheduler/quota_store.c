@@ -110,8 +110,9 @@ int store_quota_set(struct db *db, const char *project_id, const Airlock__V1__Qu
     PGresult *res = db_query(
         db,
         "INSERT INTO project_quotas AS q (project_id, sandboxes, vcpus, memory_mb, checkpoints,"
-        "   templates, template_builds)"
-        " SELECT id, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint"
+        "   templates, template_builds, volumes, volume_mb)"
+        " SELECT id, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint,"
+        "   $9::bigint, $10::bigint"
         " FROM projects WHERE id = $1"
         " ON CONFLICT (project_id) DO UPDATE SET updated_at = now(),"
         "   sandboxes = CASE WHEN ($2::boolean[])[1] THEN $3::bigint ELSE q.sandboxes END,"
@@ -120,7 +121,9 @@ int store_quota_set(struct db *db, const char *project_id, const Airlock__V1__Qu
         "   checkpoints = CASE WHEN ($2::boolean[])[4] THEN $6::bigint ELSE q.checkpoints END,"
         "   templates = CASE WHEN ($2::boolean[])[5] THEN $7::bigint ELSE q.templates END,"
         "   template_builds = CASE WHEN ($2::boolean[])[6] THEN $8::bigint"
-        "     ELSE q.template_builds END"
+        "     ELSE q.template_builds END,"
+        "   volumes = CASE WHEN ($2::boolean[])[7] THEN $9::bigint ELSE q.volumes END,"
+        "   volume_mb = CASE WHEN ($2::boolean[])[8] THEN $10::bigint ELSE q.volume_mb END"
         " RETURNING 1",
         2 + QUOTA_KIND_COUNT, params, AIRLOCK_ERROR_MSG(e));
     if (!res)

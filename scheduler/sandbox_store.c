@@ -22,8 +22,8 @@
     " coalesce(s.network::text, ''), s.ttl_s, s.store_object, s.checkpoint_every_s,"     \
     " coalesce(rp.name, ''), coalesce((extract(epoch from rp.created_at) * 1000)::bigint, 0),"  \
     " coalesce((extract(epoch from s.expires_at) * 1000)::bigint, 0), s.on_timeout,"          \
-    " s.public_ports, s.traffic_token"
-#define SANDBOX_COLUMN_COUNT 24
+    " s.public_ports, s.traffic_token, s.volumes::text"
+#define SANDBOX_COLUMN_COUNT 25
 /* rp: its restore point, the newest checkpoint in the shared store. */
 #define SANDBOX_JOINS(rows)                                                               \
     rows " s LEFT JOIN nodes n ON n.id = s.node_id"                                       \
@@ -80,8 +80,31 @@ static void event_fill(struct sandbox_event *ev, const char *project_id, const c
 }
 
 /* The JSON columns of a row, by where store_sandbox_msg puts them. */
-enum { COLUMN_ENV, COLUMN_METADATA, COLUMN_NETWORK };
-static const int json_column_index[] = { 11, 12, 14 };
+enum { COLUMN_ENV, COLUMN_METADATA, COLUMN_NETWORK, COLUMN_VOLUMES };
+static const int json_column_index[SANDBOX_JSON_COLUMNS] = { 11, 12, 14, 24 };
+
+/* The volumes column (a JSON array of VolumeMounts with their ids,
+ * volume_attach.h) as the message's mounts, pointing into it. */
+static void volumes_msg(struct sandbox_msg *out)
+{
+    json_t *list = out->columns[COLUMN_VOLUMES], *v;
+    size_t i;
+    json_array_foreach(list, i, v) {
+        if (i >= VOLUME_MOUNTS_MAX)
+            break;
+        Airlock__V1__VolumeMount *m = &out->mounts[i];
+        airlock__v1__volume_mount__init(m);
+        m->name = (char *)json_string_value(json_object_get(v, "name"));
+        m->path = (char *)json_string_value(json_object_get(v, "path"));
+        m->read_only = json_is_true(json_object_get(v, "read_only"));
+        m->slot = (uint32_t)i;
+        if (!m->name || !m->path)
+            break;
+        out->mount_ptrs[i] = m;
+        out->msg.n_volumes = i + 1;
+    }
+    out->msg.volumes = out->mount_ptrs;
+}
 
 int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct airlock_error *e)
 {
@@ -109,10 +132,11 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
     msg->on_timeout = PQgetvalue(res, row, 21);
     msg->public_ports = PQgetvalue(res, row, 22)[0] == 't';
     msg->traffic_token = PQgetvalue(res, row, 23);
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < SANDBOX_JSON_COLUMNS; c++) {
         const char *text = PQgetvalue(res, row, json_column_index[c]);
         out->columns[c] = *text ? json_loads(text, 0, NULL) : NULL; /* network: '' = none */
     }
+    volumes_msg(out);
     msg->env = (void *)string_map_from_json(
         out->columns[COLUMN_ENV], &airlock__scheduler__v1__sandbox__env_entry__descriptor,
         &msg->n_env);
@@ -139,7 +163,9 @@ void store_sandbox_msg_free(struct sandbox_msg *m)
     m->msg.metadata = NULL;
     m->msg.network = NULL;
     policy_json_release(&m->policy);
-    for (int c = 0; c < 3; c++) {
+    m->msg.volumes = NULL;
+    m->msg.n_volumes = 0;
+    for (int c = 0; c < SANDBOX_JSON_COLUMNS; c++) {
         json_decref(m->columns[c]);
         m->columns[c] = NULL;
     }
@@ -158,6 +184,11 @@ const char *store_sandbox_template_id(PGresult *res, int row)
 const char *store_sandbox_node(PGresult *res, int row)
 {
     return PQgetvalue(res, row, 6);
+}
+
+const char *store_sandbox_volumes(PGresult *res, int row)
+{
+    return PQgetvalue(res, row, json_column_index[COLUMN_VOLUMES]);
 }
 
 const char *store_sandbox_store_object(PGresult *res, int row)
@@ -315,7 +346,8 @@ static int request_columns(const Airlock__Scheduler__V1__CreateSandboxRequest *r
 }
 
 int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                         const char *id, int node_dead_after_s,
+                         const char *id, const struct volume_attach *volumes,
+                         int node_dead_after_s,
                          const struct quota_values *quota_defaults,
                          const struct transition_note *note, struct sandbox_event *created,
                          PGresult **row, bool *existing, struct airlock_error *e)
@@ -344,28 +376,35 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
                              text.network ? text.network : "", ttl, dead_after,
                              quota.request, quota.defaults, every, timeout,
                              *req->on_timeout ? req->on_timeout : "delete",
-                             req->public_ports ? "true" : "false" };
+                             req->public_ports ? "true" : "false", volumes->json,
+                             volumes->node };
     /* One round trip: the quota gate, the template check, the placement
-     * (NULL when no node has room: create_on_node says why), the sandbox
-     * and its first transition, atomically, answered with the row. A
-     * refusal of the gate, a duplicate idempotency key or an unknown
-     * template inserts nothing. */
+     * (NULL when no node has room: create_on_node says why; only the node
+     * of its volumes when they have one), the sandbox, its claims on
+     * volumes (a volume held already violates sandbox_volumes_one_holder:
+     * the whole statement fails) and its first transition, atomically,
+     * answered with the row. A refusal of the gate, a duplicate
+     * idempotency key or an unknown template inserts nothing. */
     PGresult *res = db_query_prepared(
         db, "sandbox_insert",
         "WITH" QUOTA_GATE("$2", "$15", "$16") ","
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb, env,"
         "   metadata, idle_timeout_s, idempotency_key, network, ttl_s, checkpoint_every_s,"
-        "   expires_at, on_timeout, public_ports, node_id)"
+        "   expires_at, on_timeout, public_ports, volumes, node_id)"
         "   SELECT $1, $2, 'creating', $3, $4::integer, $5::integer, $6::jsonb, $7::jsonb,"
         "   $8::integer, NULLIF($9, ''), NULLIF($12, '')::jsonb, $13::integer, $17::integer,"
         "   CASE WHEN $18::integer > 0 THEN now() + make_interval(secs => $18::integer) END,"
-        "   $19, $20::boolean, "
-        NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''")
+        "   $19, $20::boolean, $21::jsonb, "
+        NODES_PLACEMENT("$3::text", "$4::integer", "$5::integer", "$14", "''", "$22::text")
         "   WHERE EXISTS (SELECT 1 FROM templates WHERE id = $3"
         "     AND (project_id IS NULL OR project_id = $2)) AND" QUOTA_ADMITTED
         "   ON CONFLICT (project_id, idempotency_key) DO NOTHING RETURNING *),"
+        " a AS (INSERT INTO sandbox_volumes (sandbox_id, slot, volume_id, snapshot_id, path,"
+        "   read_only) SELECT s.id, v.slot, v.volume_id::uuid, NULLIF(v.snapshot_id, '')::uuid,"
+        "   v.path, v.read_only FROM s, jsonb_to_recordset(s.volumes)"
+        "   AS v(slot integer, volume_id text, snapshot_id text, path text, read_only boolean)),"
         AUDIT_ROW("$10", "NULL", "'creating'", "'create'", "$11") ADMITTED_ANSWER,
-        20, params, AIRLOCK_ERROR_MSG(e));
+        22, params, AIRLOCK_ERROR_MSG(e));
     if (!res) {
         rc = airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
     } else if (admitted_written(res)) {
@@ -382,6 +421,7 @@ out:
 }
 
 int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct fork_volume_records *volumes,
                        const struct quota_values *quota_defaults,
                        const struct transition_note *note, PGresult **rows,
                        struct airlock_error *e)
@@ -389,6 +429,8 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
     const char *parent_id = PQgetvalue(parent, 0, 0);
     struct quota_ask ask = { PQgetvalue(parent, 0, 1), { { 0 } }, quota_defaults };
     store_sandbox_ask(parent, 0, (int64_t)n, &ask.request);
+    ask.request.v[QUOTA_VOLUMES] = volumes->volumes;
+    ask.request.v[QUOTA_VOLUME_MB] = volumes->volume_mb;
     struct quota_ask_params quota;
     quota_ask_params(&ask, &quota);
     /* The ids as a text[]: they are the node's, [a-z0-9_-] only. */
@@ -403,22 +445,36 @@ int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_
     }
     char why[200];
     snprintf(why, sizeof(why), "fork of %s", parent_id);
-    const char *params[] = { ids.data,     parent_id,     note->who,      why,
-                             note->request_id, quota.request, quota.defaults };
-    /* The quota gate, every fork and its first transition in one
-     * statement: all of them or none. */
+    const char *params[] = { ids.data,        parent_id,     note->who,      why,
+                             note->request_id, quota.request, quota.defaults, volumes->clones,
+                             volumes->columns };
+    /* The quota gate, every fork, its clones of volumes, its claims on
+     * them and its first transition in one statement: all of them or
+     * none (the claims' foreign keys see the clones: they are checked at
+     * the statement's end). */
     PGresult *res = db_query(
         db,
         "WITH" QUOTA_GATE("(SELECT project_id FROM sandboxes WHERE id = $2)", "$6", "$7") ","
+        " nv AS (INSERT INTO volumes (id, project_id, name, size_mb, node_id)"
+        "   SELECT x.id::uuid, v.project_id, x.name, v.size_mb, v.node_id"
+        "   FROM jsonb_to_recordset($8::jsonb) AS x(id text, name text, src text)"
+        "   JOIN volumes v ON v.id = x.src::uuid"
+        "   WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = $2) AND" QUOTA_ADMITTED
+        "   RETURNING id),"
         " s AS (INSERT INTO sandboxes (id, project_id, state, template, cpus, memory_mb,"
-        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports)"
+        "   node_id, env, metadata, idle_timeout_s, ttl_s, network, public_ports, volumes)"
         "   SELECT f.id, p.project_id, 'running', p.template, p.cpus, p.memory_mb, p.node_id,"
-        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports"
+        "   p.env, p.metadata, p.idle_timeout_s, p.ttl_s, p.network, p.public_ports,"
+        "   coalesce($9::jsonb -> (array_position($1::text[], f.id) - 1), '[]')"
         "   FROM sandboxes p, unnest($1::text[]) f(id) WHERE p.id = $2 AND" QUOTA_ADMITTED
         "   RETURNING *),"
+        " a AS (INSERT INTO sandbox_volumes (sandbox_id, slot, volume_id, snapshot_id, path,"
+        "   read_only) SELECT s.id, v.slot, v.volume_id::uuid, NULLIF(v.snapshot_id, '')::uuid,"
+        "   v.path, v.read_only FROM s, jsonb_to_recordset(s.volumes)"
+        "   AS v(slot integer, volume_id text, snapshot_id text, path text, read_only boolean)),"
         AUDIT_ROW("$3", "NULL", "'running'", "$4", "$5") ADMITTED_ANSWER
         " ORDER BY array_position($1::text[], s.id)",
-        7, params, AIRLOCK_ERROR_MSG(e));
+        9, params, AIRLOCK_ERROR_MSG(e));
     strbuf_free(&ids);
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);

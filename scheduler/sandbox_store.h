@@ -16,6 +16,8 @@
 #include "quota_store.h"
 #include "sandbox_state.h"
 #include "scheduler.pb-c.h"
+#include "volume_attach.h"
+#include "volume_spec.h"
 
 /* Who/why/request of a transition, for the audit rows. */
 struct transition_note {
@@ -36,10 +38,13 @@ struct sandbox_event {
 /* A sandbox row as the Sandbox message. Its strings point into the row
  * (valid until PQclear), its env, metadata and network (the JSON columns)
  * into what this holds. */
+#define SANDBOX_JSON_COLUMNS 4
 struct sandbox_msg {
     Airlock__Scheduler__V1__Sandbox msg;
-    json_t *columns[3];                 /* env, metadata, network (NULL: none set) */
-    Airlock__Egress__V1__Policy policy; /* msg.network when the row has one */
+    json_t *columns[SANDBOX_JSON_COLUMNS]; /* env, metadata, network (NULL: none set), volumes */
+    Airlock__Egress__V1__Policy policy;    /* msg.network when the row has one */
+    Airlock__V1__VolumeMount mounts[VOLUME_MOUNTS_MAX]; /* msg.volumes */
+    Airlock__V1__VolumeMount *mount_ptrs[VOLUME_MOUNTS_MAX];
 };
 /* Row `row` of res as *out (store_sandbox_msg_free it, whatever the
  * answer); internal when a JSON column is not what this store writes,
@@ -48,6 +53,8 @@ int store_sandbox_msg(PGresult *res, int row, struct sandbox_msg *out, struct ai
 void store_sandbox_msg_free(struct sandbox_msg *m);
 const char *store_sandbox_state(PGresult *res, int row);
 const char *store_sandbox_node(PGresult *res, int row);
+/* Its volumes column: the text of a JSON array (volume_attach.h). */
+const char *store_sandbox_volumes(PGresult *res, int row);
 /* Its suspend in the shared snapshot store ("" when none). */
 const char *store_sandbox_store_object(PGresult *res, int row);
 /* The template's row id ("default", "<project>.<name>:<version>"), which
@@ -68,8 +75,11 @@ int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
                        struct airlock_error *e);
 
 /* Inserts a creating sandbox named id, already placed on the live node
- * with most room for it (nodes.h; no node when none has room), with its
- * first transition (*created describes it); *row is the sandbox. When the
+ * with most room for it (nodes.h; no node when none has room; only
+ * volumes->node when that is set), with its claims on volumes (the
+ * statement fails, inserting nothing, when one is held:
+ * volume_attach_refused says why) and its first transition (*created
+ * describes it); *row is the sandbox. When the
  * project already has a sandbox with this idempotency key, nothing is
  * inserted: *existing is set and *row is that sandbox (not found when it
  * was deleted since). Only if the project's quotas (quota_defaults where
@@ -77,7 +87,8 @@ int store_sandbox_list(struct db *db, const char *project_id, PGresult **out,
  * An unknown template is invalid, and so is an env, metadata or network
  * string that is not UTF-8 (naming it). */
 int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSandboxRequest *req,
-                         const char *id, int node_dead_after_s,
+                         const char *id, const struct volume_attach *volumes,
+                         int node_dead_after_s,
                          const struct quota_values *quota_defaults,
                          const struct transition_note *note, struct sandbox_event *created,
                          PGresult **row, bool *existing, struct airlock_error *e);
@@ -86,14 +97,25 @@ int store_sandbox_insert(struct db *db, const Airlock__Scheduler__V1__CreateSand
  * so a retry with the key creates anew. */
 int store_sandbox_release_key(struct db *db, const char *id, struct airlock_error *e);
 
+/* The volumes of forks (fork_volumes.h): what they take of the quotas,
+ * each fork's volumes column (a JSON array of them, in fork order) and
+ * the clones' rows (a JSON array of {"id","name","src"}). */
+struct fork_volume_records {
+    int64_t volumes, volume_mb;
+    const char *columns, *clones;
+};
+
 /* Inserts the n forks the node made of `parent` (a row of
  * store_sandbox_get) under fork_ids, all or none: running, in the
  * parent's project, on its node, with its template, size, env, metadata,
  * idle timeout, TTL (counted from their own creation) and egress policy,
- * each with a first transition saying whose fork it is; only if the
- * project's quotas admit n more sandboxes of the parent's size, else
- * quota. *rows: the forks in fork_ids' order (PQclear it). */
+ * each with a first transition saying whose fork it is, and with their
+ * volumes (their clones recorded as the project's volumes, on the
+ * parent's node, and claimed by them); only if the project's quotas admit
+ * n more sandboxes of the parent's size and the clones, else quota.
+ * *rows: the forks in fork_ids' order (PQclear it). */
 int store_forks_insert(struct db *db, PGresult *parent, const char *const *fork_ids, size_t n,
+                       const struct fork_volume_records *volumes,
                        const struct quota_values *quota_defaults,
                        const struct transition_note *note, PGresult **rows,
                        struct airlock_error *e);

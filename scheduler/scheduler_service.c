@@ -121,9 +121,17 @@ static const struct rpc_method own_methods[] = {
     { SCHEDULER_METHOD("ListTemplates"), service_template_list, PEER_GATEWAY },
     { SCHEDULER_METHOD("GetTemplate"), service_template_get, PEER_GATEWAY },
     { SCHEDULER_METHOD("DeleteTemplate"), service_template_delete, PEER_GATEWAY },
+    { SCHEDULER_METHOD("CreateVolume"), service_volume_create, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListVolumes"), service_volume_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GetVolume"), service_volume_get, PEER_GATEWAY },
+    { SCHEDULER_METHOD("GrowVolume"), service_volume_grow, PEER_GATEWAY },
+    { SCHEDULER_METHOD("DeleteVolume"), service_volume_delete, PEER_GATEWAY },
+    { SCHEDULER_METHOD("CreateVolumeSnapshot"), service_volume_snapshot_create, PEER_GATEWAY },
+    { SCHEDULER_METHOD("ListVolumeSnapshots"), service_volume_snapshot_list, PEER_GATEWAY },
+    { SCHEDULER_METHOD("DeleteVolumeSnapshot"), service_volume_snapshot_delete, PEER_GATEWAY },
 };
 
-#define SCHEDULER_METHODS_MAX 40 /* the Scheduler service has 32 */
+#define SCHEDULER_METHODS_MAX 48 /* the Scheduler service has 40 */
 #define SCHEDULER_METHOD_MAX 80  /* SCHEDULER_METHOD("") and the longest name */
 
 /* own_methods and the table's, made once (both are fixed). */

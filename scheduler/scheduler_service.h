@@ -95,6 +95,15 @@ void service_template_delete(struct rpc_call *call, void *ctx);
 int service_template_for_create(struct scheduler *s,
                                 Airlock__Scheduler__V1__CreateSandboxRequest *req,
                                 struct template_choice *tc, struct airlock_error *e);
+/* service_volume.c: a project's volumes and their snapshots. */
+void service_volume_create(struct rpc_call *call, void *ctx);
+void service_volume_list(struct rpc_call *call, void *ctx);
+void service_volume_get(struct rpc_call *call, void *ctx);
+void service_volume_grow(struct rpc_call *call, void *ctx);
+void service_volume_delete(struct rpc_call *call, void *ctx);
+void service_volume_snapshot_create(struct rpc_call *call, void *ctx);
+void service_volume_snapshot_list(struct rpc_call *call, void *ctx);
+void service_volume_snapshot_delete(struct rpc_call *call, void *ctx);
 void service_warm_pool_set(struct rpc_call *call, void *ctx);
 void service_warm_pool_get(struct rpc_call *call, void *ctx);
 

@@ -19,7 +19,7 @@
  * quotas refuse them now: another request took the room since
  * fork_admit), they are deleted on the node, which makes them all or
  * nothing there too. */
-static int record_forks(struct scheduler *s, PGresult *parent,
+static int record_forks(struct scheduler *s, PGresult *parent, const struct fork_volumes *fv,
                         const Airlock__Node__V1__NodeReply *reply,
                         const struct transition_note *note, PGresult **rows,
                         struct airlock_error *e)
@@ -29,8 +29,20 @@ static int record_forks(struct scheduler *s, PGresult *parent,
         return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "out of memory");
     for (size_t i = 0; i < reply->n_forks; i++)
         ids[i] = reply->forks[i]->id;
-    int rc = store_forks_insert(&s->db, parent, ids, reply->n_forks, &s->cfg.quota_defaults, note,
-                                rows, e);
+    struct fork_volume_records vols = { 0 };
+    struct quota_values taken = { { 0 } };
+    fork_volumes_ask(fv, (unsigned)reply->n_forks, &taken);
+    vols.volumes = taken.v[QUOTA_VOLUMES];
+    vols.volume_mb = taken.v[QUOTA_VOLUME_MB];
+    char *columns = NULL, *clones = NULL;
+    int rc = fork_volumes_records(fv, ids, reply->n_forks, &columns, &clones, e);
+    vols.columns = columns;
+    vols.clones = clones;
+    if (rc == 0)
+        rc = store_forks_insert(&s->db, parent, ids, reply->n_forks, &vols,
+                                &s->cfg.quota_defaults, note, rows, e);
+    free(columns);
+    free(clones);
     free(ids);
     for (int i = 0; rc == 0 && i < PQntuples(*rows); i++) {
         struct sandbox_event created;
@@ -43,6 +55,15 @@ static int record_forks(struct scheduler *s, PGresult *parent,
         struct airlock_error del_error; /* e is what the caller is answered */
         if (service_call_node(s, parent, NODE_OP(DELETE), &del.base, NULL, &del_error) < 0)
             log_warn("unrecorded fork not deleted", "sandbox=%s error=\"%s\"", del.id,
+                     del_error.message);
+    }
+    /* Its clones, which no sandbox holds once the forks are gone. */
+    for (size_t k = 0; rc < 0 && k < fv->n_ids; k++) {
+        Airlock__Vmhost__V1__VolumeRef del = AIRLOCK__VMHOST__V1__VOLUME_REF__INIT;
+        del.volume_id = fv->ids[k];
+        struct airlock_error del_error;
+        if (service_call_node(s, parent, NODE_OP(VOLUME_DELETE), &del.base, NULL, &del_error) < 0)
+            log_warn("unrecorded fork's clone not deleted", "volume=%s error=\"%s\"", del.volume_id,
                      del_error.message);
     }
     return rc;
@@ -93,6 +114,10 @@ int fork_admit(struct op_run *r)
         return airlock_error_prefix(&r->err, "sandbox %s: ", r->sandbox_id);
     struct quota_ask ask = { r->project_id, { { 0 } }, &r->s->cfg.quota_defaults };
     store_sandbox_ask(r->row, 0, fork_count(fork_req(r)), &ask.request);
+    if (fork_volumes_plan(&r->s->db, store_sandbox_volumes(r->row, 0), fork_count(fork_req(r)),
+                          &r->fork_volumes, &r->err) < 0)
+        return -1;
+    fork_volumes_ask(&r->fork_volumes, fork_count(fork_req(r)), &ask.request);
     return store_quota_admits(&r->s->db, &ask, &r->err);
 }
 
@@ -106,6 +131,8 @@ int fork_request(struct op_run *r, union op_node_request *u)
      * (and store_forks_insert copies): a fork is no way around it. */
     int rc = store_sandbox_msg(r->row, 0, &r->parent, &r->err);
     u->fork.policy = r->parent.msg.network;
+    u->fork.volume_ids = r->fork_volumes.ids;
+    u->fork.n_volume_ids = r->fork_volumes.n_ids;
     return rc;
 }
 
@@ -113,7 +140,7 @@ int fork_request(struct op_run *r, union op_node_request *u)
 int fork_done(struct op_run *r)
 {
     PGresult *rows = NULL;
-    int rc = record_forks(r->s, r->row, r->reply, &r->note, &rows, &r->err);
+    int rc = record_forks(r->s, r->row, &r->fork_volumes, r->reply, &r->note, &rows, &r->err);
     if (rc == 0)
         rc = reply_forks(r->call, rows, &r->err);
     PQclear(rows);

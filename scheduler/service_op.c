@@ -162,6 +162,7 @@ void service_op(struct rpc_call *call, void *ctx)
     if (r.reply)
         protobuf_c_message_free_unpacked(&r.reply->base, NULL);
     store_sandbox_msg_free(&r.parent);
+    fork_volumes_free(&r.fork_volumes);
     free(r.policy_text);
     PQclear(r.row);
     protobuf_c_message_free_unpacked(req, NULL);

@@ -23,6 +23,7 @@
 #include "node.pb-c.h"
 #include "node_op.h"
 #include "rpc_server.h"
+#include "fork_volumes.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
 
@@ -43,6 +44,7 @@ struct op_run {
     /* What an operation's stage hands on to a later one. */
     char *policy_text;                  /* SetSandboxNetwork: the policy as its row holds it */
     struct sandbox_msg parent;          /* ForkSandbox: the sandbox as stored (its policy) */
+    struct fork_volumes fork_volumes;   /* ForkSandbox: the clones of its volumes */
     struct airlock_error err;           /* why, when a stage fails */
 };
 

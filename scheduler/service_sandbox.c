@@ -17,6 +17,8 @@
 #include "sandbox_store.h"
 #include "scheduler_service.h"
 #include "service_resume.h"
+#include "volume_attach.h"
+#include "volume_store.h"
 
 /* A create that times out is sent once more with the same sandbox id: the
  * node answers a duplicate with the sandbox it already has, never a second
@@ -142,11 +144,40 @@ static void create_failed(struct scheduler *s, const char *id, bool maybe_made,
         log_warn("failed create not recorded", "sandbox=%s error=\"%s\"", id, e.message);
 }
 
+/* The node for sandbox id, which has none yet: any with room, or only
+ * the node of its volumes (unavailable naming it when that one is down or
+ * full: the volumes are there and nowhere else). */
+static int create_place(struct scheduler *s, const char *id, const struct volume_attach *volumes,
+                        char *node, size_t nodelen, struct airlock_error *e)
+{
+    if (!*volumes->node)
+        return nodes_place(s, id, node, nodelen, e);
+    return airlock_error_set(e, AIRLOCK_ERR_UNAVAILABLE,
+                             "volumes: %s is on node %s, which is not live, is draining or has "
+                             "no room for the sandbox; a sandbox with it runs only there",
+                             volumes->why_node, volumes->node);
+}
+
+/* The node's attachments from the stored volumes; the volumes it makes
+ * (their first use) are recorded as on that node first, so that no later
+ * sandbox of theirs goes elsewhere even when this create fails after the
+ * node made them. */
+static int create_volumes(struct scheduler *s, const char *id, const char *node,
+                          const char *stored, struct volume_node_list *out,
+                          struct airlock_error *e)
+{
+    int rc = volume_node_list(stored, out, e);
+    if (rc == 0 && out->n > 0)
+        rc = store_volumes_first_use(&s->db, id, node, e);
+    return rc;
+}
+
 /* Boots the creating sandbox in *row (placing it first if it has no node
  * yet), then commits creating → running, answered with the running
  * sandbox in *row; or creating → error/deleted with the reason. */
 static int create_on_node(struct scheduler *s, PGresult **row,
                           const Airlock__Scheduler__V1__CreateSandboxRequest *req,
+                          const struct volume_attach *volumes,
                           const struct transition_note *note, struct create_timing *t,
                           struct airlock_error *e)
 {
@@ -170,7 +201,12 @@ static int create_on_node(struct scheduler *s, PGresult **row,
         rc = store_template_object_of(&s->db, creq.template_, tmpl_set, sizeof(tmpl_set), e);
     creq.template_store_object = tmpl_set;
     if (rc == 0 && !node[0])
-        rc = nodes_place(s, id, node, sizeof(node), e);
+        rc = create_place(s, id, volumes, node, sizeof(node), e);
+    struct volume_node_list attach = { 0 };
+    if (rc == 0)
+        rc = create_volumes(s, id, node, store_sandbox_volumes(*row, 0), &attach, e);
+    creq.volumes = attach.ptrs;
+    creq.n_volumes = attach.n;
     Airlock__Node__V1__NodeReply *reply = NULL;
     bool maybe_made = false; /* an attempt went out unanswered */
     for (int attempt = 1; rc == 0 && attempt <= CREATE_ATTEMPTS; attempt++) {
@@ -182,6 +218,7 @@ static int create_on_node(struct scheduler *s, PGresult **row,
                  note->request_id, id, node, attempt);
     }
     t->node_answered = clock_monotonic_us();
+    volume_node_list_free(&attach);
     store_sandbox_msg_free(&stored);
     PQclear(*row); /* creq and stored pointed into it */
     *row = NULL;
@@ -214,6 +251,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
     PGresult *row = NULL;
     struct transition_note note = { service_actor(req->actor), "create", req->request_id };
     struct template_choice tc;
+    struct volume_attach volumes = { 0 };
     int rc = service_template_for_create(s, req, &tc, &e);
     if (rc < 0)
         goto out;
@@ -224,11 +262,16 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "cannot generate an id");
         goto out;
     }
+    rc = volume_attach_resolve(s, req, &volumes, &e);
+    if (rc < 0)
+        goto out;
     struct sandbox_event created;
     bool existing;
-    rc = store_sandbox_insert(&s->db, req, id, s->cfg.node_dead_after_s, &s->cfg.quota_defaults,
-                              &note, &created, &row, &existing, &e);
+    rc = store_sandbox_insert(&s->db, req, id, &volumes, s->cfg.node_dead_after_s,
+                              &s->cfg.quota_defaults, &note, &created, &row, &existing, &e);
     t.inserted = clock_monotonic_us();
+    if (rc < 0 && volume_attach_claim_failed(&e))
+        rc = volume_attach_refused(s, req, &e);
     if (rc < 0)
         goto out;
     if (!existing) {
@@ -242,7 +285,7 @@ void service_sandbox_create(struct rpc_call *call, void *ctx)
         if (strcmp(store_sandbox_state(row, 0), "creating") != 0)
             goto out;
     }
-    rc = create_on_node(s, &row, req, &note, &t, &e);
+    rc = create_on_node(s, &row, req, &volumes, &note, &t, &e);
     t.committed = clock_monotonic_us();
     if (rc < 0 && e.class == AIRLOCK_ERR_STATE) {
         /* A concurrent retry finished it first. */
@@ -269,6 +312,7 @@ out:
                  req->project_id, airlock_error_status_name(&e), e.message);
         rpc_call_finish_error(call, &e);
     }
+    volume_attach_free(&volumes);
     PQclear(row);
     protobuf_c_message_free_unpacked(&received->base, NULL);
 }

@@ -27,6 +27,8 @@ static const struct kind {
     [QUOTA_CHECKPOINTS] = KIND(checkpoints, CHECKPOINTS, 500),
     [QUOTA_TEMPLATES] = KIND(templates, TEMPLATES, 50),
     [QUOTA_TEMPLATE_BUILDS] = KIND(template_builds, TEMPLATE_BUILDS, 4),
+    [QUOTA_VOLUMES] = KIND(volumes, VOLUMES, 50),
+    [QUOTA_VOLUME_MB] = KIND(volume_mb, VOLUME_MB, 200 * 1024),
 };
 
 const char *quota_name(enum quota_kind k)

@@ -2,7 +2,7 @@
 """The airlock CLI against a real stack (cp_harness: gateway, scheduler,
 PostgreSQL, nats-server, vmhost with a real VM): exit codes, output and
 the advice in its errors. argv[1]: the airlock binary. Standard library
-only; no timing assertions; one VM and one fork of it."""
+only; no timing assertions; two VMs (one with a volume) and one fork."""
 import fcntl
 import json
 import os
@@ -131,6 +131,7 @@ def main():
     check(rc == 1 and error.get("code") == "not_found", "--json errors are the API's JSON: %r" % err)
 
     check_logs(sid, key, other_key)
+    check_volumes(key)
     check_secrets(key, other_key)
     check_admin(key)
     check_shell(sid, key, other_key)
@@ -139,6 +140,45 @@ def main():
     check(rc == 0 and out == "%s deleted\n" % sid, "rm: %r" % out)
     rc, _, err = airlock("rm", sid, key=key)
     check(rc == 1 and sid in err, "rm twice: %r" % err)
+
+
+def check_volumes(key):
+    """airlock volume create|ls|get|snapshot|clone|grow|rm and create
+    --volume: a sandbox writes a volume, which outlives it."""
+    rc, out, err = airlock("volume", "create", "data", "--size", "64", key=key)
+    check(rc == 0 and out == "data\n", "volume create prints the name: %d %r %r" % (rc, out, err))
+    rc, _, err = airlock("volume", "create", "Bad", "--size", "64", key=key)
+    check(rc == 1 and "name" in err, "volume create of a bad name names it: %d %r" % (rc, err))
+    rc, _, err = airlock("volume", "create", "x", "--size", "many", key=key)
+    check(rc == 2 and "--size" in err, "volume create --size many: usage error (%d %r)" % (rc, err))
+    rc, _, err = airlock("create", "--volume", "data", key=key)
+    check(rc == 2 and "name:/path" in err, "create --volume without a path: usage (%d %r)" % (rc, err))
+    rc, out, err = airlock("create", "--volume", "data:/data", key=key)
+    vsid = out.strip()
+    check(rc == 0 and vsid.startswith("sb_"), "create --volume data:/data: %d %r %r" % (rc, out, err))
+    rc, out, _ = airlock("exec", vsid, "--", "sh", "-c", "echo kept > /data/f && sync && cat /data/f",
+                         key=key)
+    check(rc == 0 and out == "kept\n", "the sandbox writes the volume: %d %r" % (rc, out))
+    rc, out, _ = airlock("volume", "get", "data", key=key)
+    check(rc == 0 and out.startswith("data ") and vsid in out, "volume get shows the holder: %r" % out)
+    rc, _, err = airlock("volume", "rm", "data", key=key)
+    check(rc == 1 and vsid in err, "volume rm while attached names the sandbox: %d %r" % (rc, err))
+    rc, out, _ = airlock("volume", "snapshot", "data", "s1", key=key)
+    check(rc == 0 and out == "s1\n", "volume snapshot: %d %r" % (rc, out))
+    rc, out, _ = airlock("volume", "clone", "data2", "data@s1", key=key)
+    check(rc == 0 and out == "data2\n", "volume clone: %d %r" % (rc, out))
+    rc, out, _ = airlock("volume", "grow", "data", "--size", "128", key=key)
+    check(rc == 0 and " 128 MiB" in out, "volume grow: %d %r" % (rc, out))
+    rc, out, _ = airlock("--json", "volume", "ls", key=key)
+    names = [v["name"] for v in json.loads(out).get("volumes", [])] if rc == 0 else []
+    check(names == ["data", "data2"], "volume ls --json: %r" % out)
+    airlock("rm", vsid, key=key)
+    rc, out, _ = airlock("volume", "ls", key=key)
+    check(rc == 0 and "data " in out and vsid not in out, "the volume outlives its sandbox: %r" % out)
+    rc1, _, _ = airlock("volume", "snapshot", "rm", "data", "s1", key=key)
+    rc2, _, _ = airlock("volume", "rm", "data2", key=key)
+    rc3, _, _ = airlock("volume", "rm", "data", key=key)
+    check((rc1, rc2, rc3) == (0, 0, 0), "volume snapshot rm, volume rm: %s" % ((rc1, rc2, rc3),))
 
 
 def check_secrets(key, other_key):

@@ -16,6 +16,7 @@
  * from the table under test. */
 static const char *const expected_names[QUOTA_KIND_COUNT] = {
     "sandboxes", "vcpus", "memory_mb", "checkpoints", "templates", "template_builds",
+    "volumes",   "volume_mb",
 };
 
 static void names_follow_the_sql_order(void **state)
@@ -32,7 +33,7 @@ static void names_follow_the_sql_order(void **state)
     char names[200];
     quota_names(names, sizeof(names));
     assert_string_equal(names, "sandboxes, vcpus, memory_mb, checkpoints, templates, "
-                               "template_builds");
+                               "template_builds, volumes, volume_mb");
 }
 
 /* Each kind reads and writes its own field of both messages, the ones
@@ -100,32 +101,38 @@ static void sandboxes_take_their_size(void **state)
     (void)state;
     struct quota_values v;
     quota_sandboxes(3, 2, 512, &v);
-    const int64_t want[QUOTA_KIND_COUNT] = { 3, 6, 1536, 0, 0, 0 };
+    const int64_t want[QUOTA_KIND_COUNT] = { 3, 6, 1536, 0, 0, 0, 0, 0 };
     assert_memory_equal(v.v, want, sizeof(want));
 }
 
 static void sql_arrays_round_trip(void **state)
 {
     (void)state;
-    struct quota_values v = { { 1, -1, 102400, 0, 9223372036854775807LL, 4 } }, back;
+    struct quota_values v = { { 1, -1, 102400, 0, 9223372036854775807LL, 4, 7, 8 } }, back;
     char text[200];
     quota_values_text(&v, text, sizeof(text));
-    assert_string_equal(text, "{1,-1,102400,0,9223372036854775807,4}");
+    assert_string_equal(text, "{1,-1,102400,0,9223372036854775807,4,7,8}");
     bool set[QUOTA_KIND_COUNT];
     assert_int_equal(quota_values_parse(text, &back, set), 0);
     assert_memory_equal(back.v, v.v, sizeof(v.v));
     for (int k = 0; k < QUOTA_KIND_COUNT; k++)
         assert_true(set[k]);
     /* A project's own values: NULL where it has none. */
-    assert_int_equal(quota_values_parse("{4,NULL,NULL,-1,NULL,NULL}", &back, set), 0);
+    assert_int_equal(quota_values_parse("{4,NULL,NULL,-1,NULL,NULL,NULL,NULL}", &back, set), 0);
     assert_true(set[0] && !set[1] && set[3] && !set[5]);
     assert_int_equal(back.v[0], 4);
     assert_int_equal(back.v[1], 0);
     assert_int_equal(back.v[3], -1);
-    assert_int_equal(quota_values_parse("{1,2,3,4,5,6}", &back, NULL), 0);
+    assert_int_equal(quota_values_parse("{1,2,3,4,5,6,7,8}", &back, NULL), 0);
     /* Anything else is no answer of the scheduler's statements. */
-    const char *bad[] = { "",         "{}",           "{1,2,3,4,5}", "{1,2,3,4,5,6,7}",
-                          "1,2,3,4,5,6", "{1,2,3,4,5,x}", "{1,2,3,4,5,6}x", "{1,,3,4,5,6}" };
+    const char *bad[] = { "",
+                          "{}",
+                          "{1,2,3,4,5,6,7}",
+                          "{1,2,3,4,5,6,7,8,9}",
+                          "1,2,3,4,5,6,7,8",
+                          "{1,2,3,4,5,6,7,x}",
+                          "{1,2,3,4,5,6,7,8}x",
+                          "{1,,3,4,5,6,7,8}" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
         assert_int_equal(quota_values_parse(bad[i], &back, NULL), -1);
 }

@@ -34,9 +34,11 @@ grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/projects.proto"])
 from airlock.v1 import projects_pb2 as ppb, projects_pb2_grpc  # noqa: E402
 from airlock.v1 import templates_pb2 as tpb  # noqa: E402
 
-KINDS = ["sandboxes", "vcpus", "memory_mb", "checkpoints", "templates", "template_builds"]
+KINDS = ["sandboxes", "vcpus", "memory_mb", "checkpoints", "templates", "template_builds",
+         "volumes", "volume_mb"]
 BUILTIN = {"sandboxes": 50, "vcpus": 100, "memory_mb": 102400, "checkpoints": 500,
-           "templates": 50, "template_builds": 0}  # template_builds: this stack's flag
+           "templates": 50, "template_builds": 0,  # template_builds: this stack's flag
+           "volumes": 50, "volume_mb": 204800}
 QUOTA = "quota_exceeded"
 
 

@@ -340,6 +340,9 @@ def main():
     st, _, body = call("GET", "/v1/nodes", key=KA)
     expect_error(st, body, 403, "permission_denied", "admin", "a project key listing nodes")
 
+    # ---- volumes (no VM: records only; controlplane.volumes attaches them) ----
+    check_volumes(KA, KB)
+
     # ---- metrics: every route has been served at least once ----
     # A request is counted when the gateway has finished sending it, which
     # can be just after the client already has the body: scrape until the
@@ -356,6 +359,94 @@ def main():
                             check=True).stdout.split("\n")
     for route in filter(None, routes):
         check('route="%s"' % route in text, "route exercised: " + route)
+
+
+def check_volumes(key, key_b):
+    """Every volume route on volumes no sandbox has used yet (records only:
+    no node is involved), each refusal with its status and the field or
+    volume named, and a create of a sandbox whose volumes are refused
+    leaving nothing behind."""
+    st, _, v = call("POST", "/v1/volumes", key=key, body={"name": "repo", "size_mb": 64})
+    check(st == 201 and v.get("name") == "repo" and v.get("size_mb") == 64 and v.get("node") == ""
+          and v.get("attached_sandbox") is None and len(v.get("id", "")) == 36,
+          "POST /v1/volumes: %s %s" % (st, v))
+    st, _, body = call("POST", "/v1/volumes", key=key, body={"name": "repo", "size_mb": 64})
+    expect_error(st, body, 409, "conflict", "repo", "a volume name taken")
+    for bad, field in (({"name": "Bad", "size_mb": 1}, "name"), ({"name": "", "size_mb": 1}, "name"),
+                       ({"name": "x", "size_mb": 0}, "size_mb"),
+                       ({"name": "x", "size_mb": 1048577}, "size_mb"),
+                       ({"name": "x", "size_mb": "1"}, "size_mb"),
+                       ({"name": "x", "from_snapshot": "repo"}, "from_snapshot"),
+                       ({"name": "x", "size_mb": 1, "color": "red"}, "color")):
+        st, _, body = call("POST", "/v1/volumes", key=key, body=bad)
+        expect_error(st, body, 400, "invalid_argument", field, "create volume %s" % bad)
+    st, _, body = call("POST", "/v1/volumes", key=key, body={"name": "x", "from_snapshot": "repo@nope"})
+    expect_error(st, body, 404, "not_found", "repo@nope", "a clone of an unknown snapshot")
+    st, _, snap = call("POST", "/v1/volumes/repo/snapshots", key=key, body={"name": "s1"})
+    check(st == 201 and snap.get("name") == "s1" and snap.get("created_at", "").endswith("Z"),
+          "POST /v1/volumes/repo/snapshots: %s %s" % (st, snap))
+    st, _, body = call("POST", "/v1/volumes/repo/snapshots", key=key, body={"name": "s1"})
+    expect_error(st, body, 409, "conflict", "repo@s1", "a snapshot name taken")
+    st, _, body = call("POST", "/v1/volumes/repo/snapshots", key=key, body={"name": "S 1"})
+    expect_error(st, body, 400, "invalid_argument", "name", "a bad snapshot name")
+    st, _, body = call("GET", "/v1/volumes/repo/snapshots", key=key)
+    check(st == 200 and [s["name"] for s in body.get("snapshots", [])] == ["s1"],
+          "GET /v1/volumes/repo/snapshots: %s %s" % (st, body))
+    st, _, c = call("POST", "/v1/volumes", key=key, body={"name": "copy", "from_snapshot": "repo@s1"})
+    check(st == 201 and c.get("from_snapshot") == "repo@s1" and c.get("size_mb") == 64
+          and c.get("node") == "", "a clone of a never-used volume's snapshot: %s %s" % (st, c))
+    st, _, g = call("POST", "/v1/volumes/repo/grow", key=key, body={"size_mb": 128})
+    check(st == 200 and g.get("size_mb") == 128, "POST /v1/volumes/repo/grow: %s %s" % (st, g))
+    st, _, body = call("POST", "/v1/volumes/repo/grow", key=key, body={"size_mb": 100})
+    expect_error(st, body, 409, "conflict", "only grows", "shrinking a volume")
+    st, _, got = call("GET", "/v1/volumes/repo", key=key)
+    check(st == 200 and got.get("size_mb") == 128 and [s["name"] for s in got["snapshots"]] == ["s1"]
+          and "used_bytes" not in got, "GET /v1/volumes/repo: %s %s" % (st, got))
+    st, _, lst = call("GET", "/v1/volumes", key=key)
+    check(st == 200 and [x["name"] for x in lst.get("volumes", [])] == ["copy", "repo"],
+          "GET /v1/volumes: %s %s" % (st, lst))
+    # Another project sees none of them.
+    st, _, lst = call("GET", "/v1/volumes", key=key_b)
+    check(st == 200 and lst == {"volumes": []}, "B lists no volumes: %s" % lst)
+    for method, path in (("GET", "/v1/volumes/repo"), ("DELETE", "/v1/volumes/repo"),
+                         ("GET", "/v1/volumes/repo/snapshots"),
+                         ("DELETE", "/v1/volumes/repo/snapshots/s1")):
+        st, _, body = call(method, path, key=key_b)
+        expect_error(st, body, 404, "not_found", "repo", "B: %s %s" % (method, path))
+    # A create whose volumes are refused: each naming the field or volume.
+    for vols, status, fragment in (
+            ([{"name": "repo", "path": "/"}], 400, "volumes[0].path"),
+            ([{"name": "repo", "path": "/proc/x"}], 400, "system path"),
+            ([{"name": "repo", "path": "/a/../b"}], 400, "volumes[0].path"),
+            ([{"name": "repo", "path": "work"}], 400, "not absolute"),
+            ([{"name": "repo", "path": "/a"}, {"name": "repo@s1", "path": "/b", "read_only": True}],
+             400, "volumes[1].name"),
+            ([{"name": "repo@s1", "path": "/a"}], 400, "volumes[0].read_only"),
+            ([{"name": "v%d" % i, "path": "/v%d" % i} for i in range(5)], 400, "at most 4"),
+            ([{"name": "nope", "path": "/a"}], 404, "volume nope"),
+            ([{"name": "repo@nope", "path": "/a", "read_only": True}], 404, "repo@nope"),
+            ([{"name": "repo@s1", "path": "/a", "read_only": True}], 409, "empty"),
+            ([{"name": "repo", "path": 7}], 400, "volumes[0]"),
+            ([{"name": "repo", "path": "/a"}], 404, "volume repo")):
+        k = key_b if fragment == "volume repo" else key
+        st, _, body = call("POST", "/v1/sandboxes", key=k, body={"volumes": vols})
+        expect_error(st, body, status, {400: "invalid_argument", 404: "not_found",
+                                        409: "conflict"}[status], fragment,
+                     "a sandbox with volumes %s" % vols)
+    st, _, lst = call("GET", "/v1/sandboxes", key=key_b)
+    check(st == 200 and lst.get("sandboxes") == [], "refused creates left no sandbox: %s" % lst)
+    st, _, got = call("GET", "/v1/volumes/repo", key=key)
+    check(st == 200 and got.get("attached_sandbox") is None and got.get("node") == "",
+          "refused creates left no claim: %s" % got)
+    st, _, body = call("DELETE", "/v1/volumes/repo/snapshots/nope", key=key)
+    expect_error(st, body, 404, "not_found", "repo@nope", "deleting an unknown snapshot")
+    st, _, _ = call("DELETE", "/v1/volumes/repo/snapshots/s1", key=key)
+    check(st == 204, "DELETE /v1/volumes/repo/snapshots/s1: %s" % st)
+    for name in ("repo", "copy"):
+        st, _, _ = call("DELETE", "/v1/volumes/" + name, key=key)
+        check(st == 204, "DELETE /v1/volumes/%s: %s" % (name, st))
+    st, _, body = call("GET", "/v1/volumes/repo", key=key)
+    expect_error(st, body, 404, "not_found", "volume repo", "a deleted volume")
 
 
 # Every field of egress.proto's Policy; egress on the node checks the values

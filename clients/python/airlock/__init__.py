@@ -10,12 +10,12 @@ from .errors import AirlockError
 from .sse import SseEvent, parse_sse
 from .streams import ExecStream
 from .types import (Checkpoint, ExecEvent, ExecResult, Exit, FileInfo, Output, Port, PortUrl,
-                    Process, RestorePoint, Sandbox, Template, WatchEvent)
+                    Process, RestorePoint, Sandbox, Template, Volume, VolumeMount, WatchEvent)
 from .watch import WatchStream
 
 __all__ = [
     "AirlockError", "Checkpoint", "Client", "ExecEvent", "ExecResult", "ExecStream", "Exit",
     "FileInfo", "Output", "Port", "PortUrl", "Process", "RestorePoint", "Sandbox", "SseEvent",
-    "Template", "WatchEvent", "WatchStream", "parse_sse",
+    "Template", "Volume", "VolumeMount", "WatchEvent", "WatchStream", "parse_sse",
 ]
 __version__ = "0.1.0"

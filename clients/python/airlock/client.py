@@ -13,6 +13,7 @@ from .ports import Ports
 from .processes import Processes
 from .sandboxes import Sandboxes
 from .templates import Templates
+from .volumes import Volumes
 from .watch import Watch
 
 
@@ -20,7 +21,7 @@ class Client:
     """airlock's REST API (docs/api.md) at url with api_key (`ak_…`).
 
     client.sandboxes, .exec, .processes, .files, .checkpoints, .templates,
-    .ports, .watch hold the calls; each raises AirlockError for an error answer. timeout:
+    .ports, .watch, .volumes hold the calls; each raises AirlockError for an error answer. timeout:
     seconds a plain call may wait for the gateway (streams have none).
     ca_file: a private CA for an https:// gateway."""
 
@@ -38,3 +39,4 @@ class Client:
         self.templates = Templates(self.transport)
         self.ports = Ports(self.transport)
         self.watch = Watch(self.transport)
+        self.volumes = Volumes(self.transport)

@@ -2,11 +2,11 @@
 egress policy, fork."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._http import path
 from ._resource import Resource, body_of, sandbox_path, str_map
-from .types import Sandbox
+from .types import Sandbox, VolumeMount
 
 
 class Sandboxes(Resource):
@@ -17,19 +17,24 @@ class Sandboxes(Resource):
                checkpoint_every_s: Optional[int] = None,
                network: Optional[Mapping[str, Any]] = None,
                public_ports: Optional[bool] = None,
+               volumes: Optional[Sequence[VolumeMount]] = None,
                idempotency_key: Optional[str] = None) -> Sandbox:
         """A new running sandbox (returns once its guest answers). Every
         option left None takes the API's default (docs/api.md): template
         "default", 1 vCPU, 512 MiB, the scheduler's idle timeout and TTL,
         no periodic checkpoints, no network (deny everything), ports that
         need its traffic token (public_ports=True: anyone). env applies
-        to every exec in it and is never shown again. idempotency_key: a
-        retry with the same key answers the same sandbox."""
+        to every exec in it and is never shown again. volumes: at most 4
+        volumes mounted at their paths (docs/api.md "Volumes").
+        idempotency_key: a retry with the same key answers the same
+        sandbox."""
         body = body_of(template=template, cpus=cpus, memory_mb=memory_mb, env=str_map(env),
                        metadata=str_map(metadata), idle_timeout_s=idle_timeout_s, ttl_s=ttl_s,
                        checkpoint_every_s=checkpoint_every_s,
                        network=dict(network) if network is not None else None,
-                       public_ports=public_ports)
+                       public_ports=public_ports,
+                       volumes=[{"name": v.name, "path": v.path, "read_only": v.read_only}
+                                for v in volumes] if volumes is not None else None)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
         return Sandbox.from_json(self._t.call("POST", path("v1", "sandboxes"), json_body=body,
                                               headers=headers))

@@ -107,6 +107,7 @@ class Sandbox:
     public_ports: bool = False
     traffic_token: str = ""
     ports: List[Port] = field(default_factory=list)
+    volumes: List[VolumeMount] = field(default_factory=list)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -125,6 +126,8 @@ class Sandbox:
                    public_ports=_bool(d, "public_ports"),
                    traffic_token=_str(d, "traffic_token"),
                    ports=[Port.from_json(p) for p in d.get("ports") or [] if isinstance(p, dict)],
+                   volumes=[VolumeMount.from_json(v) for v in d.get("volumes") or []
+                            if isinstance(v, dict)],
                    raw=dict(d))
 
 
@@ -250,6 +253,52 @@ class Checkpoint:
     def from_json(cls, d: Mapping[str, Any]) -> "Checkpoint":
         return cls(name=_str(d, "name"), kind=_str(d, "kind"), created_at=_str(d, "created_at"),
                    stored=_bool(d, "stored"), raw=dict(d))
+
+
+@dataclass
+class VolumeMount:
+    """One volume of a sandbox (docs/api.md "Volumes"): name is a volume
+    ("repo") or its snapshot ("repo@s1", read-only); slot: its VM disk."""
+    name: str
+    path: str
+    read_only: bool = False
+    slot: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "VolumeMount":
+        return cls(name=_str(d, "name"), path=_str(d, "path"), read_only=_bool(d, "read_only"),
+                   slot=_int(d, "slot"))
+
+
+@dataclass
+class Volume:
+    """A project's persistent volume (GET /v1/volumes/{name}). node is ""
+    until a sandbox first uses it; used_bytes None unless its node told;
+    attached_sandbox None when no sandbox holds it; snapshots by name
+    (only GET of one volume lists them)."""
+    name: str
+    id: str = ""
+    size_mb: int = 0
+    used_bytes: Optional[int] = None
+    node: str = ""
+    attached_sandbox: Optional[str] = None
+    attached_read_only: List[str] = field(default_factory=list)
+    snapshots: List[str] = field(default_factory=list)
+    created_at: str = ""
+    from_snapshot: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Volume":
+        holder = d.get("attached_sandbox")
+        return cls(name=_str(d, "name"), id=_str(d, "id"), size_mb=_int(d, "size_mb"),
+                   used_bytes=_opt_int(d, "used_bytes"), node=_str(d, "node"),
+                   attached_sandbox=holder if isinstance(holder, str) else None,
+                   attached_read_only=[str(s) for s in d.get("attached_read_only") or []],
+                   snapshots=[_str(s, "name") for s in d.get("snapshots") or []
+                              if isinstance(s, dict)],
+                   created_at=_str(d, "created_at"), from_snapshot=_str(d, "from_snapshot"),
+                   raw=dict(d))
 
 
 @dataclass

@@ -19,7 +19,7 @@ import urllib.parse
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from airlock import AirlockError, Client, Exit, Output, parse_sse  # noqa: E402
+from airlock import AirlockError, Client, Exit, Output, VolumeMount, parse_sse  # noqa: E402
 from airlock._http import path, with_query  # noqa: E402
 
 
@@ -258,6 +258,35 @@ class Requests(WithServer):
         self.client.sandboxes.create()
         self.assertEqual(json.loads(self.server.last().body), {})
         self.assertNotIn("Idempotency-Key", self.server.last().headers)
+
+    def test_volumes(self):
+        @self.route("POST /v1/sandboxes")
+        def _(h, rec):
+            send_json(h, 201, {"id": "sb_1", "state": "running",
+                               "volumes": [{"name": "repo", "path": "/w", "read_only": False,
+                                            "slot": 0}]})
+        sb = self.client.sandboxes.create(volumes=[VolumeMount("repo", "/w"),
+                                                   VolumeMount("repo@s1", "/s", read_only=True)])
+        self.assertEqual(json.loads(self.server.last().body),
+                         {"volumes": [{"name": "repo", "path": "/w", "read_only": False},
+                                      {"name": "repo@s1", "path": "/s", "read_only": True}]})
+        self.assertEqual(sb.volumes, [VolumeMount("repo", "/w", False, 0)])
+
+        @self.route("GET /v1/volumes/repo")
+        def _(h, rec):
+            send_json(h, 200, {"name": "repo", "size_mb": 64, "node": "n1",
+                               "attached_sandbox": None, "snapshots": [{"name": "s1"}],
+                               "used_bytes": 4096})
+        v = self.client.volumes.get("repo")
+        self.assertEqual((v.name, v.size_mb, v.node, v.attached_sandbox, v.snapshots,
+                          v.used_bytes), ("repo", 64, "n1", None, ["s1"], 4096))
+
+        @self.route("POST /v1/volumes")
+        def _(h, rec):
+            send_json(h, 201, {"name": "copy", "from_snapshot": "repo@s1"})
+        self.client.volumes.create("copy", from_snapshot="repo@s1")
+        self.assertEqual(json.loads(self.server.last().body),
+                         {"name": "copy", "from_snapshot": "repo@s1"})
 
     def test_exec_json_and_b64(self):
         @self.route("POST /v1/sandboxes/sb_1/exec")
