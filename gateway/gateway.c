@@ -303,6 +303,7 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
     if (cfg->grpc_listen && grpc_api_start(gw, cfg->grpc_listen, err, errlen) < 0) {
         ingress_stop(gw->ingress);
         MHD_stop_daemon(gw->daemon);
+        ingress_free(gw->ingress);
         goto fail;
     }
     return 0;
@@ -335,6 +336,7 @@ void gateway_stop(struct gateway *gw)
     ingress_stop(gw->ingress); /* no new connection; relays to sandbox ports end */
     grpc_api_stop(gw);
     MHD_stop_daemon(gw->daemon);
+    ingress_free(gw->ingress); /* the daemon's last connections have told it they closed */
     tls_certs_free(); /* after the listener: no handshake is left to use them */
     natsConnection_Close(gw->nats);
     natsSubscription_Destroy(gw->revocations);

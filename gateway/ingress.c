@@ -295,6 +295,12 @@ void ingress_stop(struct ingress *in)
         free(p);
     }
     port_relays_stop(in->relays);
+}
+
+void ingress_free(struct ingress *in)
+{
+    if (!in)
+        return;
     close(in->epoll_fd);
     close(in->wake_fd);
     free(in);

@@ -18,6 +18,9 @@ struct ingress;
 struct ingress *ingress_start(struct gateway *gw, char *err, size_t errlen);
 /* Stops accepting, closes connections still waiting, ends the relays. */
 void ingress_stop(struct ingress *in);
+/* After libmicrohttpd stopped: its connections' close notices
+ * (ingress_connection_closed) use the ingress until then. */
+void ingress_free(struct ingress *in);
 
 /* libmicrohttpd closed a connection the ingress handed it (its
  * MHD_OPTION_NOTIFY_CONNECTION): one place more under --max-connections. */
