@@ -62,16 +62,23 @@ json_t *e2b_listed_json(const Sandbox *sb)
     char err[64];
     json_t *metadata = string_map_to_json((ProtobufCMessage **)sb->metadata, sb->n_metadata,
                                           "metadata", err, sizeof(err));
+    json_t *mounts = json_array();
+    for (size_t i = 0; mounts && i < sb->n_volumes; i++)
+        json_array_append_new(mounts, json_pack("{s:s,s:s}", "name", sb->volumes[i]->name,
+                                                "path", sb->volumes[i]->path));
     json_t *j = base_json(sb);
     if (j)
         json_object_update_new(
-            j, json_pack("{s:s,s:s,s:i,s:i,s:i,s:o,s:s}", "startedAt", started, "endAt", end,
+            j, json_pack("{s:s,s:s,s:i,s:i,s:i,s:o,s:s,s:o}", "startedAt", started, "endAt", end,
                          "cpuCount", (json_int_t)sb->cpus, "memoryMB", (json_int_t)sb->memory_mb,
                          /* the template's disk; airlock does not size it per sandbox */
                          "diskSizeMB", (json_int_t)0, "metadata",
-                         metadata ? metadata : json_object(), "state", e2b_state(sb->state)));
-    else
+                         metadata ? metadata : json_object(), "state", e2b_state(sb->state),
+                         "volumeMounts", mounts ? mounts : json_array()));
+    else {
         json_decref(metadata);
+        json_decref(mounts);
+    }
     return j;
 }
 

@@ -13,6 +13,7 @@
 #include "reply.h"
 #include "sandbox_access.h"
 #include "string_map_json.h"
+#include "volume_json.h"
 
 /* E2B's default timeout of a create or resume without one. */
 #define E2B_DEFAULT_TIMEOUT_S 15
@@ -120,8 +121,6 @@ static int create_unsupported(json_t *body, struct airlock_error *e)
     for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
         if ((v = json_object_get(body, refused[i])) && !json_is_null(v))
             return airlock_error_set(e, AIRLOCK_ERR_INVALID, "%s is not supported", refused[i]);
-    if (json_array_size(json_object_get(body, "volumeMounts")))
-        return airlock_error_set(e, AIRLOCK_ERR_INVALID, "volumeMounts is not supported");
     return 0;
 }
 
@@ -175,9 +174,15 @@ enum MHD_Result e2b_sandbox_create(struct gw_request *r)
     req.public_ports = !public_traffic || json_is_true(public_traffic);
     struct gw_caller caller = gw_request_caller(r);
     Sandbox *sb = NULL;
+    /* volumeMounts: airlock's volumes of the key's project, read-write. */
     int created = !req.env || !req.metadata
                       ? airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory")
-                      : gw_sandbox_create(r->gw, &caller, &req, &sb, &e);
+                      : gw_volume_mounts_from_json(json_object_get(body, "volumeMounts"),
+                                                   "volumeMounts", &req.volumes, &req.n_volumes,
+                                                   &e);
+    if (created == 0)
+        created = gw_sandbox_create(r->gw, &caller, &req, &sb, &e);
+    gw_volume_mounts_free(req.volumes);
     free(req.env);
     free(req.metadata);
     json_decref(body);

@@ -243,7 +243,7 @@ enum MHD_Result handle_sandbox_create(struct gw_request *r)
     int created;
     if (!req.env || !req.metadata) {
         created = airlock_error_set(&e, AIRLOCK_ERR_CAPACITY, "out of memory");
-    } else if (gw_volume_mounts_from_json(json_object_get(body, "volumes"), &req.volumes,
+    } else if (gw_volume_mounts_from_json(json_object_get(body, "volumes"), "volumes", &req.volumes,
                                           &req.n_volumes, &e) < 0) {
         created = -1;
     } else if (network &&

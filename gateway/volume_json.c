@@ -38,8 +38,8 @@ json_t *gw_volume_mounts_json(Airlock__V1__VolumeMount *const *mounts, size_t n)
     return list;
 }
 
-int gw_volume_mounts_from_json(json_t *list, Airlock__V1__VolumeMount ***out, size_t *n,
-                               struct airlock_error *e)
+int gw_volume_mounts_from_json(json_t *list, const char *field, Airlock__V1__VolumeMount ***out,
+                               size_t *n, struct airlock_error *e)
 {
     static const struct json_field fields[] = {
         { "name", JF_STRING }, { "path", JF_STRING }, { "read_only", JF_BOOL } };
@@ -62,7 +62,7 @@ int gw_volume_mounts_from_json(json_t *list, Airlock__V1__VolumeMount ***out, si
                 airlock_error_set(e, AIRLOCK_ERR_INVALID,
                                   "must be an object {\"name\",\"path\",\"read_only\"}");
             free(ptrs);
-            return airlock_error_prefix(e, "volumes[%zu]: ", i);
+            return airlock_error_prefix(e, "%s[%zu]: ", field, i);
         }
         airlock__v1__volume_mount__init(&mounts[i]);
         mounts[i].name = (char *)json_input_string(v, "name", "");

@@ -19,10 +19,11 @@ json_t *gw_volume_snapshot_json(const Airlock__V1__VolumeSnapshot *s);
 json_t *gw_volume_mounts_json(Airlock__V1__VolumeMount *const *mounts, size_t n);
 
 /* A create's "volumes" (an array, or NULL: none) as mounts pointing into
- * it; invalid naming the element that is not {"name":string,
- * "path":string,"read_only":bool}. Free *out with free(). */
-int gw_volume_mounts_from_json(json_t *list, Airlock__V1__VolumeMount ***out, size_t *n,
-                               struct airlock_error *e);
+ * it; invalid naming the element (field[i]) that is not {"name":string,
+ * "path":string,"read_only":bool}. E2B's volumeMounts ({"name","path"})
+ * read the same way. Free *out with free(). */
+int gw_volume_mounts_from_json(json_t *list, const char *field, Airlock__V1__VolumeMount ***out,
+                               size_t *n, struct airlock_error *e);
 void gw_volume_mounts_free(Airlock__V1__VolumeMount **mounts);
 
 #endif

@@ -126,6 +126,38 @@ async function main() {
   check(JSON.stringify(ids(left)) === JSON.stringify([c.sandboxId]),
         'list after kill and timeout: only the third');
 
+  // volumeMounts: an airlock volume (made through airlock's REST API with
+  // the same key, as ak_<hex>) written in one sandbox, read in the next.
+  const airlockKey = 'ak_' + process.env.E2B_API_KEY.slice('e2b_'.length);
+  const volume = 'e2b-work-' + process.pid;
+  const made = await fetch(process.env.E2B_API_URL + '/v1/volumes', {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + airlockKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: volume, size_mb: 64 }),
+  });
+  check(made.status === 201, 'volumeMounts: the volume made through airlock (' + made.status + ')');
+  const w = await Sandbox.create('base', { timeoutMs: tenMinutes, volumeMounts: { '/work': volume } });
+  const wInfo = await Sandbox.getInfo(w.sandboxId);
+  check(JSON.stringify(wInfo.volumeMounts) === JSON.stringify([{ name: volume, path: '/work' }]),
+        'volumeMounts: getInfo shows the mount (' + JSON.stringify(wInfo.volumeMounts) + ')');
+  await w.commands.run('echo from-e2b > /work/note');
+  check(await Sandbox.kill(w.sandboxId) === true, 'volumeMounts: the writer killed');
+  const r = await Sandbox.create('base', { timeoutMs: tenMinutes, volumeMounts: { '/data': volume } });
+  const note = await r.files.read('/data/note');
+  check(note === 'from-e2b\n', 'volumeMounts: the next sandbox reads what the first wrote (' +
+        JSON.stringify(note) + ')');
+  const second = await rejection(
+      Sandbox.create('base', { volumeMounts: { '/other': volume } }));
+  check(second && second.message.includes(r.sandboxId),
+        'volumeMounts: a second writer refused naming the holder (' + second + ')');
+  const badPath = await rejection(Sandbox.create('base', { volumeMounts: { '/proc': volume } }));
+  check(badPath && /\/proc/.test(badPath.message),
+        'volumeMounts: a system path refused naming it (' + badPath + ')');
+  await Sandbox.kill(r.sandboxId);
+  const gone = await fetch(process.env.E2B_API_URL + '/v1/volumes/' + volume, {
+    method: 'DELETE', headers: { Authorization: 'Bearer ' + airlockKey } });
+  check(gone.status === 204, 'volumeMounts: the volume deleted once detached (' + gone.status + ')');
+
   // Errors as the SDK sees them.
   const badKey = await rejection(Sandbox.create('base', { apiKey: 'e2b_' + '0'.repeat(64) }));
   check(badKey instanceof e2b.AuthenticationError, 'wrong key: AuthenticationError (' + badKey + ')');
