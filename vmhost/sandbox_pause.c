@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "sandbox_internal.h"
+#include "sandbox_volume.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_record.h"
 #include "sandbox_stop.h"
@@ -82,6 +83,7 @@ int sandbox_resume(struct sandbox *sb, struct airlock_error *e)
     int rc = qmp_transition(sb, SB_PAUSED, SB_RUNNING, "cont", "resumed", e);
     if (rc < 0)
         return rc;
+    sandbox_volumes_refresh(sb);
     /* The guest's wall clock stood still while paused. A failure here does
      * not undo the resume: the sandbox runs, with a stale clock. */
     struct airlock_error clock_e = { 0 };

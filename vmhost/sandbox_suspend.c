@@ -263,7 +263,10 @@ int sandbox_start_from(struct sandbox *sb, const char *disk, const char *state,
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     /* A cold boot (a DISK checkpoint's restore) mounted nothing; a loaded
      * state has its mounts in the guest's memory. */
-    return state ? 0 : sandbox_volumes_mount(sb, e);
+    if (!state)
+        return sandbox_volumes_mount(sb, e);
+    sandbox_volumes_refresh(sb);
+    return 0;
 }
 
 int sandbox_resume_suspended(struct sandbox *sb, struct airlock_error *e)

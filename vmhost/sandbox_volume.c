@@ -234,6 +234,25 @@ int sandbox_volumes_mount(struct sandbox *sb, struct airlock_error *e)
     return 0;
 }
 
+void sandbox_volumes_refresh(struct sandbox *sb)
+{
+    for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
+        struct sandbox_volume *v = &sb->volumes[i];
+        struct airlock_error e = { 0 };
+        struct stat st;
+        if (!v->used || v->read_only)
+            continue;
+        if (stat(v->image, &st) < 0)
+            airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "%s: %s", v->image, strerror(errno));
+        else if (notify_size(sb, i, (uint64_t)st.st_size, &e) == 0)
+            sandbox_volume_call(sb, i, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW,
+                                (uint64_t)st.st_size, &e);
+        if (e.message[0])
+            log_warn("volume's size not told to the resumed guest", "sandbox=%s volume=%s "
+                     "error=\"%s\"", sb->id, v->name, e.message);
+    }
+}
+
 int sandbox_volumes_sync(struct sandbox *sb, struct airlock_error *e)
 {
     for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++)
@@ -348,9 +367,8 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     }
     uint64_t size = 0;
     int rc = volume_grow(vh->volumes, volume_id, size_mb, &size, e);
-    /* A stopped guest reads the new size when it runs again (its file
-     * system then grows at the next mount: a resume keeps it mounted, so
-     * a grow while paused or suspended shows after the next grow). */
+    /* A stopped guest is told when it runs again (sandbox_volumes_refresh
+     * at its resume). */
     if (rc == 0 && sb && guest_running(sb) && !sb->volumes[slot].read_only) {
         rc = notify_size(sb, (unsigned)slot, size, e);
         if (rc == 0)

@@ -61,6 +61,11 @@ int sandbox_volume_call(struct sandbox *sb, unsigned slot, Airlock__Guest__V1__V
 
 /* SYNC of every mounted volume (before a suspend). */
 int sandbox_volumes_sync(struct sandbox *sb, struct airlock_error *e);
+/* After a resume (paused, suspended, a full checkpoint's state): each
+ * read-write volume's size told again and its file system grown to it,
+ * for a grow made while the guest stood still (no change: a round trip).
+ * Failures are logged: the sandbox runs on at the size it knew. */
+void sandbox_volumes_refresh(struct sandbox *sb);
 
 /* The slot holding volume_id read-write, or -1. */
 int sandbox_volume_slot(struct sandbox *sb, const char *volume_id);

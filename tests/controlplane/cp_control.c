@@ -122,6 +122,8 @@ static void run_command_line(struct cp_stack *st, char *cmd, char *out, size_t o
         rc = pg_test_restart(&st->pg);
     else if (strcmp(cmd, "restart vmhost") == 0)
         rc = itest_vmhost_crash_and_restart_with(&node->vmhost, node->vmhost_args);
+    else if (strcmp(cmd, "stop-start vmhost") == 0) /* make down + make up, for the node */
+        rc = itest_vmhost_restart_with(&node->vmhost, node->vmhost_args);
     else if (strcmp(cmd, "kill vmhost") == 0)
         rc = node->vmhost.pid > 0 ? (itest_vmhost_crash(&node->vmhost), 0) : -1;
     else if (strcmp(cmd, "start vmhost") == 0)

@@ -10,6 +10,9 @@
  *   restart postgres            pg_ctl restart -m fast
  *   restart vmhost              kill -9 (its VMs keep running), start again on
  *                               the same data dir (it re-adopts what it finds)
+ *   stop-start vmhost           TERM (it suspends every sandbox and must exit 0),
+ *                               start again on the same data dir: a node's
+ *                               make down + make up
  *   kill vmhost | start vmhost  the two halves, for a test that changes the
  *                               data dir in between
  *   kill scheduler|standby|gateway|egress|vault|nats

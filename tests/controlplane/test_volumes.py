@@ -16,7 +16,8 @@ import sys
 import grpc
 
 import grpc_stubs
-from rest_client import ADMIN, call, check, expect_error, new_project_key, psql, report_and_exit
+from rest_client import (ADMIN, call, check, control, expect_error, new_project_key, psql,
+                         report_and_exit)
 
 PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])  # imports volumes
@@ -53,6 +54,36 @@ def volume(key, name):
 def live_sandboxes(key):
     st, _, body = call("GET", "/v1/sandboxes", key=key)
     return sorted(s["id"] for s in body.get("sandboxes", [])) if st == 200 else None
+
+
+def check_node_restarts(key):
+    """A volume and its sandbox survive the node's vmhost killed (-9: the
+    VM runs on, adopted) and stopped and started again (a node's make down
+    + make up: suspended, resumed on first use); a later sandbox reads it
+    all."""
+    st, _, _ = call("POST", "/v1/volumes", key=key, body={"name": "kept", "size_mb": 64})
+    check(st == 201, "volume kept: %s" % st)
+    st, _, d = create(key, [{"name": "kept", "path": "/kept"}])
+    did = d.get("id", "none")
+    rc, _, _ = sh(did, key, "echo before > /kept/f")
+    check(st == 201 and rc == 0, "D writes kept: %s %s" % (st, rc))
+    check(control("restart vmhost"), "vmhost killed (-9) and started again")
+    rc, out, _ = sh(did, key, "cat /kept/f && echo after-kill >> /kept/f")
+    check(rc == 0 and out == "before\n", "after the kill D still has kept: %s %r" % (rc, out))
+    st, _, other = create(key, [{"name": "kept", "path": "/kept"}])
+    expect_error(st, other, 409, "conflict", did, "after the kill kept is still D's alone")
+    check(control("stop-start vmhost"), "vmhost stopped (suspending D) and started again")
+    rc, out, _ = sh(did, key, "cat /kept/f")
+    check(rc == 0 and out == "before\nafter-kill\n",
+          "after the stop and start D resumes with kept: %s %r" % (rc, out))
+    delete_sandbox(key, did)
+    st, _, e = create(key, [{"name": "kept", "path": "/kept", "read_only": True}])
+    rc, out, _ = sh(e.get("id", "none"), key, "cat /kept/f")
+    check(st == 201 and rc == 0 and out == "before\nafter-kill\n",
+          "a later sandbox reads all of it: %s %s %r" % (st, rc, out))
+    delete_sandbox(key, e.get("id", "none"))
+    st, _, _ = call("DELETE", "/v1/volumes/kept", key=key)
+    check(st == 204, "delete volume kept: %s" % st)
 
 
 def check_grpc(channel, key):
@@ -285,6 +316,8 @@ def main():
     check(volume(key, clone).get("attached_sandbox") == fid, "the clone is the fork's")
     delete_sandbox(key, fid)
     check_quotas(key, project)
+
+    check_node_restarts(key)
 
     # ---- grow while attached, then clean up ----
     st, _, g = call("POST", "/v1/volumes/work/grow", key=key, body={"size_mb": 512})

@@ -185,15 +185,25 @@ static void test_volume_lifecycle(void **state)
                                            64 * 1024, NULL, &details),
                                &details, GRPC_STATUS_FAILED_PRECONDITION, "suspend");
 
+    /* A grow while paused, then one while suspended: each resume tells
+     * the guest, whose file system grows. */
+    itest_assert_transition(&itest_vh, ITEST_METHOD("PauseSandbox"), "vol-a", STATE(PAUSED));
+    volume_ok(ITEST_METHOD("GrowVolume"), "vol-one", NULL, NULL, 160);
+    itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), "vol-a", STATE(RUNNING));
+    long after_pause = df_mb("vol-a", "/work");
+    assert_true(after_pause > grown + 20);
+
     /* Suspend/resume: the data is there and still writable. */
     itest_assert_transition(&itest_vh, ITEST_METHOD("SuspendSandbox"), "vol-a", STATE(SUSPENDED));
+    volume_ok(ITEST_METHOD("GrowVolume"), "vol-one", NULL, NULL, 192);
     itest_assert_transition(&itest_vh, ITEST_METHOD("ResumeSandbox"), "vol-a", STATE(RUNNING));
+    assert_true(df_mb("vol-a", "/work") > after_pause + 20);
     expect_out("vol-a", "cat /work/f", "second");
     free(sh("vol-a", "printf third > /work/f && sync"));
 
     Airlock__Vmhost__V1__Volume *v = get_volume("vol-one");
     assert_string_equal(v->attached_sandbox, "vol-a");
-    assert_int_equal(v->size_mb, 128);
+    assert_int_equal(v->size_mb, 192);
     assert_int_equal(v->n_snapshots, 1);
     assert_string_equal(v->snapshots[0], "s1");
     protobuf_c_message_free_unpacked(&v->base, NULL);
