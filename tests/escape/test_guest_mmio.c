@@ -212,9 +212,12 @@ static off_t disk_size(const struct escape_sandbox *sb)
     return st.st_size;
 }
 
-/* Forged write requests at and past the disk's end (the last of the
- * sequence): QEMU refuses each (status 1, VIRTIO_BLK_S_IOERR) and the
- * file on the host keeps the size every sandbox's disk has. */
+/* Forged write requests at and past each disk's end (the last of the
+ * sequence): the root disk and the four empty volume slots (capacity 0: no
+ * last sector). QEMU refuses each (status 1, VIRTIO_BLK_S_IOERR); the root
+ * file on the host keeps the size every sandbox's disk has and each slot's
+ * file stays empty. */
+#define POKE_BLK_WRITES (4 + 4 * 3)
 static void blk_write_past_end(void **state)
 {
     (void)state;
@@ -228,12 +231,23 @@ static void blk_write_past_end(void **state)
     size_t len = 0;
     escape_sandbox_path(&pokes, "console.log", path, sizeof(path));
     assert_int_equal(fs_read_file(path, 1 << 20, &log, &len, NULL, 0), 0);
-    size_t refused = 0; /* lines "...: status 1" (the console ends them "\r\n") */
-    for (const char *at = log; (at = memmem(at, len - (size_t)(at - log), ": status ", 9)); at++)
+    size_t written = 0, refused = 0; /* lines "...: status N" (the console ends them "\r\n") */
+    for (const char *at = log; (at = memmem(at, len - (size_t)(at - log), ": status ", 9)); at++) {
+        written++;
         refused += at[9] == '1' && (at[10] == '\r' || at[10] == '\n');
+    }
     free(log);
-    assert_int_equal(refused, 4);
+    assert_int_equal(written, POKE_BLK_WRITES);
+    assert_int_equal(refused, POKE_BLK_WRITES);
     assert_int_equal(disk_size(&pokes), disk_size(&escape_witness));
+    for (int slot = 0; slot < 4; slot++) {
+        char name[32];
+        struct stat st;
+        snprintf(name, sizeof(name), "vm/slot%d.img", slot);
+        escape_sandbox_path(&pokes, name, path, sizeof(path));
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 0);
+    }
     register_attack(N_ATTACKS - 1);
 }
 

@@ -284,12 +284,14 @@ def config_garbage(regs, dev, page):
 
 def blk_write_past_end(regs, dev, page):
     """Write requests the guest kernel would never send: at the disk's
-    last sector and past it, at 2^63 and at 2^64-1 sectors. Each one's
-    status byte (0 done, 1 I/O error) is reported."""
+    last sector and past it, at 2^63 and at 2^64-1 sectors, on every disk
+    (the root and the volume slots). Each one's status byte (0 done, 1 I/O
+    error) is reported."""
     if dev != BLK:
         return
     capacity = regs.r(CONFIG) | regs.r(CONFIG + 4) << 32
-    sectors = (capacity, capacity - 1, 1 << 63, (1 << 64) - 1)
+    # An empty volume slot (capacity 0) has no last sector.
+    sectors = [s for s in (capacity, capacity - 1, 1 << 63, (1 << 64) - 1) if s >= 0]
     ring_setup(regs, page, 0)
     for i, sector in enumerate(sectors):
         header, status = DATA + 16 * i, DATA + 256 + i
