@@ -234,6 +234,15 @@ int sandbox_volumes_mount(struct sandbox *sb, struct airlock_error *e)
     return 0;
 }
 
+/* The slot's disk is size bytes now: the guest told (size notice) and its
+ * file system grown to it (GROW). */
+static int tell_grown(struct sandbox *sb, unsigned slot, uint64_t size, struct airlock_error *e)
+{
+    if (notify_size(sb, slot, size, e) < 0)
+        return -1;
+    return sandbox_volume_call(sb, slot, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW, size, e);
+}
+
 void sandbox_volumes_refresh(struct sandbox *sb)
 {
     for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
@@ -244,9 +253,8 @@ void sandbox_volumes_refresh(struct sandbox *sb)
             continue;
         if (stat(v->image, &st) < 0)
             airlock_error_set(&e, AIRLOCK_ERR_INTERNAL, "%s: %s", v->image, strerror(errno));
-        else if (notify_size(sb, i, (uint64_t)st.st_size, &e) == 0)
-            sandbox_volume_call(sb, i, AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW,
-                                (uint64_t)st.st_size, &e);
+        else
+            tell_grown(sb, i, (uint64_t)st.st_size, &e);
         if (e.message[0])
             log_warn("volume's size not told to the resumed guest", "sandbox=%s volume=%s "
                      "error=\"%s\"", sb->id, v->name, e.message);
@@ -370,10 +378,7 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     /* A stopped guest is told when it runs again (sandbox_volumes_refresh
      * at its resume). */
     if (rc == 0 && sb && guest_running(sb) && !sb->volumes[slot].read_only) {
-        rc = notify_size(sb, (unsigned)slot, size, e);
-        if (rc == 0)
-            rc = sandbox_volume_call(sb, (unsigned)slot,
-                                     AIRLOCK__GUEST__V1__VOLUME_OP__VOLUME_OP_GROW, size, e);
+        rc = tell_grown(sb, (unsigned)slot, size, e);
         if (rc < 0)
             airlock_error_prefix(e, "volume %s grew to %llu MiB; sandbox %s: ", volume_id,
                                  (unsigned long long)size_mb, sb->id);
