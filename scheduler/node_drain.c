@@ -1,7 +1,7 @@
 /* Draining a node: running sandboxes migrate live to other nodes
- * (node_migrate.h), paused and suspended ones leave through the shared
- * snapshot store (docs/snapshot-store.md), then the node is judged drained
- * or not. */
+ * (node_migrate.h; with volumes: suspended first), paused and suspended
+ * ones leave through the shared snapshot store (docs/snapshot-store.md),
+ * then the node is judged drained or not. */
 #include "node_drain.h"
 
 #include <pthread.h>
@@ -27,7 +27,7 @@ static void move_suspended(struct scheduler *s, const char *node_id, const char 
 {
     struct airlock_error e;
     char to[128];
-    if (nodes_place_elsewhere(s, id, node_id, to, sizeof(to), &e) < 0) {
+    if (nodes_place_elsewhere(s, id, node_id, true, to, sizeof(to), &e) < 0) {
         log_warn("drain: a suspended sandbox has nowhere to go", "node=%s sandbox=%s error=\"%s\"",
                  node_id, id, e.message);
         return;
@@ -59,16 +59,47 @@ static void move_suspended(struct scheduler *s, const char *node_id, const char 
                  id, left, e.message);
 }
 
+/* A suspend by the drain: into the store, when the node has one, from
+ * where move_suspended takes it on a later step. */
+static void suspend(struct scheduler *s, const char *node_id, const char *project_id,
+                    const char *id)
+{
+    struct transition_note note = { DRAIN_ACTOR, "its node is draining", "" };
+    struct airlock_error e;
+    char on[128];
+    if (service_sandbox_op(s, project_id, id, SANDBOX_OP_SUSPEND, &note, on, sizeof(on), &e) < 0)
+        log_warn("drain: a sandbox was not suspended", "node=%s sandbox=%s error=\"%s\"",
+                 node_id, id, e.message);
+}
+
+/* A running sandbox with volumes: a live migration does not carry them,
+ * a suspend's set in the store does. Suspended only when another node
+ * could take it; else it runs on and holds the node in draining. */
+static void suspend_to_move(struct scheduler *s, const char *node_id, const char *project_id,
+                            const char *id)
+{
+    struct airlock_error e;
+    char to[128];
+    if (nodes_place_elsewhere(s, id, node_id, true, to, sizeof(to), &e) < 0) {
+        log_warn("drain: a running sandbox with volumes has nowhere to go",
+                 "node=%s sandbox=%s error=\"%s\"", node_id, id, e.message);
+        return;
+    }
+    suspend(s, node_id, project_id, id);
+}
+
 /* Moves what is on node_id: running sandboxes migrate live, paused ones
- * are suspended (into the store, when the node has one), suspended ones
- * with a suspend in the store go to other nodes. What cannot move (no
+ * and running ones with volumes are suspended (into the store, when the
+ * node has one), suspended ones with a suspend in the store go to other
+ * nodes. What cannot move (no
  * room elsewhere, a node without a store) holds the node in draining. */
 static void move_off(struct scheduler *s, const char *node_id)
 {
     struct airlock_error e;
     const char *params[] = { node_id };
     PGresult *rows = db_query(&s->db,
-                              "SELECT id, project_id, state, store_object FROM sandboxes"
+                              "SELECT id, project_id, state, store_object, volumes <> '[]'"
+                              " FROM sandboxes"
                               " WHERE node_id = $1 AND state IN ('running', 'paused', 'suspended')"
                               " ORDER BY id",
                               1, params, AIRLOCK_ERROR_MSG(&e));
@@ -78,18 +109,16 @@ static void move_off(struct scheduler *s, const char *node_id)
     }
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id = PQgetvalue(rows, i, 0);
-        if (strcmp(PQgetvalue(rows, i, 2), "running") == 0) {
+        bool running = strcmp(PQgetvalue(rows, i, 2), "running") == 0;
+        bool volumes = PQgetvalue(rows, i, 4)[0] == 't';
+        if (running && !volumes)
             node_migrate_running(s, node_id, id);
-        } else if (strcmp(PQgetvalue(rows, i, 2), "paused") == 0) {
-            struct transition_note note = { DRAIN_ACTOR, "its node is draining", "" };
-            char on[128];
-            if (service_sandbox_op(s, PQgetvalue(rows, i, 1), id, SANDBOX_OP_SUSPEND, &note, on,
-                                   sizeof(on), &e) < 0)
-                log_warn("drain: a paused sandbox was not suspended",
-                         "node=%s sandbox=%s error=\"%s\"", node_id, id, e.message);
-        } else if (*PQgetvalue(rows, i, 3)) {
+        else if (running)
+            suspend_to_move(s, node_id, PQgetvalue(rows, i, 1), id);
+        else if (strcmp(PQgetvalue(rows, i, 2), "paused") == 0)
+            suspend(s, node_id, PQgetvalue(rows, i, 1), id);
+        else if (*PQgetvalue(rows, i, 3))
             move_suspended(s, node_id, id, PQgetvalue(rows, i, 3));
-        }
     }
     PQclear(rows);
 }

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "node_request.h"
 #include "rpc_err.h"
+#include "volume_spec.h"
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
 #define ROLL_CALL_SUBJECT "airlock.nodes.roll-call" /* see protos/node.proto */
@@ -185,7 +186,8 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
 }
 
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
-                          char *node_id, size_t idlen, struct airlock_error *e)
+                          bool through_store, char *node_id, size_t idlen,
+                          struct airlock_error *e)
 {
     char dead_after[16];
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
@@ -202,10 +204,10 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
     int rc = 0;
     if (PQntuples(res) != 1)
         rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "sandbox %s is gone", sandbox_id);
-    else if (PQgetvalue(res, 0, 4)[0] == 't') /* their images are on its node alone */
+    else if (!through_store && PQgetvalue(res, 0, 4)[0] == 't') /* on its node alone */
         rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
-                               "sandbox %s has volumes, which are on node %s only: it runs "
-                               "nowhere else",
+                               "sandbox %s has volumes, which a live migration does not carry: "
+                               "it stays on node %s (suspend it to move it)",
                                sandbox_id, except);
     else if (!*PQgetvalue(res, 0, 0))
         rc = airlock_error_set(e, AIRLOCK_ERR_CAPACITY,
@@ -287,6 +289,26 @@ int nodes_reply_take(const char *node_id, node_op op, natsMsg *msg,
     return 0;
 }
 
+/* The volumes sandbox id attached itself (not a snapshot) that are not on
+ * node_id (any more): moved with the sandbox, or deleted since. NULL with
+ * none or when the database cannot say (the images then stay: only space). */
+static PGresult *moved_volumes(struct scheduler *s, const char *node_id, const char *id)
+{
+    const char *params[] = { id, node_id };
+    struct airlock_error e;
+    PGresult *res = db_query(&s->db,
+                             "SELECT x.volume_id FROM sandboxes s, jsonb_to_recordset(s.volumes)"
+                             " AS x(volume_id text, snapshot_id text)"
+                             " LEFT JOIN volumes v ON v.id::text = x.volume_id"
+                             " WHERE s.id = $1 AND coalesce(x.snapshot_id, '') = ''"
+                             " AND v.node_id IS DISTINCT FROM $2",
+                             2, params, AIRLOCK_ERROR_MSG(&e));
+    if (!res)
+        log_warn("moved volumes not known: their old images stay", "sandbox=%s node=%s "
+                 "error=\"%s\"", id, node_id, e.message);
+    return res;
+}
+
 int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *id,
                          const char *keep_stored, bool moved, struct airlock_error *e)
 {
@@ -294,9 +316,15 @@ int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *i
     req.id = (char *)id;
     req.store_object = (char *)(keep_stored ? keep_stored : "");
     req.keep_checkpoints = moved;
+    PGresult *volumes = moved_volumes(s, node_id, id);
+    char *ids[VOLUME_MOUNTS_MAX];
+    for (int i = 0; volumes && i < PQntuples(volumes) && i < VOLUME_MOUNTS_MAX; i++)
+        ids[req.n_moved_volume_ids++] = PQgetvalue(volumes, i, 0);
+    req.moved_volume_ids = ids;
     Airlock__Node__V1__NodeReply *reply = NULL;
     int rc = nodes_call(s, node_id, NODE_OP(DELETE), &req.base, s->cfg.node_timeout_ms, &reply, e);
     if (reply)
         protobuf_c_message_free_unpacked(&reply->base, NULL);
+    PQclear(volumes);
     return rc < 0 && e->class != AIRLOCK_ERR_NOT_FOUND ? -1 : 0; /* gone already: done */
 }

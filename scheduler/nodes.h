@@ -66,12 +66,14 @@ int nodes_follow_heartbeats(struct scheduler *s, char *err, size_t errlen);
 int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size_t idlen,
                 struct airlock_error *e);
 
-/* A node other than `except` for suspended sandbox_id to resume on (as
+/* A node other than `except` for sandbox_id to move to (as
  * NODES_PLACEMENT chooses), into node_id; the row is not changed (the
- * resume there records it). Capacity naming the sandbox's size when none
- * has room, or saying so for a sandbox with volumes (their images are on
- * `except` only). */
+ * move records it). through_store: it moves as a suspend or checkpoint in
+ * the shared snapshot store, which carries its volumes; otherwise (a live
+ * migration) a sandbox with volumes stays (CAPACITY saying so). Capacity
+ * naming the sandbox's size when no node has room. */
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
+                          bool through_store,
                           char *node_id, size_t idlen, struct airlock_error *e);
 
 /* Whether node_id has been silent past --node-dead-after-s (or was never
@@ -96,7 +98,9 @@ int nodes_call(struct scheduler *s, const char *node_id, node_op op, const Proto
  * in the shared snapshot store, which the node then leaves there (the
  * sandbox lives on from it elsewhere). moved: the sandbox lives on (on
  * another node, or as a row that keeps it), so its checkpoints in the
- * store stay. 0 also when the node has no such sandbox. */
+ * store stay. Either way the node's images of the sandbox's volumes that
+ * the database places on another node go (they moved with it). 0 also
+ * when the node has no such sandbox. */
 int nodes_delete_sandbox(struct scheduler *s, const char *node_id, const char *id,
                          const char *keep_stored, bool moved, struct airlock_error *e);
 

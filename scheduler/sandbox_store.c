@@ -507,13 +507,22 @@ int store_sandbox_release_key(struct db *db, const char *id, struct airlock_erro
     return 0;
 }
 
+/* After s (a CTE of the moved sandbox's id): the volumes it holds move
+ * with it to node (their images went with its suspend through the shared
+ * store; docs/volumes.md "Across nodes"); their snapshots stay where they
+ * were taken. */
+#define VOLUMES_FOLLOW(node)                                                                     \
+    ", v AS (UPDATE volumes SET node_id = " node " WHERE id IN (SELECT sv.volume_id"             \
+    "  FROM sandbox_volumes sv JOIN s ON sv.sandbox_id = s.id WHERE sv.snapshot_id IS NULL))"
+
 int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
                              const char *store_object, struct airlock_error *e)
 {
     const char *params[] = { id, node_id, store_object };
     PGresult *res = db_query(db,
-                             "UPDATE sandboxes SET node_id = $2, store_object = $3"
-                             " WHERE id = $1 AND state <> 'deleted' RETURNING id",
+                             "WITH s AS (UPDATE sandboxes SET node_id = $2, store_object = $3"
+                             "  WHERE id = $1 AND state <> 'deleted' RETURNING id)" VOLUMES_FOLLOW("$2")
+                             " SELECT id FROM s",
                              3, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);
@@ -527,9 +536,10 @@ int store_sandbox_move_suspended(struct db *db, const char *id, const char *from
 {
     const char *params[] = { id, from, to, store_object };
     PGresult *res = db_query(db,
-                             "UPDATE sandboxes SET node_id = $3, updated_at = now()"
-                             " WHERE id = $1 AND node_id = $2 AND state = 'suspended'"
-                             " AND store_object = $4 RETURNING id",
+                             "WITH s AS (UPDATE sandboxes SET node_id = $3, updated_at = now()"
+                             "  WHERE id = $1 AND node_id = $2 AND state = 'suspended'"
+                             "  AND store_object = $4 RETURNING id)" VOLUMES_FOLLOW("$3")
+                             " SELECT id FROM s",
                              4, params, AIRLOCK_ERROR_MSG(e));
     if (!res)
         return airlock_error_classify(e, AIRLOCK_ERR_UNAVAILABLE);

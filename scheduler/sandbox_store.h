@@ -128,7 +128,8 @@ void store_fork_event(PGresult *rows, int row, struct sandbox_event *out);
 char *store_policy_text(const Airlock__Egress__V1__Policy *policy, struct airlock_error *e);
 
 /* Where the sandbox is now: its node, and its suspend in the shared
- * snapshot store ("" when none). Not found for a deleted one. */
+ * snapshot store ("" when none); the volumes it holds move to the node
+ * with it. Not found for a deleted one. */
 int store_sandbox_set_stored(struct db *db, const char *id, const char *node_id,
                              const char *store_object, struct airlock_error *e);
 

@@ -96,7 +96,7 @@ static int create_clone(struct scheduler *s, const VolumeCall *req, char id[VOLU
     nref.new_volume_id = id;
     rc = volume_on_node(s, node, NODE_OP(VOLUME_CLONE), &nref, NULL, e);
     struct airlock_error undo;
-    if (rc < 0 && store_volume_delete(&s->db, id, req->name, &undo) < 0)
+    if (rc < 0 && store_volume_delete(&s->db, id, req->name, NULL, &undo) < 0)
         log_warn("unmade clone not unrecorded", "volume=%s error=\"%s\"", id, undo.message);
 out:
     PQclear(src);
@@ -250,19 +250,23 @@ void service_volume_delete(struct rpc_call *call, void *ctx)
     PGresult *row = NULL;
     int rc = call_volume(s, req, &row, &e);
     struct volume_row r;
+    PGresult *others = NULL;
     if (rc == 0) {
         store_volume_row(row, 0, &r);
-        rc = store_volume_delete(&s->db, r.id, r.name, &e);
+        rc = store_volume_delete(&s->db, r.id, r.name, &others, &e);
     }
-    if (rc == 0 && *r.node) {
+    /* Its node, and the nodes where it left snapshots before it moved. */
+    for (int i = -1; rc == 0 && i < (others ? PQntuples(others) : 0); i++) {
+        const char *node = i < 0 ? r.node : PQgetvalue(others, i, 1);
         Airlock__Vmhost__V1__VolumeRef nref = AIRLOCK__VMHOST__V1__VOLUME_REF__INIT;
         nref.volume_id = (char *)r.id;
         struct airlock_error node_e; /* the volume is gone for its user already */
-        if (volume_on_node(s, r.node, NODE_OP(VOLUME_DELETE), &nref, NULL, &node_e) < 0 &&
+        if (*node && volume_on_node(s, node, NODE_OP(VOLUME_DELETE), &nref, NULL, &node_e) < 0 &&
             node_e.class != AIRLOCK_ERR_NOT_FOUND)
-            log_warn("deleted volume's image left on its node", "volume=%s node=%s error=\"%s\"",
-                     r.id, r.node, node_e.message);
+            log_warn("deleted volume's image left on a node", "volume=%s node=%s error=\"%s\"",
+                     r.id, node, node_e.message);
     }
+    PQclear(others);
     if (rc == 0) {
         log_info("volume deleted", "request=%s project=%s volume=%s id=%s", req->request_id,
                  req->project_id, r.name, r.id);

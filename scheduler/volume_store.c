@@ -230,18 +230,29 @@ static int attached_refusal(struct db *db, const char *volume_id, const char *wh
                              *holder ? holder : "(gone meanwhile; retry)");
 }
 
-int store_volume_delete(struct db *db, const char *id, const char *name,
+int store_volume_delete(struct db *db, const char *id, const char *name, PGresult **other_nodes,
                         struct airlock_error *e)
 {
     const char *params[] = { id };
+    /* The snapshots' rows as they were before the delete cascades. */
     PGresult *res = db_query(db,
-                             "DELETE FROM volumes WHERE id = $1::uuid AND NOT EXISTS"
-                             " (SELECT 1 FROM sandbox_volumes WHERE volume_id = $1::uuid)"
-                             " RETURNING id",
+                             "WITH d AS (DELETE FROM volumes WHERE id = $1::uuid AND NOT EXISTS"
+                             "  (SELECT 1 FROM sandbox_volumes WHERE volume_id = $1::uuid)"
+                             "  RETURNING id, node_id)"
+                             " SELECT DISTINCT ON (n.node_id) d.id, n.node_id FROM d LEFT JOIN"
+                             "  volume_snapshots n ON n.volume_id = d.id AND n.node_id IS NOT NULL"
+                             "  AND n.node_id IS DISTINCT FROM d.node_id",
                              1, params, AIRLOCK_ERROR_MSG(e));
     if (query_ok(res, e) < 0)
         return -1;
     int deleted = PQntuples(res);
+    if (other_nodes)
+        *other_nodes = NULL;
+    /* None elsewhere: the left join's one row, without a node. */
+    if (deleted && other_nodes && !PQgetisnull(res, 0, 1)) {
+        *other_nodes = res;
+        return 0;
+    }
     PQclear(res);
     if (deleted)
         return 0;

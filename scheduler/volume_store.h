@@ -61,8 +61,11 @@ int store_volume_size_set(struct db *db, const char *id, uint64_t size_mb,
                           struct airlock_error *e);
 
 /* Deletes volume id with its snapshots; state naming the sandbox when
- * one has it (or a snapshot of it) attached. */
-int store_volume_delete(struct db *db, const char *id, const char *name,
+ * one has it (or a snapshot of it) attached. other_nodes (when not NULL)
+ * gets the nodes other than the volume's own that hold snapshots of it
+ * (a volume that moved leaves them where they were taken): a row each,
+ * the caller's to PQclear. */
+int store_volume_delete(struct db *db, const char *id, const char *name, PGresult **other_nodes,
                         struct airlock_error *e);
 
 /* A new snapshot `name` of volume id, of its size and on its node (into

@@ -215,7 +215,7 @@ static int store_named(struct sandbox *sb, const char *name, char set[SANDBOX_ST
     struct checkpoint_files f;
     if (checkpoint_dir(sb, "", name, dir, sizeof(dir), e) < 0 || checkpoint_files_at(&f, dir, e) < 0)
         return -1;
-    if (sandbox_shared_store_put_checkpoint(sb, name, f.state, f.disk, set, e) == 0)
+    if (sandbox_shared_store_put_checkpoint(sb, name, f.state, f.disk, dir, set, e) == 0)
         return 0;
     if (fs_remove_tree(dir, ignored, sizeof(ignored)) < 0)
         log_warn("cannot remove a checkpoint the store refused", "sandbox=%s checkpoint=%s "

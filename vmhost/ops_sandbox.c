@@ -102,7 +102,8 @@ int op_sandbox_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op_
     (void)out;
     if (!*req->id)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "id: required");
-    return sandbox_delete(vh, req->id, req->store_object, req->keep_checkpoints, e);
+    return sandbox_delete(vh, req->id, req->store_object, req->keep_checkpoints,
+                          req->moved_volume_ids, req->n_moved_volume_ids, e);
 }
 
 int op_sandbox_take(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,

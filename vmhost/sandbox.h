@@ -93,9 +93,12 @@ unsigned sandbox_count_from_template(struct vmhost *vh, const struct template_ve
  * registry. Works in any state. Its suspend in the shared snapshot store
  * goes too, unless it is keep_stored (NULL/"": none): the sandbox lives on
  * from there, on another node; so do its checkpoints there, unless
- * keep_checkpoints (it lives on elsewhere, restored from one). */
+ * keep_checkpoints (it lives on elsewhere, restored from one). The images
+ * of moved_volumes (n_moved of them: volumes now on another node) go too,
+ * their snapshots here staying. */
 int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
-                   bool keep_checkpoints, struct airlock_error *e);
+                   bool keep_checkpoints, char *const *moved_volumes, size_t n_moved,
+                   struct airlock_error *e);
 
 /* running -> paused (QMP stop) and paused -> running (QMP cont, then the
  * guest clock is set); resume also brings a suspended sandbox back (a new

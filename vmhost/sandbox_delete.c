@@ -63,8 +63,24 @@ void sandbox_abandon(struct sandbox *sb, const char *err)
     sandbox_unreserve(sb);
 }
 
+/* The images here of volumes that moved to another node with a sandbox
+ * (docs/volumes.md "Across nodes"). A failure is logged: the scheduler
+ * no longer sends work for them here. */
+static void drop_moved_volumes(struct vmhost *vh, const char *id, char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct airlock_error e = { 0 };
+        if (volume_drop_image(vh->volumes, ids[i], &e) < 0)
+            log_warn("moved volume's old image not removed", "sandbox=%s volume=%s error=\"%s\"",
+                     id, ids[i], e.message);
+        else
+            log_info("moved volume's old image removed", "sandbox=%s volume=%s", id, ids[i]);
+    }
+}
+
 int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
-                   bool keep_checkpoints, struct airlock_error *e)
+                   bool keep_checkpoints, char *const *moved_volumes, size_t n_moved,
+                   struct airlock_error *e)
 {
     pthread_mutex_lock(&vh->lock);
     struct sandbox *sb = sandbox_registry_find_locked(vh, id);
@@ -103,7 +119,8 @@ int sandbox_delete(struct vmhost *vh, const char *id, const char *keep_stored,
     sandbox_shared_store_forget(sb, keep_stored); /* its suspend in the shared store */
     if (!keep_checkpoints)
         sandbox_shared_store_forget_checkpoints(sb);
-    sandbox_teardown(sb);
+    sandbox_teardown(sb); /* its holds go: the moved volumes' images can */
+    drop_moved_volumes(vh, sb->id, moved_volumes, n_moved);
     log_info("sandbox deleted", "sandbox=%s", sb->id);
     sandbox_put(sb);
     return 0;

@@ -24,7 +24,7 @@ static void discard_forks(struct sandbox **forks, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
         struct airlock_error e = { 0 };
-        if (sandbox_delete(forks[i]->vh, forks[i]->id, NULL, false, &e) < 0)
+        if (sandbox_delete(forks[i]->vh, forks[i]->id, NULL, false, NULL, 0, &e) < 0)
             log_warn("cannot delete a fork after a failed fork", "sandbox=%s error=\"%s\"",
                      forks[i]->id, e.message);
         sandbox_put(forks[i]);

@@ -13,6 +13,8 @@
 #include "log.h"
 #include "sandbox_internal.h"
 #include "sandbox_record.h"
+#include "sandbox_volume.h"
+#include "sandbox_volume_sets.h"
 #include "snapshot_delta.h"
 #include "snapshot_template.h"
 #include "template_registry.h"
@@ -64,12 +66,13 @@ static json_t *manifest_of(struct sandbox *sb, const struct set_kind *kind,
 }
 
 /* sb's state (NULL for a migration's) and disk (and its policy) as object
- * set `set` of kind, against its template's build (published first);
- * checkpoint: its name for a checkpoint's. Nothing is left in the store
- * on failure. */
+ * set `set` of kind, against its template's build (published first), with
+ * its volumes (read-write ones from volumes_dir when not NULL: a
+ * checkpoint's copies); checkpoint: its name for a checkpoint's. Nothing
+ * is left in the store on failure. */
 static int upload_set(struct sandbox *sb, const char *set, const struct set_kind *kind,
                       const char *checkpoint, const char *state, const char *disk,
-                      struct airlock_error *e)
+                      const char *volumes_dir, struct airlock_error *e)
 {
     struct vmhost *vh = sb->vh;
     if (!sb->tmpl)
@@ -78,7 +81,7 @@ static int upload_set(struct sandbox *sb, const char *set, const struct set_kind
                                  "template can go to the snapshot store",
                                  sb->id);
     int64_t started = clock_monotonic_ms();
-    char build[SNAPSHOT_BUILD_ID_LEN + 1], name[300];
+    char build[SNAPSHOT_BUILD_ID_LEN + 1];
     char policy[PATH_MAX];
     if (fs_path(policy, sizeof(policy), "%s/%s", sb->dir, SANDBOX_POLICY_FILE) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", sb->dir);
@@ -90,30 +93,31 @@ static int upload_set(struct sandbox *sb, const char *set, const struct set_kind
     const char *paths[N_SET_FILES] = { disk, state, policy };
     const char *bases[N_SET_FILES] = { sb->tmpl->snap.disk, sb->tmpl->snap.mem, NULL };
     json_t *files = json_object();
-    json_t *m = NULL;
+    json_t *m = NULL, *volumes = NULL;
     uint64_t stored = 0, size = 0;
     for (size_t i = 0; i < N_SET_FILES; i++) {
         if (i == 2 && access(policy, F_OK) != 0)
             continue; /* no policy: deny everything */
         if (!paths[i])
             continue; /* a migration's: no state */
-        char sha[65];
         struct file_delta_stats st;
-        snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
         int64_t t0 = clock_monotonic_ms();
-        if (snapshot_delta_put(vh->snapshots, name, paths[i], bases[i], set_files[i].kind, sha,
-                               &st, e) < 0)
+        if (snapshot_delta_put_file(vh->snapshots, set, set_files[i].object, set_files[i].key,
+                                    paths[i], bases[i], set_files[i].kind, files, &st, e) < 0)
             goto fail;
         step_ms[i] = clock_monotonic_ms() - t0;
-        json_object_set_new(files, set_files[i].key,
-                            json_pack("{s:s, s:I, s:I, s:I}", "sha256", sha, "size",
-                                      (json_int_t)st.target_bytes, "stored",
-                                      (json_int_t)st.delta_bytes, "literal",
-                                      (json_int_t)st.literal_bytes));
         stored += st.delta_bytes;
         size += st.target_bytes;
     }
+    int64_t volumes_started = clock_monotonic_ms();
+    if (sandbox_volume_sets_put(sb, set, volumes_dir, files, &volumes, &stored, &size, e) < 0)
+        goto fail;
+    int64_t volumes_ms = clock_monotonic_ms() - volumes_started;
     m = manifest_of(sb, kind, checkpoint, build, files);
+    if (m && volumes && json_object_set(m, "volumes", volumes) < 0) {
+        json_decref(m);
+        m = NULL;
+    }
     if (!m) {
         airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
         goto fail;
@@ -121,15 +125,17 @@ static int upload_set(struct sandbox *sb, const char *set, const struct set_kind
     if (snapshot_store_put_manifest(vh->snapshots, set, m, e) < 0)
         goto fail;
     json_decref(files);
+    json_decref(volumes);
     json_decref(m);
-    log_info("sandbox set stored", "kind=%s sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld state_ms=%lld bytes=%llu "
-             "of=%llu",
+    log_info("sandbox set stored", "kind=%s sandbox=%s set=%s ms=%lld publish_ms=%lld disk_ms=%lld "
+             "state_ms=%lld volumes_ms=%lld bytes=%llu of=%llu",
              kind->kind, sb->id, set, (long long)(clock_monotonic_ms() - started),
              (long long)(published - started), (long long)step_ms[0], (long long)step_ms[1],
-             (unsigned long long)stored, (unsigned long long)size);
+             (long long)volumes_ms, (unsigned long long)stored, (unsigned long long)size);
     return 0;
 fail:
     json_decref(files);
+    json_decref(volumes);
     json_decref(m);
     struct airlock_error ignored;
     snapshot_store_remove_set(vh->snapshots, set, &ignored);
@@ -146,7 +152,7 @@ int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const cha
     const struct set_kind *kind = state ? &SUSPEND : &MIGRATION;
     char set[SANDBOX_STORE_OBJECT_SIZE];
     snprintf(set, sizeof(set), "%s/%s/%lld", kind->root, sb->id, (long long)clock_realtime_ms());
-    if (upload_set(sb, set, kind, NULL, state, disk, e) < 0)
+    if (upload_set(sb, set, kind, NULL, state, disk, NULL, e) < 0)
         return -1;
     pthread_mutex_lock(&sb->lock);
     snprintf(sb->store_object, sizeof(sb->store_object), "%s", set);
@@ -163,13 +169,14 @@ static void checkpoint_set(const char *id, const char *name, char set[SANDBOX_ST
 }
 
 int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
-                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        const char *disk, const char *volumes_dir,
+                                        char set[SANDBOX_STORE_OBJECT_SIZE],
                                         struct airlock_error *e)
 {
     checkpoint_set(sb->id, name, set);
     if (!set[0])
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "checkpoint %s: name too long", name);
-    if (upload_set(sb, set, &CHECKPOINT, name, state, disk, e) < 0) {
+    if (upload_set(sb, set, &CHECKPOINT, name, state, disk, volumes_dir, e) < 0) {
         set[0] = '\0';
         return -1;
     }
@@ -302,18 +309,13 @@ static int materialize(struct sandbox *sb, const char *set, const struct suspend
         return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", dir, strerror(errno));
     const char *bases[N_SET_FILES] = { base_disk, base_mem, NULL };
     for (size_t i = 0; i < N_SET_FILES; i++) {
-        json_t *f = json_object_get(m->files, set_files[i].key);
-        if (!f && (i == 2 || m->kind == &MIGRATION))
+        if (!json_object_get(m->files, set_files[i].key) && (i == 2 || m->kind == &MIGRATION))
             continue; /* no policy: deny everything; a migration's has no state */
-        const char *sha = json_string_value(json_object_get(f, "sha256"));
-        char name[300], path[PATH_MAX];
-        snprintf(name, sizeof(name), "%s/%s", set, set_files[i].object);
-        if (!sha)
-            return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                     "snapshot store object %s has no checksum for %s", set,
-                                     set_files[i].key);
-        if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : dir, set_files[i].key) < 0 ||
-            snapshot_delta_get(sb->vh->snapshots, name, sha, bases[i], path, durable, e) < 0)
+        char path[PATH_MAX];
+        if (fs_path(path, sizeof(path), "%s/%s", i == 2 ? sb->dir : dir, set_files[i].key) < 0)
+            return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", dir);
+        if (snapshot_delta_get_file(sb->vh->snapshots, set, set_files[i].object,
+                                    set_files[i].key, m->files, bases[i], path, durable, e) < 0)
             return -1;
     }
     if (durable && (fs_fsync_dir(dir, AIRLOCK_ERROR_MSG(e)) < 0 ||
@@ -364,7 +366,8 @@ static int import(struct vmhost *vh, const char *id, const char *object,
     t = NULL;
     sb->restored = true;
     sb->created_unix_ms = m.created_unix_ms;
-    if (materialize(sb, object, &m, disk, mem, kept, e) < 0)
+    if (materialize(sb, object, &m, disk, mem, kept, e) < 0 ||
+        sandbox_volume_sets_get(sb, object, m.root, kept, e) < 0)
         goto fail;
     pthread_mutex_lock(&sb->lock);
     /* A suspend's or migration's set is used once (it goes once the VM
@@ -379,6 +382,8 @@ static int import(struct vmhost *vh, const char *id, const char *object,
         airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         goto fail;
     }
+    if (kept)
+        sandbox_volumes_keep(sb);
     log_info("sandbox taken from the snapshot store", "sandbox=%s set=%s ms=%lld base_ms=%lld "
              "files_ms=%lld kept=%d",
              id, object, (long long)(clock_monotonic_ms() - started),
@@ -410,6 +415,7 @@ int sandbox_shared_store_resume(struct vmhost *vh, const char *id, const char *o
         sandbox_unreserve(sb); /* as in import: the store keeps the set */
         return -1;
     }
+    sandbox_volumes_keep(sb); /* the volumes it brought are this node's now */
     *out = sb;
     return 0;
 }

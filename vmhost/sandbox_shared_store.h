@@ -7,8 +7,9 @@
  * template's disk), state.delta (the migration stream against the
  * template's memory file) and, last, manifest.json: what the sandbox is
  * (template, its key and build, size, project, creation time, network
- * policy) and each delta's sha256. The template build the deltas were made
- * against is published first (snapshot_template.h). */
+ * policy) and each delta's sha256; a suspend's and a checkpoint's also
+ * carry the sandbox's volumes (sandbox_volume_sets.h). The template build
+ * the deltas were made against is published first (snapshot_template.h). */
 #ifndef AIRLOCK_SANDBOX_SHARED_STORE_H
 #define AIRLOCK_SANDBOX_SHARED_STORE_H
 
@@ -26,13 +27,14 @@ struct vmhost;
 int sandbox_shared_store_upload(struct sandbox *sb, const char *state, const char *disk,
                                 struct airlock_error *e);
 
-/* Checkpoint name of sb (its state and disk files, complete and synced)
- * as set checkpoints/<id>/<name>, named in set ("" on failure, when
+/* Checkpoint name of sb (its state and disk files, complete and synced;
+ * the read-write volumes' copies in volumes_dir) as set checkpoints/<id>/<name>, named in set ("" on failure, when
  * nothing is left in the store). Kept until the checkpoint or the sandbox
  * is deleted; ResumeSandbox naming it brings the sandbox back from it on
  * any node (a lost node's sandbox). */
 int sandbox_shared_store_put_checkpoint(struct sandbox *sb, const char *name, const char *state,
-                                        const char *disk, char set[SANDBOX_STORE_OBJECT_SIZE],
+                                        const char *disk, const char *volumes_dir,
+                                        char set[SANDBOX_STORE_OBJECT_SIZE],
                                         struct airlock_error *e);
 /* Checkpoint name's set leaves the store: 1 when it was there, 0 when
  * not (or the node has no store), -1 with e when it could not go. */

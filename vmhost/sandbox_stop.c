@@ -46,7 +46,7 @@ void sandbox_stop_all(struct vmhost *vh)
     for (size_t i = 0; i < n; i++) {
         struct airlock_error ignored = { 0 };
         if (vh->cfg.delete_on_stop)
-            sandbox_delete(vh, all[i]->id, NULL, false, &ignored);
+            sandbox_delete(vh, all[i]->id, NULL, false, NULL, 0, &ignored);
         else if (keep_for_restart(all[i]) == 0)
             sandbox_unregister(all[i]);
         else

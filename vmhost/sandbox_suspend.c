@@ -111,13 +111,6 @@ static int record_suspended(struct sandbox *sb, enum sb_state was, bool by_stop,
     return -1;
 }
 
-/* A suspend goes into the shared store when the node has one, unless the
- * sandbox has volumes: they live on this node's store (docs/volumes.md),
- * so only this node can resume it (its store_object stays ""). */
-static bool to_shared_store(struct sandbox *sb)
-{
-    return sb->vh->snapshots && !sandbox_volumes_any(sb);
-}
 
 static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
 {
@@ -172,7 +165,7 @@ static int suspend(struct sandbox *sb, bool by_stop, struct airlock_error *e)
     /* Into the shared store before the record: a suspend answered is one
      * any node can resume. vmhost's own stop keeps it here (the control
      * plane believes those sandboxes run). */
-    if (to_shared_store(sb) && !by_stop && upload(sb, e) < 0) {
+    if (sb->vh->snapshots && !by_stop && upload(sb, e) < 0) {
         class = e->class;
         goto fail;
     }
@@ -227,7 +220,7 @@ int sandbox_suspend(struct sandbox *sb, struct airlock_error *e)
     pthread_mutex_unlock(&sb->lock);
     if (!by_stop)
         return suspend(sb, false, e);
-    if (to_shared_store(sb) && upload(sb, e) < 0)
+    if (sb->vh->snapshots && upload(sb, e) < 0)
         return -1;
     pthread_mutex_lock(&sb->lock);
     sb->stop_suspended_from = 0;

@@ -21,10 +21,8 @@ static const char *shown(const Airlock__Vmhost__V1__VolumeAttachment *a)
     return *a->name ? a->name : a->volume_id;
 }
 
-/* The attachments among themselves: count, ids, paths, read_only with a
- * snapshot, no volume twice, no mount point twice. */
-static int validate(Airlock__Vmhost__V1__VolumeAttachment *const *att, size_t n,
-                    struct airlock_error *e)
+int sandbox_volumes_check(Airlock__Vmhost__V1__VolumeAttachment *const *att, size_t n,
+                          struct airlock_error *e)
 {
     if (n > VM_VOLUME_SLOTS)
         return airlock_error_set(e, AIRLOCK_ERR_INVALID, "volumes: at most %d, got %zu",
@@ -80,8 +78,7 @@ static int attach_one(struct sandbox *sb, unsigned slot,
     memcpy(v->path, a->path.data, a->path.len);
     v->path[a->path.len] = '\0';
     if (*a->snapshot_id) {
-        if (snprintf(v->image, sizeof(v->image), "%s/vol%u.img", sb->dir, slot) >=
-            (int)sizeof(v->image))
+        if (sandbox_volume_copy_path(sb->dir, slot, v->image, sizeof(v->image)) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", sb->dir);
         return volume_private_copy(vs, a->volume_id, a->snapshot_id, v->image, e);
     }
@@ -105,7 +102,7 @@ int sandbox_volumes_attach(struct sandbox *sb, Airlock__Vmhost__V1__VolumeAttach
 {
     if (n == 0)
         return 0;
-    if (validate(att, n, e) < 0)
+    if (sandbox_volumes_check(att, n, e) < 0)
         return -1;
     for (unsigned i = 0; i < n; i++) {
         /* Filled aside: answers read the slots (under lock) meanwhile. */
@@ -388,8 +385,7 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     return rc;
 }
 
-/* dir/vol<slot>.img */
-static int slot_file(const char *dir, unsigned slot, char *out, size_t len)
+int sandbox_volume_copy_path(const char *dir, unsigned slot, char *out, size_t len)
 {
     return snprintf(out, len, "%s/vol%u.img", dir, slot) < (int)len ? 0 : -1;
 }
@@ -406,7 +402,7 @@ int sandbox_volumes_checkpoint(struct sandbox *sb, const char *dir, bool durable
         char dst[PATH_MAX];
         if (!writable(&sb->volumes[i]))
             continue;
-        if (slot_file(dir, i, dst, sizeof(dst)) < 0) {
+        if (sandbox_volume_copy_path(dir, i, dst, sizeof(dst)) < 0) {
             snprintf(err, errlen, "%s: path too long", dir);
             return -1;
         }
@@ -421,8 +417,8 @@ int sandbox_volumes_pin(const char *src_dir, const char *dst_dir, struct airlock
 {
     for (unsigned i = 0; i < VM_VOLUME_SLOTS; i++) {
         char src[PATH_MAX], dst[PATH_MAX];
-        if (slot_file(src_dir, i, src, sizeof(src)) < 0 ||
-            slot_file(dst_dir, i, dst, sizeof(dst)) < 0)
+        if (sandbox_volume_copy_path(src_dir, i, src, sizeof(src)) < 0 ||
+            sandbox_volume_copy_path(dst_dir, i, dst, sizeof(dst)) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", src_dir);
         if (link(src, dst) < 0 && errno != ENOENT)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "link %s: %s", src, strerror(errno));
@@ -437,7 +433,7 @@ int sandbox_volumes_restore(struct sandbox *sb, const char *dir, struct airlock_
         struct sandbox_volume *v = &sb->volumes[i];
         if (!writable(v))
             continue;
-        if (slot_file(dir, i, src, sizeof(src)) < 0)
+        if (sandbox_volume_copy_path(dir, i, src, sizeof(src)) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", dir);
         /* A checkpoint older than the volumes' support has none: kept. */
         if (access(src, F_OK) < 0)
@@ -485,7 +481,7 @@ int sandbox_volumes_fork(struct sandbox *sb, const char *dir, char *const *new_i
             char src[PATH_MAX];
             if (*used >= n_ids)
                 return airlock_error_set(e, AIRLOCK_ERR_INVALID, "volume_ids: too few");
-            if (slot_file(dir, i, src, sizeof(src)) < 0)
+            if (sandbox_volume_copy_path(dir, i, src, sizeof(src)) < 0)
                 return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", dir);
             if (volume_clone_file(sb->vh->volumes, src, new_ids[*used], e) < 0)
                 return airlock_error_prefix(e, "clone of volume %s: ", v->name);

@@ -35,6 +35,16 @@ struct sandbox_volume {
 struct sandbox;
 struct vmhost;
 
+/* The attachments among themselves: count, ids, paths, read_only with a
+ * snapshot, no volume twice, no mount point twice (INVALID naming the
+ * field). */
+int sandbox_volumes_check(Airlock__Vmhost__V1__VolumeAttachment *const *att, size_t n,
+                          struct airlock_error *e);
+
+/* dir/vol<slot>.img: where a checkpoint keeps a read-write slot's copy and
+ * a sandbox its private copy of a snapshot. -1 when it does not fit. */
+int sandbox_volume_copy_path(const char *dir, unsigned slot, char *out, size_t len);
+
 /* Checks a create's attachments against each other and the path rules
  * (INVALID naming the field), then, for each: makes a volume that does
  * not exist yet (formatted; deleted again if the create fails), holds a

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -83,4 +84,50 @@ done:
         close(base_fd);
     close(delta);
     return rc;
+}
+
+/* <set>/<object> into name: 0, or -1 with INTERNAL. */
+static int object_name(char *name, size_t len, const char *set, const char *object,
+                       struct airlock_error *e)
+{
+    if (snprintf(name, len, "%s/%s", set, object) >= (int)len)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "object name too long: %s/%s", set,
+                                 object);
+    return 0;
+}
+
+int snapshot_delta_put_file(struct snapshot_store *st, const char *set, const char *object,
+                            const char *key, const char *path, const char *base,
+                            enum snapshot_delta_kind kind, json_t *files,
+                            struct file_delta_stats *stats, struct airlock_error *e)
+{
+    char name[512], sha[65];
+    struct file_delta_stats own;
+    if (!stats)
+        stats = &own;
+    if (object_name(name, sizeof(name), set, object, e) < 0 ||
+        snapshot_delta_put(st, name, path, base, kind, sha, stats, e) < 0)
+        return -1;
+    json_t *entry = json_pack("{s:s, s:I, s:I, s:I}", "sha256", sha, "size",
+                              (json_int_t)stats->target_bytes, "stored",
+                              (json_int_t)stats->delta_bytes, "literal",
+                              (json_int_t)stats->literal_bytes);
+    if (!entry || json_object_set_new(files, key, entry) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "manifest: out of memory");
+    return 0;
+}
+
+int snapshot_delta_get_file(struct snapshot_store *st, const char *set, const char *object,
+                            const char *key, const json_t *files, const char *base,
+                            const char *path, bool durable, struct airlock_error *e)
+{
+    char name[512];
+    const char *sha = json_string_value(json_object_get(json_object_get(files, key), "sha256"));
+    if (!sha)
+        return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
+                                 "snapshot store %s: %s has no checksum for %s",
+                                 snapshot_store_where(st), set, key);
+    if (object_name(name, sizeof(name), set, object, e) < 0)
+        return -1;
+    return snapshot_delta_get(st, name, sha, base, path, durable, e);
 }

@@ -47,21 +47,16 @@ int snapshot_template_build_id(const struct template_snapshot *t, char build[17]
 static int publish_locked(struct vmhost *vh, const struct template_snapshot *t, const char *set,
                           const char *build, json_t *named, struct airlock_error *e)
 {
-    char name[512];
     json_t *files = json_object();
     json_t *m = NULL;
     int rc = -1;
     for (size_t i = 0; i < N_TEMPLATE_FILES; i++) {
-        char sha[65];
-        struct file_delta_stats st;
-        snprintf(name, sizeof(name), "%s/%s.delta", set, template_files[i]);
-        if (snapshot_delta_put(vh->snapshots, name, snapshot_file(t, i), NULL,
-                               SNAPSHOT_DELTA_BLOCKS, sha, &st, e) < 0)
+        char object[64];
+        snprintf(object, sizeof(object), "%s.delta", template_files[i]);
+        if (snapshot_delta_put_file(vh->snapshots, set, object, template_files[i],
+                                    snapshot_file(t, i), NULL, SNAPSHOT_DELTA_BLOCKS, files, NULL,
+                                    e) < 0)
             goto out;
-        json_object_set_new(files, template_files[i],
-                            json_pack("{s:s, s:I, s:I}", "sha256", sha, "size",
-                                      (json_int_t)st.target_bytes, "stored",
-                                      (json_int_t)st.delta_bytes));
     }
     m = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:O}", "format", 1, "kind", "template",
                   "key", t->key, "build", build, "vcpus", (int)t->vcpus, "memory_mb",
@@ -103,24 +98,18 @@ int snapshot_template_publish(struct vmhost *vh, const struct template_snapshot 
 int snapshot_template_fetch_files(struct vmhost *vh, const char *set, const json_t *m,
                                   const char *dir, struct airlock_error *e)
 {
-    char name[512];
     json_t *files = json_object_get(m, "files");
     if (!json_is_object(files))
         return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
                                  "snapshot store %s: %s's manifest is not a template's",
                                  snapshot_store_where(vh->snapshots), set);
     for (size_t i = 0; i < N_TEMPLATE_FILES; i++) {
-        const char *sha = json_string_value(
-            json_object_get(json_object_get(files, template_files[i]), "sha256"));
-        char path[PATH_MAX];
-        snprintf(name, sizeof(name), "%s/%s.delta", set, template_files[i]);
-        if (!sha)
-            return airlock_error_set(e, AIRLOCK_ERR_DATA_LOSS,
-                                     "snapshot store %s: template %s has no checksum for %s",
-                                     snapshot_store_where(vh->snapshots), set, template_files[i]);
+        char object[64], path[PATH_MAX];
+        snprintf(object, sizeof(object), "%s.delta", template_files[i]);
         if (fs_path(path, sizeof(path), "%s/%s", dir, template_files[i]) < 0)
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "path too long: %s", dir);
-        if (snapshot_delta_get(vh->snapshots, name, sha, NULL, path, true, e) < 0)
+        if (snapshot_delta_get_file(vh->snapshots, set, object, template_files[i], files, NULL,
+                                    path, true, e) < 0)
             return -1;
         /* Every sandbox's jail maps the memory file as its own uid (jail.c). */
         if (strcmp(template_files[i], "mem") == 0 && chmod(path, 0644) < 0)

@@ -110,12 +110,13 @@ static int existing_image(const struct volume_store *vs, const char *id, char *o
     return 0;
 }
 
+/* A snapshot needs no image beside it: a volume that moved to another
+ * node leaves its snapshots here (volume_drop_image). */
 static int existing_snapshot(const struct volume_store *vs, const char *id, const char *snapshot,
                              char *out, size_t len, struct airlock_error *e)
 {
-    char image[PATH_MAX];
-    if (existing_image(vs, id, image, sizeof(image), e) < 0 ||
-        check_id("snapshot_id", snapshot, e) < 0 || snap_path(vs, out, len, id, snapshot, e) < 0)
+    if (check_id("volume_id", id, e) < 0 || check_id("snapshot_id", snapshot, e) < 0 ||
+        snap_path(vs, out, len, id, snapshot, e) < 0)
         return -1;
     if (access(out, F_OK) < 0)
         return airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "snapshot %s of volume %s not found",
@@ -412,18 +413,71 @@ int volume_delete(struct volume_store *vs, const char *id, struct airlock_error 
 {
     char image[PATH_MAX], dir[PATH_MAX];
     pthread_mutex_lock(&vs->lock);
-    int rc = existing_image(vs, id, image, sizeof(image), e);
+    int rc = check_id("volume_id", id, e);
+    if (rc == 0 && ((rc = vpath(vs, dir, sizeof(dir), id, NULL, e)) == 0))
+        rc = vpath(vs, image, sizeof(image), id, "disk.img", e);
+    /* Without its image when it moved away: its snapshots here go too. */
+    if (rc == 0 && access(dir, F_OK) < 0)
+        rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "volume %s not found", id);
     struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
     if (h)
         rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
                                h->sandbox);
-    if (rc == 0)
-        rc = vpath(vs, dir, sizeof(dir), id, NULL, e);
     /* The image first: a crash part-way leaves no volume, only leftovers. */
-    if (rc == 0 && unlink(image) < 0)
+    if (rc == 0 && unlink(image) < 0 && errno != ENOENT)
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "delete %s: %s", image, strerror(errno));
     if (rc == 0)
         remove_dir(dir);
+    pthread_mutex_unlock(&vs->lock);
+    return rc;
+}
+
+int volume_install(struct volume_store *vs, const char *id, const char *src,
+                   struct airlock_error *e)
+{
+    char dir[PATH_MAX], image[PATH_MAX];
+    pthread_mutex_lock(&vs->lock);
+    int rc = check_id("volume_id", id, e);
+    struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
+    if (h)
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
+                               h->sandbox);
+    if (rc == 0 && make_dir(vs, id, dir, sizeof(dir), e) < 0) {
+        if (e->class != AIRLOCK_ERR_EXISTS)
+            rc = -1;
+        else
+            airlock_error_clear(e); /* a copy of its own, older: replaced */
+    }
+    if (rc == 0)
+        rc = vpath(vs, image, sizeof(image), id, "disk.img", e);
+    /* A reflink, not a rename: a sandbox's directory may be another btrfs
+     * subvolume (EXDEV). */
+    if (rc == 0)
+        rc = clone_into(src, image, e);
+    if (rc == 0 && fs_fsync_dir(dir, AIRLOCK_ERROR_MSG(e)) < 0)
+        rc = airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    pthread_mutex_unlock(&vs->lock);
+    return rc;
+}
+
+int volume_drop_image(struct volume_store *vs, const char *id, struct airlock_error *e)
+{
+    char dir[PATH_MAX], image[PATH_MAX], snaps[PATH_MAX];
+    pthread_mutex_lock(&vs->lock);
+    int rc = check_id("volume_id", id, e);
+    struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
+    if (h)
+        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
+                               h->sandbox);
+    if (rc == 0 && (vpath(vs, dir, sizeof(dir), id, NULL, e) < 0 ||
+                    vpath(vs, image, sizeof(image), id, "disk.img", e) < 0 ||
+                    vpath(vs, snaps, sizeof(snaps), id, "snapshots", e) < 0))
+        rc = -1;
+    if (rc == 0 && unlink(image) < 0 && errno != ENOENT)
+        rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "delete %s: %s", image, strerror(errno));
+    /* The directory goes only when no snapshot keeps it. */
+    if (rc == 0 && rmdir(snaps) == 0)
+        rmdir(dir);
     pthread_mutex_unlock(&vs->lock);
     return rc;
 }

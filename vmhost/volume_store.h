@@ -80,7 +80,20 @@ int volume_replace(struct volume_store *vs, const char *id, const char *src,
 int volume_grow(struct volume_store *vs, const char *id, uint64_t size_mb, uint64_t *size_bytes,
                 struct airlock_error *e);
 
-/* Deletes the volume and its snapshots: STATE naming the sandbox holding it. */
+/* id's image becomes a reflink of src (on the node's store): a volume
+ * that came with a sandbox from the shared snapshot store. Made when the
+ * node lacks it; an older copy of its own is replaced (its snapshots here
+ * stay). STATE when a sandbox here holds it. */
+int volume_install(struct volume_store *vs, const char *id, const char *src,
+                   struct airlock_error *e);
+
+/* The volume lives on another node now: this node's image of it goes, its
+ * snapshots here stay (they are still this node's). STATE when a sandbox
+ * here holds it; a missing image is fine. */
+int volume_drop_image(struct volume_store *vs, const char *id, struct airlock_error *e);
+
+/* Deletes the volume and its snapshots (also when only its snapshots are
+ * here): STATE naming the sandbox holding it. */
 int volume_delete(struct volume_store *vs, const char *id, struct airlock_error *e);
 int volume_snapshot_delete(struct volume_store *vs, const char *id, const char *snapshot,
                            struct airlock_error *e);

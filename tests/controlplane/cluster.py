@@ -41,3 +41,14 @@ def sandbox_dirs(node, sid):
     dir itself on btrfs, else its loop-mounted store/)."""
     return [d for d in (os.path.join(node["dir"], "store", "sandboxes", sid),
                         os.path.join(node["dir"], "sandboxes", sid)) if os.path.exists(d)]
+
+
+def volume_files(node, vid):
+    """What the node's store holds of volume vid: {"disk": bool, "snapshots": [names]}."""
+    for root in (os.path.join(node["dir"], "store", "volumes", vid),
+                 os.path.join(node["dir"], "volumes", vid)):
+        if os.path.isdir(root):
+            snaps = os.path.join(root, "snapshots")
+            return {"disk": os.path.exists(os.path.join(root, "disk.img")),
+                    "snapshots": sorted(os.listdir(snaps)) if os.path.isdir(snaps) else []}
+    return {"disk": False, "snapshots": []}

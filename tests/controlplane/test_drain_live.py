@@ -11,13 +11,16 @@ migration").
   the guest dropped its caches); each passed migrating and back to running
   (the audit trail says the drain did it); A keeps no directory, QEMU or
   namespace of them.
+- A running sandbox with a volume on A is suspended by the drain and moves
+  as a suspend (a live migration does not carry volumes): it resumes on
+  its new node with the volume's file, and the volume lives there.
 - Exec, pause and resume work on the moved sandboxes.
 
 usage: test_drain_live.py
 No timing assertions."""
 import os
 
-from cluster import NODES, drain, node_state, sandbox_dirs, sh
+from cluster import NODES, drain, node_state, sandbox_dirs, sh, volume_files
 from rest_client import call, check, new_project_key, poll, psql, report_and_exit
 
 
@@ -66,6 +69,14 @@ def check_running_sandboxes_move_live(key):
         check(st == 201 and body.get("node") == a,
               "create %d -> 201 on %s (got %s %s)" % (n, a, st, body))
         sids.append(body.get("id"))
+    st, _, v = call("POST", "/v1/volumes", key=key, body={"name": "w", "size_mb": 64})
+    check(st == 201, "create volume w -> 201 (got %s %s)" % (st, v))
+    st, _, body = call("POST", "/v1/sandboxes", key=key,
+                       body={"volumes": [{"name": "w", "path": "/w"}]})
+    check(st == 201 and body.get("node") == a,
+          "create with volume w -> 201 on %s (got %s %s)" % (a, st, body))
+    with_volume = body.get("id", "")
+    sh(key, with_volume, "echo kept > /w/f")
     before = {}
     for sid in sids:
         sh(key, sid, WORKLOAD)
@@ -96,6 +107,18 @@ def check_running_sandboxes_move_live(key):
         check(trail.startswith("running>migrating:scheduler (drain),migrating>running:"),
               "%s passed migrating, by the drain (%s)" % (sid, trail))
         check(not sandbox_dirs(NODES[0], sid), "%s left nothing on %s" % (sid, a))
+    # A live migration does not carry volumes: that one moved as a suspend.
+    node, state = row(with_volume) or ("", "")
+    check(state == "suspended" and node in (b, c),
+          "the sandbox with a volume moved suspended to %s or %s (%s %s)" % (b, c, node, state))
+    st, _, body = call("POST", "/v1/sandboxes/%s/resume" % with_volume, key=key)
+    check(st == 200 and body.get("node") == node and sh(key, with_volume, "cat /w/f") == "kept\n",
+          "it resumes there with its volume's file (got %s %s)" % (st, body))
+    st, _, v = call("GET", "/v1/volumes/w", key=key)
+    check(st == 200 and v.get("node") == node and not volume_files(NODES[0], v["id"])["disk"],
+          "volume w lives on %s, nothing of it on %s (got %s %s)" % (node, a, st, v))
+    call("DELETE", "/v1/sandboxes/%s" % with_volume, key=key)
+    call("DELETE", "/v1/volumes/w", key=key)
     netns = [n for n in os.listdir("/run/netns") for s in sids if n == "airlock-" + s]
     check(not netns, "no namespace of the moved sandboxes left on %s: %s" % (a, netns))
 

@@ -14,12 +14,13 @@ docs/snapshot-store.md "A lost node").
   stored checkpoint as restore_point; the suspended one resumes on B.
 - POST .../restore brings the lost ones back on B from their checkpoints
   (the named one, or the newest without a name): the checkpoint's files
-  are there, what was written after it is not.
+  are there, what was written after it is not; the named one's volume too
+  (the checkpoint's set carries it), which lives on B from then on.
 - Bad input: checkpoint_every_s out of range is 400 naming the field; a
   lost sandbox without a stored checkpoint is 409 naming it; a restore
   while no other node answers is 503 naming the sandbox, which stays lost.
-- A comes back: its stale copies of the restored sandboxes go, their
-  checkpoint sets stay; the one without a checkpoint stays lost. A
+- A comes back: its stale copies of the restored sandboxes go (and its
+  stale image of the moved volume), their checkpoint sets stay; the one without a checkpoint stays lost. A
   checkpoint made on A is deleted from B (its set leaves the store), and
   deleting a sandbox removes its checkpoint sets.
 
@@ -30,7 +31,7 @@ import os
 import signal
 import subprocess
 
-from cluster import NODES, STORE, drain, sandbox_dirs
+from cluster import NODES, STORE, drain, sandbox_dirs, volume_files
 from rest_client import (call, check, control, new_project_key, poll, psql,
                          report_and_exit)
 
@@ -129,14 +130,16 @@ def make_sandboxes(key):
     """Everything on A (B drained meanwhile): (named, periodic, suspended,
     bare) ids; the first auto checkpoint's name."""
     drain(B, "drain")
-    named = create(key)
-    sh(key, named, "echo before > /root/file; sync")
+    st, _, v = call("POST", "/v1/volumes", key=key, body={"name": "data", "size_mb": 64})
+    check(st == 201, "create volume data -> 201 (got %s %s)" % (st, v))
+    named = create(key, {"volumes": [{"name": "data", "path": "/data"}]})
+    sh(key, named, "echo before > /root/file; echo before > /data/f; sync")
     st, _, c = call("POST", "/v1/sandboxes/%s/checkpoints" % named, key=key,
                     body={"name": "c1", "kind": "full"})
     check(st == 201 and c.get("stored") is True,
           "a full checkpoint on a node with a store is stored (got %s %s)" % (st, c))
     check(stored_set(named, "c1"), "the store holds checkpoints/%s/c1" % named)
-    sh(key, named, "echo after > /root/after; sync")
+    sh(key, named, "echo after > /root/after; echo after > /data/g; sync")
 
     periodic = create(key, {"checkpoint_every_s": 10})
     check(get(key, periodic).get("checkpoint_every_s") == 10, "GET shows checkpoint_every_s")
@@ -228,6 +231,11 @@ def main():
           "restore c1 of the lost sandbox -> running on %s (got %s %s)" % (B, st, b))
     out = sh(key, named, "cat /root/file; test -e /root/after && echo after-too")
     check(out == "before\n", "the checkpoint's file is there, the later one is not (%r)" % out)
+    out = sh(key, named, "cat /data/f; test -e /data/g && echo after-too")
+    check(out == "before\n", "its volume came along as the checkpoint had it (%r)" % out)
+    st, _, v = call("GET", "/v1/volumes/data", key=key)
+    check(st == 200 and v.get("node") == B, "the volume lives on %s now (got %s %s)" % (B, st, v))
+    vid = v.get("id", "")
     st, _, b = call("POST", "/v1/sandboxes/%s/restore" % periodic, key=key, body={})
     check(st == 200 and b.get("state") == "running" and b.get("node") == B,
           "restore without a name: the newest (%s) -> running on %s (got %s %s)"
@@ -240,6 +248,8 @@ def main():
     check(poll(lambda: not sandbox_dirs(NODES[0], named), limit_s=120),
           "reconciliation removed %s's stale copy on %s" % (named, A))
     check(stored_set(named, "c1"), "checkpoint c1 stays in the store")
+    check(poll(lambda: not volume_files(NODES[0], vid)["disk"], limit_s=120),
+          "%s's stale image of the volume goes (%s)" % (A, volume_files(NODES[0], vid)))
     check(get(key, named).get("node") == B and get(key, bare).get("state") == "lost",
           "the restored one stays on %s, the bare one lost" % B)
 
@@ -254,6 +264,9 @@ def main():
         check(st == 204, "delete %s -> 204 (got %s %s)" % (sid, st, b))
     check(not os.path.exists(os.path.join(STORE, "checkpoints", named)),
           "deleting a sandbox removes its checkpoint sets")
+    st, _, _ = call("DELETE", "/v1/volumes/data", key=key)
+    check(st == 204 and volume_files(NODES[1], vid)["disk"] is False,
+          "the volume deleted from %s (got %s)" % (B, st))
     report_and_exit()
 
 

@@ -13,6 +13,11 @@ store (cp_harness --nodes 2 --shared-store; docs/snapshot-store.md).
 - Draining a node moves its paused and suspended sandboxes through the
   store to the other node (a paused one is suspended first), the node
   turns drained, and both resume there with their files and processes.
+- A sandbox with a volume moves too (docs/volumes.md "Across nodes"): the
+  suspend carries the volume, the resumed sandbox on the other node reads
+  it, the volume lives there from then on (a new sandbox with it lands
+  there), the old node's image goes and its snapshot stays there (a clone
+  of it is made there), and deleting the volume leaves nothing on either.
 - Bad input: resuming while no node answers is 503 naming the sandbox and
   its node, and the sandbox stays suspended where it was.
 
@@ -21,7 +26,7 @@ No timing assertions."""
 import os
 import time
 
-from cluster import NODES, STORE, drain, node_state, sandbox_dirs, sh
+from cluster import NODES, STORE, drain, node_state, sandbox_dirs, sh, volume_files
 from rest_client import call, check, control, new_project_key, poll, psql, report_and_exit
 
 
@@ -154,11 +159,84 @@ def check_no_node_left(key):
     call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
 
 
+def check_volume_moves_with_its_sandbox(key):
+    """docs/volumes.md "Across nodes": a suspend in the store carries the
+    sandbox's volume; resumed on the other node, the volume is there and
+    lives there from then on; its snapshot stays where it was taken."""
+    st, _, v = call("POST", "/v1/volumes", key=key, body={"name": "work", "size_mb": 64})
+    check(st == 201, "create volume -> 201 (got %s %s)" % (st, v))
+    vid = v.get("id", "")
+    st, _, b = call("POST", "/v1/sandboxes", key=key,
+                    body={"volumes": [{"name": "work", "path": "/work"}]})
+    check(st == 201, "create with the volume -> 201 (got %s %s)" % (st, b))
+    sid, home = b["id"], b["node"]
+    home_i = index_of(home)
+    other = next(n["id"] for n in NODES if n["id"] != home)
+    sh(key, sid, "echo before > /work/a")
+    st, _, snap = call("POST", "/v1/volumes/work/snapshots", key=key, body={"name": "s1"})
+    check(st == 201, "snapshot work@s1 -> 201 (got %s %s)" % (st, snap))
+    sh(key, sid, "echo after > /work/b")
+    lifecycle(key, sid, "suspend", "suspended")
+    stored = row(sid)[2]
+    manifest = os.path.join(STORE, stored, "manifest.json")
+    check(stored and os.path.exists(os.path.join(STORE, stored, "vol0.delta")),
+          "the suspend in the store carries the volume (%s)" % stored)
+    check(os.path.exists(manifest) and vid in open(manifest).read(),
+          "its manifest names volume %s" % vid)
+
+    check(control("kill vmhost %d" % home_i), "kill -9 node %s's vmhost" % home)
+    b = lifecycle(key, sid, "resume", "running")
+    check(b.get("node") == other, "resumed on the other node %s (got %s)" % (other, b.get("node")))
+    check(sh(key, sid, "cat /work/a /work/b") == "before\nafter\n",
+          "the volume's bytes came along")
+    sh(key, sid, "echo moved > /work/c")
+    st, _, v = call("GET", "/v1/volumes/work", key=key)
+    check(st == 200 and v.get("node") == other and v.get("attached_sandbox") == sid,
+          "the volume lives on %s now, held by %s (got %s %s)" % (other, sid, st, v))
+    check(control("start vmhost %d" % home_i), "node %s's vmhost starts again" % home)
+    sid_snap = psql("SELECT id FROM volume_snapshots WHERE name = 's1' AND volume_id = :'v'",
+                    v=vid).strip()
+    check(poll(lambda: not volume_files(NODES[home_i], vid)["disk"], limit_s=120),
+          "%s's old image of the volume goes (%s)" % (home, volume_files(NODES[home_i], vid)))
+    check(volume_files(NODES[home_i], vid)["snapshots"] == [sid_snap + ".img"],
+          "its snapshot stays on %s (%s)" % (home, volume_files(NODES[home_i], vid)))
+    call("DELETE", "/v1/sandboxes/%s" % sid, key=key)
+
+    # The volume is attached on its new node; the snapshot clones on its own.
+    st, _, b = call("POST", "/v1/sandboxes", key=key,
+                    body={"volumes": [{"name": "work", "path": "/work"}]})
+    check(st == 201 and b.get("node") == other,
+          "a new sandbox with the volume lands on %s (got %s %s)" % (other, st, b))
+    check(sh(key, b["id"], "cat /work/a /work/b /work/c") == "before\nafter\nmoved\n",
+          "it reads what was written on both nodes")
+    call("DELETE", "/v1/sandboxes/%s" % b["id"], key=key)
+    st, _, c = call("POST", "/v1/volumes", key=key, body={"name": "old", "from_snapshot": "work@s1"})
+    check(st == 201 and c.get("node") == home,
+          "a clone of work@s1 is made where the snapshot is, %s (got %s %s)" % (home, st, c))
+    st, _, b = call("POST", "/v1/sandboxes", key=key,
+                    body={"volumes": [{"name": "old", "path": "/old"}]})
+    check(st == 201 and b.get("node") == home, "the clone attaches on %s (got %s %s)"
+          % (home, st, b))
+    check(sh(key, b["id"], "cat /old/a; test ! -e /old/b && echo no-b") == "before\nno-b\n",
+          "the clone has the snapshot's bytes only")
+    call("DELETE", "/v1/sandboxes/%s" % b["id"], key=key)
+
+    # Deleting the volume reaches both nodes: its image and the snapshot.
+    for name in ("old", "work"):
+        st, _, _ = call("DELETE", "/v1/volumes/" + name, key=key)
+        check(st == 204, "delete volume %s -> 204 (got %s)" % (name, st))
+    check(volume_files(NODES[home_i], vid) == {"disk": False, "snapshots": []} and
+          volume_files(NODES[1 - home_i], vid) == {"disk": False, "snapshots": []},
+          "nothing of the volume is left on either node (%s, %s)"
+          % (volume_files(NODES[home_i], vid), volume_files(NODES[1 - home_i], vid)))
+
+
 def main():
     check(len(NODES) == 2, "two nodes (%d)" % len(NODES))
     _, key = new_project_key("anywhere")
     check_same_node_resume(key)
     check_moved_when_its_node_dies(key)
+    check_volume_moves_with_its_sandbox(key)
     check_drain_moves_paused_and_suspended(key)
     check_no_node_left(key)
     report_and_exit()

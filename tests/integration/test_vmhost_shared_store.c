@@ -10,7 +10,9 @@
  * running; TakeSandbox moves a suspended sandbox to B as B's own
  * (suspended, recorded, surviving a kill -9 of B), a retry answers it, and
  * A's delete naming the set leaves it in the store; a sandbox a clean stop
- * of A suspended locally goes to the store at its suspend request. Each vmhost built its
+ * of A suspended locally goes to the store at its suspend request; a
+ * sandbox's volume travels with its suspend (a corrupt volume delta
+ * refused, A's image dropped once the volume moved). Each vmhost built its
  * own default template, so B fetches A's build from the store and A
  * fetches B's. */
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "itest.h"
 #include "itest_assert.h"
 #include "itest_group.h"
@@ -265,6 +268,110 @@ static void test_full_store_keeps_the_sandbox_running(void **state)
     free(id);
 }
 
+/* node's store path of volume id (rest: "" or "/disk.img", ...). */
+static bool volume_has(struct itest_vmhost *node, const char *id, const char *rest)
+{
+    char path[PATH_MAX];
+    assert_int_equal(fs_path(path, sizeof(path), "%s/store/volumes/%s%s", node->data_dir, id, rest),
+                     0);
+    return access(path, F_OK) == 0;
+}
+
+static void volume_rpc(struct itest_vmhost *node, const char *method, const char *id,
+                       const char *snapshot)
+{
+    Airlock__Vmhost__V1__VolumeRef req = AIRLOCK__VMHOST__V1__VOLUME_REF__INIT;
+    req.volume_id = (char *)id;
+    req.snapshot_id = (char *)snapshot;
+    ProtobufCMessage *answer = NULL;
+    char *details = NULL;
+    grpc_status_code st = rpc_unary(node->ch, method, &req.base,
+                                    strstr(method, "Delete") ? &airlock__vmhost__v1__empty__descriptor
+                                                             : &airlock__vmhost__v1__volume__descriptor,
+                                    &answer, &details, ITEST_CALL_TIMEOUT_MS);
+    if (st != GRPC_STATUS_OK)
+        fail_msg("%s %s: status %d: %s", method, id, st, details ? details : "");
+    if (answer)
+        protobuf_c_message_free_unpacked(answer, NULL);
+    free(details);
+}
+
+/* docs/volumes.md "Across nodes": a suspend to the store carries the
+ * sandbox's volume; a corrupt volume delta is refused (DATA_LOSS naming
+ * it) and makes no volume on B; resumed on B the volume is B's, held and
+ * with its bytes; A's delete naming it as moved drops A's image and keeps
+ * A's snapshot of it. */
+static void test_volume_travels_with_its_sandbox(void **state)
+{
+    (void)state;
+    const char *id = "sb-volume-travels", *vol = "vol-travels";
+    Airlock__Vmhost__V1__VolumeAttachment att = AIRLOCK__VMHOST__V1__VOLUME_ATTACHMENT__INIT;
+    Airlock__Vmhost__V1__VolumeAttachment *atts[] = { &att };
+    att.volume_id = (char *)vol;
+    att.path.data = (uint8_t *)"/data";
+    att.path.len = 5;
+    att.size_mb = 64;
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    req.volumes = atts;
+    req.n_volumes = 1;
+    grpc_status_code st;
+    char *details = NULL;
+    free(itest_create_sandbox_with(&itest_vh, &req, &st, &details));
+    if (st != GRPC_STATUS_OK)
+        fail_msg("create %s: %d %s", id, st, details ? details : "");
+    free(details);
+    details = NULL;
+    free(itest_assert_sh(&itest_vh, id, "echo travels > /data/f"));
+    volume_rpc(&itest_vh, ITEST_METHOD("SnapshotVolume"), vol, "s1");
+    char *object = itest_assert_suspend_to_store(&itest_vh, id);
+    assert_true(store_has(object, "vol0.delta"));
+    assert_true(manifest_field(object, "vol0", "size") == 64ll << 20);
+
+    char path[PATH_MAX], named[300];
+    snprintf(path, sizeof(path), "%s/%s/vol0.delta", store_dir, object);
+    snprintf(named, sizeof(named), "%s/vol0.delta", object);
+    itest_flip_middle_byte(path);
+    itest_assert_status_naming(itest_resume_from(&node_b, id, object, &details), &details,
+                               GRPC_STATUS_DATA_LOSS, named);
+    assert_false(volume_has(&node_b, vol, ""));
+    assert_false(itest_sandbox_path_exists(&node_b, id, ""));
+    assert_int_equal(itest_count_qemus(node_b.data_dir), 0);
+    itest_flip_middle_byte(path);
+
+    itest_assert_resume_from(&node_b, id, object);
+    char *out = itest_assert_sh(&node_b, id, "cat /data/f && echo more > /data/g && sync");
+    assert_string_equal(out, "travels\n");
+    free(out);
+    assert_true(volume_has(&node_b, vol, "/disk.img"));
+
+    /* A's copy goes as moved: its image with it, its snapshot stays. */
+    char *moved[] = { (char *)vol };
+    Airlock__Vmhost__V1__SandboxRef del = AIRLOCK__VMHOST__V1__SANDBOX_REF__INIT;
+    del.id = (char *)id;
+    del.store_object = object;
+    del.keep_checkpoints = true;
+    del.moved_volume_ids = moved;
+    del.n_moved_volume_ids = 1;
+    ProtobufCMessage *empty = NULL;
+    assert_int_equal(rpc_unary(itest_vh.ch, ITEST_METHOD("DeleteSandbox"), &del.base,
+                               &airlock__vmhost__v1__empty__descriptor, &empty, NULL,
+                               ITEST_CALL_TIMEOUT_MS),
+                     GRPC_STATUS_OK);
+    if (empty)
+        protobuf_c_message_free_unpacked(empty, NULL);
+    assert_false(volume_has(&itest_vh, vol, "/disk.img"));
+    assert_true(volume_has(&itest_vh, vol, "/snapshots/s1.img"));
+
+    assert_int_equal(itest_delete_sandbox(&node_b, id), GRPC_STATUS_OK);
+    assert_true(volume_has(&node_b, vol, "/disk.img")); /* a volume outlives its sandbox */
+    volume_rpc(&node_b, ITEST_METHOD("DeleteVolume"), vol, "");
+    volume_rpc(&itest_vh, ITEST_METHOD("DeleteVolume"), vol, "");
+    assert_false(volume_has(&node_b, vol, ""));
+    assert_false(volume_has(&itest_vh, vol, ""));
+    free(object);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_take_moves_a_suspended_sandbox),
         cmocka_unit_test(test_suspend_after_a_clean_stop_goes_to_the_store),
         cmocka_unit_test(test_full_store_keeps_the_sandbox_running),
+        cmocka_unit_test(test_volume_travels_with_its_sandbox),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
