@@ -15,8 +15,11 @@
  *                              time the guest was stopped (the source's
  *                              switchover, then the target's finish: an
  *                              upper bound of what the guest sees)
+ *   with a volume              the same move of a sandbox with a 256 MiB
+ *                              volume into which the guest wrote 16 MiB
+ *                              (docs/volumes.md "Across nodes")
  *   vmhost's own stages        from A's and B's logs: template publish, the
- *                              disk's and the state's deltas; B's base
+ *                              disk's, state's and volumes' deltas; B's base
  *                              (template fetch), rebuilt files, the resume
  *
  * AIRLOCK_BENCH_STORE_ROUNDS (default 5). */
@@ -101,6 +104,20 @@ struct store_series {
     struct bench_series *suspend, *resume, *local_suspend, *local_resume, *stored;
     struct bench_series *migrate_total, *migrate_stopped;
 };
+
+#define VOLUME_MB 256
+
+/* 16 MiB of random bytes into the sandbox's volume, on its disk. */
+static int volume_write(struct itest_vmhost *vh, const char *id)
+{
+    struct itest_exec_result r;
+    itest_sh(vh, id, "head -c 16M /dev/urandom > /bench/written && sync", &r);
+    int rc = r.status == GRPC_STATUS_OK && r.exited && r.exit_code == 0 ? 0 : -1;
+    if (rc < 0)
+        fprintf(stderr, "bench: writing the volume failed: %s\n", r.details ? r.details : "");
+    itest_exec_result_free(&r);
+    return rc;
+}
 
 /* A migration step on vh: 0 with *out (freed by the caller), or -1. */
 static int migrate_step(struct itest_vmhost *vh, const char *method, const ProtobufCMessage *req,
@@ -188,17 +205,24 @@ static int round_migrated(struct itest_vmhost *a, struct itest_vmhost *b,
     return rc;
 }
 
-/* One round on the shared store: A → B. */
+/* The series of one kind of move: suspend on A, resume on B, stored. */
+struct move_series {
+    struct bench_series *suspend, *resume, *stored;
+};
+
+/* One round on the shared store: A → B; with volume (not NULL) the
+ * sandbox has that volume, into which the guest also writes 16 MiB. */
 static int round_moved(struct itest_vmhost *a, struct itest_vmhost *b, const char *store,
-                       const struct store_series *s)
+                       const char *volume, const struct move_series *s)
 {
-    char *id = bench_create(a, NULL);
+    char *id = volume ? bench_create_with_volume(a, NULL, volume, VOLUME_MB) : bench_create(a, NULL);
     if (!id)
         return -1;
     double ms;
     char *object = NULL;
     int rc = -1;
-    if (dirty(a, id) < 0 || !(object = suspend(a, id, &ms)) || !*object)
+    if (dirty(a, id) < 0 || (volume && volume_write(a, id) < 0) ||
+        !(object = suspend(a, id, &ms)) || !*object)
         goto out;
     bench_series_add(s->suspend, ms);
     bench_series_add(s->stored, stored_mib(store, object));
@@ -208,6 +232,10 @@ static int round_moved(struct itest_vmhost *a, struct itest_vmhost *b, const cha
     rc = bench_delete(b, id);
 out:
     if (bench_delete(a, id) < 0)
+        rc = -1;
+    /* The volume moved to B; A keeps its image (no scheduler told it). */
+    if (volume && (bench_volume_call(b, ITEST_METHOD("DeleteVolume"), volume, "", "") < 0 ||
+                   bench_volume_call(a, ITEST_METHOD("DeleteVolume"), volume, "", "") < 0))
         rc = -1;
     free(object);
     free(id);
@@ -266,22 +294,32 @@ int bench_section_store(struct bench_ctx *ctx)
         .migrate_total = bench_report_series(r, "ms", "live migration A → B: total"),
         .migrate_stopped = bench_report_series(r, "ms", "live migration: guest stopped (at most)"),
     };
+    const struct move_series plain = { s.suspend, s.resume, s.stored };
+    const struct move_series with_volume = {
+        bench_report_series(r, "ms", "suspend to the store, with a 256 MiB volume holding 16 MiB"),
+        bench_report_series(r, "ms", "resume on another node, the volume with it"),
+        bench_report_series(r, "MiB", "stored per suspend with the volume (the guest wrote 32)"),
+    };
     int rounds = bench_env_count("AIRLOCK_BENCH_STORE_ROUNDS", 5);
     long mark_a = bench_log_mark(a.log_path), mark_b = bench_log_mark(b.log_path);
     rc = 0;
     /* Interleaved, so both see the same host. */
-    for (int i = 0; i < rounds && rc == 0; i++)
-        if (round_moved(&a, &b, store, &s) < 0 || round_local(&c, &s) < 0 ||
-            round_migrated(&a, &b, &s) < 0)
+    for (int i = 0; i < rounds && rc == 0; i++) {
+        char volume[64];
+        snprintf(volume, sizeof(volume), "bench-store-volume-%d", i);
+        if (round_moved(&a, &b, store, NULL, &plain) < 0 || round_local(&c, &s) < 0 ||
+            round_migrated(&a, &b, &s) < 0 || round_moved(&a, &b, store, volume, &with_volume) < 0)
             rc = -1;
+    }
     bench_series_note(s.migrate_stopped, "source switchover to the target's answer: the last "
                                          "memory, the disk's changes, cont, guest init");
     bench_series_note(s.resume, "includes fetching node A's template build once (round 1)");
-    static const char *const stored[] = { "sandbox suspend stored", NULL };
+    static const char *const stored[] = { "sandbox set stored", "kind=suspend", NULL };
     static const struct bench_stage suspend_stages[] = {
         { "publish_ms", "  node A: template build published (round 1)" },
         { "disk_ms", "  node A: disk delta" },
         { "state_ms", "  node A: state delta" },
+        { "volumes_ms", "  node A: volumes' deltas (0 without volumes)" },
         { NULL, NULL },
     };
     static const char *const taken[] = { "sandbox taken from the snapshot store", NULL };
