@@ -60,6 +60,10 @@ struct sandbox_create_params {
      * the create restores a VM of its own (pooled VMs have empty slots). */
     Airlock__Vmhost__V1__VolumeAttachment *const *volumes;
     size_t n_volumes;
+    /* A fork's: its parent's directory, whose vol<N>.img are the parent's
+     * private copies of its read-only snapshots, copied from there (the
+     * snapshot may be on the node the parent came from). NULL = none. */
+    const char *volume_copies;
 };
 
 /* A running sandbox: a pooled VM handed out, or one built now (restored

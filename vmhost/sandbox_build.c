@@ -67,7 +67,7 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
     }
     /* Before the VM: its slots point at the images (a fork's come with
      * its sandbox, made by the fork). */
-    if ((rc = sandbox_volumes_attach(sb, p->volumes, p->n_volumes, e)) < 0)
+    if ((rc = sandbox_volumes_attach(sb, p->volumes, p->n_volumes, p->volume_copies, e)) < 0)
         goto fail;
     int64_t volumes_ready = clock_monotonic_us();
     /* Restored from the template version's snapshot; without one (under

@@ -82,6 +82,7 @@ int sandbox_fork(struct sandbox *sb, const char *checkpoint, unsigned count,
         .memory_mb = sb->memory_mb,
         .policy = policy,
         .project_id = sb->project_id, /* forks are sandboxes of the same project */
+        .volume_copies = sb->dir,
     };
     for (; made < count; made++) {
         /* Its volumes: clones of the checkpoint's copies, before its VM. */

@@ -65,10 +65,11 @@ int sandbox_volumes_check(Airlock__Vmhost__V1__VolumeAttachment *const *att, siz
 }
 
 /* One slot into *v: the volume made (when new) and held, or a snapshot's
- * private reflink made. *v says what to undo, also when it fails. */
+ * private reflink made (of copies_dir's copy when given). *v says what to
+ * undo, also when it fails. */
 static int attach_one(struct sandbox *sb, unsigned slot,
-                      const Airlock__Vmhost__V1__VolumeAttachment *a, bool *made,
-                      struct sandbox_volume *v, struct airlock_error *e)
+                      const Airlock__Vmhost__V1__VolumeAttachment *a, const char *copies_dir,
+                      bool *made, struct sandbox_volume *v, struct airlock_error *e)
 {
     struct volume_store *vs = sb->vh->volumes;
     *v = (struct sandbox_volume){ .used = true, .read_only = a->read_only };
@@ -78,9 +79,15 @@ static int attach_one(struct sandbox *sb, unsigned slot,
     memcpy(v->path, a->path.data, a->path.len);
     v->path[a->path.len] = '\0';
     if (*a->snapshot_id) {
-        if (sandbox_volume_copy_path(sb->dir, slot, v->image, sizeof(v->image)) < 0)
+        char src[PATH_MAX];
+        if (sandbox_volume_copy_path(sb->dir, slot, v->image, sizeof(v->image)) < 0 ||
+            (copies_dir && sandbox_volume_copy_path(copies_dir, slot, src, sizeof(src)) < 0))
             return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "%s: path too long", sb->dir);
-        return volume_private_copy(vs, a->volume_id, a->snapshot_id, v->image, e);
+        if (!copies_dir)
+            return volume_private_copy(vs, a->volume_id, a->snapshot_id, v->image, e);
+        if (store_clone_file(src, v->image, AIRLOCK_ERROR_MSG(e)) < 0)
+            return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+        return 0;
     }
     int rc = volume_image(vs, a->volume_id, NULL, v->image, sizeof(v->image), e);
     if (rc < 0 && e->class == AIRLOCK_ERR_NOT_FOUND && a->size_mb) {
@@ -98,7 +105,7 @@ static int attach_one(struct sandbox *sb, unsigned slot,
 }
 
 int sandbox_volumes_attach(struct sandbox *sb, Airlock__Vmhost__V1__VolumeAttachment *const *att,
-                           size_t n, struct airlock_error *e)
+                           size_t n, const char *copies_dir, struct airlock_error *e)
 {
     if (n == 0)
         return 0;
@@ -107,7 +114,7 @@ int sandbox_volumes_attach(struct sandbox *sb, Airlock__Vmhost__V1__VolumeAttach
     for (unsigned i = 0; i < n; i++) {
         /* Filled aside: answers read the slots (under lock) meanwhile. */
         struct sandbox_volume v;
-        int rc = attach_one(sb, i, att[i], &sb->volumes_made[i], &v, e);
+        int rc = attach_one(sb, i, att[i], copies_dir, &sb->volumes_made[i], &v, e);
         pthread_mutex_lock(&sb->lock);
         sb->volumes[i] = v;
         pthread_mutex_unlock(&sb->lock);

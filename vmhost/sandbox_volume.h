@@ -49,10 +49,11 @@ int sandbox_volume_copy_path(const char *dir, unsigned slot, char *out, size_t l
  * (INVALID naming the field), then, for each: makes a volume that does
  * not exist yet (formatted; deleted again if the create fails), holds a
  * read-write one (STATE naming its holder), or makes the private reflink
- * of a snapshot (NOT_FOUND naming a missing one). Fills sb's slots. On
- * failure nothing of it is left. */
+ * of a snapshot (NOT_FOUND naming a missing one) — of copies_dir/vol<N>.img
+ * when copies_dir is not NULL (a fork's: its parent's copy). Fills sb's
+ * slots. On failure nothing of it is left. */
 int sandbox_volumes_attach(struct sandbox *sb, Airlock__Vmhost__V1__VolumeAttachment *const *att,
-                           size_t n, struct airlock_error *e);
+                           size_t n, const char *copies_dir, struct airlock_error *e);
 
 /* The create succeeded: the volumes it made are the user's from now on. */
 void sandbox_volumes_keep(struct sandbox *sb);
@@ -99,7 +100,7 @@ int sandbox_volumes_restore(struct sandbox *sb, const char *dir, struct airlock_
 /* A fork's attachments (fork i of a parent with these slots): each
  * read-write volume cloned from the checkpoint's copy in dir into the next
  * of new_ids (*used of them taken so far), each read-only snapshot attached
- * again; out[] gets the messages (their strings point into sb and new_ids,
+ * again (from the parent's private copy: sandbox_create_params.volume_copies); out[] gets the messages (their strings point into sb and new_ids,
  * holders of the strings outlive them). A read-only attach of a volume
  * itself does not fork (STATE naming it). */
 int sandbox_volumes_fork(struct sandbox *sb, const char *dir, char *const *new_ids, size_t n_ids,

@@ -296,36 +296,61 @@ static void volume_rpc(struct itest_vmhost *node, const char *method, const char
     free(details);
 }
 
+/* CreateSandbox id on node with the attachments (n of them). */
+static void create_with_volumes(struct itest_vmhost *node, const char *id,
+                                Airlock__Vmhost__V1__VolumeAttachment **atts, size_t n)
+{
+    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
+    req.id = (char *)id;
+    req.volumes = atts;
+    req.n_volumes = n;
+    grpc_status_code st;
+    char *details = NULL;
+    free(itest_create_sandbox_with(node, &req, &st, &details));
+    if (st != GRPC_STATUS_OK)
+        fail_msg("create %s: %d %s", id, st, details ? details : "");
+    free(details);
+}
+
+static void attachment(Airlock__Vmhost__V1__VolumeAttachment *a, const char *volume,
+                       const char *snapshot, const char *path)
+{
+    airlock__vmhost__v1__volume_attachment__init(a);
+    a->volume_id = (char *)volume;
+    a->snapshot_id = (char *)snapshot;
+    a->read_only = *snapshot != '\0';
+    a->path.data = (uint8_t *)path;
+    a->path.len = strlen(path);
+    a->size_mb = *snapshot ? 0 : 64;
+}
+
 /* docs/volumes.md "Across nodes": a suspend to the store carries the
- * sandbox's volume; a corrupt volume delta is refused (DATA_LOSS naming
- * it) and makes no volume on B; resumed on B the volume is B's, held and
- * with its bytes; A's delete naming it as moved drops A's image and keeps
- * A's snapshot of it. */
+ * sandbox's volume and its read-only snapshot; a corrupt volume delta is
+ * refused (DATA_LOSS naming it) and makes no volume on B; resumed on B the
+ * volume is B's, held and with its bytes, and a fork there has the
+ * snapshot (which stayed on A); A's delete naming the volume as moved
+ * drops A's image and keeps A's snapshot of it. */
 static void test_volume_travels_with_its_sandbox(void **state)
 {
     (void)state;
     const char *id = "sb-volume-travels", *vol = "vol-travels";
-    Airlock__Vmhost__V1__VolumeAttachment att = AIRLOCK__VMHOST__V1__VOLUME_ATTACHMENT__INIT;
-    Airlock__Vmhost__V1__VolumeAttachment *atts[] = { &att };
-    att.volume_id = (char *)vol;
-    att.path.data = (uint8_t *)"/data";
-    att.path.len = 5;
-    att.size_mb = 64;
-    Airlock__Vmhost__V1__CreateSandboxRequest req = AIRLOCK__VMHOST__V1__CREATE_SANDBOX_REQUEST__INIT;
-    req.id = (char *)id;
-    req.volumes = atts;
-    req.n_volumes = 1;
-    grpc_status_code st;
+    Airlock__Vmhost__V1__VolumeAttachment att[2], *atts[] = { &att[0], &att[1] };
+    /* A snapshot on A, of a volume a first sandbox wrote. */
+    attachment(&att[0], "vol-ro", "", "/ro");
+    create_with_volumes(&itest_vh, "sb-volume-ro", atts, 1);
+    free(itest_assert_sh(&itest_vh, "sb-volume-ro", "echo ro-bytes > /ro/f && sync"));
+    assert_int_equal(itest_delete_sandbox(&itest_vh, "sb-volume-ro"), GRPC_STATUS_OK);
+    volume_rpc(&itest_vh, ITEST_METHOD("SnapshotVolume"), "vol-ro", "r1");
+
+    attachment(&att[0], vol, "", "/data");
+    attachment(&att[1], "vol-ro", "r1", "/ro");
+    create_with_volumes(&itest_vh, id, atts, 2);
     char *details = NULL;
-    free(itest_create_sandbox_with(&itest_vh, &req, &st, &details));
-    if (st != GRPC_STATUS_OK)
-        fail_msg("create %s: %d %s", id, st, details ? details : "");
-    free(details);
-    details = NULL;
     free(itest_assert_sh(&itest_vh, id, "echo travels > /data/f"));
     volume_rpc(&itest_vh, ITEST_METHOD("SnapshotVolume"), vol, "s1");
     char *object = itest_assert_suspend_to_store(&itest_vh, id);
     assert_true(store_has(object, "vol0.delta"));
+    assert_true(store_has(object, "vol1.delta"));
     assert_true(manifest_field(object, "vol0", "size") == 64ll << 20);
 
     char path[PATH_MAX], named[300];
@@ -340,10 +365,33 @@ static void test_volume_travels_with_its_sandbox(void **state)
     itest_flip_middle_byte(path);
 
     itest_assert_resume_from(&node_b, id, object);
-    char *out = itest_assert_sh(&node_b, id, "cat /data/f && echo more > /data/g && sync");
-    assert_string_equal(out, "travels\n");
+    char *out = itest_assert_sh(&node_b, id, "cat /data/f /ro/f && echo more > /data/g && sync");
+    assert_string_equal(out, "travels\nro-bytes\n");
     free(out);
     assert_true(volume_has(&node_b, vol, "/disk.img"));
+    assert_false(volume_has(&node_b, "vol-ro", "")); /* the snapshot stays on A */
+
+    /* A fork on B: its clone of the volume, the snapshot from the parent. */
+    char *fork_volume[] = { "vol-travels-fork" };
+    Airlock__Vmhost__V1__ForkSandboxRequest fr = AIRLOCK__VMHOST__V1__FORK_SANDBOX_REQUEST__INIT;
+    fr.sandbox_id = (char *)id;
+    fr.count = 1;
+    fr.volume_ids = fork_volume;
+    fr.n_volume_ids = 1;
+    Airlock__Vmhost__V1__ForkSandboxResponse *forks = NULL;
+    if (rpc_unary(node_b.ch, ITEST_METHOD("ForkSandbox"), &fr.base,
+                  &airlock__vmhost__v1__fork_sandbox_response__descriptor,
+                  (ProtobufCMessage **)&forks, &details, ITEST_CALL_TIMEOUT_MS) != GRPC_STATUS_OK)
+        fail_msg("fork on B: %s", details ? details : "");
+    free(details);
+    details = NULL;
+    assert_int_equal(forks->n_sandboxes, 1);
+    out = itest_assert_sh(&node_b, forks->sandboxes[0]->id, "cat /data/f /ro/f");
+    assert_string_equal(out, "travels\nro-bytes\n");
+    free(out);
+    assert_int_equal(itest_delete_sandbox(&node_b, forks->sandboxes[0]->id), GRPC_STATUS_OK);
+    protobuf_c_message_free_unpacked(&forks->base, NULL);
+    volume_rpc(&node_b, ITEST_METHOD("DeleteVolume"), "vol-travels-fork", "");
 
     /* A's copy goes as moved: its image with it, its snapshot stays. */
     char *moved[] = { (char *)vol };
@@ -367,6 +415,7 @@ static void test_volume_travels_with_its_sandbox(void **state)
     assert_true(volume_has(&node_b, vol, "/disk.img")); /* a volume outlives its sandbox */
     volume_rpc(&node_b, ITEST_METHOD("DeleteVolume"), vol, "");
     volume_rpc(&itest_vh, ITEST_METHOD("DeleteVolume"), vol, "");
+    volume_rpc(&itest_vh, ITEST_METHOD("DeleteVolume"), "vol-ro", "");
     assert_false(volume_has(&node_b, vol, ""));
     assert_false(volume_has(&itest_vh, vol, ""));
     free(object);
