@@ -15,8 +15,7 @@ enum MHD_Result handle_healthz(struct gw_request *r)
 enum MHD_Result handle_metrics(struct gw_request *r)
 {
     struct strbuf text = { 0 };
-    gw_metrics_render(&r->gw->metrics, &text);
-    key_cache_render(&r->gw->keys, &text);
+    metrics_render(r->gw->metrics.reg, &text);
     if (strbuf_failed(&text)) {
         strbuf_free(&text);
         return reply_error(r, 500, "internal", "out of memory");
