@@ -41,8 +41,8 @@ int metrics_listen_check(const char *addr, char *err, size_t errlen)
     struct sockaddr_in sa;
     if (parse_addr(addr, &sa) == 0)
         return 0;
-    snprintf(err, errlen, "--%s: %s: not IPv4:PORT (e.g. 127.0.0.1:9101)", METRICS_LISTEN_FLAG,
-             addr);
+    snprintf(err, errlen, "--%s (or %s): %s: not IPv4:PORT (e.g. 127.0.0.1:9101)",
+             METRICS_LISTEN_FLAG, METRICS_LISTEN_ENV, addr);
     return -1;
 }
 
