@@ -1,6 +1,7 @@
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -46,32 +47,38 @@ int metrics_listen_check(const char *addr, char *err, size_t errlen)
     return -1;
 }
 
+struct MHD_Response *metrics_response(struct metrics_registry *reg)
+{
+    struct strbuf text = { 0 };
+    metrics_render(reg, &text);
+    struct MHD_Response *resp =
+        strbuf_failed(&text)
+            ? NULL
+            : MHD_create_response_from_buffer(text.len, text.data, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        strbuf_free(&text);
+        return NULL;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    return resp;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *body,
                               size_t *body_len, void **state)
 {
     (void)version, (void)body, (void)body_len, (void)state;
     struct metrics_server *srv = cls;
-    struct strbuf text = { 0 };
-    unsigned status = 404;
-    if (strcmp(url, "/metrics") != 0)
-        strbuf_append(&text, "not found: only /metrics is served here\n");
-    else if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        status = 405, strbuf_append(&text, "method not allowed\n");
-    else
-        status = 200, metrics_render(srv->reg, &text);
-    if (strbuf_failed(&text)) {
-        strbuf_free(&text);
-        return MHD_NO;
-    }
+    static const char not_found[] = "not found: only GET /metrics is served here\n";
+    bool scrape = strcmp(url, "/metrics") == 0 &&
+                  (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0);
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(text.len, text.data, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        strbuf_free(&text);
+        scrape ? metrics_response(srv->reg)
+               : MHD_create_response_from_buffer(sizeof(not_found) - 1, (void *)not_found,
+                                                 MHD_RESPMEM_PERSISTENT);
+    if (!resp)
         return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    enum MHD_Result r = MHD_queue_response(conn, status, resp);
+    enum MHD_Result r = MHD_queue_response(conn, scrape ? 200 : 404, resp);
     MHD_destroy_response(resp);
     return r;
 }

@@ -15,6 +15,7 @@
     "                        unset: not served; 0.0.0.0:PORT for every interface)\n"
 
 struct metrics_server;
+struct MHD_Response;
 
 /* flag_value if given, else $AIRLOCK_METRICS_LISTEN, else NULL (off). */
 const char *metrics_listen_addr(const char *flag_value);
@@ -27,5 +28,10 @@ int metrics_listen_check(const char *addr, char *err, size_t errlen);
 struct metrics_server *metrics_server_start(struct metrics_registry *reg, const char *addr,
                                             char *err, size_t errlen);
 void metrics_server_stop(struct metrics_server *srv);
+
+/* reg's text (metrics_render) as a libmicrohttpd response with the
+ * exposition format's content type, for this listener and the gateway's
+ * own /metrics route; NULL when out of memory. */
+struct MHD_Response *metrics_response(struct metrics_registry *reg);
 
 #endif
