@@ -41,6 +41,10 @@ struct rpc_call {
     grpc_metadata_array request_metadata;
 
     char *method;
+    /* The served method's name (its path's last element) as the calls
+     * metric counts it; NULL: not one of the server's (a caller's string
+     * must not become a label). */
+    const char *method_label;
     struct rpc_metadata_entry *metadata;
     size_t n_metadata;
 
@@ -249,8 +253,8 @@ static int call_end(struct rpc_call *c, const ProtobufCMessage *msg, grpc_status
         return -1;
     }
     c->finished = true;
-    const char *slash = strrchr(c->method, '/');
-    metric_add(c->srv->calls, METRIC_LABELS(slash ? slash + 1 : c->method, rpc_status_name(code)),
+    metric_add(c->srv->calls,
+               METRIC_LABELS(c->method_label ? c->method_label : "unknown", rpc_status_name(code)),
                1);
     grpc_slice details = grpc_slice_from_copied_string(message ? message : "");
     grpc_byte_buffer *buf = msg ? rpc_wire_pack(msg) : NULL;
@@ -405,6 +409,8 @@ static void call_serve(struct rpc_call *c)
         rpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     } else {
         const struct rpc_method *m = server_find_method(srv, c->method);
+        if (m)
+            c->method_label = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
         if (!call_caller_allowed(c, m) || !call_authorized(c)) {
             /* finished with the reason */
         } else if (!m) {

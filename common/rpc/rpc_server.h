@@ -58,7 +58,7 @@ struct rpc_security {
 };
 
 /* The counter of a server's finished calls by method (its last path
- * element) and status name: "<prefix>_grpc_requests_total", as
+ * element; "unknown" for a method it does not serve) and status name: "<prefix>_grpc_requests_total", as
  * "airlock_scheduler". NULL when out of memory. */
 struct metric *rpc_calls_metric(struct metrics_registry *reg, const char *prefix);
 
