@@ -431,19 +431,14 @@ static int cmd_serve(struct vmhost_args *a)
     sandbox_adopt_all(&vh);
     template_registry_sweep(&vh);
     vh.metrics = vmhost_metrics_new(&vh);
-    struct rpc_server *srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err));
-    if (!srv) {
-        fprintf(stderr, "airlock-vmhost: %s\n", err);
-        vmhost_shutdown(&vh);
-        vmhost_metrics_free(vh.metrics);
-        goto cleanup;
-    }
     struct metrics_server *metrics = NULL;
-    if (a->metrics_listen && !(metrics = metrics_server_start(vmhost_metrics_registry(vh.metrics),
-                                                              a->metrics_listen, err,
-                                                              sizeof(err)))) {
+    struct rpc_server *srv = NULL;
+    if ((a->metrics_listen &&
+         !(metrics = metrics_server_start(vmhost_metrics_registry(vh.metrics), a->metrics_listen,
+                                          err, sizeof(err)))) ||
+        !(srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err)))) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
-        rpc_server_stop(srv);
+        metrics_server_stop(metrics);
         vmhost_shutdown(&vh);
         vmhost_metrics_free(vh.metrics);
         goto cleanup;
