@@ -24,6 +24,8 @@ struct egress_metrics *egress_metrics_new(void)
                                "Bytes of ended connections, by direction (sent: guest to "
                                "upstream, received: upstream to guest).",
                                1, METRIC_LABELS("direction"));
+    /* Both directions from the start, as the dashboards' rates want. */
+    egress_metrics_bytes(m, 0, 0);
     if (!m->calls || !m->connections || !m->dns || !m->bytes) {
         egress_metrics_free(m);
         return NULL;
