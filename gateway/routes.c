@@ -1,6 +1,5 @@
 #include "routes.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
