@@ -10,6 +10,7 @@
 
 struct cidr;
 struct tls_credentials;
+struct egress_metrics;
 
 struct egress_config {
     /* Namespace that upstream DNS queries and connections leave from.
@@ -52,6 +53,9 @@ struct egress_config {
      * addr_is_never_reachable) and egress's own addresses. Copied. */
     const struct cidr *protected_cidrs;
     size_t n_protected_cidrs;
+    /* Counts what the connection logs see (egress_metrics.h); NULL: not
+     * counted. Outlives egress. */
+    struct egress_metrics *metrics;
 };
 
 #endif

@@ -81,7 +81,7 @@ static void dns_log(struct egress_sandbox *sb, const char *name, uint32_t addr, 
     struct conn_entry e = { .protocol = "dns", .addr = addr, .port = 53, .allowed = allowed,
                             .reason = reason };
     snprintf(e.name, sizeof(e.name), "%s", name);
-    conn_log_add(sb->log, &e);
+    egress_log(sb, &e);
     char a[16];
     log_info(allowed ? "dns allowed" : "dns denied", "sandbox=%s name=%s addr=%s reason=%s",
              sb->id, name[0] ? name : "-", addr ? addr_format(addr, a) : "-", reason);

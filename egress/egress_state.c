@@ -2,6 +2,7 @@
 #include "egress_state.h"
 
 #include "cidr.h"
+#include "egress_metrics.h"
 #include "host_addrs.h"
 
 const char *egress_address_protection(const struct egress *eg, uint32_t addr)
@@ -14,6 +15,19 @@ const char *egress_address_protection(const struct egress *eg, uint32_t addr)
         if (cidr_contains(&eg->protected_cidrs[i], addr))
             return "protected_range";
     return NULL;
+}
+
+uint64_t egress_log(struct egress_sandbox *sb, const struct conn_entry *e)
+{
+    egress_metrics_logged(sb->eg->cfg.metrics, e);
+    return conn_log_add(sb->log, e);
+}
+
+void egress_log_finish(struct egress_sandbox *sb, uint64_t seq, uint64_t sent, uint64_t received,
+                       const char *reason)
+{
+    egress_metrics_bytes(sb->eg->cfg.metrics, sent, received);
+    conn_log_finish(sb->log, seq, sent, received, reason);
 }
 
 struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb)

@@ -76,6 +76,13 @@ struct egress_sandbox {
  * protects: egress_config.protected_cidrs); NULL when a policy decides. */
 const char *egress_address_protection(const struct egress *eg, uint32_t addr);
 
+/* Adds e to the sandbox's connection log, counted in egress's metrics;
+ * its seq. */
+uint64_t egress_log(struct egress_sandbox *sb, const struct conn_entry *e);
+/* conn_log_finish on the sandbox's log, the bytes counted too. */
+void egress_log_finish(struct egress_sandbox *sb, uint64_t seq, uint64_t sent, uint64_t received,
+                       const char *reason);
+
 /* A reference to the sandbox's current policy. */
 struct egress_policy *egress_sandbox_policy(struct egress_sandbox *sb);
 

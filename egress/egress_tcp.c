@@ -189,7 +189,7 @@ static void conn_reset_end(struct guest_conn *gc)
  * closing its log entry with reason. */
 static void conn_reset_logged(struct guest_conn *gc, const char *reason)
 {
-    conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, reason);
+    egress_log_finish(gc->c.sb, gc->seq, 0, 0, reason);
     conn_reset_end(gc);
 }
 
@@ -269,7 +269,7 @@ static void splice_end(struct guest_conn *gc, enum splice_state st, bool idle)
     struct egress_sandbox *sb = gc->c.sb;
     uint64_t sent, received;
     splice_counts(gc->splice, &sent, &received);
-    conn_log_finish(sb->log, gc->seq, sent, received,
+    egress_log_finish(sb, gc->seq, sent, received,
                     end_reason(gc, idle ? "idle_timeout" : NULL));
     if (st == SPLICE_REFUSED) {
         /* A later request on the connection: logged on its own, and the
@@ -278,7 +278,7 @@ static void splice_end(struct guest_conn *gc, enum splice_state st, bool idle)
         struct conn_entry e = { .protocol = "tcp", .addr = gc->t.addr, .port = gc->t.port,
                                 .reason = rc->reason ? rc->reason : "malformed_request" };
         snprintf(e.name, sizeof(e.name), "%s", rc->reason ? rc->name : "");
-        conn_log_add(sb->log, &e);
+        egress_log(sb, &e);
         char a[16];
         log_info("request denied", "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id,
                  addr_format(gc->t.addr, a), gc->t.port, e.name[0] ? e.name : "-", e.reason);
@@ -327,7 +327,7 @@ static void *binding_main(void *arg)
     const char *why = NULL;
     egress_intercept_serve(&gc->c, &gc->t, gc->first, gc->first_len, bound, &sent, &received,
                            &why);
-    conn_log_finish(gc->c.sb->log, gc->seq, sent, received, end_reason(gc, why));
+    egress_log_finish(gc->c.sb, gc->seq, sent, received, end_reason(gc, why));
     conn_free(gc);
     return NULL;
 }
@@ -344,7 +344,7 @@ static void binding_start(struct conn_loop_item *it)
     if (rc != 0) {
         log_error("connection thread failed", "sandbox=%s error=\"%s\"", gc->c.sb->id,
                   strerror(rc));
-        conn_log_finish(gc->c.sb->log, gc->seq, 0, 0, "out_of_memory");
+        egress_log_finish(gc->c.sb, gc->seq, 0, 0, "out_of_memory");
         egress_reset(gc->c.client_fd);
         conn_free(gc);
     }
@@ -362,7 +362,7 @@ static void decided(struct guest_conn *gc, struct egress_decision d, bool http_n
     struct conn_entry e = { .protocol = "tcp", .addr = gc->t.addr, .port = gc->t.port,
                             .allowed = d.verdict == EGRESS_ALLOW, .reason = d.reason };
     snprintf(e.name, sizeof(e.name), "%s", gc->name);
-    gc->seq = conn_log_add(sb->log, &e);
+    gc->seq = egress_log(sb, &e);
     char a[16];
     log_info(e.allowed ? "connection allowed" : "connection denied",
              "sandbox=%s dest=%s:%u name=%s reason=%s", sb->id, addr_format(gc->t.addr, a),
@@ -562,7 +562,7 @@ static void refuse_over_share(struct egress_sandbox *sb, int client_fd, const ch
 {
     struct conn_entry e = { .protocol = "tcp", .reason = reason };
     original_dst(client_fd, &e.addr, &e.port); /* unknown: logged as 0.0.0.0:0 */
-    conn_log_add(sb->log, &e);
+    egress_log(sb, &e);
     if ((refusals & (refusals - 1)) == 0)
         log_warn("connection refused: the sandbox holds its share", "sandbox=%s reason=%s "
                  "refused=%llu", sb->id, reason, (unsigned long long)refusals);

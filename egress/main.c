@@ -10,8 +10,10 @@
 #include <sys/resource.h>
 
 #include "egress.h"
+#include "egress_metrics.h"
 #include "internal_token.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "egress_service.h"
 #include "stop_signals.h"
 #include "tls_credentials.h"
@@ -44,7 +46,8 @@ static void usage(FILE *out)
             "  --max-pending N       of them still being decided (default 32)\n"
             "  --idle-timeout-s N    a connection silent both ways this long ends (600)\n"
             "  --conn-threads N      event-loop threads the connections are spliced on\n"
-            "                        (default: one per CPU, at most 8)\n" INTERNAL_TLS_USAGE,
+            "                        (default: one per CPU, at most 8)\n" INTERNAL_TLS_USAGE
+            METRICS_LISTEN_USAGE,
             EGRESS_DEFAULT_LISTEN);
 }
 
@@ -100,11 +103,12 @@ int main(int argc, char **argv)
         { "max-pending", required_argument, NULL, 'P' },
         { "idle-timeout-s", required_argument, NULL, 'I' },
         { "conn-threads", required_argument, NULL, 'L' },
+        { METRICS_LISTEN_FLAG, required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct egress_config cfg = { 0 };
-    const char *listen = EGRESS_DEFAULT_LISTEN, *token_file = NULL;
+    const char *listen = EGRESS_DEFAULT_LISTEN, *token_file = NULL, *metrics_listen = NULL;
     bool have_resolver = false;
     struct cidr protected_cidrs[EGRESS_MAX_PROTECTED_CIDRS];
     cfg.protected_cidrs = protected_cidrs;
@@ -165,6 +169,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'M': metrics_listen = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -181,6 +186,12 @@ int main(int argc, char **argv)
                         "guests trust must survive a restart of egress\n");
         return 2;
     }
+    char err[1024];
+    metrics_listen = metrics_listen_addr(metrics_listen);
+    if (metrics_listen && metrics_listen_check(metrics_listen, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-egress: %s\n", err);
+        return 2;
+    }
     log_init("egress", getenv("AIRLOCK_DEBUG") ? LOG_DEBUG : LOG_INFO);
     /* Every connection holds descriptors: take all the kernel allows us
      * (the per-sandbox caps keep one sandbox from using them all). */
@@ -193,7 +204,6 @@ int main(int argc, char **argv)
     sigset_t stop_signals;
     stop_signals_block(&stop_signals);
 
-    char err[1024];
     char *internal_token = NULL;
     struct tls_credentials *tls = NULL;
     if (internal_token_configure(token_file, &internal_token, err, sizeof(err)) < 0 ||
@@ -204,30 +214,40 @@ int main(int argc, char **argv)
     }
     cfg.internal_token = internal_token;
     cfg.internal_tls = tls;
-    struct egress *eg = egress_new(&cfg, err, sizeof(err));
-    if (!eg) {
+    cfg.metrics = egress_metrics_new();
+    struct metrics_server *metrics = NULL;
+    struct egress *eg = NULL;
+    struct rpc_server *srv = NULL;
+    int rc = 1;
+    if (metrics_listen && !(metrics = metrics_server_start(cfg.metrics ? cfg.metrics->reg : NULL,
+                                                           metrics_listen, err, sizeof(err)))) {
         log_error("egress start failed", "error=\"%s\"", err);
-        tls_credentials_free(tls);
-        free(internal_token);
-        return 1;
+        goto out;
     }
-    struct rpc_security sec = { .bearer_token = internal_token, .tls = tls };
-    struct rpc_server *srv = egress_service_start(eg, listen, &sec, err, sizeof(err));
-    if (!srv) {
+    if (!(eg = egress_new(&cfg, err, sizeof(err)))) {
+        log_error("egress start failed", "error=\"%s\"", err);
+        goto out;
+    }
+    struct rpc_security sec = { .bearer_token = internal_token, .tls = tls,
+                                .calls = cfg.metrics ? cfg.metrics->calls : NULL };
+    if (!(srv = egress_service_start(eg, listen, &sec, err, sizeof(err)))) {
         log_error("egress listen failed", "addr=%s error=\"%s\"", listen, err);
-        egress_free(eg);
-        tls_credentials_free(tls);
-        free(internal_token);
-        return 1;
+        goto out;
     }
-    log_info("egress ready", "addr=%s uplink_netns=%s vault=%s protected_cidrs=%zu", listen,
-             cfg.uplink_netns ? cfg.uplink_netns : "-", cfg.vault_addr ? cfg.vault_addr : "-",
-             cfg.n_protected_cidrs);
+    log_info("egress ready", "addr=%s uplink_netns=%s vault=%s protected_cidrs=%zu metrics=%s",
+             listen, cfg.uplink_netns ? cfg.uplink_netns : "-",
+             cfg.vault_addr ? cfg.vault_addr : "-", cfg.n_protected_cidrs,
+             metrics_listen ? metrics_listen : "-");
     int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("egress stopping", "signal=%d", sig);
+    rc = 0;
+out:
     rpc_server_stop(srv);
-    egress_free(eg);
+    if (eg)
+        egress_free(eg);
+    metrics_server_stop(metrics);
+    egress_metrics_free(cfg.metrics);
     tls_credentials_free(tls);
     free(internal_token);
-    return 0;
+    return rc;
 }

@@ -162,7 +162,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->route && r->route->upload_cleanup)
         r->route->upload_cleanup(r);
     int64_t us = clock_monotonic_us() - r->started_us, ms = us / 1000;
-    gw_metrics_end(&gw->metrics, gw_route_index(r->route), r->status, ms);
+    gw_metrics_end(&gw->metrics, r->route, r->status, ms);
     log_info("http request",
              "request=%s route=\"%s %s\" id=%s project=%s status=%u ms=%lld us=%lld auth_us=%lld%s",
              r->id,
@@ -231,15 +231,16 @@ int gateway_start(struct gateway *gw, const struct gateway_config *cfg, char *er
 {
     memset(gw, 0, sizeof(*gw));
     gw->cfg = *cfg;
-    gw_metrics_init(&gw->metrics);
     vmhost_pool_init(&gw->vmhosts, cfg->internal_token, cfg->internal_tls);
     live_streams_init(&gw->streams);
     exec_slots_init(&gw->execs, cfg->max_execs_per_key);
-    if (key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
+    if (gw_metrics_init(&gw->metrics) < 0 ||
+        key_cache_init(&gw->keys, KEY_CACHE_DEFAULT_CAPACITY, cfg->key_cache_ttl_ms,
                        clock_monotonic_ms) < 0 ||
+        key_cache_register_metrics(&gw->keys, gw->metrics.reg) < 0 ||
         rate_limit_init(&gw->rates, cfg->rate_per_key_milli, cfg->rate_burst,
                         RATE_LIMIT_DEFAULT_KEYS, clock_monotonic_ms) < 0) {
-        snprintf(err, errlen, "out of memory for the key cache and rate limits");
+        snprintf(err, errlen, "out of memory for the metrics, key cache and rate limits");
         goto fail;
     }
     struct rpc_channel_auth to_scheduler = { .bearer_token = cfg->internal_token,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "json_input.h"
+#include "metrics_http.h"
 #include "reply.h"
 #include "route_handlers.h"
 #include "routes.h"
@@ -14,20 +15,9 @@ enum MHD_Result handle_healthz(struct gw_request *r)
 
 enum MHD_Result handle_metrics(struct gw_request *r)
 {
-    struct strbuf text = { 0 };
-    gw_metrics_render(&r->gw->metrics, &text);
-    key_cache_render(&r->gw->keys, &text);
-    if (strbuf_failed(&text)) {
-        strbuf_free(&text);
+    struct MHD_Response *resp = metrics_response(r->gw->metrics.reg);
+    if (!resp)
         return reply_error(r, 500, "internal", "out of memory");
-    }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(text.len, text.data, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        strbuf_free(&text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
     return reply_queue(r, 200, resp);
 }
 

@@ -110,19 +110,22 @@ void key_cache_flush(struct key_cache *c)
     pthread_mutex_unlock(&c->lock);
 }
 
-void key_cache_render(struct key_cache *c, struct strbuf *out)
+static void collect(void *arg)
 {
+    struct key_cache *c = arg;
     pthread_mutex_lock(&c->lock);
     uint64_t hits = c->hits, misses = c->misses;
     pthread_mutex_unlock(&c->lock);
-    strbuf_appendf(out,
-                   "# HELP airlock_gateway_key_cache_hits_total API keys authenticated from the "
-                   "gateway's cache.\n"
-                   "# TYPE airlock_gateway_key_cache_hits_total counter\n"
-                   "airlock_gateway_key_cache_hits_total %llu\n"
-                   "# HELP airlock_gateway_key_cache_misses_total API keys the cache sent to the "
-                   "scheduler (it was on and NATS up).\n"
-                   "# TYPE airlock_gateway_key_cache_misses_total counter\n"
-                   "airlock_gateway_key_cache_misses_total %llu\n",
-                   (unsigned long long)hits, (unsigned long long)misses);
+    metric_set(c->hits_metric, NULL, (double)hits);
+    metric_set(c->misses_metric, NULL, (double)misses);
+}
+
+int key_cache_register_metrics(struct key_cache *c, struct metrics_registry *reg)
+{
+    c->hits_metric = metrics_counter(reg, "airlock_gateway_key_cache_hits_total",
+                                     "API keys authenticated from the gateway's cache.", 0, NULL);
+    c->misses_metric =
+        metrics_counter(reg, "airlock_gateway_key_cache_misses_total",
+                        "API keys the cache sent to the scheduler (it was on and NATS up).", 0, NULL);
+    return metrics_on_collect(reg, collect, c);
 }

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "airlock_error.h"
-#include "strbuf.h"
+#include "metrics_registry.h"
 
 #define KEY_CACHE_DEFAULT_TTL_MS 10000
 #define KEY_CACHE_MAX_TTL_MS 3600000 /* an hour: revocations must not wait longer */
@@ -47,6 +47,7 @@ struct key_cache {
      * predate the revocation that caused it, so it is not stored. */
     uint64_t generation;
     uint64_t hits, misses;
+    struct metric *hits_metric, *misses_metric; /* copies of them at each scrape */
 };
 
 /* Asks the scheduler (or, in tests, a stand-in) who key belongs to. */
@@ -71,7 +72,8 @@ void key_cache_drop_key(struct key_cache *c, const char *key_id);
 /* Forgets everything (NATS disconnected or reconnected). */
 void key_cache_flush(struct key_cache *c);
 
-/* Appends the hit and miss counters in Prometheus text format. */
-void key_cache_render(struct key_cache *c, struct strbuf *out);
+/* Adds the hit and miss counters to reg (copied at each scrape); 0 or -1
+ * when out of memory. */
+int key_cache_register_metrics(struct key_cache *c, struct metrics_registry *reg);
 
 #endif

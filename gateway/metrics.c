@@ -1,72 +1,47 @@
 #include "metrics.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "routes.h"
 
-void gw_metrics_init(struct gw_metrics *m)
+int gw_metrics_init(struct gw_metrics *m)
 {
-    memset(m, 0, sizeof(*m));
-    pthread_mutex_init(&m->lock, NULL);
+    static const double ms_bounds[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000, 60000 };
+    m->reg = metrics_registry_new();
+    m->requests = metrics_counter(m->reg, "airlock_gateway_http_requests_total",
+                                  "HTTP requests by route and status class.", 2,
+                                  METRIC_LABELS("route", "code"));
+    m->duration_ms = metrics_histogram(m->reg, "airlock_gateway_http_request_duration_ms",
+                                       "Time to the response (streams: to their end).", 1,
+                                       METRIC_LABELS("route"), ms_bounds,
+                                       sizeof(ms_bounds) / sizeof(*ms_bounds));
+    m->in_flight = metrics_gauge(m->reg, "airlock_gateway_http_requests_in_flight",
+                                 "Requests being served now.", 0, NULL);
+    metric_set(m->in_flight, NULL, 0);
+    return m->reg && m->requests && m->duration_ms && m->in_flight ? 0 : -1;
 }
 
 void gw_metrics_destroy(struct gw_metrics *m)
 {
-    pthread_mutex_destroy(&m->lock);
+    metrics_registry_free(m->reg);
+    m->reg = NULL;
 }
 
 void gw_metrics_begin(struct gw_metrics *m)
 {
-    pthread_mutex_lock(&m->lock);
-    m->in_flight++;
-    pthread_mutex_unlock(&m->lock);
+    metric_add(m->in_flight, NULL, 1);
 }
 
-void gw_metrics_end(struct gw_metrics *m, int route_index, unsigned status, int64_t duration_ms)
+void gw_metrics_end(struct gw_metrics *m, const struct gw_route *route, unsigned status,
+                    int64_t duration_ms)
 {
-    int slot = route_index >= 0 && route_index < GW_METRICS_MAX_ROUTES ? route_index
-                                                                        : GW_METRICS_MAX_ROUTES;
-    pthread_mutex_lock(&m->lock);
-    m->in_flight--;
-    struct gw_route_counters *c = &m->routes[slot];
-    c->by_class[status / 100 < 6 ? status / 100 : 5]++;
-    c->duration_ms_sum += duration_ms > 0 ? (uint64_t)duration_ms : 0;
-    c->count++;
-    pthread_mutex_unlock(&m->lock);
-}
-
-static void render_route(struct strbuf *out, const char *label, const struct gw_route_counters *c)
-{
-    for (int k = 1; k < 6; k++)
-        if (c->by_class[k])
-            strbuf_appendf(out, "airlock_gateway_http_requests_total{route=\"%s\",code=\"%dxx\"} %llu\n",
-                           label, k, (unsigned long long)c->by_class[k]);
-    if (c->count)
-        strbuf_appendf(out,
-                       "airlock_gateway_http_request_duration_ms_sum{route=\"%s\"} %llu\n"
-                       "airlock_gateway_http_request_duration_ms_count{route=\"%s\"} %llu\n",
-                       label, (unsigned long long)c->duration_ms_sum, label,
-                       (unsigned long long)c->count);
-}
-
-void gw_metrics_render(struct gw_metrics *m, struct strbuf *out)
-{
-    pthread_mutex_lock(&m->lock);
-    strbuf_append(out, "# HELP airlock_gateway_http_requests_total HTTP requests by route and status class.\n"
-                       "# TYPE airlock_gateway_http_requests_total counter\n"
-                       "# HELP airlock_gateway_http_request_duration_ms Time to the response (streams: to their end).\n"
-                       "# TYPE airlock_gateway_http_request_duration_ms summary\n");
-    for (size_t i = 0; i < gw_routes_count && i < GW_METRICS_MAX_ROUTES; i++) {
-        char label[128];
-        snprintf(label, sizeof(label), "%s %s", gw_routes[i].method, gw_routes[i].pattern);
-        render_route(out, label, &m->routes[i]);
-    }
-    render_route(out, "unmatched", &m->routes[GW_METRICS_MAX_ROUTES]);
-    strbuf_appendf(out,
-                   "# HELP airlock_gateway_http_requests_in_flight Requests being served now.\n"
-                   "# TYPE airlock_gateway_http_requests_in_flight gauge\n"
-                   "airlock_gateway_http_requests_in_flight %llu\n",
-                   (unsigned long long)m->in_flight);
-    pthread_mutex_unlock(&m->lock);
+    char label[160], code[8];
+    if (route)
+        snprintf(label, sizeof(label), "%s %s", route->method, route->pattern);
+    else
+        snprintf(label, sizeof(label), "unmatched");
+    snprintf(code, sizeof(code), "%uxx", status / 100 < 6 ? status / 100 : 5);
+    metric_add(m->in_flight, NULL, -1);
+    metric_add(m->requests, METRIC_LABELS(label, code), 1);
+    metric_observe(m->duration_ms, METRIC_LABELS(label), duration_ms > 0 ? (double)duration_ms : 0);
 }

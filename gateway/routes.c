@@ -1,6 +1,5 @@
 #include "routes.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,13 +143,4 @@ const struct gw_route *gw_route_match(const char *method, const char *path,
                                       struct gw_path_params *params, bool *path_known)
 {
     return gw_route_match_in(gw_routes, gw_routes_count, method, path, params, path_known);
-}
-
-int gw_route_index(const struct gw_route *route)
-{
-    /* As addresses: routes of other tables are not elements of this one. */
-    uintptr_t at = (uintptr_t)route, first = (uintptr_t)gw_routes;
-    if (!route || at < first || at >= (uintptr_t)(gw_routes + gw_routes_count))
-        return -1;
-    return (int)((at - first) / sizeof(*gw_routes));
 }

@@ -52,7 +52,5 @@ const struct gw_route *gw_route_match(const char *method, const char *path,
 const struct gw_route *gw_route_match_in(const struct gw_route *table, size_t n,
                                          const char *method, const char *path,
                                          struct gw_path_params *params, bool *path_known);
-/* route's index in gw_routes (metrics), -1 for a route of another table. */
-int gw_route_index(const struct gw_route *route);
 
 #endif

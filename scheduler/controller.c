@@ -22,10 +22,17 @@ struct controller {
     bool stopping;
 };
 
+static void ran(struct controller *c, const char *job)
+{
+    metric_add(c->s->metrics.controller_runs, METRIC_LABELS(job), 1);
+}
+
 static void controller_pass(struct controller *c)
 {
     bool was_leader = c->leader.leader;
-    if (!controller_leader_check(&c->leader))
+    bool leads = controller_leader_check(&c->leader);
+    metric_set(c->s->metrics.leader, NULL, leads);
+    if (!leads)
         return;
     int64_t now = clock_monotonic_ms();
     /* A new leader knows nothing of what happened while another led (or
@@ -39,19 +46,28 @@ static void controller_pass(struct controller *c)
     /* Reconcile first: a sandbox the node lost is not suspended or
      * deleted on it. */
     controller_reconcile_pass(c->s);
+    ran(c, "reconcile");
     /* After a control plane that was down, every node's last heartbeat is
      * old until the nodes are heard again: a new leader judges silence
      * only once it has led that long itself. */
-    if (now - c->leading_since_ms >= (int64_t)c->s->cfg.node_dead_after_s * 1000)
+    if (now - c->leading_since_ms >= (int64_t)c->s->cfg.node_dead_after_s * 1000) {
         controller_lost_pass(c->s);
+        ran(c, "lost");
+    }
     controller_ttl_pass(c->s);
+    ran(c, "ttl");
     controller_deadline_pass(c->s);
+    ran(c, "deadline");
     controller_idle_pass(c->s);
+    ran(c, "idle");
     /* After the deletes and suspends above, which may leave a draining
      * node holding nothing. */
     controller_drain_pass(c->s);
+    ran(c, "drain");
     controller_pool_pass(c->s, &c->pools);
+    ran(c, "pool");
     controller_checkpoint_pass(c->s);
+    ran(c, "checkpoint");
 }
 
 static void *controller_main(void *arg)

@@ -11,6 +11,7 @@
 #include "controller.h"
 #include "internal_token.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "nats_credentials.h"
 #include "scheduler.h"
 #include "scheduler_service.h"
@@ -59,6 +60,7 @@ static void usage(FILE *out)
             "  --nats-credentials-file PATH  user:password of the scheduler's NATS user\n"
             "                        (docs/operations.md \"NATS users\")\n"
             INTERNAL_TLS_USAGE
+            METRICS_LISTEN_USAGE
             "  --quota-KIND N        a project's quota where the admin set none of its own\n"
             "                        (-1 = unlimited; docs/api.md \"Quotas\"):\n",
             SCHEDULER_DEFAULT_DATA_DIR);
@@ -107,6 +109,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         { "internal-token-file", required_argument, NULL, 'k' },
         { "nats-credentials-file", required_argument, NULL, 'C' },
         INTERNAL_TLS_OPTIONS,
+        { METRICS_LISTEN_FLAG, required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 'h' },
     };
     enum { N_FIXED = sizeof(fixed) / sizeof(*fixed) };
@@ -146,6 +149,7 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
         case 'g': cfg->reconcile_grace_s = atoi(optarg); break;
         case 'k': *token_file = optarg; break;
         case 'C': *nats_creds_file = optarg; break;
+        case 'M': cfg->metrics_listen = optarg; break;
         case 'h': usage(stdout); exit(0);
         default:
             if (c >= QUOTA_OPTION && c < QUOTA_OPTION + QUOTA_KIND_COUNT) {
@@ -177,6 +181,12 @@ static int parse_args(int argc, char **argv, struct scheduler_config *cfg, char 
                         " --reconcile-interval-s positive\n");
         return -1;
     }
+    char err[256];
+    cfg->metrics_listen = metrics_listen_addr(cfg->metrics_listen);
+    if (cfg->metrics_listen && metrics_listen_check(cfg->metrics_listen, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-scheduler: %s\n", err);
+        return -1;
+    }
     if (!cfg->listen) {
         snprintf(listen, listen_len, "unix:%s/scheduler.sock", cfg->data_dir);
         cfg->listen = listen;
@@ -202,6 +212,7 @@ int main(int argc, char **argv)
     struct nats_credentials nats_creds = { 0 };
     struct rpc_server *srv = NULL;
     struct controller *ctl = NULL;
+    struct metrics_server *metrics = NULL;
     struct scheduler s;
     bool inited = false;
     int rc = 1;
@@ -220,10 +231,17 @@ int main(int argc, char **argv)
     if (scheduler_init(&s, &cfg, err, sizeof(err)) < 0)
         goto fail;
     inited = true;
-    if (!(srv = scheduler_service_start(&s, err, sizeof(err))) ||
+    if (scheduler_metrics_init(&s.metrics) < 0) {
+        snprintf(err, sizeof(err), "out of memory for the metrics");
+        goto fail;
+    }
+    if ((cfg.metrics_listen &&
+         !(metrics = metrics_server_start(s.metrics.reg, cfg.metrics_listen, err, sizeof(err)))) ||
+        !(srv = scheduler_service_start(&s, err, sizeof(err))) ||
         !(ctl = controller_start(&s, err, sizeof(err))))
         goto fail;
-    log_info("scheduler listening", "addr=%s nats=%s", cfg.listen, cfg.nats_url);
+    log_info("scheduler listening", "addr=%s nats=%s metrics=%s", cfg.listen, cfg.nats_url,
+             cfg.metrics_listen ? cfg.metrics_listen : "-");
     int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("scheduler stopping", "signal=%d", sig);
     rc = 0;
@@ -233,8 +251,11 @@ fail:
 out:
     rpc_server_stop(srv);
     controller_stop(ctl);
-    if (inited)
+    metrics_server_stop(metrics);
+    if (inited) {
+        scheduler_metrics_destroy(&s.metrics);
         scheduler_shutdown(&s);
+    }
     tls_credentials_free(tls);
     free(internal_token);
     nats_credentials_free(&nats_creds);

@@ -10,12 +10,14 @@
 #include "nats_credentials.h"
 #include "node_liveness.h"
 #include "quota.h"
+#include "scheduler_metrics.h"
 
 struct tls_credentials;
 
 struct scheduler_config {
     const char *data_dir;      /* admin-key is written here at first start */
     const char *listen;        /* gRPC address */
+    const char *metrics_listen; /* Prometheus /metrics; NULL: not served */
     const char *database_url;  /* libpq connection string */
     const char *nats_url;
     const struct nats_credentials *nats_credentials; /* the scheduler's NATS user */
@@ -42,6 +44,7 @@ struct scheduler {
     natsSubscription *heartbeats;
     natsSubscription *heard;       /* node_heard.h */
     struct node_liveness liveness; /* the nodes heard, for requests waiting on them */
+    struct scheduler_metrics metrics; /* set up by main after scheduler_init */
 };
 
 /* Connects to PostgreSQL (migrating and bootstrapping the admin key) and

@@ -158,7 +158,7 @@ struct rpc_server *scheduler_service_start(struct scheduler *s, char *err, size_
         return NULL;
     pthread_once(&methods_once, methods_make);
     struct rpc_security sec = { .bearer_token = s->cfg.internal_token,
-                                .tls = s->cfg.internal_tls };
+                                .tls = s->cfg.internal_tls, .calls = s->metrics.calls };
     return rpc_server_start(s->cfg.listen, methods, n_methods, s, &sec, err, errlen);
 }
 

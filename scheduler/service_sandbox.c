@@ -200,8 +200,8 @@ static int create_on_node(struct scheduler *s, PGresult **row,
     if (rc == 0 && strcmp(creq.template_, TEMPLATE_DEFAULT_NAME) != 0)
         rc = store_template_object_of(&s->db, creq.template_, tmpl_set, sizeof(tmpl_set), e);
     creq.template_store_object = tmpl_set;
-    if (rc == 0 && !node[0])
-        rc = create_place(s, id, volumes, node, sizeof(node), e);
+    if (rc == 0 && !node[0] && (rc = create_place(s, id, volumes, node, sizeof(node), e)) < 0)
+        metric_add(s->metrics.placement_failures, METRIC_LABELS("create"), 1);
     struct volume_node_list attach = { 0 };
     if (rc == 0)
         rc = create_volumes(s, id, node, store_sandbox_volumes(*row, 0), &attach, e);

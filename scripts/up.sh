@@ -21,7 +21,10 @@
 # services mutual TLS with the same PKI (kept, renewed before they expire;
 # a renewal is sent to a running service as SIGHUP). AIRLOCK_GATEWAY_TLS_CERT
 # and AIRLOCK_GATEWAY_TLS_KEY (both or neither) make the public APIs (REST
-# and gRPC) serve TLS with that certificate and key. See docs/operations.md.
+# and gRPC) serve TLS with that certificate and key. Every service serves
+# Prometheus /metrics on 127.0.0.1 from AIRLOCK_METRICS_PORT (default 9100):
+# the scheduler there, vault +1, node I's vmhost +2I and egress +2I+1 (the
+# gateway on its API). See docs/operations.md.
 set -eu
 BUILD_DIR=${1:-build}
 DATA_DIR=${AIRLOCK_DATA_DIR:-/var/lib/airlock}
@@ -64,6 +67,13 @@ case $NODES in
 esac
 NATS_CREDS="$DATA_DIR/nats-credentials"
 PKI="$DATA_DIR/pki"
+METRICS_PORT=${AIRLOCK_METRICS_PORT:-9100}
+case $METRICS_PORT in
+    '' | *[!0-9]*) echo "up: AIRLOCK_METRICS_PORT must be a port number, not \"$METRICS_PORT\"" >&2
+        exit 2 ;;
+esac
+# Where service I of the list above serves /metrics (loopback only).
+metrics_addr() { echo "127.0.0.1:$((METRICS_PORT + $1))"; }
 
 # Node I of 1..NODES. The first is the node a single `make up` has always
 # run (NODE_ID, DATA_DIR, run/vmhost.pid), so its sandboxes stay when
@@ -229,7 +239,7 @@ while [ $n -le "$NODES" ]; do
             --upstream-dns "$UPSTREAM_DNS" --vault "unix:$DATA_DIR/vault.sock" \
             --state-dir "$dir/egress" --internal-token-file "$TOKEN_FILE" $PROTECT_ARGS \
             --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/egress-$id.crt" \
-            --internal-key "$PKI/egress-$id.key"
+            --internal-key "$PKI/egress-$id.key" --metrics-listen "$(metrics_addr $((2 * n + 1)))"
         wait_for "$egress" "$dir/egress.log" test -S "$dir/egress.sock"
         echo "$egress running (pid $(cat "$RUN/$egress.pid")), resolver $UPSTREAM_DNS, protected: ${PROTECT_CIDRS:-none beyond the node}, log: $dir/egress.log"
     fi
@@ -249,7 +259,8 @@ while [ $n -le "$NODES" ]; do
             --egress "unix:$dir/egress.sock" \
             --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
             --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$id.crt" \
-            --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE"
+            --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE" \
+            --metrics-listen "$(metrics_addr $((2 * n)))"
         # Nodes on one machine need sandbox namespace names of their own: a
         # sandbox migrating live between them exists on both for a moment.
         [ $n -eq 1 ] || set -- "$@" --netns-prefix "airlock-$id-"
@@ -271,7 +282,7 @@ if ! running scheduler; then
         --database "$DATABASE_URL" --nats "$NATS_URL" --internal-token-file "$TOKEN_FILE" \
         --nats-credentials-file "$NATS_CREDS/scheduler" \
         --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/scheduler.crt" \
-        --internal-key "$PKI/scheduler.key"
+        --internal-key "$PKI/scheduler.key" --metrics-listen "$(metrics_addr 0)"
     wait_for scheduler "$DATA_DIR/scheduler.log" test -S "$DATA_DIR/scheduler.sock"
     echo "scheduler running (pid $(cat "$RUN/scheduler.pid")), log: $DATA_DIR/scheduler.log"
 fi
@@ -283,7 +294,8 @@ if ! running vault; then
     start vault "$DATA_DIR/vault.log" "$VAULT" --database "$DATABASE_URL" \
         --master-key-file "$DATA_DIR/vault-master.key" --listen "unix:$DATA_DIR/vault.sock" \
         --internal-token-file "$TOKEN_FILE" \
-        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vault.crt" --internal-key "$PKI/vault.key"
+        --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vault.crt" --internal-key "$PKI/vault.key" \
+        --metrics-listen "$(metrics_addr 1)"
     wait_for vault "$DATA_DIR/vault.log" test -S "$DATA_DIR/vault.sock"
     echo "vault running (pid $(cat "$RUN/vault.pid")), log: $DATA_DIR/vault.log"
 fi
@@ -322,7 +334,9 @@ n=1
 while [ $n -le "$NODES" ]; do
     dir=$(node_dir $n)
     echo "  $(node_id $n): data $dir, vmhost $dir/vmhost.sock (log $dir/vmhost.log), egress $dir/egress.sock (log $dir/egress.log)"
+    echo "      metrics: vmhost http://$(metrics_addr $((2 * n)))/metrics, egress http://$(metrics_addr $((2 * n + 1)))/metrics"
     n=$((n + 1))
 done
 echo "shared snapshot store (suspends; any node resumes them): $SHARED_STORE"
+echo "Prometheus /metrics: gateway $SCHEME://$GATEWAY_ADDR/metrics, scheduler http://$(metrics_addr 0)/metrics, vault http://$(metrics_addr 1)/metrics (nodes above)"
 echo "Stop everything with: make down"

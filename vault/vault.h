@@ -10,12 +10,14 @@
 #include "db.h"
 #include "ratelimit.h"
 #include "unlocked_keys.h"
+#include "vault_metrics.h"
 
 struct vault {
     struct db db;
     unsigned char *master_key; /* VAULT_KEY_BYTES, secmem */
     struct ratelimit ratelimit;
     struct unlocked_keys unlocked;
+    struct vault_metrics metrics; /* set up by main after vault_init */
 };
 
 /* Opens the database, applies vault's migrations and loads (or creates)

@@ -104,6 +104,7 @@ static void handle_resolve_injection(struct rpc_call *call, void *ctx)
     Airlock__Vault__V1__Injection resp = AIRLOCK__VAULT__V1__INJECTION__INIT;
     const struct peer_identity *caller = rpc_call_peer(call);
     int rc = inject_resolve(ctx, req, caller ? caller->node : NULL, &resp, &e);
+    vault_metrics_injection(&((struct vault *)ctx)->metrics, rc, &e);
     answer(call, rc, &resp.base, &e);
     injection_clear(&resp);
     protobuf_c_message_free_unpacked(&req->base, NULL);

@@ -12,12 +12,14 @@
 #include "image_cache.h"
 #include "internal_token.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "nats_agent.h"
 #include "nats_credentials.h"
 #include "sandbox_adopt.h"
 #include "template_registry.h"
 #include "vmhost_service.h"
 #include "vmhost.h"
+#include "vmhost_metrics.h"
 #include "stop_signals.h"
 #include "tls_credentials.h"
 
@@ -105,7 +107,8 @@ static void usage(FILE *out)
             "  --template-sizes-max N     sizes of the default template kept as snapshots; the\n"
             "                       least recently used one no sandbox holds goes (default %u)\n"
             "  --no-jail            run QEMU unconfined as root: only for measuring what the\n"
-            "                       jail costs (make bench); never on a node with tenants\n",
+            "                       jail costs (make bench); never on a node with tenants\n"
+            METRICS_LISTEN_USAGE,
             VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, VMHOST_DEFAULT_MAX_SANDBOXES,
             NODE_BUDGET_DEFAULT_CPU_OVERCOMMIT, NODE_BUDGET_DEFAULT_MEMORY_OVERCOMMIT,
             NODE_BUDGET_DEFAULT_RESERVE_MB, STORE_DEFAULT_SIZE_GB,
@@ -121,6 +124,7 @@ struct vmhost_args {
     const char *nats_url;       /* NULL: no control plane, gRPC only */
     char node_id[128];
     const char *token_file;     /* NULL: env AIRLOCK_INTERNAL_TOKEN_FILE or none */
+    const char *metrics_listen; /* NULL: not served */
     const char *nats_creds_file; /* NULL: NATS without credentials */
     struct tls_files tls_files; /* --internal-ca/-cert/-key */
     char preload[4096];
@@ -204,6 +208,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "cpu-overcommit", required_argument, NULL, 'o' },
         { "memory-overcommit", required_argument, NULL, 'O' },
         { "memory-reserve-mb", required_argument, NULL, 'R' },
+        { METRICS_LISTEN_FLAG, required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -329,11 +334,17 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             if (parse_at_least("memory-reserve-mb", optarg, 1, &a->cfg.budget.reserve_mb) < 0)
                 return -1;
             break;
+        case 'W': a->metrics_listen = optarg; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
+    }
+    a->metrics_listen = metrics_listen_addr(a->metrics_listen);
+    if (a->metrics_listen && metrics_listen_check(a->metrics_listen, err, sizeof(err)) < 0) {
+        fprintf(stderr, "airlock-vmhost: %s\n", err);
+        return -1;
     }
     if (!a->cfg.image_dir) {
         snprintf(a->image_dir, sizeof(a->image_dir), "%s/images", a->cfg.data_dir);
@@ -419,10 +430,17 @@ static int cmd_serve(struct vmhost_args *a)
      * then the snapshots none of them holds. */
     sandbox_adopt_all(&vh);
     template_registry_sweep(&vh);
-    struct rpc_server *srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err));
-    if (!srv) {
+    vh.metrics = vmhost_metrics_new(&vh);
+    struct metrics_server *metrics = NULL;
+    struct rpc_server *srv = NULL;
+    if ((a->metrics_listen &&
+         !(metrics = metrics_server_start(vmhost_metrics_registry(vh.metrics), a->metrics_listen,
+                                          err, sizeof(err)))) ||
+        !(srv = vmhost_service_start(&vh, a->cfg.listen, err, sizeof(err)))) {
         fprintf(stderr, "airlock-vmhost: %s\n", err);
+        metrics_server_stop(metrics);
         vmhost_shutdown(&vh);
+        vmhost_metrics_free(vh.metrics);
         goto cleanup;
     }
     struct nats_agent *agent = NULL;
@@ -431,17 +449,22 @@ static int cmd_serve(struct vmhost_args *a)
                                  sizeof(err));
         if (!agent) {
             fprintf(stderr, "airlock-vmhost: %s\n", err);
+            metrics_server_stop(metrics);
             rpc_server_stop(srv);
             vmhost_shutdown(&vh);
+            vmhost_metrics_free(vh.metrics);
             goto cleanup;
         }
     }
-    log_info("vmhost listening", "addr=%s data_dir=%s", a->cfg.listen, a->cfg.data_dir);
+    log_info("vmhost listening", "addr=%s data_dir=%s metrics=%s", a->cfg.listen, a->cfg.data_dir,
+             a->metrics_listen ? a->metrics_listen : "-");
     int sig = stop_signals_wait(&stop_signals, tls_credentials_refresh_cb, tls);
     log_info("vmhost stopping", "signal=%d", sig);
     nats_agent_stop(agent);
+    metrics_server_stop(metrics);
     rpc_server_stop(srv);
     vmhost_shutdown(&vh);
+    vmhost_metrics_free(vh.metrics);
     rc = 0;
 cleanup:
     tls_credentials_free(tls);

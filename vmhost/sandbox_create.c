@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sandbox_build.h"
 #include "sandbox_pool.h"
 #include "template_registry.h"
 #include "template_shared.h"
+#include "vmhost_metrics.h"
 #include "warm_pool.h"
 
 #define SANDBOX_MIN_MEMORY_MB 128
@@ -41,6 +43,7 @@ static int sandbox_validate(const struct vmhost *vh, const struct sandbox_create
 int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, struct sandbox **out,
                    struct airlock_error *e)
 {
+    int64_t started_us = clock_monotonic_us();
     int rc = sandbox_validate(vh, p, e);
     if (rc < 0)
         return rc;
@@ -64,11 +67,17 @@ int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, str
         if (rc == 0 || e->class != AIRLOCK_ERR_INTERNAL) {
             template_release(t); /* the pooled sandbox holds its own */
             *out = rc == 0 ? sb : NULL;
+            if (rc == 0)
+                vmhost_metrics_created(vh->metrics, "pool", clock_monotonic_us() - started_us);
             return rc;
         }
         log_warn("pooled sandbox failed: restoring instead", "error=\"%s\"", e->message);
         airlock_error_clear(e);
     }
     struct sandbox_build b = { .params = p, .tmpl = t };
-    return sandbox_build(vh, &b, out, e);
+    rc = sandbox_build(vh, &b, out, e);
+    if (rc == 0)
+        vmhost_metrics_created(vh->metrics, t ? "restore" : "cold",
+                               clock_monotonic_us() - started_us);
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "vmhost_metrics.h"
 #include "vmhost_service.h"
 
 #define VMHOST_METHOD(name) "/airlock.vmhost.v1.VmHost/" name
@@ -79,6 +80,7 @@ struct rpc_server *vmhost_service_start(struct vmhost *vh, const char *addr, cha
 {
     pthread_once(&methods_once, methods_make);
     struct rpc_security sec = { .bearer_token = vh->cfg.internal_token,
-                                .tls = vh->cfg.internal_tls };
+                                .tls = vh->cfg.internal_tls,
+                                .calls = vmhost_metrics_calls(vh->metrics) };
     return rpc_server_start(addr, methods, n_methods, vh, &sec, err, errlen);
 }

@@ -76,6 +76,8 @@ struct vmhost_config {
     struct node_budget_config budget; /* the vCPUs and memory VMs may hold (node_budget.h) */
 };
 
+struct vmhost_metrics;
+
 struct vmhost {
     struct vmhost_config cfg;
     struct guest_image image;      /* held (image.h) until vmhost_shutdown */
@@ -93,6 +95,7 @@ struct vmhost {
     struct node_budget *budget; /* what the VMs hold of the node (node_budget.h) */
     struct snapshot_store *snapshots; /* NULL without cfg.snapshot_store */
     struct volume_store *volumes;     /* STORE/volumes (volume_store.h) */
+    struct vmhost_metrics *metrics;   /* NULL: nothing counted (build-image) */
     pthread_mutex_t snapshots_lock;   /* one template publish or fetch at a time */
 
     pthread_mutex_t lock;       /* protects the registry and exec counter */

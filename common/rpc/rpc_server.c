@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "rpc_caller.h"
+#include "rpc_client.h" /* rpc_status_name */
 #include "rpc_wire.h"
 
 #include <errno.h>
@@ -40,6 +41,10 @@ struct rpc_call {
     grpc_metadata_array request_metadata;
 
     char *method;
+    /* The served method's name (its path's last element) as the calls
+     * metric counts it; NULL: not one of the server's (a caller's string
+     * must not become a label). */
+    const char *method_label;
     struct rpc_metadata_entry *metadata;
     size_t n_metadata;
 
@@ -78,6 +83,7 @@ struct rpc_server {
     void *ctx;
     char *authorization; /* "Bearer <token>" every call must send; NULL: no check */
     struct tls_credentials *tls; /* internal: mutual TLS, callers checked */
+    struct metric *calls;        /* NULL: not counted */
     char *unix_path; /* removed again at stop */
     char shutdown_tag;
 
@@ -247,6 +253,9 @@ static int call_end(struct rpc_call *c, const ProtobufCMessage *msg, grpc_status
         return -1;
     }
     c->finished = true;
+    metric_add(c->srv->calls,
+               METRIC_LABELS(c->method_label ? c->method_label : "unknown", rpc_status_name(code)),
+               1);
     grpc_slice details = grpc_slice_from_copied_string(message ? message : "");
     grpc_byte_buffer *buf = msg ? rpc_wire_pack(msg) : NULL;
     grpc_op ops[3];
@@ -400,6 +409,8 @@ static void call_serve(struct rpc_call *c)
         rpc_call_finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     } else {
         const struct rpc_method *m = server_find_method(srv, c->method);
+        if (m)
+            c->method_label = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
         if (!call_caller_allowed(c, m) || !call_authorized(c)) {
             /* finished with the reason */
         } else if (!m) {
@@ -655,6 +666,7 @@ struct rpc_server *rpc_server_start(const char *addr, const struct rpc_method *m
     grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
 
     srv->tls = sec ? sec->tls : NULL;
+    srv->calls = sec ? sec->calls : NULL;
     if (server_set_token(srv, sec ? sec->bearer_token : NULL, err, errlen) < 0 ||
         server_prepare_unix_path(srv, addr, err, errlen) < 0)
         goto fail_unstarted;
@@ -708,4 +720,12 @@ void rpc_server_stop(struct rpc_server *srv)
     pthread_mutex_unlock(&srv->mu);
     server_reap_workers(srv);
     server_free(srv);
+}
+
+struct metric *rpc_calls_metric(struct metrics_registry *reg, const char *prefix)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%s_grpc_requests_total", prefix);
+    return metrics_counter(reg, name, "gRPC calls answered, by method and status code.", 2,
+                           METRIC_LABELS("method", "code"));
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "metrics_registry.h"
 #include "peer_identity.h"
 #include "tls_credentials.h"
 
@@ -51,7 +52,15 @@ struct rpc_security {
      * callers (rpc_caller.h) before its handler runs. Public ones: TLS,
      * no client certificate. The credentials must outlive the server. */
     struct tls_credentials *tls;
+    /* NULL: calls not counted. Else rpc_calls_metric's counter, which
+     * must outlive the server. */
+    struct metric *calls;
 };
+
+/* The counter of a server's finished calls by method (its last path
+ * element; "unknown" for a method it does not serve) and status name: "<prefix>_grpc_requests_total", as
+ * "airlock_scheduler". NULL when out of memory. */
+struct metric *rpc_calls_metric(struct metrics_registry *reg, const char *prefix);
 
 /* What the last rpc_call_recv() saw. */
 enum rpc_recv_status {

@@ -531,6 +531,40 @@ class HelmChart(unittest.TestCase):
         self.assertIn("mountPropagation: Bidirectional", text)
         self.assertIn("mountPropagation: HostToContainer", text)
 
+    def test_every_service_serves_metrics(self):
+        """With metrics.enabled every service but the gateway (its API
+        serves /metrics) passes --metrics-listen on a named metrics port,
+        every pod carries the scrape annotations, and the PodMonitor's
+        ports are ports the containers name."""
+        ports = {"airlock-egress": "metrics.egressPort"}
+        listened = set()
+        for tname, _, binary, block in service_containers():
+            if binary == "airlock-gateway":
+                continue
+            port = ports.get(binary, "metrics.port")
+            self.assertIn("--metrics-listen=0.0.0.0:{{ .Values.%s }}" % port, block,
+                          f"{tname}: {binary} serves no /metrics")
+            self.assertIn("containerPort: {{ .Values.%s }}" % port, block,
+                          f"{tname}: {binary}'s metrics port is not declared")
+            listened.add(binary)
+        self.assertEqual(listened, set(AIRLOCK_SERVICES) - {"airlock-gateway"})
+        texts = dict(templates())
+        for tname in ("gateway.yaml", "scheduler.yaml", "vault.yaml", "node.yaml"):
+            self.assertIn('include "airlock.metricsAnnotations"', texts[tname], tname)
+        helpers = define_body(texts["_helpers.tpl"], "airlock.metricsAnnotations")
+        for line in ('prometheus.io/scrape: "true"', "prometheus.io/port:",
+                     "prometheus.io/path: /metrics"):
+            self.assertIn(line, helpers)
+        names = set(re.findall(r"- name: ([a-z-]+)\n\s+containerPort:", "".join(texts.values())))
+        monitor = texts["podmonitor.yaml"]
+        self.assertIn("if and .Values.metrics.enabled .Values.metrics.podMonitor.enabled",
+                      monitor)
+        for port in re.search(r"range list ((?:\"[a-z-]+\" ?)+)", monitor).group(1).split():
+            self.assertIn(port.strip('"'), names, "the PodMonitor scrapes a port no pod has")
+        self.assertIs(self.values["metrics"]["podMonitor"]["enabled"], False)
+        self.assertNotEqual(self.values["metrics"]["port"], self.values["metrics"]["egressPort"],
+                            "vmhost and egress share the node pod's network")
+
 
 class OldVolume:
     """A data dir as the chart made it before passwords (trust for every

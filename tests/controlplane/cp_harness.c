@@ -60,6 +60,8 @@ static void export_nodes(const struct cp_stack *st)
         setenv(NODE_ENV("VMHOST_LOG"), node->vmhost.log_path, 1);
         export_int(NODE_ENV("VMHOST_PID"), (int)node->vmhost.pid);
         setenv(NODE_ENV("EGRESS_ADDR"), node->egress_addr, 1);
+        setenv(NODE_ENV("VMHOST_METRICS"), node->vmhost_metrics, 1);
+        setenv(NODE_ENV("EGRESS_METRICS"), node->egress_metrics, 1);
 #undef NODE_ENV
     }
 }
@@ -120,6 +122,13 @@ int main(int argc, char **argv)
     setenv("AIRLOCK_TEST_SCHEDULER_ADDR", st.scheduler_addr, 1);
     setenv("AIRLOCK_TEST_NATS_URL", st.nats_url, 1);
     setenv("AIRLOCK_TEST_VAULT_ADDR", st.vault_addr, 1);
+    /* Each service's /metrics (127.0.0.1:port); the first node's vmhost
+     * and egress, every node's as AIRLOCK_TEST_NODE_<i>_VMHOST_METRICS,
+     * _EGRESS_METRICS. */
+    setenv("AIRLOCK_TEST_VAULT_METRICS", st.vault_metrics, 1);
+    setenv("AIRLOCK_TEST_SCHEDULER_METRICS", st.scheduler_metrics, 1);
+    setenv("AIRLOCK_TEST_VMHOST_METRICS", first_node->vmhost_metrics, 1);
+    setenv("AIRLOCK_TEST_EGRESS_METRICS", first_node->egress_metrics, 1);
     setenv("AIRLOCK_TEST_NATS_CREDENTIALS_DIR", st.nats_creds_dir, 1);
     setenv("AIRLOCK_TEST_PKI_DIR", st.pki_dir, 1);
     setenv("AIRLOCK_TEST_EGRESS_ADDR", first_node->egress_addr, 1);

@@ -192,6 +192,15 @@ static int wait_for_socket(pid_t pid, const char *path, struct cp_stack *st, con
     return -1;
 }
 
+/* A free 127.0.0.1 port for a service's --metrics-listen, chosen at its
+ * first start and kept across restarts. */
+static const char *metrics_addr(char *addr, size_t len)
+{
+    if (!*addr)
+        snprintf(addr, len, "127.0.0.1:%d", test_free_port());
+    return addr;
+}
+
 int cp_stack_start_vault(struct cp_stack *st)
 {
     char key[PATH_MAX];
@@ -199,9 +208,11 @@ int cp_stack_start_vault(struct cp_stack *st)
     fs_path(key, sizeof(key), "%s/vault-master.key", st->dir);
     unlink(st->vault_addr + 5); /* a killed one's socket: readiness is its reappearance */
     struct cp_tls tls;
-    const char *argv[16] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
-                             "--listen", st->vault_addr, "--internal-token-file", st->token_file };
-    argv[cp_stack_tls_append(st, "vault", &tls, argv, 9)] = NULL;
+    const char *argv[20] = { AIRLOCK_VAULT_BIN, "--database", st->pg.url, "--master-key-file", key,
+                             "--listen", st->vault_addr, "--internal-token-file", st->token_file,
+                             "--metrics-listen",
+                             metrics_addr(st->vault_metrics, sizeof(st->vault_metrics)) };
+    argv[cp_stack_tls_append(st, "vault", &tls, argv, 11)] = NULL;
     st->vault_pid = test_spawn(argv, st->dir, "vault.log");
     return wait_for_socket(st->vault_pid, st->vault_addr + 5, st, "vault.log");
 }
@@ -254,8 +265,10 @@ int cp_stack_start_egress(struct cp_stack *st, struct cp_node *node)
                              "--uplink-netns", ns_path,
                              "--vault", st->vault_addr,
                              "--state-dir", state_dir,
-                             "--internal-token-file", st->token_file };
-    size_t n = cp_stack_tls_append(st, identity, &tls, argv, 13);
+                             "--internal-token-file", st->token_file,
+                             "--metrics-listen",
+                             metrics_addr(node->egress_metrics, sizeof(node->egress_metrics)) };
+    size_t n = cp_stack_tls_append(st, identity, &tls, argv, 15);
     if (st->internet) {
         argv[n++] = "--upstream-ca";
         argv[n++] = st->upstream.ca_path;
@@ -322,6 +335,10 @@ int cp_stack_start_scheduler(struct cp_stack *st, bool standby)
                              "--internal-token-file", st->token_file,
                              "--nats-credentials-file", creds };
     size_t n = cp_stack_tls_append(st, "scheduler", &tls, argv, 13);
+    if (!standby) {
+        argv[n++] = "--metrics-listen";
+        argv[n++] = metrics_addr(st->scheduler_metrics, sizeof(st->scheduler_metrics));
+    }
     for (size_t i = 0; st->scheduler_args && st->scheduler_args[i] && n < 47; i++)
         argv[n++] = st->scheduler_args[i];
     argv[n] = NULL;
@@ -357,7 +374,9 @@ static int start_node(struct cp_stack *st, struct cp_node *node, const char *con
     cp_stack_nats_credentials(st, user, node->nats_creds, sizeof(node->nats_creds));
     const char *args[] = { "--nats",   st->nats_url,      "--node-id", node->id,
                            "--egress", node->egress_addr, "--internal-token-file",
-                           st->token_file, "--nats-credentials-file", node->nats_creds };
+                           st->token_file, "--nats-credentials-file", node->nats_creds,
+                           "--metrics-listen",
+                           metrics_addr(node->vmhost_metrics, sizeof(node->vmhost_metrics)) };
     size_t n = sizeof(args) / sizeof(*args);
     memcpy(node->vmhost_args, args, sizeof(args));
     n = cp_stack_tls_append(st, identity, &node->vmhost_tls, node->vmhost_args, n);

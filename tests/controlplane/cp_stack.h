@@ -9,6 +9,9 @@
  * is cp_stack.nodes[i] (CP_NODE_ID, CP_OTHER_NODE_ID, CP_THIRD_NODE_ID),
  * each with its own vmhost data directory (itest's), egress socket, log and
  * state dir, identities and NATS user.
+ * vault, the scheduler and every egress and vmhost serve Prometheus
+ * /metrics on a free 127.0.0.1 port each (--metrics-listen; cp_harness
+ * exports them), kept across their restarts.
  * Always with a fresh internal token (internal_token.h): every service gets
  * --internal-token-file, and
  * AIRLOCK_INTERNAL_TOKEN_FILE is set in this process's environment so what
@@ -87,7 +90,9 @@ struct cp_node {
     struct cp_tls vmhost_tls;
     char netns_prefix[80];          /* airlock-ID- beside the first node: one machine */
     /* it joins NATS as node ID, uses its egress and the token, + the options' */
-    const char *vmhost_args[21 + CP_STACK_MAX_VMHOST_ARGS];
+    const char *vmhost_args[23 + CP_STACK_MAX_VMHOST_ARGS];
+    char vmhost_metrics[32];        /* 127.0.0.1:port of its /metrics, kept across restarts */
+    char egress_metrics[32];
     struct itest_vmhost vmhost;     /* its data dir: itest's /tmp/airlock-itest-* */
 };
 
@@ -105,12 +110,14 @@ struct cp_stack {
     struct cp_node nodes[CP_STACK_MAX_NODES]; /* [0]: CP_NODE_ID, the one-node stack's */
     pid_t vault_pid;
     char vault_addr[PATH_MAX + 8];
+    char vault_metrics[32];       /* 127.0.0.1:port of its /metrics */
     char uplink_ns[64];           /* every egress dials from here: no route anywhere */
     bool internet;                /* netlab is up and egress dials from its uplink */
     struct upstream upstream;     /* with internet */
     const char *const *scheduler_args; /* extra flags of every scheduler, NULL-terminated */
     pid_t scheduler_pid;
     char scheduler_addr[PATH_MAX + 8];
+    char scheduler_metrics[32];   /* the first replica's /metrics (the standby serves none) */
     pid_t standby_pid;            /* a second scheduler replica (cp_control.h), 0 = none */
     char standby_addr[PATH_MAX + 8];
     pid_t gateway_pid;

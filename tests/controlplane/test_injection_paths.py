@@ -26,8 +26,9 @@ gRPC SetNetworkPolicy decides the guest's next connection, a locked BYOK
 project's requests get 503 and an unlocked one's are injected, and a
 secret whose row was edited in PostgreSQL behind vault's back (its rule, an
 added binding) is refused end to end: 502 credential_unavailable to the
-guest, nothing upstream, an inject/DATA_LOSS row in GET /v1/audit. No timing
-assertions; every wait only bounds a hang."""
+guest, nothing upstream, an inject/DATA_LOSS row in GET /v1/audit. vault's
+/metrics counts the injections, the rate-limited and the locked ones. No
+timing assertions; every wait only bounds a hang."""
 import base64
 import json
 import os
@@ -38,6 +39,7 @@ import time
 import grpc
 
 import grpc_stubs
+from prom_metrics import scrape, value
 from rest_client import (ADMIN, call, check, control, new_project_key, poll, pool_ready, psql,
                          report_and_exit, vmhost_log_says)
 
@@ -489,7 +491,19 @@ def check_egress_restart(key, sid):
     expect_injected(key, sid, "egress-reattach", retry_s=60)
 
 
+def check_vault_metrics(before):
+    """vault's /metrics counted what the requests above met (vault is not
+    restarted here, so its counters only grew)."""
+    after = scrape("vault")[2]
+    n = "airlock_vault_injections_total"
+    for outcome in ("injected", "rate_limited", "locked"):
+        check(value(after, n, outcome=outcome) > value(before, n, outcome=outcome),
+              "vault counted %s injections: %s -> %s" % (outcome, value(before, n, outcome=outcome),
+                                                        value(after, n, outcome=outcome)))
+
+
 def main():
+    vault_before = scrape("vault")[2]
     _, key = new_project_key("inject")
     other_id, other_key = new_project_key("inject-other")
     st, _, body = call("POST", "/v1/secrets", key=key, body={
@@ -523,6 +537,7 @@ def main():
     check_vmhost_restart(key, sid)
     check_egress_restart(key, sid)
     delete(key, sid)
+    check_vault_metrics(vault_before)
     # Nothing the guest got back carried the secret; the upstream log is the
     # control that it went out at all.
     with open(UPSTREAM_LOG) as f:

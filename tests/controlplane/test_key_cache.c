@@ -203,11 +203,14 @@ static void metrics_text(void **state)
     struct fixture *x = *state;
     auth(x, "secret-1");
     auth(x, "secret-1");
+    struct metrics_registry *reg = metrics_registry_new();
+    assert_int_equal(key_cache_register_metrics(&x->c, reg), 0);
     struct strbuf out = { 0 };
-    key_cache_render(&x->c, &out);
+    metrics_render(reg, &out);
     assert_non_null(strstr(strbuf_str(&out), "airlock_gateway_key_cache_hits_total 1\n"));
     assert_non_null(strstr(strbuf_str(&out), "airlock_gateway_key_cache_misses_total 1\n"));
     strbuf_free(&out);
+    metrics_registry_free(reg);
 }
 
 int main(void)

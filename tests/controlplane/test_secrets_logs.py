@@ -5,11 +5,16 @@ console log and PTY processes through the REST API, against a real stack
 vmhost with a real VM). egress dials out of an empty namespace and every
 connection made here is denied inside egress: nothing leaves the machine.
 
+Then every service's Prometheus /metrics (prom_metrics.py) shows what was
+done: vmhost's create (by path) and the running sandbox, the scheduler's
+CreateSandbox, egress's denials, vault's calls.
+
 Standard library only; no timing assertions; one VM."""
 import json
 import os
 import time
 
+from prom_metrics import scrape, scrape_all, value
 from rest_client import ADMIN, call, check, expect_error, report_and_exit
 
 # Made up per run; must never appear in any answer or log line.
@@ -411,7 +416,49 @@ def check_nothing_leaked():
     check(logs and not found, "no log line carried a secret's value: %s" % found)
 
 
+def check_metrics(before, running, after):
+    """What the sandbox's create, exec and delete moved in each service's
+    /metrics: before them, while it ran, after its delete."""
+    for service in ("vmhost", "scheduler", "egress", "vault"):
+        ctype, text, _ = scrape(service)
+        check(ctype.startswith("text/plain; version=0.0.4")
+              and "# TYPE airlock_%s_grpc_requests_total counter" % service in text,
+              "%s serves /metrics (%s)" % (service, ctype))
+    created = "airlock_vmhost_create_duration_seconds_count"
+    check(value(after["vmhost"], created) == value(before["vmhost"], created) + 1,
+          "vmhost counted one create: %s -> %s" % (value(before["vmhost"], created),
+                                                   value(after["vmhost"], created)))
+    check(value(running["vmhost"], "airlock_vmhost_sandboxes", state="running") >= 1
+          and value(after["vmhost"], "airlock_vmhost_sandboxes", state="running")
+          == value(running["vmhost"], "airlock_vmhost_sandboxes", state="running") - 1,
+          "vmhost's running sandboxes: one more while it ran, one fewer after its delete")
+    check(value(running["vmhost"], "airlock_vmhost_qemu_rss_bytes") > 0,
+          "vmhost sums its QEMU's memory")
+    # The gateway's exec is gRPC to vmhost (the create and delete come
+    # over NATS from the scheduler).
+    n = "airlock_vmhost_grpc_requests_total"
+    check(value(after["vmhost"], n, method="Exec", code="OK")
+          > value(before["vmhost"], n, method="Exec", code="OK"), "vmhost counted Exec OK")
+    n = "airlock_scheduler_grpc_requests_total"
+    check(value(after["scheduler"], n, method="CreateSandbox", code="OK")
+          == value(before["scheduler"], n, method="CreateSandbox", code="OK") + 1,
+          "the scheduler counted one CreateSandbox OK")
+    check(value(after["scheduler"], "airlock_scheduler_controller_runs_total") > 0
+          and value(after["scheduler"], "airlock_scheduler_controller_leader") == 1,
+          "the scheduler leads and counts its controller runs")
+    for name in ("connections", "dns_answers"):
+        n = "airlock_egress_%s_total" % name
+        check(value(after["egress"], n, decision="denied")
+              > value(before["egress"], n, decision="denied"),
+              "egress counted the denied %s" % name)
+    n = "airlock_vault_grpc_requests_total"
+    check(value(after["vault"], n, method="CreateSecret", code="OK")
+          > value(before["vault"], n, method="CreateSecret", code="OK"),
+          "vault counted its CreateSecret calls")
+
+
 def main():
+    before = scrape_all()
     _, key_id, key = project("secrets-a")
     _, _, key_b = project("secrets-b")
     st, _, sb = api("POST", "/v1/sandboxes", key,
@@ -421,6 +468,7 @@ def main():
         return
     sid = sb["id"]
     base = "/v1/sandboxes/" + sid
+    running = scrape_all()
     check_secrets(sid, key_id, key, key_b)
     check_byok()
     check_orgs(key)
@@ -431,6 +479,7 @@ def main():
     check(st == 204, "delete A's sandbox")
     st, _, body = api("GET", base + "/logs", key)
     expect_error(st, body, 404, "not_found", sid, "the console log goes with the sandbox")
+    check_metrics(before, running, scrape_all())
     check_nothing_leaked()
 
 

@@ -266,6 +266,7 @@ static const struct rpc_method test_methods[] = {
 struct fixture {
     char dir[64];
     char addr[96];
+    struct metrics_registry *metrics; /* the server's calls counter's */
     struct rpc_server *server;
     struct rpc_channel *channel;
 };
@@ -280,8 +281,10 @@ static int fixture_setup(void **state)
         return -1;
     snprintf(f->addr, sizeof(f->addr), "unix:%s/rpc.sock", f->dir);
     char err[256];
+    f->metrics = metrics_registry_new();
+    struct rpc_security sec = { .calls = rpc_calls_metric(f->metrics, "test") };
     f->server = rpc_server_start(f->addr, test_methods,
-                                 sizeof(test_methods) / sizeof(test_methods[0]), NULL, NULL,
+                                 sizeof(test_methods) / sizeof(test_methods[0]), NULL, &sec,
                                  err, sizeof(err));
     if (!f->server) {
         fprintf(stderr, "rpc_server_start: %s\n", err);
@@ -298,6 +301,7 @@ static int fixture_teardown(void **state)
     struct fixture *f = *state;
     rpc_channel_close(f->channel);
     rpc_server_stop(f->server); /* NULL after a test stopped it itself */
+    metrics_registry_free(f->metrics);
     char sock[128];
     snprintf(sock, sizeof(sock), "%s/rpc.sock", f->dir);
     bool socket_left = access(sock, F_OK) == 0;
@@ -331,6 +335,16 @@ static struct rpc_stream *open_exec(struct rpc_channel *ch, const char *arg, int
 
 /* ---- tests ----------------------------------------------------------- */
 
+/* The server's calls counter shows the sample line want. */
+static void assert_counted(struct fixture *f, const char *want)
+{
+    struct strbuf text = { 0 };
+    metrics_render(f->metrics, &text);
+    if (!strstr(strbuf_str(&text), want))
+        fail_msg("no \"%s\" in:\n%s", want, strbuf_str(&text));
+    strbuf_free(&text);
+}
+
 static void test_unary_echo(void **state)
 {
     struct fixture *f = *state;
@@ -354,6 +368,7 @@ static void test_error_status_reaches_client(void **state)
     assert_string_equal(details, "sandbox x not found");
     assert_string_equal(rpc_status_name(GRPC_STATUS_NOT_FOUND), "NOT_FOUND");
     free(details);
+    assert_counted(f, "test_grpc_requests_total{method=\"GetSandbox\",code=\"NOT_FOUND\"} 1\n");
 }
 
 static void test_authorization_metadata(void **state)
@@ -483,6 +498,8 @@ static void test_unknown_method(void **state)
     assert_null(resp);
     assert_non_null(strstr(details, "NoSuchMethod"));
     free(details);
+    /* The caller's path is no label: a client cannot grow the registry. */
+    assert_counted(f, "test_grpc_requests_total{method=\"unknown\",code=\"UNIMPLEMENTED\"} 1\n");
 }
 
 /* A unary call to method ends in INTERNAL with message, and no answer. */

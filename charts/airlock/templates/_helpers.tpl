@@ -205,6 +205,15 @@ new {{ add (mul (div $now 3600) 3600) (mul $root.Values.internalTLS.generated.ce
 {{/* The pod annotation that restarts a Deployment's pods when the chart
      made its certificate anew (internalTLSRenewal); nothing with
      cert-manager (docs/operations.md: rotation). */}}
+{{/* Prometheus' scrape annotations for a pod serving /metrics on .port. */}}
+{{- define "airlock.metricsAnnotations" -}}
+{{- if .root.Values.metrics.enabled -}}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .port | quote }}
+prometheus.io/path: /metrics
+{{- end -}}
+{{- end -}}
+
 {{- define "airlock.internalTLSAnnotations" -}}
 {{- if and .root.Values.internalTLS.enabled (not .root.Values.internalTLS.certManager.issuerRef) -}}
 airlock.dev/internal-cert-not-after: {{ include "airlock.internalTLSRenewal" . | splitList " " | last | quote }}
