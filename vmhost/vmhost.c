@@ -159,6 +159,8 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         vh->cfg.sandbox_max_memory_mb = VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB;
     if (!vh->cfg.template_sizes_max)
         vh->cfg.template_sizes_max = VMHOST_DEFAULT_TEMPLATE_SIZES_MAX;
+    if (!vh->cfg.pool_memory_mib)
+        vh->cfg.pool_memory_mib = VMHOST_DEFAULT_POOL_MEMORY_MIB;
     pthread_mutex_init(&vh->lock, NULL);
     if (cfg->netns_prefix && sandbox_net_set_prefix(cfg->netns_prefix, err, errlen) < 0)
         return -1;
