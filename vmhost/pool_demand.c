@@ -94,13 +94,13 @@ int pool_limits_check(const struct pool_limits *lim, char *err, size_t errlen)
         return -1;
     }
     if (lim->max > 0 && lim->memory_mb < lim->vm_memory_mb) {
-        snprintf(err, errlen, "warm pool: pool memory %llu MiB is below one VM (%u MiB)",
+        snprintf(err, errlen, "warm pool: --pool-memory-mib %llu is below one VM (%u MiB)",
                  lim->memory_mb, lim->vm_memory_mb);
         return -1;
     }
     if ((unsigned long long)lim->min * lim->vm_memory_mb > lim->memory_mb) {
         snprintf(err, errlen,
-                 "warm pool: min %u VMs of %u MiB need %llu MiB, more than the pool memory %llu MiB",
+                 "warm pool: min %u VMs of %u MiB need %llu MiB, more than --pool-memory-mib %llu",
                  lim->min, lim->vm_memory_mb, (unsigned long long)lim->min * lim->vm_memory_mb,
                  lim->memory_mb);
         return -1;

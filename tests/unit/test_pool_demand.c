@@ -136,7 +136,7 @@ static void configurations_that_cannot_hold_are_named(void **state)
     assert_non_null(strstr(err, "min 5 is above max 3"));
     lim = (struct pool_limits){ .min = 0, .max = 4, .vm_memory_mb = 512, .memory_mb = 256 };
     assert_int_equal(pool_limits_check(&lim, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "pool memory 256 MiB is below one VM (512 MiB)"));
+    assert_non_null(strstr(err, "--pool-memory-mib 256 is below one VM (512 MiB)"));
     lim = (struct pool_limits){ .min = 20, .max = 32, .vm_memory_mb = 512, .memory_mb = 8192 };
     assert_int_equal(pool_limits_check(&lim, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "min 20 VMs of 512 MiB need 10240 MiB"));
