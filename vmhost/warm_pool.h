@@ -1,9 +1,11 @@
-/* A warm pool of one template version: N sandboxes restored ahead of time
+/* A warm pool of one template version: sandboxes restored ahead of time
  * (disk reflinked, QEMU started, state loaded, guest channel connected),
  * then paused and kept out of the registry. CreateSandbox takes one,
  * resumes it and runs the per-sandbox guest init (clock, entropy + CRNG
  * reseed, hostname): the QEMU start, state load and guestd's first answer
- * are out of its path. A thread refills the pool in the background.
+ * are out of its path. A thread refills the pool in the background to a
+ * target that follows the pool's recent creates between a floor and a
+ * ceiling, within the node's --pool-memory-mib (pool_demand.h).
  *
  * Each pooled VM lives as sandboxes/<pool id>/ in namespace
  * airlock-<pool id>, not attached to egress: a detached build
