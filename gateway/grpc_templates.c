@@ -133,6 +133,7 @@ static void pool_call(struct grpc_request *r, const char *method, const Protobuf
     out.template_ = pool->template_;
     out.target = pool->target;
     out.target_set = pool->target_set;
+    out.max = pool->max;
     out.n_nodes = pool->n_nodes;
     out.nodes = pool->n_nodes ? grpc_arena_alloc(&a, pool->n_nodes * sizeof(*out.nodes)) : NULL;
     for (size_t i = 0; out.nodes && i < pool->n_nodes; i++) {
@@ -143,6 +144,10 @@ static void pool_call(struct grpc_request *r, const char *method, const Protobuf
         n->node = pool->nodes[i]->node_id;
         n->target = pool->nodes[i]->target;
         n->ready = pool->nodes[i]->ready;
+        n->min = pool->nodes[i]->min;
+        n->max = pool->nodes[i]->max;
+        n->memory_bytes = pool->nodes[i]->memory_bytes;
+        n->demand_per_s = pool->nodes[i]->demand_per_s;
         out.nodes[i] = n;
     }
     grpc_reply_built(r, &a, &out.base, &pool->base);
@@ -156,7 +161,8 @@ void grpc_set_warm_pool(struct grpc_request *r)
     Airlock__Scheduler__V1__SetWarmPoolRequest req = AIRLOCK__SCHEDULER__V1__SET_WARM_POOL_REQUEST__INIT;
     req.request_id = r->id;
     req.template_ = in->template_;
-    req.target = in->target; /* the scheduler bounds it */
+    req.target = in->target; /* the scheduler bounds them */
+    req.max = in->max;
     pool_call(r, SCHEDULER_METHOD("SetWarmPool"), &req.base);
 }
 

@@ -1,6 +1,7 @@
 /* PUT and GET /v1/templates/{name}/warm-pool (admin): a template's
- * warm-pool target, which the scheduler's controller keeps on every live
- * node, and what each node holds ready. */
+ * warm-pool floor (target) and ceiling (max), which the scheduler's
+ * controller keeps on every live node, and what each node's pool fills to
+ * following its creates, holds ready and in memory. */
 #include <stdlib.h>
 
 #include "json_input.h"
@@ -14,13 +15,19 @@ static enum MHD_Result reply_pool_status(struct gw_request *r, grpc_status_code 
     if (st != GRPC_STATUS_OK)
         return reply_grpc_error(r, st, details);
     json_t *nodes = json_array();
-    for (size_t i = 0; i < pool->n_nodes; i++)
-        json_array_append_new(nodes, json_pack("{s:s,s:i,s:i}", "node", pool->nodes[i]->node_id,
-                                               "target", (json_int_t)pool->nodes[i]->target,
-                                               "ready", (json_int_t)pool->nodes[i]->ready));
+    for (size_t i = 0; i < pool->n_nodes; i++) {
+        const Airlock__Scheduler__V1__NodeWarmPool *n = pool->nodes[i];
+        json_array_append_new(nodes, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:f}", "node",
+                                               n->node_id, "target", (json_int_t)n->target,
+                                               "ready", (json_int_t)n->ready, "min",
+                                               (json_int_t)n->min, "max", (json_int_t)n->max,
+                                               "memory_bytes", (json_int_t)n->memory_bytes,
+                                               "demand_per_s", n->demand_per_s));
+    }
     json_t *target = pool->target_set ? json_integer(pool->target) : json_null();
-    return reply_json(r, 200, json_pack("{s:s,s:o,s:o}", "template", pool->template_, "target",
-                                        target, "nodes", nodes));
+    json_t *max = pool->max ? json_integer(pool->max) : json_null();
+    return reply_json(r, 200, json_pack("{s:s,s:o,s:o,s:o}", "template", pool->template_,
+                                        "target", target, "max", max, "nodes", nodes));
 }
 
 /* One scheduler call answered by a WarmPoolStatus. */
@@ -41,18 +48,21 @@ static enum MHD_Result pool_call(struct gw_request *r, const char *method,
 
 enum MHD_Result handle_warm_pool_put(struct gw_request *r)
 {
-    static const struct json_field fields[] = { { "target", JF_UINT } };
+    static const struct json_field fields[] = { { "target", JF_UINT }, { "max", JF_UINT } };
     enum MHD_Result rc = MHD_NO;
     json_t *body = gw_json_body(r, fields, sizeof(fields) / sizeof(*fields), &rc);
     if (!body)
         return rc;
     struct airlock_error e;
-    uint64_t target = 0;
+    uint64_t target = 0, max = 0;
     if (!json_object_get(body, "target")) {
         json_decref(body);
         return reply_error(r, 400, "invalid_argument", "target: required");
     }
-    if (json_input_uint(body, "target", 64, 0, &target, &e) < 0) {
+    /* max absent or 0: each node's own ceiling; target above it: the
+     * scheduler's 400 naming both. */
+    if (json_input_uint(body, "target", 64, 0, &target, &e) < 0 ||
+        json_input_uint(body, "max", 64, 0, &max, &e) < 0) {
         json_decref(body);
         return reply_airlock_error(r, &e);
     }
@@ -61,6 +71,7 @@ enum MHD_Result handle_warm_pool_put(struct gw_request *r)
     req.request_id = r->id;
     req.template_ = r->path_name;
     req.target = (uint32_t)target;
+    req.max = (uint32_t)max;
     return pool_call(r, SCHEDULER_METHOD("SetWarmPool"), &req.base);
 }
 

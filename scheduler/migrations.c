@@ -342,6 +342,20 @@ static const char *const migrations[] = {
     "    FROM (SELECT 1) one LEFT JOIN project_quotas q ON q.project_id = p;"
     "  RETURN l;"
     " END $$;",
+    /* 16: warm pools that follow demand (issue 19 item 1; docs/snapshots.md
+     * "Warm pool"). A template's warm_pool_target is the floor,
+     * warm_pool_max the ceiling (NULL: each node's own --warm-pool-max).
+     * node_warm_pools: each node's pools as its last heartbeat had them
+     * (node_pools.c), with what the node's pools hold and may hold and
+     * its own ceiling (--warm-pool-max). */
+    "ALTER TABLE templates ADD COLUMN warm_pool_max integer;"
+    "CREATE TABLE node_warm_pools ("
+    "  node_id text PRIMARY KEY,"
+    "  pools jsonb NOT NULL DEFAULT '[]',"
+    "  memory_bytes bigint NOT NULL DEFAULT 0,"
+    "  memory_limit_mb bigint NOT NULL DEFAULT 0,"
+    "  warm_pool_max integer NOT NULL DEFAULT 0,"
+    "  heard_at timestamptz NOT NULL DEFAULT now());",
 };
 
 const struct db_schema scheduler_schema = {

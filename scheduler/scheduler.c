@@ -6,6 +6,7 @@
 #include "log.h"
 #include "nats_credentials.h"
 #include "node_heard.h"
+#include "node_pools.h"
 #include "nodes.h"
 #include "scheduler_schema.h"
 #include "tenancy.h"
@@ -54,7 +55,8 @@ int scheduler_init(struct scheduler *s, const struct scheduler_config *cfg, char
         goto fail_db;
     if (nats_connect(s, err, errlen) < 0)
         goto fail_db;
-    if (node_heard_follow(s, err, errlen) < 0 || nodes_follow_heartbeats(s, err, errlen) < 0)
+    if (node_heard_follow(s, err, errlen) < 0 || nodes_follow_heartbeats(s, err, errlen) < 0 ||
+        node_pools_follow(s, err, errlen) < 0)
         goto fail_nats;
     return 0;
 fail_nats:
@@ -79,7 +81,8 @@ static void drain(natsSubscription *sub)
 void scheduler_shutdown(struct scheduler *s)
 {
     drain(s->heartbeats);
-    drain(s->heard);
+    drain(s->heard.sub);
+    drain(s->pools.sub);
     if (s->nc) {
         natsConnection_Close(s->nc);
         natsConnection_Destroy(s->nc);

@@ -8,6 +8,7 @@
 
 #include "db.h"
 #include "nats_credentials.h"
+#include "node_heartbeats.h"
 #include "node_liveness.h"
 #include "quota.h"
 #include "scheduler_metrics.h"
@@ -42,7 +43,8 @@ struct scheduler {
     struct db db;
     natsConnection *nc;
     natsSubscription *heartbeats;
-    natsSubscription *heard;       /* node_heard.h */
+    struct node_heartbeats heard;  /* node_heard.h */
+    struct node_heartbeats pools;  /* node_pools.h */
     struct node_liveness liveness; /* the nodes heard, for requests waiting on them */
     struct scheduler_metrics metrics; /* set up by main after scheduler_init */
 };

@@ -1,7 +1,8 @@
 /* SetWarmPool and GetWarmPool (admin; the gateway checks the key): a
- * template's warm-pool target in the database, which the pool controller
- * pushes to the nodes (controller_pool.c), and what each live node last
- * reported in its heartbeat. */
+ * template's warm-pool floor (target) and ceiling (max) in the database,
+ * which the pool controller pushes to the nodes (controller_pool.c), and
+ * what each live node last reported in its heartbeat: nodes.warm_pools,
+ * and its pools' demand and memory in node_warm_pools (node_pools.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,14 +21,24 @@ static void reply_pool_status(struct rpc_call *call, struct scheduler *s, const 
     const char *tparams[] = { tmpl };
     const char *nparams[] = { tmpl, dead_after };
     PGresult *t = db_query(&s->db,
-                           "SELECT warm_pool_target IS NOT NULL, coalesce(warm_pool_target, 0)"
-                           " FROM templates WHERE id = $1",
+                           "SELECT warm_pool_target IS NOT NULL, coalesce(warm_pool_target, 0),"
+                           " coalesce(warm_pool_max, 0) FROM templates WHERE id = $1",
                            1, tparams, AIRLOCK_ERROR_MSG(&e));
+    /* A node whose pools are not in node_warm_pools yet shows its floor
+     * as its target. */
     PGresult *n = t ? db_query(&s->db,
-                               "SELECT n.id, coalesce((p.v->>'target')::integer, 0),"
-                               " coalesce((p.v->>'ready')::integer, 0) FROM nodes n"
+                               "SELECT n.id, coalesce((q.v->>'target')::integer,"
+                               " (p.v->>'target')::integer, 0),"
+                               " coalesce((p.v->>'ready')::integer, 0),"
+                               " coalesce((p.v->>'target')::integer, 0),"
+                               " coalesce((q.v->>'max')::integer, 0),"
+                               " coalesce((q.v->>'memory_bytes')::bigint, 0),"
+                               " coalesce((q.v->>'demand_per_s')::float8, 0) FROM nodes n"
                                " LEFT JOIN LATERAL (SELECT v FROM jsonb_array_elements(n.warm_pools) v"
                                "   WHERE v->>'template' = $1 LIMIT 1) p ON true"
+                               " LEFT JOIN node_warm_pools w ON w.node_id = n.id"
+                               " LEFT JOIN LATERAL (SELECT e AS v FROM jsonb_array_elements(w.pools) e"
+                               "   WHERE e->>'template' = $1 LIMIT 1) q ON true"
                                " WHERE n.last_seen > now() - make_interval(secs => $2::integer)"
                                " ORDER BY n.id",
                                2, nparams, AIRLOCK_ERROR_MSG(&e))
@@ -46,11 +57,16 @@ static void reply_pool_status(struct rpc_call *call, struct scheduler *s, const 
         resp.template_ = (char *)tmpl;
         resp.target_set = PQgetvalue(t, 0, 0)[0] == 't';
         resp.target = (uint32_t)atoi(PQgetvalue(t, 0, 1));
+        resp.max = (uint32_t)atoi(PQgetvalue(t, 0, 2));
         for (size_t i = 0; i < count; i++) {
             airlock__scheduler__v1__node_warm_pool__init(&nodes[i]);
             nodes[i].node_id = PQgetvalue(n, (int)i, 0);
             nodes[i].target = (uint32_t)atoi(PQgetvalue(n, (int)i, 1));
             nodes[i].ready = (uint32_t)atoi(PQgetvalue(n, (int)i, 2));
+            nodes[i].min = (uint32_t)atoi(PQgetvalue(n, (int)i, 3));
+            nodes[i].max = (uint32_t)atoi(PQgetvalue(n, (int)i, 4));
+            nodes[i].memory_bytes = strtoull(PQgetvalue(n, (int)i, 5), NULL, 10);
+            nodes[i].demand_per_s = strtod(PQgetvalue(n, (int)i, 6), NULL);
             ptrs[i] = &nodes[i];
         }
         resp.n_nodes = count;
@@ -72,22 +88,30 @@ void service_warm_pool_set(struct rpc_call *call, void *ctx)
     if (!req)
         return;
     struct airlock_error e;
-    char target[16];
+    char target[16], max[16];
     snprintf(target, sizeof(target), "%u", req->target);
-    const char *params[] = { req->template_, target };
+    snprintf(max, sizeof(max), "%u", req->max);
+    const char *params[] = { req->template_, target, max };
     PGresult *res = NULL;
     if (req->target > WARM_POOL_MAX_TARGET) {
         rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "target: %u is more than %d",
                          req->target, WARM_POOL_MAX_TARGET);
+    } else if (req->max > WARM_POOL_MAX_TARGET) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "max: %u is more than %d", req->max,
+                         WARM_POOL_MAX_TARGET);
+    } else if (req->max > 0 && req->target > req->max) {
+        rpc_call_finishf(call, GRPC_STATUS_INVALID_ARGUMENT, "target: %u is above max %u",
+                         req->target, req->max);
     } else if (!(res = db_query(&s->db,
-                                "UPDATE templates SET warm_pool_target = $2::integer"
+                                "UPDATE templates SET warm_pool_target = $2::integer,"
+                                " warm_pool_max = nullif($3::integer, 0)"
                                 " WHERE id = $1 RETURNING id",
-                                2, params, AIRLOCK_ERROR_MSG(&e)))) {
+                                3, params, AIRLOCK_ERROR_MSG(&e)))) {
         rpc_call_finish(call, GRPC_STATUS_UNAVAILABLE, e.message);
     } else {
         if (PQntuples(res) == 1)
-            log_info("warm pool target set", "request=%s template=%s target=%u", req->request_id,
-                     req->template_, req->target);
+            log_info("warm pool target set", "request=%s template=%s target=%u max=%u",
+                     req->request_id, req->template_, req->target, req->max);
         reply_pool_status(call, s, req->template_); /* NOT_FOUND when nothing was updated */
     }
     PQclear(res);

@@ -250,14 +250,16 @@ while [ $n -le "$NODES" ]; do
         # Every node suspends into the one snapshot store, so any node
         # resumes any suspended sandbox (docs/snapshot-store.md). A warm
         # pool of the default template: creates take a paused, warmed VM
-        # (~5 ms) instead of restoring one (~100 ms under TCG).
+        # (~5 ms) instead of restoring one (~100 ms under TCG); 2 at least,
+        # growing to 16 with the creates (docs/snapshots.md "Warm pool").
         # --allow-tcg: a machine without working KVM (nested or none) runs
         # the guests under TCG, which is no security boundary
         # (docs/operations.md).
         set -- serve --data-dir "$dir" --image-dir "$DATA_DIR/images" \
             --nats "$NATS_URL" --node-id "$id" --nats-credentials-file "$NATS_CREDS/node-$id" \
             --egress "unix:$dir/egress.sock" \
-            --warm-pool "${AIRLOCK_WARM_POOL:-2}" --internal-token-file "$TOKEN_FILE" --allow-tcg \
+            --warm-pool "${AIRLOCK_WARM_POOL:-2}" --warm-pool-max "${AIRLOCK_WARM_POOL_MAX:-16}" \
+            --internal-token-file "$TOKEN_FILE" --allow-tcg \
             --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$id.crt" \
             --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE" \
             --metrics-listen "$(metrics_addr $((2 * n)))"

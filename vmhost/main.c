@@ -78,8 +78,13 @@ static void usage(FILE *out)
             "  --netns-prefix P     sandbox network namespaces are P<sandbox id> (default\n"
             "                       airlock-); nodes sharing a machine each need their own\n"
             "  --cold-boot          no template snapshot: every sandbox boots its kernel\n"
-            "  --warm-pool N        keep N restored, paused VMs of the default template ready\n"
-            "                       for creates without an id (default 0: none)\n"
+            "  --warm-pool N        keep at least N restored, paused VMs of the default\n"
+            "                       template ready for creates (default 0: none)\n"
+            "  --warm-pool-max N    a warm pool follows its recent creates up to N VMs unless\n"
+            "                       the scheduler sets its ceiling (default: the floor, so a\n"
+            "                       pool stays at --warm-pool or a template's warm_pool)\n"
+            "  --pool-memory-mib N  guest memory every warm pool's VMs together may hold; less\n"
+            "                       than one VM, or than --warm-pool VMs, is refused (default %u)\n"
             "  --egress ADDR        airlock-egress's gRPC address: sandboxes are attached to it\n"
             "                       with their policy (unset: sandboxes reach nothing at all)\n"
             "  --delete-on-stop     a stop deletes every sandbox (default: running and paused ones\n"
@@ -111,7 +116,7 @@ static void usage(FILE *out)
             METRICS_LISTEN_USAGE,
             VMHOST_DEFAULT_DATA_DIR, IMAGE_CACHE_DEFAULT_KEEP, VMHOST_DEFAULT_MAX_SANDBOXES,
             NODE_BUDGET_DEFAULT_CPU_OVERCOMMIT, NODE_BUDGET_DEFAULT_MEMORY_OVERCOMMIT,
-            NODE_BUDGET_DEFAULT_RESERVE_MB, STORE_DEFAULT_SIZE_GB,
+            NODE_BUDGET_DEFAULT_RESERVE_MB, STORE_DEFAULT_SIZE_GB, VMHOST_DEFAULT_POOL_MEMORY_MIB,
             VMHOST_DEFAULT_JAIL_UID_BASE, VMHOST_DEFAULT_JAIL_UID_COUNT, VMHOST_JAIL_PRELOAD_NAME,
             VMHOST_DEFAULT_SANDBOX_MAX_VCPUS, VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB,
             VMHOST_DEFAULT_TEMPLATE_SIZES_MAX);
@@ -189,6 +194,8 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "netns-prefix", required_argument, NULL, 'x' },
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
+        { "warm-pool-max", required_argument, NULL, 'W' },
+        { "pool-memory-mib", required_argument, NULL, 'Y' },
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
         { "internal-token-file", required_argument, NULL, 'T' },
@@ -276,6 +283,14 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'x': a->cfg.netns_prefix = optarg; break;
         case 'c': a->cfg.cold_boot = true; break;
         case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'W': a->cfg.warm_pool_max = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'Y': {
+            unsigned mib;
+            if (parse_at_least("pool-memory-mib", optarg, 1, &mib) < 0)
+                return -1;
+            a->cfg.pool_memory_mib = mib;
+            break;
+        }
         case 'e': a->cfg.egress_addr = optarg; break;
         case 'D': a->cfg.delete_on_stop = true; break;
         case 'T': a->token_file = optarg; break;

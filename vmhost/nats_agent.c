@@ -49,6 +49,9 @@ static void publish_heartbeat(struct nats_agent *a)
     hb.vcpus_committed = nb.vcpus_committed;
     hb.memory_limit_mb = nb.memory_limit_mb;
     hb.memory_committed_mb = nb.memory_committed_mb;
+    hb.pool_memory_bytes = atomic_load(&a->vh->pool_memory_mb) << 20;
+    hb.pool_memory_limit_mb = a->vh->cfg.pool_memory_mib;
+    hb.warm_pool_max = a->vh->cfg.warm_pool_max;
     hb.accel = (char *)vm_accel_name(a->vh->accel);
     hb.sent_unix_ms = clock_realtime_ms();
     hb.started_unix_ms = a->started_unix_ms;

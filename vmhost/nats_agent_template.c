@@ -112,8 +112,12 @@ void heartbeat_templates_fill(struct vmhost *vh, Airlock__Node__V1__Heartbeat *h
         Airlock__Node__V1__WarmPool *p = &h->pools[hb->n_warm_pools];
         airlock__node__v1__warm_pool__init(p);
         p->template_ = t->ref;
-        p->target = ps.target;
+        p->target = ps.min;
         p->ready = ps.ready;
+        p->max = ps.max;
+        p->filling_to = ps.target;
+        p->memory_bytes = ps.memory_bytes;
+        p->demand_per_s = ps.demand_per_s;
         h->pool_ptrs[hb->n_warm_pools++] = p;
     }
     hb->templates = h->refs;

@@ -10,7 +10,7 @@ int op_pool_set(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer
 {
     const Airlock__Node__V1__WarmPool *req = (const void *)msg;
     (void)out;
-    return template_set_pool(vh, req->template_, req->target, e);
+    return template_set_pool(vh, req->template_, req->target, req->max, e);
 }
 
 int op_template_delete(struct vmhost *vh, const ProtobufCMessage *msg, struct op_answer *out,

@@ -553,8 +553,8 @@ static void retire_older_pools(struct template_registry *r, const struct templat
             older[n++] = t->pool;
     pthread_mutex_unlock(&r->lock);
     for (size_t i = 0; i < n; i++) {
-        char err[128];
-        warm_pool_set_target(older[i], 0, err, sizeof(err));
+        struct airlock_error e = { 0 };
+        warm_pool_set_limits(older[i], 0, 0, &e); /* no pool: cannot fail */
     }
 }
 
@@ -566,7 +566,7 @@ int template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
     if (!t)
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     /* Empty until the version is registered: its VMs are made from it. */
-    t->pool = warm_pool_start(vh, t, 0, AIRLOCK_ERROR_MSG(e));
+    t->pool = warm_pool_start(vh, t, 0, 0, AIRLOCK_ERROR_MSG(e));
     if (!t->pool) {
         template_release(t);
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
@@ -578,13 +578,22 @@ int template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
     template_version_get(t);
     pthread_mutex_unlock(&r->lock);
     retire_older_pools(r, t);
-    char ignored[128];
-    warm_pool_set_target(t->pool, warm_pool, ignored, sizeof(ignored));
+    /* A floor past the node's pool memory leaves the version without a
+     * pool, said in the log; the version itself is fine. */
+    struct airlock_error pe = { 0 };
+    if (warm_pool_set_limits(t->pool, warm_pool, template_pool_ceiling(vh, warm_pool), &pe) < 0)
+        log_warn("template warm pool not started", "template=%s error=\"%s\"", t->ref, pe.message);
     *out = t;
     return 0;
 }
 
-int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struct airlock_error *e)
+unsigned template_pool_ceiling(const struct vmhost *vh, unsigned min)
+{
+    return vh->cfg.warm_pool_max > min ? vh->cfg.warm_pool_max : min;
+}
+
+int template_set_pool(struct vmhost *vh, const char *ref, unsigned min, unsigned max,
+                      struct airlock_error *e)
 {
     struct warm_pool *pool = vh->pool;
     struct template_version *t = NULL;
@@ -598,8 +607,8 @@ int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struc
     if (!pool)
         rc = airlock_error_set(e, AIRLOCK_ERR_STATE,
                                "no warm pool: this node has no template snapshots (--cold-boot)");
-    else if (warm_pool_set_target(pool, target, AIRLOCK_ERROR_MSG(e)) < 0)
-        rc = airlock_error_classify(e, AIRLOCK_ERR_CAPACITY);
+    else
+        rc = warm_pool_set_limits(pool, min, max ? max : template_pool_ceiling(vh, min), e);
     template_release(t);
     return rc;
 }
@@ -681,7 +690,8 @@ int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
          * (set_pool), and vh->pool then never changes while requests read
          * it. vmhost_shutdown stops it. */
         t->pool = vh->pool =
-            warm_pool_start(vh, t, vh->cfg.warm_pool, err, errlen);
+            warm_pool_start(vh, t, vh->cfg.warm_pool,
+                            template_pool_ceiling(vh, vh->cfg.warm_pool), err, errlen);
         if (!t->pool)
             goto fail;
     }
@@ -693,7 +703,8 @@ int template_registry_open(struct vmhost *vh, char *err, size_t errlen)
         unsigned target = (unsigned)json_integer_value(json_object_get(tj, "warm_pool"));
         /* Only the newest of a name gets VMs (creates of "name" take it). */
         bool newest = !t->next || strcmp(t->next->name, t->name) != 0;
-        t->pool = warm_pool_start(vh, t, newest ? target : 0, err, errlen);
+        t->pool = warm_pool_start(vh, t, newest ? target : 0,
+                                  newest ? template_pool_ceiling(vh, target) : 0, err, errlen);
         if (!t->pool)
             goto fail;
         t->owns_pool = true;

@@ -62,9 +62,16 @@ unsigned template_sandboxes(struct vmhost *vh, const struct template_version *t)
  * sandbox made from it, NOT_FOUND naming it. Its pools are emptied. */
 int template_delete(struct vmhost *vh, const char *ref, struct airlock_error *e);
 
-/* A new warm-pool target for ref ("default" = the first default size's
- * pool; a name = its newest version's). NOT_FOUND naming it. */
-int template_set_pool(struct vmhost *vh, const char *ref, unsigned target, struct airlock_error *e);
+/* New warm-pool limits for ref ("default" = the first default size's
+ * pool; a name = its newest version's): at least min VMs, at most max
+ * (0: the node's own ceiling, template_pool_ceiling). NOT_FOUND naming it,
+ * INVALID naming a value that cannot be held (warm_pool_set_limits). */
+int template_set_pool(struct vmhost *vh, const char *ref, unsigned min, unsigned max,
+                      struct airlock_error *e);
+
+/* The ceiling of a pool with floor min that nobody set one for:
+ * --warm-pool-max, at least min. */
+unsigned template_pool_ceiling(const struct vmhost *vh, unsigned min);
 
 /* The default template's spec at a size (vmhost.c builds the first). */
 void template_default_spec(struct vmhost *vh, unsigned vcpus, unsigned memory_mb,
@@ -85,7 +92,7 @@ int template_key_fits(struct vmhost *vh, const char *image, unsigned vcpus, unsi
 
 /* Loads the version built in dir (store/templates/named/<name>/<version>),
  * registers it (its reservation ends), starts its pool with warm_pool VMs
- * and returns it with a reference. */
+ * as its floor and returns it with a reference. */
 int template_publish(struct vmhost *vh, const char *dir, unsigned warm_pool,
                      struct template_version **out, struct airlock_error *e);
 

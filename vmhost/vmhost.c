@@ -15,6 +15,7 @@
 #include "egress_watch.h"
 #include "fsutil.h"
 #include "log.h"
+#include "pool_demand.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sandbox_net.h"
@@ -159,6 +160,16 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         vh->cfg.sandbox_max_memory_mb = VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB;
     if (!vh->cfg.template_sizes_max)
         vh->cfg.template_sizes_max = VMHOST_DEFAULT_TEMPLATE_SIZES_MAX;
+    if (!vh->cfg.pool_memory_mib)
+        vh->cfg.pool_memory_mib = VMHOST_DEFAULT_POOL_MEMORY_MIB;
+    /* A default pool that cannot be held is refused before anything is
+     * made (warm_pool_set_limits checks every pool again). */
+    struct pool_limits pool = { .min = cfg->warm_pool,
+                                .max = template_pool_ceiling(vh, cfg->warm_pool),
+                                .vm_memory_mb = TEMPLATE_DEFAULT_MEMORY_MB,
+                                .memory_mb = vh->cfg.pool_memory_mib };
+    if (!cfg->cold_boot && pool_limits_check(&pool, err, errlen) < 0)
+        return -1;
     pthread_mutex_init(&vh->lock, NULL);
     if (cfg->netns_prefix && sandbox_net_set_prefix(cfg->netns_prefix, err, errlen) < 0)
         return -1;

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "image.h"
@@ -31,6 +32,8 @@ struct volume_store;
 #define VMHOST_DEFAULT_SANDBOX_MAX_VCPUS 16u
 #define VMHOST_DEFAULT_SANDBOX_MAX_MEMORY_MB 65536u
 #define VMHOST_DEFAULT_TEMPLATE_SIZES_MAX 8u
+/* --pool-memory-mib: 16 VMs of the default 512 MiB size. */
+#define VMHOST_DEFAULT_POOL_MEMORY_MIB 8192u
 
 struct vmhost_config {
     const char *data_dir;       /* sandboxes/ lives here */
@@ -43,7 +46,11 @@ struct vmhost_config {
     int guest_ready_timeout_ms; /* boot to guestd hello */
     unsigned store_size_gb;     /* loop-mounted store image when data_dir is not btrfs */
     bool cold_boot;             /* no template snapshot: every sandbox boots its kernel */
-    unsigned warm_pool;         /* paused VMs of the default template kept ready (warm_pool.h) */
+    unsigned warm_pool;         /* paused VMs of the default template kept ready at least
+                                   (warm_pool.h) */
+    unsigned warm_pool_max;     /* a pool's ceiling unless the scheduler sets one: its
+                                   demand grows it up to this; below the floor: the floor */
+    unsigned long long pool_memory_mib; /* guest memory every warm pool's VMs together may hold */
     const char *egress_addr;    /* egress's gRPC address; NULL: sandboxes are attached to
                                    nothing and reach nothing (docs/egress.md) */
     bool delete_on_stop;        /* a stop deletes every sandbox instead of suspending
@@ -87,7 +94,8 @@ struct vmhost {
     char base_disk[PATH_MAX];      /* the image's rootfs, imported into the store */
     struct template_snapshot tmpl; /* the default template's snapshot ... */
     bool have_template;            /* ... unless cold_boot */
-    struct warm_pool *pool;        /* NULL without cfg.warm_pool */
+    struct warm_pool *pool;        /* the default template's; NULL with cfg.cold_boot */
+    atomic_ullong pool_memory_mb;  /* what every warm pool's ready VMs hold (warm_pool.c) */
     struct template_registry *templates; /* every template version (template_registry.h) */
     struct egress_client *egress;  /* NULL without cfg.egress_addr */
     struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */

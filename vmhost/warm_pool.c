@@ -9,12 +9,18 @@
 
 #include "clock.h"
 #include "log.h"
+#include "pool_demand.h"
 #include "sandbox_build.h"
 #include "sandbox_pool.h"
 #include "template_version.h"
+#include "vmhost.h"
 
-/* After a failed refill (e.g. a full store), wait before the next try. */
-#define WARM_POOL_RETRY_MS 2000
+/* How often a full pool looks at its demand again: the target follows
+ * it and VMs beyond it go one per look (a gradual shrink). */
+#define WARM_POOL_EVAL_MS 500
+/* A node out of room (its budget or the pool memory) is asked again
+ * after this: no failure, so no backoff. */
+#define WARM_POOL_ROOM_RETRY_MS 2000
 /* After a hand-out the refill waits this long: on few cores a QEMU start
  * and restore right away takes the CPU the control plane needs to answer
  * the create (pooled creates measured 6.7 -> 5.5 ms added with 30 ms) and
@@ -27,8 +33,10 @@ struct warm_pool {
     pthread_t filler;
 
     pthread_mutex_t lock; /* guards the fields below */
-    pthread_cond_t wake;  /* a VM was taken, the target changed, or stop */
-    unsigned target;
+    pthread_cond_t wake;  /* a VM was taken, the limits changed, or stop */
+    unsigned min, max;    /* the floor and the ceiling */
+    unsigned target;      /* the filler's last look: demand within the limits */
+    struct pool_demand demand;
     struct sandbox **ready; /* capacity slots, oldest first */
     unsigned n_ready, capacity;
     bool stopping;
@@ -39,6 +47,47 @@ struct warm_pool {
     unsigned handing_out;
     int64_t refill_after_ms; /* monotonic; WARM_POOL_REFILL_DELAY_MS after a hand-out */
 };
+
+static unsigned vm_memory_mb(const struct warm_pool *pool)
+{
+    return pool->tmpl->snap.memory_mb;
+}
+
+/* lock held: the limits against the node's pool memory, of which this
+ * pool may use what the others leave. */
+static void limits_locked(const struct warm_pool *pool, struct pool_limits *lim)
+{
+    unsigned long long own = (unsigned long long)pool->n_ready * vm_memory_mb(pool);
+    unsigned long long used = atomic_load(&pool->vh->pool_memory_mb);
+    unsigned long long others = used > own ? used - own : 0;
+    unsigned long long budget = pool->vh->cfg.pool_memory_mib;
+    *lim = (struct pool_limits){ .min = pool->min, .max = pool->max,
+                                 .vm_memory_mb = vm_memory_mb(pool),
+                                 .memory_mb = budget > others ? budget - others : 0 };
+}
+
+/* lock held: the target now. */
+static unsigned retarget_locked(struct warm_pool *pool)
+{
+    struct pool_limits lim;
+    limits_locked(pool, &lim);
+    unsigned target = pool_demand_target(&pool->demand, clock_monotonic_ms(), &lim);
+    if (target != pool->target)
+        log_info("warm pool target changed", "template=%s from=%u to=%u ready=%u per_s=%.1f",
+                 pool->tmpl->ref, pool->target, target, pool->n_ready,
+                 pool_demand_peak(&pool->demand, clock_monotonic_ms()));
+    pool->target = target;
+    return target;
+}
+
+/* lock held: a ready VM added to or removed from the pool's memory. */
+static void account_locked(struct warm_pool *pool, int vms)
+{
+    if (vms > 0)
+        atomic_fetch_add(&pool->vh->pool_memory_mb, (unsigned long long)vms * vm_memory_mb(pool));
+    else
+        atomic_fetch_sub(&pool->vh->pool_memory_mb, (unsigned long long)-vms * vm_memory_mb(pool));
+}
 
 /* lock held: sleeps until woken or ms passed. */
 static void wait_locked(struct warm_pool *pool, long ms)
@@ -75,14 +124,32 @@ static int refill_one(struct warm_pool *pool, struct sandbox **out, struct airlo
     return 0;
 }
 
+/* lock held, n_ready above the target: the newest VM goes (one per look,
+ * so an idle pool shrinks gradually). */
+static void shrink_one_locked(struct warm_pool *pool)
+{
+    struct sandbox *sb = pool->ready[--pool->n_ready];
+    account_locked(pool, -1);
+    pthread_mutex_unlock(&pool->lock);
+    sandbox_discard(sb);
+    pthread_mutex_lock(&pool->lock);
+}
+
 static void *filler_main(void *arg)
 {
     struct warm_pool *pool = arg;
-    bool full = false; /* the node's budget had no room at the last try */
+    bool full = false;     /* the node had no room at the last try */
+    unsigned failures = 0; /* refills failed in a row: the backoff's */
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
-        if (pool->n_ready >= pool->target || pool->handing_out > 0) {
-            pthread_cond_wait(&pool->wake, &pool->lock);
+        unsigned target = retarget_locked(pool);
+        if (pool->n_ready > target && pool->handing_out == 0) {
+            shrink_one_locked(pool);
+            wait_locked(pool, WARM_POOL_EVAL_MS);
+            continue;
+        }
+        if (pool->n_ready >= target || pool->handing_out > 0) {
+            wait_locked(pool, WARM_POOL_EVAL_MS);
             continue;
         }
         int64_t now = clock_monotonic_ms();
@@ -97,64 +164,71 @@ static void *filler_main(void *arg)
         bool was_full = full;
         full = rc < 0 && e.class == AIRLOCK_ERR_CAPACITY;
         pthread_mutex_lock(&pool->lock);
-        if (rc == 0 && pool->n_ready >= pool->target) {
+        if (rc == 0 && pool->n_ready >= retarget_locked(pool)) {
             /* The target went down while this VM was being restored. */
             pthread_mutex_unlock(&pool->lock);
             sandbox_discard(sb);
             pthread_mutex_lock(&pool->lock);
         } else if (rc == 0) {
-            /* Only this thread adds, and target <= capacity: there is room. */
+            /* Only this thread adds, and target <= max <= capacity: there is room. */
             pool->ready[pool->n_ready++] = sb;
+            account_locked(pool, 1);
+            failures = 0;
             log_info("warm pool VM ready", "template=%s sandbox=%s ready=%u target=%u",
                      pool->tmpl->ref, sandbox_id(sb), pool->n_ready, pool->target);
-        } else {
+        } else if (e.class == AIRLOCK_ERR_CAPACITY) {
             /* A full node is no failure: said once, until there is room. */
-            if (e.class != AIRLOCK_ERR_CAPACITY)
-                log_warn("warm pool refill failed", "error=\"%s\" retry_ms=%d", e.message,
-                         WARM_POOL_RETRY_MS);
-            else if (!was_full)
+            if (!was_full)
                 log_info("warm pool waits for room on the node", "template=%s error=\"%s\"",
                          pool->tmpl->ref, e.message);
             if (!pool->stopping)
-                wait_locked(pool, WARM_POOL_RETRY_MS);
+                wait_locked(pool, WARM_POOL_ROOM_RETRY_MS);
+        } else {
+            long retry_ms = pool_refill_backoff_ms(++failures);
+            log_warn("warm pool refill failed", "template=%s error=\"%s\" failures=%u retry_ms=%ld",
+                     pool->tmpl->ref, e.message, failures, retry_ms);
+            if (!pool->stopping)
+                wait_locked(pool, retry_ms);
         }
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
-struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned target,
-                                  char *err, size_t errlen)
+struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned min,
+                                  unsigned max, char *err, size_t errlen)
 {
     struct warm_pool *pool = calloc(1, sizeof(*pool));
-    struct sandbox **ready = calloc(target ? target : 1, sizeof(*ready));
-    if (!pool || !ready) {
+    if (!pool) {
         snprintf(err, errlen, "warm pool: out of memory");
-        goto fail;
+        return NULL;
     }
     pool->vh = vh;
     pool->tmpl = t;
-    pool->target = target;
-    pool->ready = ready;
-    pool->capacity = target ? target : 1;
+    pool_demand_init(&pool->demand, NULL);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_condattr_t cattr;
     pthread_condattr_init(&cattr);
     pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC); /* wait_locked's deadlines */
     pthread_cond_init(&pool->wake, &cattr);
     pthread_condattr_destroy(&cattr);
+    struct airlock_error e = { 0 };
+    if (warm_pool_set_limits(pool, min, max, &e) < 0) {
+        snprintf(err, errlen, "%s", e.message);
+        goto fail;
+    }
     int rc = pthread_create(&pool->filler, NULL, filler_main, pool);
     if (rc != 0) {
         snprintf(err, errlen, "warm pool: cannot start its thread: %s", strerror(rc));
-        pthread_cond_destroy(&pool->wake);
-        pthread_mutex_destroy(&pool->lock);
         goto fail;
     }
     template_version_get(t);
-    log_info("warm pool started", "template=%s target=%u", t->ref, target);
+    log_info("warm pool started", "template=%s min=%u max=%u", t->ref, min, max);
     return pool;
 fail:
-    free(ready);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->ready);
     free(pool);
     return NULL;
 }
@@ -174,6 +248,7 @@ void warm_pool_stop(struct warm_pool *pool)
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < pool->n_ready; i++)
         sandbox_discard(pool->ready[i]);
+    account_locked(pool, -(int)pool->n_ready); /* alone now: no lock needed */
     log_info("warm pool stopped", "deleted=%u", pool->n_ready);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
@@ -182,36 +257,52 @@ void warm_pool_stop(struct warm_pool *pool)
     free(pool);
 }
 
-int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, size_t errlen)
+int warm_pool_set_limits(struct warm_pool *pool, unsigned min, unsigned max,
+                         struct airlock_error *e)
 {
     pthread_mutex_lock(&pool->lock);
-    if (target > pool->capacity) {
-        struct sandbox **ready = realloc(pool->ready, target * sizeof(*ready));
+    struct pool_limits lim;
+    limits_locked(pool, &lim);
+    lim.min = min;
+    lim.max = max;
+    /* The whole pool memory: another pool holding some now is no reason
+     * to refuse limits that fit the node. */
+    lim.memory_mb = pool->vh->cfg.pool_memory_mib;
+    int rc = pool_limits_check(&lim, AIRLOCK_ERROR_MSG(e));
+    if (rc < 0) {
+        pthread_mutex_unlock(&pool->lock);
+        return airlock_error_classify(e, AIRLOCK_ERR_INVALID);
+    }
+    if (max > pool->capacity || !pool->ready) {
+        unsigned capacity = max > pool->capacity ? max : 1;
+        struct sandbox **ready = realloc(pool->ready, capacity * sizeof(*ready));
         if (!ready) {
             pthread_mutex_unlock(&pool->lock);
-            snprintf(err, errlen, "warm pool: out of memory for %u VMs", target);
-            return -1;
+            return airlock_error_set(e, AIRLOCK_ERR_CAPACITY, "warm pool: out of memory for %u VMs",
+                                     max);
         }
         pool->ready = ready;
-        pool->capacity = target;
+        pool->capacity = capacity;
     }
-    unsigned before = pool->target;
-    pool->target = target;
-    /* The newest VMs beyond the new target go, outside the lock. */
-    unsigned extra = pool->n_ready > target ? pool->n_ready - target : 0;
+    bool changed = pool->min != min || pool->max != max;
+    pool->min = min;
+    pool->max = max;
+    /* Beyond the ceiling at once; beyond the demand gradually (filler). */
+    unsigned extra = pool->n_ready > max ? pool->n_ready - max : 0;
     struct sandbox **gone = extra ? malloc(extra * sizeof(*gone)) : NULL;
     if (gone) {
         pool->n_ready -= extra;
         memcpy(gone, pool->ready + pool->n_ready, extra * sizeof(*gone));
+        account_locked(pool, -(int)extra);
     }
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; gone && i < extra; i++)
         sandbox_discard(gone[i]);
     free(gone);
-    if (before != target)
-        log_info("warm pool target changed", "from=%u to=%u deleted=%u", before, target,
-                 gone ? extra : 0);
+    if (changed)
+        log_info("warm pool limits changed", "template=%s min=%u max=%u deleted=%u",
+                 pool->tmpl->ref, min, max, gone ? extra : 0);
     return 0;
 }
 
@@ -221,10 +312,12 @@ struct sandbox *warm_pool_take(struct warm_pool *pool)
         return NULL;
     struct sandbox *sb = NULL;
     pthread_mutex_lock(&pool->lock);
+    pool_demand_record(&pool->demand, clock_monotonic_ms());
     if (pool->n_ready > 0) {
         sb = pool->ready[0];
         pool->n_ready--;
         memmove(pool->ready, pool->ready + 1, pool->n_ready * sizeof(*pool->ready));
+        account_locked(pool, -1);
         pool->taken++;
         pool->handing_out++;
     } else {
@@ -252,6 +345,11 @@ void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out)
     pthread_mutex_lock(&pool->lock);
     out->ready = pool->n_ready;
     out->target = pool->target;
+    out->min = pool->min;
+    out->max = pool->max;
+    out->demand_per_s = pool_demand_peak(&pool->demand, clock_monotonic_ms());
+    out->vm_memory_mb = vm_memory_mb(pool);
+    out->memory_bytes = (unsigned long long)pool->n_ready * vm_memory_mb(pool) << 20;
     out->taken = pool->taken;
     out->missed = pool->missed;
     pthread_mutex_unlock(&pool->lock);

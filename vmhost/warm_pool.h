@@ -1,9 +1,11 @@
-/* A warm pool of one template version: N sandboxes restored ahead of time
+/* A warm pool of one template version: sandboxes restored ahead of time
  * (disk reflinked, QEMU started, state loaded, guest channel connected),
  * then paused and kept out of the registry. CreateSandbox takes one,
  * resumes it and runs the per-sandbox guest init (clock, entropy + CRNG
  * reseed, hostname): the QEMU start, state load and guestd's first answer
- * are out of its path. A thread refills the pool in the background.
+ * are out of its path. A thread refills the pool in the background to a
+ * target that follows the pool's recent creates between a floor and a
+ * ceiling, within the node's --pool-memory-mib (pool_demand.h).
  *
  * Each pooled VM lives as sandboxes/<pool id>/ in namespace
  * airlock-<pool id>, not attached to egress: a detached build
@@ -15,6 +17,8 @@
 #define AIRLOCK_WARM_POOL_H
 
 #include <stddef.h>
+
+#include "airlock_error.h"
 
 struct vmhost;
 struct sandbox;
@@ -29,20 +33,29 @@ struct template_version;
 
 struct warm_pool_stats {
     unsigned ready;               /* paused VMs waiting to be taken */
-    unsigned target;
+    unsigned target;              /* what it fills to now: demand within min..max and memory */
+    unsigned min, max;            /* the floor and the ceiling */
+    double demand_per_s;          /* the recent peak create rate (pool_demand.h) */
+    unsigned vm_memory_mb;        /* one VM's guest memory */
+    unsigned long long memory_bytes; /* the ready VMs' guest memory */
     unsigned long long taken;     /* creates served from the pool */
     unsigned long long missed;    /* poolable creates that found it empty */
 };
 
-/* Starts the refill thread for target VMs (0: it waits for a target)
- * restored from t (a default size or a named version), which the pool
- * holds a reference to until warm_pool_stop(). */
-struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned target,
-                                  char *err, size_t errlen);
+/* Starts the refill thread for a pool of VMs restored from t (a default
+ * size or a named version), which the pool holds a reference to until
+ * warm_pool_stop(); its limits as warm_pool_set_limits'. */
+struct warm_pool *warm_pool_start(struct vmhost *vh, struct template_version *t, unsigned min,
+                                  unsigned max, char *err, size_t errlen);
 
-/* A new target (the scheduler's set_pool): the pool refills up to it, or
- * deletes its newest VMs beyond it. -1 only when out of memory. */
-int warm_pool_set_target(struct warm_pool *pool, unsigned target, char *err, size_t errlen);
+/* New limits (the scheduler's set_pool, a template's spec): the pool
+ * keeps at least min and at most max VMs, following its creates between
+ * them (pool_demand.h) within the node's --pool-memory-mib; VMs beyond
+ * the new target go, newest first. 0/0: no pool. INVALID naming the value
+ * when they cannot be held (min above max, the pool memory below one VM
+ * or below min VMs). */
+int warm_pool_set_limits(struct warm_pool *pool, unsigned min, unsigned max,
+                         struct airlock_error *e);
 
 /* Stops the refill thread, waits for creates handing a VM out, and deletes
  * every pooled VM. NULL is a no-op. */

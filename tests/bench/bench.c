@@ -66,6 +66,7 @@ static const struct {
     { "ports", bench_section_ports },
     { "e2b", bench_section_e2b },
     { "volumes", bench_section_volumes },
+    { "demand", bench_section_demand },
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(*sections))
 

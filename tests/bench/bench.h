@@ -69,5 +69,6 @@ int bench_section_store(struct bench_ctx *ctx);
 int bench_section_ports(struct bench_ctx *ctx);
 int bench_section_e2b(struct bench_ctx *ctx);
 int bench_section_volumes(struct bench_ctx *ctx);
+int bench_section_demand(struct bench_ctx *ctx);
 
 #endif

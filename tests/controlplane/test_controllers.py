@@ -9,9 +9,10 @@ not know.
 Idle auto-suspend and what postpones it, the hard TTL, reconciliation (a
 killed VM, a vmhost restart that lost sandboxes, a VM no row knows), a
 delete while the sandbox's node is gone,
-warm-pool targets,
+warm-pool targets and a pool following demand up to its ceiling,
 leader election between two schedulers (the leader killed by pid), and a
 PostgreSQL restart. Waits are bounded polls; nothing asserts how fast."""
+import concurrent.futures
 import json
 import os
 import shutil
@@ -270,6 +271,46 @@ def check_warm_pool(key):
     check(poll(lambda: pool_on_node(0, 0)), "the node empties its pool")
 
 
+def check_pool_follows_demand(key):
+    """A ceiling set through the API; a burst of creates raises the node's
+    target above its floor of 0, visible in GET warm-pool with the demand
+    and the ready VMs' memory; a floor above the ceiling is refused naming
+    both; without a ceiling the node's own (none here) empties it again."""
+    path = "/v1/templates/default/warm-pool"
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 3, "max": 2})
+    expect_error(st, body, 400, "invalid_argument", "target: 3 is above max 2",
+                 "a floor above the ceiling")
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 0, "max": 65})
+    expect_error(st, body, 400, "invalid_argument", "max", "a ceiling past 64")
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 0, "max": 3})
+    check(st == 200 and body.get("target") == 0 and body.get("max") == 3,
+          "PUT warm-pool target 0 max 3: %s %s" % (st, body))
+
+    def node_pool():
+        st, _, body = call("GET", path, key=ADMIN)
+        nodes = body.get("nodes", []) if st == 200 else []
+        return nodes[0] if len(nodes) == 1 else {}
+    check(poll(lambda: node_pool().get("max") == 3 and node_pool().get("min") == 0),
+          "the node takes the floor and the ceiling: %s" % node_pool())
+    with concurrent.futures.ThreadPoolExecutor(4) as clients:
+        results = list(clients.map(lambda _: create(key), range(4)))
+    # 4 creates within a second or two: a peak of at least 2/s, whose 3 s
+    # ahead (6 VMs) the ceiling cuts to 3.
+    risen = poll(lambda: (lambda n: n.get("demand_per_s", 0) >= 2 and n)(node_pool()))
+    check(risen and risen["target"] == 3,
+          "after a burst of 4 creates the target rose to the ceiling: %s" % risen)
+    full = poll(lambda: (lambda n: n.get("ready", 0) >= 1 and n)(node_pool()))
+    check(full and full["memory_bytes"] == full["ready"] * 512 * 1024 * 1024,
+          "its ready VMs and their memory (512 MiB each): %s" % full)
+    for sb in results:
+        if sb:
+            call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
+    st, _, body = call("PUT", path, key=ADMIN, body={"target": 0})
+    check(st == 200 and body.get("max") is None, "PUT without max: %s" % body)
+    check(poll(lambda: node_pool().get("max") == 0 and node_pool().get("ready") == 0),
+          "back to the node's own ceiling (its floor, 0) the pool empties: %s" % node_pool())
+
+
 def check_leader_election(key):
     """Two schedulers on one database: one leads; killing it by pid hands
     the controllers to the other."""
@@ -323,6 +364,7 @@ def main():
     check_idle(key, events)
     check_ttl(key, events)
     check_warm_pool(key)
+    check_pool_follows_demand(key)
     check_reconcile(key)
     check_node_gone(key)
     check_leader_election(key)

@@ -137,6 +137,8 @@ def check_warm_pool(admin, a, b, project):
         "target 0 empties the template's pool")
     expect_error(lambda: admin.SetWarmPool(tpb.SetWarmPoolRequest(template=ref, target=65)),
                  INVALID, "target", "SetWarmPool 65")
+    expect_error(lambda: admin.SetWarmPool(tpb.SetWarmPoolRequest(template=ref, target=2, max=1)),
+                 INVALID, "target: 2 is above max 1", "SetWarmPool, its floor above its ceiling")
     expect_error(lambda: admin.SetWarmPool(tpb.SetWarmPoolRequest(template="nope", target=1)),
                  NOT_FOUND, "nope", "SetWarmPool of an unknown template")
     expect_error(lambda: admin.GetWarmPool(tpb.GetWarmPoolRequest(template="nope")),

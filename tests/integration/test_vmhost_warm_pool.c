@@ -370,6 +370,22 @@ static void test_renamed_sandbox_survives_vmhost_crash(void **state)
     free(got);
 }
 
+/* A pool that cannot be held: vmhost refuses to start, naming the value,
+ * before it makes anything. */
+static void test_pool_memory_below_one_vm_is_refused(void **state)
+{
+    (void)state;
+    static const char *const args[] = { "--warm-pool", "1", "--pool-memory-mib", "256", NULL };
+    struct itest_vmhost bad;
+    assert_int_equal(itest_vmhost_start(&bad, args), -1);
+    char *log = NULL;
+    size_t len = 0;
+    assert_int_equal(fs_read_file(bad.log_path, 1 << 20, &log, &len, NULL, 0), 0);
+    assert_non_null(strstr(log, "--pool-memory-mib 256 is below one VM (512 MiB)"));
+    free(log);
+    assert_int_equal(itest_vmhost_stop(&bad), 0); /* nothing left to clean */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_bad_id_takes_nothing),
         cmocka_unit_test(test_rename_onto_taken_namespace_leaks_nothing),
         cmocka_unit_test(test_renamed_sandbox_survives_vmhost_crash),
+        cmocka_unit_test(test_pool_memory_below_one_vm_is_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
