@@ -215,7 +215,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "cpu-overcommit", required_argument, NULL, 'o' },
         { "memory-overcommit", required_argument, NULL, 'O' },
         { "memory-reserve-mb", required_argument, NULL, 'R' },
-        { METRICS_LISTEN_FLAG, required_argument, NULL, 'W' },
+        { METRICS_LISTEN_FLAG, required_argument, NULL, 'b' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -349,7 +349,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             if (parse_at_least("memory-reserve-mb", optarg, 1, &a->cfg.budget.reserve_mb) < 0)
                 return -1;
             break;
-        case 'W': a->metrics_listen = optarg; break;
+        case 'b': a->metrics_listen = optarg; break;
         case 'N': a->nats_url = optarg; break;
         case 'I': snprintf(a->node_id, sizeof(a->node_id), "%s", optarg); break;
         case 'h': usage(stdout); exit(0);

@@ -14,7 +14,8 @@
 struct vmhost_metrics {
     struct vmhost *vh;
     struct metrics_registry *reg;
-    struct metric *calls, *creates, *sandboxes, *pool_ready, *pool_target, *qemu_rss;
+    struct metric *calls, *creates, *sandboxes, *pool_ready, *pool_target, *pool_memory,
+        *pool_demand, *qemu_rss;
 };
 
 /* The resident bytes of pid, 0 when it is gone. */
@@ -61,6 +62,8 @@ static void collect_pools(struct vmhost_metrics *m)
     /* Templates come and go: only the pools that exist now. */
     metric_clear(m->pool_ready);
     metric_clear(m->pool_target);
+    metric_clear(m->pool_memory);
+    metric_clear(m->pool_demand);
     size_t n;
     struct template_version **all = template_list(m->vh, &n);
     for (size_t i = 0; all && i < n; i++) {
@@ -69,6 +72,8 @@ static void collect_pools(struct vmhost_metrics *m)
             warm_pool_get_stats(all[i]->pool, &ps);
             metric_set(m->pool_ready, METRIC_LABELS(all[i]->ref), ps.ready);
             metric_set(m->pool_target, METRIC_LABELS(all[i]->ref), ps.target);
+            metric_set(m->pool_memory, METRIC_LABELS(all[i]->ref), (double)ps.memory_bytes);
+            metric_set(m->pool_demand, METRIC_LABELS(all[i]->ref), ps.demand_per_s);
         }
         template_release(all[i]);
     }
@@ -104,12 +109,21 @@ struct vmhost_metrics *vmhost_metrics_new(struct vmhost *vh)
                                   "Warm pool VMs ready to be handed out, by template.", 1,
                                   METRIC_LABELS("template"));
     m->pool_target = metrics_gauge(m->reg, "airlock_vmhost_pool_target",
-                                   "Warm pool target, by template.", 1, METRIC_LABELS("template"));
+                                   "Warm pool target (demand within its floor, ceiling and "
+                                   "--pool-memory-mib), by template.",
+                                   1, METRIC_LABELS("template"));
+    m->pool_memory = metrics_gauge(m->reg, "airlock_vmhost_pool_memory_bytes",
+                                   "Guest memory of the warm pool's ready VMs, by template.", 1,
+                                   METRIC_LABELS("template"));
+    m->pool_demand = metrics_gauge(m->reg, "airlock_vmhost_pool_demand_per_second",
+                                   "The recent peak create rate the pool follows, by template.",
+                                   1, METRIC_LABELS("template"));
     m->qemu_rss = metrics_gauge(m->reg, "airlock_vmhost_qemu_rss_bytes",
                                 "Resident memory of the QEMUs of this node's sandboxes "
                                 "(pooled VMs not counted).",
                                 0, NULL);
-    if (!m->calls || !m->creates || !m->sandboxes || !m->pool_ready || !m->pool_target || !m->qemu_rss ||
+    if (!m->calls || !m->creates || !m->sandboxes || !m->pool_ready || !m->pool_target ||
+        !m->pool_memory || !m->pool_demand || !m->qemu_rss ||
         metrics_on_collect(m->reg, collect, m) < 0) {
         vmhost_metrics_free(m);
         return NULL;
