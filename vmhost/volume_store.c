@@ -132,6 +132,18 @@ static struct volume_hold *find_hold(struct volume_store *vs, const char *id)
     return NULL;
 }
 
+/* 0 when id is a volume id no sandbox here holds; STATE naming the holder. */
+static int unheld(struct volume_store *vs, const char *id, struct airlock_error *e)
+{
+    if (check_id("volume_id", id, e) < 0)
+        return -1;
+    struct volume_hold *h = find_hold(vs, id);
+    if (h)
+        return airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
+                                 h->sandbox);
+    return 0;
+}
+
 static int require_free(struct volume_store *vs, uint64_t bytes, const char *id,
                         struct airlock_error *e)
 {
@@ -419,10 +431,8 @@ int volume_delete(struct volume_store *vs, const char *id, struct airlock_error 
     /* Without its image when it moved away: its snapshots here go too. */
     if (rc == 0 && access(dir, F_OK) < 0)
         rc = airlock_error_set(e, AIRLOCK_ERR_NOT_FOUND, "volume %s not found", id);
-    struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
-    if (h)
-        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
-                               h->sandbox);
+    if (rc == 0)
+        rc = unheld(vs, id, e);
     /* The image first: a crash part-way leaves no volume, only leftovers. */
     if (rc == 0 && unlink(image) < 0 && errno != ENOENT)
         rc = airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "delete %s: %s", image, strerror(errno));
@@ -437,11 +447,7 @@ int volume_install(struct volume_store *vs, const char *id, const char *src,
 {
     char dir[PATH_MAX], image[PATH_MAX];
     pthread_mutex_lock(&vs->lock);
-    int rc = check_id("volume_id", id, e);
-    struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
-    if (h)
-        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
-                               h->sandbox);
+    int rc = unheld(vs, id, e);
     if (rc == 0 && make_dir(vs, id, dir, sizeof(dir), e) < 0) {
         if (e->class != AIRLOCK_ERR_EXISTS)
             rc = -1;
@@ -464,11 +470,7 @@ int volume_drop_image(struct volume_store *vs, const char *id, struct airlock_er
 {
     char dir[PATH_MAX], image[PATH_MAX], snaps[PATH_MAX];
     pthread_mutex_lock(&vs->lock);
-    int rc = check_id("volume_id", id, e);
-    struct volume_hold *h = rc == 0 ? find_hold(vs, id) : NULL;
-    if (h)
-        rc = airlock_error_set(e, AIRLOCK_ERR_STATE, "volume %s is attached to sandbox %s", id,
-                               h->sandbox);
+    int rc = unheld(vs, id, e);
     if (rc == 0 && (vpath(vs, dir, sizeof(dir), id, NULL, e) < 0 ||
                     vpath(vs, image, sizeof(image), id, "disk.img", e) < 0 ||
                     vpath(vs, snaps, sizeof(snaps), id, "snapshots", e) < 0))

@@ -6,7 +6,8 @@
  * and clones are files of their own; a second holder is refused naming the
  * first, as is a delete while held; grows only grow; what cannot fit in
  * the store is CAPACITY; deletes take the snapshots along; no temporary
- * file stays behind. */
+ * file stays behind; a volume moving between nodes is installed (or an
+ * older copy replaced) and dropped (its snapshots kept). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,6 +161,69 @@ static void test_holds_and_grow(void **state)
     assert_int_equal(volume_delete(f->vs, "v1", &e), 0);
 }
 
+/* A file of len bytes of c at path. */
+static void write_file(const char *path, char c, size_t len)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (size_t i = 0; i < len; i++)
+        fputc(c, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* The first byte of volume id's image. */
+static int first_byte(struct fixture *f, const char *id)
+{
+    char path[PATH_MAX];
+    struct airlock_error e = { 0 };
+    assert_int_equal(volume_image(f->vs, id, NULL, path, sizeof(path), &e), 0);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    int c = fgetc(fp);
+    fclose(fp);
+    return c;
+}
+
+/* docs/volumes.md "Across nodes": a volume that came with a sandbox is
+ * installed (made, or an older copy replaced; never under a holder); one
+ * that left drops its image and keeps its snapshots, which still clone;
+ * the volume's delete then takes the snapshots. */
+static void test_install_and_drop(void **state)
+{
+    struct fixture *f = *state;
+    struct airlock_error e = { 0 };
+    char src[PATH_MAX];
+    assert_int_equal(fs_path(src, sizeof(src), "%s/incoming.img", f->store.root), 0);
+    write_file(src, 'a', 4096);
+    expect(volume_install(f->vs, "../x", src, &e), &e, AIRLOCK_ERR_INVALID, "volume_id");
+    assert_int_equal(volume_install(f->vs, "moved", src, &e), 0);
+    assert_int_equal(first_byte(f, "moved"), 'a');
+    write_file(src, 'b', 4096);
+    assert_int_equal(volume_install(f->vs, "moved", src, &e), 0); /* newer: replaced */
+    assert_int_equal(first_byte(f, "moved"), 'b');
+    assert_int_equal(volume_hold(f->vs, "moved", "sb1", &e), 0);
+    expect(volume_install(f->vs, "moved", src, &e), &e, AIRLOCK_ERR_STATE, "sb1");
+    expect(volume_drop_image(f->vs, "moved", &e), &e, AIRLOCK_ERR_STATE, "sb1");
+    volume_release(f->vs, "moved", "sb1");
+
+    assert_int_equal(volume_snapshot(f->vs, "moved", "s1", &e), 0);
+    assert_int_equal(volume_drop_image(f->vs, "moved", &e), 0);
+    assert_false(exists(f, "moved/disk.img"));
+    assert_true(exists(f, "moved/snapshots/s1.img"));
+    struct volume_info vi;
+    expect(volume_get(f->vs, "moved", &vi, &e), &e, AIRLOCK_ERR_NOT_FOUND, "moved");
+    assert_int_equal(volume_clone(f->vs, "moved", "s1", "moved-clone", &e), 0);
+    assert_int_equal(first_byte(f, "moved-clone"), 'b');
+    assert_int_equal(volume_drop_image(f->vs, "moved", &e), 0); /* again: nothing to do */
+    assert_int_equal(volume_delete(f->vs, "moved", &e), 0);
+    assert_false(exists(f, "moved"));
+    expect(volume_delete(f->vs, "moved", &e), &e, AIRLOCK_ERR_NOT_FOUND, "moved");
+
+    /* Without snapshots nothing of it stays. */
+    assert_int_equal(volume_drop_image(f->vs, "moved-clone", &e), 0);
+    assert_false(exists(f, "moved-clone"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -168,6 +232,7 @@ int main(void)
         T(test_make_and_get),
         T(test_snapshot_clone_delete),
         T(test_holds_and_grow),
+        T(test_install_and_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
