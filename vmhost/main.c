@@ -135,13 +135,13 @@ struct vmhost_args {
     char preload[4096];
 };
 
-/* A positive decimal that fits in unsigned. */
+/* A decimal that fits in unsigned. */
 static int parse_uint(const char *s, unsigned *out)
 {
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v == 0 || v > UINT_MAX || s[0] == '-')
+    if (errno || end == s || *end || v > UINT_MAX || s[0] == '-')
         return -1;
     *out = (unsigned)v;
     return 0;
@@ -166,8 +166,11 @@ static int parse_at_least(const char *flag, const char *s, unsigned min, unsigne
 {
     if (parse_uint(s, out) == 0 && *out >= min)
         return 0;
-    fprintf(stderr, "airlock-vmhost: --%s wants a number of at least %u, not \"%s\"\n", flag, min,
-            s);
+    if (min)
+        fprintf(stderr, "airlock-vmhost: --%s wants a number of at least %u, not \"%s\"\n", flag,
+                min, s);
+    else
+        fprintf(stderr, "airlock-vmhost: --%s wants a whole number, not \"%s\"\n", flag, s);
     return -1;
 }
 
@@ -282,8 +285,14 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'A': a->cfg.migration_addr = optarg; break;
         case 'x': a->cfg.netns_prefix = optarg; break;
         case 'c': a->cfg.cold_boot = true; break;
-        case 'w': a->cfg.warm_pool = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'W': a->cfg.warm_pool_max = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'w':
+            if (parse_at_least("warm-pool", optarg, 0, &a->cfg.warm_pool) < 0)
+                return -1;
+            break;
+        case 'W':
+            if (parse_at_least("warm-pool-max", optarg, 0, &a->cfg.warm_pool_max) < 0)
+                return -1;
+            break;
         case 'Y': {
             unsigned mib;
             if (parse_at_least("pool-memory-mib", optarg, 1, &mib) < 0)
@@ -296,13 +305,15 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'T': a->token_file = optarg; break;
         case 'n': a->nats_creds_file = optarg; break;
         case 'U':
-        case 'C':
-            if (parse_uint(optarg, c == 'U' ? &a->cfg.jail.uid_base : &a->cfg.jail.uid_count) < 0) {
+        case 'C': {
+            unsigned *uid = c == 'U' ? &a->cfg.jail.uid_base : &a->cfg.jail.uid_count;
+            if (parse_uint(optarg, uid) < 0 || *uid == 0) {
                 fprintf(stderr, "airlock-vmhost: --jail-uid-%s wants a positive number, not "
                                 "\"%s\"\n", c == 'U' ? "base" : "count", optarg);
                 return -1;
             }
             break;
+        }
         case 'P': a->cfg.jail.preload = optarg; break;
         case 'J': a->cfg.no_jail = true; break;
         case 'G': a->cfg.allow_tcg = true; break;

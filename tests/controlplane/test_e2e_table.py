@@ -24,7 +24,8 @@ def served_routes(source):
         table = re.search(r"gw_routes\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
         if not table:
             sys.exit("%s: no gw_routes[] table" % source)
-        return ["%s %s" % m for m in re.findall(r'\{\s*"(%s)",\s*"([^"]+)"' % METHODS, table.group(1))]
+        return ["%s %s" % m for m in re.findall(r'(?:\{|ROUTE\()\s*"(%s)",\s*"([^"]+)"' % METHODS,
+                                                 table.group(1))]
     out = subprocess.run([source, "--routes"], capture_output=True, text=True, check=True).stdout
     return [r for r in out.split("\n") if r]
 
