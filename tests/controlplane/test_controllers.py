@@ -192,7 +192,10 @@ def check_reconcile(key):
         check(poll(lambda: not node_has(failed["id"]), 120),
               "reconciliation deleted the VM of the sandbox in error")
         check(state_of(failed["id"], key) == "error", "and the row stays error")
-        check("a failed sandbox's VM still ran on the node" in log_text("scheduler.log"),
+        # Logged once the node answered the delete: a moment after the VM
+        # is gone from the node's list.
+        check(poll(lambda: "a failed sandbox's VM still ran on the node"
+                   in log_text("scheduler.log"), 30),
               "the scheduler says why it deleted that VM")
         st, _, _ = call("DELETE", "/v1/sandboxes/" + failed["id"], key=key)
         check(st == 204, "the sandbox in error is then deleted by its owner")
