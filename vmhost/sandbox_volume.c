@@ -72,12 +72,7 @@ static int attach_one(struct sandbox *sb, unsigned slot,
                       bool *made, struct sandbox_volume *v, struct airlock_error *e)
 {
     struct volume_store *vs = sb->vh->volumes;
-    *v = (struct sandbox_volume){ .used = true, .read_only = a->read_only };
-    snprintf(v->volume_id, sizeof(v->volume_id), "%s", a->volume_id);
-    snprintf(v->snapshot_id, sizeof(v->snapshot_id), "%s", a->snapshot_id);
-    snprintf(v->name, sizeof(v->name), "%s", shown(a));
-    memcpy(v->path, a->path.data, a->path.len);
-    v->path[a->path.len] = '\0';
+    sandbox_volume_from(a, v);
     if (*a->snapshot_id) {
         char src[PATH_MAX];
         if (sandbox_volume_copy_path(sb->dir, slot, v->image, sizeof(v->image)) < 0 ||
@@ -390,6 +385,17 @@ int sandbox_volume_grow(struct vmhost *vh, const char *volume_id, uint64_t size_
     if (sb)
         sandbox_put(sb);
     return rc;
+}
+
+void sandbox_volume_from(const Airlock__Vmhost__V1__VolumeAttachment *a,
+                         struct sandbox_volume *v)
+{
+    *v = (struct sandbox_volume){ .used = true, .read_only = a->read_only };
+    snprintf(v->volume_id, sizeof(v->volume_id), "%s", a->volume_id);
+    snprintf(v->snapshot_id, sizeof(v->snapshot_id), "%s", a->snapshot_id);
+    snprintf(v->name, sizeof(v->name), "%s", shown(a));
+    memcpy(v->path, a->path.data, a->path.len);
+    v->path[a->path.len] = '\0';
 }
 
 int sandbox_volume_copy_path(const char *dir, unsigned slot, char *out, size_t len)

@@ -41,6 +41,10 @@ struct vmhost;
 int sandbox_volumes_check(Airlock__Vmhost__V1__VolumeAttachment *const *att, size_t n,
                           struct airlock_error *e);
 
+/* v (image left empty) from attachment a, checked by sandbox_volumes_check. */
+void sandbox_volume_from(const Airlock__Vmhost__V1__VolumeAttachment *a,
+                         struct sandbox_volume *v);
+
 /* dir/vol<slot>.img: where a checkpoint keeps a read-write slot's copy and
  * a sandbox its private copy of a snapshot. -1 when it does not fit. */
 int sandbox_volume_copy_path(const char *dir, unsigned slot, char *out, size_t len);

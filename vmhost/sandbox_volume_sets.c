@@ -97,11 +97,8 @@ static int take_slot(struct sandbox *sb, unsigned i, const Airlock__Vmhost__V1__
                      const char *copy, struct airlock_error *e)
 {
     struct volume_store *vs = sb->vh->volumes;
-    struct sandbox_volume v = { .used = true, .read_only = a->read_only };
-    snprintf(v.volume_id, sizeof(v.volume_id), "%s", a->volume_id);
-    snprintf(v.snapshot_id, sizeof(v.snapshot_id), "%s", a->snapshot_id);
-    snprintf(v.name, sizeof(v.name), "%s", *a->name ? a->name : a->volume_id);
-    snprintf(v.path, sizeof(v.path), "%.*s", (int)a->path.len, (const char *)a->path.data);
+    struct sandbox_volume v;
+    sandbox_volume_from(a, &v);
     snprintf(v.image, sizeof(v.image), "%s", copy);
     int rc = 0;
     if (!*a->snapshot_id) {
