@@ -259,6 +259,7 @@ while [ $n -le "$NODES" ]; do
             --nats "$NATS_URL" --node-id "$id" --nats-credentials-file "$NATS_CREDS/node-$id" \
             --egress "unix:$dir/egress.sock" \
             --warm-pool "${AIRLOCK_WARM_POOL:-2}" --warm-pool-max "${AIRLOCK_WARM_POOL_MAX:-16}" \
+            --warm-pool-spares "${AIRLOCK_WARM_POOL_SPARES:-2}" \
             --internal-token-file "$TOKEN_FILE" --allow-tcg \
             --internal-ca "$PKI/ca.crt" --internal-cert "$PKI/vmhost-$id.crt" \
             --internal-key "$PKI/vmhost-$id.key" --snapshot-store "$SHARED_STORE" \

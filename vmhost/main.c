@@ -83,6 +83,10 @@ static void usage(FILE *out)
             "  --warm-pool-max N    a warm pool follows its recent creates up to N VMs unless\n"
             "                       the scheduler sets its ceiling (default: the floor, so a\n"
             "                       pool stays at --warm-pool or a template's warm_pool)\n"
+            "  --warm-pool-spares N QEMU processes each warm pool (a floor or ceiling above 0)\n"
+            "                       keeps started ahead, waiting for a restore: a create that\n"
+            "                       finds the pool empty, and each refill, skip QEMU's start\n"
+            "                       (default 0)\n"
             "  --pool-memory-mib N  guest memory every warm pool's VMs together may hold; less\n"
             "                       than one VM, or than --warm-pool VMs, is refused (default %u)\n"
             "  --egress ADDR        airlock-egress's gRPC address: sandboxes are attached to it\n"
@@ -198,6 +202,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "cold-boot", no_argument, NULL, 'c' },
         { "warm-pool", required_argument, NULL, 'w' },
         { "warm-pool-max", required_argument, NULL, 'W' },
+        { "warm-pool-spares", required_argument, NULL, 'Q' },
         { "pool-memory-mib", required_argument, NULL, 'Y' },
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
@@ -292,6 +297,15 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         case 'W':
             if (parse_at_least("warm-pool-max", optarg, 0, &a->cfg.warm_pool_max) < 0)
                 return -1;
+            break;
+        case 'Q':
+            if (parse_at_least("warm-pool-spares", optarg, 0, &a->cfg.warm_pool_spares) < 0)
+                return -1;
+            if (a->cfg.warm_pool_spares > VMHOST_MAX_POOL_SPARES) {
+                fprintf(stderr, "airlock-vmhost: --warm-pool-spares wants at most %u, not \"%s\"\n",
+                        VMHOST_MAX_POOL_SPARES, optarg);
+                return -1;
+            }
             break;
         case 'Y': {
             unsigned mib;

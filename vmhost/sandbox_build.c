@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "clock.h"
@@ -35,84 +36,172 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
     return sandbox_record_save_nosync(sb, err, errlen);
 }
 
-int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
-                  struct airlock_error *e)
+/* Where a build's time went (microseconds, monotonic), for its log line. */
+struct build_times {
+    int64_t started, volumes_ready, cloned, qemu_started, qmp_ready, loaded, attached, running,
+        connected, mounted, initialized, done;
+};
+
+/* Everything before QEMU: the directory, the volumes' images, the disk and
+ * the network namespace (attached to egress unless detached or aside). */
+static int build_prepare(struct sandbox *sb, const struct sandbox_build *b, bool attach_aside,
+                         struct build_times *t, struct airlock_error *e)
 {
     const struct sandbox_create_params *p = b->params;
-    struct template_version *t = b->tmpl;
-    struct sandbox *sb;
-    int rc = sandbox_reserve(vh, p, b->detached, &sb, e);
-    if (rc < 0) {
-        template_release(t);
-        return rc;
-    }
-    struct sandbox_attach *attaching = NULL; /* egress attach aside, until its finish */
-    int64_t started = clock_monotonic_us();
-    sb->tmpl = t; /* held for the sandbox's life */
-    if (t) {
-        snprintf(sb->template_name, sizeof(sb->template_name), "%s", t->ref);
-        sb->vcpus = t->snap.vcpus;
-        sb->memory_mb = t->snap.memory_mb;
-    }
-    /* Before anything is made: a node without room refuses at once. */
-    rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
-    if (rc < 0) {
-        sandbox_unreserve(sb);
-        return rc;
-    }
-
-    if (mkdir(sb->dir, 0700) < 0) {
-        airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir, strerror(errno));
-        goto fail;
-    }
+    if (mkdir(sb->dir, 0700) < 0)
+        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "create %s: %s", sb->dir,
+                                 strerror(errno));
     /* Before the VM: its slots point at the images (a fork's come with
      * its sandbox, made by the fork). */
-    if ((rc = sandbox_volumes_attach(sb, p->volumes, p->n_volumes, p->volume_copies, e)) < 0)
-        goto fail;
-    int64_t volumes_ready = clock_monotonic_us();
-    /* Restored from the template version's snapshot; without one (under
-     * --cold-boot) the kernel boots. */
-    sb->restored = t != NULL;
-    /* A fork starts from its checkpoint: the whole state when it has one. */
-    const char *disk = b->from_disk ? b->from_disk : t ? t->snap.disk : vh->base_disk;
-    bool load_state = b->from_disk ? b->from_state != NULL : sb->restored;
+    int rc = sandbox_volumes_attach(sb, p->volumes, p->n_volumes, p->volume_copies, e);
+    if (rc < 0)
+        return rc;
+    t->volumes_ready = clock_monotonic_us();
+    /* A fork starts from its checkpoint's disk. */
+    const char *disk = b->from_disk ? b->from_disk : b->tmpl ? b->tmpl->snap.disk
+                                                              : sb->vh->base_disk;
     if (store_clone_file(disk, sb->disk, AIRLOCK_ERROR_MSG(e)) < 0)
-        goto fail;
-    int64_t cloned = clock_monotonic_us();
+        return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    t->cloned = clock_monotonic_us();
     /* egress listens before the guest can send its first packet; a
      * detached VM is attached when it is handed out. A restored guest runs
      * only from its cont: its attach overlaps QEMU's start and the state
      * load. A cold-booted guest runs at once: attached first. */
+    return b->detached || attach_aside ? sandbox_network_prepare(sb, e)
+                                       : sandbox_network_up(sb, p->policy, e);
+}
+
+/* A spare (sandbox_spare_start, its room claimed) taken by this build:
+ * registered under the id asked for unless detached, and given the
+ * build's CPU priority. On failure the caller abandons it. */
+static int build_take_spare(struct sandbox *sb, const struct sandbox_build *b,
+                            struct airlock_error *e)
+{
+    const struct sandbox_create_params *p = b->params;
+    if (!b->detached) {
+        if (sandbox_take_id(sb, p->id && *p->id ? p->id : NULL, e) < 0)
+            return -1;
+        snprintf(sb->project_id, sizeof(sb->project_id), "%s",
+                 p->project_id ? p->project_id : "");
+    }
+    /* Started in the background (nicer than vmhost): from now on it runs
+     * as the build asks. A failure leaves it slower, not broken. */
+    if (vm_set_nice(sb->vm, getpriority(PRIO_PROCESS, 0) + b->nice, AIRLOCK_ERROR_MSG(e)) < 0) {
+        log_warn("spare QEMU keeps its background CPU priority", "sandbox=%s error=\"%s\"",
+                 sb->id, e->message);
+        airlock_error_clear(e);
+    }
+    pthread_mutex_lock(&sb->lock);
+    sb->created_unix_ms = clock_realtime_ms();
+    sb->last_activity_unix_ms = sb->created_unix_ms;
+    pthread_mutex_unlock(&sb->lock);
+    return 0;
+}
+
+static void build_log(const struct sandbox *sb, const struct sandbox_build *b,
+                      const struct build_times *t)
+{
+    /* Where the time went: disk clone, network (+ egress, unless aside),
+     * QEMU to QMP (with jail=on, the jail's setup too: jail_open, its
+     * spawn, QEMU's seccomp filter; 0 for a QEMU started ahead,
+     * qemu=prestarted: taking it is in take_us), state load + cont (and
+     * the wait for an attach aside, attach_wait_us), guestd's first answer,
+     * guest init, record; with volumes, their attach (make, hold, reflink)
+     * and mount (the size notice and guestd's mount). */
+    log_info("sandbox created",
+             "sandbox=%s vcpus=%u memory_mb=%u accel=%s jail=%s from=%s qemu=%s us=%lld "
+             "take_us=%lld disk_us=%lld net_us=%lld qemu_us=%lld restore_us=%lld "
+             "attach_wait_us=%lld hello_us=%lld init_us=%lld record_us=%lld volumes=%u "
+             "volumes_attach_us=%lld volumes_mount_us=%lld",
+             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(sb->vh->accel),
+             sb->vh->jailer ? "on" : "off",
+             b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
+             b->spare ? "prestarted" : "started", (long long)(t->done - t->started),
+             (long long)(b->spare ? t->qmp_ready - t->started : 0),
+             (long long)(t->cloned - t->volumes_ready), (long long)(t->qemu_started - t->cloned),
+             (long long)(b->spare ? 0 : t->qmp_ready - t->qemu_started),
+             (long long)(t->running - t->qmp_ready), (long long)(t->attached - t->loaded),
+             (long long)(t->connected - t->running), (long long)(t->initialized - t->mounted),
+             (long long)(t->done - t->initialized), (unsigned)b->params->n_volumes,
+             (long long)(t->volumes_ready - t->started), (long long)(t->mounted - t->connected));
+}
+
+int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
+                  struct airlock_error *e)
+{
+    const struct sandbox_create_params *p = b->params;
+    struct sandbox *sb = b->spare;
+    struct sandbox_attach *attaching = NULL; /* egress attach aside, until its finish */
+    struct build_times t = { .started = clock_monotonic_us() };
+    /* A fork starts from its checkpoint: the whole state when it has one. */
+    bool load_state = b->from_disk ? b->from_state != NULL : b->tmpl != NULL;
     bool attach_aside = load_state && !b->detached && vh->egress;
-    rc = b->detached || attach_aside ? sandbox_network_prepare(sb, e)
-                                     : sandbox_network_up(sb, p->policy, e);
-    if (rc < 0)
-        goto fail;
+    int rc = 0;
+    if (sb) {
+        template_release(b->tmpl); /* the spare holds its own */
+        rc = build_take_spare(sb, b, e);
+        if (rc < 0) {
+            sandbox_abandon(sb, e->message);
+            return rc;
+        }
+        t.volumes_ready = t.cloned = t.qemu_started = t.qmp_ready = clock_monotonic_us();
+    } else {
+        rc = sandbox_reserve(vh, p, b->detached, &sb, e);
+        if (rc < 0) {
+            template_release(b->tmpl);
+            return rc;
+        }
+        sb->tmpl = b->tmpl; /* held for the sandbox's life */
+        if (b->tmpl) {
+            snprintf(sb->template_name, sizeof(sb->template_name), "%s", b->tmpl->ref);
+            sb->vcpus = b->tmpl->snap.vcpus;
+            sb->memory_mb = b->tmpl->snap.memory_mb;
+        }
+        /* Before anything is made: a node without room refuses at once. */
+        rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
+        if (rc < 0) {
+            sandbox_unreserve(sb);
+            return rc;
+        }
+        /* Restored from the template version's snapshot; without one
+         * (under --cold-boot) the kernel boots. */
+        sb->restored = b->tmpl != NULL;
+        if ((rc = build_prepare(sb, b, attach_aside, &t, e)) < 0)
+            goto fail;
+    }
     if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, e)))
         goto fail;
-    int64_t qemu_started = clock_monotonic_us();
-    if (sandbox_start_vm(sb, load_state, b->nice, AIRLOCK_ERROR_MSG(e)) < 0)
-        goto fail;
-    int64_t qmp_ready = clock_monotonic_us();
+    if (!b->spare) {
+        t.qemu_started = clock_monotonic_us();
+        if (sandbox_start_vm(sb, load_state, b->nice, AIRLOCK_ERROR_MSG(e)) < 0)
+            goto fail;
+        t.qmp_ready = clock_monotonic_us();
+    }
     if (load_state &&
-        vm_load_state(sb->vm, b->from_state ? b->from_state : t->snap.state, b->from_state != NULL,
-                      SANDBOX_RESTORE_TIMEOUT_MS, AIRLOCK_ERROR_MSG(e)) < 0)
+        vm_load_state(sb->vm, b->from_state ? b->from_state : sb->tmpl->snap.state,
+                      b->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS,
+                      AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    int64_t loaded = clock_monotonic_us();
+    t.loaded = clock_monotonic_us();
     if (attaching) {
         rc = sandbox_network_attach_finish(attaching, e);
         attaching = NULL;
         if (rc < 0)
             goto fail;
     }
-    int64_t attached = clock_monotonic_us();
+    /* Without egress a spare's policy is only checked and kept
+     * (sandbox_network_up does that for the others). */
+    if (b->spare && !b->detached && !attach_aside &&
+        (rc = sandbox_set_policy(sb, p->policy, e)) < 0)
+        goto fail;
+    t.attached = clock_monotonic_us();
     if (load_state && vm_qmp_command(sb->vm, "cont", NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    int64_t vm_running = clock_monotonic_us();
+    t.running = clock_monotonic_us();
 
     if (sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    int64_t guest_connected = clock_monotonic_us();
+    t.connected = clock_monotonic_us();
     if (b->detached) {
         *out = sb;
         return 0;
@@ -120,32 +209,12 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
     /* A fork's loaded state has the volumes mounted already. */
     if (!b->from_state && (rc = sandbox_volumes_mount(sb, e)) < 0)
         goto fail;
-    int64_t mounted = clock_monotonic_us();
-    int64_t initialized;
-    if (sandbox_finish_create(sb, &initialized, AIRLOCK_ERROR_MSG(e)) < 0)
+    t.mounted = clock_monotonic_us();
+    if (sandbox_finish_create(sb, &t.initialized, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     sandbox_volumes_keep(sb);
-    int64_t done = clock_monotonic_us();
-    /* Where the time went: disk clone, network (+ egress, unless aside),
-     * QEMU to QMP (with jail=on, the jail's setup too: jail_open, its
-     * spawn, QEMU's seccomp filter), state load + cont (and the wait for an
-     * attach aside, attach_wait_us), guestd's first answer, guest init,
-     * record; with volumes, their attach (make, hold, reflink) and mount
-     * (the size notice and guestd's mount). */
-    log_info("sandbox created",
-             "sandbox=%s vcpus=%u memory_mb=%u accel=%s jail=%s from=%s us=%lld disk_us=%lld "
-             "net_us=%lld qemu_us=%lld restore_us=%lld attach_wait_us=%lld hello_us=%lld "
-             "init_us=%lld record_us=%lld volumes=%u volumes_attach_us=%lld volumes_mount_us=%lld",
-             sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(vh->accel),
-             vh->jailer ? "on" : "off",
-             b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
-             (long long)(done - started), (long long)(cloned - volumes_ready),
-             (long long)(qemu_started - cloned), (long long)(qmp_ready - qemu_started),
-             (long long)(vm_running - qmp_ready), (long long)(attached - loaded),
-             (long long)(guest_connected - vm_running),
-             (long long)(initialized - mounted), (long long)(done - initialized),
-             (unsigned)p->n_volumes, (long long)(volumes_ready - started),
-             (long long)(mounted - guest_connected));
+    t.done = clock_monotonic_us();
+    build_log(sb, b, &t);
     *out = sb;
     return 0;
 
@@ -157,6 +226,41 @@ fail:
     }
     if (rc == 0) /* a step below the sandbox module failed, with only a message */
         airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+    sandbox_abandon(sb, e->message);
+    return -1;
+}
+
+int sandbox_spare_claim(struct sandbox *spare, struct airlock_error *e)
+{
+    return node_budget_claim(spare->vh->budget, &spare->claim, spare->vcpus, spare->memory_mb, e);
+}
+
+int sandbox_spare_start(struct vmhost *vh, struct template_version *t, int nice,
+                        struct sandbox **out, struct airlock_error *e)
+{
+    struct sandbox_create_params p = { 0 };
+    struct sandbox_build b = { .params = &p, .tmpl = t, .detached = true };
+    struct build_times times = { .started = clock_monotonic_us() };
+    struct sandbox *sb;
+    int rc = sandbox_reserve(vh, &p, true, &sb, e);
+    if (rc < 0) {
+        template_release(t);
+        return rc;
+    }
+    sb->tmpl = t;
+    snprintf(sb->template_name, sizeof(sb->template_name), "%s", t->ref);
+    sb->vcpus = t->snap.vcpus;
+    sb->memory_mb = t->snap.memory_mb;
+    sb->restored = true;
+    if (build_prepare(sb, &b, false, &times, e) < 0)
+        goto fail;
+    if (sandbox_start_vm(sb, true, nice, AIRLOCK_ERROR_MSG(e)) < 0) {
+        airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
+        goto fail;
+    }
+    *out = sb;
+    return 0;
+fail:
     sandbox_abandon(sb, e->message);
     return -1;
 }

@@ -29,12 +29,28 @@ struct sandbox_build {
      * it out, sandbox_pool.h). */
     bool detached;
     int nice;                    /* QEMU's CPU niceness; 0 = vmhost's */
+    /* A spare of tmpl (sandbox_spare_start, sandbox_spare_claim) to
+     * restore into instead of starting a QEMU; the build takes it (a
+     * failure discards it). */
+    struct sandbox *spare;
 };
 
 /* A running sandbox (detached: see above) with a reference in *out. On
  * failure nothing is left behind. */
 int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
                   struct airlock_error *e);
+
+/* A spare: a detached sandbox of t's size whose QEMU was started ahead
+ * (niceness nice) and waits with -incoming defer for t's snapshot — disk
+ * reflinked, namespace made, no state loaded, nothing of the node's budget
+ * held — so a build that takes it (sandbox_build.spare) skips QEMU's
+ * start. No volumes: its slots are empty. Takes the reference to t. */
+int sandbox_spare_start(struct vmhost *vh, struct template_version *t, int nice,
+                        struct sandbox **out, struct airlock_error *e);
+
+/* Claims the node's room for a spare about to be given to a build
+ * (CAPACITY, naming what ran out, leaves it as it was). */
+int sandbox_spare_claim(struct sandbox *spare, struct airlock_error *e);
 
 /* Stops and removes a detached sandbox never registered and drops both of
  * its references (sandbox_delete.c). */

@@ -1,5 +1,6 @@
 /* The create (sandbox.h): a pooled VM handed out when the template's warm
- * pool has one, else a build; either way the sandbox is running, its guest
+ * pool has one, else a build (into a spare QEMU of the pool when one
+ * waits); either way the sandbox is running, its guest
  * initialized, before anyone hears of it. */
 #include "sandbox.h"
 
@@ -72,6 +73,25 @@ int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, str
             return rc;
         }
         log_warn("pooled sandbox failed: restoring instead", "error=\"%s\"", e->message);
+        airlock_error_clear(e);
+    }
+    /* No ready VM: a QEMU started ahead, when one waits, saves the
+     * restore its start. Should the restore into it fail on its own
+     * (INTERNAL: e.g. the spare's QEMU died), one more is tried with a
+     * QEMU of the create's own. */
+    struct sandbox *spare = warm_pool_take_spare(pool);
+    if (spare) {
+        template_version_get(t); /* the build's, released as it takes the spare */
+        struct sandbox_build b = { .params = p, .tmpl = t, .spare = spare };
+        rc = sandbox_build(vh, &b, out, e);
+        if (rc == 0 || e->class != AIRLOCK_ERR_INTERNAL) {
+            template_release(t);
+            if (rc == 0)
+                vmhost_metrics_created(vh->metrics, "prestarted",
+                                       clock_monotonic_us() - started_us);
+            return rc;
+        }
+        log_warn("restore into a spare QEMU failed: starting one", "error=\"%s\"", e->message);
         airlock_error_clear(e);
     }
     struct sandbox_build b = { .params = p, .tmpl = t };

@@ -99,6 +99,14 @@ void sandbox_registry_remove_locked(struct vmhost *vh, struct sandbox *sb);
  * VM until its hand-out, sandbox_pool.h). */
 int sandbox_reserve(struct vmhost *vh, const struct sandbox_create_params *p, bool detached,
                     struct sandbox **out, struct airlock_error *e);
+/* sandbox_take_id.c. */
+/* A detached sandbox (a pooled VM or a spare QEMU: sandbox_build.h) given
+ * its place: registered under id (NULL: its own) in one step with the id
+ * and capacity checks (EXISTS, CAPACITY); under another id its directory,
+ * namespace and VM paths are renamed (a failure is INTERNAL and leaves it
+ * detached under its own id, as it was). */
+int sandbox_take_id(struct sandbox *sb, const char *id, struct airlock_error *e);
+
 /* Takes sb out of the registry and drops the registry's reference, leaving
  * its VM, files and network as they are (vmhost's stop, sandbox_stop.c). */
 void sandbox_unregister(struct sandbox *sb);

@@ -1,24 +1,20 @@
 #include "sandbox_pool.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "fsutil.h"
 #include "log.h"
 #include "sandbox_build.h"
 #include "sandbox_guest_init.h"
 #include "sandbox_internal.h"
-#include "sandbox_net.h"
 #include "sandbox_network.h"
 
 #define POOL_WARM_EXEC_TIMEOUT_MS 30000
 
-int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen)
+int sandbox_pool_warm(struct sandbox *sb, struct pool_warm_times *t, char *err, size_t errlen)
 {
     /* The first round installs a stand-in CA and runs one exec: an exec's
      * paths (guestd's spawn, fork, exec, ld.so, libc) run for the first
@@ -27,52 +23,24 @@ int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen)
      * empties the slot again) and warms what a continue after a pause
      * runs (timers catching up); the hand-out repeats the init with real
      * values. */
-    for (int round = 0; round < 2; round++) {
-        if (round > 0 && (vm_qmp_command(sb->vm, "stop", NULL, err, errlen) < 0 ||
-                          vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0))
-            return -1;
-        if ((round == 0 ? sandbox_guest_warm_up : sandbox_guest_init)(sb, sb->channel, err,
-                                                                      errlen) < 0)
-            return -1;
-        if (round == 0 &&
-            sandbox_guest_run(sb->channel, "true", POOL_WARM_EXEC_TIMEOUT_MS, err, errlen) < 0)
-            return -1;
-    }
+    int64_t started = clock_monotonic_us();
+    if (sandbox_guest_warm_up(sb, sb->channel, err, errlen) < 0)
+        return -1;
+    int64_t ca_done = clock_monotonic_us();
+    if (sandbox_guest_run(sb->channel, "true", POOL_WARM_EXEC_TIMEOUT_MS, err, errlen) < 0)
+        return -1;
+    int64_t exec_done = clock_monotonic_us();
+    if (vm_qmp_command(sb->vm, "stop", NULL, err, errlen) < 0 ||
+        vm_qmp_command(sb->vm, "cont", NULL, err, errlen) < 0)
+        return -1;
+    int64_t cycled = clock_monotonic_us();
+    if (sandbox_guest_init(sb, sb->channel, err, errlen) < 0)
+        return -1;
+    int64_t init_done = clock_monotonic_us();
+    *t = (struct pool_warm_times){ .ca_us = ca_done - started, .exec_us = exec_done - ca_done,
+                                   .cycle_us = cycled - exec_done,
+                                   .init_us = init_done - cycled };
     return vm_qmp_command(sb->vm, "stop", NULL, err, errlen);
-}
-
-/* A pooled VM being handed out, its sb->id just changed by the caller
- * (under the registry lock): renames old_id's directory and namespace to
- * sb->id's and updates sb->dir, sb->disk and the VM's paths. All or
- * nothing: on failure everything keeps old_id's names (and the caller
- * gives sb its old id back). A failure is INTERNAL. */
-static int rename_from(struct sandbox *sb, const char *old_id, struct airlock_error *e)
-{
-    char dir[PATH_MAX], disk[PATH_MAX];
-    if (fs_path(dir, sizeof(dir), "%s/%s", sb->vh->sandboxes_dir, sb->id) < 0 ||
-        fs_path(disk, sizeof(disk), "%s/disk.ext4", dir) < 0)
-        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "data directory path too long: %s",
-                                 sb->vh->sandboxes_dir);
-    /* NOREPLACE: a directory of that name (a concurrent create of the same
-     * id) is never taken over. */
-    if (renameat2(AT_FDCWD, sb->dir, AT_FDCWD, dir, RENAME_NOREPLACE) < 0)
-        return airlock_error_set(e, AIRLOCK_ERR_INTERNAL, "rename %s to %s: %s", sb->dir, dir,
-                                 strerror(errno));
-    if (sb->net_up && sandbox_net_rename(old_id, sb->id, AIRLOCK_ERROR_MSG(e)) < 0)
-        goto undo_dir;
-    if (vm_move_run_dir(sb->vm, dir, AIRLOCK_ERROR_MSG(e)) < 0)
-        goto undo_net;
-    pthread_mutex_lock(&sb->lock);
-    memcpy(sb->dir, dir, sizeof(sb->dir));
-    memcpy(sb->disk, disk, sizeof(sb->disk));
-    pthread_mutex_unlock(&sb->lock);
-    return 0;
-undo_net:
-    if (sb->net_up)
-        sandbox_net_rename(sb->id, old_id, NULL, 0);
-undo_dir:
-    renameat2(AT_FDCWD, dir, AT_FDCWD, sb->dir, RENAME_NOREPLACE);
-    return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
 }
 
 int sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
@@ -81,24 +49,9 @@ int sandbox_hand_out(struct sandbox *sb, const struct sandbox_create_params *p,
     struct vmhost *vh = sb->vh;
     int64_t started = clock_monotonic_us();
     int rc = 0;
-    /* Registered under the id asked for (else its own) in one step with
-     * the checks, so the registry stays the one place ids are decided. */
     char pool_id[sizeof(sb->id)];
     memcpy(pool_id, sb->id, sizeof(pool_id));
-    bool rename = p->id && *p->id && strcmp(p->id, pool_id) != 0;
-    pthread_mutex_lock(&vh->lock);
-    rc = sandbox_registry_admit_locked(vh, sb, rename ? p->id : pool_id, e);
-    pthread_mutex_unlock(&vh->lock);
-    if (rc < 0) {
-        sandbox_discard(sb);
-        return rc;
-    }
-    if (rename && rename_from(sb, pool_id, e) < 0) {
-        pthread_mutex_lock(&vh->lock);
-        sandbox_registry_remove_locked(vh, sb);
-        memcpy(sb->id, pool_id, sizeof(sb->id));
-        pthread_mutex_unlock(&vh->lock);
-        log_warn("pooled sandbox not renamed", "sandbox=%s error=\"%s\"", pool_id, e->message);
+    if (sandbox_take_id(sb, p->id && *p->id ? p->id : NULL, e) < 0) {
         sandbox_discard(sb);
         return -1;
     }

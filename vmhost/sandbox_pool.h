@@ -17,11 +17,18 @@
 #define AIRLOCK_SANDBOX_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sandbox.h"
 
+/* Where a warm-up's time went (microseconds): the init with the stand-in
+ * CA, the exec, the pause and continue, the init again. */
+struct pool_warm_times {
+    int64_t ca_us, exec_us, cycle_us, init_us;
+};
+
 /* The guest answered its Hello: warm it up and leave it paused. */
-int sandbox_pool_warm(struct sandbox *sb, char *err, size_t errlen);
+int sandbox_pool_warm(struct sandbox *sb, struct pool_warm_times *t, char *err, size_t errlen);
 
 /* A pooled VM (warmed, paused, detached: sandbox_build.h) handed out to
  * the create p: registered under p->id (or its own) in one step with the

@@ -34,6 +34,9 @@ struct volume_store;
 #define VMHOST_DEFAULT_TEMPLATE_SIZES_MAX 8u
 /* --pool-memory-mib: 16 VMs of the default 512 MiB size. */
 #define VMHOST_DEFAULT_POOL_MEMORY_MIB 8192u
+/* Spare QEMUs per warm pool: a few cover the CPU-bound miss path; more
+ * only hold processes. */
+#define VMHOST_MAX_POOL_SPARES 16u
 
 struct vmhost_config {
     const char *data_dir;       /* sandboxes/ lives here */
@@ -50,6 +53,8 @@ struct vmhost_config {
                                    (warm_pool.h) */
     unsigned warm_pool_max;     /* a pool's ceiling unless the scheduler sets one: its
                                    demand grows it up to this; below the floor: the floor */
+    unsigned warm_pool_spares;  /* QEMUs each pool in use keeps started ahead (warm_pool.h),
+                                   at most VMHOST_MAX_POOL_SPARES */
     unsigned long long pool_memory_mib; /* guest memory every warm pool's VMs together may hold */
     const char *egress_addr;    /* egress's gRPC address; NULL: sandboxes are attached to
                                    nothing and reach nothing (docs/egress.md) */

@@ -15,7 +15,7 @@ struct vmhost_metrics {
     struct vmhost *vh;
     struct metrics_registry *reg;
     struct metric *calls, *creates, *sandboxes, *pool_ready, *pool_target, *pool_memory,
-        *pool_demand, *qemu_rss;
+        *pool_demand, *pool_spares, *qemu_rss;
 };
 
 /* The resident bytes of pid, 0 when it is gone. */
@@ -64,6 +64,7 @@ static void collect_pools(struct vmhost_metrics *m)
     metric_clear(m->pool_target);
     metric_clear(m->pool_memory);
     metric_clear(m->pool_demand);
+    metric_clear(m->pool_spares);
     size_t n;
     struct template_version **all = template_list(m->vh, &n);
     for (size_t i = 0; all && i < n; i++) {
@@ -74,6 +75,7 @@ static void collect_pools(struct vmhost_metrics *m)
             metric_set(m->pool_target, METRIC_LABELS(all[i]->ref), ps.target);
             metric_set(m->pool_memory, METRIC_LABELS(all[i]->ref), (double)ps.memory_bytes);
             metric_set(m->pool_demand, METRIC_LABELS(all[i]->ref), ps.demand_per_s);
+            metric_set(m->pool_spares, METRIC_LABELS(all[i]->ref), ps.spares);
         }
         template_release(all[i]);
     }
@@ -98,7 +100,8 @@ struct vmhost_metrics *vmhost_metrics_new(struct vmhost *vh)
     m->vh = vh;
     m->calls = rpc_calls_metric(m->reg, "airlock_vmhost");
     m->creates = metrics_histogram(m->reg, "airlock_vmhost_create_duration_seconds",
-                                   "Creates that succeeded, by path (pool, restore, cold), "
+                                   "Creates that succeeded, by path (pool; prestarted: restored "
+                                   "into a spare QEMU; restore; cold), "
                                    "from the request to the answer.",
                                    1, METRIC_LABELS("path"), seconds,
                                    sizeof(seconds) / sizeof(*seconds));
@@ -118,12 +121,16 @@ struct vmhost_metrics *vmhost_metrics_new(struct vmhost *vh)
     m->pool_demand = metrics_gauge(m->reg, "airlock_vmhost_pool_demand_per_second",
                                    "The recent peak create rate the pool follows, by template.",
                                    1, METRIC_LABELS("template"));
+    m->pool_spares = metrics_gauge(m->reg, "airlock_vmhost_pool_spares",
+                                   "QEMUs the warm pool started ahead, waiting for a restore "
+                                   "(--warm-pool-spares), by template.",
+                                   1, METRIC_LABELS("template"));
     m->qemu_rss = metrics_gauge(m->reg, "airlock_vmhost_qemu_rss_bytes",
                                 "Resident memory of the QEMUs of this node's sandboxes "
                                 "(pooled VMs not counted).",
                                 0, NULL);
     if (!m->calls || !m->creates || !m->sandboxes || !m->pool_ready || !m->pool_target ||
-        !m->pool_memory || !m->pool_demand || !m->qemu_rss ||
+        !m->pool_memory || !m->pool_demand || !m->pool_spares || !m->qemu_rss ||
         metrics_on_collect(m->reg, collect, m) < 0) {
         vmhost_metrics_free(m);
         return NULL;

@@ -39,6 +39,13 @@ struct warm_pool {
     struct pool_demand demand;
     struct sandbox **ready; /* capacity slots, oldest first */
     unsigned n_ready, capacity;
+    /* QEMUs started ahead (sandbox_spare_start), oldest first, while the
+     * pool is in use (max > 0): a refill restores into one, and so does a
+     * create that found no ready VM. Not in the pool memory: they hold no
+     * guest memory until a state is loaded. */
+    struct sandbox *spares[VMHOST_MAX_POOL_SPARES];
+    unsigned n_spares;
+    unsigned long long spares_taken;
     bool stopping;
     unsigned long long taken, missed;
     /* Taken VMs being handed out: the refill (a QEMU start and a restore)
@@ -103,25 +110,66 @@ static void wait_locked(struct warm_pool *pool, long ms)
     pthread_cond_timedwait(&pool->wake, &pool->lock, &ts);
 }
 
+/* lock held: the spares the pool keeps now. */
+static unsigned spares_target_locked(const struct warm_pool *pool)
+{
+    return pool->max > 0 ? pool->vh->cfg.warm_pool_spares : 0;
+}
+
+/* lock held: the oldest spare, its room on the node claimed, or NULL (a
+ * full node keeps its spares: the build without one answers CAPACITY). */
+static struct sandbox *take_spare_locked(struct warm_pool *pool)
+{
+    struct airlock_error e = { 0 };
+    if (pool->n_spares == 0 || sandbox_spare_claim(pool->spares[0], &e) < 0)
+        return NULL;
+    struct sandbox *sb = pool->spares[0];
+    pool->n_spares--;
+    memmove(pool->spares, pool->spares + 1, pool->n_spares * sizeof(*pool->spares));
+    return sb;
+}
+
 /* One VM for the pool: built detached (nicer than vmhost, so the VMs in
- * use and creates that found the pool empty get the CPU first), then
- * warmed up and left paused. */
+ * use and creates that found the pool empty get the CPU first) into a
+ * spare when one waits, then warmed up and left paused. */
 static int refill_one(struct warm_pool *pool, struct sandbox **out, struct airlock_error *e)
 {
     struct sandbox_create_params p = { 0 };
     template_version_get(pool->tmpl); /* the build's, kept by the VM */
-    struct sandbox_build b = {
-        .params = &p, .tmpl = pool->tmpl, .detached = true, .nice = WARM_POOL_NICE
-    };
+    pthread_mutex_lock(&pool->lock);
+    struct sandbox *spare = take_spare_locked(pool);
+    pthread_mutex_unlock(&pool->lock);
+    struct sandbox_build b = { .params = &p, .tmpl = pool->tmpl, .detached = true,
+                               .nice = WARM_POOL_NICE, .spare = spare };
+    int64_t started = clock_monotonic_us();
     struct sandbox *sb;
     if (sandbox_build(pool->vh, &b, &sb, e) < 0)
         return -1;
-    if (sandbox_pool_warm(sb, AIRLOCK_ERROR_MSG(e)) < 0) {
+    int64_t restored = clock_monotonic_us();
+    struct pool_warm_times w;
+    if (sandbox_pool_warm(sb, &w, AIRLOCK_ERROR_MSG(e)) < 0) {
         sandbox_discard(sb);
         return airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     }
+    /* A refill's cost, as a create's: the build (QEMU start unless a spare
+     * was ready, state load, guestd's first answer) and the warm-up with
+     * its steps (sandbox_pool.h). */
+    log_info("warm pool VM restored",
+             "template=%s sandbox=%s qemu=%s restore_us=%lld warm_us=%lld warm_ca_us=%lld "
+             "warm_exec_us=%lld warm_cycle_us=%lld warm_init_us=%lld",
+             pool->tmpl->ref, sandbox_id(sb), spare ? "prestarted" : "started",
+             (long long)(restored - started), (long long)(clock_monotonic_us() - restored),
+             (long long)w.ca_us, (long long)w.exec_us, (long long)w.cycle_us,
+             (long long)w.init_us);
     *out = sb;
     return 0;
+}
+
+/* A spare for the pool (nicer than vmhost, as a refill), or -1 with e. */
+static int spare_one(struct warm_pool *pool, struct sandbox **out, struct airlock_error *e)
+{
+    template_version_get(pool->tmpl); /* the spare's */
+    return sandbox_spare_start(pool->vh, pool->tmpl, WARM_POOL_NICE, out, e);
 }
 
 /* lock held, n_ready above the target: the newest VM goes (one per look,
@@ -135,6 +183,16 @@ static void shrink_one_locked(struct warm_pool *pool)
     pthread_mutex_lock(&pool->lock);
 }
 
+/* lock held, more spares than the pool keeps (it went out of use): the
+ * newest goes. */
+static void drop_spare_locked(struct warm_pool *pool)
+{
+    struct sandbox *sb = pool->spares[--pool->n_spares];
+    pthread_mutex_unlock(&pool->lock);
+    sandbox_discard(sb);
+    pthread_mutex_lock(&pool->lock);
+}
+
 static void *filler_main(void *arg)
 {
     struct warm_pool *pool = arg;
@@ -143,12 +201,20 @@ static void *filler_main(void *arg)
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
         unsigned target = retarget_locked(pool);
+        unsigned spares = spares_target_locked(pool);
+        if (pool->n_spares > spares) {
+            drop_spare_locked(pool);
+            continue;
+        }
         if (pool->n_ready > target && pool->handing_out == 0) {
             shrink_one_locked(pool);
             wait_locked(pool, WARM_POOL_EVAL_MS);
             continue;
         }
-        if (pool->n_ready >= target || pool->handing_out > 0) {
+        /* Spares first: one costs a QEMU start and serves a create past
+         * the empty pool at about a third of a restore's time. */
+        bool add_spare = pool->n_spares < spares;
+        if ((!add_spare && pool->n_ready >= target) || pool->handing_out > 0) {
             wait_locked(pool, WARM_POOL_EVAL_MS);
             continue;
         }
@@ -160,11 +226,26 @@ static void *filler_main(void *arg)
         pthread_mutex_unlock(&pool->lock);
         struct sandbox *sb = NULL;
         struct airlock_error e = { 0 };
-        int rc = refill_one(pool, &sb, &e);
+        int64_t started = clock_monotonic_us();
+        int rc = add_spare ? spare_one(pool, &sb, &e) : refill_one(pool, &sb, &e);
         bool was_full = full;
         full = rc < 0 && e.class == AIRLOCK_ERR_CAPACITY;
         pthread_mutex_lock(&pool->lock);
-        if (rc == 0 && pool->n_ready >= retarget_locked(pool)) {
+        if (rc == 0 && add_spare) {
+            /* Only this thread adds, and spares <= VMHOST_MAX_POOL_SPARES. */
+            if (pool->n_spares < spares_target_locked(pool)) {
+                pool->spares[pool->n_spares++] = sb;
+                failures = 0;
+                /* us: what a create that takes it saves. */
+                log_info("warm pool spare QEMU ready", "template=%s sandbox=%s spares=%u us=%lld",
+                         pool->tmpl->ref, sandbox_id(sb), pool->n_spares,
+                         (long long)(clock_monotonic_us() - started));
+            } else { /* the pool went out of use meanwhile */
+                pthread_mutex_unlock(&pool->lock);
+                sandbox_discard(sb);
+                pthread_mutex_lock(&pool->lock);
+            }
+        } else if (rc == 0 && pool->n_ready >= retarget_locked(pool)) {
             /* The target went down while this VM was being restored. */
             pthread_mutex_unlock(&pool->lock);
             sandbox_discard(sb);
@@ -248,8 +329,10 @@ void warm_pool_stop(struct warm_pool *pool)
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i < pool->n_ready; i++)
         sandbox_discard(pool->ready[i]);
+    for (unsigned i = 0; i < pool->n_spares; i++)
+        sandbox_discard(pool->spares[i]);
     account_locked(pool, -(int)pool->n_ready); /* alone now: no lock needed */
-    log_info("warm pool stopped", "deleted=%u", pool->n_ready);
+    log_info("warm pool stopped", "deleted=%u spares=%u", pool->n_ready, pool->n_spares);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
     template_release(pool->tmpl);
@@ -328,6 +411,22 @@ struct sandbox *warm_pool_take(struct warm_pool *pool)
     return sb;
 }
 
+struct sandbox *warm_pool_take_spare(struct warm_pool *pool)
+{
+    if (!pool)
+        return NULL;
+    pthread_mutex_lock(&pool->lock);
+    /* Not a hand-out: the build into it takes ~70 ms here and far more
+     * under load, and refills (niced) held back for all of it would
+     * starve while creates keep coming. */
+    struct sandbox *sb = take_spare_locked(pool);
+    if (sb)
+        pool->spares_taken++;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    return sb;
+}
+
 void warm_pool_handed_out(struct warm_pool *pool)
 {
     pthread_mutex_lock(&pool->lock);
@@ -352,5 +451,8 @@ void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out)
     out->memory_bytes = (unsigned long long)pool->n_ready * vm_memory_mb(pool) << 20;
     out->taken = pool->taken;
     out->missed = pool->missed;
+    out->spares = pool->n_spares;
+    out->spares_target = spares_target_locked(pool);
+    out->spares_taken = pool->spares_taken;
     pthread_mutex_unlock(&pool->lock);
 }

@@ -7,6 +7,13 @@
  * target that follows the pool's recent creates between a floor and a
  * ceiling, within the node's --pool-memory-mib (pool_demand.h).
  *
+ * Spares: while a pool is in use (a floor or ceiling above 0) it also
+ * keeps --warm-pool-spares QEMUs started ahead and waiting with -incoming
+ * defer (sandbox_spare_start). A refill restores into one, and a create
+ * that finds no ready VM takes one: its restore skips QEMU's start (about
+ * two thirds of a restore's time here under TCG). Spares come first: each
+ * costs only a QEMU start.
+ *
  * Each pooled VM lives as sandboxes/<pool id>/ in namespace
  * airlock-<pool id>, not attached to egress: a detached build
  * (sandbox_build.h) warmed up by sandbox_pool_warm() and handed out by
@@ -40,6 +47,8 @@ struct warm_pool_stats {
     unsigned long long memory_bytes; /* the ready VMs' guest memory */
     unsigned long long taken;     /* creates served from the pool */
     unsigned long long missed;    /* poolable creates that found it empty */
+    unsigned spares, spares_target; /* QEMUs started ahead, and how many it keeps */
+    unsigned long long spares_taken; /* creates past the empty pool that took one */
 };
 
 /* Starts the refill thread for a pool of VMs restored from t (a default
@@ -67,6 +76,12 @@ void warm_pool_stop(struct warm_pool *pool);
  * way): refills wait until no VM is being handed out. */
 struct sandbox *warm_pool_take(struct warm_pool *pool);
 void warm_pool_handed_out(struct warm_pool *pool);
+
+/* For a create that found no ready VM (warm_pool_take gave NULL): a spare
+ * QEMU of the pool's template waiting for its state (sandbox_build.h:
+ * sandbox_spare_start, its room on the node claimed), for the create's
+ * build to restore into, or NULL. */
+struct sandbox *warm_pool_take_spare(struct warm_pool *pool);
 
 /* Zeros for a NULL pool. */
 void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out);

@@ -7,10 +7,15 @@
  *   pool    from vmhost --warm-pool 8: a warmed, paused VM is renamed if
  *           the create names an id (as the scheduler's do), continued and
  *           given its guest init; every round starts with a full pool
- *           (the wait is not timed). */
+ *           (the wait is not timed). Then past the empty pool, from vmhost
+ *           --warm-pool 1 --warm-pool-spares 1: each round takes the
+ *           ready VM (not timed), then times a create that restores into
+ *           the QEMU the pool started ahead; and what the pool's refills
+ *           cost. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "bench_log.h"
@@ -24,6 +29,11 @@ struct create_run {
     struct itest_vmhost *vh;
     bool named;      /* the create names its id, as the scheduler does */
     bool wait_pool;  /* before each round: the pool is full again */
+    /* before each round: one VM ready and a spare QEMU waiting, then the
+     * ready VM taken (into taken_id), so the timed create finds the pool
+     * empty */
+    bool past_pool;
+    char *taken_id;
     /* At concurrency 1: two execs of `true` right after each create (not
      * in the create's time), the first running in the guest for the first
      * time what every exec runs (NULL: not measured). */
@@ -32,14 +42,37 @@ struct create_run {
     int seq;
 };
 
+/* Spare QEMUs waiting now: each started is logged ready, and each taken
+ * (by a create or a refill) logged with qemu=prestarted. */
+static bool spare_waits(const struct create_run *c)
+{
+    return bench_log_count(c->vh->log_path, "msg=\"warm pool spare QEMU ready\"") >
+           bench_log_count(c->vh->log_path, " qemu=prestarted ");
+}
+
+static int empty_the_pool(struct create_run *c)
+{
+    if (!itest_wait_pool_ready(c->vh, 1, POOL_FILL_TIMEOUT_MS))
+        return -1;
+    for (int waited = 0; !spare_waits(c); waited += 50) {
+        if (waited > POOL_FILL_TIMEOUT_MS)
+            return -1;
+        usleep(50 * 1000);
+    }
+    c->taken_id = bench_create(c->vh, NULL);
+    return c->taken_id ? 0 : -1;
+}
+
 static int wait_pool(void *arg, int worker, int round)
 {
     (void)round;
     struct create_run *c = arg;
-    return worker > 0 || !c->wait_pool ||
-                   itest_wait_pool_ready(c->vh, POOL_SIZE, POOL_FILL_TIMEOUT_MS)
-               ? 0
-               : -1;
+    if (worker > 0)
+        return 0;
+    if (c->past_pool)
+        return empty_the_pool(c);
+    return !c->wait_pool || itest_wait_pool_ready(c->vh, POOL_SIZE, POOL_FILL_TIMEOUT_MS) ? 0
+                                                                                           : -1;
 }
 
 static int run_create(void *arg, int worker, int round)
@@ -69,6 +102,10 @@ static int after_create(void *arg, int worker, int round)
         rc = -1;
     free(c->ids[worker]);
     c->ids[worker] = NULL;
+    if (c->taken_id && bench_delete(c->vh, c->taken_id) < 0)
+        rc = -1;
+    free(c->taken_id);
+    c->taken_id = NULL;
     return rc;
 }
 
@@ -115,6 +152,50 @@ static const struct bench_stage boot_stages[] = {
     { "record_us", "sandbox record" },
     { NULL, NULL },
 };
+
+static const struct bench_stage spare_stages[] = {
+    { "take_us", "take the spare: registry, renames, budget, CPU priority" },
+    { "restore_us", "device state load + cont (egress attach beside it)" },
+    { "hello_us", "guest's first answer (cold translation cache)" },
+    { "init_us", "guest init (clock, entropy, hostname)" },
+    { "record_us", "sandbox record" },
+    { NULL, NULL },
+};
+
+/* A refill of the pool (vmhost's "warm pool VM restored"), and a spare's
+ * start ("warm pool spare QEMU ready"): background work. */
+static const struct bench_stage refill_stages[] = {
+    { "restore_us", "refill: restore into a spare (state load, first answer)" },
+    { "warm_us", "refill: warm-up (stand-in CA, an exec, pause/continue, init)" },
+    { "warm_ca_us", "  warm-up: init with the stand-in CA" },
+    { "warm_exec_us", "  warm-up: exec `true`" },
+    { "warm_cycle_us", "  warm-up: pause and continue" },
+    { "warm_init_us", "  warm-up: init again" },
+    { NULL, NULL },
+};
+static const struct bench_stage spare_start_stages[] = {
+    { "us", "spare: disk reflink, namespace, QEMU start (niced, in the background)" },
+    { NULL, NULL },
+};
+
+static int measure_past_pool(struct bench_ctx *ctx, int runs)
+{
+    struct itest_vmhost vh;
+    const char *const args[] = { "--warm-pool", "1", "--warm-pool-spares", "1", NULL };
+    if (itest_vmhost_start(&vh, args) < 0)
+        return -1;
+    long mark = bench_log_mark(vh.log_path);
+    struct create_run c = { .ctx = ctx, .vh = &vh, .named = true, .past_pool = true };
+    int rc = measure(&c, 1, runs, "snapshot", spare_stages,
+                     "create past the empty pool (into a spare QEMU) → guest ready");
+    const char *const refills[] = { "msg=\"warm pool VM restored\"", " qemu=prestarted ", NULL };
+    bench_log_series(ctx->report, vh.log_path, mark, refills, refill_stages);
+    const char *const spares[] = { "msg=\"warm pool spare QEMU ready\"", NULL };
+    bench_log_series(ctx->report, vh.log_path, mark, spares, spare_start_stages);
+    if (itest_vmhost_stop(&vh) < 0)
+        rc = -1;
+    return rc;
+}
 
 static const struct bench_stage pool_stages[] = {
     { "name_us", "registry + rename (directory, namespace)" },
@@ -170,6 +251,8 @@ int bench_section_pool(struct bench_ctx *ctx)
                 "create from pool, id by the caller") < 0)
         rc = -1;
     if (itest_vmhost_stop(&vh) < 0)
+        rc = -1;
+    if (measure_past_pool(ctx, runs) < 0)
         rc = -1;
     return rc;
 }

@@ -1,6 +1,7 @@
 /* Section "demand": what a user sees creating sandboxes through REST with
  * a warm pool that follows demand (vmhost --warm-pool 2, as make up, and
- * --warm-pool-max 16; docs/snapshots.md "Warm pool"), on the whole stack
+ * --warm-pool-max 16, --warm-pool-spares 2; docs/snapshots.md "Warm
+ * pool"), on the whole stack
  * (tests/controlplane/cp_stack.h):
  *
  *   a burst of 20 concurrent creates on a pool that saw no demand yet;
@@ -170,14 +171,15 @@ static int run(struct bench_ctx *ctx, struct cp_stack *st, const struct bench_re
 
 int bench_section_demand(struct bench_ctx *ctx)
 {
-    ctx->report->section = "REST creates, pool following demand (--warm-pool 2, max 16)";
+    ctx->report->section =
+        "REST creates, pool following demand (--warm-pool 2, max 16, 2 spare QEMUs)";
     struct cp_stack *st = calloc(1, sizeof(*st));
     if (!st)
         return -1;
     /* 10/s with 5 s lifetimes holds ~50 sandboxes beside the pool: the
      * node's budget is not what this measures. */
     const char *const vmhost_args[] = { "--warm-pool", "2", "--warm-pool-max", "16",
-                                        "--max-sandboxes", "120", "--node-cpus", "120",
+                                        "--warm-pool-spares", "2", "--max-sandboxes", "120", "--node-cpus", "120",
                                         "--cpu-overcommit", "1", "--memory-overcommit", "4",
                                         NULL };
     const struct cp_stack_options opts = { .vmhost_args = vmhost_args };

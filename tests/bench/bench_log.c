@@ -77,3 +77,14 @@ void bench_log_breakdown(struct bench_report *r, const struct itest_vmhost *vh, 
     const char *const match[] = { "msg=\"sandbox created\"", want, NULL };
     bench_log_series(r, vh->log_path, mark, match, stages);
 }
+
+size_t bench_log_count(const char *log_path, const char *needle)
+{
+    char *text = NULL;
+    size_t len = 0, n = 0;
+    if (fs_read_file(log_path, 64u << 20, &text, &len, NULL, 0) == 0)
+        for (const char *p = text; (p = strstr(p, needle)); p++)
+            n++;
+    free(text);
+    return n;
+}

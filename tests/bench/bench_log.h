@@ -24,4 +24,7 @@ void bench_log_series(struct bench_report *r, const char *log_path, long mark,
 void bench_log_breakdown(struct bench_report *r, const struct itest_vmhost *vh, long mark,
                          const char *from, const struct bench_stage *stages);
 
+/* How many times the log holds needle. */
+size_t bench_log_count(const char *log_path, const char *needle);
+
 #endif

@@ -391,8 +391,15 @@ static int start_node(struct cp_stack *st, struct cp_node *node, const char *con
         node->vmhost_args[n++] = "--netns-prefix";
         node->vmhost_args[n++] = node->netns_prefix;
     }
-    for (size_t i = 0; vmhost_extra && vmhost_extra[i] && i < CP_STACK_MAX_VMHOST_ARGS; i++)
+    for (size_t i = 0; vmhost_extra && vmhost_extra[i]; i++) {
+        /* Never cut silently: a dropped flag changes what is measured. */
+        if (i == CP_STACK_MAX_VMHOST_ARGS) {
+            fprintf(stderr, "cp_stack: more than %d extra vmhost arguments\n",
+                    CP_STACK_MAX_VMHOST_ARGS);
+            return -1;
+        }
         node->vmhost_args[n++] = vmhost_extra[i];
+    }
     node->vmhost_args[n] = NULL;
     if (st->pki_dir[0] && act_as_node(st, node->id) < 0)
         return -1;

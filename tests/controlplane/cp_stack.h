@@ -55,7 +55,7 @@
 #include "pg_test.h"
 #include "upstream.h"
 
-#define CP_STACK_MAX_VMHOST_ARGS 8
+#define CP_STACK_MAX_VMHOST_ARGS 16
 #define CP_STACK_MAX_NODES 3
 
 /* The test internet's upstream: other.test resolves to NETLAB_WEB2 in

@@ -116,6 +116,13 @@ def vmhost_log_says(sid, needle):
         return any("sandbox=%s " % sid in line and needle in line for line in f)
 
 
+def vmhost_log_count(needle):
+    """How many lines of cp_harness's vmhost log hold needle."""
+    log = os.path.join(os.environ["AIRLOCK_TEST_VMHOST_DIR"], "vmhost.log")
+    with open(log, errors="replace") as f:
+        return sum(needle in line for line in f)
+
+
 def pool_ready(template, want):
     """Whether GET /v1/templates/{template}/warm-pool (admin) shows want
     as the ready count of every node (want=0) or of some node (want>0)."""

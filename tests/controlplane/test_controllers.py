@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 from rest_client import (ADMIN, EventStream, call, check, control, expect_error, new_project_key,
-                         poll, psql, report_and_exit)
+                         poll, psql, report_and_exit, vmhost_log_count, vmhost_log_says)
 
 STACK = os.environ["AIRLOCK_TEST_STACK_DIR"]
 VMHOST_SOCK = "unix:%s/vmhost.sock" % os.environ["AIRLOCK_TEST_VMHOST_DIR"]
@@ -266,8 +266,20 @@ def check_warm_pool(key):
             [("cp-node", target, ready)] else None
     check(poll(lambda: pool_on_node(1, 1)), "the node keeps one VM ready: %s"
           % (call("GET", path, key=ADMIN)[2],))
-    sb = create(key)  # served from the pool, which refills in the background
-    if sb:
+    # This stack's vmhost keeps a spare QEMU per pool in use
+    # (--warm-pool-spares 1): the first spare became the ready VM, the
+    # second waits. Of two creates at once one takes the ready VM, the
+    # other restores into the spare.
+    check(poll(lambda: vmhost_log_count("warm pool spare QEMU ready") >= 2),
+          "the node starts a spare QEMU beside its ready VM")
+    with concurrent.futures.ThreadPoolExecutor(2) as clients:
+        pair = [sb for sb in clients.map(lambda _: create(key), range(2)) if sb]
+    check(len(pair) == 2, "two creates at once with one VM ready: %s" % pair)
+    paths = sorted("pool" if vmhost_log_says(sb["id"], "from=pool") else
+                   "spare" if vmhost_log_says(sb["id"], "qemu=prestarted") else "other"
+                   for sb in pair)
+    check(paths == ["pool", "spare"], "one from the pool, one into the spare QEMU: %s" % paths)
+    for sb in pair:  # the pool refills in the background
         call("DELETE", "/v1/sandboxes/" + sb["id"], key=key)
     st, _, body = call("PUT", path, key=ADMIN, body={"target": 0})
     check(st == 200 and body.get("target") == 0, "PUT warm-pool target 0")

@@ -7,8 +7,11 @@
  * directory, which moved with the rename) while the old pool's VMs are
  * stopped, bad or taken ids waste no pooled VM, a rename that cannot
  * happen leaves nothing behind, pooled QEMUs run at a lower CPU priority
- * until handed out, and GetNodeStats reports all of it. The group teardown fails if vmhost leaves a VM, mount or loop
- * device behind (pooled VMs included). */
+ * until handed out, and GetNodeStats reports all of it. With
+ * --warm-pool-spares, a create that finds no ready VM restores into a QEMU
+ * the pool started ahead, and falls back to its own when that QEMU died.
+ * The group teardown fails if vmhost leaves a VM, mount or loop device
+ * behind (pooled VMs and spares included). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -370,6 +374,103 @@ static void test_renamed_sandbox_survives_vmhost_crash(void **state)
     free(got);
 }
 
+/* How many times vmhost's log (1 MiB read) holds needle. */
+static size_t logged(const char *needle)
+{
+    char *log = NULL;
+    size_t len = 0, n = 0;
+    assert_int_equal(fs_read_file(itest_vh.log_path, 1 << 20, &log, &len, NULL, 0), 0);
+    for (const char *p = log; (p = strstr(p, needle)); p++)
+        n++;
+    free(log);
+    return n;
+}
+
+/* The log holds needle n times within the fill timeout. */
+static void wait_logged(const char *needle, size_t n)
+{
+    for (int waited = 0; logged(needle) < n; waited += 100) {
+        if (waited > POOL_FILL_TIMEOUT_MS)
+            fail_msg("vmhost's log has \"%s\" %zu times, not %zu", needle, logged(needle), n);
+        usleep(100 * 1000);
+    }
+}
+
+/* The n QEMUs under the data directory (the pool's ready VMs and spares). */
+static void find_qemus(pid_t *out, size_t n)
+{
+    assert_int_equal(itest_count_qemus(itest_vh.data_dir), n);
+    assert_int_equal(itest_find_qemus(itest_vh.data_dir, out, n), n);
+}
+
+/* With --warm-pool-spares, a pool in use keeps a QEMU started ahead
+ * (waiting with -incoming defer, niced like pooled VMs): a create that
+ * finds no ready VM restores into it, so its QEMU is that process. Spares
+ * that died make the create fall back to a QEMU of its own, and the pool
+ * starts new ones; nothing is left behind. */
+static void test_spare_qemu_serves_create_past_the_pool(void **state)
+{
+    (void)state;
+    static const char *const spare_args[] = { "--warm-pool", "1", "--warm-pool-spares", "1",
+                                              NULL };
+    assert_int_equal(itest_vmhost_crash_and_restart_with(&itest_vh, spare_args), 0);
+    /* The first spare became the ready VM; the second waits. */
+    assert_true(itest_wait_pool_ready(&itest_vh, 1, POOL_FILL_TIMEOUT_MS));
+    wait_logged("warm pool spare QEMU ready", 2);
+    pid_t ahead[2];
+    find_qemus(ahead, 2);
+    for (int i = 0; i < 2; i++)
+        expect_qemu_nice(ahead[i], vmhost_nice() + WARM_POOL_NICE);
+
+    char *pooled = create_named("pooled-first", NULL, NULL);
+    assert_non_null(pooled);
+    char *past = create_named("past-the-pool", NULL, NULL);
+    assert_non_null(past);
+    Airlock__Vmhost__V1__Sandbox *a = itest_assert_get(&itest_vh, "pooled-first");
+    Airlock__Vmhost__V1__Sandbox *b = itest_assert_get(&itest_vh, "past-the-pool");
+    assert_true(a->from_pool);
+    assert_false(b->from_pool);
+    /* Both QEMUs were started before either create. */
+    pid_t qa = sandbox_qemu("pooled-first"), qb = sandbox_qemu("past-the-pool");
+    if (!((qa == ahead[0] && qb == ahead[1]) || (qa == ahead[1] && qb == ahead[0])))
+        fail_msg("sandboxes' QEMUs %d and %d are not the ones started ahead, %d and %d", (int)qa,
+                 (int)qb, (int)ahead[0], (int)ahead[1]);
+    expect_qemu_nice(qb, vmhost_nice());
+    protobuf_c_message_free_unpacked(&a->base, NULL);
+    protobuf_c_message_free_unpacked(&b->base, NULL);
+    assert_int_equal(logged("qemu=prestarted us="), 1); /* past-the-pool's create line */
+    char *id_a = guest_identity("pooled-first"), *id_b = guest_identity("past-the-pool");
+    assert_string_not_equal(id_a, id_b); /* own entropy, uuid and hostname */
+    assert_non_null(strstr(id_b, "past-the-pool"));
+
+    /* Both waiting QEMUs die: the create still gets a sandbox. */
+    assert_true(itest_wait_pool_ready(&itest_vh, 1, POOL_FILL_TIMEOUT_MS));
+    wait_logged("warm pool spare QEMU ready", 4);
+    pid_t all[4];
+    find_qemus(all, 4);
+    for (int i = 0; i < 4; i++)
+        if (all[i] != sandbox_qemu("pooled-first") && all[i] != sandbox_qemu("past-the-pool"))
+            assert_int_equal(kill(all[i], SIGKILL), 0);
+    char *fallback = create_named("after-spares-died", NULL, NULL);
+    assert_non_null(fallback);
+    free(itest_assert_sh(&itest_vh, "after-spares-died", "true"));
+    assert_int_equal(logged("restore into a spare QEMU failed: starting one"), 1);
+
+    delete_and_check_gone("pooled-first");
+    delete_and_check_gone("past-the-pool");
+    delete_and_check_gone("after-spares-died");
+    /* The dead ones gone, the pool and its spare made again. */
+    assert_true(itest_wait_pool_ready(&itest_vh, 1, POOL_FILL_TIMEOUT_MS));
+    wait_logged("warm pool spare QEMU ready", 6);
+    find_qemus(ahead, 2);
+    assert_int_equal(dirs_with_own_netns(), 2);
+    free(id_a);
+    free(id_b);
+    free(pooled);
+    free(past);
+    free(fallback);
+}
+
 /* A pool that cannot be held: vmhost refuses to start, naming the value,
  * before it makes anything. */
 static void test_pool_memory_below_one_vm_is_refused(void **state)
@@ -395,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_bad_id_takes_nothing),
         cmocka_unit_test(test_rename_onto_taken_namespace_leaks_nothing),
         cmocka_unit_test(test_renamed_sandbox_survives_vmhost_crash),
+        cmocka_unit_test(test_spare_qemu_serves_create_past_the_pool),
         cmocka_unit_test(test_pool_memory_below_one_vm_is_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
