@@ -186,7 +186,7 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
 }
 
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
-                          bool through_store, char *node_id, size_t idlen,
+                          bool through_store, const char *op, char *node_id, size_t idlen,
                           struct airlock_error *e)
 {
     char dead_after[16];
@@ -220,6 +220,8 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
     else
         snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
     PQclear(res);
+    if (rc < 0 && e->class == AIRLOCK_ERR_CAPACITY)
+        metric_add(s->metrics.placement_failures, METRIC_LABELS(op), 1);
     return rc;
 }
 
