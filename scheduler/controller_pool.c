@@ -2,7 +2,7 @@
  * the floor every live node keeps ready (for a named template: every node
  * that reports having it), warm_pool_max (NULL: each node's own) the
  * ceiling its demand may grow it to; each heartbeat reports the node's
- * floor (nodes.warm_pools), ceiling and own ceiling (node_warm_pools).
+ * floor, ceiling and own ceiling (node_warm_pools, node_pools.c).
  * Where they differ both are pushed (node op set_pool). A node that refuses is asked
  * again after POOL_REFUSAL_BACKOFF_MS, not every pass. */
 #include <stdio.h>
@@ -83,7 +83,7 @@ void controller_pool_pass(struct scheduler *s, struct controller_pools *pools)
         " WHERE t.warm_pool_target IS NOT NULL"
         " AND n.last_seen > now() - make_interval(secs => $1::integer)"
         " AND (t.id = 'default' OR t.id = ANY(n.templates))" /* named: where it was built */
-        " AND (coalesce((SELECT (p->>'target')::integer FROM jsonb_array_elements(n.warm_pools) p"
+        " AND (coalesce((SELECT (p->>'min')::integer FROM jsonb_array_elements(w.pools) p"
         "   WHERE p->>'template' = t.id LIMIT 1), -1) <> t.warm_pool_target"
         /* Without a ceiling of the template's, the node's own (what
          * set_pool's max 0 gives): --warm-pool-max, at least the floor. */

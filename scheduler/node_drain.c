@@ -27,7 +27,7 @@ static void move_suspended(struct scheduler *s, const char *node_id, const char 
 {
     struct airlock_error e;
     char to[128];
-    if (nodes_place_elsewhere(s, id, node_id, true, to, sizeof(to), &e) < 0) {
+    if (nodes_place_elsewhere(s, id, node_id, true, "move", to, sizeof(to), &e) < 0) {
         log_warn("drain: a suspended sandbox has nowhere to go", "node=%s sandbox=%s error=\"%s\"",
                  node_id, id, e.message);
         return;
@@ -80,7 +80,7 @@ static void suspend_to_move(struct scheduler *s, const char *node_id, const char
 {
     struct airlock_error e;
     char to[128];
-    if (nodes_place_elsewhere(s, id, node_id, true, to, sizeof(to), &e) < 0) {
+    if (nodes_place_elsewhere(s, id, node_id, true, "move", to, sizeof(to), &e) < 0) {
         log_warn("drain: a running sandbox with volumes has nowhere to go",
                  "node=%s sandbox=%s error=\"%s\"", node_id, id, e.message);
         return;

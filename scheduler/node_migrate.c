@@ -101,7 +101,7 @@ int node_migrate_running(struct scheduler *s, const char *node_id, const char *i
                  "sandbox=%s node=%s checkpoints=%d", id, node_id, n_cps);
         return -1;
     }
-    if (nodes_place_elsewhere(s, id, node_id, false, to, sizeof(to), &e) < 0) {
+    if (nodes_place_elsewhere(s, id, node_id, false, "migrate", to, sizeof(to), &e) < 0) {
         note_failure(id);
         log_warn("drain: a running sandbox has nowhere to go", "sandbox=%s node=%s error=\"%s\"",
                  id, node_id, e.message);

@@ -1,7 +1,6 @@
 #include "nodes.h"
 
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +12,6 @@
 
 #define HEARTBEAT_SUBJECT "airlock.node.*.heartbeat"
 #define ROLL_CALL_SUBJECT "airlock.nodes.roll-call" /* see protos/node.proto */
-
-/* The heartbeat's warm pools as JSON [{"template","target","ready"}], or
- * NULL when out of memory. */
-static char *warm_pools_json(const Airlock__Node__V1__Heartbeat *hb)
-{
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < hb->n_warm_pools; i++)
-        json_array_append_new(list, json_pack("{s:s,s:i,s:i}", "template",
-                                              hb->warm_pools[i]->template_, "target",
-                                              (json_int_t)hb->warm_pools[i]->target, "ready",
-                                              (json_int_t)hb->warm_pools[i]->ready));
-    char *text = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    return text;
-}
 
 /* The heartbeat's template versions as a text[] literal ("{a,b}"), or NULL
  * when out of memory; a ref with other characters than a template's
@@ -84,39 +68,39 @@ static void on_heartbeat(natsConnection *nc, natsSubscription *sub, natsMsg *msg
     snprintf(free_mb, sizeof(free_mb), "%llu", (unsigned long long)hb->free_memory_mb);
     snprintf(started, sizeof(started), "%" PRId64, hb->started_unix_ms);
     snprintf(dead_after, sizeof(dead_after), "%d", s->cfg.node_dead_after_s);
-    char *pools = warm_pools_json(hb), *templates = templates_array(hb);
+    /* Its warm pools go to node_warm_pools (node_pools.c). */
+    char *templates = templates_array(hb);
     const char *params[] = { hb->node_id,  hb->vmhost_addr, capacity,
                              sandboxes,    free_mb,         hb->accel,
-                             started,      pools ? pools : "[]", dead_after,
-                             templates ? templates : "{}", vcpus_limit, vcpus_committed,
-                             memory_limit, memory_committed };
+                             started,      dead_after,      templates ? templates : "{}",
+                             vcpus_limit,  vcpus_committed, memory_limit,
+                             memory_committed };
     struct airlock_error e;
     /* xmax = 0 only on a freshly inserted row: log new nodes once. A node
      * that restarted (new started_unix_ms) or was silent past dead_after
      * may have lost sandboxes: flag it for reconciliation (controllers). */
     PGresult *res = db_query(&s->db,
                              "INSERT INTO nodes (id, vmhost_addr, capacity, sandboxes,"
-                             " free_memory_mb, accel, last_seen, started_unix_ms, warm_pools,"
+                             " free_memory_mb, accel, last_seen, started_unix_ms,"
                              " templates, vcpus_limit, vcpus_committed, memory_limit_mb,"
                              " memory_committed_mb)"
                              " VALUES ($1, $2, $3::integer, $4::integer, $5::bigint, $6, now(),"
-                             " $7::bigint, $8::jsonb, $10::text[], $11::integer, $12::integer,"
-                             " $13::bigint, $14::bigint)"
+                             " $7::bigint, $9::text[], $10::integer, $11::integer,"
+                             " $12::bigint, $13::bigint)"
                              " ON CONFLICT (id) DO UPDATE SET vmhost_addr = EXCLUDED.vmhost_addr,"
                              " capacity = EXCLUDED.capacity, sandboxes = EXCLUDED.sandboxes,"
                              " free_memory_mb = EXCLUDED.free_memory_mb, accel = EXCLUDED.accel,"
                              " last_seen = now(), started_unix_ms = EXCLUDED.started_unix_ms,"
-                             " warm_pools = EXCLUDED.warm_pools, templates = EXCLUDED.templates,"
+                             " templates = EXCLUDED.templates,"
                              " vcpus_limit = EXCLUDED.vcpus_limit,"
                              " vcpus_committed = EXCLUDED.vcpus_committed,"
                              " memory_limit_mb = EXCLUDED.memory_limit_mb,"
                              " memory_committed_mb = EXCLUDED.memory_committed_mb,"
                              " reconcile = nodes.reconcile"
                              "   OR nodes.started_unix_ms <> EXCLUDED.started_unix_ms"
-                             "   OR nodes.last_seen < now() - make_interval(secs => $9::integer)"
+                             "   OR nodes.last_seen < now() - make_interval(secs => $8::integer)"
                              " RETURNING (xmax = 0)",
-                             14, params, AIRLOCK_ERROR_MSG(&e));
-    free(pools);
+                             13, params, AIRLOCK_ERROR_MSG(&e));
     free(templates);
     if (!res) {
         log_warn("heartbeat not recorded", "node=%s error=\"%s\"", hb->node_id, e.message);
@@ -186,7 +170,7 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
 }
 
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
-                          bool through_store, char *node_id, size_t idlen,
+                          bool through_store, const char *op, char *node_id, size_t idlen,
                           struct airlock_error *e)
 {
     char dead_after[16];
@@ -220,6 +204,8 @@ int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const cha
     else
         snprintf(node_id, idlen, "%s", PQgetvalue(res, 0, 0));
     PQclear(res);
+    if (rc < 0 && e->class == AIRLOCK_ERR_CAPACITY)
+        metric_add(s->metrics.placement_failures, METRIC_LABELS(op), 1);
     return rc;
 }
 

@@ -71,9 +71,12 @@ int nodes_place(struct scheduler *s, const char *sandbox_id, char *node_id, size
  * move records it). through_store: it moves as a suspend or checkpoint in
  * the shared snapshot store, which carries its volumes; otherwise (a live
  * migration) a sandbox with volumes stays (CAPACITY saying so). Capacity
- * naming the sandbox's size when no node has room. */
+ * naming the sandbox's size when no node has room. Every capacity refusal
+ * is counted in placement_failures under op (the move asking: "resume",
+ * "restore", "migrate", "move"), so that each move's failures show apart
+ * from creates'. */
 int nodes_place_elsewhere(struct scheduler *s, const char *sandbox_id, const char *except,
-                          bool through_store,
+                          bool through_store, const char *op,
                           char *node_id, size_t idlen, struct airlock_error *e);
 
 /* Whether node_id has been silent past --node-dead-after-s (or was never

@@ -14,8 +14,8 @@ int scheduler_metrics_init(struct scheduler_metrics *m)
                               NULL);
     m->placement_failures =
         metrics_counter(m->reg, "airlock_scheduler_placement_failures_total",
-                        "Sandboxes no live node had room for (or, with volumes, their node "
-                        "had not).",
+                        "Placements no live node had room for, by op: create, resume, restore, "
+                        "migrate, move (a drain's, through the store), build (a template's).",
                         1, METRIC_LABELS("op"));
     metric_set(m->leader, NULL, 0);
     return m->reg && m->calls && m->controller_runs && m->leader && m->placement_failures ? 0

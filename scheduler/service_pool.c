@@ -1,8 +1,8 @@
 /* SetWarmPool and GetWarmPool (admin; the gateway checks the key): a
  * template's warm-pool floor (target) and ceiling (max) in the database,
  * which the pool controller pushes to the nodes (controller_pool.c), and
- * what each live node last reported in its heartbeat: nodes.warm_pools,
- * and its pools' demand and memory in node_warm_pools (node_pools.h). */
+ * what each live node last reported in its heartbeat (node_warm_pools,
+ * node_pools.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,18 +24,15 @@ static void reply_pool_status(struct rpc_call *call, struct scheduler *s, const 
                            "SELECT warm_pool_target IS NOT NULL, coalesce(warm_pool_target, 0),"
                            " coalesce(warm_pool_max, 0) FROM templates WHERE id = $1",
                            1, tparams, AIRLOCK_ERROR_MSG(&e));
-    /* A node whose pools are not in node_warm_pools yet shows its floor
-     * as its target. */
+    /* A live node without that pool (or whose heartbeat's pools are not
+     * recorded yet) shows zeros. */
     PGresult *n = t ? db_query(&s->db,
-                               "SELECT n.id, coalesce((q.v->>'target')::integer,"
-                               " (p.v->>'target')::integer, 0),"
-                               " coalesce((p.v->>'ready')::integer, 0),"
-                               " coalesce((p.v->>'target')::integer, 0),"
+                               "SELECT n.id, coalesce((q.v->>'target')::integer, 0),"
+                               " coalesce((q.v->>'ready')::integer, 0),"
+                               " coalesce((q.v->>'min')::integer, 0),"
                                " coalesce((q.v->>'max')::integer, 0),"
                                " coalesce((q.v->>'memory_bytes')::bigint, 0),"
                                " coalesce((q.v->>'demand_per_s')::float8, 0) FROM nodes n"
-                               " LEFT JOIN LATERAL (SELECT v FROM jsonb_array_elements(n.warm_pools) v"
-                               "   WHERE v->>'template' = $1 LIMIT 1) p ON true"
                                " LEFT JOIN node_warm_pools w ON w.node_id = n.id"
                                " LEFT JOIN LATERAL (SELECT e AS v FROM jsonb_array_elements(w.pools) e"
                                "   WHERE e->>'template' = $1 LIMIT 1) q ON true"

@@ -85,7 +85,7 @@ int service_resume_stored(struct scheduler *s, const char *id, const char *store
                                  "only there (checkpoints do not move to another node yet)",
                                  id, why, n);
     char other[128];
-    if (nodes_place_elsewhere(s, id, node, true, other, sizeof(other), e) < 0) {
+    if (nodes_place_elsewhere(s, id, node, true, "resume", other, sizeof(other), e) < 0) {
         airlock_error_prefix(e, "sandbox %s cannot resume: %s; ", id, why);
         return -1;
     }
@@ -108,7 +108,7 @@ int service_restore_lost(struct scheduler *s, const char *id, const char *checkp
                          const char *set, char *node, size_t nodelen, struct airlock_error *e)
 {
     char other[128];
-    if (nodes_place_elsewhere(s, id, node, true, other, sizeof(other), e) < 0) {
+    if (nodes_place_elsewhere(s, id, node, true, "restore", other, sizeof(other), e) < 0) {
         airlock_error_prefix(e, "sandbox %s (lost with node %s) cannot be restored: ", id, node);
         return -1;
     }

@@ -477,6 +477,12 @@ int service_sandbox_op(struct scheduler *s, const char *project_id, const char *
         rc = service_resume_stored(s, id, stored, node, nodelen, e);
     } else {
         rc = lifecycle_on_node(s, op, id, node, stored, sizeof(stored), e);
+        /* Without its suspend in the store it resumes on its node alone:
+         * that node's "no room" is the resume's failed placement (from the
+         * store, nodes_place_elsewhere counts it). */
+        if (rc < 0 && op == SANDBOX_OP_RESUME && from == SANDBOX_SUSPENDED &&
+            e->class == AIRLOCK_ERR_CAPACITY)
+            metric_add(s->metrics.placement_failures, METRIC_LABELS("resume"), 1);
         /* Where any node resumes it from (a failure leaves it to its node). */
         struct airlock_error store_e;
         if (rc == 0 && op == SANDBOX_OP_SUSPEND && *stored &&

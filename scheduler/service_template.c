@@ -237,6 +237,8 @@ void service_template_build(struct rpc_call *call, void *ctx)
         goto out;
     }
     rc = store_template_pick_node(&s->db, s->cfg.node_dead_after_s, b.node, sizeof(b.node), &e);
+    if (rc < 0 && e.class == AIRLOCK_ERR_CAPACITY) /* no node, not a database error */
+        metric_add(s->metrics.placement_failures, METRIC_LABELS("build"), 1);
     if (rc == 0)
         rc = store_template_begin(&s->db, req->project_id, user_name, b.node, summary,
                                   &s->cfg.quota_defaults, b.id, sizeof(b.id), &b.version, &e);

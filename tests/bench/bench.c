@@ -10,6 +10,8 @@
  *                 vmhost's stage breakdown, and cold boot (reference)
  *   pool          creates from a warm pool (id by node and by caller),
  *                 concurrency 1 and 8
+ *   pool_memory   an idle warm pool of 4: each pooled QEMU's RSS, PSS and
+ *                 private dirty, beside vmhost's pool figures
  *   lifecycle     pause, resume, suspend, resume from suspended, checkpoint
  *                 disk/full, fork; concurrency 1 and 8
  *   exec          exec round trip (idle, and beside a sandbox burning 2
@@ -56,6 +58,7 @@ static const struct {
     { "floor", bench_section_floor },
     { "create", bench_section_create },
     { "pool", bench_section_pool },
+    { "pool_memory", bench_section_pool_memory },
     { "lifecycle", bench_section_lifecycle },
     { "exec", bench_section_exec },
     { "idle", bench_section_idle },

@@ -60,6 +60,7 @@ void bench_record_accel(struct bench_ctx *ctx, struct itest_vmhost *vh, const ch
 int bench_section_floor(struct bench_ctx *ctx);
 int bench_section_create(struct bench_ctx *ctx);
 int bench_section_pool(struct bench_ctx *ctx);
+int bench_section_pool_memory(struct bench_ctx *ctx);
 int bench_section_lifecycle(struct bench_ctx *ctx);
 int bench_section_exec(struct bench_ctx *ctx);
 int bench_section_idle(struct bench_ctx *ctx);

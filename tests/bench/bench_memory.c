@@ -60,8 +60,10 @@ int bench_qemu_memory(int pid, struct bench_qemu_memory *out)
                     *own += mib;
             } else if (strcmp(field, "Pss") == 0) {
                 out->pss_mib += mib;
-            } else if (strcmp(field, "Private_Dirty") == 0 && in_ram) {
-                out->ram_dirty_mib += mib;
+            } else if (strcmp(field, "Private_Dirty") == 0) {
+                out->private_dirty_mib += mib;
+                if (in_ram)
+                    out->ram_dirty_mib += mib;
             } else if (strncmp(field, "Shared_", 7) == 0 && !in_ram) {
                 out->own_shared_mib += mib;
             }

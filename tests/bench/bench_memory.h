@@ -8,6 +8,7 @@
 struct bench_qemu_memory {
     double rss_mib;       /* everything resident */
     double pss_mib;       /* shared pages divided among their users */
+    double private_dirty_mib; /* pages written that no other process maps: its own for sure */
     double ram_rss_mib;   /* of that, guest RAM (the template's memory file) */
     double ram_dirty_mib; /* guest RAM pages the guest wrote: private copies */
     /* QEMU's own (rss - ram_rss), by kind of mapping: */

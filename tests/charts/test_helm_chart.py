@@ -565,6 +565,30 @@ class HelmChart(unittest.TestCase):
         self.assertNotEqual(self.values["metrics"]["port"], self.values["metrics"]["egressPort"],
                             "vmhost and egress share the node pod's network")
 
+    def test_egress_node_metrics_need_the_podmonitor(self):
+        """The node pod's annotation names vmhost's port alone (one a
+        pod), so egress's are reached by the PodMonitor's port name only:
+        that port is the one egress listens on, and while the PodMonitor is
+        off the install notes say egress's metrics need it."""
+        texts = dict(templates())
+        node = texts["node.yaml"]
+        self.assertIn('include "airlock.metricsAnnotations" (dict "root" . "port" '
+                      '.Values.metrics.port)', node)
+        self.assertRegex(node, r"- name: egress-metrics\n\s+containerPort: "
+                               r"\{\{ \.Values\.metrics\.egressPort \}\}")
+        self.assertIn('"egress-metrics"', texts["podmonitor.yaml"])
+        notes = texts["NOTES.txt"]
+        guard = notes.index("if and .Values.metrics.enabled (not "
+                            ".Values.metrics.podMonitor.enabled)")
+        said = notes[guard:notes.index("{{- end }}", guard)]
+        for words in ("egress-metrics", "metrics.podMonitor.enabled=true"):
+            self.assertIn(words, said)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                               "operations.md")) as f:
+            ops = f.read()
+        self.assertIn("regex: node;egress-metrics", ops,
+                      "operations.md's scrape job keeps the port the chart names")
+
 
 class OldVolume:
     """A data dir as the chart made it before passwords (trust for every

@@ -5,7 +5,9 @@ sandboxes (1 vCPU, 512 MiB) fill it. A third create is refused over REST
 (503 unavailable) and gRPC (RESOURCE_EXHAUSTED), naming the room it
 lacks, and leaves no live sandbox behind; a suspend gives its room to
 another; a resume that does not fit is refused and leaves the sandbox
-suspended; once room is made it resumes and answers exec.
+suspended; once room is made it resumes and answers exec. The
+scheduler's placement_failures count the refused placements by op
+(create, resume).
 
 usage: test_node_capacity.py PROTO_DIR STUB_DIR
 No timing assertions. At most two VMs at a time."""
@@ -15,6 +17,7 @@ import sys
 
 import grpc
 
+from prom_metrics import scrape, value
 from rest_client import call, check, new_project_key, poll, report_and_exit
 from test_public_grpc import Client, pb  # generates the Sandboxes stubs
 
@@ -51,8 +54,13 @@ def exec_says(key, sid, word):
     return st == 200 and r.get("stdout") == word + "\n"
 
 
+def placement_failures(op):
+    return value(scrape("scheduler")[2], "airlock_scheduler_placement_failures_total", op=op)
+
+
 def main():
     _, key = new_project_key("capacity")
+    creates_failed = placement_failures("create")
     st, _, a = create(key)
     st2, _, b = create(key)
     check(st == 201 and st2 == 201, "two sandboxes fill the node's 2 vCPUs: %s %s" % (st, st2))
@@ -66,6 +74,8 @@ def main():
     placed = poll(lambda: "no live node has room" in
                   create(key)[2].get("error", {}).get("message", ""), limit_s=30, every_s=0.5)
     check(placed, "placement refuses by the heartbeat's budget")
+    check(placement_failures("create") > creates_failed,
+          "the scheduler counts the refused placement as op=create")
     check(live(key) == sorted([a, b]), "still only the two: %s" % live(key))
 
     channel = grpc.insecure_channel(os.environ["AIRLOCK_GRPC_ADDR"])
@@ -86,8 +96,13 @@ def main():
     c = poll(lambda: (lambda r: r[2] if r[0] == 201 else None)(create(key)), limit_s=30,
              every_s=0.5) or {}
     check("id" in c, "the suspended one's room takes a create: %s" % c)
+    resumes_failed = placement_failures("resume")
     st, _, r = call("POST", "/v1/sandboxes/%s/resume" % a, key=key)
     refused_for_room(st, r, "resuming a on a full node")
+    # Its node refused it and no other node has room: one failed placement.
+    check(placement_failures("resume") == resumes_failed + 1,
+          "the scheduler counts the refused resume as op=resume (%s -> %s)"
+          % (resumes_failed, placement_failures("resume")))
     check(state_of(key, a) == "suspended", "the refused resume left a suspended: %s"
           % state_of(key, a))
 
