@@ -356,10 +356,6 @@ static const char *const migrations[] = {
     "  memory_limit_mb bigint NOT NULL DEFAULT 0,"
     "  warm_pool_max integer NOT NULL DEFAULT 0,"
     "  heard_at timestamptz NOT NULL DEFAULT now());",
-    /* 17: node_warm_pools holds everything a heartbeat says of its pools
-     * (floor, ready and more): nodes.warm_pools, a half of it written
-     * from the same heartbeat, goes so that there is one source. */
-    "ALTER TABLE nodes DROP COLUMN warm_pools;",
 };
 
 const struct db_schema scheduler_schema = {
