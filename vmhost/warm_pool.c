@@ -45,7 +45,6 @@ struct warm_pool {
      * guest memory until a state is loaded. */
     struct sandbox *spares[VMHOST_MAX_POOL_SPARES];
     unsigned n_spares;
-    unsigned long long spares_taken;
     bool stopping;
     unsigned long long taken, missed;
     /* Taken VMs being handed out: the refill (a QEMU start and a restore)
@@ -420,8 +419,6 @@ struct sandbox *warm_pool_take_spare(struct warm_pool *pool)
      * under load, and refills (niced) held back for all of it would
      * starve while creates keep coming. */
     struct sandbox *sb = take_spare_locked(pool);
-    if (sb)
-        pool->spares_taken++;
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     return sb;
@@ -452,7 +449,5 @@ void warm_pool_get_stats(struct warm_pool *pool, struct warm_pool_stats *out)
     out->taken = pool->taken;
     out->missed = pool->missed;
     out->spares = pool->n_spares;
-    out->spares_target = spares_target_locked(pool);
-    out->spares_taken = pool->spares_taken;
     pthread_mutex_unlock(&pool->lock);
 }

@@ -47,8 +47,7 @@ struct warm_pool_stats {
     unsigned long long memory_bytes; /* the ready VMs' guest memory */
     unsigned long long taken;     /* creates served from the pool */
     unsigned long long missed;    /* poolable creates that found it empty */
-    unsigned spares, spares_target; /* QEMUs started ahead, and how many it keeps */
-    unsigned long long spares_taken; /* creates past the empty pool that took one */
+    unsigned spares;              /* QEMUs started ahead, waiting (--warm-pool-spares) */
 };
 
 /* Starts the refill thread for a pool of VMs restored from t (a default
