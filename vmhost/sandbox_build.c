@@ -177,7 +177,8 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
             goto fail;
         t.qmp_ready = clock_monotonic_us();
     }
-    if (load_state &&
+    /* A spare has its template's state loaded already. */
+    if (load_state && !b->spare &&
         vm_load_state(sb->vm, b->from_state ? b->from_state : sb->tmpl->snap.state,
                       b->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS,
                       AIRLOCK_ERROR_MSG(e)) < 0)
@@ -254,7 +255,12 @@ int sandbox_spare_start(struct vmhost *vh, struct template_version *t, int nice,
     sb->restored = true;
     if (build_prepare(sb, &b, false, &times, e) < 0)
         goto fail;
-    if (sandbox_start_vm(sb, true, nice, AIRLOCK_ERROR_MSG(e)) < 0) {
+    /* The device state too (its RAM stays in the template's memory file,
+     * mapped copy-on-write: nothing is copied), so a build that takes it
+     * only continues it. */
+    if (sandbox_start_vm(sb, true, nice, AIRLOCK_ERROR_MSG(e)) < 0 ||
+        vm_load_state(sb->vm, t->snap.state, false, SANDBOX_RESTORE_TIMEOUT_MS,
+                      AIRLOCK_ERROR_MSG(e)) < 0) {
         airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
         goto fail;
     }

@@ -41,10 +41,11 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
                   struct airlock_error *e);
 
 /* A spare: a detached sandbox of t's size whose QEMU was started ahead
- * (niceness nice) and waits with -incoming defer for t's snapshot — disk
- * reflinked, namespace made, no state loaded, nothing of the node's budget
- * held — so a build that takes it (sandbox_build.spare) skips QEMU's
- * start. No volumes: its slots are empty. Takes the reference to t. */
+ * (niceness nice) with -incoming defer and given t's device state, left
+ * paused — disk reflinked, namespace made, nothing of the node's budget
+ * held — so a build that takes it (sandbox_build.spare) only continues
+ * it: QEMU's start and the state load leave that build. No volumes: its
+ * slots are empty. Takes the reference to t. */
 int sandbox_spare_start(struct vmhost *vh, struct template_version *t, int nice,
                         struct sandbox **out, struct airlock_error *e);
 

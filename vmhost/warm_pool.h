@@ -8,11 +8,11 @@
  * ceiling, within the node's --pool-memory-mib (pool_demand.h).
  *
  * Spares: while a pool is in use (a floor or ceiling above 0) it also
- * keeps --warm-pool-spares QEMUs started ahead and waiting with -incoming
- * defer (sandbox_spare_start). A refill restores into one, and a create
- * that finds no ready VM takes one: its restore skips QEMU's start (about
- * two thirds of a restore's time here under TCG). Spares come first: each
- * costs only a QEMU start.
+ * keeps --warm-pool-spares QEMUs started ahead with the template's state
+ * loaded, paused (sandbox_spare_start). A refill continues one, and so
+ * does a create that finds no ready VM: QEMU's start and the state load
+ * (about two thirds of a restore's time here under TCG) leave it. Spares
+ * come first: each costs only a QEMU start and a state load.
  *
  * Each pooled VM lives as sandboxes/<pool id>/ in namespace
  * airlock-<pool id>, not attached to egress: a detached build

@@ -6,19 +6,23 @@
  * measured from /proc/PID/smaps as the idle section measures sandboxes
  * (bench_memory.h), and vmhost's own figures from its /metrics are put
  * beside them: what the pool reports (guest memory) against what its
- * QEMUs hold. */
+ * QEMUs hold. The pool also keeps --warm-pool-spares 2 spare QEMUs
+ * (started, the template's state loaded, never run), measured apart. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "bench_memory.h"
+#include "fsutil.h"
 #include "http_client.h"
 #include "strbuf.h"
 #include "test_proc.h"
 
 #define POOL_FILL_TIMEOUT_MS 300000
 #define POOL_MAX_VMS 64
+#define POOL_SPARES 2
 
 /* The value of the sample "name{template="default"}" in vmhost's /metrics
  * at port, or -1. */
@@ -49,8 +53,79 @@ static double default_pool_metric(int port, const char *name)
     return v;
 }
 
-/* Each pooled VM's QEMU into the rows; how many were measured. */
-static int measure_qemus(struct bench_report *r, const struct itest_vmhost *vh)
+/* The value of " sandbox=" in a log line into id ("" when absent). */
+static void line_sandbox(const char *line, char *id, size_t idlen)
+{
+    const char *at = strstr(line, " sandbox=");
+    snprintf(id, idlen, "%.*s", at ? (int)strcspn(at + 9, " ") : 0, at ? at + 9 : "");
+}
+
+/* The QEMUs of the spares waiting now: each spare is logged ready under
+ * its id, and its id is logged again ("warm pool VM restored") when a
+ * refill continues it. */
+static size_t spare_qemus(const struct itest_vmhost *vh, pid_t *out, size_t max)
+{
+    char *log = NULL;
+    size_t len = 0, n_ready = 0, n = 0;
+    if (fs_read_file(vh->log_path, 16u << 20, &log, &len, NULL, 0) < 0)
+        return 0;
+    char ready[POOL_MAX_VMS * 2][64];
+    for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char id[64];
+        line_sandbox(line, id, sizeof(id));
+        if (strstr(line, "msg=\"warm pool spare QEMU ready\"") && n_ready < POOL_MAX_VMS * 2)
+            snprintf(ready[n_ready++], sizeof(ready[0]), "%s", id);
+        else if (strstr(line, "msg=\"warm pool VM restored\""))
+            for (size_t i = 0; i < n_ready; i++)
+                if (strcmp(ready[i], id) == 0)
+                    ready[i][0] = '\0'; /* continued into a pooled VM */
+    }
+    free(log);
+    for (size_t i = 0; i < n_ready && n < max; i++) {
+        char dir[PATH_MAX];
+        if (ready[i][0] &&
+            fs_path(dir, sizeof(dir), "%s/store/sandboxes/%s", vh->data_dir, ready[i]) == 0 &&
+            itest_find_qemus(dir, &out[n], 1) == 1)
+            n++;
+    }
+    return n;
+}
+
+static bool is_spare(pid_t pid, const pid_t *spares, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (spares[i] == pid)
+            return true;
+    return false;
+}
+
+/* Each spare QEMU into rows of its own. */
+static int measure_spares(struct bench_report *r, const pid_t *spares, size_t n)
+{
+    struct bench_series *rss = bench_report_series(r, "MiB", "RSS per spare QEMU");
+    struct bench_series *pss = bench_report_series(r, "MiB", "PSS per spare QEMU");
+    struct bench_series *dirty = bench_report_series(r, "MiB", "private dirty per spare QEMU");
+    int measured = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct bench_qemu_memory m;
+        if (bench_qemu_memory(spares[i], &m) < 0)
+            continue;
+        bench_series_add(rss, m.rss_mib);
+        bench_series_add(pss, m.pss_mib);
+        bench_series_add(dirty, m.private_dirty_mib);
+        measured++;
+    }
+    bench_series_note(rss, "%d spares: QEMU started, the template's state loaded, paused, "
+                           "never run",
+                      measured);
+    return measured;
+}
+
+/* Each pooled VM's QEMU (spares aside) into the rows; how many were
+ * measured. */
+static int measure_qemus(struct bench_report *r, const struct itest_vmhost *vh,
+                         const pid_t *spares, size_t n_spares)
 {
     struct bench_series *rss = bench_report_series(r, "MiB", "RSS per pooled VM (QEMU)");
     struct bench_series *pss = bench_report_series(r, "MiB", "PSS per pooled VM");
@@ -65,7 +140,7 @@ static int measure_qemus(struct bench_report *r, const struct itest_vmhost *vh)
     int measured = 0;
     for (size_t i = 0; i < n && i < POOL_MAX_VMS; i++) {
         struct bench_qemu_memory m;
-        if (bench_qemu_memory(pids[i], &m) < 0)
+        if (is_spare(pids[i], spares, n_spares) || bench_qemu_memory(pids[i], &m) < 0)
             continue;
         bench_series_add(rss, m.rss_mib);
         bench_series_add(pss, m.pss_mib);
@@ -108,13 +183,27 @@ int bench_section_pool_memory(struct bench_ctx *ctx)
     char pool[16], listen[32];
     snprintf(pool, sizeof(pool), "%d", want);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-    const char *const args[] = { "--warm-pool", pool, "--metrics-listen", listen, NULL };
+    char spares_arg[16];
+    snprintf(spares_arg, sizeof(spares_arg), "%d", POOL_SPARES);
+    const char *const args[] = { "--warm-pool",        pool,       "--metrics-listen", listen,
+                                 "--warm-pool-spares", spares_arg, NULL };
     struct itest_vmhost vh;
     if (itest_vmhost_start(&vh, args) < 0)
         return -1;
     fprintf(stderr, "bench: a warm pool of %d, idle\n", want);
     int rc = itest_wait_pool_ready(&vh, (unsigned)want, POOL_FILL_TIMEOUT_MS) ? 0 : -1;
-    if (rc == 0 && measure_qemus(r, &vh) != want)
+    for (int waited = 0;
+         rc == 0 && default_pool_metric(port, "airlock_vmhost_pool_spares") < POOL_SPARES;
+         waited += 100) {
+        if (waited > POOL_FILL_TIMEOUT_MS)
+            rc = -1;
+        usleep(100 * 1000);
+    }
+    pid_t spares[POOL_SPARES];
+    size_t n_spares = rc == 0 ? spare_qemus(&vh, spares, POOL_SPARES) : 0;
+    if (rc == 0 && (n_spares != POOL_SPARES ||
+                    measure_spares(r, spares, n_spares) != POOL_SPARES ||
+                    measure_qemus(r, &vh, spares, n_spares) != want))
         rc = -1;
     if (rc == 0 && vmhost_figures(r, port) < 0)
         rc = -1;
