@@ -87,6 +87,8 @@ static void usage(FILE *out)
             "                       keeps started ahead, waiting for a restore: a create that\n"
             "                       finds the pool empty, and each refill, skip QEMU's start\n"
             "                       (default 0)\n"
+            "  --parallel-creates N creates and forks that restore at once; the others wait\n"
+            "                       in arrival order (default: the CPUs online; 0: no limit)\n"
             "  --pool-memory-mib N  guest memory every warm pool's VMs together may hold; less\n"
             "                       than one VM, or than --warm-pool VMs, is refused (default %u)\n"
             "  --egress ADDR        airlock-egress's gRPC address: sandboxes are attached to it\n"
@@ -203,6 +205,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
         { "warm-pool", required_argument, NULL, 'w' },
         { "warm-pool-max", required_argument, NULL, 'W' },
         { "warm-pool-spares", required_argument, NULL, 'Q' },
+        { "parallel-creates", required_argument, NULL, 'F' },
         { "pool-memory-mib", required_argument, NULL, 'Y' },
         { "egress", required_argument, NULL, 'e' },
         { "delete-on-stop", no_argument, NULL, 'D' },
@@ -230,6 +233,7 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
     const char *env_data = getenv("AIRLOCK_DATA_DIR");
     a->cfg.data_dir = env_data && *env_data ? env_data : VMHOST_DEFAULT_DATA_DIR;
     a->cfg.max_sandboxes = VMHOST_DEFAULT_MAX_SANDBOXES;
+    a->cfg.parallel_creates = -1; /* the CPUs online */
     const char *env_store = getenv("AIRLOCK_SNAPSHOT_STORE");
     a->cfg.snapshot_store = env_store && *env_store ? env_store : NULL;
     a->cfg.guest_ready_timeout_ms = 60000;
@@ -298,6 +302,18 @@ static int parse_args(int argc, char **argv, struct vmhost_args *a)
             if (parse_at_least("warm-pool-max", optarg, 0, &a->cfg.warm_pool_max) < 0)
                 return -1;
             break;
+        case 'F': {
+            unsigned n;
+            if (parse_at_least("parallel-creates", optarg, 0, &n) < 0)
+                return -1;
+            if (n > VMHOST_MAX_PARALLEL_CREATES) {
+                fprintf(stderr, "airlock-vmhost: --parallel-creates wants at most %u, not \"%s\"\n",
+                        VMHOST_MAX_PARALLEL_CREATES, optarg);
+                return -1;
+            }
+            a->cfg.parallel_creates = (int)n;
+            break;
+        }
         case 'Q':
             if (parse_at_least("warm-pool-spares", optarg, 0, &a->cfg.warm_pool_spares) < 0)
                 return -1;

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "build_gate.h"
 #include "clock.h"
 #include "log.h"
 #include "sandbox_guest_init.h"
@@ -38,6 +39,7 @@ int sandbox_finish_create(struct sandbox *sb, int64_t *initialized_us, char *err
 
 /* Where a build's time went (microseconds, monotonic), for its log line. */
 struct build_times {
+    int64_t gate_wait_us; /* waiting for a slot (build_gate.h) */
     int64_t started, volumes_ready, cloned, qemu_started, qmp_ready, loaded, attached, running,
         connected, mounted, initialized, done;
 };
@@ -101,7 +103,8 @@ static int build_take_spare(struct sandbox *sb, const struct sandbox_build *b,
 static void build_log(const struct sandbox *sb, const struct sandbox_build *b,
                       const struct build_times *t)
 {
-    /* Where the time went: disk clone, network (+ egress, unless aside),
+    /* Where the time went: the wait for a build slot (build_gate.h),
+     * disk clone, network (+ egress, unless aside),
      * QEMU to QMP (with jail=on, the jail's setup too: jail_open, its
      * spawn, QEMU's seccomp filter; 0 for a QEMU started ahead,
      * qemu=prestarted: taking it is in take_us), state load + cont (and
@@ -110,80 +113,53 @@ static void build_log(const struct sandbox *sb, const struct sandbox_build *b,
      * and mount (the size notice and guestd's mount). */
     log_info("sandbox created",
              "sandbox=%s vcpus=%u memory_mb=%u accel=%s jail=%s from=%s qemu=%s us=%lld "
-             "take_us=%lld disk_us=%lld net_us=%lld qemu_us=%lld restore_us=%lld "
+             "gate_us=%lld take_us=%lld disk_us=%lld net_us=%lld qemu_us=%lld restore_us=%lld "
              "attach_wait_us=%lld hello_us=%lld init_us=%lld record_us=%lld volumes=%u "
              "volumes_attach_us=%lld volumes_mount_us=%lld",
              sb->id, sb->vcpus, sb->memory_mb, vm_accel_name(sb->vh->accel),
              sb->vh->jailer ? "on" : "off",
              b->from_disk ? "checkpoint" : sb->restored ? "snapshot" : "cold-boot",
              b->spare ? "prestarted" : "started", (long long)(t->done - t->started),
-             (long long)(b->spare ? t->qmp_ready - t->started : 0),
+             (long long)t->gate_wait_us,
+             (long long)(b->spare ? t->volumes_ready - t->started - t->gate_wait_us : 0),
              (long long)(t->cloned - t->volumes_ready), (long long)(t->qemu_started - t->cloned),
-             (long long)(b->spare ? 0 : t->qmp_ready - t->qemu_started),
+             (long long)(t->qmp_ready - t->qemu_started),
              (long long)(t->running - t->qmp_ready), (long long)(t->attached - t->loaded),
              (long long)(t->connected - t->running), (long long)(t->initialized - t->mounted),
              (long long)(t->done - t->initialized), (unsigned)b->params->n_volumes,
-             (long long)(t->volumes_ready - t->started), (long long)(t->mounted - t->connected));
+             (long long)(t->volumes_ready - t->started - t->gate_wait_us),
+             (long long)(t->mounted - t->connected));
 }
 
-int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
-                  struct airlock_error *e)
+/* The build from its directory on (sb admitted: reserved and its room
+ * claimed, or a spare taken): disk, network, QEMU, state, guest. On
+ * failure sb is abandoned. */
+static int build_run(struct vmhost *vh, const struct sandbox_build *b, struct sandbox *sb,
+                     struct build_times *t, struct sandbox **out, struct airlock_error *e)
 {
     const struct sandbox_create_params *p = b->params;
-    struct sandbox *sb = b->spare;
     struct sandbox_attach *attaching = NULL; /* egress attach aside, until its finish */
-    struct build_times t = { .started = clock_monotonic_us() };
     /* A fork starts from its checkpoint: the whole state when it has one. */
     bool load_state = b->from_disk ? b->from_state != NULL : b->tmpl != NULL;
     bool attach_aside = load_state && !b->detached && vh->egress;
     int rc = 0;
-    if (sb) {
-        template_release(b->tmpl); /* the spare holds its own */
-        rc = build_take_spare(sb, b, e);
-        if (rc < 0) {
-            sandbox_abandon(sb, e->message);
-            return rc;
-        }
-        t.volumes_ready = t.cloned = t.qemu_started = t.qmp_ready = clock_monotonic_us();
-    } else {
-        rc = sandbox_reserve(vh, p, b->detached, &sb, e);
-        if (rc < 0) {
-            template_release(b->tmpl);
-            return rc;
-        }
-        sb->tmpl = b->tmpl; /* held for the sandbox's life */
-        if (b->tmpl) {
-            snprintf(sb->template_name, sizeof(sb->template_name), "%s", b->tmpl->ref);
-            sb->vcpus = b->tmpl->snap.vcpus;
-            sb->memory_mb = b->tmpl->snap.memory_mb;
-        }
-        /* Before anything is made: a node without room refuses at once. */
-        rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e);
-        if (rc < 0) {
-            sandbox_unreserve(sb);
-            return rc;
-        }
-        /* Restored from the template version's snapshot; without one
-         * (under --cold-boot) the kernel boots. */
-        sb->restored = b->tmpl != NULL;
-        if ((rc = build_prepare(sb, b, attach_aside, &t, e)) < 0)
-            goto fail;
-    }
+    if (b->spare)
+        t->volumes_ready = t->cloned = clock_monotonic_us();
+    else if ((rc = build_prepare(sb, b, attach_aside, t, e)) < 0)
+        goto fail;
     if (attach_aside && !(attaching = sandbox_network_attach_start(sb, p->policy, e)))
         goto fail;
-    if (!b->spare) {
-        t.qemu_started = clock_monotonic_us();
-        if (sandbox_start_vm(sb, load_state, b->nice, AIRLOCK_ERROR_MSG(e)) < 0)
-            goto fail;
-        t.qmp_ready = clock_monotonic_us();
-    }
+    t->qemu_started = clock_monotonic_us();
+    if (!b->spare && sandbox_start_vm(sb, load_state, b->nice, AIRLOCK_ERROR_MSG(e)) < 0)
+        goto fail;
+    t->qmp_ready = clock_monotonic_us();
     /* A spare has its template's state loaded already. */
     if (load_state && !b->spare &&
         vm_load_state(sb->vm, b->from_state ? b->from_state : sb->tmpl->snap.state,
                       b->from_state != NULL, SANDBOX_RESTORE_TIMEOUT_MS,
                       AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    t.loaded = clock_monotonic_us();
+    t->loaded = clock_monotonic_us();
     if (attaching) {
         rc = sandbox_network_attach_finish(attaching, e);
         attaching = NULL;
@@ -195,14 +171,14 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
     if (b->spare && !b->detached && !attach_aside &&
         (rc = sandbox_set_policy(sb, p->policy, e)) < 0)
         goto fail;
-    t.attached = clock_monotonic_us();
+    t->attached = clock_monotonic_us();
     if (load_state && vm_qmp_command(sb->vm, "cont", NULL, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    t.running = clock_monotonic_us();
+    t->running = clock_monotonic_us();
 
     if (sandbox_connect_guest(sb, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
-    t.connected = clock_monotonic_us();
+    t->connected = clock_monotonic_us();
     if (b->detached) {
         *out = sb;
         return 0;
@@ -210,12 +186,12 @@ int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandb
     /* A fork's loaded state has the volumes mounted already. */
     if (!b->from_state && (rc = sandbox_volumes_mount(sb, e)) < 0)
         goto fail;
-    t.mounted = clock_monotonic_us();
-    if (sandbox_finish_create(sb, &t.initialized, AIRLOCK_ERROR_MSG(e)) < 0)
+    t->mounted = clock_monotonic_us();
+    if (sandbox_finish_create(sb, &t->initialized, AIRLOCK_ERROR_MSG(e)) < 0)
         goto fail;
     sandbox_volumes_keep(sb);
-    t.done = clock_monotonic_us();
-    build_log(sb, b, &t);
+    t->done = clock_monotonic_us();
+    build_log(sb, b, t);
     *out = sb;
     return 0;
 
@@ -229,6 +205,58 @@ fail:
         airlock_error_classify(e, AIRLOCK_ERR_INTERNAL);
     sandbox_abandon(sb, e->message);
     return -1;
+}
+
+/* The sandbox the build makes, admitted: a spare taken, or reserved under
+ * its id with its room claimed (a node without room refuses at once,
+ * before anything is made). */
+static int build_admit(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
+                       struct airlock_error *e)
+{
+    struct sandbox *sb = b->spare;
+    int rc;
+    if (sb) {
+        template_release(b->tmpl); /* the spare holds its own */
+        if ((rc = build_take_spare(sb, b, e)) < 0)
+            sandbox_abandon(sb, e->message);
+        *out = sb;
+        return rc;
+    }
+    if ((rc = sandbox_reserve(vh, b->params, b->detached, &sb, e)) < 0) {
+        template_release(b->tmpl);
+        return rc;
+    }
+    sb->tmpl = b->tmpl; /* held for the sandbox's life */
+    if (b->tmpl) {
+        snprintf(sb->template_name, sizeof(sb->template_name), "%s", b->tmpl->ref);
+        sb->vcpus = b->tmpl->snap.vcpus;
+        sb->memory_mb = b->tmpl->snap.memory_mb;
+    }
+    if ((rc = node_budget_claim(vh->budget, &sb->claim, sb->vcpus, sb->memory_mb, e)) < 0) {
+        sandbox_unreserve(sb);
+        return rc;
+    }
+    /* Restored from the template version's snapshot; without one (under
+     * --cold-boot) the kernel boots. */
+    sb->restored = b->tmpl != NULL;
+    *out = sb;
+    return 0;
+}
+
+int sandbox_build(struct vmhost *vh, const struct sandbox_build *b, struct sandbox **out,
+                  struct airlock_error *e)
+{
+    struct build_times t = { .started = clock_monotonic_us() };
+    struct sandbox *sb;
+    int rc = build_admit(vh, b, &sb, e);
+    if (rc < 0)
+        return rc;
+    /* Detached builds (the pool's, niced) do not queue behind creates. */
+    t.gate_wait_us = b->detached ? 0 : build_gate_enter(vh->build_gate);
+    rc = build_run(vh, b, sb, &t, out, e);
+    if (!b->detached)
+        build_gate_leave(vh->build_gate);
+    return rc;
 }
 
 int sandbox_spare_claim(struct sandbox *spare, struct airlock_error *e)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_gate.h"
 #include "checkpoint.h"
 #include "egress_client.h"
 #include "egress_watch.h"
@@ -175,6 +176,14 @@ int vmhost_init(struct vmhost *vh, const struct vmhost_config *cfg, char *err, s
         return -1;
     if (node_budget_new(&cfg->budget, &vh->budget, err, errlen) < 0)
         goto fail_budget;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned slots = cfg->parallel_creates >= 0 ? (unsigned)cfg->parallel_creates
+                                                : cpus > 0 ? (unsigned)cpus : 1;
+    if (!(vh->build_gate = build_gate_new(slots))) {
+        snprintf(err, errlen, "out of memory");
+        node_budget_free(vh->budget);
+        goto fail_budget;
+    }
     if (store_open(&vh->store, cfg->data_dir, cfg->store_size_gb, err, errlen) < 0)
         goto fail_store;
     snprintf(vh->sandboxes_dir, sizeof(vh->sandboxes_dir), "%s", vh->store.sandboxes_dir);
@@ -255,6 +264,7 @@ fail:
     volume_store_free(vh->volumes);
     store_close(&vh->store);
 fail_store:
+    build_gate_free(vh->build_gate);
     node_budget_free(vh->budget);
 fail_budget:
     pthread_mutex_destroy(&vh->lock);
@@ -273,6 +283,7 @@ void vmhost_shutdown(struct vmhost *vh)
     store_close(&vh->store);
     guest_image_release(&vh->image);
     jailer_free(vh->jailer);
+    build_gate_free(vh->build_gate);
     node_budget_free(vh->budget);
     pthread_mutex_destroy(&vh->lock);
 }

@@ -17,6 +17,7 @@
 
 struct sandbox;
 struct warm_pool;
+struct build_gate;
 struct template_registry;
 struct egress_client;
 struct snapshot_store;
@@ -37,6 +38,8 @@ struct volume_store;
 /* Spare QEMUs per warm pool: a few cover the CPU-bound miss path; more
  * only hold processes. */
 #define VMHOST_MAX_POOL_SPARES 16u
+/* --parallel-creates: beyond a few per core, restores only share the CPU. */
+#define VMHOST_MAX_PARALLEL_CREATES 1024u
 
 struct vmhost_config {
     const char *data_dir;       /* sandboxes/ lives here */
@@ -46,6 +49,8 @@ struct vmhost_config {
     const char *guestd_path;    /* NULL = the airlock-guestd built with vmhost */
     enum vm_accel accel;        /* AUTO probes */
     unsigned max_sandboxes;     /* capacity of this node */
+    int parallel_creates;       /* builds restoring at once (build_gate.h); 0: no limit,
+                                   < 0: the CPUs online */
     int guest_ready_timeout_ms; /* boot to guestd hello */
     unsigned store_size_gb;     /* loop-mounted store image when data_dir is not btrfs */
     bool cold_boot;             /* no template snapshot: every sandbox boots its kernel */
@@ -106,6 +111,7 @@ struct vmhost {
     struct egress_watch *egress_watch; /* re-attaches after an egress restart (egress_watch.h) */
     struct jailer *jailer;      /* every QEMU's jail; NULL with cfg.no_jail */
     struct node_budget *budget; /* what the VMs hold of the node (node_budget.h) */
+    struct build_gate *build_gate; /* creates and forks restoring at once (build_gate.h) */
     struct snapshot_store *snapshots; /* NULL without cfg.snapshot_store */
     struct volume_store *volumes;     /* STORE/volumes (volume_store.h) */
     struct vmhost_metrics *metrics;   /* NULL: nothing counted (build-image) */

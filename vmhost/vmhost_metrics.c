@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "build_gate.h"
 #include "rpc_server.h"
 #include "sandbox.h"
 #include "template_registry.h"
@@ -15,7 +16,7 @@ struct vmhost_metrics {
     struct vmhost *vh;
     struct metrics_registry *reg;
     struct metric *calls, *creates, *sandboxes, *pool_ready, *pool_target, *pool_memory,
-        *pool_demand, *pool_spares, *qemu_rss;
+        *pool_demand, *pool_spares, *qemu_rss, *creates_waiting;
 };
 
 /* The resident bytes of pid, 0 when it is gone. */
@@ -55,6 +56,7 @@ static void collect_sandboxes(struct vmhost_metrics *m)
     for (int s = SB_CREATING; s <= SB_DELETING; s++)
         metric_set(m->sandboxes, METRIC_LABELS(sb_state_name(s)), by_state[s]);
     metric_set(m->qemu_rss, NULL, rss);
+    metric_set(m->creates_waiting, NULL, build_gate_waiting(m->vh->build_gate));
 }
 
 static void collect_pools(struct vmhost_metrics *m)
@@ -129,7 +131,11 @@ struct vmhost_metrics *vmhost_metrics_new(struct vmhost *vh)
                                 "Resident memory of the QEMUs of this node's sandboxes "
                                 "(pooled VMs not counted).",
                                 0, NULL);
-    if (!m->calls || !m->creates || !m->sandboxes || !m->pool_ready || !m->pool_target ||
+    m->creates_waiting = metrics_gauge(m->reg, "airlock_vmhost_creates_waiting",
+                                       "Creates and forks waiting for a slot to restore in "
+                                       "(--parallel-creates).",
+                                       0, NULL);
+    if (!m->creates_waiting || !m->calls || !m->creates || !m->sandboxes || !m->pool_ready || !m->pool_target ||
         !m->pool_memory || !m->pool_demand || !m->pool_spares || !m->qemu_rss ||
         metrics_on_collect(m->reg, collect, m) < 0) {
         vmhost_metrics_free(m);

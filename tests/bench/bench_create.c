@@ -135,6 +135,7 @@ static int measure(struct create_run *c, int workers, int rounds, const char *fr
 }
 
 static const struct bench_stage restore_stages[] = {
+    { "gate_us", "wait for a slot (--parallel-creates: the CPUs online)" },
     { "disk_us", "disk reflink" },
     { "net_us", "network namespace, TAP, nftables" },
     { "qemu_us", "QEMU start → QMP answers" },

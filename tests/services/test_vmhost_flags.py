@@ -16,6 +16,7 @@ BAD = [
     ("--warm-pool", "abc"), ("--warm-pool", "-1"), ("--warm-pool", ""),
     ("--warm-pool-max", "3x"), ("--warm-pool-max", "99999999999"),
     ("--warm-pool-spares", "two"), ("--warm-pool-spares", "17"),
+    ("--parallel-creates", "-1"), ("--parallel-creates", "1025"),
     ("--pool-memory-mib", "0"), ("--jail-uid-base", "0"), ("--node-cpus", "0"),
     ("--node-memory-mb", "12"),
 ]
