@@ -127,7 +127,7 @@ static void build_log(const struct sandbox *sb, const struct sandbox_build *b,
              (long long)(t->running - t->qmp_ready), (long long)(t->attached - t->loaded),
              (long long)(t->connected - t->running), (long long)(t->initialized - t->mounted),
              (long long)(t->done - t->initialized), (unsigned)b->params->n_volumes,
-             (long long)(t->volumes_ready - t->started - t->gate_wait_us),
+             (long long)(b->spare ? 0 : t->volumes_ready - t->started - t->gate_wait_us),
              (long long)(t->mounted - t->connected));
 }
 
