@@ -1,0 +1,68 @@
+// GET /v1/events, the project's lifecycle events (docs/api.md): SSE over
+// fetch() because EventSource cannot send the Authorization header. Events
+// are at most once with no replay, so after every (re)connect the caller
+// re-reads the list (onSubscribed), which is then the truth.
+import { send } from './api.js';
+
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 15000;
+
+// Calls onEvent(data) per `event: sandbox`, onSubscribed() once the stream
+// is subscribed, onStatus(text) when it drops, onAuthError(error) when the
+// key is refused (no retry then). Returns a function that stops it.
+export function watchEvents({ onEvent, onSubscribed, onStatus, onAuthError }) {
+  const stop = new AbortController();
+  let retry = RETRY_MIN_MS;
+
+  async function readStream() {
+    const res = await send('/v1/events', { signal: stop.signal });
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      let end;
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        dispatch(buffered.slice(0, end));
+        buffered = buffered.slice(end + 2);
+      }
+    }
+  }
+
+  function dispatch(block) {
+    let event = 'message';
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line === ': subscribed') {
+        retry = RETRY_MIN_MS;
+        onSubscribed();
+      } else if (line.startsWith('event:')) {
+        event = line.slice(6).trim();
+      } else if (line.startsWith('data:')) {
+        data.push(line.slice(5).trimStart());
+      }
+    }
+    if (event === 'sandbox' && data.length) onEvent(JSON.parse(data.join('\n')));
+  }
+
+  (async () => {
+    while (!stop.signal.aborted) {
+      try {
+        await readStream();
+        if (stop.signal.aborted) return;
+        onStatus('event stream ended; reconnecting');
+      } catch (e) {
+        if (stop.signal.aborted) return;
+        if (e.status === 401) {
+          onAuthError(e);
+          return;
+        }
+        onStatus(`event stream: ${e.message}; reconnecting in ${Math.round(retry / 1000)} s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, retry));
+      retry = Math.min(retry * 2, RETRY_MAX_MS);
+    }
+  })();
+  return () => stop.abort();
+}
