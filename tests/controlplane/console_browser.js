@@ -1,0 +1,126 @@
+// The web console in Debian's chromium, headless, through playwright-core,
+// for test_console.py. Prints "ok   …" / "FAIL …" lines, which it records.
+// env: PLAYWRIGHT (the package's path), CHROMIUM, CONSOLE_URL, API_KEY (a
+// project key), WRONG_KEY_MESSAGE (the API's refusal of a wrong key),
+// SCREENSHOTS (a directory).
+'use strict';
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT);
+
+// A sandbox boots under TCG on a shared machine: generous, never a measure.
+const BOOT_MS = 240000;
+
+function check(cond, what) {
+  console.log((cond ? 'ok   ' : 'FAIL ') + what);
+}
+
+async function step(page, name) {
+  await page.screenshot({ path: path.join(process.env.SCREENSHOTS, name + '.png'), fullPage: true });
+}
+
+// Waits for cond (a locator's assertion) and records whether it came.
+async function expectSoon(what, fn) {
+  try {
+    await fn();
+    check(true, what);
+  } catch (err) {
+    check(false, what + ' (' + err.message.split('\n')[0] + ')');
+  }
+}
+
+// A call made elsewhere (another tab, a script) while the page is open:
+// only the event stream can bring its effect to the table.
+async function elsewhere(method, path, body) {
+  const origin = new URL(process.env.CONSOLE_URL).origin;
+  return fetch(origin + path, {
+    method,
+    headers: { Authorization: 'Bearer ' + process.env.API_KEY, 'Content-Type': 'application/json' },
+    body,
+  });
+}
+
+async function createThroughApi() {
+  const res = await elsewhere('POST', '/v1/sandboxes', '{}');
+  const body = await res.json();
+  check(res.status === 201, 'a sandbox created through the API (' + res.status + ')');
+  return body.id;
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, headless: true });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+    page.setDefaultTimeout(30000);
+    // What the page logs as errors; the one a wrong key causes (the
+    // browser's own line for the 401) is expected at that step only.
+    const errors = [];
+    let expect401 = false;
+    page.on('pageerror', (e) => errors.push('uncaught: ' + e.message));
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (expect401 && m.text().includes('status of 401')) return;
+      errors.push(m.text());
+    });
+    // The console line of a failed load does not name it: this does.
+    page.on('response', (r) => {
+      if (r.status() >= 400 && !(expect401 && r.status() === 401))
+        errors.push(r.status() + ' ' + r.url());
+    });
+
+    await page.goto(process.env.CONSOLE_URL);
+    await step(page, '1-sign-in');
+
+    expect401 = true;
+    await page.getByLabel('API key').fill('ak_' + '0'.repeat(64));
+    await page.keyboard.press('Enter');
+    await expectSoon('a wrong key shows the API\'s message', () =>
+      page.getByRole('alert').filter({ hasText: process.env.WRONG_KEY_MESSAGE }).waitFor());
+    await step(page, '2-wrong-key');
+    expect401 = false;
+
+    await page.getByLabel('API key').fill(process.env.API_KEY);
+    await page.keyboard.press('Enter');
+    await expectSoon('the right key signs in and shows the sandboxes page', () =>
+      page.getByRole('heading', { name: 'Sandboxes' }).waitFor());
+    await expectSoon('the event stream is live', () =>
+      page.getByRole('status').filter({ hasText: 'live' }).waitFor());
+    await step(page, '3-signed-in');
+
+    await page.getByRole('button', { name: 'Create sandbox' }).click();
+    const running = page.locator('tr:has(td.state.running)');
+    await expectSoon('a sandbox created from the page shows up running', () =>
+      running.first().waitFor({ timeout: BOOT_MS }));
+    const first = await running.first().getAttribute('data-id');
+    await step(page, '4-created-from-page');
+
+    const other = await createThroughApi();
+    await expectSoon('a sandbox created elsewhere arrives running, live', () =>
+      page.locator(`tr[data-id="${other}"] td.state.running`).waitFor({ timeout: BOOT_MS }));
+    await step(page, '5-created-elsewhere');
+
+    await page.setViewportSize({ width: 360, height: 700 });
+    await expectSoon('in a narrow window a row\'s Delete button is still visible', () =>
+      page.getByRole('button', { name: 'Delete ' + other }).waitFor({ state: 'visible' }));
+    await step(page, '6-narrow');
+    await page.setViewportSize({ width: 1100, height: 700 });
+
+    const res = await elsewhere('DELETE', '/v1/sandboxes/' + other);
+    check(res.status === 204, 'the other sandbox deleted through the API (' + res.status + ')');
+    await expectSoon('its row goes, live', () =>
+      page.locator(`tr[data-id="${other}"]`).waitFor({ state: 'detached', timeout: BOOT_MS }));
+    await page.getByRole('button', { name: 'Delete ' + first }).click();
+    await expectSoon('deleting a sandbox from the page removes its row', () =>
+      page.locator(`tr[data-id="${first}"]`).waitFor({ state: 'detached', timeout: BOOT_MS }));
+    await expectSoon('the table is empty again', () => page.getByText('No sandboxes yet.').waitFor());
+    await step(page, '7-deleted');
+
+    check(errors.length === 0, 'the page logged no errors (' + errors.join(' | ') + ')');
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((err) => {
+  check(false, 'the browser program: ' + err.stack);
+  process.exit(1);
+});
