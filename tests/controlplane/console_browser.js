@@ -1,9 +1,11 @@
 // The web console in Debian's chromium, headless, through playwright-core,
 // for test_console.py. Prints "ok   …" / "FAIL …" lines, which it records.
 // env: PLAYWRIGHT (the package's path), CHROMIUM, CONSOLE_URL, API_KEY (a
-// project key), WRONG_KEY_MESSAGE (the API's refusal of a wrong key),
-// SCREENSHOTS (a directory).
+// project key), PROJECT_ID and KEY_ID (its project and id, to revoke it),
+// WRONG_KEY_MESSAGE (the API's refusal of a wrong key), SCREENSHOTS (a
+// directory), and cp_harness's AIRLOCK_ADMIN_KEY and AIRLOCK_TEST_CONTROL.
 'use strict';
+const net = require('net');
 const path = require('path');
 const { chromium } = require(process.env.PLAYWRIGHT);
 
@@ -30,12 +32,29 @@ async function expectSoon(what, fn) {
 
 // A call made elsewhere (another tab, a script) while the page is open:
 // only the event stream can bring its effect to the table.
-async function elsewhere(method, path, body) {
+async function elsewhere(method, path, body, key = process.env.API_KEY) {
   const origin = new URL(process.env.CONSOLE_URL).origin;
   return fetch(origin + path, {
     method,
-    headers: { Authorization: 'Bearer ' + process.env.API_KEY, 'Content-Type': 'application/json' },
+    headers: { Authorization: 'Bearer ' + key, 'Content-Type': 'application/json' },
     body,
+  });
+}
+
+// One command to cp_harness (cp_control.h); true when it answered "ok".
+function control(command) {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(process.env.AIRLOCK_TEST_CONTROL);
+    let answer = '';
+    s.on('connect', () => s.write(command + '\n'));
+    s.on('data', (d) => {
+      answer += d;
+      if (answer.includes('\n')) {
+        s.end();
+        resolve(answer.startsWith('ok'));
+      }
+    });
+    s.on('error', reject);
   });
 }
 
@@ -51,32 +70,27 @@ async function main() {
   try {
     const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
     page.setDefaultTimeout(30000);
-    // What the page logs as errors; the one a wrong key causes (the
-    // browser's own line for the 401) is expected at that step only.
+    // What the page logs as errors, and its failed responses; allowed:
+    // the ones the current step causes on purpose (the browser's own line
+    // for a 401, for the gateway gone), none at other steps.
     const errors = [];
-    let expect401 = false;
+    let allowed = null;
+    const unexpected = (text) => !(allowed && allowed.test(text)) && errors.push(text);
     page.on('pageerror', (e) => errors.push('uncaught: ' + e.message));
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      if (expect401 && m.text().includes('status of 401')) return;
-      errors.push(m.text());
-    });
+    page.on('console', (m) => m.type() === 'error' && unexpected(m.text()));
     // The console line of a failed load does not name it: this does.
-    page.on('response', (r) => {
-      if (r.status() >= 400 && !(expect401 && r.status() === 401))
-        errors.push(r.status() + ' ' + r.url());
-    });
+    page.on('response', (r) => r.status() >= 400 && unexpected(r.status() + ' ' + r.url()));
 
     await page.goto(process.env.CONSOLE_URL);
     await step(page, '1-sign-in');
 
-    expect401 = true;
+    allowed = /401/;
     await page.getByLabel('API key').fill('ak_' + '0'.repeat(64));
     await page.keyboard.press('Enter');
     await expectSoon('a wrong key shows the API\'s message', () =>
       page.getByRole('alert').filter({ hasText: process.env.WRONG_KEY_MESSAGE }).waitFor());
     await step(page, '2-wrong-key');
-    expect401 = false;
+    allowed = null;
 
     await page.getByLabel('API key').fill(process.env.API_KEY);
     await page.keyboard.press('Enter');
@@ -108,11 +122,39 @@ async function main() {
     check(res.status === 204, 'the other sandbox deleted through the API (' + res.status + ')');
     await expectSoon('its row goes, live', () =>
       page.locator(`tr[data-id="${other}"]`).waitFor({ state: 'detached', timeout: BOOT_MS }));
+
+    // The event stream dropped: the page says so, retries, and is live
+    // again once the gateway is back, with the list re-read.
+    allowed = /net::ERR_/;
+    check(await control('kill gateway'), 'the gateway killed under the open page');
+    await expectSoon('the page shows the event stream reconnecting', () =>
+      page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor());
+    await step(page, '7-stream-dropped');
+    check(await control('start gateway'), 'the gateway started again');
+    await expectSoon('the event stream is live again', () =>
+      page.getByRole('status').filter({ hasText: /^live$/ }).waitFor({ timeout: 60000 }));
+    allowed = null;
+    await expectSoon('the re-read table still shows the sandbox running', () =>
+      page.locator(`tr[data-id="${first}"] td.state.running`).waitFor());
+
     await page.getByRole('button', { name: 'Delete ' + first }).click();
     await expectSoon('deleting a sandbox from the page removes its row', () =>
       page.locator(`tr[data-id="${first}"]`).waitFor({ state: 'detached', timeout: BOOT_MS }));
     await expectSoon('the table is empty again', () => page.getByText('No sandboxes yet.').waitFor());
-    await step(page, '7-deleted');
+    await step(page, '8-deleted');
+
+    // The key revoked while signed in: the next call signs the tab out
+    // with the API's refusal.
+    allowed = /401/;
+    const revoke = await elsewhere('DELETE',
+      `/v1/projects/${process.env.PROJECT_ID}/keys/${process.env.KEY_ID}`, undefined,
+      process.env.AIRLOCK_ADMIN_KEY);
+    check(revoke.status === 204, 'the key revoked through the API (' + revoke.status + ')');
+    await page.getByRole('button', { name: 'Create sandbox' }).click();
+    await expectSoon('a revoked key signs the tab out with the API\'s refusal', () =>
+      page.getByRole('alert').filter({ hasText: 'unauthenticated' }).waitFor());
+    await expectSoon('the sign-in form is back', () => page.getByLabel('API key').waitFor());
+    await step(page, '9-revoked');
 
     check(errors.length === 0, 'the page logged no errors (' + errors.join(' | ') + ')');
   } finally {

@@ -10,8 +10,11 @@ In Debian's chromium, headless, through playwright-core
 (console_browser.js): a wrong key shows the API's refusal, the right one
 signs in, a sandbox created from the page and one created through the API
 both show up running without a reload (events), one deleted through the
-API and one from the page both lose their rows, and the page logs no
-errors and gets no failed response but the wrong key's 401. Screenshots of each
+API and one from the page both lose their rows, the gateway killed and
+started again under the open page shows the stream reconnecting and then
+live with the list re-read, the key revoked while signed in signs the
+tab out with the API's refusal, and the page logs no errors and gets no
+failed response but those steps' own (401s, the gateway gone). Screenshots of each
 step land in argv[1].
 argv: the screenshot directory."""
 import os
@@ -19,7 +22,7 @@ import re
 import subprocess
 import sys
 
-from rest_client import URL, call, check, new_project_key, report_and_exit
+from rest_client import ADMIN, URL, call, check, report_and_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = "/usr/local/lib/airlock-test-tools/node_modules"
@@ -59,18 +62,19 @@ def check_files():
     check(st == 405, "POST /console/ is not allowed (%s)" % st)
 
 
-def check_browser(key, shots):
+def check_browser(project, key, shots):
     st, _, refusal = call("GET", "/v1/sandboxes", key="ak_" + "0" * 64)
     check(st == 401, "a wrong key is refused by the API (%s)" % st)
     env = dict(os.environ, PLAYWRIGHT=os.path.join(TOOLS, "playwright-core"),
-               CHROMIUM=CHROMIUM, CONSOLE_URL=URL.geturl() + "/console/", API_KEY=key,
+               CHROMIUM=CHROMIUM, CONSOLE_URL=URL.geturl() + "/console/", API_KEY=key["key"],
+               PROJECT_ID=project["id"], KEY_ID=key["id"],
                WRONG_KEY_MESSAGE=refusal["error"]["message"], SCREENSHOTS=shots)
     proc = subprocess.run(["node", os.path.join(HERE, "console_browser.js")], env=env,
                           capture_output=True, text=True, timeout=600)
     lines = [l for l in proc.stdout.splitlines() if l.startswith(("ok   ", "FAIL "))]
     for line in lines:
         check(line.startswith("ok   "), "browser: " + line[5:])
-    check(proc.returncode == 0 and len(lines) >= 8,
+    check(proc.returncode == 0 and len(lines) >= 18,
           "the browser program ran to its end (rc %s, %d checks; stderr %s)"
           % (proc.returncode, len(lines), proc.stderr[-2000:]))
 
@@ -79,8 +83,9 @@ def main():
     shots = sys.argv[1]
     os.makedirs(shots, exist_ok=True)
     check_files()
-    _, key = new_project_key("console")
-    check_browser(key, shots)
+    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "console"})
+    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
+    check_browser(project, key, shots)
     report_and_exit()
 
 
