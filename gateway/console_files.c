@@ -128,10 +128,13 @@ static enum MHD_Result console_handle(struct gw_request *r)
     }
     MHD_add_response_header(resp, "Content-Type", content_type(name));
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    /* The page holds an API key: nothing but its own files and API, and no
-     * framing by another site. */
+    /* The page holds an API key: no script but its own files, no calls
+     * but its own API, and no framing by another site. Inline styles are
+     * let through because xterm.js writes its theme as <style> elements;
+     * a style runs no code. */
     MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'self'; frame-ancestors 'none'; base-uri 'none'");
+                            "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                            "frame-ancestors 'none'; base-uri 'none'");
     /* Vite names assets by content hash: they never change; index.html,
      * which names them, is asked again each time. */
     MHD_add_response_header(resp, "Cache-Control", strncmp(name, "assets/", 7) == 0

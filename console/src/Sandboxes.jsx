@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { call } from './api.js';
 import { watchEvents } from './events.js';
 import { ErrorLine } from './ErrorLine.jsx';
+import { Link, sandboxPath } from './router.jsx';
 
 const AGE_TICK_MS = 10000;
 
@@ -134,7 +135,9 @@ export function Sandboxes({ onKeyRefused }) {
             {sandboxes.map((s) => (
               <tr key={s.id} data-id={s.id}>
                 <td data-label="ID">
-                  <code>{s.id}</code>
+                  <Link href={sandboxPath(s.id)}>
+                    <code>{s.id}</code>
+                  </Link>
                 </td>
                 <td data-label="State" class={'state ' + s.state}>
                   {s.state}

@@ -1,8 +1,8 @@
-// GET /v1/events, the project's lifecycle events (docs/api.md): SSE over
-// fetch() because EventSource cannot send the Authorization header. Events
+// GET /v1/events, the project's lifecycle events (docs/api.md). Events
 // are at most once with no replay, so after every (re)connect the caller
 // re-reads the list (onSubscribed), which is then the truth.
 import { send } from './api.js';
+import { readSse } from './sse.js';
 
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 15000;
@@ -16,34 +16,15 @@ export function watchEvents({ onEvent, onSubscribed, onStatus, onAuthError }) {
 
   async function readStream() {
     const res = await send('/v1/events', { signal: stop.signal });
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffered += value;
-      let end;
-      while ((end = buffered.indexOf('\n\n')) >= 0) {
-        dispatch(buffered.slice(0, end));
-        buffered = buffered.slice(end + 2);
-      }
-    }
-  }
-
-  function dispatch(block) {
-    let event = 'message';
-    const data = [];
-    for (const line of block.split('\n')) {
-      if (line === ': subscribed') {
+    await readSse(
+      res,
+      ({ event, data }) => event === 'sandbox' && onEvent(data),
+      (comment) => {
+        if (comment !== 'subscribed') return;
         retry = RETRY_MIN_MS;
         onSubscribed();
-      } else if (line.startsWith('event:')) {
-        event = line.slice(6).trim();
-      } else if (line.startsWith('data:')) {
-        data.push(line.slice(5).trimStart());
-      }
-    }
-    if (event === 'sandbox' && data.length) onEvent(JSON.parse(data.join('\n')));
+      },
+    );
   }
 
   (async () => {

@@ -3,6 +3,8 @@ import { useState } from 'preact/hooks';
 import { session } from './api.js';
 import { SignIn } from './SignIn.jsx';
 import { Sandboxes } from './Sandboxes.jsx';
+import { Sandbox } from './Sandbox.jsx';
+import { useRoute } from './router.jsx';
 import './style.css';
 
 // Signed in while sessionStorage holds a key (this tab only, gone when it
@@ -10,6 +12,7 @@ import './style.css';
 function App() {
   const [key, setKey] = useState(session.key());
   const [reason, setReason] = useState(null);
+  const route = useRoute();
   const signOut = (why) => {
     session.signOut();
     setReason(why);
@@ -35,7 +38,11 @@ function App() {
         </button>
       </header>
       <main>
-        <Sandboxes onKeyRefused={(e) => signOut(e)} />
+        {route.page === 'sandbox' ? (
+          <Sandbox id={route.id} onKeyRefused={signOut} />
+        ) : (
+          <Sandboxes onKeyRefused={signOut} />
+        )}
       </main>
     </>
   );
