@@ -65,6 +65,50 @@ async function createThroughApi() {
   return body.id;
 }
 
+// The terminal's size as its status line says it: [cols, rows].
+async function terminalSize(page) {
+  const text = await page.getByRole('status', { name: 'terminal status' }).textContent();
+  const m = text.match(/(\d+)×(\d+)/);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+// Runs a command in the page's terminal (typed, as a user would) and
+// waits for what it prints.
+async function typeAndSee(page, command, want, what) {
+  await page.keyboard.type(command + '\n');
+  await expectSoon(what, () => page.locator('.xterm-rows').filter({ hasText: want }).waitFor());
+}
+
+// The sandbox's page: a shell on a PTY through the terminal, in step with
+// the terminal's size as the window changes; Back returns to the table.
+async function checkTerminal(page, id) {
+  await page.getByRole('link', { name: id }).click();
+  await expectSoon('the sandbox page opens from its row', () =>
+    page.getByRole('heading', { name: id }).waitFor());
+  await page.getByRole('button', { name: 'Open terminal' }).click();
+  await expectSoon('the terminal\'s shell is running', () =>
+    page.getByRole('status', { name: 'terminal status' }).filter({ hasText: 'running' }).waitFor());
+  await typeAndSee(page, 'echo hello-$((6*7))', 'hello-42', 'what is typed runs in the sandbox');
+  let [cols, rows] = await terminalSize(page);
+  await typeAndSee(page, "echo size-$(stty size | tr ' ' x)", `size-${rows}x${cols}`,
+    `the PTY is the terminal's size (${cols}×${rows})`);
+  await page.setViewportSize({ width: 700, height: 700 });
+  await expectSoon('a narrower window makes a narrower terminal', async () => {
+    await page.waitForFunction((c) => {
+      const m = document.querySelector('[aria-label="terminal status"]').textContent.match(/(\d+)×/);
+      return m && Number(m[1]) < c;
+    }, cols);
+  });
+  [cols, rows] = await terminalSize(page);
+  await typeAndSee(page, 'echo size-$(stty size | tr \' \' x)', `size-${rows}x${cols}`,
+    `the PTY follows the resize (${cols}×${rows})`);
+  await step(page, '6-terminal');
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await page.goBack();
+  await expectSoon('Back returns to the live table', () =>
+    page.getByRole('status').filter({ hasText: /^live$/ }).waitFor());
+}
+
 async function main() {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, headless: true });
   try {
@@ -112,10 +156,12 @@ async function main() {
       page.locator(`tr[data-id="${other}"] td.state.running`).waitFor({ timeout: BOOT_MS }));
     await step(page, '5-created-elsewhere');
 
+    await checkTerminal(page, first);
+
     await page.setViewportSize({ width: 360, height: 700 });
     await expectSoon('in a narrow window a row\'s Delete button is still visible', () =>
       page.getByRole('button', { name: 'Delete ' + other }).waitFor({ state: 'visible' }));
-    await step(page, '6-narrow');
+    await step(page, '7-narrow');
     await page.setViewportSize({ width: 1100, height: 700 });
 
     const res = await elsewhere('DELETE', '/v1/sandboxes/' + other);
@@ -129,7 +175,7 @@ async function main() {
     check(await control('kill gateway'), 'the gateway killed under the open page');
     await expectSoon('the page shows the event stream reconnecting', () =>
       page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor());
-    await step(page, '7-stream-dropped');
+    await step(page, '8-stream-dropped');
     check(await control('start gateway'), 'the gateway started again');
     await expectSoon('the event stream is live again', () =>
       page.getByRole('status').filter({ hasText: /^live$/ }).waitFor({ timeout: 60000 }));
@@ -141,7 +187,7 @@ async function main() {
     await expectSoon('deleting a sandbox from the page removes its row', () =>
       page.locator(`tr[data-id="${first}"]`).waitFor({ state: 'detached', timeout: BOOT_MS }));
     await expectSoon('the table is empty again', () => page.getByText('No sandboxes yet.').waitFor());
-    await step(page, '8-deleted');
+    await step(page, '9-deleted');
 
     // The key revoked while signed in: the next call signs the tab out
     // with the API's refusal.
@@ -154,7 +200,7 @@ async function main() {
     await expectSoon('a revoked key signs the tab out with the API\'s refusal', () =>
       page.getByRole('alert').filter({ hasText: 'unauthenticated' }).waitFor());
     await expectSoon('the sign-in form is back', () => page.getByLabel('API key').waitFor());
-    await step(page, '9-revoked');
+    await step(page, '10-revoked');
 
     check(errors.length === 0, 'the page logged no errors (' + errors.join(' | ') + ')');
   } finally {

@@ -8,14 +8,16 @@ percent-encoded or not) is refused; only GET and HEAD are allowed.
 
 In Debian's chromium, headless, through playwright-core
 (console_browser.js): a wrong key shows the API's refusal, the right one
-signs in, a sandbox created from the page and one created through the API
-both show up running without a reload (events), one deleted through the
-API and one from the page both lose their rows, the gateway killed and
-started again under the open page shows the stream reconnecting and then
-live with the list re-read, the key revoked while signed in signs the
-tab out with the API's refusal, and the page logs no errors and gets no
-failed response but those steps' own (401s, the gateway gone). Screenshots of each
-step land in argv[1].
+signs in, a sandbox created from the page and one created through the
+API both show up running without a reload (events); on one's page a
+terminal (a PTY process) runs what is typed, at the size the page shows,
+also after the window is narrowed, and Back returns to the table; one
+deleted through the API and one from the page both lose their rows; the
+gateway killed and started again under the open page shows the stream
+reconnecting, then live with the list re-read; the key revoked while
+signed in signs the tab out with the API's refusal; and the page logs no
+errors and gets no failed response but those steps' own (401s, the
+gateway gone). Screenshots of each step land in argv[1].
 argv: the screenshot directory."""
 import os
 import re
