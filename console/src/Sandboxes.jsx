@@ -6,6 +6,13 @@ import { Link, sandboxPath } from './router.jsx';
 
 const AGE_TICK_MS = 10000;
 
+// The lifecycle calls each state allows (docs/api.md), as row buttons.
+const ACTIONS = {
+  running: ['pause', 'suspend'],
+  paused: ['resume', 'suspend'],
+  suspended: ['resume'],
+};
+
 function age(createdAt, now) {
   const s = Math.max(0, Math.floor((now - Date.parse(createdAt)) / 1000));
   if (s < 60) return s + 's';
@@ -85,6 +92,17 @@ export function Sandboxes({ onKeyRefused }) {
     setCreating(false);
   }
 
+  // POST …/{verb}; its answer is the sandbox as it now is.
+  async function act(id, verb) {
+    setError(null);
+    try {
+      const sb = await call('POST', `/v1/sandboxes/${encodeURIComponent(id)}/${verb}`);
+      setSandboxes((list) => list.map((s) => (s.id === id ? sb : s)));
+    } catch (err) {
+      fail(err);
+    }
+  }
+
   async function remove(id) {
     setError(null);
     try {
@@ -145,7 +163,13 @@ export function Sandboxes({ onKeyRefused }) {
                 <td data-label="Template">{s.template}</td>
                 <td data-label="Node">{s.node || '—'}</td>
                 <td data-label="Age">{s.created_at ? age(s.created_at, now) : '—'}</td>
-                <td>
+                <td class="actions">
+                  {(ACTIONS[s.state] || []).map((verb) => (
+                    <button type="button" key={verb} onClick={() => act(s.id, verb)}
+                            aria-label={`${verb[0].toUpperCase()}${verb.slice(1)} ${s.id}`}>
+                      {verb[0].toUpperCase() + verb.slice(1)}
+                    </button>
+                  ))}
                   <button type="button" onClick={() => remove(s.id)} aria-label={'Delete ' + s.id}>
                     Delete
                   </button>

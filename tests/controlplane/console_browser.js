@@ -158,6 +158,13 @@ async function main() {
 
     await checkTerminal(page, first);
 
+    await page.getByRole('button', { name: 'Pause ' + first }).click();
+    await expectSoon('Pause makes the row paused', () =>
+      page.locator(`tr[data-id="${first}"] td.state.paused`).waitFor({ timeout: BOOT_MS }));
+    await page.getByRole('button', { name: 'Resume ' + first }).click();
+    await expectSoon('Resume makes it running again', () =>
+      page.locator(`tr[data-id="${first}"] td.state.running`).waitFor({ timeout: BOOT_MS }));
+
     await page.setViewportSize({ width: 360, height: 700 });
     await expectSoon('in a narrow window a row\'s Delete button is still visible', () =>
       page.getByRole('button', { name: 'Delete ' + other }).waitFor({ state: 'visible' }));

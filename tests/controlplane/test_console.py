@@ -11,7 +11,8 @@ In Debian's chromium, headless, through playwright-core
 signs in, a sandbox created from the page and one created through the
 API both show up running without a reload (events); on one's page a
 terminal (a PTY process) runs what is typed, at the size the page shows,
-also after the window is narrowed, and Back returns to the table; one
+also after the window is narrowed, and Back returns to the table; Pause
+and Resume on its row change its state; one
 deleted through the API and one from the page both lose their rows; the
 gateway killed and started again under the open page shows the stream
 reconnecting, then live with the list re-read; the key revoked while
