@@ -31,6 +31,7 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     const stop = new AbortController();
     const base = `/v1/sandboxes/${encodeURIComponent(sandboxId)}/processes`;
     let pid = null;
+    const hangUp = () => call('POST', `${base}/${pid}/signal`, { signal: 'HUP' }).catch(() => {});
     const fail = (e) => {
       if (stop.signal.aborted) return;
       if (e.status === 401) onKeyRefused(e);
@@ -81,6 +82,8 @@ export function Terminal({ sandboxId, onKeyRefused }) {
           env: { TERM: 'xterm-256color' },
         });
         pid = p.pid;
+        // The page was left while the shell started: nobody will use it.
+        if (stop.signal.aborted) return hangUp();
         setStatus('running');
         term.focus();
         flush();
@@ -95,7 +98,7 @@ export function Terminal({ sandboxId, onKeyRefused }) {
 
     return () => {
       stop.abort();
-      if (pid !== null) call('POST', `${base}/${pid}/signal`, { signal: 'HUP' }).catch(() => {});
+      if (pid !== null) hangUp();
       observer.disconnect();
       onData.dispose();
       onResize.dispose();
