@@ -1,7 +1,8 @@
 /* E2B's control-plane API (docs/e2b.md): the routes E2B's SDKs call, in
  * a table of their own (gateway/routes.h's struct), so that
  * `airlock-gateway --routes` and airlock's docs stay airlock's. A request
- * is E2B's when its path is outside airlock's (e2b_path); it is answered
+ * is E2B's when its path is outside airlock's (e2b_path; the console's
+ * /console/ is taken before, console_files.h); it is answered
  * in E2B's error shape (e2b_reply.h). */
 #ifndef AIRLOCK_GATEWAY_E2B_ROUTES_H
 #define AIRLOCK_GATEWAY_E2B_ROUTES_H

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "console_files.h"
 #include "e2b_reply.h"
 #include "e2b_routes.h"
 #include "envd_routes.h"
@@ -80,6 +81,8 @@ static struct gw_request *request_begin(struct gateway *gw, struct MHD_Connectio
     gw_metrics_begin(&gw->metrics);
     if (envd_request_begin(r, method, url))
         return r; /* E2B's in-sandbox API: its own table, auth and errors */
+    if (console_request_begin(r, method, url))
+        return r; /* the web console's files, before E2B's paths claim it */
     bool path_known;
     struct gw_path_params params = { "", "", "", "" };
     /* E2B's API (e2b_routes.h) has the paths outside /v1/. */

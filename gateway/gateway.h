@@ -60,6 +60,9 @@ struct gateway_config {
      * (a wildcard DNS record points there; "localhost" by default, which
      * browsers resolve to this machine). Also what E2B's SDK is told. */
     const char *public_domain;
+    /* The web console's built files (console_files.h); NULL or without an
+     * index.html: /console/ answers 404 saying how to serve it. */
+    const char *console_dir;
 };
 
 struct gateway {
@@ -95,6 +98,7 @@ struct gw_request {
     char path_name[160];          /* the {name} segment (checkpoints, secrets), if any */
     char path_port[16];           /* the {port} segment (sandbox ports), if any */
     char envd_path[64];           /* envd's API (envd_routes.h): the path; "" otherwise */
+    char console_file[256];       /* the console's (console_files.h): the path after /console */
     int64_t started_us;
     int64_t auth_us;              /* the scheduler's Authenticate (part of the request's ms) */
 

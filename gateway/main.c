@@ -56,10 +56,12 @@ static void usage(FILE *out)
             "  --tls-key FILE         its chain, and its PEM key; both or neither (env\n"
             "                         AIRLOCK_TLS_CERT, AIRLOCK_TLS_KEY); reread on SIGHUP\n"
             "  --public-domain NAME   sandbox ports answer as PORT-ID.NAME (a wildcard DNS\n"
-            "                         record; env AIRLOCK_PUBLIC_DOMAIN, default localhost)\n",
+            "                         record; env AIRLOCK_PUBLIC_DOMAIN, default localhost)\n"
+            "  --console-dir DIR      the web console's built files, served at /console/ (env\n"
+            "                         AIRLOCK_CONSOLE_DIR, default this build's: %s)\n",
             GATEWAY_DEFAULT_DATA_DIR, KEY_CACHE_DEFAULT_TTL_MS, EXEC_SLOTS_DEFAULT_MAX,
             RATE_LIMIT_DEFAULT_PER_KEY_MILLI / 1000, RATE_LIMIT_MAX, RATE_LIMIT_DEFAULT_BURST,
-            GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS);
+            GATEWAY_MAX_CONNECTIONS, GATEWAY_MAX_CONNECTIONS, AIRLOCK_CONSOLE_BUILD_DIR);
 }
 
 static void print_routes(void)
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
         { "tls-cert", required_argument, NULL, 'e' },
         { "tls-key", required_argument, NULL, 'K' },
         { "public-domain", required_argument, NULL, 'D' },
+        { "console-dir", required_argument, NULL, 'W' },
         { "routes", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -153,6 +156,7 @@ int main(int argc, char **argv)
     struct tls_files tls_files = { 0 };
     const char *env_tls_cert = getenv("AIRLOCK_TLS_CERT"), *env_tls_key = getenv("AIRLOCK_TLS_KEY");
     const char *env_domain = getenv("AIRLOCK_PUBLIC_DOMAIN");
+    const char *env_console = getenv("AIRLOCK_CONSOLE_DIR");
     struct gateway_config cfg = {
         .max_json_body = 1 << 20,
         .nats_url = env_nats && *env_nats ? env_nats : "nats://127.0.0.1:4222",
@@ -164,6 +168,7 @@ int main(int argc, char **argv)
         .tls_cert_file = env_tls_cert && *env_tls_cert ? env_tls_cert : NULL,
         .tls_key_file = env_tls_key && *env_tls_key ? env_tls_key : NULL,
         .public_domain = env_domain && *env_domain ? env_domain : "localhost",
+        .console_dir = env_console && *env_console ? env_console : AIRLOCK_CONSOLE_BUILD_DIR,
     };
     const char *max_execs = NULL, *max_conns = NULL, *max_conns_ip = NULL;
     const char *rate = NULL, *burst = NULL;
@@ -190,6 +195,7 @@ int main(int argc, char **argv)
         case 'e': cfg.tls_cert_file = optarg; break;
         case 'K': cfg.tls_key_file = optarg; break;
         case 'D': cfg.public_domain = optarg; break;
+        case 'W': cfg.console_dir = optarg; break;
         case 'r': print_routes(); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -294,11 +300,11 @@ int main(int argc, char **argv)
     log_info("gateway listening",
              "addr=%s:%u tls=%s grpc=%s scheduler=%s nats=%s vault=%s key_cache_ttl_ms=%lld "
              "max_execs_per_key=%u rate_limit_per_key=%.10g rate_limit_burst=%u "
-             "max_connections=%u max_connections_per_ip=%u",
+             "max_connections=%u max_connections_per_ip=%u console_dir=%s",
              host, cfg.listen_port, cfg.tls_cert_file ? "on" : "off", cfg.grpc_listen ? cfg.grpc_listen : "-", cfg.scheduler,
              cfg.nats_url, cfg.vault, (long long)cfg.key_cache_ttl_ms, cfg.max_execs_per_key,
              cfg.rate_per_key_milli / 1000.0, cfg.rate_burst, cfg.max_connections,
-             cfg.max_connections_per_ip);
+             cfg.max_connections_per_ip, cfg.console_dir);
     int sig = stop_signals_wait(&signals, refresh_certificates, &gw);
     log_info("gateway stopping", "signal=%d", sig);
     gateway_stop(&gw);

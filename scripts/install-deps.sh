@@ -12,7 +12,7 @@ libbtrfsutil-dev btrfs-progs libnl-3-dev libnl-route-3-dev libseccomp-dev
 libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libhttp-parser-dev
 qemu-system-x86 mmdebstrap busybox-static e2fsprogs cpio procps
 postgresql nftables libnftables-dev iproute2 python3-grpcio python3-grpc-tools
-python3-yaml curl clang libclang-rt-14-dev nodejs python3-mypy
+python3-yaml curl clang libclang-rt-14-dev nodejs python3-mypy chromium
 "
 
 # Test tools from the npm registry, pinned, under one prefix the tests know
@@ -20,14 +20,17 @@ python3-yaml curl clang libclang-rt-14-dev nodejs python3-mypy
 # snapshot store's S3 backend (docs/snapshot-store.md); e2b, E2B's
 # official JavaScript SDK, unchanged, which the E2B-compatible API is
 # tested with (docs/e2b.md); @seriousme/openapi-schema-validator, which
-# checks docs/openapi.yaml (controlplane.openapi_valid).
+# checks docs/openapi.yaml (controlplane.openapi_valid); playwright-core,
+# which drives Debian's chromium (above) through the web console
+# (controlplane.console, docs/console.md).
 TEST_TOOLS=/usr/local/lib/airlock-test-tools
-NPM_TOOLS="s3rver@3.7.1 e2b@2.51.0 @seriousme/openapi-schema-validator@2.11.0"
+NPM_TOOLS="s3rver@3.7.1 e2b@2.51.0 @seriousme/openapi-schema-validator@2.11.0 playwright-core@1.65.2"
 
 npm_tools_present() {
     [ -x "$TEST_TOOLS/node_modules/.bin/s3rver" ] &&
         [ -f "$TEST_TOOLS/node_modules/e2b/package.json" ] &&
-        [ -x "$TEST_TOOLS/node_modules/.bin/validate-api" ]
+        [ -x "$TEST_TOOLS/node_modules/.bin/validate-api" ] &&
+        [ -f "$TEST_TOOLS/node_modules/playwright-core/package.json" ]
 }
 
 missing=""

@@ -324,6 +324,7 @@ cat <<EOT
 
 airlock is up: $SCHEME://$GATEWAY_ADDR (REST), $GRPC_ADDR (gRPC, docs/grpc-api.md)
 admin key (also in $DATA_DIR/admin-key, mode 0600): $(cat "$DATA_DIR/admin-key")
+web console: $SCHEME://$GATEWAY_ADDR/console/ (sign in with an API key; docs/console.md)
 Try it:
   curl -s -X POST -H "Authorization: Bearer \$(cat $DATA_DIR/admin-key)" $SCHEME://$GATEWAY_ADDR/v1/sandboxes
   or: export AIRLOCK_API_KEY=\$(cat $DATA_DIR/admin-key) AIRLOCK_URL=$SCHEME://$GATEWAY_ADDR

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""The web console (docs/console.md) against a real stack (cp_harness).
+
+Over plain HTTP: /console redirects to /console/; index.html, its assets
+and client-side routes are served with their types; a missing asset is a
+404; any path that climbs out of the console's directory ("..", ".",
+percent-encoded or not) is refused; only GET and HEAD are allowed.
+
+In Debian's chromium, headless, through playwright-core
+(console_browser.js): a wrong key shows the API's refusal, the right one
+signs in, a sandbox created from the page and one created through the
+API both show up running without a reload (events); on one's page a
+terminal (a PTY process) runs what is typed, at the size the page shows,
+also after the window is narrowed, and Back returns to the table; Pause
+and Resume on its row change its state; one
+deleted through the API and one from the page both lose their rows; the
+gateway killed and started again under the open page shows the stream
+reconnecting, then live with the list re-read; the key revoked while
+signed in signs the tab out with the API's refusal; and the page logs no
+errors and gets no failed response but those steps' own (401s, the
+gateway gone). Screenshots of each step land in argv[1].
+argv: the screenshot directory."""
+import os
+import re
+import subprocess
+import sys
+
+from rest_client import ADMIN, URL, call, check, report_and_exit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = "/usr/local/lib/airlock-test-tools/node_modules"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def check_files():
+    st, h, _ = call("GET", "/console", raw=True)
+    check(st == 301 and h["Location"] == "/console/", "/console redirects to /console/ (%s)" % st)
+    st, h, page = call("GET", "/console/", raw=True)
+    check(st == 200 and h["Content-Type"].startswith("text/html") and b'id="app"' in page,
+          "/console/ is index.html (%s %s)" % (st, h["Content-Type"]))
+    check("default-src 'self'" in h.get("Content-Security-Policy", ""),
+          "the console's files carry a Content-Security-Policy")
+    script = re.search(rb'src="(/console/assets/[^"]+\.js)"', page)
+    check(script is not None, "index.html names its script under /console/assets/")
+    if script:
+        st, h, _ = call("GET", script.group(1).decode(), raw=True)
+        check(st == 200 and h["Content-Type"].startswith("text/javascript")
+              and "immutable" in h["Cache-Control"],
+              "the script is served as JavaScript, cached for good (%s %s)"
+              % (st, h["Content-Type"]))
+    st, h, body = call("HEAD", "/console/", raw=True)
+    check(st == 200 and body == b"" and h["Content-Type"].startswith("text/html"),
+          "HEAD /console/ answers the headers only (%s)" % st)
+    st, h, page = call("GET", "/console/sandboxes/sb_x", raw=True)
+    check(st == 200 and b'id="app"' in page, "a client-side route is index.html (%s)" % st)
+    st, _, body = call("GET", "/console/assets/missing.js")
+    check(st == 404 and body["error"]["code"] == "not_found", "a missing asset is 404 (%s)" % st)
+    for path in ("/console/../gateway/airlock-gateway", "/console/%2e%2e/%2e%2e/etc/passwd",
+                 "/console/assets/..%2f..%2findex.html", "/console/./index.html",
+                 "/console/assets/%2E%2E/index.html", "/console/..%5c..%5cetc%5cpasswd"):
+        st, _, body = call("GET", path)
+        check(st == 400 and body["error"]["code"] == "invalid_argument",
+              "%s is refused (%s %s)" % (path, st, body))
+    st, _, body = call("POST", "/console/", body={})
+    check(st == 405, "POST /console/ is not allowed (%s)" % st)
+
+
+def check_browser(project, key, shots):
+    st, _, refusal = call("GET", "/v1/sandboxes", key="ak_" + "0" * 64)
+    check(st == 401, "a wrong key is refused by the API (%s)" % st)
+    env = dict(os.environ, PLAYWRIGHT=os.path.join(TOOLS, "playwright-core"),
+               CHROMIUM=CHROMIUM, CONSOLE_URL=URL.geturl() + "/console/", API_KEY=key["key"],
+               PROJECT_ID=project["id"], KEY_ID=key["id"],
+               WRONG_KEY_MESSAGE=refusal["error"]["message"], SCREENSHOTS=shots)
+    proc = subprocess.run(["node", os.path.join(HERE, "console_browser.js")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(("ok   ", "FAIL "))]
+    for line in lines:
+        check(line.startswith("ok   "), "browser: " + line[5:])
+    check(proc.returncode == 0 and len(lines) >= 18,
+          "the browser program ran to its end (rc %s, %d checks; stderr %s)"
+          % (proc.returncode, len(lines), proc.stderr[-2000:]))
+
+
+def main():
+    shots = sys.argv[1]
+    os.makedirs(shots, exist_ok=True)
+    check_files()
+    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "console"})
+    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
+    check_browser(project, key, shots)
+    report_and_exit()
+
+
+if __name__ == "__main__":
+    main()
