@@ -76,7 +76,7 @@ int sandbox_create(struct vmhost *vh, const struct sandbox_create_params *p, str
         airlock_error_clear(e);
     }
     /* No ready VM: a QEMU started ahead, when one waits, saves the
-     * restore its start. Should the restore into it fail on its own
+     * restore its start and state load. Should the build into it fail on its own
      * (INTERNAL: e.g. the spare's QEMU died), one more is tried with a
      * QEMU of the create's own. */
     struct sandbox *spare = warm_pool_take_spare(pool);

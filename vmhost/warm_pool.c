@@ -39,10 +39,10 @@ struct warm_pool {
     struct pool_demand demand;
     struct sandbox **ready; /* capacity slots, oldest first */
     unsigned n_ready, capacity;
-    /* QEMUs started ahead (sandbox_spare_start), oldest first, while the
-     * pool is in use (max > 0): a refill restores into one, and so does a
-     * create that found no ready VM. Not in the pool memory: they hold no
-     * guest memory until a state is loaded. */
+    /* QEMUs started ahead with the template's state loaded, paused
+     * (sandbox_spare_start), oldest first, while the pool is in use (max >
+     * 0): a refill continues one, and so does a create that found no ready
+     * VM. Not in the pool memory: a guest that never ran holds none. */
     struct sandbox *spares[VMHOST_MAX_POOL_SPARES];
     unsigned n_spares;
     bool stopping;

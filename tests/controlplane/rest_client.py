@@ -45,6 +45,20 @@ def check(cond, what):
         failures.append(what)
 
 
+def node_checks(script, env, name, at_least, timeout):
+    """Runs a Node.js program that prints check()'s "ok   "/"FAIL " lines,
+    relays each as a check of this test under name, and checks that it ran
+    to its end with at least at_least of them."""
+    proc = subprocess.run(["node", script], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(("ok   ", "FAIL "))]
+    for line in lines:
+        check(line.startswith("ok   "), "%s: %s" % (name, line[5:]))
+    check(proc.returncode == 0 and len(lines) >= at_least,
+          "the %s program ran to its end (rc %s, %d checks; stderr %s)"
+          % (name, proc.returncode, len(lines), proc.stderr[-2000:]))
+
+
 def report_and_exit():
     """Lists the failed checks; exit status 1 if any."""
     if failures:

@@ -22,10 +22,9 @@ gateway gone). Screenshots of each step land in argv[1].
 argv: the screenshot directory."""
 import os
 import re
-import subprocess
 import sys
 
-from rest_client import ADMIN, URL, call, check, report_and_exit
+from rest_client import ADMIN, URL, call, check, node_checks, report_and_exit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = "/usr/local/lib/airlock-test-tools/node_modules"
@@ -72,14 +71,7 @@ def check_browser(project, key, shots):
                CHROMIUM=CHROMIUM, CONSOLE_URL=URL.geturl() + "/console/", API_KEY=key["key"],
                PROJECT_ID=project["id"], KEY_ID=key["id"],
                WRONG_KEY_MESSAGE=refusal["error"]["message"], SCREENSHOTS=shots)
-    proc = subprocess.run(["node", os.path.join(HERE, "console_browser.js")], env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(("ok   ", "FAIL "))]
-    for line in lines:
-        check(line.startswith("ok   "), "browser: " + line[5:])
-    check(proc.returncode == 0 and len(lines) >= 18,
-          "the browser program ran to its end (rc %s, %d checks; stderr %s)"
-          % (proc.returncode, len(lines), proc.stderr[-2000:]))
+    node_checks(os.path.join(HERE, "console_browser.js"), env, "browser", 18, 600)
 
 
 def main():

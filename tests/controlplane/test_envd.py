@@ -25,7 +25,7 @@ import struct
 import subprocess
 import sys
 
-from rest_client import URL, call, check, new_project_key, report_and_exit
+from rest_client import URL, call, check, new_project_key, node_checks, report_and_exit
 
 GATEWAY = sys.argv[1]
 SDK = "/usr/local/lib/airlock-test-tools/node_modules/e2b"
@@ -303,14 +303,7 @@ def check_http_routes():
 def check_sdk():
     env = dict(os.environ, E2B_SDK=SDK, SANDBOX_ID=SID, E2B_API_URL=URL.geturl(),
                E2B_SANDBOX_URL=URL.geturl(), E2B_API_KEY=TOKEN)
-    proc = subprocess.run(["node", os.path.join(HERE, "envd_sdk.js")], env=env,
-                          capture_output=True, text=True, timeout=900)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(("ok   ", "FAIL "))]
-    for line in lines:
-        check(line.startswith("ok   "), "SDK: " + line[5:])
-    check(proc.returncode == 0 and len(lines) >= 40,
-          "the SDK program ran to its end (rc %s, %d checks; stderr %s)"
-          % (proc.returncode, len(lines), proc.stderr[-2000:]))
+    node_checks(os.path.join(HERE, "envd_sdk.js"), env, "SDK", 40, 900)
 
 
 KEY = new_project_key("envd")[1]
