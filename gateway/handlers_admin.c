@@ -13,6 +13,16 @@ enum MHD_Result handle_healthz(struct gw_request *r)
     return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* The calling key as the gateway authenticated it: a client (the web
+ * console) learns whether it holds the admin key without trying an admin
+ * route and logging its 403. */
+enum MHD_Result handle_whoami(struct gw_request *r)
+{
+    return reply_json(r, 200, json_pack("{s:s,s:s?,s:b}", "key_id", r->key_id, "project_id",
+                                        r->admin || !r->project_id[0] ? NULL : r->project_id,
+                                        "admin", r->admin));
+}
+
 enum MHD_Result handle_metrics(struct gw_request *r)
 {
     struct MHD_Response *resp = metrics_response(r->gw->metrics.reg);

@@ -24,6 +24,7 @@
 
 enum MHD_Result handle_healthz(struct gw_request *r);
 enum MHD_Result handle_metrics(struct gw_request *r);
+enum MHD_Result handle_whoami(struct gw_request *r);
 enum MHD_Result handle_project_create(struct gw_request *r);
 enum MHD_Result handle_key_create(struct gw_request *r);
 enum MHD_Result handle_project_list(struct gw_request *r);

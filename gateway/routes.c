@@ -12,6 +12,7 @@
 const struct gw_route gw_routes[] = {
     ROUTE("GET", "/healthz", NONE, handle_healthz),
     ROUTE("GET", "/metrics", NONE, handle_metrics),
+    ROUTE("GET", "/v1/whoami", KEY, handle_whoami),
     ROUTE("POST", "/v1/projects", ADMIN, handle_project_create),
     ROUTE("GET", "/v1/projects", ADMIN, handle_project_list),
     ROUTE("POST", "/v1/projects/{id}/keys", ADMIN, handle_key_create),

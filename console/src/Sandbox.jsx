@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call } from './api.js';
-import { Link } from './router.jsx';
+import { Link, pagePath } from './router.jsx';
 import { ErrorLine } from './ErrorLine.jsx';
 import { Terminal } from './Terminal.jsx';
 
@@ -24,7 +24,7 @@ export function Sandbox({ id, onKeyRefused }) {
   return (
     <section aria-labelledby="sandbox-title">
       <p>
-        <Link href="/console/">← Sandboxes</Link>
+        <Link href={pagePath('sandboxes')}>← Sandboxes</Link>
       </p>
       <h2 id="sandbox-title">
         <code>{id}</code>

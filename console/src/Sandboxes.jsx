@@ -3,6 +3,7 @@ import { call } from './api.js';
 import { watchEvents } from './events.js';
 import { ErrorLine } from './ErrorLine.jsx';
 import { Link, sandboxPath } from './router.jsx';
+import { age } from './time.js';
 
 const AGE_TICK_MS = 10000;
 
@@ -12,14 +13,6 @@ const ACTIONS = {
   paused: ['resume', 'suspend'],
   suspended: ['resume'],
 };
-
-function age(createdAt, now) {
-  const s = Math.max(0, Math.floor((now - Date.parse(createdAt)) / 1000));
-  if (s < 60) return s + 's';
-  if (s < 3600) return Math.floor(s / 60) + 'm';
-  if (s < 86400) return Math.floor(s / 3600) + 'h';
-  return Math.floor(s / 86400) + 'd';
-}
 
 // The project's sandboxes: GET /v1/sandboxes, then kept current by
 // /v1/events. An event changes its row's state at once; one for a sandbox

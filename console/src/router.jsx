@@ -1,16 +1,23 @@
 // Client-side pages under /console/ (the gateway answers index.html for
-// them): the sandboxes table, and /console/sandboxes/{id}.
+// them): /console/{page} and /console/{page}/{id}. Which pages exist is
+// pages.jsx's table; this file only reads and changes the address.
 import { useEffect, useState } from 'preact/hooks';
 
-const BASE = '/console/';
+export const BASE = '/console/';
 
-export function sandboxPath(id) {
-  return BASE + 'sandboxes/' + encodeURIComponent(id);
+export function pagePath(page, id) {
+  return BASE + page + (id === undefined ? '' : '/' + encodeURIComponent(id));
 }
 
+export function sandboxPath(id) {
+  return pagePath('sandboxes', id);
+}
+
+// { page, id }: page '' is the start page; id undefined when absent.
 function parse(pathname) {
-  const m = pathname.slice(BASE.length).match(/^sandboxes\/([^/]+)$/);
-  return m ? { page: 'sandbox', id: decodeURIComponent(m[1]) } : { page: 'sandboxes' };
+  const parts = pathname.slice(BASE.length).split('/').filter(Boolean);
+  if (parts.length > 2) return { page: null };
+  return { page: parts[0] || '', id: parts[1] === undefined ? undefined : decodeURIComponent(parts[1]) };
 }
 
 export function navigate(path) {

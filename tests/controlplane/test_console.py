@@ -6,19 +6,14 @@ and client-side routes are served with their types; a missing asset is a
 404; any path that climbs out of the console's directory ("..", ".",
 percent-encoded or not) is refused; only GET and HEAD are allowed.
 
-In Debian's chromium, headless, through playwright-core
-(console_browser.js): a wrong key shows the API's refusal, the right one
-signs in, a sandbox created from the page and one created through the
-API both show up running without a reload (events); on one's page a
-terminal (a PTY process) runs what is typed, at the size the page shows,
-also after the window is narrowed, and Back returns to the table; Pause
-and Resume on its row change its state; one
-deleted through the API and one from the page both lose their rows; the
-gateway killed and started again under the open page shows the stream
-reconnecting, then live with the list re-read; the key revoked while
-signed in signs the tab out with the API's refusal; and the page logs no
-errors and gets no failed response but those steps' own (401s, the
-gateway gone). Screenshots of each step land in argv[1].
+GET /v1/whoami, which the console asks to know an admin key, says which
+key calls and whether it is the admin key.
+
+In Debian's chromium, headless, through playwright-core: the programs of
+BROWSER_PROGRAMS, each with a project and key of its own (each one's
+header says what it checks; console_browser.js: sign-in, the sandboxes
+table live from events, the terminal, a dropped stream, a revoked key).
+Screenshots of each step land in argv[1]/{program}/.
 argv: the screenshot directory."""
 import os
 import re
@@ -64,23 +59,49 @@ def check_files():
     check(st == 405, "POST /console/ is not allowed (%s)" % st)
 
 
-def check_browser(project, key, shots):
+# The browser programs (console_lib.js says what they share), each with a
+# project and key of its own, in this order; at least this many checks each.
+BROWSER_PROGRAMS = [
+    ("console_browser.js", 18),
+]
+
+
+def check_browser(program, at_least, shots):
+    name = program[:-len(".js")]
+    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": name})
+    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
     st, _, refusal = call("GET", "/v1/sandboxes", key="ak_" + "0" * 64)
     check(st == 401, "a wrong key is refused by the API (%s)" % st)
     env = dict(os.environ, PLAYWRIGHT=os.path.join(TOOLS, "playwright-core"),
                CHROMIUM=CHROMIUM, CONSOLE_URL=URL.geturl() + "/console/", API_KEY=key["key"],
                PROJECT_ID=project["id"], KEY_ID=key["id"],
-               WRONG_KEY_MESSAGE=refusal["error"]["message"], SCREENSHOTS=shots)
-    node_checks(os.path.join(HERE, "console_browser.js"), env, "browser", 18, 600)
+               WRONG_KEY_MESSAGE=refusal["error"]["message"],
+               SCREENSHOTS=os.path.join(shots, name))
+    os.makedirs(env["SCREENSHOTS"], exist_ok=True)
+    node_checks(os.path.join(HERE, program), env, name, at_least, 600)
+
+
+def check_whoami():
+    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "whoami"})
+    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
+    st, _, me = call("GET", "/v1/whoami", key=key["key"])
+    check(st == 200 and me == {"key_id": key["id"], "project_id": project["id"], "admin": False},
+          "whoami names a project key and its project (%s %s)" % (st, me))
+    st, _, me = call("GET", "/v1/whoami", key=ADMIN)
+    check(st == 200 and me["admin"] is True and me["project_id"] is None,
+          "whoami says the admin key is the admin key (%s %s)" % (st, me))
+    st, _, body = call("GET", "/v1/whoami")
+    check(st == 401 and body["error"]["code"] == "unauthenticated",
+          "whoami without a key is 401 (%s)" % st)
 
 
 def main():
     shots = sys.argv[1]
     os.makedirs(shots, exist_ok=True)
     check_files()
-    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "console"})
-    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
-    check_browser(project, key, shots)
+    check_whoami()
+    for program, at_least in BROWSER_PROGRAMS:
+        check_browser(program, at_least, shots)
     report_and_exit()
 
 
