@@ -14,12 +14,17 @@ BROWSER_PROGRAMS, each with a project and key of its own (each one's
 header says what it checks; console_browser.js: sign-in, the sandboxes
 table live from events, the terminal, a dropped stream, a revoked key).
 Screenshots of each step land in argv[1]/{program}/.
-argv: the screenshot directory."""
+A gateway with no console to serve (an empty --console-dir) answers
+/console/ 404 saying how to serve one.
+
+argv: the gateway binary, the screenshot directory."""
 import os
 import re
 import sys
+import tempfile
 
 from rest_client import ADMIN, URL, call, check, node_checks, report_and_exit
+from second_gateway import flagged_gateway  # noqa: E402 (reads argv[1]: the gateway)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = "/usr/local/lib/airlock-test-tools/node_modules"
@@ -81,6 +86,17 @@ def check_browser(program, at_least, shots):
     node_checks(os.path.join(HERE, program), env, name, at_least, 600)
 
 
+def check_without_bundle():
+    with tempfile.TemporaryDirectory() as empty, \
+            flagged_gateway("gateway-no-console.log", ["--console-dir", empty],
+                            "a gateway with an empty --console-dir") as gw:
+        for path in ("/console/", "/console/sandboxes"):
+            st, body = gw.call("GET", path)
+            check(st == 404 and b"the web console is not served here" in body
+                  and b"--console-dir" in body,
+                  "%s without a console says how to serve one (%s %s)" % (path, st, body))
+
+
 def check_whoami():
     _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "whoami"})
     _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
@@ -96,10 +112,11 @@ def check_whoami():
 
 
 def main():
-    shots = sys.argv[1]
+    shots = sys.argv[2]
     os.makedirs(shots, exist_ok=True)
     check_files()
     check_whoami()
+    check_without_bundle()
     for program, at_least in BROWSER_PROGRAMS:
         check_browser(program, at_least, shots)
     report_and_exit()

@@ -26,7 +26,7 @@ import grpc
 
 import grpc_stubs
 from rest_client import ADMIN, call, check, expect_error, poll, report_and_exit
-from test_key_cache import flagged_gateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
+from second_gateway import flagged_gateway, free_port  # noqa: E402 (reads argv[1]: the gateway)
 
 GATEWAY, PROTO_DIR, STUB_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
 grpc_stubs.generate(PROTO_DIR, STUB_DIR, ["airlock/v1/sandboxes.proto"])

@@ -33,7 +33,7 @@ from rest_client import check, new_project_key, poll, report_and_exit
 import grpc  # noqa: E402
 
 import grpc_stubs  # noqa: E402
-from test_key_cache import flagged_gateway, free_port, internal_tls_flags  # noqa: E402 (reads argv[1]: the gateway)
+from second_gateway import flagged_gateway, free_port, internal_tls_flags  # noqa: E402 (reads argv[1]: the gateway)
 
 GATEWAY, CLI = sys.argv[1], sys.argv[2]
 STACK_DIR = os.environ["AIRLOCK_TEST_STACK_DIR"]
