@@ -6,9 +6,6 @@ and client-side routes are served with their types; a missing asset is a
 404; any path that climbs out of the console's directory ("..", ".",
 percent-encoded or not) is refused; only GET and HEAD are allowed.
 
-GET /v1/whoami, which the console asks to know an admin key, says which
-key calls and whether it is the admin key.
-
 In Debian's chromium, headless, through playwright-core: the programs of
 BROWSER_PROGRAMS, each with a project and key of its own (each one's
 header says what it checks; console_browser.js: sign-in, the sandboxes
@@ -97,25 +94,10 @@ def check_without_bundle():
                   "%s without a console says how to serve one (%s %s)" % (path, st, body))
 
 
-def check_whoami():
-    _, _, project = call("POST", "/v1/projects", key=ADMIN, body={"name": "whoami"})
-    _, _, key = call("POST", "/v1/projects/%s/keys" % project["id"], key=ADMIN, body={})
-    st, _, me = call("GET", "/v1/whoami", key=key["key"])
-    check(st == 200 and me == {"key_id": key["id"], "project_id": project["id"], "admin": False},
-          "whoami names a project key and its project (%s %s)" % (st, me))
-    st, _, me = call("GET", "/v1/whoami", key=ADMIN)
-    check(st == 200 and me["admin"] is True and me["project_id"] is None,
-          "whoami says the admin key is the admin key (%s %s)" % (st, me))
-    st, _, body = call("GET", "/v1/whoami")
-    check(st == 401 and body["error"]["code"] == "unauthenticated",
-          "whoami without a key is 401 (%s)" % st)
-
-
 def main():
     shots = sys.argv[2]
     os.makedirs(shots, exist_ok=True)
     check_files()
-    check_whoami()
     check_without_bundle()
     for program, at_least in BROWSER_PROGRAMS:
         check_browser(program, at_least, shots)

@@ -14,6 +14,19 @@ from rest_client import (ADMIN, EventStream, call, check, expect_error, poll, re
                          sse_events)
 
 
+def check_whoami(a, ka):
+    """GET /v1/whoami names the calling key: a project key with its
+    project, the admin key as admin; none is 401."""
+    st, _, me = call("GET", "/v1/whoami", key=ka["key"])
+    check(st == 200 and me == {"key_id": ka["id"], "project_id": a["id"], "admin": False},
+          "whoami names a project key and its project (%s %s)" % (st, me))
+    st, _, me = call("GET", "/v1/whoami", key=ADMIN)
+    check(st == 200 and me["admin"] is True and me["project_id"] is None,
+          "whoami says the admin key is the admin key (%s %s)" % (st, me))
+    st, _, body = call("GET", "/v1/whoami")
+    expect_error(st, body, 401, "unauthenticated", "Authorization", "whoami without a key")
+
+
 def check_keys(a, ka):
     """The admin lists projects and keys (never a secret) and revokes a key,
     which stops working at once; the last admin key cannot be revoked."""
@@ -96,6 +109,7 @@ def main():
     expect_error(st, body, 404, "not_found", "prj_doesnotexist", "key for unknown project")
     st, _, body = call("POST", "/v1/projects", key=ADMIN, body={"name": 7})
     expect_error(st, body, 400, "invalid_argument", "name", "project name of the wrong type")
+    check_whoami(a, ka)
     check_keys(a, ka)
 
     # ---- bad input on create ----
