@@ -183,6 +183,43 @@ async function checkAdmin(t) {
   check(res.status === 401, 'the API refuses the revoked key (' + res.status + ')');
   await page.setViewportSize({ width: 360, height: 700 });
   await step(page, '10-project-narrow');
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await checkOrg(page);
+}
+
+// An org made and the project put into it from the project's page; the
+// Secrets and Audit pages then show the org's secrets and log (the tab
+// remembers the org named).
+async function checkOrg(page) {
+  const org = 'console-' + crypto.randomBytes(4).toString('hex');
+  await page.getByLabel('Org id').fill(org);
+  await page.getByRole('button', { name: 'Create org' }).click();
+  await expectSoon('Create org makes the org', () =>
+    page.getByRole('status').filter({ hasText: `Org ${org} created.` }).waitFor());
+  await page.getByRole('button', { name: 'Put into org' }).click();
+  await expectSoon('Put into org puts the project into it', () =>
+    page.getByRole('status').filter({ hasText: `In org ${org}` }).waitFor());
+
+  await page.getByRole('navigation').getByRole('link', { name: 'Secrets' }).click();
+  await page.getByLabel('Org id').fill(org);
+  await page.getByRole('button', { name: 'Show' }).click();
+  const orgSecrets = page.getByRole('region', { name: 'Org secrets' });
+  const form = orgSecrets.getByRole('form', { name: 'New org secret' });
+  await form.getByLabel('Name', { exact: true }).fill('shared');
+  await form.getByLabel('Value', { exact: true }).fill('v');
+  await form.getByLabel('Host 1', { exact: true }).fill('api.example.org');
+  await form.getByRole('button', { name: 'Create secret' }).click();
+  await expectSoon("the org's secret is listed under the org", () =>
+    orgSecrets.locator('tr[data-name="shared"]').filter({ hasText: 'org ' + org }).waitFor());
+  await step(page, '11-org-secrets');
+
+  await page.getByRole('navigation').getByRole('link', { name: 'Audit log' }).click();
+  const orgLog = page.getByRole('region', { name: 'Org audit log' }).locator('table.audit tbody tr');
+  await expectSoon("the org's audit log shows its creation and its secret", async () => {
+    await orgLog.filter({ hasText: 'create_org' }).waitFor();
+    await orgLog.filter({ hasText: 'create_secret' }).waitFor();
+  });
+  await step(page, '12-org-audit');
 }
 
 run(async (page, t) => {
