@@ -60,6 +60,9 @@ async function checkSecrets(page, t) {
   await expectSoon("the form shows the API's 400 naming the field", () =>
     page.getByRole('alert').filter({ hasText: 'invalid_argument: ' + refusal.body.error.message }).waitFor());
   t.allow(null);
+  check(await page.getByLabel('Host 1', { exact: true }).evaluate(
+    (e) => e.getAttribute('aria-invalid') === 'true' && document.activeElement === e),
+  'the field it names is marked invalid and focused');
   await step(page, '2-bad-host');
 
   await page.setViewportSize({ width: 360, height: 700 });
@@ -150,6 +153,8 @@ async function checkQuotas(page, t, project) {
   await expectSoon("a bad limit shows the API's 400", () =>
     page.getByRole('alert').filter({ hasText: 'invalid_argument: ' + refusal.body.error.message }).waitFor());
   t.allow(null);
+  check((await page.getByLabel('New limit for sandboxes').getAttribute('aria-invalid')) === 'true',
+    'the quota it names is marked invalid');
   await step(page, '9-quotas');
 }
 
@@ -167,8 +172,9 @@ async function checkAdmin(t) {
   const project = await row.getAttribute('data-id');
   await step(page, '7-projects');
   await row.getByRole('link').click();
-  await expectSoon('its page opens with no keys', async () => {
+  await expectSoon('its page opens with its name and no keys', async () => {
     await page.getByRole('heading', { name: project }).waitFor();
+    await page.getByText(name + ', created').waitFor();
     await page.getByText('No keys yet.').waitFor();
   });
 

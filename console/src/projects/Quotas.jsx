@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import { call } from '../api.js';
 import { ErrorLine } from '../ErrorLine.jsx';
 import { useLoad } from '../load.js';
+import { fieldNamed } from '../secrets/fieldNamed.js';
+import '../secrets/warning.css';
 
 const limitText = (limit) => (limit === -1 ? 'unlimited' : String(limit));
 
@@ -15,6 +17,7 @@ export function Quotas({ project, onKeyRefused }) {
   const [typed, setTyped] = useState({});
   const [answer, setAnswer] = useState(null);
   const quotas = (answer || data)?.quotas;
+  const invalid = fieldNamed(error);
 
   async function save(e) {
     e.preventDefault();
@@ -55,7 +58,8 @@ export function Quotas({ project, onKeyRefused }) {
                   <td data-label="Used">{q.used}</td>
                   <td data-label="Default">{q.is_default ? 'default' : 'own'}</td>
                   <td data-label="New limit">
-                    <input type="number" aria-label={'New limit for ' + kind} value={typed[kind] || ''}
+                    <input type="number" aria-label={'New limit for ' + kind}
+                           aria-invalid={invalid === kind ? 'true' : undefined} value={typed[kind] || ''}
                            onInput={(e) => setTyped({ ...typed, [kind]: e.currentTarget.value })} />
                   </td>
                 </tr>

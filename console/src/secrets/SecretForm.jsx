@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api.js';
 import { ErrorLine } from '../ErrorLine.jsx';
+import { fieldNamed } from './fieldNamed.js';
 import { HostList } from './HostList.jsx';
 import './warning.css';
 
@@ -41,6 +42,24 @@ function secretBody(f, org) {
   return body;
 }
 
+// The body's names for the form's controls; bindings[i].host is host i.
+const CONTROLS = {
+  name: 'name',
+  value: 'value',
+  sandbox_id: 'sandboxId',
+  customer_key: 'customerKey',
+  'rate_limit.per_minute': 'perMinute',
+  'rate_limit.burst': 'burst',
+};
+
+// The control a 400 names ("host-1", "header", …), to mark and focus it.
+function invalidControl(error) {
+  const field = fieldNamed(error);
+  const binding = field && field.match(/^bindings\[(\d+)\]\.(host|header|format|plaintext)$/);
+  if (binding) return binding[2] === 'host' ? 'host-' + binding[1] : binding[2];
+  return CONTROLS[field] || null;
+}
+
 // Creates a secret at path (the project's, or an org's when org). The
 // value and customer key leave the page's state once the API has them:
 // the form is emptied after every create. A refusal keeps the form as
@@ -51,8 +70,13 @@ export function SecretForm({ path, org, onCreated, onKeyRefused }) {
   const [busy, setBusy] = useState(false);
   // Two forms on the admin's page (the project's, an org's): ids apart.
   const prefix = org ? 'org-secret-' : 'secret-';
+  const invalid = invalidControl(error);
+  useEffect(() => {
+    if (invalid) document.getElementById(prefix + invalid)?.focus();
+  }, [error]);
   const field = (name) => ({
     id: prefix + name,
+    'aria-invalid': invalid === name ? 'true' : undefined,
     value: form[name],
     onInput: (e) => setForm({ ...form, [name]: e.currentTarget.value }),
   });
@@ -93,7 +117,7 @@ export function SecretForm({ path, org, onCreated, onKeyRefused }) {
           )}
         </>
       )}
-      <HostList prefix={prefix} hosts={form.hosts} onChange={(hosts) => setForm({ ...form, hosts })} />
+      <HostList prefix={prefix} invalid={invalid} hosts={form.hosts} onChange={(hosts) => setForm({ ...form, hosts })} />
       <label for={prefix + 'header'}>Header</label>
       <input {...field('header')} required />
       <label for={prefix + 'format'}>Format</label>
@@ -107,7 +131,7 @@ export function SecretForm({ path, org, onCreated, onKeyRefused }) {
       <label for={prefix + 'burst'}>Burst</label>
       <input {...field('burst')} type="number" placeholder="= per minute" />
       <label class="check">
-        <input type="checkbox" checked={form.plaintext}
+        <input type="checkbox" id={prefix + 'plaintext'} checked={form.plaintext}
                onChange={(e) => setForm({ ...form, plaintext: e.currentTarget.checked })} />
         Also inject into plain HTTP
       </label>
