@@ -3,11 +3,12 @@
 // project key's id). As the project key: a secret created from the form
 // is listed with its binding and rate limit and its value is nowhere in
 // the page, a bad host shows the API's 400, Delete removes it, the audit
-// log shows both and narrows by action, and the admin pages say they need
-// the admin key. Signed in as the admin key in a context of its own: a
-// project created, a key created (its secret shown once, working, copied),
-// a quota set and read back, a bad one refused as the API says, the key
-// revoked and refused by the API. No sandbox is made.
+// log shows both and narrows by action and sandbox, and the admin pages
+// say they need the admin key. Signed in as the admin key in a context of
+// its own: a project created, a key created (its secret shown once,
+// working, copied), a quota set and read back, a bad one refused as the
+// API says, the key revoked and refused by the API, an org's secrets and
+// audit log. No sandbox is made.
 'use strict';
 const crypto = require('crypto');
 const { check, step, expectSoon, elsewhere, signIn, run } = require('./console_lib.js');
@@ -95,6 +96,13 @@ async function checkAudit(page) {
   });
   await step(page, '5-audit-filtered');
   await page.getByLabel('Action', { exact: true }).selectOption('');
+  await page.getByLabel('Sandbox id').fill('sb_none');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expectSoon("the sandbox filter asks the API for that sandbox's rows: none", () =>
+    page.getByText('No entries.').waitFor());
+  await page.getByLabel('Sandbox id').fill('');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await rows.filter({ hasText: 'delete_secret' }).waitFor();
   const made = await elsewhere('POST', '/v1/secrets', JSON.stringify({
     name: 'later', value: 'v', bindings: [{ host: 'example.com', header: 'X-Token' }] }));
   check(made.status === 201, 'another secret created through the API (' + made.status + ')');
