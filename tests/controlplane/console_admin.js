@@ -2,7 +2,8 @@
 // test_console.py (console_lib.js says the environment; also KEY_ID, the
 // project key's id). As the project key: a secret created from the form
 // is listed with its binding and rate limit and its value is nowhere in
-// the page, a bad host shows the API's 400, Delete removes it, the audit
+// the page, a bad host shows the API's 400, Unlock the API's 409 (the
+// project is not BYOK), Delete removes it, the audit
 // log shows both and narrows by action and sandbox, and the admin pages
 // say they need the admin key. Signed in as the admin key in a context of
 // its own: a project created, a key created (its secret shown once,
@@ -66,6 +67,8 @@ async function checkSecrets(page, t) {
   'the field it names is marked invalid and focused');
   await step(page, '2-bad-host');
 
+  await checkUnlock(page, t);
+
   await page.setViewportSize({ width: 360, height: 700 });
   await expectSoon("in a narrow window the row's Delete button is visible", () =>
     page.getByRole('button', { name: 'Delete github' }).waitFor({ state: 'visible' }));
@@ -76,6 +79,26 @@ async function checkSecrets(page, t) {
   await page.getByRole('button', { name: 'Delete github' }).click();
   await expectSoon('Delete, confirmed, removes the row', () => row.waitFor({ state: 'detached' }));
   check((await apiAnswer('GET', '/v1/secrets')).body.secrets.length === 0, 'the API has no secret left');
+}
+
+// The project keeps its secrets under vault's master key: Unlock gets the
+// API's 409 as it says it, and the customer key leaves the field.
+async function checkUnlock(page, t) {
+  const body = { customer_key: crypto.randomBytes(32).toString('hex'), ttl_seconds: 3600 };
+  const refusal = await apiAnswer('POST', '/v1/secrets/unlock', body);
+  check(refusal.status === 409, 'the API refuses to unlock a master-key project (' + JSON.stringify(refusal) + ')');
+  await page.getByText('BYOK: unlock or lock the project').click();
+  await page.getByLabel('Customer key', { exact: true }).fill(body.customer_key);
+  t.allow(/409 .*\/unlock$|status of 409/);
+  await page.getByRole('button', { name: 'Unlock', exact: true }).click();
+  await expectSoon("Unlock shows the API's 409", () =>
+    page.getByRole('alert').filter({ hasText: 'conflict: ' + refusal.body.error.message }).waitFor());
+  t.allow(null);
+  check((await page.getByLabel('Customer key', { exact: true }).inputValue()) === '',
+    'the customer key field is empty after Unlock');
+  await page.getByRole('button', { name: 'Lock', exact: true }).click();
+  await expectSoon('Lock says the project is locked', () =>
+    page.getByRole('status').filter({ hasText: /^Locked$/ }).waitFor());
 }
 
 async function checkAudit(page) {
