@@ -19,7 +19,7 @@ export function Secrets({ admin, onKeyRefused }) {
   const [org, setOrg] = useOrg();
   const orgPath = '/v1/orgs/' + enc(org) + '/secrets';
   return (
-    <section aria-labelledby="secrets-title" class="secrets-page">
+    <section aria-labelledby="secrets-title">
       <h2 id="secrets-title">Secrets</h2>
       <p class="hint">
         Egress injects a secret into its sandboxes' requests to the bound hosts; the value never

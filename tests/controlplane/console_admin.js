@@ -3,13 +3,13 @@
 // project key's id). As the project key: a secret created from the form
 // is listed with its binding and rate limit and its value is nowhere in
 // the page, a bad host shows the API's 400, Unlock the API's 409 (the
-// project is not BYOK), Delete removes it, the audit
-// log shows both and narrows by action and sandbox, and the admin pages
-// say they need the admin key. Signed in as the admin key in a context of
-// its own: a project created, a key created (its secret shown once,
-// working, copied), a quota set and read back, a bad one refused as the
-// API says, the key revoked and refused by the API, an org's secrets and
-// audit log. No sandbox is made.
+// project is not BYOK), Delete removes it, the audit log shows both and
+// narrows by action and sandbox, and the admin pages say they need the
+// admin key. Signed in as the admin key in a context of its own: a
+// project created, a key created (its secret shown once, working,
+// copied), a quota set and read back, a bad one refused as the API says,
+// the key revoked and refused by the API, an org's secrets and audit
+// log. No sandbox is made.
 'use strict';
 const crypto = require('crypto');
 const { check, step, expectSoon, elsewhere, signIn, run } = require('./console_lib.js');

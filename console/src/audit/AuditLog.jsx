@@ -46,7 +46,7 @@ export function AuditLog({ path, bySandbox, idPrefix, onKeyRefused }) {
   };
 
   return (
-    <div class="audit-log">
+    <>
       <form class="audit-filters" onSubmit={apply} aria-label="Audit filters">
         {bySandbox && (
           <>
@@ -80,6 +80,6 @@ export function AuditLog({ path, bySandbox, idPrefix, onKeyRefused }) {
           )}
         </>
       )}
-    </div>
+    </>
   );
 }

@@ -20,10 +20,10 @@ function ProjectName({ id, onKeyRefused }) {
 }
 
 // One project (admin): its keys, quotas and org. Each part asks the API
-// on its own, so an unknown project shows the API's 404 in each.
+// on its own, so an unknown project shows the API's 404 in its keys and quotas.
 export function Project({ id, admin, onKeyRefused }) {
   return (
-    <section aria-labelledby="project-title" class="project">
+    <section aria-labelledby="project-title">
       <p>
         <Link href={pagePath('projects')}>← Projects</Link>
       </p>

@@ -15,7 +15,7 @@ function rateText(limit) {
 export function SecretsTable({ secrets, canDelete, onDelete }) {
   if (secrets.length === 0) return <p>No secrets yet.</p>;
   return (
-    <table class="secrets">
+    <table>
       <thead>
         <tr>
           <th>Name</th>
