@@ -9,6 +9,7 @@ import { Secrets } from './Secrets.jsx';
 import { Audit } from './Audit.jsx';
 import { Metrics } from './Metrics.jsx';
 import { Projects } from './Projects.jsx';
+import { Project } from './projects/Project.jsx';
 import { Nodes } from './Nodes.jsx';
 import { WarmPools } from './WarmPools.jsx';
 
@@ -20,7 +21,7 @@ export const PAGES = [
   { path: 'secrets', title: 'Secrets', list: Secrets },
   { path: 'audit', title: 'Audit log', list: Audit },
   { path: 'metrics', title: 'Metrics', list: Metrics },
-  { path: 'projects', title: 'Projects', list: Projects, admin: true },
+  { path: 'projects', title: 'Projects', list: Projects, item: Project, admin: true },
   { path: 'nodes', title: 'Nodes', list: Nodes, admin: true },
   { path: 'warm-pools', title: 'Warm pools', list: WarmPools, admin: true },
 ];

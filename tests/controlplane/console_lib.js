@@ -69,19 +69,25 @@ async function signIn(page, key = process.env.API_KEY) {
 // Runs body(page, t) on a fresh page in chromium and then checks that the
 // page logged no errors and got no failed response but those a step
 // causes on purpose: t.allow(/regexp/) while it does, t.allow(null) after.
+// t.newPage(options) opens another page in a context of its own (its own
+// sessionStorage: another sign-in), watched the same way.
 async function run(body) {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, headless: true });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+  const errors = [];
+  let allowed = null;
+  const unexpected = (text) => !(allowed && allowed.test(text)) && errors.push(text);
+  async function newPage(options = {}) {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 }, ...options });
+    const page = await context.newPage();
     page.setDefaultTimeout(30000);
-    const errors = [];
-    let allowed = null;
-    const unexpected = (text) => !(allowed && allowed.test(text)) && errors.push(text);
     page.on('pageerror', (e) => errors.push('uncaught: ' + e.message));
     page.on('console', (m) => m.type() === 'error' && unexpected(m.text()));
     // The console line of a failed load does not name it: this does.
     page.on('response', (r) => r.status() >= 400 && unexpected(r.status() + ' ' + r.url()));
-    await body(page, { allow: (re) => (allowed = re) });
+    return page;
+  }
+  try {
+    await body(await newPage(), { allow: (re) => (allowed = re), newPage });
     check(errors.length === 0, 'the page logged no errors (' + errors.join(' | ') + ')');
   } catch (err) {
     check(false, 'the browser program: ' + err.stack);
