@@ -10,6 +10,7 @@ import { Audit } from './Audit.jsx';
 import { Metrics } from './Metrics.jsx';
 import { Projects } from './Projects.jsx';
 import { Nodes } from './Nodes.jsx';
+import { Node } from './nodes/Node.jsx';
 import { WarmPools } from './WarmPools.jsx';
 
 export const START_PAGE = 'sandboxes';
@@ -21,7 +22,7 @@ export const PAGES = [
   { path: 'audit', title: 'Audit log', list: Audit },
   { path: 'metrics', title: 'Metrics', list: Metrics },
   { path: 'projects', title: 'Projects', list: Projects, admin: true },
-  { path: 'nodes', title: 'Nodes', list: Nodes, admin: true },
+  { path: 'nodes', title: 'Nodes', list: Nodes, item: Node, admin: true },
   { path: 'warm-pools', title: 'Warm pools', list: WarmPools, admin: true },
 ];
 
