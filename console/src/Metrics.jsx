@@ -9,9 +9,14 @@ const WINDOWS_MIN = [5, 15, 30, 60];
 // Each point looks back this far: creates per minute are a minute's.
 const SPAN_MS = 60000;
 
-// Counts are whole but an axis may be halfway; times under 10 ms to 0.1.
-const count = (v) => String(Math.round(v * 10) / 10);
-const ms = (v) => (v < 10 ? Math.round(v * 10) / 10 : Math.round(v)) + ' ms';
+// Counts are whole but an axis may be halfway. Times: to 0.1 under 10 ms,
+// in seconds from one (to 0.1).
+const tenths = (v) => Math.round(v * 10) / 10;
+const count = (v) => String(tenths(v));
+function ms(v) {
+  if (Math.round(v) >= 1000) return tenths(v / 1000) + ' s';
+  return (v < 10 ? tenths(v) : Math.round(v)) + ' ms';
+}
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 // "the last minute", or less while the page has not been open that long.

@@ -5,7 +5,7 @@
 // The drawing's own units; it is scaled to the width it has.
 const W = 420;
 const H = 150;
-const PAD = { left: 50, right: 8, top: 10, bottom: 22 };
+const PAD = { left: 64, right: 8, top: 10, bottom: 22 };
 
 // The smallest of 1, 2, 5 × 10^k at or above v (at least 1).
 function niceCeil(v) {

@@ -27,9 +27,16 @@ export function DrainControl({ node, onAnswer, onKeyRefused }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const confirmButton = useRef(null);
+  const askButton = useRef(null);
+  const asked = useRef(false);
 
-  // The confirmation takes the focus from the button it replaced.
-  useEffect(() => asking && confirmButton.current.focus(), [asking]);
+  // The focus follows the buttons as they replace each other (never on the
+  // page's first showing).
+  useEffect(() => {
+    if (asking) confirmButton.current.focus();
+    else if (asked.current) askButton.current.focus();
+    asked.current ||= asking;
+  }, [asking]);
 
   function ask() {
     setAsking(true);
@@ -63,7 +70,7 @@ export function DrainControl({ node, onAnswer, onKeyRefused }) {
           </button>
         </div>
       ) : (
-        <button type="button" onClick={ask}>
+        <button type="button" ref={askButton} onClick={ask}>
           {what.label}
         </button>
       )}
