@@ -14,7 +14,8 @@ BROWSER_PROGRAMS, each with a project and key of its own (each one's
 header says what it checks; console_browser.js: sign-in, the sandboxes
 table live from events, the terminal, a dropped stream, a revoked key).
 Screenshots of each step land in argv[1]/{program}/.
-argv: the screenshot directory."""
+argv: the screenshot directory, cp_node_heartbeat (console_ops.js's second
+node)."""
 import os
 import re
 import sys
@@ -63,6 +64,7 @@ def check_files():
 # project and key of its own, in this order; at least this many checks each.
 BROWSER_PROGRAMS = [
     ("console_browser.js", 18),
+    ("console_ops.js", 20),
 ]
 
 
@@ -97,6 +99,7 @@ def check_whoami():
 
 def main():
     shots = sys.argv[1]
+    os.environ["CP_NODE_HEARTBEAT"] = sys.argv[2]
     os.makedirs(shots, exist_ok=True)
     check_files()
     check_whoami()
