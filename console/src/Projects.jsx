@@ -4,20 +4,11 @@ import { ErrorLine } from './ErrorLine.jsx';
 import { useLoad } from './load.js';
 import { Link, pagePath } from './router.jsx';
 import { when } from './time.js';
-import { AdminOnly } from './projects/AdminOnly.jsx';
 import './projects/projects.css';
 
 // Every project (admin): GET /v1/projects, oldest first, each linking to
 // its keys and quotas; a form to create one.
-export function Projects({ admin, onKeyRefused }) {
-  return (
-    <AdminOnly admin={admin}>
-      <ProjectList onKeyRefused={onKeyRefused} />
-    </AdminOnly>
-  );
-}
-
-function ProjectList({ onKeyRefused }) {
+export function Projects({ onKeyRefused }) {
   const { data, error, reload, fail } = useLoad('/v1/projects', onKeyRefused);
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);

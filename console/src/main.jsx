@@ -40,7 +40,10 @@ function Page({ route, admin, onKeyRefused }) {
   const found = pageFor(route);
   if (!found)
     return <ErrorLine error={{ code: 'not_found', message: 'the console has no page ' + location.pathname }} />;
-  if (found.entry.admin && admin === false)
+  // Not before whoami has answered: for a project key an admin page's
+  // calls would be refused.
+  if (found.entry.admin && admin === null) return <p>Loading…</p>;
+  if (found.entry.admin && !admin)
     return <ErrorLine error={{ code: 'permission_denied', message: 'this page needs the admin key' }} />;
   const Component = found.component;
   return <Component id={route.id} admin={admin} onKeyRefused={onKeyRefused} />;

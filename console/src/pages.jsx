@@ -11,6 +11,7 @@ import { Metrics } from './Metrics.jsx';
 import { Projects } from './Projects.jsx';
 import { Project } from './projects/Project.jsx';
 import { Nodes } from './Nodes.jsx';
+import { Node } from './nodes/Node.jsx';
 import { WarmPools } from './WarmPools.jsx';
 
 export const START_PAGE = 'sandboxes';
@@ -22,7 +23,7 @@ export const PAGES = [
   { path: 'audit', title: 'Audit log', list: Audit },
   { path: 'metrics', title: 'Metrics', list: Metrics },
   { path: 'projects', title: 'Projects', list: Projects, item: Project, admin: true },
-  { path: 'nodes', title: 'Nodes', list: Nodes, admin: true },
+  { path: 'nodes', title: 'Nodes', list: Nodes, item: Node, admin: true },
   { path: 'warm-pools', title: 'Warm pools', list: WarmPools, admin: true },
 ];
 

@@ -10,11 +10,13 @@ In Debian's chromium, headless, through playwright-core: the programs of
 BROWSER_PROGRAMS, each with a project and key of its own (each one's
 header says what it checks; console_browser.js: sign-in, the sandboxes
 table live from events, the terminal, a dropped stream, a revoked key).
-Screenshots of each step land in argv[1]/{program}/.
+Screenshots of each step land in argv[2]/{program}/.
+
 A gateway with no console to serve (an empty --console-dir) answers
 /console/ 404 saying how to serve one.
 
-argv: the gateway binary, the screenshot directory."""
+argv: the gateway binary, the screenshot directory, cp_node_heartbeat
+(console_ops.js's second node)."""
 import os
 import re
 import sys
@@ -66,6 +68,7 @@ def check_files():
 BROWSER_PROGRAMS = [
     ("console_browser.js", 18),
     ("console_admin.js", 41),
+    ("console_ops.js", 27),
 ]
 
 
@@ -97,6 +100,7 @@ def check_without_bundle():
 
 def main():
     shots = sys.argv[2]
+    os.environ["CP_NODE_HEARTBEAT"] = sys.argv[3]
     os.makedirs(shots, exist_ok=True)
     check_files()
     check_without_bundle()

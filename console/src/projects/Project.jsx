@@ -1,7 +1,6 @@
 import { useLoad } from '../load.js';
 import { Link, pagePath } from '../router.jsx';
 import { when } from '../time.js';
-import { AdminOnly } from './AdminOnly.jsx';
 import { Keys } from './Keys.jsx';
 import { ProjectOrg } from './ProjectOrg.jsx';
 import { Quotas } from './Quotas.jsx';
@@ -21,7 +20,7 @@ function ProjectName({ id, onKeyRefused }) {
 
 // One project (admin): its keys, quotas and org. Each part asks the API
 // on its own, so an unknown project shows the API's 404 in its keys and quotas.
-export function Project({ id, admin, onKeyRefused }) {
+export function Project({ id, onKeyRefused }) {
   return (
     <section aria-labelledby="project-title">
       <p>
@@ -30,12 +29,10 @@ export function Project({ id, admin, onKeyRefused }) {
       <h2 id="project-title">
         <code>{id}</code>
       </h2>
-      <AdminOnly admin={admin}>
-        <ProjectName id={id} onKeyRefused={onKeyRefused} />
-        <Keys project={id} onKeyRefused={onKeyRefused} />
-        <Quotas project={id} onKeyRefused={onKeyRefused} />
-        <ProjectOrg project={id} onKeyRefused={onKeyRefused} />
-      </AdminOnly>
+      <ProjectName id={id} onKeyRefused={onKeyRefused} />
+      <Keys project={id} onKeyRefused={onKeyRefused} />
+      <Quotas project={id} onKeyRefused={onKeyRefused} />
+      <ProjectOrg project={id} onKeyRefused={onKeyRefused} />
     </section>
   );
 }
