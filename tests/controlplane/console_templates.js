@@ -28,6 +28,12 @@ async function hold(page, suffix) {
 
 const row = (page, id) => page.locator(`tr[data-id="${id}"]`);
 
+// Build template is pressed with the keyboard: clicked below the fold,
+// chromium scrolled the page back as the button took focus, between the
+// mouse's down and up (the click then landed beside it and submitted
+// nothing).
+const build = (page) => page.getByRole('button', { name: 'Build template' }).press('Enter');
+
 // A spec the API refuses (a relative file path) shows its 400 naming the
 // field; the path made absolute, the build streams its log, and the new
 // template is listed and has its page.
@@ -43,14 +49,26 @@ async function buildTemplate(page, t) {
   await step(page, '1-build-form');
 
   t.allow(/400/);
-  await page.getByRole('button', { name: 'Build template' }).click();
+  await build(page);
   await expectSoon('a bad spec shows the API\'s 400 naming the field', () =>
     page.getByRole('alert').filter({ hasText: /invalid_argument.*files\[0\]\.path/ }).waitFor());
   await step(page, '2-bad-spec');
+
+  // The JSON editor: an example to start from; what is typed is sent as
+  // it is, so JSON the API cannot read is its 400 too.
+  await page.getByLabel('As JSON').check();
+  const json = page.getByLabel(/^Spec \(JSON/);
+  check((await json.inputValue()).includes('"run"'), 'the JSON editor starts with an example spec');
+  await json.fill('{"name":');
+  await build(page);
+  await expectSoon('JSON the API cannot read shows its 400', () =>
+    page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor());
+  await step(page, '3-bad-json');
   t.allow(null);
+  await page.getByLabel('In a form').check();
 
   await page.getByLabel('File 1 path').fill('/opt/greeting');
-  await page.getByRole('button', { name: 'Build template' }).click();
+  await build(page);
   await expectSoon('the build shows it is running, its button disabled', async () => {
     await page.getByRole('status').filter({ hasText: /Building… \d+:\d\d/ }).waitFor();
     await page.locator('button:disabled', { hasText: 'Build template' }).waitFor();
@@ -60,14 +78,14 @@ async function buildTemplate(page, t) {
     log.filter({ hasText: '| step-ok' }).waitFor({ timeout: BOOT_MS }));
   const status = await page.locator('.build-status').textContent();
   check(status.startsWith('Building'), 'the log line came while the build still ran (' + status + ')');
-  await step(page, '3-building');
+  await step(page, '4-building');
   await expectSoon('the build ends with a link to the template', () =>
     page.getByRole('link', { name: NAME + ':1' }).waitFor({ timeout: BOOT_MS }));
   await expectSoon('the list is re-read and shows it',
     () => page.locator(`tr[data-name="${NAME}"]`).waitFor());
   check(await page.getByRole('button', { name: 'Build template' }).isEnabled(),
     'the button is enabled again');
-  await step(page, '4-built');
+  await step(page, '5-built');
 
   await page.getByRole('link', { name: NAME + ':1' }).click();
   await expectSoon('the template\'s page shows its spec and version', async () => {
@@ -76,9 +94,16 @@ async function buildTemplate(page, t) {
     await page.getByText('/opt/greeting').waitFor();
     await page.getByRole('link', { name: NAME + ':1' }).waitFor();
   });
-  await step(page, '5-template-page');
+  await step(page, '6-template-page');
+  await page.getByRole('table').getByRole('link', { name: NAME + ':1' }).click();
+  await expectSoon('a version has its own page', async () => {
+    await page.getByRole('heading', { name: NAME + ':1' }).waitFor();
+    await page.getByRole('button', { name: 'Delete ' + NAME + ':1' }).waitFor();
+  });
+  await page.goBack();
+  await page.getByRole('heading', { name: NAME, exact: true }).waitFor();
   await page.setViewportSize({ width: 360, height: 700 });
-  await step(page, '6-template-page-narrow');
+  await step(page, '7-template-page-narrow');
   await page.setViewportSize({ width: 1100, height: 700 });
 }
 
@@ -94,10 +119,10 @@ async function createFromTemplate(page, t) {
   await page.getByRole('button', { name: 'Create sandbox' }).click();
   await expectSoon('a bad size shows the API\'s error', () =>
     page.getByRole('alert').filter({ hasText: 'cpus: 99 is more than 16' }).waitFor());
-  await step(page, '7-bad-size');
+  await step(page, '8-bad-size');
   t.allow(null);
   await page.setViewportSize({ width: 360, height: 900 });
-  await step(page, '8-create-options-narrow');
+  await step(page, '9-create-options-narrow');
   await page.setViewportSize({ width: 1100, height: 700 });
 
   await page.getByLabel('vCPUs').fill('1');
@@ -111,7 +136,7 @@ async function createFromTemplate(page, t) {
     'it has the template and the size chosen (' + JSON.stringify([got.body.template, got.body.cpus, got.body.memory_mb]) + ')');
   const x = await api('POST', `/v1/sandboxes/${id}/exec`, { cmd: ['cat', '/opt/x'] });
   check(x.status === 200 && x.body.stdout === 'built-42\n', 'it holds what the build wrote (' + JSON.stringify(x.body) + ')');
-  await step(page, '9-created');
+  await step(page, '10-created');
   return id;
 }
 
@@ -134,7 +159,7 @@ async function checkpoint(page, t, id) {
     row(page, id).getByRole('status').filter({ hasText: 'Checkpoint cp1 (disk) made' }).waitFor({ timeout: BOOT_MS }));
   const cps = await api('GET', `/v1/sandboxes/${id}/checkpoints`);
   check(cps.body.checkpoints.some((c) => c.name === 'cp1'), 'the API lists it (' + JSON.stringify(cps.body) + ')');
-  await step(page, '10-checkpointed');
+  await step(page, '11-checkpointed');
 }
 
 // Fork shows its progress while the call runs; the fork's row arrives.
@@ -145,11 +170,11 @@ async function fork(page, id) {
     await row(page, id).getByRole('status').filter({ hasText: 'Forking…' }).waitFor();
     await row(page, id).locator('button:disabled', { hasText: 'Fork' }).waitFor();
   });
-  await step(page, '11-forking');
+  await step(page, '12-forking');
   await release();
   const forked = page.locator(`tr:not([data-id="${id}"]):has(td.state.running)`);
   await expectSoon('the fork\'s row arrives running', () => forked.waitFor({ timeout: BOOT_MS }));
-  await step(page, '12-forked');
+  await step(page, '13-forked');
   return forked.getAttribute('data-id');
 }
 
@@ -170,7 +195,7 @@ async function staleDelete(page, t, id) {
     page.getByRole('alert').filter({ hasText: new RegExp('not_found.*' + id) }).waitFor());
   await expectSoon('and the re-read list no longer has it', () =>
     row(page, id).waitFor({ state: 'detached' }));
-  await step(page, '13-stale-delete');
+  await step(page, '14-stale-delete');
   t.allow(null);
   await release();
   await expectSoon('the event stream is live again', () =>
@@ -194,5 +219,5 @@ run(async (page, t) => {
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await expectSoon('the template deleted from its page is gone from the list', () =>
     page.getByText('No templates yet.').waitFor());
-  await step(page, '14-deleted');
+  await step(page, '15-deleted');
 });

@@ -71,7 +71,7 @@ export function SpecFacts({ spec }) {
         </>
       )}
       <dt>Warm pool</dt>
-      <dd>{spec.warm_pool || 0} VMs kept ready (the newest version's)</dd>
+      <dd>{spec.warm_pool || 0} restored VMs kept ready</dd>
       <dt>Network of the build</dt>
       <dd>{spec.network ? <code>{JSON.stringify(spec.network)}</code> : 'none'}</dd>
     </dl>
