@@ -2,17 +2,12 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { call } from './api.js';
 import { watchEvents } from './events.js';
 import { ErrorLine } from './ErrorLine.jsx';
-import { Link, sandboxPath } from './router.jsx';
-import { age } from './time.js';
+import { CreateForm } from './create/CreateForm.jsx';
+import { SandboxRow } from './sandboxes/SandboxRow.jsx';
 
 const AGE_TICK_MS = 10000;
 
-// The lifecycle calls each state allows (docs/api.md), as row buttons.
-const ACTIONS = {
-  running: ['pause', 'suspend'],
-  paused: ['resume', 'suspend'],
-  suspended: ['resume'],
-};
+const sandboxUrl = (id, rest = '') => '/v1/sandboxes/' + encodeURIComponent(id) + rest;
 
 // The project's sandboxes: GET /v1/sandboxes, then kept current by
 // /v1/events. An event changes its row's state at once; one for a sandbox
@@ -22,8 +17,6 @@ export function Sandboxes({ onKeyRefused }) {
   const [sandboxes, setSandboxes] = useState(null);
   const [error, setError] = useState(null);
   const [stream, setStream] = useState('connecting');
-  const [template, setTemplate] = useState('default');
-  const [creating, setCreating] = useState(false);
   const [now, setNow] = useState(Date.now());
   const known = useRef(new Set());
 
@@ -52,6 +45,18 @@ export function Sandboxes({ onKeyRefused }) {
     );
   }
 
+  // Sandboxes the API answered with (a create, a fork): newer than any
+  // event that may have come first.
+  function add(answered) {
+    for (const sb of answered) known.current.add(sb.id);
+    const ids = new Set(answered.map((sb) => sb.id));
+    setSandboxes((list) => [...list.filter((s) => !ids.has(s.id)), ...answered]);
+  }
+
+  function replace(sb) {
+    setSandboxes((list) => list.map((s) => (s.id === sb.id ? sb : s)));
+  }
+
   useEffect(() => {
     reload();
     const stop = watchEvents({
@@ -70,43 +75,52 @@ export function Sandboxes({ onKeyRefused }) {
     };
   }, []);
 
-  async function create(e) {
-    e.preventDefault();
-    setCreating(true);
+  // Runs one call of the page: the error line shows its failure (and
+  // only the newest call's); resolves with its note for the row, or null.
+  async function attempt(fn) {
     setError(null);
     try {
-      const sb = await call('POST', '/v1/sandboxes', { template: template.trim() || 'default' });
-      // Its events may have come first: the answer is newer than any of them.
-      known.current.add(sb.id);
-      setSandboxes((list) => [...list.filter((s) => s.id !== sb.id), sb]);
+      return (await fn()) || null;
     } catch (err) {
       fail(err);
+      return null;
     }
-    setCreating(false);
   }
+
+  const create = (body) => attempt(async () => add([await call('POST', '/v1/sandboxes', body)]));
 
   // POST …/{verb}; its answer is the sandbox as it now is.
-  async function act(id, verb) {
-    setError(null);
-    try {
-      const sb = await call('POST', `/v1/sandboxes/${encodeURIComponent(id)}/${verb}`);
-      setSandboxes((list) => list.map((s) => (s.id === id ? sb : s)));
-    } catch (err) {
-      fail(err);
-    }
-  }
+  const lifecycle = (verb) => (id) =>
+    attempt(async () => replace(await call('POST', sandboxUrl(id, '/' + verb))));
 
-  async function remove(id) {
-    setError(null);
-    try {
-      await call('DELETE', '/v1/sandboxes/' + encodeURIComponent(id));
-      onEvent({ id, state: 'deleted' });
-    } catch (err) {
-      // Deleted in another tab meanwhile: the list is behind, re-read it.
-      if (err.status === 404) reload();
-      fail(err);
-    }
-  }
+  // What a row's buttons do (SandboxRow): each answer updates the list.
+  const ops = {
+    pause: lifecycle('pause'),
+    resume: lifecycle('resume'),
+    suspend: lifecycle('suspend'),
+    checkpoint: (id, body) =>
+      attempt(async () => {
+        const cp = await call('POST', sandboxUrl(id, '/checkpoints'), body);
+        return `Checkpoint ${cp.name} (${cp.kind}) made`;
+      }),
+    fork: (id) =>
+      attempt(async () => {
+        const { sandboxes: forks } = await call('POST', sandboxUrl(id, '/fork'), { count: 1 });
+        add(forks);
+        return 'Forked: ' + forks.map((f) => f.id).join(', ');
+      }),
+    delete: (id) =>
+      attempt(async () => {
+        try {
+          await call('DELETE', sandboxUrl(id));
+        } catch (err) {
+          // Deleted in another tab meanwhile: the list is behind, re-read it.
+          if (err.status === 404) reload();
+          throw err;
+        }
+        onEvent({ id, state: 'deleted' });
+      }),
+  };
 
   return (
     <section aria-labelledby="sandboxes-title">
@@ -116,13 +130,7 @@ export function Sandboxes({ onKeyRefused }) {
           {stream === 'live' ? 'live' : stream}
         </span>
       </div>
-      <form class="create" onSubmit={create}>
-        <label for="template">Template</label>
-        <input id="template" value={template} onInput={(e) => setTemplate(e.currentTarget.value)} />
-        <button type="submit" disabled={creating}>
-          {creating ? 'Creating…' : 'Create sandbox'}
-        </button>
-      </form>
+      <CreateForm onCreate={create} onKeyRefused={onKeyRefused} />
       <ErrorLine error={error} />
       {sandboxes === null ? (
         <p>Loading…</p>
@@ -144,30 +152,7 @@ export function Sandboxes({ onKeyRefused }) {
           </thead>
           <tbody>
             {sandboxes.map((s) => (
-              <tr key={s.id} data-id={s.id}>
-                <td data-label="ID">
-                  <Link href={sandboxPath(s.id)}>
-                    <code>{s.id}</code>
-                  </Link>
-                </td>
-                <td data-label="State" class={'state ' + s.state}>
-                  {s.state}
-                </td>
-                <td data-label="Template">{s.template}</td>
-                <td data-label="Node">{s.node || '—'}</td>
-                <td data-label="Age">{s.created_at ? age(s.created_at, now) : '—'}</td>
-                <td class="actions">
-                  {(ACTIONS[s.state] || []).map((verb) => (
-                    <button type="button" key={verb} onClick={() => act(s.id, verb)}
-                            aria-label={`${verb[0].toUpperCase()}${verb.slice(1)} ${s.id}`}>
-                      {verb[0].toUpperCase() + verb.slice(1)}
-                    </button>
-                  ))}
-                  <button type="button" onClick={() => remove(s.id)} aria-label={'Delete ' + s.id}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
+              <SandboxRow key={s.id} sandbox={s} now={now} ops={ops} />
             ))}
           </tbody>
         </table>

@@ -5,6 +5,7 @@
 import { Sandboxes } from './Sandboxes.jsx';
 import { Sandbox } from './Sandbox.jsx';
 import { Templates } from './Templates.jsx';
+import { Template } from './templates/Template.jsx';
 import { Secrets } from './Secrets.jsx';
 import { Audit } from './Audit.jsx';
 import { Metrics } from './Metrics.jsx';
@@ -18,7 +19,7 @@ export const START_PAGE = 'sandboxes';
 
 export const PAGES = [
   { path: 'sandboxes', title: 'Sandboxes', list: Sandboxes, item: Sandbox },
-  { path: 'templates', title: 'Templates', list: Templates },
+  { path: 'templates', title: 'Templates', list: Templates, item: Template },
   { path: 'secrets', title: 'Secrets', list: Secrets },
   { path: 'audit', title: 'Audit log', list: Audit },
   { path: 'metrics', title: 'Metrics', list: Metrics },

@@ -69,6 +69,7 @@ BROWSER_PROGRAMS = [
     ("console_browser.js", 18),
     ("console_admin.js", 41),
     ("console_ops.js", 27),
+    ("console_templates.js", 30),
 ]
 
 
