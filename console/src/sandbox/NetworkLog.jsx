@@ -38,7 +38,7 @@ export function NetworkLog({ sandbox, onKeyRefused }) {
               <tr key={c.seq}>
                 <td data-label="Time">{when(c.time)}</td>
                 <td data-label="Protocol">{c.protocol}</td>
-                <td data-label="Destination"><code>{c.dest_ip}:{c.dest_port}</code></td>
+                <td data-label="Destination"><code>{c.dest_ip || '—'}:{c.dest_port}</code></td>
                 <td data-label="Name">{c.name || '—'}</td>
                 <td data-label="Decision" class={'decision ' + c.decision}>{c.decision}</td>
                 <td data-label="Reason">{c.reason}</td>
