@@ -1,5 +1,6 @@
 // The web console's page of one sandbox, for test_console.py
-// (console_lib.js says the environment): its facts kept live, files
+// (console_lib.js says the environment): its facts kept live, its tabs
+// by keyboard, files
 // (upload and download of bytes that are not UTF-8, a directory made and
 // entered, a missing path's 404), processes and their output, the
 // network and console logs, ports, the terminal refusing while the
@@ -41,7 +42,12 @@ async function startProcess(panel, cmd) {
 }
 
 async function checkFiles(page, t) {
-  const files = await openTab(page, 'Files');
+  // The tab list by keyboard: Right from the selected tab selects the next.
+  await page.getByRole('tab', { name: 'Terminal' }).focus();
+  await page.keyboard.press('ArrowRight');
+  await expectSoon('Right arrow selects the next tab and focuses it', () =>
+    page.locator('[role="tab"][aria-selected="true"]:focus', { hasText: 'Files' }).waitFor());
+  const files = page.getByRole('tabpanel', { name: 'Files' });
   await expectSoon('the Files panel lists /', () =>
     files.getByRole('button', { name: 'tmp/' }).waitFor());
   await files.getByRole('button', { name: 'tmp/' }).click();
