@@ -160,7 +160,7 @@ export function Terminal({ sandboxId, state, onResume, onKeyRefused }) {
       <div class="bar">
         <h3 id="terminal-title">Terminal</h3>
         <span class="stream" role="status" aria-label="terminal status">
-          {status} · {size}
+          {runnable ? status : 'held'} · {size}
         </span>
       </div>
       {runnable && <ErrorLine error={error} />}

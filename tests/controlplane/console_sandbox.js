@@ -182,6 +182,22 @@ async function checkTerminal(page, t, id) {
   await page.keyboard.type('echo back-$((6*7))\n');
   await expectSoon('the same shell carries on', () => screen.filter({ hasText: 'back-42' }).waitFor());
 
+  // A suspend ends the output stream (its QEMU goes): resumed, the
+  // terminal attaches again and the ring replays the screen.
+  const suspend = await api('POST', `/v1/sandboxes/${id}/suspend`);
+  check(suspend.status === 200, 'suspended through the API (' + suspend.status + ')');
+  await expectSoon('the page shows it suspended', () =>
+    page.locator('dd.state.suspended').waitFor({ timeout: BOOT_MS }));
+  await step(page, '8b-terminal-suspended');
+  await term.getByRole('button', { name: 'Resume sandbox' }).click();
+  await expectSoon('resumed, the terminal is attached again with its screen', async () => {
+    await status.filter({ hasText: 'running' }).waitFor({ timeout: BOOT_MS });
+    await screen.filter({ hasText: 'back-42' }).waitFor();
+  });
+  await term.locator('.xterm-screen').click();
+  await page.keyboard.type('echo woke-$((6*7))\n');
+  await expectSoon('and the shell runs what is typed', () => screen.filter({ hasText: 'woke-42' }).waitFor());
+
   check((await api('POST', `/v1/sandboxes/${id}/pause`)).status === 200, 'paused again');
   await page.locator('dd.state.paused').waitFor();
   await term.getByRole('button', { name: 'Close terminal' }).click();
