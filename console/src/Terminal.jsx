@@ -6,20 +6,32 @@ import { ApiError, call, send } from './api.js';
 import { fromBase64, toBase64 } from './bytes.js';
 import { readSse } from './sse.js';
 import { ErrorLine } from './ErrorLine.jsx';
+import { exitText } from './sandbox/format.js';
 
 // bash where the image has it, else sh; a login shell either way (as
 // `airlock shell` starts it).
 const SHELL = 'command -v bash >/dev/null 2>&1 && exec bash -l; exec sh -l';
 
+// Where exec reaches the guest (a migrating one runs on its source).
+const RUNNABLE = ['running', 'migrating'];
+
 // A shell on a PTY in the sandbox: POST …/processes with tty and
 // stdin_open, its output from …/processes/{pid}/output (SSE), keys to
 // …/stdin as bytes, the terminal's size to …/resize. Leaving the page
 // hangs the shell up (HUP), as closing a terminal window does.
-export function Terminal({ sandboxId, onKeyRefused }) {
+//
+// A sandbox that is not running cannot run it: the API's refusal (409)
+// of the start or of typed keys is shown with a way to resume. Once the
+// sandbox runs again a refused start is retried, and an output stream
+// that broke (a suspend ends it) is attached again: the guest's ring
+// replays the screen.
+export function Terminal({ sandboxId, state, onResume, onKeyRefused }) {
   const box = useRef(null);
+  const session = useRef(null);
   const [error, setError] = useState(null);
   const [status, setStatus] = useState('starting');
   const [size, setSize] = useState('');
+  const runnable = RUNNABLE.includes(state);
 
   useEffect(() => {
     const term = new XTerm({ cursorBlink: true, fontSize: 14 });
@@ -30,8 +42,10 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     setSize(`${term.cols}×${term.rows}`);
     const stop = new AbortController();
     const base = `/v1/sandboxes/${encodeURIComponent(sandboxId)}/processes`;
-    let pid = null;
-    const hangUp = () => call('POST', `${base}/${pid}/signal`, { signal: 'HUP' }).catch(() => {});
+    // pid once started; attached while its output stream is open; ended
+    // once it exited.
+    const shell = { pid: null, starting: false, attached: false, ended: false };
+    const hangUp = () => call('POST', `${base}/${shell.pid}/signal`, { signal: 'HUP' }).catch(() => {});
     const fail = (e) => {
       if (stop.signal.aborted) return;
       if (e.status === 401) onKeyRefused(e);
@@ -43,12 +57,12 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     let pending = '';
     let sending = false;
     async function flush() {
-      if (sending || pid === null) return;
+      if (sending || shell.pid === null) return;
       sending = true;
       while (pending) {
         const data = pending;
         pending = '';
-        await call('POST', `${base}/${pid}/stdin`, { data_b64: toBase64(data) }).catch(fail);
+        await call('POST', `${base}/${shell.pid}/stdin`, { data_b64: toBase64(data) }).catch(fail);
       }
       sending = false;
     }
@@ -58,7 +72,7 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     });
     const onResize = term.onResize(({ cols, rows }) => {
       setSize(`${cols}×${rows}`);
-      if (pid !== null) call('POST', `${base}/${pid}/resize`, { rows, cols }).catch(fail);
+      if (shell.pid !== null) call('POST', `${base}/${shell.pid}/resize`, { rows, cols }).catch(fail);
     });
     const observer = new ResizeObserver(() => fit.fit());
     observer.observe(box.current);
@@ -66,12 +80,30 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     function onOutput({ event, data }) {
       if (event === 'stdout' || event === 'stderr')
         term.write(data.data_b64 !== undefined ? fromBase64(data.data_b64) : data.data);
-      else if (event === 'exit')
-        setStatus(`exited (code ${data.exit_code}${data.signal ? ', signal ' + data.signal : ''})`);
-      else if (event === 'error') setError(new ApiError(0, data.error.code, data.error.message));
+      else if (event === 'exit') {
+        shell.ended = true;
+        setStatus(exitText(data));
+      } else if (event === 'error') setError(new ApiError(0, data.error.code, data.error.message));
     }
 
-    (async () => {
+    // The output from the start: the ring replays what the screen showed.
+    async function attach() {
+      shell.attached = true;
+      try {
+        const res = await send(`${base}/${shell.pid}/output`, { signal: stop.signal });
+        term.reset();
+        setStatus('running');
+        await readSse(res, onOutput);
+      } catch (e) {
+        fail(e);
+      }
+      shell.attached = false;
+      if (!shell.ended && !stop.signal.aborted) setStatus('detached');
+    }
+
+    async function start() {
+      shell.starting = true;
+      setStatus('starting');
       try {
         const p = await call('POST', base, {
           cmd: ['/bin/sh', '-c', SHELL],
@@ -81,24 +113,37 @@ export function Terminal({ sandboxId, onKeyRefused }) {
           cols: term.cols,
           env: { TERM: 'xterm-256color' },
         });
-        pid = p.pid;
+        shell.pid = p.pid;
         // The page was left while the shell started: nobody will use it.
         if (stop.signal.aborted) return hangUp();
-        setStatus('running');
+        setError(null);
         term.focus();
         flush();
         // Resized while it started: the PTY was made at the old size.
-        call('POST', `${base}/${pid}/resize`, { rows: term.rows, cols: term.cols }).catch(fail);
-        await readSse(await send(`${base}/${pid}/output`, { signal: stop.signal }), onOutput);
+        call('POST', `${base}/${shell.pid}/resize`, { rows: term.rows, cols: term.cols }).catch(fail);
+        await attach();
       } catch (e) {
         fail(e);
-        setStatus('ended');
+        setStatus('not started');
+      } finally {
+        shell.starting = false;
       }
-    })();
+    }
+
+    session.current = {
+      // The sandbox runs (again): carry on where it stopped.
+      onRunnable() {
+        setError(null);
+        if (shell.starting || shell.attached || shell.ended) return;
+        if (shell.pid === null) start();
+        else attach();
+      },
+    };
+    start();
 
     return () => {
       stop.abort();
-      if (pid !== null) hangUp();
+      if (shell.pid !== null) hangUp();
       observer.disconnect();
       onData.dispose();
       onResize.dispose();
@@ -106,16 +151,35 @@ export function Terminal({ sandboxId, onKeyRefused }) {
     };
   }, [sandboxId]);
 
+  useEffect(() => {
+    if (runnable) session.current.onRunnable();
+  }, [runnable]);
+
   return (
     <section aria-labelledby="terminal-title">
       <div class="bar">
         <h3 id="terminal-title">Terminal</h3>
         <span class="stream" role="status" aria-label="terminal status">
-          {status} · {size}
+          {runnable ? status : 'held'} · {size}
         </span>
       </div>
-      <ErrorLine error={error} />
-      <div class="terminal" ref={box} />
+      {runnable && <ErrorLine error={error} />}
+      {/* The notice covers the terminal rather than pushing it down: a
+          shift under the pointer would lose the click on its button. */}
+      <div class="terminal-box">
+        <div class="terminal" ref={box} />
+        {!runnable && (
+          <div class="held">
+            <div>
+              <p>The sandbox is {state}: the terminal cannot run until it runs again.</p>
+              <ErrorLine error={error} />
+              {(state === 'paused' || state === 'suspended') && (
+                <button type="button" onClick={onResume}>Resume sandbox</button>
+              )}
+            </div>
+          </div>
+        )}
+      </div>
     </section>
   );
 }

@@ -20,7 +20,7 @@ export class ApiError extends Error {
 
 // A failed response as an ApiError: the API's {"error":{code,message}},
 // or what there is when something in between answered instead.
-async function failure(res) {
+export async function failure(res) {
   const text = await res.text();
   try {
     const { error } = JSON.parse(text);

@@ -70,6 +70,7 @@ BROWSER_PROGRAMS = [
     ("console_admin.js", 41),
     ("console_ops.js", 27),
     ("console_templates.js", 30),
+    ("console_sandbox.js", 48),
 ]
 
 
