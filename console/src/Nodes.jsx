@@ -5,9 +5,10 @@ import { adminPage } from './nodes/adminPage.jsx';
 import { NodeState } from './nodes/NodeState.jsx';
 import { Updated } from './nodes/Updated.jsx';
 import { memoryText, sandboxesText, slotsText, vcpusText } from './nodes/nodeText.js';
-import { useNow } from './nodes/useNow.js';
-import { REFRESH_MS, usePolled } from './nodes/usePolled.js';
+import { useNow } from './useNow.js';
+import { REFRESH_MS, usePolled } from './usePolled.js';
 import { poolsOn, readWarmPools } from './nodes/warmPools.js';
+import { Listing } from './Listing.jsx';
 import './nodes/nodes.css';
 
 // Every node the scheduler heard from (GET /v1/nodes, admin), read again
@@ -22,50 +23,32 @@ export const Nodes = adminPage(function NodesTable({ onKeyRefused }) {
         <Updated at={updatedAt} />
       </div>
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.nodes.length === 0 ? (
-        <p>No node has sent a heartbeat yet.</p>
-      ) : (
-        <table class="nodes">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>State</th>
-              <th>vCPUs used</th>
-              <th>Memory used</th>
-              <th>Sandboxes</th>
-              <th>Slots used</th>
-              <th>Warm pools</th>
-              <th>Last heartbeat</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.nodes.map((n) => (
-              <tr key={n.id} data-id={n.id}>
-                <td data-label="Node">
-                  <Link href={pagePath('nodes', n.id)}>
-                    <code>{n.id}</code>
-                  </Link>
-                </td>
-                <td data-label="State" class="state">
-                  <NodeState node={n} />
-                </td>
-                <td data-label="vCPUs used">{vcpusText(n)}</td>
-                <td data-label="Memory used">{memoryText(n)}</td>
-                <td data-label="Sandboxes">{sandboxesText(n)}</td>
-                <td data-label="Slots used">{slotsText(n)}</td>
-                <td data-label="Warm pools">
-                  <PoolsOn pools={poolsOn(data.pools, n.id)} />
-                </td>
-                <td data-label="Last heartbeat" title={when(n.last_heartbeat_at)}>
-                  {n.last_heartbeat_at ? age(n.last_heartbeat_at, now) + ' ago' : '—'}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && data.nodes} error={error}
+               empty="No node has sent a heartbeat yet."
+               columns={['Node', 'State', 'vCPUs used', 'Memory used', 'Sandboxes', 'Slots used',
+                         'Warm pools', 'Last heartbeat']} class="nodes"
+               row={(n) => (
+          <tr key={n.id} data-id={n.id}>
+            <td data-label="Node">
+              <Link href={pagePath('nodes', n.id)}>
+                <code>{n.id}</code>
+              </Link>
+            </td>
+            <td data-label="State" class="state">
+              <NodeState node={n} />
+            </td>
+            <td data-label="vCPUs used">{vcpusText(n)}</td>
+            <td data-label="Memory used">{memoryText(n)}</td>
+            <td data-label="Sandboxes">{sandboxesText(n)}</td>
+            <td data-label="Slots used">{slotsText(n)}</td>
+            <td data-label="Warm pools">
+              <PoolsOn pools={poolsOn(data.pools, n.id)} />
+            </td>
+            <td data-label="Last heartbeat" title={when(n.last_heartbeat_at)}>
+              {n.last_heartbeat_at ? age(n.last_heartbeat_at, now) + ' ago' : '—'}
+            </td>
+          </tr>
+        )} />
     </section>
   );
 });

@@ -4,6 +4,7 @@ import { ErrorLine } from './ErrorLine.jsx';
 import { useLoad } from './load.js';
 import { Link, pagePath } from './router.jsx';
 import { when } from './time.js';
+import { Listing } from './Listing.jsx';
 import './projects/projects.css';
 
 // Every project (admin): GET /v1/projects, oldest first, each linking to
@@ -38,32 +39,19 @@ export function Projects({ onKeyRefused }) {
         </button>
       </form>
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>ID</th>
-              <th>Name</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.projects.map((p) => (
-              <tr key={p.id} data-id={p.id}>
-                <td data-label="ID">
-                  <Link href={pagePath('projects', p.id)}>
-                    <code>{p.id}</code>
-                  </Link>
-                </td>
-                <td data-label="Name">{p.name}</td>
-                <td data-label="Created">{when(p.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && data.projects} error={error}
+               columns={['ID', 'Name', 'Created']}
+               row={(p) => (
+          <tr key={p.id} data-id={p.id}>
+            <td data-label="ID">
+              <Link href={pagePath('projects', p.id)}>
+                <code>{p.id}</code>
+              </Link>
+            </td>
+            <td data-label="Name">{p.name}</td>
+            <td data-label="Created">{when(p.created_at)}</td>
+          </tr>
+        )} />
     </section>
   );
 }

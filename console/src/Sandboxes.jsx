@@ -4,6 +4,8 @@ import { watchEvents } from './events.js';
 import { ErrorLine } from './ErrorLine.jsx';
 import { CreateForm } from './create/CreateForm.jsx';
 import { SandboxRow } from './sandboxes/SandboxRow.jsx';
+import { Listing } from './Listing.jsx';
+import { useNow } from './useNow.js';
 
 const AGE_TICK_MS = 10000;
 
@@ -17,7 +19,7 @@ export function Sandboxes({ onKeyRefused }) {
   const [sandboxes, setSandboxes] = useState(null);
   const [error, setError] = useState(null);
   const [stream, setStream] = useState('connecting');
-  const [now, setNow] = useState(Date.now());
+  const now = useNow(AGE_TICK_MS);
   const known = useRef(new Set());
 
   // A refused key ends the session; anything else is shown where it happened.
@@ -68,11 +70,7 @@ export function Sandboxes({ onKeyRefused }) {
       onStatus: setStream,
       onAuthError: onKeyRefused,
     });
-    const tick = setInterval(() => setNow(Date.now()), AGE_TICK_MS);
-    return () => {
-      stop();
-      clearInterval(tick);
-    };
+    return stop;
   }, []);
 
   // Runs one call of the page: the error line shows its failure (and
@@ -132,31 +130,11 @@ export function Sandboxes({ onKeyRefused }) {
       </div>
       <CreateForm onCreate={create} onKeyRefused={onKeyRefused} />
       <ErrorLine error={error} />
-      {sandboxes === null ? (
-        <p>Loading…</p>
-      ) : sandboxes.length === 0 ? (
-        <p>No sandboxes yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>ID</th>
-              <th>State</th>
-              <th>Template</th>
-              <th>Node</th>
-              <th>Age</th>
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sandboxes.map((s) => (
-              <SandboxRow key={s.id} sandbox={s} now={now} ops={ops} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={sandboxes} empty="No sandboxes yet."
+               columns={['ID', 'State', 'Template', 'Node', 'Age']} actions
+               row={(s) => (
+          <SandboxRow key={s.id} sandbox={s} now={now} ops={ops} />
+        )} />
     </section>
   );
 }

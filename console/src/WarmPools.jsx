@@ -1,7 +1,7 @@
 import { ErrorLine } from './ErrorLine.jsx';
 import { adminPage } from './nodes/adminPage.jsx';
 import { Updated } from './nodes/Updated.jsx';
-import { REFRESH_MS, usePolled } from './nodes/usePolled.js';
+import { REFRESH_MS, usePolled } from './usePolled.js';
 import { WarmPool } from './nodes/WarmPool.jsx';
 import { readWarmPools } from './nodes/warmPools.js';
 import './nodes/nodes.css';

@@ -4,7 +4,7 @@
 // count of running sandboxes, which its /metrics does not have.
 import { useEffect, useState } from 'preact/hooks';
 import { call, send } from '../api.js';
-import { usePolled } from '../nodes/usePolled.js';
+import { usePolled } from '../usePolled.js';
 import { createNumbers } from './createStats.js';
 import { parsePrometheus } from './prometheus.js';
 

@@ -8,7 +8,7 @@ import { NodeState } from './NodeState.jsx';
 import { Updated } from './Updated.jsx';
 import { memoryText, sandboxesText, slotsText, vcpusText } from './nodeText.js';
 import { mibText } from './sizes.js';
-import { REFRESH_MS, usePolled } from './usePolled.js';
+import { REFRESH_MS, usePolled } from '../usePolled.js';
 import './nodes.css';
 
 // One node (GET /v1/nodes/{id}, admin), read again every few seconds (a

@@ -1,5 +1,5 @@
 import { age } from '../time.js';
-import { useNow } from './useNow.js';
+import { useNow } from '../useNow.js';
 
 // "updated 3s ago", counting on between reads, so a stalled refresh shows.
 export function Updated({ at }) {

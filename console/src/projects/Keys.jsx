@@ -4,6 +4,7 @@ import { ErrorLine } from '../ErrorLine.jsx';
 import { useLoad } from '../load.js';
 import { when } from '../time.js';
 import { NewKey } from './NewKey.jsx';
+import { Listing } from '../Listing.jsx';
 
 // A project's API keys (GET …/keys: revoked ones too, never a secret),
 // a form to create one and Revoke after a confirmation; the API's 409
@@ -47,46 +48,26 @@ export function Keys({ project, onKeyRefused }) {
       </form>
       {created && <NewKey created={created} onDismiss={() => setCreated(null)} />}
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.keys.length === 0 ? (
-        <p>No keys yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>ID</th>
-              <th>Name</th>
-              <th>Admin</th>
-              <th>Created</th>
-              <th>Revoked</th>
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.keys.map((k) => (
-              <tr key={k.id} data-id={k.id} class={k.revoked_at ? 'revoked' : undefined}>
-                <td data-label="ID">
-                  <code>{k.id}</code>
-                </td>
-                <td data-label="Name">{k.name || '—'}</td>
-                <td data-label="Admin">{k.admin ? 'yes' : 'no'}</td>
-                <td data-label="Created">{when(k.created_at)}</td>
-                <td data-label="Revoked">{k.revoked_at ? when(k.revoked_at) : 'no'}</td>
-                <td class="actions">
-                  {!k.revoked_at && (
-                    <button type="button" aria-label={'Revoke ' + k.id} onClick={() => revoke(k)}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && data.keys} error={error} empty="No keys yet."
+               columns={['ID', 'Name', 'Admin', 'Created', 'Revoked']} actions
+               row={(k) => (
+          <tr key={k.id} data-id={k.id} class={k.revoked_at ? 'revoked' : undefined}>
+            <td data-label="ID">
+              <code>{k.id}</code>
+            </td>
+            <td data-label="Name">{k.name || '—'}</td>
+            <td data-label="Admin">{k.admin ? 'yes' : 'no'}</td>
+            <td data-label="Created">{when(k.created_at)}</td>
+            <td data-label="Revoked">{k.revoked_at ? when(k.revoked_at) : 'no'}</td>
+            <td class="actions">
+              {!k.revoked_at && (
+                <button type="button" aria-label={'Revoke ' + k.id} onClick={() => revoke(k)}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        )} />
     </section>
   );
 }

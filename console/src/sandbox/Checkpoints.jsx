@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
-import { useLoad } from '../load.js';
+import { useLoad, useOperation } from '../load.js';
 import { ErrorLine } from '../ErrorLine.jsx';
 import { Link, sandboxPath } from '../router.jsx';
 import { when } from '../time.js';
+import { Listing } from '../Listing.jsx';
 
 // The sandbox's checkpoints (GET …/checkpoints): create one (POST, a name
 // and a kind), restore the sandbox to one (POST …/restore, after a
@@ -13,24 +14,13 @@ import { when } from '../time.js';
 // onRestored() once a restore has answered (the sandbox changed).
 export function Checkpoints({ sandbox, onRestored, onKeyRefused }) {
   const base = `/v1/sandboxes/${encodeURIComponent(sandbox.id)}`;
-  const { data, error, setError, reload, fail } = useLoad(base + '/checkpoints', onKeyRefused);
+  const load = useLoad(base + '/checkpoints', onKeyRefused);
+  const { data, error } = load;
+  const { progress, operate } = useOperation(load);
   const [name, setName] = useState('');
   const [kind, setKind] = useState('disk');
   const [count, setCount] = useState(1);
-  const [progress, setProgress] = useState('');
   const [forks, setForks] = useState([]);
-
-  async function operate(text, work) {
-    setError(null);
-    setProgress(text);
-    try {
-      await work();
-    } catch (e) {
-      fail(e);
-    }
-    setProgress('');
-    reload();
-  }
 
   const create = (e) => {
     e.preventDefault();
@@ -90,49 +80,32 @@ export function Checkpoints({ sandbox, onRestored, onKeyRefused }) {
           ))}
         </p>
       )}
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.checkpoints.length === 0 ? (
-        <p>No checkpoints yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Created</th>
-              <th>Stored</th>
-              <th><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.checkpoints.map((c) => (
-              <tr key={c.name} data-name={c.name}>
-                <td data-label="Name"><code>{c.name}</code></td>
-                <td data-label="Kind">{c.kind}</td>
-                <td data-label="Created">{when(c.created_at)}</td>
-                <td data-label="Stored">{c.stored ? 'in the snapshot store' : 'on its node'}</td>
-                <td class="actions">
-                  <button type="button" onClick={() => restore(c.name)} disabled={busy}
-                          aria-label={'Restore ' + c.name}>
-                    Restore
-                  </button>
-                  {c.kind === 'full' && (
-                    <button type="button" onClick={() => fork(c.name)} disabled={busy}
-                            aria-label={'Fork ' + c.name}>
-                      Fork
-                    </button>
-                  )}
-                  <button type="button" onClick={() => remove(c.name)} disabled={busy}
-                          aria-label={'Delete ' + c.name}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && data.checkpoints} error={error} empty="No checkpoints yet."
+               columns={['Name', 'Kind', 'Created', 'Stored']} actions
+               row={(c) => (
+          <tr key={c.name} data-name={c.name}>
+            <td data-label="Name"><code>{c.name}</code></td>
+            <td data-label="Kind">{c.kind}</td>
+            <td data-label="Created">{when(c.created_at)}</td>
+            <td data-label="Stored">{c.stored ? 'in the snapshot store' : 'on its node'}</td>
+            <td class="actions">
+              <button type="button" onClick={() => restore(c.name)} disabled={busy}
+                      aria-label={'Restore ' + c.name}>
+                Restore
+              </button>
+              {c.kind === 'full' && (
+                <button type="button" onClick={() => fork(c.name)} disabled={busy}
+                        aria-label={'Fork ' + c.name}>
+                  Fork
+                </button>
+              )}
+              <button type="button" onClick={() => remove(c.name)} disabled={busy}
+                      aria-label={'Delete ' + c.name}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        )} />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call, send } from '../api.js';
-import { useLoad } from '../load.js';
+import { call, send } from '../api.js';
+import { useLoad, useOperation } from '../load.js';
 import { ErrorLine } from '../ErrorLine.jsx';
 import { when } from '../time.js';
 import { humanSize, octalMode } from './format.js';
@@ -43,26 +43,12 @@ export function Files({ sandbox, onKeyRefused }) {
   const [dir, setDir] = useState('/');
   const [typed, setTyped] = useState('/');
   const [newDir, setNewDir] = useState('');
-  const [progress, setProgress] = useState('');
   const [dropping, setDropping] = useState(false);
-  const { data, error, setError, reload, fail } = useLoad(
-    `${base}/list?path=${encodeURIComponent(dir)}`, onKeyRefused);
+  const load = useLoad(`${base}/list?path=${encodeURIComponent(dir)}`, onKeyRefused);
+  const { data, error, reload } = load;
+  const { progress, setProgress, operate } = useOperation(load);
   useReloadOnChange(sandbox.state, reload);
   useEffect(() => setTyped(dir), [dir]);
-
-  // One operation at a time, its progress shown until it ends; the
-  // listing is read again after it, whatever happened.
-  async function operate(text, work) {
-    setError(null);
-    setProgress(text);
-    try {
-      await work();
-    } catch (e) {
-      fail(e.status === undefined ? new ApiError(0, 'failed', e.message) : e);
-    }
-    setProgress('');
-    await reload();
-  }
 
   const upload = (files) =>
     operate('Uploading…', async () => {

@@ -2,6 +2,7 @@ import { useLoad } from '../load.js';
 import { ErrorLine } from '../ErrorLine.jsx';
 import { when } from '../time.js';
 import { humanSize } from './format.js';
+import { Listing } from '../Listing.jsx';
 
 // The newest this many connections (the API keeps the newest N).
 const LIMIT = 1000;
@@ -15,40 +16,22 @@ export function NetworkLog({ sandbox, onKeyRefused }) {
     <>
       <button type="button" onClick={reload}>Refresh</button>
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.connections.length === 0 ? (
-        <p>No connections yet.</p>
-      ) : (
-        <table class="network-log">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Protocol</th>
-              <th>Destination</th>
-              <th>Name</th>
-              <th>Decision</th>
-              <th>Reason</th>
-              <th>Sent</th>
-              <th>Received</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...data.connections].reverse().map((c) => (
-              <tr key={c.seq}>
-                <td data-label="Time">{when(c.time)}</td>
-                <td data-label="Protocol">{c.protocol}</td>
-                <td data-label="Destination"><code>{c.dest_ip || '—'}:{c.dest_port}</code></td>
-                <td data-label="Name">{c.name || '—'}</td>
-                <td data-label="Decision" class={'decision ' + c.decision}>{c.decision}</td>
-                <td data-label="Reason">{c.reason}</td>
-                <td data-label="Sent">{humanSize(c.bytes_sent)}</td>
-                <td data-label="Received">{humanSize(c.bytes_received)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && [...data.connections].reverse()} error={error}
+               empty="No connections yet."
+               columns={['Time', 'Protocol', 'Destination', 'Name', 'Decision', 'Reason', 'Sent',
+                         'Received']} class="network-log"
+               row={(c) => (
+          <tr key={c.seq}>
+            <td data-label="Time">{when(c.time)}</td>
+            <td data-label="Protocol">{c.protocol}</td>
+            <td data-label="Destination"><code>{c.dest_ip || '—'}:{c.dest_port}</code></td>
+            <td data-label="Name">{c.name || '—'}</td>
+            <td data-label="Decision" class={'decision ' + c.decision}>{c.decision}</td>
+            <td data-label="Reason">{c.reason}</td>
+            <td data-label="Sent">{humanSize(c.bytes_sent)}</td>
+            <td data-label="Received">{humanSize(c.bytes_received)}</td>
+          </tr>
+        )} />
     </>
   );
 }

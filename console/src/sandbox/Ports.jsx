@@ -4,6 +4,7 @@ import { useLoad } from '../load.js';
 import { ErrorLine } from '../ErrorLine.jsx';
 import { when } from '../time.js';
 import { useReloadOnChange } from './reload.js';
+import { Listing } from '../Listing.jsx';
 
 // The TCP ports something in the running sandbox listens on (GET
 // …/ports), and for each a link through the gateway: POST
@@ -32,46 +33,31 @@ export function Ports({ sandbox, onKeyRefused }) {
     <>
       <button type="button" onClick={reload}>Refresh</button>
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.ports.length === 0 ? (
-        <p>No ports listening.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Port</th>
-              <th>Address</th>
-              <th>Link</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.ports.map((p) => (
-              <tr key={p.port + p.address} data-port={p.port}>
-                <td data-label="Port">{p.port}</td>
-                <td data-label="Address"><code>{p.address}</code></td>
-                <td data-label="Link">
-                  {!p.reachable ? (
-                    <span class="hint">the guest's loopback only: the gateway cannot reach it</span>
-                  ) : links[p.port] ? (
-                    <>
-                      <a href={links[p.port].url} target="_blank" rel="noopener noreferrer">{links[p.port].url}</a>
-                      {links[p.port].expires_at && (
-                        <span class="hint"> (until {when(links[p.port].expires_at)})</span>
-                      )}
-                    </>
-                  ) : (
-                    <button type="button" onClick={() => sign(p.port)} disabled={signing === p.port}
-                            aria-label={`Link to port ${p.port}`}>
-                      {signing === p.port ? 'Signing…' : 'Get link'}
-                    </button>
+      <Listing items={data && data.ports} error={error} empty="No ports listening."
+               columns={['Port', 'Address', 'Link']}
+               row={(p) => (
+          <tr key={p.port + p.address} data-port={p.port}>
+            <td data-label="Port">{p.port}</td>
+            <td data-label="Address"><code>{p.address}</code></td>
+            <td data-label="Link">
+              {!p.reachable ? (
+                <span class="hint">the guest's loopback only: the gateway cannot reach it</span>
+              ) : links[p.port] ? (
+                <>
+                  <a href={links[p.port].url} target="_blank" rel="noopener noreferrer">{links[p.port].url}</a>
+                  {links[p.port].expires_at && (
+                    <span class="hint"> (until {when(links[p.port].expires_at)})</span>
                   )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+                </>
+              ) : (
+                <button type="button" onClick={() => sign(p.port)} disabled={signing === p.port}
+                        aria-label={`Link to port ${p.port}`}>
+                  {signing === p.port ? 'Signing…' : 'Get link'}
+                </button>
+              )}
+            </td>
+          </tr>
+        )} />
     </>
   );
 }

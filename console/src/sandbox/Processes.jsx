@@ -6,6 +6,7 @@ import { when } from '../time.js';
 import { exitText } from './format.js';
 import { ProcessOutput } from './ProcessOutput.jsx';
 import { useReloadOnChange } from './reload.js';
+import { Listing } from '../Listing.jsx';
 
 function command(p) {
   return p.cmd ? p.cmd.join(' ') : '(arguments that are not UTF-8)';
@@ -57,46 +58,29 @@ export function Processes({ sandbox, onKeyRefused }) {
         <button type="button" onClick={reload}>Refresh</button>
       </form>
       <ErrorLine error={error} />
-      {data === null ? (
-        !error && <p>Loading…</p>
-      ) : data.processes.length === 0 ? (
-        <p>No processes.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>PID</th>
-              <th>Command</th>
-              <th>State</th>
-              <th>Started</th>
-              <th><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.processes.map((p) => (
-              <tr key={p.pid} data-pid={p.pid}>
-                <td data-label="PID">{p.pid}</td>
-                <td data-label="Command"><code>{command(p)}</code>{p.tty ? ' (terminal)' : ''}</td>
-                <td data-label="State" class={'state ' + (p.running ? 'running' : 'exited')}>
-                  {p.running ? 'running' : exitText(p)}
-                </td>
-                <td data-label="Started">{when(p.started_at)}</td>
-                <td class="actions">
-                  <button type="button" onClick={() => setShown(p.pid)} aria-label={`Output of ${p.pid}`}
-                          aria-pressed={shown === p.pid}>
-                    Output
-                  </button>
-                  {p.running && ['TERM', 'KILL'].map((s) => (
-                    <button type="button" key={s} onClick={() => signal(p.pid, s)} aria-label={`${s} ${p.pid}`}>
-                      {s}
-                    </button>
-                  ))}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Listing items={data && data.processes} error={error} empty="No processes."
+               columns={['PID', 'Command', 'State', 'Started']} actions
+               row={(p) => (
+          <tr key={p.pid} data-pid={p.pid}>
+            <td data-label="PID">{p.pid}</td>
+            <td data-label="Command"><code>{command(p)}</code>{p.tty ? ' (terminal)' : ''}</td>
+            <td data-label="State" class={'state ' + (p.running ? 'running' : 'exited')}>
+              {p.running ? 'running' : exitText(p)}
+            </td>
+            <td data-label="Started">{when(p.started_at)}</td>
+            <td class="actions">
+              <button type="button" onClick={() => setShown(p.pid)} aria-label={`Output of ${p.pid}`}
+                      aria-pressed={shown === p.pid}>
+                Output
+              </button>
+              {p.running && ['TERM', 'KILL'].map((s) => (
+                <button type="button" key={s} onClick={() => signal(p.pid, s)} aria-label={`${s} ${p.pid}`}>
+                  {s}
+                </button>
+              ))}
+            </td>
+          </tr>
+        )} />
       {shown !== null && (
         <ProcessOutput base={base} pid={shown} onExit={reload} onKeyRefused={onKeyRefused} />
       )}

@@ -1,28 +1,9 @@
 import { useState } from 'preact/hooks';
 import { Link, sandboxPath } from '../router.jsx';
 import { age } from '../time.js';
+import { PROGRESS, title, verbsFor } from '../lifecycle.js';
 import { CheckpointForm } from './CheckpointForm.jsx';
 import './sandboxes.css';
-
-// The calls each state allows (docs/api.md), as row buttons; checkpoint
-// and fork need a running sandbox.
-const ACTIONS = {
-  running: ['pause', 'suspend', 'checkpoint', 'fork'],
-  paused: ['resume', 'suspend'],
-  suspended: ['resume'],
-};
-
-// What the row says while a call runs.
-const PROGRESS = {
-  pause: 'Pausing…',
-  resume: 'Resuming…',
-  suspend: 'Suspending…',
-  checkpoint: 'Checkpointing…',
-  fork: 'Forking…',
-  delete: 'Deleting…',
-};
-
-const title = (verb) => verb[0].toUpperCase() + verb.slice(1);
 
 // One sandbox of the table. ops (the page's) make the calls, update the
 // list and show errors; each resolves once done, failed or not, with a
@@ -62,7 +43,7 @@ export function SandboxRow({ sandbox: s, now, ops }) {
           <CheckpointForm id={s.id} onSave={saveCheckpoint} onCancel={() => setAsking(false)} />
         ) : (
           <>
-            {(ACTIONS[s.state] || []).map((verb) => (
+            {verbsFor(s.state, { snapshots: true }).map((verb) => (
               <button type="button" key={verb} disabled={busy !== null}
                       onClick={() => (verb === 'checkpoint' ? setAsking(true) : run(verb))}
                       aria-label={`${title(verb)} ${s.id}`}>

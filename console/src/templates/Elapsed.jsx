@@ -1,12 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useNow } from '../useNow.js';
 
 // m:ss since `since` (ms), ticking every second while shown.
 export function Elapsed({ since }) {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const tick = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(tick);
-  }, []);
+  const now = useNow(1000);
   const s = Math.max(0, Math.floor((now - since) / 1000));
   return (
     <span>

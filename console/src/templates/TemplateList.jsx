@@ -1,5 +1,6 @@
 import { Link, pagePath } from '../router.jsx';
 import { age } from '../time.js';
+import { Listing } from '../Listing.jsx';
 
 // The newest version of each name (the API lists every version, by name
 // then version) and how many there are.
@@ -18,36 +19,25 @@ export function TemplateList({ templates }) {
   if (templates.length === 0) return <p>No templates yet.</p>;
   const now = Date.now();
   return (
-    <table class="template-list">
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Version</th>
-          <th>Size</th>
-          <th>Node</th>
-          <th>Created</th>
+    <Listing items={newestByName(templates)}
+             columns={['Name', 'Version', 'Size', 'Node', 'Created']} class="template-list"
+             row={(t) => (
+        <tr key={t.name} data-name={t.name}>
+          <td data-label="Name">
+            <Link href={pagePath('templates', t.name)}>{t.name}</Link>
+          </td>
+          <td data-label="Version">
+            {t.version}
+            {t.versions > 1 && <span class="hint"> ({t.versions} versions)</span>}
+          </td>
+          <td data-label="Size">
+            {t.cpus} vCPU, {t.memory_mb} MiB
+          </td>
+          <td data-label="Node">{t.node || '—'}</td>
+          <td data-label="Created" title={t.created_at}>
+            {age(t.created_at, now)} ago
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {newestByName(templates).map((t) => (
-          <tr key={t.name} data-name={t.name}>
-            <td data-label="Name">
-              <Link href={pagePath('templates', t.name)}>{t.name}</Link>
-            </td>
-            <td data-label="Version">
-              {t.version}
-              {t.versions > 1 && <span class="hint"> ({t.versions} versions)</span>}
-            </td>
-            <td data-label="Size">
-              {t.cpus} vCPU, {t.memory_mb} MiB
-            </td>
-            <td data-label="Node">{t.node || '—'}</td>
-            <td data-label="Created" title={t.created_at}>
-              {age(t.created_at, now)} ago
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      )} />
   );
 }
