@@ -3,7 +3,7 @@
 // pages.jsx's table; this file only reads and changes the address.
 import { useEffect, useState } from 'preact/hooks';
 
-export const BASE = '/console/';
+const BASE = '/console/';
 
 export function pagePath(page, id) {
   return BASE + page + (id === undefined ? '' : '/' + encodeURIComponent(id));

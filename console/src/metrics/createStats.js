@@ -3,7 +3,7 @@
 // histogram of time to answer by route (docs/operations.md "Metrics").
 import { increase, quantile } from './counters.js';
 
-export const CREATE_ROUTE = 'POST /v1/sandboxes';
+const CREATE_ROUTE = 'POST /v1/sandboxes';
 const REQUESTS = 'airlock_gateway_http_requests_total';
 const DURATION_BUCKET = 'airlock_gateway_http_request_duration_ms_bucket';
 
